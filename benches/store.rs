@@ -1,0 +1,2 @@
+//! Criterion benchmarks of the backup store (filled in below).
+fn main() {}

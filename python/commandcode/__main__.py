@@ -1,0 +1,5 @@
+"""`python -m commandcode`."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""The agent loop: models, tools, and running a turn into a session."""

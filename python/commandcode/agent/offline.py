@@ -1,0 +1,146 @@
+"""The built-in offline model: deterministic, no network, no keys.
+
+A prompt line `call TOOL_NAME {JSON input}` makes the model call that tool with that input; the
+calls run one per model step, in the order written. After the last tool result the model answers
+with a short summary of what the tools did. Any other prompt gets a short deterministic reply.
+`summarize` writes the deterministic summaries used by compaction and rewind.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..session import content_blocks
+
+MODEL_ID = "commandcode/offline"
+_CALL_LINE = re.compile(r"^\s*call\s+([A-Za-z_][A-Za-z0-9_]*)\s*(\{.*\})?\s*$")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool the prompt asked for."""
+
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """One model step: assistant content blocks plus usage."""
+
+    content: list[dict[str, Any]]
+    usage: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tool_uses(self) -> list[dict[str, Any]]:
+        return [block for block in self.content if block.get("type") == "tool_use"]
+
+
+def parse_tool_calls(prompt: str) -> list[ToolCall]:
+    """The `call TOOL {JSON}` lines of a prompt, in order.
+
+    Raises:
+        ValueError: a `call` line's input is not a JSON object (one-line message naming the line).
+    """
+    calls = []
+    for number, line in enumerate(prompt.splitlines(), start=1):
+        match = _CALL_LINE.match(line)
+        if not match:
+            continue
+        raw_input = match.group(2) or "{}"
+        try:
+            tool_input = json.loads(raw_input)
+        except ValueError as error:
+            raise ValueError(f"line {number} of the prompt: the input of `call {match.group(1)}` is not valid JSON ({error.msg})") from None
+        if not isinstance(tool_input, dict):
+            raise ValueError(f"line {number} of the prompt: the input of `call {match.group(1)}` must be a JSON object")
+        calls.append(ToolCall(match.group(1), tool_input))
+    return calls
+
+
+def _estimate_tokens(messages: list[dict[str, Any]]) -> int:
+    return sum((len(json.dumps(block, ensure_ascii=False)) + 3) // 4
+               for message in messages for block in content_blocks(message.get("content")))
+
+
+def _last_prompt(messages: list[dict[str, Any]]) -> tuple[str, int]:
+    """The text of the newest user prompt and the index of its message."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.get("role") != "user" or (message.get("meta") or {}).get("isMeta"):
+            continue
+        texts = [block["text"] for block in content_blocks(message.get("content"))
+                 if block.get("type") == "text" and isinstance(block.get("text"), str)]
+        if texts and not any(block.get("type") == "tool_result" for block in content_blocks(message.get("content"))):
+            return "\n".join(texts), index
+    return "", -1
+
+
+class OfflineModel:
+    """The deterministic built-in model."""
+
+    model_id = MODEL_ID
+
+    def respond(self, messages: list[dict[str, Any]]) -> ModelReply:
+        """The next assistant step for this context."""
+        prompt, prompt_index = _last_prompt(messages)
+        usage = {"inputTokens": _estimate_tokens(messages), "outputTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0}
+        try:
+            calls = parse_tool_calls(prompt)
+        except ValueError as error:
+            return self._reply([{"type": "text", "text": f"I could not run the tools you asked for: {error}"}], usage)
+        results = [block for message in messages[prompt_index + 1:] if message.get("role") == "user"
+                   for block in content_blocks(message.get("content")) if block.get("type") == "tool_result"]
+        if len(results) < len(calls):
+            call = calls[len(results)]
+            call_id = f"call_{prompt_index:04d}_{len(results):03d}"
+            return self._reply([{"type": "tool_use", "id": call_id, "name": call.name, "input": call.input}], usage)
+        if calls:
+            lines = [f"- {call.name}: {_first_line(_result_text(result))}" for call, result in zip(calls, results)]
+            return self._reply([{"type": "text", "text": f"Ran {len(calls)} tool call(s):\n" + "\n".join(lines)}], usage)
+        first_line = prompt.strip().splitlines()[0] if prompt.strip() else ""
+        return self._reply([{"type": "text", "text": f"Offline model reply. You said: {first_line}"}], usage)
+
+    @staticmethod
+    def _reply(content: list[dict[str, Any]], usage: dict[str, Any]) -> ModelReply:
+        usage = dict(usage)
+        usage["outputTokens"] = _estimate_tokens([{"content": content}])
+        return ModelReply(content, usage)
+
+
+def _result_text(result: dict[str, Any]) -> str:
+    return "\n".join(str(block.get("text", "")) for block in content_blocks(result.get("content")) if block.get("type") == "text")
+
+
+def _first_line(text: str) -> str:
+    stripped = text.strip()
+    return stripped.splitlines()[0] if stripped else "(no output)"
+
+
+def summarize(messages: list[dict[str, Any]]) -> str:
+    """A deterministic structured summary of a run of messages (compaction, rewind summaries)."""
+    prompts: list[str] = []
+    tools: dict[str, int] = {}
+    files: list[str] = []
+    for message in messages:
+        for block in content_blocks(message.get("content")):
+            if message.get("role") == "user" and block.get("type") == "text" and not (message.get("meta") or {}).get("isSummary"):
+                prompts.append(_first_line(str(block.get("text", ""))))
+            if block.get("type") == "tool_use":
+                name = str(block.get("name"))
+                tools[name] = tools.get(name, 0) + 1
+                tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
+                path = tool_input.get("file_path") or tool_input.get("path")
+                if name in ("write_file", "edit_file") and isinstance(path, str) and path not in files:
+                    files.append(path)
+    parts = ["**Goal**", prompts[0] if prompts else "(no user prompt)", "", "**Requests**"]
+    parts += [f"- {prompt}" for prompt in prompts[:20]] or ["- (none)"]
+    parts += ["", "**Tools used**"]
+    parts += [f"- {name} × {count}" for name, count in sorted(tools.items())] or ["- (none)"]
+    parts += ["", "**Modified files**"]
+    parts += [f"- {path}" for path in files] or ["- (none)"]
+    parts += ["", f"**Messages summarized**: {len(messages)}"]
+    return "\n".join(parts)

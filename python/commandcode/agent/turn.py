@@ -1,0 +1,106 @@
+"""Running one user turn into a session: checkpoint, model steps, tools, per-turn commit.
+
+A turn opens a checkpoint, appends the user message, then alternates model steps and tool runs
+(one assistant entry per model call, one user tool-result entry per tool call, as the real CLI
+writes them) until the model answers without tools. `write_file`/`edit_file` targets are backed
+up before the tool runs. The turn's entries are committed together at the end; if the model
+fails, what the turn produced is committed with a synthetic `Error: …` user message, as the real
+CLI does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..checkpoints import CheckpointManager
+from ..ids import epoch_ms, new_uuid
+from ..writer import SessionWriter
+from .offline import ModelReply
+from .tools import EDITING_TOOLS, run_tool, target_path
+
+MAX_STEPS_PER_TURN = 64
+
+
+class Model(Protocol):
+    """What the turn runner needs from a model."""
+
+    model_id: str
+
+    def respond(self, messages: list[dict[str, Any]]) -> ModelReply: ...
+
+
+@dataclass
+class TurnResult:
+    """The outcome of one turn."""
+
+    text: str
+    tool_calls: int = 0
+    notices: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+class Conversation:
+    """A session being extended turn by turn: the writer, the live context and checkpoints."""
+
+    def __init__(self, writer: SessionWriter, model: Model, cwd: Path, messages: list[dict[str, Any]],
+                 checkpoints: CheckpointManager | None) -> None:
+        self.writer = writer
+        self.model = model
+        self.cwd = cwd
+        self.messages = messages
+        self.checkpoints = checkpoints
+
+    def _append(self, message: dict[str, Any], **extra: Any) -> None:
+        self.writer.append_message(message, **extra)
+        self.messages.append(message)
+
+    def run_turn(self, prompt: str) -> TurnResult:
+        """Runs one prompt to completion and commits it."""
+        result = TurnResult(text="")
+        if self.checkpoints is not None:
+            last_id = next((message.get("meta", {}).get("messageId") for message in reversed(self.messages)
+                            if isinstance(message.get("meta"), dict) and message["meta"].get("messageId")), None)
+            self.checkpoints.open_checkpoint(prompt, len(self.messages), last_id)
+        self._append({"role": "user", "content": [{"type": "text", "text": prompt}],
+                      "meta": {"source": "user", "createdAt": epoch_ms(), "messageId": new_uuid()}})
+        try:
+            for _ in range(MAX_STEPS_PER_TURN):
+                reply = self.model.respond(self.messages)
+                self._append({"role": "assistant", "content": reply.content,
+                              "meta": {"source": "model", "createdAt": epoch_ms(), "messageId": new_uuid()}},
+                             usage=reply.usage, model=self.model.model_id)
+                if not reply.tool_uses:
+                    result.text = "\n".join(block.get("text", "") for block in reply.content if block.get("type") == "text")
+                    break
+                for tool_use in reply.tool_uses:
+                    self._run_tool(tool_use, result)
+            else:
+                result.error = f"the model did not finish within {MAX_STEPS_PER_TURN} steps"
+        except Exception as error:  # noqa: BLE001 - a model failure is recorded in the session, then re-raised
+            result.error = str(error) or type(error).__name__
+            self._append({"role": "user", "content": [{"type": "text", "text": f"Error: {result.error}"}],
+                          "meta": {"messageId": new_uuid()}})
+            self.writer.commit(force=True)
+            raise
+        if result.error:
+            self._append({"role": "user", "content": [{"type": "text", "text": f"Error: {result.error}"}],
+                          "meta": {"messageId": new_uuid()}})
+        self.writer.commit(force=result.error is not None)
+        return result
+
+    def _run_tool(self, tool_use: dict[str, Any], result: TurnResult) -> None:
+        name = str(tool_use.get("name"))
+        tool_input = tool_use.get("input") if isinstance(tool_use.get("input"), dict) else {}
+        path = target_path(tool_input, self.cwd)
+        if name in EDITING_TOOLS and path is not None and self.checkpoints is not None:
+            result.notices.extend(self.checkpoints.backup_before_edit(str(path)))
+        outcome = run_tool(name, tool_input, self.cwd)
+        if name in EDITING_TOOLS and path is not None and self.checkpoints is not None and not outcome.is_error:
+            self.checkpoints.record_after_edit(str(path))
+        result.tool_calls += 1
+        self._append({"role": "user",
+                      "content": [{"type": "tool_result", "tool_use_id": tool_use.get("id"),
+                                   "content": [{"type": "text", "text": outcome.text}]}],
+                      "meta": {"source": "tool", "messageId": new_uuid()}})

@@ -1,0 +1,99 @@
+"""`commandcode -p PROMPT`: one headless turn in the current directory, written as a real session."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from ..agent.offline import OfflineModel
+from ..agent.turn import Conversation, Model
+from ..catalog import most_recent, resolve_session
+from ..checkpoints import CheckpointManager
+from ..errors import SessionNotFoundError, UsageError
+from ..history import record_prompt
+from ..ids import new_uuid
+from ..meta import update_meta
+from ..paths import SessionFiles, project_dir
+from ..session import open_session
+from ..writer import SessionWriter
+from .output import print_json, stdout, warn
+
+AVAILABLE_MODELS = ("offline",)
+
+
+def resolve_model(name: str) -> Model:
+    """The model a `--model` value names."""
+    if name in ("offline", OfflineModel.model_id):
+        return OfflineModel()
+    raise UsageError(f"unknown model {name!r}", hint=f"available models: {', '.join(AVAILABLE_MODELS)}")
+
+
+def clean_name(name: str) -> str:
+    """A session name as the real CLI stores it: CR/LF become spaces, trimmed."""
+    return name.replace("\r", " ").replace("\n", " ").strip()
+
+
+def git_branch(cwd: Path) -> str | None:
+    """The current git branch of `cwd`, or None outside a repository."""
+    try:
+        completed = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=cwd, capture_output=True,
+                                   text=True, timeout=5, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    branch = completed.stdout.strip()
+    return branch if completed.returncode == 0 and branch else None
+
+
+def run_print(prompt: str, *, output_format: str, name: str | None, resume: str | None, continue_last: bool,
+              no_session: bool, model_name: str) -> None:
+    """Runs one headless turn and prints the reply."""
+    if output_format not in ("text", "json"):
+        raise UsageError(f"unknown output format {output_format!r}", hint="use text or json")
+    if resume and continue_last:
+        raise UsageError("-r and -c cannot be used together")
+    cwd = Path.cwd()
+    model = resolve_model(model_name)
+    files, is_new = _pick_session(cwd, resume, continue_last)
+    messages: list[dict[str, Any]] = []
+    with SessionWriter.open(files, str(cwd), persist=not no_session) as writer:
+        if writer.exists_on_disk:
+            session = open_session(files.transcript)
+            messages = session.context().messages
+            if session.skipped_lines:
+                warn(f"{files.transcript.name}: {len(session.skipped_lines)} unreadable line(s) skipped")
+        cleaned = clean_name(name) if name else ""
+        if cleaned:
+            writer.append_entry("session_info", {"name": cleaned})
+        checkpoints = None if no_session else CheckpointManager.for_session(files, cwd)
+        conversation = Conversation(writer, model, cwd, messages, checkpoints)
+        result = conversation.run_turn(prompt)
+        if not no_session and writer.exists_on_disk:
+            patch: dict[str, Any] = {}
+            if is_new:
+                patch.update({"entrypoint": "print", "gitBranch": git_branch(cwd)})
+            if cleaned:
+                patch.update({"title": cleaned, "userRenamed": True})
+            if patch:
+                update_meta(files.meta, patch)
+    if not no_session:
+        record_prompt(prompt)
+    for notice in result.notices:
+        warn(notice)
+    if output_format == "json":
+        print_json({"type": "result", "session_id": None if no_session else files.session_id,
+                    "result": result.text, "is_error": result.error is not None, "error": result.error,
+                    "tool_calls": result.tool_calls, "model": model.model_id})
+    else:
+        stdout.out(result.text, highlight=False)
+
+
+def _pick_session(cwd: Path, resume: str | None, continue_last: bool) -> tuple[SessionFiles, bool]:
+    if resume:
+        return resolve_session(resume, cwd), False
+    if continue_last:
+        files = most_recent(cwd, headless=True) or most_recent(cwd, headless=False)
+        if files is None:
+            raise SessionNotFoundError("no session to continue in this directory", hint="start one with `commandcode -p PROMPT`")
+        return files, False
+    return SessionFiles(project_dir(cwd), new_uuid()), True

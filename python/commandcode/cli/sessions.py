@@ -1,0 +1,149 @@
+"""`commandcode sessions list|show|context|tree`: scriptable inspection of sessions."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+from rich.tree import Tree
+
+from ..catalog import list_sessions, resolve_session
+from ..session import Session, open_session
+from .output import handle_errors, print_json, stdout, warn
+
+app = typer.Typer(help="List and inspect sessions.", no_args_is_help=True)
+
+JSON_OPTION = typer.Option(False, "--json", help="Print JSON instead of a table.")
+
+
+def load(ref: str) -> Session:
+    """The session a reference names (id, unique id prefix, name, or transcript path)."""
+    return open_session(resolve_session(ref, Path.cwd()).transcript)
+
+
+def _warn_skipped(session: Session) -> None:
+    skipped = session.skipped_lines
+    if skipped:
+        first = skipped[0]
+        warn(f"{session.path.name}: skipped {len(skipped)} unreadable line(s) (first: line {first['line']}, {first['reason']})")
+
+
+@app.command("list")
+@handle_errors
+def list_command(
+    all_sessions: bool = typer.Option(False, "--all", help="Include headless (-p) sessions."),
+    all_projects: bool = typer.Option(False, "--all-projects", help="Every project, not just this directory's."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Sessions of this directory's project, newest first."""
+    errors: list[str] = []
+    summaries = list_sessions(Path.cwd(), include_headless=all_sessions or all_projects, all_projects=all_projects,
+                              errors=errors)
+    for error in errors:
+        warn(escape(error))
+    if as_json:
+        print_json([summary.to_dict() for summary in summaries])
+        return
+    if not summaries:
+        stdout.print("No sessions here yet. Start one with `commandcode -p \"hello\"`.")
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("ID", "NAME", "MODIFIED", "MSGS", "FIRST MESSAGE"):
+        table.add_column(column, no_wrap=column != "FIRST MESSAGE", overflow="ellipsis")
+    for summary in summaries:
+        first = (summary.first_message or "").splitlines()[0][:60] if summary.first_message else ""
+        table.add_row(summary.id[:8], escape(summary.name or ""), summary.modified[:19].replace("T", " "),
+                      str(summary.message_count), escape(first))
+    stdout.print(table)
+
+
+def describe(session: Session) -> dict[str, Any]:
+    """The `sessions show` fields."""
+    return {
+        "id": session.id,
+        "path": str(session.path),
+        "cwd": session.cwd,
+        "name": session.name,
+        "created": session.created,
+        "modified": session.modified,
+        "message_count": session.message_count,
+        "leaf": session.leaf_id,
+        "model": session.model,
+        "effort": session.effort,
+        "parent_session_id": session.parent_session_id,
+        "entrypoint": session.entrypoint,
+        "header_id": session.header.get("id"),
+        "skipped_lines": [{"line": line["line"], "offset": line["offset"], "reason": line["reason"], "detail": line["detail"]}
+                          for line in session.skipped_lines],
+        "anomalies": dict(session.index.anomalies),
+    }
+
+
+@app.command("show")
+@handle_errors
+def show_command(ref: str = typer.Argument(..., help="Session id, id prefix, name or transcript path."),
+                 as_json: bool = JSON_OPTION) -> None:
+    """One session's details."""
+    session = load(ref)
+    details = describe(session)
+    if as_json:
+        print_json(details)
+        return
+    _warn_skipped(session)
+    for key, value in details.items():
+        if key == "skipped_lines":
+            value = len(value)
+        stdout.print(f"[bold]{key}[/]: {escape(str(value))}")
+
+
+@app.command("context")
+@handle_errors
+def context_command(ref: str = typer.Argument(..., help="Session id, id prefix, name or transcript path."),
+                    as_json: bool = JSON_OPTION) -> None:
+    """The messages the model sees when the session is resumed."""
+    session = load(ref)
+    context = session.context()
+    if as_json:
+        print_json({"leaf": context.leaf_id, "entry_ids": context.entry_ids, "messages": context.messages})
+        return
+    _warn_skipped(session)
+    for entry_id, message in zip(context.entry_ids, context.messages):
+        kinds = ", ".join(str(block.get("type")) for block in message.get("content", []))
+        stdout.print(f"[dim]{entry_id}[/] [bold]{message.get('role')}[/] {escape(kinds)}")
+
+
+@app.command("tree")
+@handle_errors
+def tree_command(ref: str = typer.Argument(..., help="Session id, id prefix, name or transcript path."),
+                 as_json: bool = JSON_OPTION,
+                 offset: int = typer.Option(0, min=0, help="First entry (file order) to include."),
+                 limit: int = typer.Option(0, min=0, help="At most this many entries (0: all).")) -> None:
+    """Every entry, its parent, and whether it is on the active path."""
+    session = load(ref)
+    stop = offset + limit if limit else None
+    rows = list(session.tree_rows(offset, stop))
+    if as_json:
+        print_json({"leaf": session.leaf_id, "entry_count": session.index.entry_count, "entries": [
+            {"id": row.id, "parent_id": row.parent_id, "type": row.type, "timestamp": row.timestamp,
+             "label": row.label, "on_active_path": row.on_active_path, "line": row.line} for row in rows]})
+        return
+    _warn_skipped(session)
+    children: dict[str | None, list[Any]] = defaultdict(list)
+    known = {row.id for row in rows}
+    for row in rows:
+        children[row.parent_id if row.parent_id in known else None].append(row)
+    root = Tree(f"[bold]{escape(session.name or session.id)}[/]")
+    stack = [(root, row) for row in sorted(children[None], key=lambda row: row.timestamp, reverse=True)]
+    while stack:
+        parent_node, row = stack.pop()
+        marker = "[green]●[/]" if row.on_active_path else "○"
+        label = f" [magenta]\\[{escape(row.label)}][/]" if row.label else ""
+        node = parent_node.add(f"{marker} {row.id} {row.type}{label} [dim]{row.timestamp}[/]")
+        kids = sorted(children[row.id], key=lambda child: child.timestamp, reverse=True)
+        # A chain without branches stays at one level; only branch points indent.
+        stack.extend((node if len(kids) > 1 else parent_node, child) for child in kids)
+    stdout.print(root)

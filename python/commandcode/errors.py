@@ -1,0 +1,94 @@
+"""The one exception hierarchy of commandcode.
+
+Every failure a user can cause or meet is a `CommandcodeError` with a one-line message; the CLI
+prints that line (and `hint`, when set) and exits 1. I/O failures stay `OSError` subclasses with
+`filename` set. The native extension raises these same classes.
+"""
+
+from __future__ import annotations
+
+
+class CommandcodeError(Exception):
+    """Base class. `hint` is an optional second line telling the user what to do."""
+
+    hint: str | None = None
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        if hint is not None:
+            self.hint = hint
+
+
+class UnsupportedFormatError(CommandcodeError):
+    """A transcript uses a format version newer than this build understands."""
+
+    hint = "upgrade commandcode; the file was left untouched"
+
+
+class SessionChangedError(CommandcodeError):
+    """A transcript changed on disk between scanning it and reading an entry."""
+
+    hint = "run the command again"
+
+
+class SessionNotFoundError(CommandcodeError):
+    """No session matches a reference (id, id prefix, name or path)."""
+
+
+class AmbiguousSessionError(CommandcodeError):
+    """A reference matches more than one session."""
+
+
+class SessionLockedError(CommandcodeError):
+    """Another process holds the transcript open for writing."""
+
+    def __init__(self, message: str, *, holder_pid: int | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.holder_pid = holder_pid
+
+
+class InvalidSessionError(CommandcodeError):
+    """A session's files cannot be used as asked (no transcript, unknown entry, bad meta)."""
+
+
+class UsageError(CommandcodeError):
+    """The caller asked for something that cannot be done (bad option values, bad input)."""
+
+
+class BackupIntegrityError(CommandcodeError):
+    """A backup object is missing, does not decompress, or does not hash to its name."""
+
+
+class RestoreError(CommandcodeError):
+    """A rewind could not be carried out; nothing (or everything) was put back, never half."""
+
+
+class CheckpointError(CommandcodeError):
+    """A checkpoint could not be recorded or read."""
+
+
+__all__ = [
+    "AmbiguousSessionError",
+    "BackupIntegrityError",
+    "CheckpointError",
+    "CommandcodeError",
+    "InvalidSessionError",
+    "RestoreError",
+    "SessionChangedError",
+    "SessionLockedError",
+    "SessionNotFoundError",
+    "UnsupportedFormatError",
+    "UsageError",
+]
+
+
+class ChangedOutsideError(RestoreError):
+    """A rewind would overwrite files changed outside the tracked tools; nothing was written.
+
+    `problems` lists `(path, code, message)` for each such file.
+    """
+
+    hint = "review those files, then pass --force to overwrite them"
+
+
+__all__.append("ChangedOutsideError")

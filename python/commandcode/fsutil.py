@@ -1,0 +1,63 @@
+"""Durable file-system primitives: private folders, atomic replacement, directory fsync.
+
+Everything commandcode creates is private: folders 0700, files 0600. A file is replaced only
+through a temporary file in the same folder that is written, fsynced and renamed over the
+target, followed by an fsync of the folder, so a crash leaves either the old or the new file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def ensure_dir(path: Path) -> Path:
+    """Creates `path` and missing parents with mode 0700; returns it."""
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    return path
+
+
+def fsync_dir(path: Path) -> None:
+    """Flushes a folder's entries (a rename or create inside it) to disk."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def atomic_write(path: Path, data: bytes, *, mode: int = FILE_MODE) -> None:
+    """Replaces `path` with `data` atomically and durably (temp file, fsync, rename, fsync dir).
+
+    The temp file is `<name>.<pid>.tmp` beside the target, the real CLI's naming, and is removed
+    if anything fails before the rename.
+    """
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(descriptor, view)
+                view = view[written:]
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    fsync_dir(path.parent)
+
+
+def read_text_if_exists(path: Path) -> str | None:
+    """The file's text, or `None` when it does not exist."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None

@@ -1,0 +1,74 @@
+"""`<data dir>/history.jsonl`: the global prompt history the real CLI's up-arrow reads (format §6).
+
+One `{"p": text, "t": epoch_ms}` record per line. Consecutive duplicates are skipped, prompts over
+50,000 characters are cut with `...`, and past 5 MiB the file is rewritten (atomically) down to
+the newest lines that fit in 2.5 MiB. History is a convenience: failures to record are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .fsutil import FILE_MODE, atomic_write, ensure_dir
+from .ids import epoch_ms
+from .jsonfmt import encode_line
+from .paths import data_dir
+
+MAX_PROMPT_CHARS = 50_000
+ROTATE_AT_BYTES = 5 * 1024 * 1024
+ROTATE_TO_BYTES = int(2.5 * 1024 * 1024)
+
+
+def record_prompt(prompt: str) -> None:
+    """Appends `prompt` to the global history unless it repeats the last one."""
+    if len(prompt) > MAX_PROMPT_CHARS:
+        prompt = prompt[:MAX_PROMPT_CHARS] + "..."
+    path = data_dir() / "history.jsonl"
+    try:
+        ensure_dir(path.parent)
+        if _last_prompt(path) == prompt:
+            return
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
+        try:
+            os.write(descriptor, encode_line({"p": prompt, "t": epoch_ms()}))
+        finally:
+            os.close(descriptor)
+        if path.stat().st_size > ROTATE_AT_BYTES:
+            _rotate(path)
+    except OSError:
+        return
+
+
+def _last_prompt(path: os.PathLike[str]) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - 65536))
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            text = record.get("p", record.get("text"))
+            return text if isinstance(text, str) else None
+    return None
+
+
+def _rotate(path: os.PathLike[str]) -> None:
+    with open(path, "rb") as handle:
+        lines = handle.read().splitlines(keepends=True)
+    kept: list[bytes] = []
+    size = 0
+    for line in reversed(lines):
+        if size + len(line) > ROTATE_TO_BYTES:
+            break
+        kept.append(line)
+        size += len(line)
+    atomic_write(Path(path), b"".join(reversed(kept)))

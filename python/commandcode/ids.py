@@ -1,0 +1,60 @@
+"""Identifiers and timestamps in the real CLI's shapes (format §1.2).
+
+Session, message and checkpoint ids are lowercase uuid4 strings; entry ids are the first 8 hex
+characters of a fresh uuid4, unique within a file; timestamps are ISO-8601 UTC with
+milliseconds and `Z`, or epoch milliseconds where the format uses numbers.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Container
+from datetime import datetime, timezone
+
+SESSION_ID_PATTERN = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+ENTRY_ID_RETRIES = 100
+
+
+def new_uuid() -> str:
+    """A fresh lowercase uuid4 (session, message and checkpoint ids)."""
+    return str(uuid.uuid4())
+
+
+def new_entry_id(taken: Container[str]) -> str:
+    """An 8-hex entry id not in `taken`; a full uuid after 100 collisions, as the real CLI does."""
+    for _ in range(ENTRY_ID_RETRIES):
+        candidate = uuid.uuid4().hex[:8]
+        if candidate not in taken:
+            return candidate
+    return new_uuid()
+
+
+def is_session_id(text: str) -> bool:
+    """Whether `text` has the 8-4-4-4-12 hex shape of a session id."""
+    return bool(SESSION_ID_PATTERN.match(text))
+
+
+def iso_now() -> str:
+    """The current time as `2026-01-02T03:04:05.678Z`."""
+    return iso_from_ms(epoch_ms())
+
+
+def iso_from_ms(milliseconds: int) -> str:
+    """Epoch milliseconds as an ISO-8601 UTC string with milliseconds and `Z`."""
+    moment = datetime.fromtimestamp(milliseconds / 1000, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{milliseconds % 1000:03d}Z"
+
+
+def epoch_ms() -> int:
+    """The current time in epoch milliseconds."""
+    return time.time_ns() // 1_000_000
+
+
+def parse_iso(text: str) -> datetime | None:
+    """Parses an ISO timestamp as the format writes it; `None` when it is not one."""
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        return None

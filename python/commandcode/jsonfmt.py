@@ -1,0 +1,35 @@
+"""JSON text exactly as the real CLI's `JSON.stringify` writes it.
+
+Compact lines for JSONL files and 2-space pretty text (no trailing newline) for sidecars.
+Non-ASCII characters are written as themselves; lone surrogates, which `JSON.stringify` escapes
+as `\\udXXX`, are escaped the same way so every line is valid UTF-8.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _escape_surrogates(text: str) -> str:
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def dumps_line(value: Any) -> str:
+    """One compact JSON line (no newline), keys in insertion order."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _escape_surrogates(text) if _LONE_SURROGATE.search(text) else text
+
+
+def dumps_pretty(value: Any) -> str:
+    """`JSON.stringify(value, null, 2)`: 2-space indent, no trailing newline."""
+    text = json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False)
+    return _escape_surrogates(text) if _LONE_SURROGATE.search(text) else text
+
+
+def encode_line(value: Any) -> bytes:
+    """A JSONL record: the compact line plus `\\n`, as UTF-8 bytes."""
+    return (dumps_line(value) + "\n").encode("utf-8")

@@ -1,0 +1,169 @@
+"""Migrating legacy v1/v2 transcripts to v3 on open, as the real CLI does (format §2.7).
+
+Messages are converted to v3 content blocks, a tool message merges with the user message that
+follows it, and everything is re-chained linearly with fresh 8-hex ids. The raw original is kept
+as `<sid>.v2.bak` (only if none exists yet) and the new file replaces the old one only through a
+temp file and rename, under the writer lock. Lines that are not JSON objects are kept out of the
+new file but stay in the backup.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from . import _native
+from .fsutil import atomic_write, fsync_dir
+from .ids import epoch_ms, iso_from_ms, new_entry_id, new_uuid, parse_iso
+from .jsonfmt import encode_line
+from .lock import WriterLock
+from .meta import read_meta, update_meta
+from .paths import SessionFiles
+
+
+def migrate_legacy(files: SessionFiles, index: _native.SessionIndex) -> None:
+    """Rewrites a v1/v2 transcript as v3 in place (backup first, then atomic replace)."""
+    transcript = files.transcript
+    with WriterLock(transcript):
+        raw = transcript.read_bytes()
+        records = _parse_records(raw)
+        meta = read_meta(files.meta)
+        messages = _merge_tool_messages([message for record in records if (message := _convert(record)) is not None])
+        _attach_model(messages, meta.get("model"))
+        header = _header(files, meta, records, transcript)
+        lines = [encode_line(header)]
+        taken: set[str] = set()
+        parent: str | None = None
+        for message in messages:
+            entry_id = new_entry_id(taken)
+            taken.add(entry_id)
+            entry: dict[str, Any] = {"type": "message", "id": entry_id, "parentId": parent,
+                                     "timestamp": message.pop("_timestamp")}
+            model = message.pop("_model", None)
+            entry["message"] = message
+            if model:
+                entry["model"] = model
+            lines.append(encode_line(entry))
+            parent = entry_id
+        if not files.legacy_backup.exists():
+            shutil.copyfile(transcript, files.legacy_backup)
+            os.chmod(files.legacy_backup, 0o600)
+            fsync_dir(files.directory)
+        atomic_write(transcript, b"".join(lines))
+        entrypoint = index.legacy_entrypoint
+        if entrypoint and "entrypoint" not in meta:
+            update_meta(files.meta, {"entrypoint": entrypoint})
+
+
+def _parse_records(raw: bytes) -> list[dict[str, Any]]:
+    records = []
+    for line in raw.decode("utf-8", errors="replace").split("\n"):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            records.append(value)
+    return records
+
+
+def _header(files: SessionFiles, meta: dict[str, Any], records: list[dict[str, Any]], transcript: Path) -> dict[str, Any]:
+    created = meta.get("createdAt")
+    if isinstance(created, (int, float)):
+        timestamp = iso_from_ms(int(created))
+    elif isinstance(created, str) and parse_iso(created):
+        timestamp = created
+    else:
+        stat = transcript.stat()
+        birth = getattr(stat, "st_birthtime", None)
+        timestamp = iso_from_ms(int((birth if birth is not None else stat.st_mtime) * 1000))
+    cwd = next((record["cwd"] for record in records if isinstance(record.get("cwd"), str)), os.getcwd())
+    header: dict[str, Any] = {"type": "session", "version": 3, "id": files.session_id, "timestamp": timestamp, "cwd": cwd}
+    parent = meta.get("parentSessionId")
+    if isinstance(parent, str) and parent:
+        header["parentSession"] = str(files.directory / f"{parent}.jsonl")
+    return header
+
+
+def _timestamp(record: dict[str, Any]) -> str:
+    value = record.get("timestamp")
+    if isinstance(value, str) and parse_iso(value):
+        return value
+    if isinstance(value, (int, float)):
+        return iso_from_ms(int(value))
+    return iso_from_ms(epoch_ms())
+
+
+def _convert(record: dict[str, Any]) -> dict[str, Any] | None:
+    role = record.get("role")
+    if role not in ("user", "assistant", "tool"):
+        return None
+    metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+    blocks = [_convert_block(block) for block in _as_blocks(record.get("content"))]
+    meta: dict[str, Any] = {"messageId": metadata.get("messageId") if isinstance(metadata.get("messageId"), str) else new_uuid()}
+    parsed = parse_iso(_timestamp(record))
+    if role != "tool" and parsed is not None:
+        meta["createdAt"] = int(parsed.timestamp() * 1000)
+    meta["source"] = {"user": "user", "assistant": "model", "tool": "tool"}[role]
+    if metadata.get("isMeta"):
+        meta["isMeta"] = True
+    return {"role": role, "content": [block for block in blocks if block is not None], "meta": meta,
+            "_timestamp": _timestamp(record), "_model": metadata.get("model") if isinstance(metadata.get("model"), str) else None}
+
+
+def _as_blocks(content: Any) -> list[Any]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return content if isinstance(content, list) else []
+
+
+def _convert_block(block: Any) -> dict[str, Any] | None:
+    """An AI-SDK (v2) or Anthropic-style (v1) block as a v3 content block."""
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if kind == "reasoning":
+        return {"type": "thinking", "thinking": str(block.get("text", "")), "signature": ""}
+    if kind == "tool-call":
+        return {"type": "tool_use", "id": block.get("toolCallId"), "name": block.get("toolName"), "input": block.get("input", {})}
+    if kind == "tool-result":
+        output = block.get("output")
+        value = output.get("value") if isinstance(output, dict) else output
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        return {"type": "tool_result", "tool_use_id": block.get("toolCallId"), "content": [{"type": "text", "text": text}]}
+    if kind == "image" and isinstance(block.get("image"), str) and block["image"].startswith("data:"):
+        header, _, data = block["image"].partition(",")
+        media_type = header[len("data:"):].split(";")[0]
+        return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+    return block
+
+
+def _merge_tool_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A tool message and the user message after it become one user message."""
+    merged: list[dict[str, Any]] = []
+    for message in messages:
+        previous = merged[-1] if merged else None
+        if previous is not None and previous["role"] == "tool":
+            if message["role"] in ("user", "tool"):
+                previous["content"].extend(message["content"])
+                previous["role"] = "tool" if message["role"] == "tool" else "user"
+                continue
+            previous["role"] = "user"
+        merged.append(message)
+    if merged and merged[-1]["role"] == "tool":
+        merged[-1]["role"] = "user"
+    return merged
+
+
+def _attach_model(messages: list[dict[str, Any]], model: Any) -> None:
+    if not isinstance(model, str) or not model:
+        return
+    for message in reversed(messages):
+        if message["role"] == "assistant":
+            message["_model"] = model
+            return

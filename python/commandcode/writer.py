@@ -1,0 +1,215 @@
+"""Appending to a transcript: the only code that writes session entries (format §2.1).
+
+Rules, each there for a reason:
+- A new session is buffered until its first assistant message, then the header and the buffered
+  entries reach disk in one write (the real CLI's rule; no empty sessions on disk).
+- Entries are committed per turn: `commit()` writes every pending line (JSON and newline
+  together) in one `write` and fsyncs, so a process killed mid-turn leaves the file ending at the
+  previous commit, or at worst with a torn tail that readers skip.
+- Before the first append to a file that does not end in `\\n`, the torn tail is ended with a
+  newline, so a new entry is never glued onto a broken fragment (pi and the real CLI lose the
+  next message that way). The fragment itself is kept, never truncated.
+- One writer per transcript (`WriterLock`); new files are 0600, new folders 0700.
+- Every line starts with `type, id, parentId, timestamp`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from . import _native
+from .errors import InvalidSessionError
+from .fsutil import FILE_MODE, ensure_dir, fsync_dir
+from .ids import iso_now, new_entry_id
+from .jsonfmt import encode_line
+from .lock import WriterLock
+from .paths import SessionFiles
+from .session import LEAF_MARKER_TYPE
+
+ENTRY_TYPES = frozenset(
+    {"message", "model_change", "effort_change", "compaction", "branch_summary", "custom", "custom_message",
+     "label", "session_info"}
+)
+
+
+class SessionWriter:
+    """Appends entries to one session; use as a context manager (it holds the writer lock)."""
+
+    def __init__(self, files: SessionFiles, cwd: str, *, header_extra: dict[str, Any] | None = None,
+                 persist: bool = True) -> None:
+        self.files = files
+        self.cwd = cwd
+        self.persist = persist
+        self._header_extra = dict(header_extra or {})
+        self._lock = WriterLock(files.transcript) if persist else None
+        self._pending: list[bytes] = []
+        self._pending_has_assistant = False
+        self._known_ids: set[str] = set()
+        self._index: _native.SessionIndex | None = None
+        self._exists = False
+        self._needs_newline = False
+        self.leaf_id: str | None = None
+
+    @classmethod
+    def open(cls, files: SessionFiles, cwd: str, *, header_extra: dict[str, Any] | None = None,
+             persist: bool = True) -> SessionWriter:
+        """A writer for `files`: appends to the transcript if it exists, else starts a new session."""
+        return cls(files, cwd, header_extra=header_extra, persist=persist)
+
+    def __enter__(self) -> SessionWriter:
+        if self._lock is not None:
+            self._lock.acquire()
+        try:
+            self._load_existing()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _load_existing(self) -> None:
+        transcript = self.files.transcript
+        if not self.persist or not transcript.exists():
+            return
+        from .session import open_session  # the reader migrates legacy files before we append
+
+        session = open_session(transcript)
+        self._index = session.index
+        self._exists = True
+        self._needs_newline = not session.index.ends_with_newline
+        self.leaf_id = session.leaf_id
+
+    @property
+    def exists_on_disk(self) -> bool:
+        """Whether the transcript file has been created."""
+        return self._exists
+
+    def _id_taken(self, candidate: str) -> bool:
+        if candidate in self._known_ids:
+            return True
+        if self._index is None:
+            return False
+        try:
+            self._index.envelope(candidate)
+        except KeyError:
+            return False
+        return True
+
+    def _new_id(self) -> str:
+        class _Taken:
+            def __contains__(inner, candidate: object) -> bool:
+                return isinstance(candidate, str) and self._id_taken(candidate)
+
+        entry_id = new_entry_id(_Taken())
+        self._known_ids.add(entry_id)
+        return entry_id
+
+    def append_entry(self, entry_type: str, fields: dict[str, Any], *, parent_id: str | None | object = ...) -> str:
+        """Queues one entry (a child of the leaf unless `parent_id` is given) and returns its id.
+
+        The entry reaches disk at the next `commit()`.
+        """
+        if entry_type not in ENTRY_TYPES:
+            raise InvalidSessionError(f"unknown entry type {entry_type!r}")
+        entry_id = self._new_id()
+        parent = self.leaf_id if parent_id is ... else parent_id
+        entry: dict[str, Any] = {"type": entry_type, "id": entry_id, "parentId": parent, "timestamp": iso_now()}
+        entry.update(fields)
+        self._pending.append(encode_line(entry))
+        if entry_type == "message" and fields.get("message", {}).get("role") == "assistant":
+            self._pending_has_assistant = True
+        self.leaf_id = entry_id
+        return entry_id
+
+    def append_message(self, message: dict[str, Any], *, usage: dict[str, Any] | None = None,
+                       model: str | None = None, effort: str | None = None) -> str:
+        """Queues a `message` entry; `usage`, `model` and `effort` go on assistant entries only."""
+        fields: dict[str, Any] = {"message": message}
+        if message.get("role") == "assistant":
+            for key, value in (("usage", usage), ("model", model), ("effort", effort)):
+                if value is not None:
+                    fields[key] = value
+        return self.append_entry("message", fields)
+
+    def move_leaf(self, target_entry_id: str | None, data: dict[str, Any]) -> str:
+        """Moves the leaf to `target_entry_id` (None: before the first entry) and persists it.
+
+        The move is a `custom` entry (`customType: "commandcode.leaf"`), a child of the target:
+        the real CLI takes the last line as the leaf, so both tools resume at the target, and a
+        `custom` entry never reaches the model.
+        """
+        if target_entry_id is not None and not self._id_taken(target_entry_id):
+            raise InvalidSessionError(f"no entry {target_entry_id} in {self.files.transcript.name}")
+        marker = self.append_entry("custom", {"customType": LEAF_MARKER_TYPE, "data": data}, parent_id=target_entry_id)
+        self.commit(force=True)
+        return marker
+
+    def commit(self, *, force: bool = False) -> bool:
+        """Writes and fsyncs every pending entry; returns whether anything reached disk.
+
+        A new session stays in memory until it holds an assistant message (or `force`, used when
+        a failed first turn must still be recorded, as the real CLI does).
+        """
+        if not self._pending or not self.persist:
+            return False
+        if not self._exists and not (self._pending_has_assistant or force):
+            return False
+        payload = b"".join(self._pending)
+        if self._exists:
+            self._append(payload)
+        else:
+            self._create(payload)
+        self._pending.clear()
+        return True
+
+    def _create(self, payload: bytes) -> None:
+        transcript = self.files.transcript
+        ensure_dir(transcript.parent)
+        header: dict[str, Any] = {"type": "session", "version": 3, "id": self.files.session_id,
+                                  "timestamp": iso_now(), "cwd": self.cwd}
+        header.update(self._header_extra)
+        descriptor = os.open(transcript, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
+        try:
+            _write_all(descriptor, encode_line(header) + payload)
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        fsync_dir(transcript.parent)
+        self._exists = True
+
+    def _append(self, payload: bytes) -> None:
+        transcript = self.files.transcript
+        descriptor = os.open(transcript, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+        try:
+            if self._needs_newline and not _ends_with_newline(transcript):
+                payload = b"\n" + payload
+            self._needs_newline = False
+            _write_all(descriptor, payload)
+            os.fdatasync(descriptor)
+        finally:
+            os.close(descriptor)
+
+    def close(self) -> None:
+        """Releases the lock. Uncommitted entries are dropped, as a crash would drop them."""
+        if self._lock is not None:
+            self._lock.release()
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        if handle.tell() == 0:
+            return True
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) == b"\n"
+
+
+def _write_all(descriptor: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(descriptor, view)
+        view = view[written:]

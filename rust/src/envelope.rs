@@ -1,0 +1,269 @@
+//! What one transcript line is: the JSON validation of a single line and the few fields the
+//! scanner keeps (type, ids, timestamp and a handful of per-type values).
+//!
+//! Every line is fully validated as JSON (so corrupt lines are found exactly as the real CLI's
+//! `JSON.parse` finds them), but nothing is materialized except the fields listed in
+//! [`LineFields`]: big payloads such as tool results are skipped in place by [`crate::json`].
+//! Duplicate keys resolve as in JavaScript: the last one wins.
+
+pub use crate::json::Loose;
+use crate::json::{Cursor, JsonError};
+
+/// The nine entry types of a v3 transcript.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EntryKind {
+    Message,
+    ModelChange,
+    EffortChange,
+    Compaction,
+    BranchSummary,
+    Custom,
+    CustomMessage,
+    Label,
+    SessionInfo,
+}
+
+impl EntryKind {
+    /// Parses the `type` field; `None` for anything that is not one of the nine types.
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "message" => Self::Message,
+            "model_change" => Self::ModelChange,
+            "effort_change" => Self::EffortChange,
+            "compaction" => Self::Compaction,
+            "branch_summary" => Self::BranchSummary,
+            "custom" => Self::Custom,
+            "custom_message" => Self::CustomMessage,
+            "label" => Self::Label,
+            "session_info" => Self::SessionInfo,
+            _ => return None,
+        })
+    }
+
+    /// The `type` string as written on disk.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Message => "message",
+            Self::ModelChange => "model_change",
+            Self::EffortChange => "effort_change",
+            Self::Compaction => "compaction",
+            Self::BranchSummary => "branch_summary",
+            Self::Custom => "custom",
+            Self::CustomMessage => "custom_message",
+            Self::Label => "label",
+            Self::SessionInfo => "session_info",
+        }
+    }
+
+    /// Whether entries of this kind contribute a message to the model context (§2.5).
+    pub fn is_contextual(self) -> bool {
+        matches!(self, Self::Message | Self::Compaction | Self::BranchSummary | Self::CustomMessage)
+    }
+}
+
+/// The role of a `message` entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+    Other,
+}
+
+/// Per-type values the tree needs without re-reading the line.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Extra {
+    None,
+    Message { role: Role, is_meta: bool, message_id: Option<Box<str>>, model: Option<Box<str>> },
+    Compaction { first_kept_entry_id: Box<str>, strip_thinking_from_kept: bool },
+    Label { target_id: Box<str>, label: Option<Box<str>> },
+    SessionInfo { name: Option<Box<str>> },
+    ModelChange { model: Option<Box<str>> },
+    EffortChange { effort: Option<Box<str>> },
+}
+
+/// `message.meta` fields.
+#[derive(Debug, Default)]
+pub struct MetaFields<'a> {
+    pub is_meta: Option<Loose<'a>>,
+    pub message_id: Option<Loose<'a>>,
+}
+
+/// `message` fields.
+#[derive(Debug, Default)]
+pub struct MessageFields<'a> {
+    pub role: Option<Loose<'a>>,
+    pub meta: Option<MetaFields<'a>>,
+}
+
+/// Legacy v2 `metadata` fields.
+#[derive(Debug, Default)]
+pub struct MetadataFields<'a> {
+    pub version: Option<Loose<'a>>,
+    pub entrypoint: Option<Loose<'a>>,
+}
+
+/// The top-level fields of a line that the scanner looks at; all others are validated and skipped.
+#[derive(Debug, Default)]
+pub struct LineFields<'a> {
+    pub kind: Option<Loose<'a>>,
+    pub id: Option<Loose<'a>>,
+    pub parent_id: Option<Loose<'a>>,
+    pub timestamp: Option<Loose<'a>>,
+    pub version: Option<Loose<'a>>,
+    pub cwd: Option<Loose<'a>>,
+    pub parent_session: Option<Loose<'a>>,
+    pub session_id: Option<Loose<'a>>,
+    pub role: Option<Loose<'a>>,
+    pub message: Option<MessageFields<'a>>,
+    pub metadata: Option<MetadataFields<'a>>,
+    pub model: Option<Loose<'a>>,
+    pub effort: Option<Loose<'a>>,
+    pub first_kept_entry_id: Option<Loose<'a>>,
+    pub strip_thinking_from_kept: Option<Loose<'a>>,
+    pub target_id: Option<Loose<'a>>,
+    pub label: Option<Loose<'a>>,
+    pub name: Option<Loose<'a>>,
+}
+
+/// What parsing a line produced.
+#[derive(Debug)]
+pub enum ParsedLine<'a> {
+    /// The line is a JSON object.
+    Object(Box<LineFields<'a>>),
+    /// Valid JSON, but not an object.
+    NotObject,
+}
+
+/// Parses and validates one line (without its `\n`).
+pub fn parse_line(line: &[u8]) -> Result<ParsedLine<'_>, JsonError> {
+    let mut cursor = Cursor::new(line);
+    let mut fields = LineFields::default();
+    let is_object = cursor.visit_object(|key, cursor| {
+        let slot = match key {
+            "type" => &mut fields.kind,
+            "id" => &mut fields.id,
+            "parentId" => &mut fields.parent_id,
+            "timestamp" => &mut fields.timestamp,
+            "version" => &mut fields.version,
+            "cwd" => &mut fields.cwd,
+            "parentSession" => &mut fields.parent_session,
+            "sessionId" => &mut fields.session_id,
+            "role" => &mut fields.role,
+            "model" => &mut fields.model,
+            "effort" => &mut fields.effort,
+            "firstKeptEntryId" => &mut fields.first_kept_entry_id,
+            "stripThinkingFromKept" => &mut fields.strip_thinking_from_kept,
+            "targetId" => &mut fields.target_id,
+            "label" => &mut fields.label,
+            "name" => &mut fields.name,
+            "message" => {
+                fields.message = read_message(cursor)?;
+                return Ok(true);
+            }
+            "metadata" => {
+                fields.metadata = read_metadata(cursor)?;
+                return Ok(true);
+            }
+            _ => return Ok(false),
+        };
+        *slot = Some(cursor.read_loose()?);
+        Ok(true)
+    })?;
+    if !is_object {
+        cursor.skip_value()?;
+    }
+    cursor.finish()?;
+    Ok(if is_object { ParsedLine::Object(Box::new(fields)) } else { ParsedLine::NotObject })
+}
+
+fn read_message<'a>(cursor: &mut Cursor<'a>) -> Result<Option<MessageFields<'a>>, JsonError> {
+    let mut message = MessageFields::default();
+    let is_object = cursor.visit_object(|key, cursor| {
+        match key {
+            "role" => message.role = Some(cursor.read_loose()?),
+            "meta" => message.meta = read_meta(cursor)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    })?;
+    if !is_object {
+        cursor.skip_value()?;
+    }
+    Ok(is_object.then_some(message))
+}
+
+fn read_meta<'a>(cursor: &mut Cursor<'a>) -> Result<Option<MetaFields<'a>>, JsonError> {
+    let mut meta = MetaFields::default();
+    let is_object = cursor.visit_object(|key, cursor| {
+        match key {
+            "isMeta" => meta.is_meta = Some(cursor.read_loose()?),
+            "messageId" => meta.message_id = Some(cursor.read_loose()?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    })?;
+    if !is_object {
+        cursor.skip_value()?;
+    }
+    Ok(is_object.then_some(meta))
+}
+
+fn read_metadata<'a>(cursor: &mut Cursor<'a>) -> Result<Option<MetadataFields<'a>>, JsonError> {
+    let mut metadata = MetadataFields::default();
+    let is_object = cursor.visit_object(|key, cursor| {
+        match key {
+            "version" => metadata.version = Some(cursor.read_loose()?),
+            "entrypoint" => metadata.entrypoint = Some(cursor.read_loose()?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    })?;
+    if !is_object {
+        cursor.skip_value()?;
+    }
+    Ok(is_object.then_some(metadata))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(line: &str) -> Box<LineFields<'_>> {
+        match parse_line(line.as_bytes()).unwrap() {
+            ParsedLine::Object(fields) => fields,
+            ParsedLine::NotObject => panic!("not an object"),
+        }
+    }
+
+    #[test]
+    fn keeps_envelope_and_skips_payload() {
+        let line = r#"{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"type":"text","text":"x\"y"}],"meta":{"isMeta":true,"messageId":"m"}}}"#;
+        let parsed = fields(line);
+        assert_eq!(parsed.kind.as_ref().unwrap().as_str(), Some("message"));
+        assert_eq!(parsed.parent_id, Some(Loose::Null));
+        let message = parsed.message.as_ref().unwrap();
+        assert_eq!(message.role.as_ref().unwrap().as_str(), Some("user"));
+        assert!(message.meta.as_ref().unwrap().is_meta.as_ref().unwrap().truthy());
+    }
+
+    #[test]
+    fn last_duplicate_key_wins_like_javascript() {
+        let parsed = fields(r#"{"id":"first","id":"second"}"#);
+        assert_eq!(parsed.id.as_ref().unwrap().as_str(), Some("second"));
+    }
+
+    #[test]
+    fn escaped_keys_and_values_are_decoded() {
+        let parsed = fields(r#"{"\u0074ype":"lab\u0065l"}"#);
+        assert_eq!(parsed.kind.as_ref().unwrap().as_str(), Some("label"));
+    }
+
+    #[test]
+    fn non_objects_and_garbage_are_told_apart() {
+        assert!(matches!(parse_line(b"[1,2]").unwrap(), ParsedLine::NotObject));
+        assert!(matches!(parse_line(b"\"text\"").unwrap(), ParsedLine::NotObject));
+        assert!(parse_line(b"{\"type\":").is_err());
+        assert!(parse_line(b"{} trailing").is_err());
+        assert!(parse_line(b"{}\r").is_ok());
+    }
+}

@@ -1,0 +1,26 @@
+//! Rust core of `commandcode`: the hot paths behind the Python package.
+//!
+//! - [`scan`]: torn-line-tolerant scanning of a Command Code v3 transcript into entry envelopes.
+//! - [`json`]: a validating JSON cursor that skips payloads at memory speed.
+//! - [`envelope`]: what one line is: its type, ids and the few fields the tree needs.
+//! - [`tree`]: the session tree (leaf, active path, labels, context plan) over scanned envelopes.
+//! - [`store`]: the shared blake3+zstd backup store and verified, all-or-nothing restore.
+//! - [`error`]: the one error type of the crate.
+//!
+//! Nothing here prints; everything takes paths or bytes and returns plain Rust values. The
+//! Python binding lives in `python/` behind the `python` feature.
+
+pub mod envelope;
+pub mod error;
+pub mod json;
+pub mod scan;
+pub mod store;
+pub mod tree;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use envelope::{EntryKind, Extra, Role};
+pub use error::{Error, Result};
+pub use scan::{scan_file, scan_bytes, Entry, Header, ScanReport, SkipReason, SkippedLine, SourceFormat};
+pub use tree::{ContextPlan, SessionTree};

@@ -1,0 +1,58 @@
+//! The single mapping from [`crate::Error`] to Python exceptions. The exception classes are
+//! defined in Python (`commandcode.errors`), so the whole hierarchy lives in one place.
+
+use crate::Error;
+use pyo3::exceptions::PyOSError;
+use pyo3::PyErr;
+
+pyo3::import_exception!(commandcode.errors, UnsupportedFormatError);
+pyo3::import_exception!(commandcode.errors, SessionChangedError);
+pyo3::import_exception!(commandcode.errors, CommandcodeError);
+pyo3::import_exception!(commandcode.errors, BackupIntegrityError);
+pyo3::import_exception!(commandcode.errors, RestoreError);
+pyo3::import_exception!(commandcode.errors, ChangedOutsideError);
+
+impl From<Error> for PyErr {
+    fn from(error: Error) -> PyErr {
+        let message = error.to_string();
+        match error {
+            Error::Io { path, source } => {
+                let errno = source.raw_os_error().unwrap_or(0);
+                PyOSError::new_err((errno, source.to_string(), path.display().to_string()))
+            }
+            Error::NewerVersion { .. } => UnsupportedFormatError::new_err(message),
+            Error::Stale { .. } => SessionChangedError::new_err(message),
+            Error::ObjectMissing { .. } | Error::ObjectCorrupt { .. } => BackupIntegrityError::new_err(message),
+            Error::UnsupportedStore { .. } => UnsupportedFormatError::new_err(message),
+            Error::RestoreRefused { problems } => restore_refused(message, &problems),
+            Error::RestoreFailed { .. } | Error::RestoreInProgress { .. } | Error::JournalInvalid { .. } => {
+                RestoreError::new_err(message)
+            }
+            #[allow(unreachable_patterns, reason = "Error is non_exhaustive")]
+            _ => CommandcodeError::new_err(message),
+        }
+    }
+}
+
+/// A refused restore: `BackupIntegrityError` when only backups are bad, `ChangedOutsideError`
+/// when only outside edits stop it, else `RestoreError`; `.problems` holds
+/// `(target, code, message)` for each failing file.
+fn restore_refused(message: String, problems: &[crate::store::RestoreProblem]) -> PyErr {
+    use crate::store::ProblemKind;
+    let error = if problems.iter().all(|problem| problem.kind.is_integrity()) {
+        BackupIntegrityError::new_err(message)
+    } else if problems.iter().all(|problem| problem.kind == ProblemKind::ChangedOutside) {
+        ChangedOutsideError::new_err(message)
+    } else {
+        RestoreError::new_err(message)
+    };
+    let rows: Vec<(String, &'static str, String)> = problems
+        .iter()
+        .map(|problem| (problem.target.display().to_string(), problem.kind.code(), problem.to_string()))
+        .collect();
+    pyo3::Python::attach(|py| {
+        // Best effort: the message already names every file.
+        let _ = pyo3::types::PyAnyMethods::setattr(error.value(py).as_any(), "problems", rows);
+    });
+    error
+}

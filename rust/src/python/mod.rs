@@ -1,0 +1,28 @@
+//! The `commandcode._native` extension module: thin wrappers that convert arguments, run the
+//! core with the GIL released, and convert results. No logic lives here.
+
+mod errors;
+mod session_index;
+mod store;
+
+use pyo3::prelude::*;
+
+#[pymodule(gil_used = false)]
+#[pyo3(name = "_native")]
+fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    module.add("SUPPORTED_VERSION", crate::scan::SUPPORTED_VERSION)?;
+    module.add_class::<session_index::SessionIndex>()?;
+    module.add_function(wrap_pyfunction!(session_index::scan_session, module)?)?;
+    module.add("MAX_BACKUP_SIZE", crate::store::MAX_BACKUP_SIZE)?;
+    module.add_class::<store::PyObjectStore>()?;
+    module.add_class::<store::FileState>()?;
+    module.add_class::<store::RestoreItem>()?;
+    module.add_class::<store::RestorePlan>()?;
+    module.add_function(wrap_pyfunction!(store::check_restore, module)?)?;
+    module.add_function(wrap_pyfunction!(store::restore_files, module)?)?;
+    module.add_function(wrap_pyfunction!(store::recover_restore, module)?)?;
+    module.add_function(wrap_pyfunction!(store::free_space, module)?)?;
+    module.add_function(wrap_pyfunction!(store::content_id, module)?)?;
+    Ok(())
+}

@@ -1,0 +1,342 @@
+//! Python wrappers of the backup store (`crate::store`): `ObjectStore`, `FileState`,
+//! `RestoreItem`, `RestorePlan` and the restore functions. Arguments are converted first, the
+//! disk work runs with the GIL released, results are converted last. No logic lives here.
+
+use crate::store::{
+    self, Algorithm, Backup, BackupSource, ContentId, Desired, Expected, FaultInjection, FileState as CoreFileState,
+    Plan, RecoveryOutcome, RestoreOptions, Sha256Digest,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn parse_content_id(text: &str) -> PyResult<ContentId> {
+    ContentId::parse(text).map_err(|error| PyValueError::new_err(error.to_string()))
+}
+
+/// What is (or was backed up) at a path.
+///
+/// `kind` is `"regular"`, `"missing"`, `"symlink"`, `"not_regular"` or `"too_large"`;
+/// `content_id` (blake3 hex) is set for `"regular"` only.
+#[pyclass(frozen, module = "commandcode._native")]
+pub struct FileState {
+    #[pyo3(get)]
+    kind: &'static str,
+    #[pyo3(get)]
+    content_id: Option<String>,
+    #[pyo3(get)]
+    size: Option<u64>,
+    #[pyo3(get)]
+    mode: Option<u32>,
+    /// Whether this call wrote a new object (backups only).
+    #[pyo3(get)]
+    stored_now: bool,
+}
+
+#[pymethods]
+impl FileState {
+    fn __repr__(&self) -> String {
+        let content_id = self.content_id.as_deref().map_or("None".to_owned(), |id| format!("'{}…'", &id[..12]));
+        let size = self.size.map_or("None".to_owned(), |size| size.to_string());
+        let mode = self.mode.map_or("None".to_owned(), |mode| format!("0o{mode:o}"));
+        format!(
+            "FileState(kind='{}', content_id={content_id}, size={size}, mode={mode}, stored_now={})",
+            self.kind,
+            if self.stored_now { "True" } else { "False" }
+        )
+    }
+}
+
+impl FileState {
+    fn simple(kind: &'static str) -> Self {
+        FileState { kind, content_id: None, size: None, mode: None, stored_now: false }
+    }
+}
+
+impl From<Backup> for FileState {
+    fn from(backup: Backup) -> Self {
+        match backup {
+            Backup::Stored { id, size, mode, new } => FileState {
+                kind: "regular",
+                content_id: Some(id.to_string()),
+                size: Some(size),
+                mode: Some(mode),
+                stored_now: new,
+            },
+            Backup::Missing => FileState::simple("missing"),
+            Backup::Symlink => FileState::simple("symlink"),
+            Backup::NotRegular => FileState::simple("not_regular"),
+            Backup::TooLarge { size } => FileState { size: Some(size), ..FileState::simple("too_large") },
+        }
+    }
+}
+
+/// The shared content-addressed backup store (`<data dir>/objects`).
+#[pyclass(frozen, module = "commandcode._native", name = "ObjectStore")]
+pub struct PyObjectStore {
+    inner: store::ObjectStore,
+}
+
+#[pymethods]
+impl PyObjectStore {
+    /// Opens (creating when missing) the store at `root`.
+    #[new]
+    fn new(py: Python<'_>, root: PathBuf) -> PyResult<Self> {
+        let inner = py.detach(|| store::ObjectStore::open(root))?;
+        Ok(PyObjectStore { inner })
+    }
+
+    #[getter]
+    fn root(&self) -> PathBuf {
+        self.inner.root().to_path_buf()
+    }
+
+    /// Backs up the file at `path` (no symlink followed, nothing over `max_size` read).
+    #[pyo3(signature = (path, max_size = store::MAX_BACKUP_SIZE))]
+    fn backup_file(&self, py: Python<'_>, path: PathBuf, max_size: u64) -> PyResult<FileState> {
+        Ok(py.detach(|| self.inner.backup_file(&path, max_size))?.into())
+    }
+
+    /// The current state of `path` and the blake3 of its bytes, storing nothing.
+    #[pyo3(signature = (path, max_size = store::MAX_BACKUP_SIZE))]
+    fn inspect_file(&self, py: Python<'_>, path: PathBuf, max_size: u64) -> PyResult<FileState> {
+        let state = py.detach(|| store::read_file_state(&path, max_size))?;
+        Ok(match state {
+            CoreFileState::Missing => FileState::simple("missing"),
+            CoreFileState::Symlink => FileState::simple("symlink"),
+            CoreFileState::NotRegular => FileState::simple("not_regular"),
+            CoreFileState::TooLarge { size, mode } => {
+                FileState { size: Some(size), mode: Some(mode), ..FileState::simple("too_large") }
+            }
+            CoreFileState::Regular(file) => FileState {
+                kind: "regular",
+                content_id: Some(ContentId::of(&file.bytes).to_string()),
+                size: Some(file.bytes.len() as u64),
+                mode: Some(file.mode),
+                stored_now: false,
+            },
+        })
+    }
+
+    /// Stores `data`; returns `(content_id, stored_now)`.
+    fn put_bytes(&self, py: Python<'_>, data: Vec<u8>) -> PyResult<(String, bool)> {
+        let (id, new) = py.detach(|| self.inner.put_bytes(&data))?;
+        Ok((id.to_string(), new))
+    }
+
+    /// The verified original bytes of an object.
+    fn read<'py>(&self, py: Python<'py>, content_id: &str) -> PyResult<Bound<'py, PyBytes>> {
+        let id = parse_content_id(content_id)?;
+        let bytes = py.detach(|| self.inner.read(&id))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Raises `BackupIntegrityError` unless the object exists, decompresses and hashes to its name.
+    fn verify(&self, py: Python<'_>, content_id: &str) -> PyResult<()> {
+        let id = parse_content_id(content_id)?;
+        Ok(py.detach(|| self.inner.verify(&id))?)
+    }
+
+    fn contains(&self, content_id: &str) -> PyResult<bool> {
+        Ok(self.inner.contains(&parse_content_id(content_id)?))
+    }
+
+    fn object_path(&self, content_id: &str) -> PyResult<PathBuf> {
+        Ok(self.inner.object_path(&parse_content_id(content_id)?))
+    }
+
+    /// Deletes unreferenced objects older than `grace_seconds`; returns
+    /// `{deleted_objects, deleted_bytes, kept_objects, kept_young, removed_temporaries}`.
+    fn sweep(&self, py: Python<'_>, referenced: Vec<String>, grace_seconds: f64) -> PyResult<Vec<(&'static str, u64)>> {
+        let referenced = referenced.iter().map(|text| parse_content_id(text)).collect::<PyResult<HashSet<_>>>()?;
+        let grace = Duration::try_from_secs_f64(grace_seconds.max(0.0)).unwrap_or(Duration::MAX);
+        let report = py.detach(|| self.inner.sweep(&referenced, grace))?;
+        Ok(vec![
+            ("deleted_objects", report.deleted_objects),
+            ("deleted_bytes", report.deleted_bytes),
+            ("kept_objects", report.kept_objects),
+            ("kept_young", report.kept_young),
+            ("removed_temporaries", report.removed_temporaries),
+        ])
+    }
+
+    /// `(objects, bytes_on_disk)`.
+    fn usage(&self, py: Python<'_>) -> PyResult<(u64, u64)> {
+        let usage = py.detach(|| self.inner.usage())?;
+        Ok((usage.objects, usage.bytes))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("ObjectStore({:?})", self.inner.root())
+    }
+}
+
+/// One file to put back.
+///
+/// `digest=None` means the file must not exist (it is deleted). Otherwise `algorithm` says what
+/// names it: `"blake3"` (an object of the store) or `"sha256"` (a real-CLI raw blob in
+/// `blob_folder`). `expected` is the last state our tools left: `None` (unknown, not checked),
+/// `"absent"`, or a blake3 hex digest.
+#[pyclass(frozen, module = "commandcode._native")]
+#[derive(Clone)]
+pub struct RestoreItem {
+    inner: store::RestoreItem,
+}
+
+#[pymethods]
+impl RestoreItem {
+    #[new]
+    #[pyo3(signature = (target, *, digest = None, algorithm = "blake3", blob_folder = None, mode = None, expected = None))]
+    fn new(
+        target: PathBuf,
+        digest: Option<&str>,
+        algorithm: &str,
+        blob_folder: Option<PathBuf>,
+        mode: Option<u32>,
+        expected: Option<&str>,
+    ) -> PyResult<Self> {
+        let desired = match digest {
+            None => Desired::Absent,
+            Some(digest) => {
+                let source = match Algorithm::parse(algorithm) {
+                    Some(Algorithm::Blake3) => BackupSource::Object(parse_content_id(digest)?),
+                    Some(Algorithm::Sha256) => BackupSource::RawBlob {
+                        folder: blob_folder.ok_or_else(|| PyValueError::new_err("a sha256 item needs blob_folder"))?,
+                        digest: Sha256Digest::parse(digest).map_err(|error| PyValueError::new_err(error.to_string()))?,
+                    },
+                    None => return Err(PyValueError::new_err(format!("unknown backup algorithm {algorithm:?}"))),
+                };
+                Desired::Content { source, mode }
+            }
+        };
+        let expected = match expected {
+            None => Expected::Unknown,
+            Some("absent") => Expected::Absent,
+            Some(hex) => Expected::Content(parse_content_id(hex)?),
+        };
+        Ok(RestoreItem { inner: store::RestoreItem { target, desired, expected } })
+    }
+
+    #[getter]
+    fn target(&self) -> PathBuf {
+        self.inner.target.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("RestoreItem({:?}, {:?}, expected={:?})", self.inner.target, self.inner.desired, self.inner.expected)
+    }
+}
+
+/// What a restore does (or did): `entries` are `(target, action, changed_outside, content_id)`
+/// with action `"write"`, `"delete"` or `"unchanged"` and `content_id` the blake3 of the bytes
+/// the target gets (`None` for a delete); `problems` are `(target, code, message)`.
+#[pyclass(frozen, module = "commandcode._native")]
+pub struct RestorePlan {
+    #[pyo3(get)]
+    entries: Vec<(PathBuf, &'static str, bool, Option<String>)>,
+    #[pyo3(get)]
+    problems: Vec<(PathBuf, &'static str, String)>,
+}
+
+impl From<Plan> for RestorePlan {
+    fn from(plan: Plan) -> Self {
+        RestorePlan {
+            entries: plan
+                .entries
+                .into_iter()
+                .map(|entry| {
+                    let content = entry.content.map(|id| id.to_string());
+                    (entry.target, entry.action.as_str(), entry.changed_outside, content)
+                })
+                .collect(),
+            problems: plan
+                .problems
+                .into_iter()
+                .map(|problem| {
+                    let message = problem.to_string();
+                    (problem.target, problem.kind.code(), message)
+                })
+                .collect(),
+        }
+    }
+}
+
+#[pymethods]
+impl RestorePlan {
+    fn __repr__(&self) -> String {
+        format!("RestorePlan(entries={}, problems={})", self.entries.len(), self.problems.len())
+    }
+}
+
+fn core_items(items: Vec<PyRef<'_, RestoreItem>>) -> Vec<store::RestoreItem> {
+    items.iter().map(|item| item.inner.clone()).collect()
+}
+
+/// Verifies a restore without writing anything.
+#[pyfunction]
+#[pyo3(signature = (object_store, items, *, confine_to = None))]
+pub fn check_restore(
+    py: Python<'_>,
+    object_store: PyRef<'_, PyObjectStore>,
+    items: Vec<PyRef<'_, RestoreItem>>,
+    confine_to: Option<PathBuf>,
+) -> PyResult<RestorePlan> {
+    let items = core_items(items);
+    let options = RestoreOptions { confine_to, ..RestoreOptions::default() };
+    let inner = &object_store.inner;
+    Ok(py.detach(|| store::check(inner, &items, &options))?.into())
+}
+
+/// Verifies, then restores every item all or nothing, journaled at `journal`.
+///
+/// `fail_before_step` and `step_delay_ms` are test hooks (rollback and crash tests).
+#[pyfunction]
+#[pyo3(signature = (object_store, items, journal, *, confine_to = None, force = false, memory_budget = 512 << 20, fail_before_step = None, step_delay_ms = 0))]
+#[allow(clippy::too_many_arguments, reason = "keyword-only Python options")]
+pub fn restore_files(
+    py: Python<'_>,
+    object_store: PyRef<'_, PyObjectStore>,
+    items: Vec<PyRef<'_, RestoreItem>>,
+    journal: PathBuf,
+    confine_to: Option<PathBuf>,
+    force: bool,
+    memory_budget: u64,
+    fail_before_step: Option<usize>,
+    step_delay_ms: u64,
+) -> PyResult<RestorePlan> {
+    let items = core_items(items);
+    let options = RestoreOptions {
+        confine_to,
+        force,
+        memory_budget,
+        faults: FaultInjection { fail_before_step, step_delay: Duration::from_millis(step_delay_ms) },
+    };
+    let inner = &object_store.inner;
+    Ok(py.detach(|| store::restore(inner, &items, &journal, &options))?.into())
+}
+
+/// Finishes or undoes a restore a crash interrupted. Returns `None` when there was none, else
+/// `("rolled_back" | "completed", targets)`.
+#[pyfunction]
+pub fn recover_restore(py: Python<'_>, journal: PathBuf) -> PyResult<Option<(&'static str, Vec<PathBuf>)>> {
+    let outcome = py.detach(|| store::recover(&journal))?;
+    Ok(outcome.map(|outcome| match outcome {
+        RecoveryOutcome::RolledBack { targets } => ("rolled_back", targets),
+        RecoveryOutcome::Completed { targets } => ("completed", targets),
+    }))
+}
+
+/// Bytes free at `path` (`statvfs`), or `None` when it cannot be asked.
+#[pyfunction]
+pub fn free_space(py: Python<'_>, path: PathBuf) -> Option<u64> {
+    py.detach(|| store::free_space(&path))
+}
+
+/// The blake3 content id (hex) of `data`.
+#[pyfunction]
+pub fn content_id(data: &[u8]) -> String {
+    ContentId::of(data).to_string()
+}

@@ -1,0 +1,406 @@
+//! The shared, content-addressed object store: `<root>/ab/cdef…` holds the zstd-compressed
+//! bytes whose blake3 is `abcdef…`. One store serves every session, so identical content is kept
+//! once across sessions and forks.
+//!
+//! Objects are written temp file → length check → fsync → rename → fsync folder and are never
+//! modified after (a re-put only refreshes the mtime, so a concurrent sweep's grace period
+//! protects it). Reads always verify: the bytes must decompress and hash to the object's name.
+//! `<root>/config` records the store version; an unknown version is refused.
+//! The real CLI's raw sha256 blobs are read by [`read_raw_blob`]; they live elsewhere.
+
+use super::digest::{ContentId, Sha256Digest};
+use super::durable::{self, TEMP_SUFFIX};
+use super::source::{read_file_state, FileState};
+use crate::error::{Error, Result};
+use std::collections::HashSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// The store layout version written to `<root>/config`.
+pub const STORE_VERSION: u64 = 1;
+/// zstd level for new objects (level 3: ~4× on source text at well over 100 MB/s).
+pub const COMPRESSION_LEVEL: i32 = 3;
+/// The largest object the store accepts or decompresses (a guard against corrupt frames).
+pub const MAX_OBJECT_SIZE: u64 = 256 << 20;
+
+const OBJECT_MODE: u32 = 0o400;
+const FOLDER_MODE: u32 = 0o700;
+
+/// A handle on the object folder. Cheap to clone; holds no open files.
+#[derive(Clone, Debug)]
+pub struct ObjectStore {
+    root: PathBuf,
+}
+
+/// What [`ObjectStore::backup_file`] did with a path.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Backup {
+    /// The bytes are in the store under `id` (`new` when this call wrote the object).
+    Stored { id: ContentId, size: u64, mode: u32, new: bool },
+    /// Nothing was at the path.
+    Missing,
+    /// A symlink: never followed, not backed up.
+    Symlink,
+    /// A folder, FIFO, socket or device: not backed up.
+    NotRegular,
+    /// Over the size cap: not read, not backed up.
+    TooLarge { size: u64 },
+}
+
+/// The result of a sweep.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    pub deleted_objects: u64,
+    pub deleted_bytes: u64,
+    pub kept_objects: u64,
+    /// Unreferenced objects kept because they are younger than the grace period.
+    pub kept_young: u64,
+    pub removed_temporaries: u64,
+}
+
+/// Object count and bytes on disk.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct StoreUsage {
+    pub objects: u64,
+    pub bytes: u64,
+}
+
+impl ObjectStore {
+    /// Opens the store at `root`, creating it (mode 0700) and its `config` when missing.
+    ///
+    /// Fails with [`Error::UnsupportedStore`] when `config` names another version.
+    pub fn open(root: impl Into<PathBuf>) -> Result<Self> {
+        let root = root.into();
+        let config = root.join("config");
+        match std::fs::read(&config) {
+            Ok(bytes) => {
+                let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|error| Error::UnsupportedStore {
+                    path: config.clone(),
+                    found: format!("unreadable config ({error})"),
+                })?;
+                let version = value.get("version").and_then(serde_json::Value::as_u64);
+                if version != Some(STORE_VERSION) {
+                    return Err(Error::UnsupportedStore { path: config, found: format!("version {value}") });
+                }
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                let created = durable::create_dirs(&root)?;
+                for folder in &created {
+                    set_folder_mode(folder)?;
+                }
+                let text = serde_json::json!({"version": STORE_VERSION, "name": "blake3", "compression": "zstd"});
+                durable::write_atomic(&config, text.to_string().as_bytes(), 0o600)?;
+            }
+            Err(source) => return Err(Error::io(config, source)),
+        }
+        Ok(ObjectStore { root })
+    }
+
+    /// The store folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where the object named `id` lives: `<root>/ab/cdef…`.
+    pub fn object_path(&self, id: &ContentId) -> PathBuf {
+        let hex = id.to_string();
+        self.root.join(&hex[..2]).join(&hex[2..])
+    }
+
+    /// Whether an object file named `id` exists (its content is not checked).
+    pub fn contains(&self, id: &ContentId) -> bool {
+        std::fs::symlink_metadata(self.object_path(id)).is_ok_and(|metadata| metadata.is_file())
+    }
+
+    /// Stores `bytes`; returns its id and whether this call wrote a new object.
+    pub fn put_bytes(&self, bytes: &[u8]) -> Result<(ContentId, bool)> {
+        let id = ContentId::of(bytes);
+        let path = self.object_path(&id);
+        if bytes.len() as u64 > MAX_OBJECT_SIZE {
+            return Err(Error::io(&path, std::io::Error::other("object over the 256 MiB limit")));
+        }
+        if self.refresh_existing(&path) {
+            return Ok((id, false));
+        }
+        let folder = path.parent().expect("object paths have a fan-out folder");
+        let created = durable::create_dirs(folder)?;
+        for new_folder in &created {
+            set_folder_mode(new_folder)?;
+        }
+        let compressed = zstd::bulk::compress(bytes, COMPRESSION_LEVEL).map_err(|source| Error::io(&path, source))?;
+        durable::write_atomic(&path, &compressed, OBJECT_MODE)?;
+        if !created.is_empty() {
+            durable::fsync_dir(&self.root)?;
+        }
+        Ok((id, true))
+    }
+
+    /// Backs up the file at `path`: reads it without following symlinks (skipping anything over
+    /// `max_size` unread) and stores its bytes.
+    pub fn backup_file(&self, path: &Path, max_size: u64) -> Result<Backup> {
+        match read_file_state(path, max_size)? {
+            FileState::Missing => Ok(Backup::Missing),
+            FileState::Symlink => Ok(Backup::Symlink),
+            FileState::NotRegular => Ok(Backup::NotRegular),
+            FileState::TooLarge { size, .. } => Ok(Backup::TooLarge { size }),
+            FileState::Regular(file) => {
+                let (id, new) = self.put_bytes(&file.bytes)?;
+                Ok(Backup::Stored { id, size: file.bytes.len() as u64, mode: file.mode, new })
+            }
+        }
+    }
+
+    /// The original bytes of object `id`, verified: it must exist, decompress and hash to `id`.
+    pub fn read(&self, id: &ContentId) -> Result<Vec<u8>> {
+        let path = self.object_path(id);
+        let compressed = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::ObjectMissing { id: id.to_string(), path })
+            }
+            Err(source) => return Err(Error::io(path, source)),
+        };
+        let corrupt = |reason: String| Error::ObjectCorrupt { id: id.to_string(), path: path.clone(), reason };
+        let mut bytes = Vec::new();
+        let decoder = zstd::stream::read::Decoder::new(&compressed[..]).map_err(|error| corrupt(error.to_string()))?;
+        decoder
+            .take(MAX_OBJECT_SIZE + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|error| corrupt(format!("does not decompress ({error})")))?;
+        if bytes.len() as u64 > MAX_OBJECT_SIZE {
+            return Err(corrupt("decompresses past the size limit".into()));
+        }
+        let actual = ContentId::of(&bytes);
+        if actual != *id {
+            return Err(corrupt(format!("hashes to {}", actual.short())));
+        }
+        Ok(bytes)
+    }
+
+    /// Checks object `id` as [`read`](Self::read) does, discarding the bytes.
+    pub fn verify(&self, id: &ContentId) -> Result<()> {
+        self.read(id).map(drop)
+    }
+
+    /// Deletes every object not in `referenced` whose mtime is older than `grace`, and stale
+    /// temp files. Referenced objects are never touched.
+    pub fn sweep(&self, referenced: &HashSet<ContentId>, grace: Duration) -> Result<SweepReport> {
+        let mut report = SweepReport::default();
+        let cutoff = SystemTime::now().checked_sub(grace).unwrap_or(SystemTime::UNIX_EPOCH);
+        for (path, id) in self.entries()? {
+            let metadata = match std::fs::symlink_metadata(&path) {
+                Ok(metadata) => metadata,
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(source) => return Err(Error::io(path, source)),
+            };
+            let old = metadata.modified().map(|modified| modified < cutoff).unwrap_or(false);
+            match id {
+                Some(id) if referenced.contains(&id) => report.kept_objects += 1,
+                Some(_) if !old => {
+                    report.kept_objects += 1;
+                    report.kept_young += 1;
+                }
+                Some(_) => {
+                    remove_if_present(&path)?;
+                    report.deleted_objects += 1;
+                    report.deleted_bytes += metadata.len();
+                }
+                None if old => {
+                    remove_if_present(&path)?;
+                    report.removed_temporaries += 1;
+                }
+                None => {}
+            }
+        }
+        Ok(report)
+    }
+
+    /// Counts objects and their bytes on disk.
+    pub fn usage(&self) -> Result<StoreUsage> {
+        let mut usage = StoreUsage::default();
+        for (path, id) in self.entries()? {
+            if id.is_some() {
+                if let Ok(metadata) = std::fs::symlink_metadata(&path) {
+                    usage.objects += 1;
+                    usage.bytes += metadata.len();
+                }
+            }
+        }
+        Ok(usage)
+    }
+
+    /// Every file in the fan-out folders: `(path, Some(id))` for objects, `(path, None)` for
+    /// temp files. Anything else is left alone and not listed.
+    fn entries(&self) -> Result<Vec<(PathBuf, Option<ContentId>)>> {
+        let mut entries = Vec::new();
+        let folders = match std::fs::read_dir(&self.root) {
+            Ok(folders) => folders,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(entries),
+            Err(source) => return Err(Error::io(&self.root, source)),
+        };
+        for folder in folders {
+            let folder = folder.map_err(|source| Error::io(&self.root, source))?;
+            let prefix = folder.file_name();
+            let Some(prefix) = prefix.to_str().filter(|name| name.len() == 2 && is_hex(name)) else { continue };
+            let prefix = prefix.to_owned();
+            let files = match std::fs::read_dir(folder.path()) {
+                Ok(files) => files,
+                Err(source) => return Err(Error::io(folder.path(), source)),
+            };
+            for file in files {
+                let file = file.map_err(|source| Error::io(folder.path(), source))?;
+                let name = file.file_name();
+                let Some(name) = name.to_str() else { continue };
+                if name.ends_with(TEMP_SUFFIX) {
+                    entries.push((file.path(), None));
+                } else if name.len() == 62 && is_hex(name) {
+                    if let Ok(id) = ContentId::parse(&format!("{prefix}{name}")) {
+                        entries.push((file.path(), Some(id)));
+                    }
+                }
+            }
+        }
+        Ok(entries)
+    }
+
+    /// When the object already exists, bumps its mtime (so a concurrent sweep keeps it) and
+    /// returns true. Its bytes are never rewritten.
+    fn refresh_existing(&self, path: &Path) -> bool {
+        match std::fs::File::open(path) {
+            Ok(file) => {
+                let _ = file.set_modified(SystemTime::now());
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+/// Reads a real-CLI raw blob `<folder>/<sha256>` and checks that its bytes hash to its name.
+pub fn read_raw_blob(folder: &Path, digest: &Sha256Digest) -> Result<Vec<u8>> {
+    let path = folder.join(digest.to_string());
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::ObjectMissing { id: digest.to_string(), path })
+        }
+        Err(source) => return Err(Error::io(path, source)),
+    };
+    let actual = Sha256Digest::of(&bytes);
+    if actual != *digest {
+        return Err(Error::ObjectCorrupt { id: digest.to_string(), path, reason: format!("hashes to {}", actual.short()) });
+    }
+    Ok(bytes)
+}
+
+fn is_hex(text: &str) -> bool {
+    text.bytes().all(|byte| byte.is_ascii_hexdigit())
+}
+
+fn set_folder_mode(folder: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(folder, std::fs::Permissions::from_mode(FOLDER_MODE)).map_err(|source| Error::io(folder, source))
+}
+
+fn remove_if_present(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(Error::io(path, source)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn store() -> (tempfile::TempDir, ObjectStore) {
+        let folder = tempfile::tempdir().unwrap();
+        let store = ObjectStore::open(folder.path().join("objects")).unwrap();
+        (folder, store)
+    }
+
+    #[test]
+    fn put_then_read_gives_the_same_bytes_and_fans_out() {
+        let (_folder, store) = store();
+        let bytes = b"hello objects\n".repeat(100);
+        let (id, new) = store.put_bytes(&bytes).unwrap();
+        assert!(new);
+        let path = store.object_path(&id);
+        assert_eq!(path.parent().unwrap().file_name().unwrap().to_str().unwrap(), &id.to_string()[..2]);
+        assert!(std::fs::metadata(&path).unwrap().len() < bytes.len() as u64, "compressed");
+        assert_eq!(store.read(&id).unwrap(), bytes);
+        let (again, new_again) = store.put_bytes(&bytes).unwrap();
+        assert_eq!(again, id);
+        assert!(!new_again, "identical content is stored once");
+    }
+
+    #[test]
+    fn read_reports_missing_and_corrupt_objects() {
+        let (_folder, store) = store();
+        let (id, _) = store.put_bytes(b"payload").unwrap();
+        let path = store.object_path(&id);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::write(&path, b"not zstd").unwrap();
+        assert!(matches!(store.read(&id), Err(Error::ObjectCorrupt { .. })));
+        std::fs::write(&path, zstd::bulk::compress(b"other payload", 3).unwrap()).unwrap();
+        let error = store.read(&id).unwrap_err();
+        assert!(matches!(error, Error::ObjectCorrupt { .. }), "{error}");
+        std::fs::remove_file(&path).unwrap();
+        assert!(matches!(store.read(&id), Err(Error::ObjectMissing { .. })));
+    }
+
+    #[test]
+    fn backup_file_skips_symlinks_and_large_files() {
+        let (folder, store) = store();
+        let file = folder.path().join("a.txt");
+        std::fs::write(&file, b"abc").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let Backup::Stored { id, size, mode, .. } = store.backup_file(&file, 10).unwrap() else { panic!() };
+        assert_eq!((size, mode), (3, 0o640));
+        assert_eq!(store.read(&id).unwrap(), b"abc");
+        let link = folder.path().join("link");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert_eq!(store.backup_file(&link, 10).unwrap(), Backup::Symlink);
+        assert_eq!(store.backup_file(&file, 2).unwrap(), Backup::TooLarge { size: 3 });
+        assert_eq!(store.backup_file(&folder.path().join("none"), 2).unwrap(), Backup::Missing);
+    }
+
+    #[test]
+    fn sweep_keeps_referenced_and_young_objects() {
+        let (_folder, store) = store();
+        let (kept, _) = store.put_bytes(b"kept").unwrap();
+        let (dropped, _) = store.put_bytes(b"dropped").unwrap();
+        let young = store.sweep(&HashSet::from([kept]), Duration::from_secs(3600)).unwrap();
+        assert_eq!(young.deleted_objects, 0);
+        assert_eq!(young.kept_young, 1);
+        let report = store.sweep(&HashSet::from([kept]), Duration::ZERO).unwrap();
+        assert_eq!(report.deleted_objects, 1);
+        assert!(store.contains(&kept));
+        assert!(!store.contains(&dropped));
+        assert_eq!(store.usage().unwrap().objects, 1);
+    }
+
+    #[test]
+    fn open_refuses_an_unknown_store_version() {
+        let folder = tempfile::tempdir().unwrap();
+        let root = folder.path().join("objects");
+        ObjectStore::open(&root).unwrap();
+        std::fs::write(root.join("config"), br#"{"version":99}"#).unwrap();
+        assert!(matches!(ObjectStore::open(&root), Err(Error::UnsupportedStore { .. })));
+    }
+
+    #[test]
+    fn raw_blobs_are_checked_against_their_sha256_name() {
+        let folder = tempfile::tempdir().unwrap();
+        let digest = Sha256Digest::of(b"base\n");
+        std::fs::write(folder.path().join(digest.to_string()), b"base\n").unwrap();
+        assert_eq!(read_raw_blob(folder.path(), &digest).unwrap(), b"base\n");
+        std::fs::write(folder.path().join(digest.to_string()), b"tampered\n").unwrap();
+        assert!(matches!(read_raw_blob(folder.path(), &digest), Err(Error::ObjectCorrupt { .. })));
+        let absent = Sha256Digest::of(b"absent");
+        assert!(matches!(read_raw_blob(folder.path(), &absent), Err(Error::ObjectMissing { .. })));
+    }
+}

@@ -1,0 +1,492 @@
+//! Staging, applying, undoing and recovering a verified restore (see the module docs of
+//! [`super`] for the phases). Every undo decision is made from what is on disk (which of
+//! target / temp / set-aside original exist), so the same code serves an in-process failure and
+//! recovery after a crash.
+
+use super::journal::{Journal, JournalLock, JournalOp, JournalState, RecoveryOutcome};
+use super::verify::{load, Step, Verified};
+use super::{Action, Plan, RestoreOptions};
+use crate::error::{Error, Result};
+use crate::store::digest::ContentId;
+use crate::store::durable::{self, create_exclusive, unique_name, TEMP_SUFFIX};
+use crate::store::objects::ObjectStore;
+use rayon::prelude::*;
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+const ROLLBACK_SUFFIX: &str = ".ccrollback";
+
+fn exists(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}
+
+fn remove_if_present(path: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(error),
+        _ => Ok(()),
+    }
+}
+
+fn sibling(target: &Path, suffix: &str) -> PathBuf {
+    let stem = target.file_name().unwrap_or_else(|| std::ffi::OsStr::new("file"));
+    target.with_file_name(unique_name(stem, suffix))
+}
+
+/// Missing folders the writes need, outermost first.
+fn missing_dirs(steps: &[Step]) -> Vec<PathBuf> {
+    let mut missing = BTreeSet::new();
+    for step in steps.iter().filter(|step| step.action == Action::Write) {
+        let mut cursor = step.target.parent();
+        while let Some(folder) = cursor {
+            if exists(folder) {
+                break;
+            }
+            missing.insert(folder.to_path_buf());
+            cursor = folder.parent();
+        }
+    }
+    // BTreeSet order puts a parent before its children.
+    missing.into_iter().collect()
+}
+
+/// Carries out a verified restore; returns its plan.
+pub(super) fn run(store: &ObjectStore, verified: Verified, journal_path: &Path, options: &RestoreOptions) -> Result<Plan> {
+    let Verified { plan, steps } = verified;
+    if steps.is_empty() {
+        return Ok(plan);
+    }
+    let ops: Vec<JournalOp> = steps
+        .iter()
+        .map(|step| JournalOp {
+            action: step.action,
+            target: step.target.clone(),
+            temp: (step.action == Action::Write).then(|| sibling(&step.target, TEMP_SUFFIX)),
+            rollback: sibling(&step.target, ROLLBACK_SUFFIX),
+            original_existed: step.original_existed,
+        })
+        .collect();
+    let mut journal = Journal { state: JournalState::Staging, created_dirs: missing_dirs(&steps), ops };
+    journal.write(journal_path)?;
+
+    if let Err(error) = stage(store, &steps, &journal, journal_path) {
+        discard_staging(&journal);
+        Journal::remove(journal_path)?;
+        return Err(error);
+    }
+    sync_filesystems(&journal.ops)?;
+    journal.state = JournalState::Prepared;
+    journal.write(journal_path)?;
+
+    for (index, op) in journal.ops.iter().enumerate() {
+        if !options.faults.step_delay.is_zero() {
+            std::thread::sleep(options.faults.step_delay);
+        }
+        let result = if options.faults.fail_before_step == Some(index) {
+            Err(std::io::Error::other("injected failure"))
+        } else {
+            apply_op(op)
+        };
+        if let Err(source) = result {
+            let rolled_back = undo_all(&journal).is_ok();
+            if rolled_back {
+                Journal::remove(journal_path)?;
+            }
+            return Err(Error::RestoreFailed { path: op.target.clone(), source, rolled_back, journal: journal_path.to_owned() });
+        }
+    }
+    sync_filesystems(&journal.ops)?;
+    journal.state = JournalState::Committed;
+    journal.write(journal_path)?;
+    finish(&journal);
+    Journal::remove(journal_path)?;
+    Ok(plan)
+}
+
+/// Writes each new content to its temp file (parents created first), in parallel. An I/O
+/// failure (a full disk, say) is reported against the target it was for; no target was touched.
+fn stage(store: &ObjectStore, steps: &[Step], journal: &Journal, journal_path: &Path) -> Result<()> {
+    let failed = |target: &Path, error: Error| match error {
+        Error::Io { source, .. } => {
+            Error::RestoreFailed { path: target.to_owned(), source, rolled_back: true, journal: journal_path.to_owned() }
+        }
+        other => other,
+    };
+    for folder in &journal.created_dirs {
+        match std::fs::create_dir(folder) {
+            Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists => return Err(failed(folder, Error::io(folder, error))),
+            _ => {}
+        }
+    }
+    steps.par_iter().zip(journal.ops.par_iter()).try_for_each(|(step, op)| match &op.temp {
+        Some(temp) => stage_one(store, step, temp).map_err(|error| failed(&step.target, error)),
+        None => Ok(()),
+    })
+}
+
+fn stage_one(store: &ObjectStore, step: &Step, temp: &Path) -> Result<()> {
+    let reloaded;
+    let bytes = match (&step.bytes, &step.source) {
+        (Some(bytes), _) => bytes,
+        (None, Some(source)) => {
+            let (content, bytes) = load(store, source).map_err(|kind| Error::RestoreRefused {
+                problems: vec![super::RestoreProblem { target: step.target.clone(), kind }],
+            })?;
+            if Some(content) != step.content {
+                return Err(Error::ObjectCorrupt {
+                    id: content.to_string(),
+                    path: step.target.clone(),
+                    reason: "changed between verification and staging".into(),
+                });
+            }
+            reloaded = bytes;
+            &reloaded
+        }
+        (None, None) => unreachable!("a write step always has a source"),
+    };
+    debug_assert_eq!(Some(ContentId::of(bytes)), step.content);
+    let mut file = create_exclusive(temp, 0o600)?;
+    file.write_all(bytes).map_err(|source| Error::io(temp, source))?;
+    if let Some((uid, gid)) = step.owner {
+        let metadata = file.metadata().map_err(|source| Error::io(temp, source))?;
+        if metadata.uid() != uid || metadata.gid() != gid {
+            // Only root may give a file away; for anyone else the new file stays theirs.
+            let _ = rustix::fs::fchown(
+                &file,
+                Some(rustix::fs::Uid::from_raw(uid)),
+                Some(rustix::fs::Gid::from_raw(gid)),
+            );
+        }
+    }
+    file.set_permissions(std::fs::Permissions::from_mode(step.mode)).map_err(|source| Error::io(temp, source))?;
+    Ok(())
+}
+
+/// One syncfs per file system the ops touch: staged bytes and renames reach the disk together.
+fn sync_filesystems(ops: &[JournalOp]) -> Result<()> {
+    let mut devices = BTreeSet::new();
+    let folders: BTreeSet<&Path> = ops.iter().filter_map(|op| op.target.parent()).collect();
+    for folder in folders {
+        let Ok(metadata) = std::fs::metadata(folder) else { continue };
+        if devices.insert(metadata.dev()) {
+            let handle = std::fs::File::open(folder).map_err(|source| Error::io(folder, source))?;
+            rustix::fs::syncfs(&handle).map_err(|errno| Error::io(folder, errno.into()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Swaps one target: the original is set aside (hard link, else rename), the temp renamed in.
+fn apply_op(op: &JournalOp) -> std::io::Result<()> {
+    match (op.action, &op.temp) {
+        (Action::Write, Some(temp)) => {
+            if op.original_existed {
+                // A hard link keeps the target path present throughout; rename is the fallback
+                // on file systems without links.
+                if std::fs::hard_link(&op.target, &op.rollback).is_err() {
+                    std::fs::rename(&op.target, &op.rollback)?;
+                }
+            }
+            std::fs::rename(temp, &op.target)
+        }
+        (Action::Delete, _) => std::fs::rename(&op.target, &op.rollback),
+        _ => Err(std::io::Error::other("malformed restore step")),
+    }
+}
+
+/// Puts one target back as it was before the restore, judging from what exists on disk.
+fn undo_op(op: &JournalOp) -> std::io::Result<()> {
+    if op.original_existed {
+        if exists(&op.rollback) {
+            std::fs::rename(&op.rollback, &op.target)?;
+            // Renaming a hard link onto the same inode is a no-op that leaves the link behind.
+            remove_if_present(&op.rollback)?;
+        }
+    } else if op.action == Action::Write {
+        let staged = op.temp.as_deref().is_some_and(exists);
+        if !staged {
+            // The temp was renamed into place: the file is ours, and must go.
+            remove_if_present(&op.target)?;
+        }
+    }
+    if let Some(temp) = &op.temp {
+        remove_if_present(temp)?;
+    }
+    Ok(())
+}
+
+/// Undoes every op (newest first) and removes the folders the restore created, when empty.
+fn undo_all(journal: &Journal) -> std::io::Result<()> {
+    let mut first_error = None;
+    for op in journal.ops.iter().rev() {
+        if let Err(error) = undo_op(op) {
+            first_error.get_or_insert(error);
+        }
+    }
+    remove_created_dirs(journal);
+    let folders: BTreeSet<&Path> = journal.ops.iter().filter_map(|op| op.target.parent()).collect();
+    for folder in folders {
+        let _ = durable::fsync_dir(folder);
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+fn remove_created_dirs(journal: &Journal) {
+    for folder in journal.created_dirs.iter().rev() {
+        // Fails (and is left) when not empty: something else lives there now.
+        let _ = std::fs::remove_dir(folder);
+    }
+}
+
+/// Removes the temps of an interrupted staging phase; no target was touched.
+fn discard_staging(journal: &Journal) {
+    for temp in journal.ops.iter().filter_map(|op| op.temp.as_deref()) {
+        let _ = remove_if_present(temp);
+    }
+    remove_created_dirs(journal);
+}
+
+/// Removes the set-aside originals of a committed restore.
+fn finish(journal: &Journal) {
+    for op in &journal.ops {
+        let _ = remove_if_present(&op.rollback);
+        if let Some(temp) = &op.temp {
+            let _ = remove_if_present(temp);
+        }
+    }
+}
+
+/// Finishes or undoes a restore a crash interrupted, if `journal` records one.
+///
+/// Takes the journal lock; fails with [`Error::RestoreInProgress`] while another process is
+/// restoring.
+pub fn recover(journal: &Path) -> Result<Option<RecoveryOutcome>> {
+    let _lock = JournalLock::acquire(journal)?;
+    recover_locked(journal)
+}
+
+/// [`recover`] for a caller that already holds the lock.
+pub(super) fn recover_locked(journal_path: &Path) -> Result<Option<RecoveryOutcome>> {
+    let Some(journal) = Journal::read(journal_path)? else { return Ok(None) };
+    let targets = journal.ops.iter().map(|op| op.target.clone()).collect();
+    let outcome = match journal.state {
+        JournalState::Staging => {
+            discard_staging(&journal);
+            RecoveryOutcome::RolledBack { targets }
+        }
+        JournalState::Prepared => {
+            undo_all(&journal).map_err(|source| Error::RestoreFailed {
+                path: journal_path.to_owned(),
+                source,
+                rolled_back: false,
+                journal: journal_path.to_owned(),
+            })?;
+            RecoveryOutcome::RolledBack { targets }
+        }
+        JournalState::Committed => {
+            finish(&journal);
+            RecoveryOutcome::Completed { targets }
+        }
+    };
+    Journal::remove(journal_path)?;
+    Ok(Some(outcome))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{check, restore, BackupSource, Desired, Expected, FaultInjection, ProblemKind, RestoreItem};
+    use super::*;
+    use std::collections::BTreeMap;
+
+    struct Fixture {
+        _folder: tempfile::TempDir,
+        project: PathBuf,
+        journal: PathBuf,
+        store: ObjectStore,
+    }
+
+    fn fixture() -> Fixture {
+        let folder = tempfile::tempdir().unwrap();
+        let project = folder.path().join("project");
+        std::fs::create_dir(&project).unwrap();
+        let store = ObjectStore::open(folder.path().join("objects")).unwrap();
+        let journal = folder.path().join("journals/session.json");
+        Fixture { project, journal, store, _folder: folder }
+    }
+
+    fn tree(root: &Path) -> BTreeMap<PathBuf, (Vec<u8>, u32)> {
+        let mut out = BTreeMap::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(folder) = stack.pop() {
+            for entry in std::fs::read_dir(&folder).unwrap() {
+                let path = entry.unwrap().path();
+                let metadata = std::fs::symlink_metadata(&path).unwrap();
+                if metadata.is_dir() {
+                    stack.push(path);
+                } else {
+                    out.insert(path.clone(), (std::fs::read(&path).unwrap(), metadata.mode() & 0o7777));
+                }
+            }
+        }
+        out
+    }
+
+    fn content(fixture: &Fixture, bytes: &[u8], mode: u32) -> Desired {
+        let (id, _) = fixture.store.put_bytes(bytes).unwrap();
+        Desired::Content { source: BackupSource::Object(id), mode: Some(mode) }
+    }
+
+    fn options(fixture: &Fixture) -> RestoreOptions {
+        RestoreOptions { confine_to: Some(fixture.project.clone()), ..RestoreOptions::default() }
+    }
+
+    #[test]
+    fn restores_modified_deleted_and_created_files() {
+        let fixture = fixture();
+        let modified = fixture.project.join("a.txt");
+        let created = fixture.project.join("new/deep.txt");
+        let deleted = fixture.project.join("gone/b.bin");
+        std::fs::write(&modified, b"after").unwrap();
+        std::fs::create_dir_all(created.parent().unwrap()).unwrap();
+        std::fs::write(&created, b"created later").unwrap();
+        let items = vec![
+            RestoreItem { target: modified.clone(), desired: content(&fixture, b"before", 0o755), expected: Expected::Content(ContentId::of(b"after")) },
+            RestoreItem { target: created.clone(), desired: Desired::Absent, expected: Expected::Unknown },
+            RestoreItem { target: deleted.clone(), desired: content(&fixture, &[0, 159, 146, 150], 0o600), expected: Expected::Absent },
+        ];
+        let plan = restore(&fixture.store, &items, &fixture.journal, &options(&fixture)).unwrap();
+        assert_eq!(plan.entries.iter().map(|entry| entry.action).collect::<Vec<_>>(), [Action::Write, Action::Delete, Action::Write]);
+        assert_eq!(std::fs::read(&modified).unwrap(), b"before");
+        assert_eq!(std::fs::metadata(&modified).unwrap().mode() & 0o7777, 0o755);
+        assert!(!created.exists());
+        assert_eq!(std::fs::read(&deleted).unwrap(), [0, 159, 146, 150]);
+        assert!(!fixture.journal.exists());
+        let leftovers: Vec<_> =
+            tree(&fixture.project).into_keys().filter(|path| path.file_name().unwrap().to_string_lossy().starts_with('.')).collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    #[test]
+    fn refusals_name_every_failing_file_and_write_nothing() {
+        let fixture = fixture();
+        let inside = fixture.project.join("ok.txt");
+        std::fs::write(&inside, b"now").unwrap();
+        let link = fixture.project.join("link");
+        std::os::unix::fs::symlink(&inside, &link).unwrap();
+        let missing = ContentId::of(b"never stored");
+        let items = vec![
+            RestoreItem { target: inside.clone(), desired: content(&fixture, b"then", 0o644), expected: Expected::Unknown },
+            RestoreItem { target: fixture.project.join("../../x"), desired: Desired::Absent, expected: Expected::Unknown },
+            RestoreItem { target: PathBuf::from("/etc/x"), desired: Desired::Absent, expected: Expected::Unknown },
+            RestoreItem { target: link.clone(), desired: content(&fixture, b"y", 0o644), expected: Expected::Unknown },
+            RestoreItem {
+                target: fixture.project.join("m.txt"),
+                desired: Desired::Content { source: BackupSource::Object(missing), mode: None },
+                expected: Expected::Unknown,
+            },
+        ];
+        let before = tree(&fixture.project);
+        let error = restore(&fixture.store, &items, &fixture.journal, &options(&fixture)).unwrap_err();
+        let Error::RestoreRefused { problems } = &error else { panic!("{error}") };
+        let kinds: Vec<&str> = problems.iter().map(|problem| problem.kind.code()).collect();
+        assert_eq!(kinds, ["outside", "outside", "symlink", "object_missing"]);
+        assert_eq!(tree(&fixture.project), before);
+        let message = error.to_string();
+        assert!(message.contains("m.txt") && message.contains("link"), "{message}");
+    }
+
+    #[test]
+    fn changed_outside_is_refused_unless_forced() {
+        let fixture = fixture();
+        let target = fixture.project.join("a.txt");
+        std::fs::write(&target, b"edited by hand").unwrap();
+        let items = vec![RestoreItem {
+            target: target.clone(),
+            desired: content(&fixture, b"original", 0o644),
+            expected: Expected::Content(ContentId::of(b"written by the tool")),
+        }];
+        let plan = check(&fixture.store, &items, &options(&fixture)).unwrap();
+        assert_eq!(plan.problems[0].kind, ProblemKind::ChangedOutside);
+        assert!(restore(&fixture.store, &items, &fixture.journal, &options(&fixture)).is_err());
+        assert_eq!(std::fs::read(&target).unwrap(), b"edited by hand");
+        let forced = RestoreOptions { force: true, ..options(&fixture) };
+        restore(&fixture.store, &items, &fixture.journal, &forced).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"original");
+    }
+
+    #[test]
+    fn a_failure_midway_puts_back_what_was_written() {
+        for fail_at in 0..4 {
+            let fixture = fixture();
+            let mut items = Vec::new();
+            for index in 0..4 {
+                let target = fixture.project.join(format!("f{index}"));
+                if index != 3 {
+                    std::fs::write(&target, format!("current {index}")).unwrap();
+                }
+                let desired = if index == 2 { Desired::Absent } else { content(&fixture, format!("old {index}").as_bytes(), 0o644) };
+                items.push(RestoreItem { target, desired, expected: Expected::Unknown });
+            }
+            let before = tree(&fixture.project);
+            let failing = RestoreOptions {
+                faults: FaultInjection { fail_before_step: Some(fail_at), ..FaultInjection::default() },
+                ..options(&fixture)
+            };
+            let error = restore(&fixture.store, &items, &fixture.journal, &failing).unwrap_err();
+            assert!(matches!(error, Error::RestoreFailed { rolled_back: true, .. }), "{error}");
+            assert_eq!(tree(&fixture.project), before, "failing at step {fail_at}");
+            assert!(!fixture.journal.exists());
+        }
+    }
+
+    #[test]
+    fn recovery_rolls_back_a_prepared_journal_at_every_step() {
+        // Simulate a crash after each apply step: stage and apply `done` ops by hand, then recover.
+        for done in 0..=3 {
+            let fixture = fixture();
+            let targets: Vec<PathBuf> = (0..3).map(|index| fixture.project.join(format!("f{index}"))).collect();
+            std::fs::write(&targets[0], b"zero").unwrap();
+            std::fs::write(&targets[1], b"one").unwrap();
+            let items = vec![
+                RestoreItem { target: targets[0].clone(), desired: content(&fixture, b"ZERO", 0o644), expected: Expected::Unknown },
+                RestoreItem { target: targets[1].clone(), desired: Desired::Absent, expected: Expected::Unknown },
+                RestoreItem { target: targets[2].clone(), desired: content(&fixture, b"TWO", 0o644), expected: Expected::Unknown },
+            ];
+            let before = tree(&fixture.project);
+            let verified = super::super::verify::verify(&fixture.store, &items, &options(&fixture)).unwrap();
+            let ops: Vec<JournalOp> = verified
+                .steps
+                .iter()
+                .map(|step| JournalOp {
+                    action: step.action,
+                    target: step.target.clone(),
+                    temp: (step.action == Action::Write).then(|| sibling(&step.target, TEMP_SUFFIX)),
+                    rollback: sibling(&step.target, ROLLBACK_SUFFIX),
+                    original_existed: step.original_existed,
+                })
+                .collect();
+            let journal = Journal { state: JournalState::Prepared, created_dirs: vec![], ops };
+            stage(&fixture.store, &verified.steps, &journal, &fixture.journal).unwrap();
+            std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
+            journal.write(&fixture.journal).unwrap();
+            for op in &journal.ops[..done] {
+                apply_op(op).unwrap();
+            }
+            let outcome = recover(&fixture.journal).unwrap();
+            assert!(matches!(outcome, Some(RecoveryOutcome::RolledBack { .. })));
+            assert_eq!(tree(&fixture.project), before, "crash after {done} steps");
+        }
+    }
+
+    #[test]
+    fn unchanged_targets_are_not_rewritten() {
+        let fixture = fixture();
+        let target = fixture.project.join("same.txt");
+        std::fs::write(&target, b"same").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let items = vec![RestoreItem { target: target.clone(), desired: content(&fixture, b"same", 0o644), expected: Expected::Unknown }];
+        let plan = restore(&fixture.store, &items, &fixture.journal, &options(&fixture)).unwrap();
+        assert_eq!(plan.entries[0].action, Action::Unchanged);
+    }
+}

@@ -1,0 +1,272 @@
+//! The restore journal: a small JSON file, written atomically before each phase, that lets the
+//! next open finish or undo a restore a crash interrupted. Also the lock that keeps two
+//! processes from restoring (or recovering) the same session at once.
+//!
+//! States: `staging` (temp files may exist beside targets; no target touched), `prepared`
+//! (all temps written and synced; targets may be partly swapped), `committed` (every target is
+//! in place; only set-aside originals remain to be removed).
+
+use super::Action;
+use crate::error::{Error, Result};
+use crate::store::durable;
+use serde_json::{json, Value};
+use std::ffi::OsStr;
+use std::fs::{File, OpenOptions};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// Journal format version.
+pub const JOURNAL_VERSION: u64 = 1;
+
+/// Where a restore stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JournalState {
+    Staging,
+    Prepared,
+    Committed,
+}
+
+impl JournalState {
+    fn as_str(self) -> &'static str {
+        match self {
+            JournalState::Staging => "staging",
+            JournalState::Prepared => "prepared",
+            JournalState::Committed => "committed",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        match text {
+            "staging" => Some(JournalState::Staging),
+            "prepared" => Some(JournalState::Prepared),
+            "committed" => Some(JournalState::Committed),
+            _ => None,
+        }
+    }
+}
+
+/// One target's swap.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JournalOp {
+    /// [`Action::Write`] or [`Action::Delete`].
+    pub action: Action,
+    pub target: PathBuf,
+    /// The staged new content (writes only).
+    pub temp: Option<PathBuf>,
+    /// Where the original is set aside while the restore is open.
+    pub rollback: PathBuf,
+    pub original_existed: bool,
+}
+
+/// The journal's content.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Journal {
+    pub state: JournalState,
+    /// Folders this restore creates (outermost first); removed again, when empty, on undo.
+    pub created_dirs: Vec<PathBuf>,
+    pub ops: Vec<JournalOp>,
+}
+
+/// What [`super::recover`] did with a pending journal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecoveryOutcome {
+    /// An interrupted restore was undone: every target is as it was before it.
+    RolledBack { targets: Vec<PathBuf> },
+    /// A restore that had committed was finished (its set-aside originals removed).
+    Completed { targets: Vec<PathBuf> },
+}
+
+fn path_to_json(path: &Path) -> Value {
+    match path.to_str() {
+        Some(text) => Value::String(text.to_owned()),
+        None => json!({ "hex": path.as_os_str().as_bytes().iter().map(|byte| format!("{byte:02x}")).collect::<String>() }),
+    }
+}
+
+fn path_from_json(value: &Value) -> Option<PathBuf> {
+    match value {
+        Value::String(text) => Some(PathBuf::from(text)),
+        Value::Object(map) => {
+            let hex = map.get("hex")?.as_str()?;
+            let bytes = (0..hex.len())
+                .step_by(2)
+                .map(|index| u8::from_str_radix(hex.get(index..index + 2)?, 16).ok())
+                .collect::<Option<Vec<u8>>>()?;
+            Some(PathBuf::from(OsStr::from_bytes(&bytes)))
+        }
+        _ => None,
+    }
+}
+
+impl Journal {
+    fn to_json(&self) -> Value {
+        let ops: Vec<Value> = self
+            .ops
+            .iter()
+            .map(|op| {
+                json!({
+                    "action": op.action.as_str(),
+                    "target": path_to_json(&op.target),
+                    "temp": op.temp.as_deref().map(path_to_json),
+                    "rollback": path_to_json(&op.rollback),
+                    "originalExisted": op.original_existed,
+                })
+            })
+            .collect();
+        json!({
+            "version": JOURNAL_VERSION,
+            "state": self.state.as_str(),
+            "createdDirs": self.created_dirs.iter().map(|path| path_to_json(path)).collect::<Vec<_>>(),
+            "ops": ops,
+        })
+    }
+
+    fn from_json(value: &Value) -> Option<Journal> {
+        if value.get("version")?.as_u64()? != JOURNAL_VERSION {
+            return None;
+        }
+        let state = JournalState::parse(value.get("state")?.as_str()?)?;
+        let created_dirs =
+            value.get("createdDirs")?.as_array()?.iter().map(path_from_json).collect::<Option<Vec<_>>>()?;
+        let ops = value
+            .get("ops")?
+            .as_array()?
+            .iter()
+            .map(|op| {
+                let action = match op.get("action")?.as_str()? {
+                    "write" => Action::Write,
+                    "delete" => Action::Delete,
+                    _ => return None,
+                };
+                let temp = match op.get("temp")? {
+                    Value::Null => None,
+                    other => Some(path_from_json(other)?),
+                };
+                Some(JournalOp {
+                    action,
+                    target: path_from_json(op.get("target")?)?,
+                    temp,
+                    rollback: path_from_json(op.get("rollback")?)?,
+                    original_existed: op.get("originalExisted")?.as_bool()?,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Journal { state, created_dirs, ops })
+    }
+
+    /// Writes the journal atomically and durably.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        durable::write_atomic(path, self.to_json().to_string().as_bytes(), 0o600)
+    }
+
+    /// Reads the journal at `path`; `None` when there is none.
+    pub fn read(path: &Path) -> Result<Option<Journal>> {
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(Error::io(path, source)),
+        };
+        let value: Value = serde_json::from_slice(&bytes)
+            .map_err(|error| Error::JournalInvalid { path: path.to_owned(), reason: error.to_string() })?;
+        Journal::from_json(&value)
+            .map(Some)
+            .ok_or_else(|| Error::JournalInvalid { path: path.to_owned(), reason: "unknown version or shape".into() })
+    }
+
+    /// Deletes the journal file and syncs its folder.
+    pub fn remove(path: &Path) -> Result<()> {
+        match std::fs::remove_file(path) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(source) => return Err(Error::io(path, source)),
+        }
+        durable::fsync_dir(path.parent().unwrap_or(Path::new(".")))
+    }
+}
+
+/// An exclusive `flock` on `<journal>.lock`, held for a whole restore or recovery. A process
+/// killed while holding it releases it, so a crashed restore never blocks the next open.
+pub struct JournalLock {
+    _file: File,
+}
+
+impl JournalLock {
+    /// Takes the lock without waiting; [`Error::RestoreInProgress`] when another process has it.
+    pub fn acquire(journal: &Path) -> Result<Self> {
+        if let Some(folder) = journal.parent() {
+            durable::create_dirs(folder)?;
+        }
+        let mut name = journal.as_os_str().to_owned();
+        name.push(".lock");
+        let lock_path = PathBuf::from(name);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+            .open(&lock_path)
+            .map_err(|source| Error::io(&lock_path, source))?;
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(JournalLock { _file: file }),
+            Err(rustix::io::Errno::WOULDBLOCK) => Err(Error::RestoreInProgress { journal: journal.to_owned() }),
+            Err(errno) => Err(Error::io(lock_path, errno.into())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn journal_round_trips_including_non_utf8_paths() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("journal.json");
+        let odd = PathBuf::from(OsStr::from_bytes(b"/tmp/\xff\xfe"));
+        let journal = Journal {
+            state: JournalState::Prepared,
+            created_dirs: vec![PathBuf::from("/tmp/new")],
+            ops: vec![
+                JournalOp {
+                    action: Action::Write,
+                    target: odd.clone(),
+                    temp: Some(PathBuf::from("/tmp/.x.tmp")),
+                    rollback: PathBuf::from("/tmp/.x.rb"),
+                    original_existed: true,
+                },
+                JournalOp {
+                    action: Action::Delete,
+                    target: PathBuf::from("/tmp/y"),
+                    temp: None,
+                    rollback: PathBuf::from("/tmp/.y.rb"),
+                    original_existed: true,
+                },
+            ],
+        };
+        journal.write(&path).unwrap();
+        assert_eq!(Journal::read(&path).unwrap(), Some(journal));
+        Journal::remove(&path).unwrap();
+        assert_eq!(Journal::read(&path).unwrap(), None);
+    }
+
+    #[test]
+    fn a_second_lock_is_refused_while_the_first_is_held() {
+        let folder = tempfile::tempdir().unwrap();
+        let journal = folder.path().join("j.json");
+        let first = JournalLock::acquire(&journal).unwrap();
+        assert!(matches!(JournalLock::acquire(&journal), Err(Error::RestoreInProgress { .. })));
+        drop(first);
+        JournalLock::acquire(&journal).unwrap();
+    }
+
+    #[test]
+    fn garbage_is_an_invalid_journal() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("j.json");
+        std::fs::write(&path, b"{\"version\":7}").unwrap();
+        assert!(matches!(Journal::read(&path), Err(Error::JournalInvalid { .. })));
+    }
+}

@@ -1,0 +1,252 @@
+//! Putting files back, all or nothing.
+//!
+//! A restore is a list of [`RestoreItem`]s (a target path, the state it must get back, and the
+//! last state our tools left there). It runs in four phases:
+//!
+//! 1. **Verify** ([`verify`]), touching nothing: every needed object exists, decompresses and
+//!    hashes to its name; every target is inside the confinement root, is not a symlink, can be
+//!    written, and (unless forced) still holds what our tools left there. Every failing target
+//!    is reported at once, and nothing is written.
+//! 2. **Stage** ([`apply`]): each new content goes to a temp file beside its target; the file
+//!    systems are synced, then a write-ahead [`journal`] is written and fsynced.
+//! 3. **Apply**: originals are hard-linked (or renamed) aside and temps renamed into place. If a
+//!    step fails, every step already taken is undone, so nothing is left half done.
+//! 4. **Commit**: the journal is marked committed, the set-aside originals are removed, and the
+//!    journal is deleted. A crash leaves the journal; [`recover`] (run before the next restore,
+//!    and by the Python layer on open) rolls back a prepared journal and finishes a committed one.
+//!
+//! This module decides nothing about checkpoints: it gets targets and sources, not turns.
+
+mod apply;
+pub mod journal;
+mod verify;
+
+use super::digest::{ContentId, Sha256Digest};
+use super::objects::ObjectStore;
+use crate::error::{Error, Result};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use apply::recover;
+pub use journal::RecoveryOutcome;
+
+/// Where the bytes of a backup come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BackupSource {
+    /// An object of our shared store, named by blake3.
+    Object(ContentId),
+    /// A real-CLI raw blob `<folder>/<sha256>`.
+    RawBlob { folder: PathBuf, digest: Sha256Digest },
+}
+
+/// The state a target must get back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Desired {
+    /// The file did not exist: delete it.
+    Absent,
+    /// These bytes, with these permission bits (`None`: keep the current file's, else 0644).
+    Content { source: BackupSource, mode: Option<u32> },
+}
+
+/// The last state our own tools left at a target; anything else there was changed outside.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expected {
+    /// Not recorded (a real-CLI checkpoint, or a tool that never finished): not checked.
+    Unknown,
+    /// Our tools left no file there.
+    Absent,
+    /// Our tools left these bytes there.
+    Content(ContentId),
+}
+
+/// One file to put back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RestoreItem {
+    /// An absolute path.
+    pub target: PathBuf,
+    pub desired: Desired,
+    pub expected: Expected,
+}
+
+/// Test hooks that make a restore fail or slow down at a chosen step (crash and rollback tests).
+#[derive(Clone, Debug, Default)]
+pub struct FaultInjection {
+    /// Fail with an I/O error just before apply step number `n` (0-based).
+    pub fail_before_step: Option<usize>,
+    /// Sleep this long before each apply step.
+    pub step_delay: Duration,
+}
+
+/// How to run a restore.
+#[derive(Clone, Debug)]
+pub struct RestoreOptions {
+    /// When set, every target must resolve inside this folder.
+    pub confine_to: Option<PathBuf>,
+    /// Overwrite targets changed outside the tracked tools.
+    pub force: bool,
+    /// Decompressed bytes kept in memory between verify and stage; past it they are re-read
+    /// (and re-verified) while staging.
+    pub memory_budget: u64,
+    pub faults: FaultInjection,
+}
+
+impl Default for RestoreOptions {
+    fn default() -> Self {
+        RestoreOptions { confine_to: None, force: false, memory_budget: 512 << 20, faults: FaultInjection::default() }
+    }
+}
+
+/// Why a target cannot be restored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProblemKind {
+    NotAbsolute,
+    /// Resolves outside the confinement root.
+    Outside { root: PathBuf },
+    /// The target (or the folder it would go in) is a symlink.
+    Symlink,
+    /// A folder, FIFO or device is in the way.
+    NotRegular,
+    /// The same target is listed twice.
+    Duplicate,
+    ObjectMissing { id: String },
+    ObjectCorrupt { id: String, reason: String },
+    /// The target or its folder cannot be written.
+    NotWritable { reason: String },
+    /// The current file cannot be read to check it.
+    Unreadable { reason: String },
+    /// The file differs from what our tools last left there.
+    ChangedOutside,
+}
+
+impl ProblemKind {
+    /// A short machine name, for `--json` and the Python side.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ProblemKind::NotAbsolute => "not_absolute",
+            ProblemKind::Outside { .. } => "outside",
+            ProblemKind::Symlink => "symlink",
+            ProblemKind::NotRegular => "not_regular",
+            ProblemKind::Duplicate => "duplicate",
+            ProblemKind::ObjectMissing { .. } => "object_missing",
+            ProblemKind::ObjectCorrupt { .. } => "object_corrupt",
+            ProblemKind::NotWritable { .. } => "not_writable",
+            ProblemKind::Unreadable { .. } => "unreadable",
+            ProblemKind::ChangedOutside => "changed_outside",
+        }
+    }
+
+    /// Whether this is about a backup's bytes (as opposed to the target).
+    pub fn is_integrity(&self) -> bool {
+        matches!(self, ProblemKind::ObjectMissing { .. } | ProblemKind::ObjectCorrupt { .. })
+    }
+}
+
+impl fmt::Display for ProblemKind {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProblemKind::NotAbsolute => write!(formatter, "is not an absolute path"),
+            ProblemKind::Outside { root } => write!(formatter, "is outside {}", root.display()),
+            ProblemKind::Symlink => write!(formatter, "is a symlink (never followed)"),
+            ProblemKind::NotRegular => write!(formatter, "is not a regular file"),
+            ProblemKind::Duplicate => write!(formatter, "is listed twice"),
+            ProblemKind::ObjectMissing { id } => write!(formatter, "backup {} is missing", &id[..id.len().min(12)]),
+            ProblemKind::ObjectCorrupt { id, reason } => {
+                write!(formatter, "backup {} is corrupt ({reason})", &id[..id.len().min(12)])
+            }
+            ProblemKind::NotWritable { reason } => write!(formatter, "cannot be written ({reason})"),
+            ProblemKind::Unreadable { reason } => write!(formatter, "cannot be read ({reason})"),
+            ProblemKind::ChangedOutside => write!(formatter, "was changed outside the tracked tools"),
+        }
+    }
+}
+
+/// One failing target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RestoreProblem {
+    pub target: PathBuf,
+    pub kind: ProblemKind,
+}
+
+impl fmt::Display for RestoreProblem {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{} {}", self.target.display(), self.kind)
+    }
+}
+
+/// What a restore does (or did) to one target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// New bytes (or mode) are written.
+    Write,
+    /// The file is deleted.
+    Delete,
+    /// The target already holds the wanted state.
+    Unchanged,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Write => "write",
+            Action::Delete => "delete",
+            Action::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// One target's verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanEntry {
+    pub target: PathBuf,
+    pub action: Action,
+    /// The current file differs from what our tools last left (overwritten only when forced).
+    pub changed_outside: bool,
+    /// blake3 of the content the target gets (`None` for a delete, or when the backup is bad).
+    pub content: Option<ContentId>,
+}
+
+/// The outcome of verification: what would happen, and what stops it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Plan {
+    pub entries: Vec<PlanEntry>,
+    pub problems: Vec<RestoreProblem>,
+}
+
+impl Plan {
+    /// The problems that stop the restore (changed-outside ones are waived by `force`).
+    pub fn blocking(&self, force: bool) -> Vec<RestoreProblem> {
+        self.problems
+            .iter()
+            .filter(|problem| !(force && problem.kind == ProblemKind::ChangedOutside))
+            .cloned()
+            .collect()
+    }
+}
+
+/// Verifies `items` without writing anything; see the module docs for what is checked.
+pub fn check(store: &ObjectStore, items: &[RestoreItem], options: &RestoreOptions) -> Result<Plan> {
+    Ok(verify::verify(store, items, options)?.plan)
+}
+
+/// Verifies, then puts every target back, all or nothing. `journal` is this restore's journal
+/// file (its folder must exist); a pending journal there is recovered first.
+///
+/// Fails with [`Error::RestoreRefused`] (nothing written) when any target fails verification,
+/// and with [`Error::RestoreFailed`] when a write fails midway (everything already written is
+/// put back, unless the error says otherwise).
+pub fn restore(store: &ObjectStore, items: &[RestoreItem], journal: &Path, options: &RestoreOptions) -> Result<Plan> {
+    let _lock = journal::JournalLock::acquire(journal)?;
+    apply::recover_locked(journal)?;
+    let verified = verify::verify(store, items, options)?;
+    let blocking = verified.plan.blocking(options.force);
+    if !blocking.is_empty() {
+        return Err(Error::RestoreRefused { problems: blocking });
+    }
+    apply::run(store, verified, journal, options)
+}
+
+/// One line naming every problem: `a.txt is a symlink (never followed); b.txt backup 3f2a… is missing`.
+pub fn describe_problems(problems: &[RestoreProblem]) -> String {
+    problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+}

@@ -1,0 +1,257 @@
+//! The session tree over scanned entries: parent links, the leaf, the active path, and the
+//! plan of which entries make up the model context (format §2.5).
+//!
+//! The tree holds indices into the scan's entry list, never copies of payloads: building it
+//! for a million entries costs a hash map and a few vectors. Cycles and unknown parents are
+//! tolerated: a walk stops at the first entry it has already visited or cannot find.
+
+use crate::envelope::{EntryKind, Extra, Role};
+use crate::scan::Entry;
+use std::collections::HashMap;
+
+/// Which entries produce the context, in the order the model sees them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ContextPlan {
+    /// Indices into the entry list: the compaction first (if any), then the kept entries before
+    /// it, then everything after it; only entry kinds that contribute a message.
+    pub entries: Vec<usize>,
+    /// The compaction that starts the context, if any.
+    pub compaction: Option<usize>,
+    /// Plan positions `[0, n)` whose assistant messages lose thinking blocks
+    /// (`stripThinkingFromKept`): the compaction itself and the kept entries before it.
+    pub strip_thinking_until: usize,
+}
+
+/// Parent links and the active path of one transcript.
+#[derive(Debug, Default)]
+pub struct SessionTree {
+    /// Entry id → index of the last entry with that id (JavaScript `Map.set` semantics).
+    by_id: HashMap<Box<str>, usize>,
+    /// Resolved parent of each entry; `None` for roots and unknown parents.
+    parents: Vec<Option<usize>>,
+    /// The leaf: the last valid entry in file order.
+    leaf: Option<usize>,
+    /// Root → leaf indices of the active path.
+    path: Vec<usize>,
+    /// Whether the path walk stopped at a cycle.
+    pub cycle_detected: bool,
+    /// Entries whose `parentId` names no entry.
+    pub unknown_parents: usize,
+    /// Ids used by more than one entry.
+    pub duplicate_ids: usize,
+}
+
+impl SessionTree {
+    /// Builds the tree with the leaf at the last entry.
+    pub fn build(entries: &[Entry]) -> Self {
+        Self::build_with_leaf(entries, entries.len().checked_sub(1))
+    }
+
+    /// Builds the tree with an explicit leaf (an index into `entries`, or `None` for an empty path).
+    pub fn build_with_leaf(entries: &[Entry], leaf: Option<usize>) -> Self {
+        let mut by_id: HashMap<Box<str>, usize> = HashMap::with_capacity(entries.len());
+        let mut duplicate_ids = 0;
+        for (index, entry) in entries.iter().enumerate() {
+            if by_id.insert(entry.id.clone(), index).is_some() {
+                duplicate_ids += 1;
+            }
+        }
+        let mut unknown_parents = 0;
+        let parents: Vec<Option<usize>> = entries
+            .iter()
+            .map(|entry| {
+                let parent = entry.parent_id.as_deref()?;
+                let found = by_id.get(parent).copied();
+                if found.is_none() {
+                    unknown_parents += 1;
+                }
+                found
+            })
+            .collect();
+        let mut tree = SessionTree { by_id, parents, leaf, path: Vec::new(), cycle_detected: false, unknown_parents, duplicate_ids };
+        tree.walk_path();
+        tree
+    }
+
+    fn walk_path(&mut self) {
+        let mut visited = vec![false; self.parents.len()];
+        let mut cursor = self.leaf;
+        let mut path = Vec::new();
+        while let Some(index) = cursor {
+            if visited[index] {
+                self.cycle_detected = true;
+                break;
+            }
+            visited[index] = true;
+            path.push(index);
+            cursor = self.parents[index];
+        }
+        path.reverse();
+        self.path = path;
+    }
+
+    /// Index of the entry with this id (the last one, when ids repeat).
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    /// The leaf entry's index.
+    pub fn leaf(&self) -> Option<usize> {
+        self.leaf
+    }
+
+    /// Root → leaf indices of the active path.
+    pub fn path(&self) -> &[usize] {
+        &self.path
+    }
+
+    /// The resolved parent index of every entry.
+    pub fn parents(&self) -> &[Option<usize>] {
+        &self.parents
+    }
+
+    /// Which entries the context is rebuilt from (format §2.5, steps 1–3 and 5).
+    pub fn context_plan(&self, entries: &[Entry]) -> ContextPlan {
+        let compaction_position = self.path.iter().rposition(|&index| entries[index].kind == EntryKind::Compaction);
+        let Some(compaction_position) = compaction_position else {
+            return ContextPlan { entries: self.contextual(entries, &self.path), compaction: None, strip_thinking_until: 0 };
+        };
+        let compaction = self.path[compaction_position];
+        let (first_kept, strip) = match &entries[compaction].extra {
+            Extra::Compaction { first_kept_entry_id, strip_thinking_from_kept } => (first_kept_entry_id.as_ref(), *strip_thinking_from_kept),
+            _ => ("", false),
+        };
+        let before = &self.path[..compaction_position];
+        let kept_start = before.iter().position(|&index| !first_kept.is_empty() && &*entries[index].id == first_kept);
+        let kept: &[usize] = kept_start.map_or(&[], |start| &before[start..]);
+        let mut plan = vec![compaction];
+        plan.extend(self.contextual(entries, kept));
+        let strip_thinking_until = if strip { plan.len() } else { 0 };
+        plan.extend(self.contextual(entries, &self.path[compaction_position + 1..]));
+        ContextPlan { entries: plan, compaction: Some(compaction), strip_thinking_until }
+    }
+
+    fn contextual(&self, entries: &[Entry], indices: &[usize]) -> Vec<usize> {
+        indices.iter().copied().filter(|&index| entries[index].kind.is_contextual()).collect()
+    }
+
+    /// The current model: the last `model_change` on the path, or a later assistant `model`.
+    pub fn model<'a>(&self, entries: &'a [Entry]) -> Option<&'a str> {
+        self.path.iter().rev().find_map(|&index| match &entries[index].extra {
+            Extra::ModelChange { model } => model.as_deref(),
+            Extra::Message { role: Role::Assistant, model: Some(model), .. } => Some(model.as_ref()),
+            _ => None,
+        })
+    }
+
+    /// The current effort: the last `effort_change` on the path.
+    pub fn effort<'a>(&self, entries: &'a [Entry]) -> Option<&'a str> {
+        self.path.iter().rev().find_map(|&index| match &entries[index].extra {
+            Extra::EffortChange { effort } => effort.as_deref(),
+            _ => None,
+        })
+    }
+}
+
+/// Labels by target id: the newest `label` entry per target wins in file order; one without
+/// `label` clears it.
+pub fn labels(entries: &[Entry]) -> Vec<(Box<str>, Box<str>)> {
+    let mut labels: HashMap<&str, Option<&str>> = HashMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    for entry in entries {
+        if let Extra::Label { target_id, label } = &entry.extra {
+            if labels.insert(target_id, label.as_deref()).is_none() {
+                order.push(target_id);
+            }
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|target| labels[target].map(|label| (Box::from(target), Box::from(label))))
+        .collect()
+}
+
+/// The name from the latest `session_info` entry in the file; `None` when it is missing or empty.
+pub fn session_name(entries: &[Entry]) -> Option<&str> {
+    entries.iter().rev().find_map(|entry| match &entry.extra {
+        Extra::SessionInfo { name } => Some(name.as_deref().map(str::trim).filter(|name| !name.is_empty())),
+        _ => None,
+    })?
+}
+
+/// Non-meta `message` entries in the whole file, every branch (the listing's count).
+pub fn message_count(entries: &[Entry]) -> usize {
+    entries.iter().filter(|entry| matches!(entry.extra, Extra::Message { is_meta: false, .. })).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::scan_bytes;
+
+    fn scan(lines: &[&str]) -> Vec<Entry> {
+        let mut data = String::from(r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}"#);
+        data.push('\n');
+        for line in lines {
+            data.push_str(line);
+            data.push('\n');
+        }
+        scan_bytes(data.as_bytes()).unwrap().entries
+    }
+
+    #[test]
+    fn context_starts_at_last_compaction_and_keeps_from_first_kept() {
+        let entries = scan(&[
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":[]}}"#,
+            r#"{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"assistant","content":[]},"model":"m1"}"#,
+            r#"{"type":"message","id":"c","parentId":"b","timestamp":"t","message":{"role":"user","content":[]}}"#,
+            r#"{"type":"compaction","id":"d","parentId":"c","timestamp":"t","summary":"s","firstKeptEntryId":"b","tokensBefore":1,"stripThinkingFromKept":true}"#,
+            r#"{"type":"label","id":"e","parentId":"d","timestamp":"t","targetId":"a","label":"start"}"#,
+            r#"{"type":"message","id":"f","parentId":"e","timestamp":"t","message":{"role":"assistant","content":[]}}"#,
+        ]);
+        let tree = SessionTree::build(&entries);
+        let plan = tree.context_plan(&entries);
+        let ids: Vec<&str> = plan.entries.iter().map(|&index| &*entries[index].id).collect();
+        assert_eq!(ids, ["d", "b", "c", "f"]);
+        assert_eq!(plan.strip_thinking_until, 3);
+        assert_eq!(tree.model(&entries), Some("m1"));
+        assert_eq!(labels(&entries), vec![(Box::from("a"), Box::from("start"))]);
+    }
+
+    #[test]
+    fn first_kept_not_on_path_keeps_nothing_before() {
+        let entries = scan(&[
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":[]}}"#,
+            r#"{"type":"compaction","id":"d","parentId":"a","timestamp":"t","summary":"s","firstKeptEntryId":"zz","tokensBefore":1}"#,
+        ]);
+        let plan = SessionTree::build(&entries).context_plan(&entries);
+        assert_eq!(plan.entries, vec![1]);
+    }
+
+    #[test]
+    fn cycles_and_unknown_parents_end_the_walk() {
+        let entries = scan(&[
+            r#"{"type":"custom","id":"a","parentId":"b","timestamp":"t","customType":"x"}"#,
+            r#"{"type":"custom","id":"b","parentId":"a","timestamp":"t","customType":"x"}"#,
+            r#"{"type":"custom","id":"c","parentId":"nope","timestamp":"t","customType":"x"}"#,
+        ]);
+        let tree = SessionTree::build_with_leaf(&entries, Some(1));
+        assert!(tree.cycle_detected);
+        assert_eq!(tree.path(), &[0, 1]);
+        assert_eq!(tree.unknown_parents, 1);
+        let tree = SessionTree::build(&entries);
+        assert_eq!(tree.path(), &[2]);
+    }
+
+    #[test]
+    fn label_without_text_clears_and_latest_session_info_wins() {
+        let entries = scan(&[
+            r#"{"type":"label","id":"a","parentId":null,"timestamp":"t","targetId":"x","label":"one"}"#,
+            r#"{"type":"label","id":"b","parentId":"a","timestamp":"t","targetId":"x"}"#,
+            r#"{"type":"session_info","id":"c","parentId":"b","timestamp":"t","name":"first"}"#,
+            r#"{"type":"session_info","id":"d","parentId":"c","timestamp":"t","name":"  "}"#,
+        ]);
+        assert!(labels(&entries).is_empty());
+        assert_eq!(session_name(&entries), None);
+    }
+}

@@ -1,0 +1,96 @@
+"""Crash test: a restore runs in a real subprocess and is killed with SIGKILL at random moments;
+the next open (`CheckpointManager.for_session`) must leave the tree wholly as it was before the
+restore or wholly as the checkpoint had it, with no stray temp files."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from commandcode.checkpoints import CheckpointManager
+from helpers_checkpoints import home, new_session_files, snapshot, write  # noqa: F401
+
+FILES = 120
+
+RESTORE_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from commandcode.paths import SessionFiles
+    from commandcode.rewind import RewindMode, rewind
+    directory, session_id, project, delay = sys.argv[1:5]
+    files = SessionFiles(Path(directory), session_id)
+    print("ready", flush=True)
+    rewind(files, Path(project), 1, RewindMode.CODE, faults={"step_delay_ms": int(delay)})
+    print("done", flush=True)
+    """
+)
+
+
+def prepare(project: Path) -> tuple[object, dict, dict]:
+    for index in range(FILES):
+        write(project / f"pkg{index % 7}/file{index}.txt", f"original {index}\n" * (index % 5 + 1), 0o644)
+    before_turn = snapshot(project)
+    files = new_session_files(project)
+    manager = CheckpointManager.for_session(files, project)
+    manager.open_checkpoint("change everything", 0, None)
+    for index in range(FILES):
+        path = project / f"pkg{index % 7}/file{index}.txt"
+        manager.backup_before_edit(str(path))
+        if index % 4 == 0:
+            path.unlink()
+        else:
+            write(path, f"edited {index}\n", 0o600 if index % 3 else 0o755)
+        manager.record_after_edit(str(path))
+    for index in range(10):
+        path = project / f"new/created{index}.txt"
+        manager.backup_before_edit(str(path))
+        write(path, f"created {index}")
+        manager.record_after_edit(str(path))
+    return files, before_turn, snapshot(project)
+
+
+@pytest.mark.slow
+def test_kill_9_at_random_moments_leaves_the_tree_wholly_before_or_after(home: Path, tmp_path: Path) -> None:
+    rng = random.Random(20260102)
+    python_path = os.pathsep.join([str(Path(__file__).resolve().parents[1] / "python"), os.environ.get("PYTHONPATH", "")])
+    environment = {**os.environ, "PYTHONPATH": python_path, "COMMANDCODE_HOME": str(home)}
+    outcomes = {"before": 0, "after": 0}
+    interrupted = 0
+    for attempt in range(12):
+        project = tmp_path / f"project{attempt}"
+        project.mkdir()
+        files, restored_state, edited_state = prepare(project)
+        delay = rng.choice([0, 1, 2])
+        process = subprocess.Popen(
+            [sys.executable, "-c", RESTORE_SCRIPT, str(files.directory), files.session_id, str(project), str(delay)],
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == b"ready"
+        time.sleep(rng.uniform(0.0, 0.05 + delay * 0.2))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        pending = (home / "journals" / f"{files.session_id}.json").exists()
+        CheckpointManager.for_session(files, project)  # the next open completes or rolls back
+        interrupted += pending
+        tree = snapshot(project)
+        if tree == edited_state:
+            outcomes["before"] += 1
+        else:
+            assert tree == restored_state, f"attempt {attempt}: the tree is half restored"
+            outcomes["after"] += 1
+        stray = [name for name in tree if any(part.startswith(".") for part in Path(name).parts)]
+        assert not stray, stray
+    assert sum(outcomes.values()) == 12
+    assert interrupted >= 2, "the kills should land inside restores, not only around them"
