@@ -5,29 +5,54 @@ follows it, and everything is re-chained linearly with fresh 8-hex ids. The raw 
 as `<sid>.v2.bak` (only if none exists yet) and the new file replaces the old one only through a
 temp file and rename, under the writer lock. Lines that are not JSON objects are kept out of the
 new file but stay in the backup.
+
+Nothing is lost on a failure path: the backup is complete and fsynced before the transcript is
+replaced; a `.v2.bak` that exists with other bytes (an older migration, or a copy cut short by a
+crash) is left alone and the original goes to `<sid>.v2.bak.<n>` instead; a process that waited
+for another one's migration finds v3 and writes nothing; a meta file that is not an object is
+left as it is.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import shutil
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from . import _native
-from .fsutil import atomic_write, fsync_dir
+from .errors import InvalidSessionError, SessionLockedError
+from .fsutil import FILE_MODE, atomic_write, fsync_dir
 from .ids import epoch_ms, iso_from_ms, new_entry_id, new_uuid, parse_iso
 from .jsonfmt import encode_line
 from .lock import WriterLock
 from .meta import read_meta, update_meta
 from .paths import SessionFiles
 
+LEGACY_FORMATS = ("v1", "v2")
+LOCK_WAIT_SECONDS = 10.0
+_MAX_BACKUPS = 1000
+
 
 def migrate_legacy(files: SessionFiles, index: _native.SessionIndex) -> None:
-    """Rewrites a v1/v2 transcript as v3 in place (backup first, then atomic replace)."""
+    """Rewrites a v1/v2 transcript as v3 in place (backup first, then atomic replace).
+
+    `index` is the scan that found the legacy format; the file is scanned again under the lock, so
+    a file another process migrated meanwhile is left alone.
+
+    Raises:
+        SessionLockedError: another process held the transcript's writer lock for too long.
+        OSError: the backup or the new transcript could not be written (the original is intact).
+    """
+    del index  # stale by the time the lock is held: decide on a fresh scan
     transcript = files.transcript
-    with WriterLock(transcript):
+    with _lock(transcript):
+        current = _native.scan_session(transcript)
+        if current.format not in LEGACY_FORMATS:
+            return
         raw = transcript.read_bytes()
         records = _parse_records(raw)
         meta = read_meta(files.meta)
@@ -48,24 +73,81 @@ def migrate_legacy(files: SessionFiles, index: _native.SessionIndex) -> None:
                 entry["model"] = model
             lines.append(encode_line(entry))
             parent = entry_id
-        if not files.legacy_backup.exists():
-            shutil.copyfile(transcript, files.legacy_backup)
-            os.chmod(files.legacy_backup, 0o600)
-            fsync_dir(files.directory)
+        _keep_original(files, raw)
         atomic_write(transcript, b"".join(lines))
-        entrypoint = index.legacy_entrypoint
+        entrypoint = current.legacy_entrypoint
         if entrypoint and "entrypoint" not in meta:
-            update_meta(files.meta, {"entrypoint": entrypoint})
+            with contextlib.suppress(InvalidSessionError):  # a meta that is not an object stays as it is
+                update_meta(files.meta, {"entrypoint": entrypoint})
+
+
+@contextlib.contextmanager
+def _lock(transcript: Path) -> Iterator[None]:
+    """Holds the writer lock, waiting up to `LOCK_WAIT_SECONDS` for another process's migration."""
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        lock = WriterLock(transcript)
+        try:
+            lock.acquire()
+            break
+        except SessionLockedError as error:
+            if error.holder_pid == os.getpid() or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _keep_original(files: SessionFiles, raw: bytes) -> Path:
+    """Makes sure the raw original is on disk, complete and fsynced, before the rewrite.
+
+    It goes to `<sid>.v2.bak` unless that exists; an existing one is never overwritten. If it
+    holds other bytes, the original goes to the first free `<sid>.v2.bak.<n>`.
+    """
+    first = files.legacy_backup
+    for number in range(_MAX_BACKUPS):
+        path = first if number == 0 else first.with_name(f"{first.name}.{number}")
+        try:
+            if path.read_bytes() == raw:
+                return path
+            continue
+        except FileNotFoundError:
+            pass
+        _write_new_file(path, raw)
+        fsync_dir(files.directory)
+        return path
+    raise FileExistsError(f"{first}: {_MAX_BACKUPS} legacy backups exist already; not migrating")
+
+
+def _write_new_file(path: Path, data: bytes) -> None:
+    """Creates `path` (never replacing a file) with `data`, fsynced; removes it again on failure."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view):]
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
 
 
 def _parse_records(raw: bytes) -> list[dict[str, Any]]:
+    """The JSON objects among the lines. Lines end at LF only, as in JavaScript (not at U+2028)."""
     records = []
-    for line in raw.decode("utf-8", errors="replace").split("\n"):
+    text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    for line in text.split("\n"):
         if not line.strip():
             continue
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting Python cannot hold; kept in the backup
             continue
         if isinstance(value, dict):
             records.append(value)
@@ -86,7 +168,7 @@ def _header(files: SessionFiles, meta: dict[str, Any], records: list[dict[str, A
     header: dict[str, Any] = {"type": "session", "version": 3, "id": files.session_id, "timestamp": timestamp, "cwd": cwd}
     parent = meta.get("parentSessionId")
     if isinstance(parent, str) and parent:
-        header["parentSession"] = str(files.directory / f"{parent}.jsonl")
+        header["parentSession"] = os.path.abspath(files.directory / f"{parent}.jsonl")
     return header
 
 

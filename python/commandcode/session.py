@@ -16,6 +16,7 @@ from typing import Any
 
 from . import _native
 from .errors import InvalidSessionError
+from .fsutil import ensure_dir
 from .ids import iso_from_ms, parse_iso
 from .meta import read_meta
 from .paths import SessionFiles, index_dir
@@ -67,7 +68,7 @@ def scan(files: SessionFiles) -> _native.SessionIndex:
         return _native.scan_session(transcript)
     sidecar = index_path_for(files)
     try:
-        sidecar.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        ensure_dir(sidecar.parent)
     except OSError:
         return _native.scan_session(transcript)
     return _native.scan_session(transcript, str(sidecar))
@@ -79,7 +80,9 @@ def open_session(transcript: Path | str) -> Session:
     Raises:
         InvalidSessionError: there is no transcript at that path.
         UnsupportedFormatError: the transcript declares a newer format version (left untouched).
-        OSError: the transcript cannot be read.
+        SessionLockedError: a legacy transcript stayed locked by another process while waiting to
+            migrate it (left untouched).
+        OSError: the transcript cannot be read, or a legacy one cannot be migrated (left untouched).
     """
     path = Path(transcript)
     files = SessionFiles.for_transcript(path)
@@ -124,7 +127,12 @@ class Session:
         if header is not None:
             return header
         created = self.meta.get("createdAt")
-        timestamp = iso_from_ms(int(created)) if isinstance(created, (int, float)) else self._file_time_iso()
+        if isinstance(created, (int, float)) and not isinstance(created, bool):
+            timestamp = iso_from_ms(int(created))
+        elif isinstance(created, str) and parse_iso(created) is not None:
+            timestamp = created  # the same rule as a legacy migration's header (migrate._header)
+        else:
+            timestamp = self._file_time_iso()
         return {"id": self.id, "timestamp": timestamp, "cwd": os.getcwd(), "parent_session": None,
                 "session_id": None, "line": None, "synthesized": True}
 
@@ -224,9 +232,16 @@ class Session:
     def tree_rows(self, start: int = 0, stop: int | None = None) -> Iterator[TreeRow]:
         """Entries `[start, stop)` in file order, with labels and active-path membership."""
         labels = dict(self.index.labels())
-        on_path = set(self.index.path_ids())
+        path_ids = self.index.path_ids()
+        on_path = set(path_ids)
+        # With duplicate ids, an id names its last entry (the walk follows ids), so only that
+        # entry's line is on the path; an earlier entry with the same id is not.
+        path_lines = None
+        if self.index.anomalies["duplicate_ids"]:
+            path_lines = {self.index.envelope(entry_id)[3] for entry_id in path_ids}
         for entry_id, parent_id, entry_type, timestamp, line in self.index.tree_rows(start, stop):
-            yield TreeRow(entry_id, parent_id, entry_type, timestamp, line, labels.get(entry_id), entry_id in on_path)
+            active = entry_id in on_path and (path_lines is None or line in path_lines)
+            yield TreeRow(entry_id, parent_id, entry_type, timestamp, line, labels.get(entry_id), active)
 
 
 def content_blocks(content: Any) -> list[dict[str, Any]]:
