@@ -12,10 +12,12 @@ import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+from datetime import timezone
 from pathlib import Path
 from typing import Any
 
 from .errors import AmbiguousSessionError, CommandcodeError, SessionNotFoundError
+from .ids import parse_iso
 from .paths import SessionFiles, is_transcript_name, project_dir, projects_dir
 from .session import Session, open_session
 
@@ -98,7 +100,8 @@ def list_sessions(cwd: Path, *, include_headless: bool = False, all_projects: bo
         try:
             return summarize(open_session(path))
         except (CommandcodeError, OSError) as error:
-            return f"{path}: {error}"
+            message = str(error)
+            return message if message.startswith(f"{path}: ") else f"{path}: {message}"
 
     summaries: list[SessionSummary] = []
     with ThreadPoolExecutor(max_workers=LISTING_CONCURRENCY) as pool:
@@ -108,8 +111,23 @@ def list_sessions(cwd: Path, *, include_headless: bool = False, all_projects: bo
                     errors.append(result)
             elif include_headless or result.entrypoint != "print":
                 summaries.append(result)
-    summaries.sort(key=lambda summary: summary.modified, reverse=True)
+    summaries.sort(key=_newest_first_key, reverse=True)
     return summaries
+
+
+def _newest_first_key(summary: SessionSummary) -> tuple[float, float, str]:
+    """Sort key: `modified` (parsed, not compared as text), then `created`, then the id, so sessions
+    with equal times (a clone keeps its source's timestamps) always list in the same order."""
+    return (_epoch(summary.modified), _epoch(summary.created), summary.id)
+
+
+def _epoch(timestamp: str) -> float:
+    moment = parse_iso(timestamp)
+    if moment is None:
+        return float("-inf")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
 
 
 def resolve_session(ref: str, cwd: Path) -> SessionFiles:
@@ -124,6 +142,9 @@ def resolve_session(ref: str, cwd: Path) -> SessionFiles:
         raise SessionNotFoundError("empty session reference", hint="pass a session id, id prefix or name")
     as_path = Path(reference).expanduser()
     if reference.endswith(".jsonl") and as_path.is_file():
+        if not is_transcript_name(as_path.name):
+            raise SessionNotFoundError(f"{reference} is a session sidecar, not a transcript",
+                                       hint="pass the session's .jsonl transcript, its id or its name")
         return SessionFiles.for_transcript(as_path.resolve())
     local = project_dir(cwd)
     candidates = [local, *[path for path in project_dirs(all_projects=True, cwd=cwd) if path != local]]
@@ -150,7 +171,8 @@ def resolve_session(ref: str, cwd: Path) -> SessionFiles:
             + ", ".join(sorted(files.session_id for files in prefixed)[:8]),
             hint="type more characters of the id",
         )
-    raise SessionNotFoundError(f"no session matches {reference!r}", hint="run `commandcode sessions list --all-projects`")
+    raise SessionNotFoundError(f"no session matches {reference!r}",
+                               hint="run `commandcode sessions list --all --all-projects` to see every session")
 
 
 def _by_name(reference: str, directories: list[Path]) -> list[SessionFiles]:

@@ -16,8 +16,22 @@ DIR_MODE = 0o700
 
 
 def ensure_dir(path: Path) -> Path:
-    """Creates `path` and missing parents with mode 0700; returns it."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    """Creates `path` and missing parents with mode 0700; returns it.
+
+    Every folder created here gets 0700, parents included (`Path.mkdir(parents=True)` would
+    give new parents the umask default). Folders that already exist keep their mode.
+    """
+    missing: list[Path] = []
+    current = path
+    while not current.exists() and current.parent != current:
+        missing.append(current)
+        current = current.parent
+    for folder in reversed(missing[1:]):
+        try:
+            folder.mkdir(mode=DIR_MODE)
+        except FileExistsError:  # created meanwhile by someone else
+            pass
+    path.mkdir(mode=DIR_MODE, exist_ok=True)  # raises when `path` or a parent is not a folder
     return path
 
 

@@ -1,8 +1,9 @@
 """`<data dir>/history.jsonl`: the global prompt history the real CLI's up-arrow reads (format §6).
 
-One `{"p": text, "t": epoch_ms}` record per line. Consecutive duplicates are skipped, prompts over
-50,000 characters are cut with `...`, and past 5 MiB the file is rewritten (atomically) down to
-the newest lines that fit in 2.5 MiB. History is a convenience: failures to record are ignored.
+One `{"p": text, "t": epoch_ms}` record per line, appended whole; a torn last line is ended with a
+newline first. Consecutive duplicates are skipped, prompts over 50,000 characters are cut with
+`...`, and past 5 MiB the file is rewritten (atomically) down to the newest lines that fit in
+2.5 MiB. History is a convenience: failures to record are ignored.
 """
 
 from __future__ import annotations
@@ -30,9 +31,13 @@ def record_prompt(prompt: str) -> None:
         ensure_dir(path.parent)
         if _last_prompt(path) == prompt:
             return
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
+        record = encode_line({"p": prompt, "t": epoch_ms()})
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
         try:
-            os.write(descriptor, encode_line({"p": prompt, "t": epoch_ms()}))
+            size = os.fstat(descriptor).st_size
+            if size and os.pread(descriptor, 1, size - 1) != b"\n":
+                record = b"\n" + record  # end a torn last line first, never glue onto it
+            os.write(descriptor, record)
         finally:
             os.close(descriptor)
         if path.stat().st_size > ROTATE_AT_BYTES:

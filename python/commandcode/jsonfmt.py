@@ -18,6 +18,12 @@ def _escape_surrogates(text: str) -> str:
     return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
+def escape_lone_surrogates(json_text: str) -> str:
+    """JSON text with every lone surrogate written as a `\\udXXX` escape, so it can be encoded as
+    UTF-8 (printed, written) and still parses to the same string."""
+    return _escape_surrogates(json_text) if _LONE_SURROGATE.search(json_text) else json_text
+
+
 def dumps_line(value: Any) -> str:
     """One compact JSON line (no newline), keys in insertion order."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)

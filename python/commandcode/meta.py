@@ -2,7 +2,8 @@
 
 Updates read, shallow-merge and write the object as the real CLI does, but atomically (temp
 file + rename), so a crash never leaves half a file. Keys whose new value is `None` are removed,
-like JavaScript's `undefined`. A meta file that is missing reads as `{}`; one that is not a JSON
+like JavaScript's `undefined`; keys the patch does not name are kept as they are (a stored `null`,
+such as `goal: null`, included). A meta file that is missing reads as `{}`; one that is not a JSON
 object reads as `{}` too, and is never overwritten by a merge (the user's bytes stay put).
 """
 
@@ -20,10 +21,35 @@ from .jsonfmt import dumps_pretty
 def read_meta(path: Path) -> dict[str, Any]:
     """The meta object, or `{}` when the file is missing, unreadable JSON or not an object."""
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = json.loads(path.read_text(encoding="utf-8"), parse_constant=_reject_constant)
     except (FileNotFoundError, ValueError, UnicodeDecodeError):
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def read_meta_for_update(path: Path) -> dict[str, Any]:
+    """The meta object an update would merge into: `{}` when the file is missing or blank.
+
+    Raises:
+        InvalidSessionError: the file is not a JSON object (an update would refuse to touch it).
+    """
+    current: dict[str, Any] = {}
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raw = None
+    if raw is not None and raw.strip():
+        try:
+            parsed = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+        except ValueError:  # invalid JSON (NaN and Infinity included, as in JavaScript) or UTF-8
+            parsed = None
+        if not isinstance(parsed, dict):
+            raise InvalidSessionError(
+                f"{path} is not a JSON object; refusing to overwrite it",
+                hint="fix or remove the meta file by hand",
+            )
+        current = parsed
+    return current
 
 
 def update_meta(path: Path, patch: dict[str, Any]) -> dict[str, Any]:
@@ -32,23 +58,15 @@ def update_meta(path: Path, patch: dict[str, Any]) -> dict[str, Any]:
     Raises:
         InvalidSessionError: the existing file is not a JSON object; it is left as it is.
     """
-    current: dict[str, Any] = {}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = None
-    if text is not None and text.strip():
-        try:
-            parsed = json.loads(text)
-        except ValueError:
-            parsed = None
-        if not isinstance(parsed, dict):
-            raise InvalidSessionError(
-                f"{path} is not a JSON object; refusing to overwrite it",
-                hint="fix or remove the meta file by hand",
-            )
-        current = parsed
-    merged = {**current, **patch}
-    merged = {key: value for key, value in merged.items() if value is not None}
+    merged = read_meta_for_update(path)  # `{...old, ...patch}`: existing keys keep their place, new ones go last
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
     atomic_write(path, dumps_pretty(merged).encode("utf-8"))
     return merged
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")

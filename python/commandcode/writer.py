@@ -32,6 +32,7 @@ ENTRY_TYPES = frozenset(
     {"message", "model_change", "effort_change", "compaction", "branch_summary", "custom", "custom_message",
      "label", "session_info"}
 )
+ENVELOPE_KEYS = frozenset({"type", "id", "parentId", "timestamp"})
 
 
 class SessionWriter:
@@ -43,6 +44,7 @@ class SessionWriter:
         self.cwd = cwd
         self.persist = persist
         self._header_extra = dict(header_extra or {})
+        self._started_at = iso_now()  # the header's timestamp: when the session started, not when it was flushed
         self._lock = WriterLock(files.transcript) if persist else None
         self._pending: list[bytes] = []
         self._pending_has_assistant = False
@@ -115,6 +117,9 @@ class SessionWriter:
         """
         if entry_type not in ENTRY_TYPES:
             raise InvalidSessionError(f"unknown entry type {entry_type!r}")
+        reserved = ENVELOPE_KEYS.intersection(fields)
+        if reserved:
+            raise InvalidSessionError(f"entry fields may not set {', '.join(sorted(reserved))}; the writer sets them")
         entry_id = self._new_id()
         parent = self.leaf_id if parent_id is ... else parent_id
         entry: dict[str, Any] = {"type": entry_type, "id": entry_id, "parentId": parent, "timestamp": iso_now()}
@@ -170,7 +175,7 @@ class SessionWriter:
         transcript = self.files.transcript
         ensure_dir(transcript.parent)
         header: dict[str, Any] = {"type": "session", "version": 3, "id": self.files.session_id,
-                                  "timestamp": iso_now(), "cwd": self.cwd}
+                                  "timestamp": self._started_at, "cwd": self.cwd}
         header.update(self._header_extra)
         descriptor = os.open(transcript, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
         try:
@@ -188,7 +193,11 @@ class SessionWriter:
             if self._needs_newline and not _ends_with_newline(transcript):
                 payload = b"\n" + payload
             self._needs_newline = False
-            _write_all(descriptor, payload)
+            try:
+                _write_all(descriptor, payload)
+            except BaseException:
+                self._needs_newline = True  # a partial write may have left a torn line
+                raise
             os.fdatasync(descriptor)
         finally:
             os.close(descriptor)

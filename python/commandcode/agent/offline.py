@@ -2,13 +2,15 @@
 
 A prompt line `call TOOL_NAME {JSON input}` makes the model call that tool with that input; the
 calls run one per model step, in the order written. After the last tool result the model answers
-with a short summary of what the tools did. Any other prompt gets a short deterministic reply.
+with a short summary of what the tools did. A `call` line whose input is not a JSON object gets a
+reply naming the line, and no tool runs. Any other prompt gets a short deterministic reply.
 `summarize` writes the deterministic summaries used by compaction and rewind.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +18,7 @@ from typing import Any
 from ..session import content_blocks
 
 MODEL_ID = "commandcode/offline"
-_CALL_LINE = re.compile(r"^\s*call\s+([A-Za-z_][A-Za-z0-9_]*)\s*(\{.*\})?\s*$")
+_CALL_LINE = re.compile(r"^\s*call\s+([A-Za-z_][A-Za-z0-9_]*)\s*(.*?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -52,13 +54,25 @@ def parse_tool_calls(prompt: str) -> list[ToolCall]:
             continue
         raw_input = match.group(2) or "{}"
         try:
-            tool_input = json.loads(raw_input)
+            tool_input = json.loads(raw_input, parse_constant=_reject_constant, parse_float=_finite_float)
         except ValueError as error:
-            raise ValueError(f"line {number} of the prompt: the input of `call {match.group(1)}` is not valid JSON ({error.msg})") from None
+            reason = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
+            raise ValueError(f"line {number} of the prompt: the input of `call {match.group(1)}` is not valid JSON ({reason})") from None
         if not isinstance(tool_input, dict):
             raise ValueError(f"line {number} of the prompt: the input of `call {match.group(1)}` must be a JSON object")
         calls.append(ToolCall(match.group(1), tool_input))
     return calls
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"{text} is out of range")
+    return value
 
 
 def _estimate_tokens(messages: list[dict[str, Any]]) -> int:

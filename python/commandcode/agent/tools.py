@@ -32,7 +32,11 @@ def target_path(tool_input: dict[str, Any], cwd: Path) -> Path | None:
     raw = tool_input.get("file_path", tool_input.get("path"))
     if not isinstance(raw, str) or not raw:
         return None
-    path = Path(raw).expanduser()
+    path = Path(raw)
+    try:
+        path = path.expanduser()
+    except RuntimeError:  # `~user` with no such user: the name stays literal
+        pass
     return path if path.is_absolute() else cwd / path
 
 
@@ -53,6 +57,10 @@ def run_tool(name: str, tool_input: dict[str, Any], cwd: Path) -> ToolResult:
         return ToolResult(f"Error: unknown tool {name!r}", True)
     except OSError as error:
         return ToolResult(f"Error: {error.strerror or error} ({error.filename or ''})", True)
+    except UnicodeDecodeError:
+        return ToolResult(f"Error: {name} needs a UTF-8 text file", True)
+    except ValueError as error:  # e.g. a NUL byte in a path or command
+        return ToolResult(f"Error: {error}", True)
 
 
 def _read(path: Path) -> ToolResult:

@@ -94,6 +94,8 @@ class Conversation:
         name = str(tool_use.get("name"))
         tool_input = tool_use.get("input") if isinstance(tool_use.get("input"), dict) else {}
         path = target_path(tool_input, self.cwd)
+        if path is not None and "\x00" in str(path):
+            path = None  # no file can have this name: nothing to back up, and the tool reports the error
         if name in EDITING_TOOLS and path is not None and self.checkpoints is not None:
             result.notices.extend(self.checkpoints.backup_before_edit(str(path)))
         outcome = run_tool(name, tool_input, self.cwd)

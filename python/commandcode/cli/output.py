@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from ..errors import CommandcodeError
+from ..jsonfmt import escape_lone_surrogates
 
 stdout = Console(soft_wrap=True, highlight=False)
 stderr = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -24,7 +25,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def print_json(value: Any) -> None:
     """Writes `value` as pretty JSON to stdout (plain text, no markup)."""
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.write(escape_lone_surrogates(json.dumps(value, indent=2, ensure_ascii=False, default=str)) + "\n")
+    sys.stdout.flush()
+
+
+def print_json_line(value: Any) -> None:
+    """Writes `value` as one compact JSON line to stdout."""
+    sys.stdout.write(escape_lone_surrogates(json.dumps(value, ensure_ascii=False, default=str)) + "\n")
     sys.stdout.flush()
 
 

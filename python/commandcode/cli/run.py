@@ -10,10 +10,10 @@ from ..agent.offline import OfflineModel
 from ..agent.turn import Conversation, Model
 from ..catalog import most_recent, resolve_session
 from ..checkpoints import CheckpointManager
-from ..errors import SessionNotFoundError, UsageError
+from ..errors import CommandcodeError, SessionNotFoundError, UsageError
 from ..history import record_prompt
 from ..ids import new_uuid
-from ..meta import update_meta
+from ..meta import read_meta_for_update, update_meta
 from ..paths import SessionFiles, project_dir
 from ..session import open_session
 from ..writer import SessionWriter
@@ -29,15 +29,26 @@ def resolve_model(name: str) -> Model:
     raise UsageError(f"unknown model {name!r}", hint=f"available models: {', '.join(AVAILABLE_MODELS)}")
 
 
+def from_argv(text: str) -> str:
+    """Command-line text as Node reads it: bytes that are not UTF-8 become U+FFFD (Python keeps
+    them as lone surrogates, which would reach the transcript as `\\udcXX` escapes)."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that did not come from undecodable bytes
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
+
+
 def clean_name(name: str) -> str:
     """A session name as the real CLI stores it: CR/LF become spaces, trimmed."""
     return name.replace("\r", " ").replace("\n", " ").strip()
 
 
 def git_branch(cwd: Path) -> str | None:
-    """The current git branch of `cwd`, or None outside a repository."""
+    """The current git branch of `cwd` (also a branch with no commits yet), or None outside a
+    repository and on a detached HEAD."""
     try:
-        completed = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=cwd, capture_output=True,
+        completed = subprocess.run(["git", "symbolic-ref", "--quiet", "--short", "HEAD"], cwd=cwd, capture_output=True,
                                    text=True, timeout=5, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
         return None
@@ -52,30 +63,42 @@ def run_print(prompt: str, *, output_format: str, name: str | None, resume: str 
         raise UsageError(f"unknown output format {output_format!r}", hint="use text or json")
     if resume and continue_last:
         raise UsageError("-r and -c cannot be used together")
+    prompt = from_argv(prompt)
+    name = from_argv(name) if name else name
+    if not prompt.strip():
+        raise UsageError("the prompt is empty", hint='pass the prompt text: commandcode -p "PROMPT"')
     cwd = Path.cwd()
     model = resolve_model(model_name)
     files, is_new = _pick_session(cwd, resume, continue_last)
     messages: list[dict[str, Any]] = []
     with SessionWriter.open(files, str(cwd), persist=not no_session) as writer:
-        if writer.exists_on_disk:
+        if not is_new:  # a resumed session (also with --no-session, which only stops writing)
             session = open_session(files.transcript)
             messages = session.context().messages
             if session.skipped_lines:
                 warn(f"{files.transcript.name}: {len(session.skipped_lines)} unreadable line(s) skipped")
         cleaned = clean_name(name) if name else ""
+        if cleaned and not no_session:
+            read_meta_for_update(files.meta)  # refuse a meta file we could not update before the turn runs
         if cleaned:
             writer.append_entry("session_info", {"name": cleaned})
         checkpoints = None if no_session else CheckpointManager.for_session(files, cwd)
         conversation = Conversation(writer, model, cwd, messages, checkpoints)
-        result = conversation.run_turn(prompt)
-        if not no_session and writer.exists_on_disk:
-            patch: dict[str, Any] = {}
-            if is_new:
-                patch.update({"entrypoint": "print", "gitBranch": git_branch(cwd)})
-            if cleaned:
-                patch.update({"title": cleaned, "userRenamed": True})
-            if patch:
-                update_meta(files.meta, patch)
+        try:
+            result = conversation.run_turn(prompt)
+        except CommandcodeError:
+            raise
+        except Exception as error:  # the turn recorded it (`Error: …`); the user gets one line, not a traceback
+            raise CommandcodeError(f"the turn failed: {str(error) or type(error).__name__}") from error
+        finally:  # a failed turn that reached disk is still a print session
+            if not no_session and writer.exists_on_disk:
+                patch: dict[str, Any] = {}
+                if is_new:
+                    patch.update({"entrypoint": "print", "gitBranch": git_branch(cwd)})
+                if cleaned:
+                    patch.update({"title": cleaned, "userRenamed": True})
+                if patch:
+                    update_meta(files.meta, patch)
     if not no_session:
         record_prompt(prompt)
     for notice in result.notices:

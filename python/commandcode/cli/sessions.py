@@ -13,7 +13,7 @@ from rich.tree import Tree
 
 from ..catalog import list_sessions, resolve_session
 from ..session import Session, open_session
-from .output import handle_errors, print_json, stdout, warn
+from .output import handle_errors, print_json, print_json_line, stdout, warn
 
 app = typer.Typer(help="List and inspect sessions.", no_args_is_help=True)
 
@@ -41,7 +41,7 @@ def list_command(
 ) -> None:
     """Sessions of this directory's project, newest first."""
     errors: list[str] = []
-    summaries = list_sessions(Path.cwd(), include_headless=all_sessions or all_projects, all_projects=all_projects,
+    summaries = list_sessions(Path.cwd(), include_headless=all_sessions, all_projects=all_projects,
                               errors=errors)
     for error in errors:
         warn(escape(error))
@@ -103,10 +103,15 @@ def show_command(ref: str = typer.Argument(..., help="Session id, id prefix, nam
 @app.command("context")
 @handle_errors
 def context_command(ref: str = typer.Argument(..., help="Session id, id prefix, name or transcript path."),
-                    as_json: bool = JSON_OPTION) -> None:
+                    as_json: bool = JSON_OPTION,
+                    stats: bool = typer.Option(False, "--stats", help="Build the context, print only its size as one JSON line.")) -> None:
     """The messages the model sees when the session is resumed."""
     session = load(ref)
     context = session.context()
+    if stats:
+        print_json_line({"leaf": context.leaf_id, "entries": session.index.entry_count,
+                         "context_messages": len(context.messages), "skipped_lines": len(session.skipped_lines)})
+        return
     if as_json:
         print_json({"leaf": context.leaf_id, "entry_ids": context.entry_ids, "messages": context.messages})
         return
