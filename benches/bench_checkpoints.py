@@ -38,8 +38,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "benches"))
+try:
+    import commandcode  # noqa: F401  (installed, or `maturin develop`)
+except ImportError:
+    sys.path.insert(0, str(ROOT / "python"))
 
 import make_project  # noqa: E402
 
@@ -62,7 +65,11 @@ def median_ms(samples: list[float]) -> float:
     return round(statistics.median(samples) * 1000, 2)
 
 
-def timed(action: Callable[[], object]) -> float:
+def timed(action: Callable[[], object], *, settle: bool = False) -> float:
+    """Wall time of `action`; with `settle`, dirty pages are flushed first so that a measurement
+    never pays for an earlier one's writeback (fsync on ext4 would)."""
+    if settle:
+        os.sync()
     start = time.perf_counter()
     action()
     return time.perf_counter() - start
@@ -110,7 +117,7 @@ def bench_edit(work: Path, runs: int) -> dict[str, object]:
         samples, open_samples = [], []
         for run in range(runs + 1):
             target.write_bytes(bytes(rng.getrandbits(8) for _ in range(64)) + b"x = 1\n" * (100_000 // 6))
-            opened = timed(lambda: manager.open_checkpoint(f"turn {run}", run * 2, None))
+            opened = timed(lambda: manager.open_checkpoint(f"turn {run}", run * 2, None), settle=True)
             backup = timed(lambda: manager.backup_before_edit(str(target)))
             target.write_bytes(target.read_bytes() + b"# edited\n")
             after = timed(lambda: manager.record_after_edit(str(target)))
@@ -152,13 +159,13 @@ def bench_turn(work: Path, project: Path, runs: int) -> dict[str, object]:
     for run in range(runs + 1):
         chosen = [files[(index * step + run * 7) % len(files)] for index in range(20)]
 
-        spent = timed(lambda: manager.open_checkpoint(f"edit 20 files, run {run}", run * 2, None))
+        spent = timed(lambda: manager.open_checkpoint(f"edit 20 files, run {run}", run * 2, None), settle=True)
         for path in chosen:
             spent += timed(lambda: manager.backup_before_edit(str(path)))
             with open(path, "ab") as handle:  # the tool's own write: not checkpoint work
                 handle.write(f"\n# edited by the agent, run {run}\n".encode())
             spent += timed(lambda: manager.record_after_edit(str(path)))
-        git_spent = timed(lambda: git_snapshot(shadow, project))
+        git_spent = timed(lambda: git_snapshot(shadow, project), settle=True)
         if run:
             ours.append(spent)
             theirs.append(git_spent)
@@ -175,16 +182,16 @@ def bench_turn(work: Path, project: Path, runs: int) -> dict[str, object]:
 # ---------------------------------------------------------------------------------------------
 
 
-def bench_restore(work: Path, project: Path, runs: int, count: int = 1000) -> dict[str, object]:
-    """A code rewind of `count` files with full pre-verification."""
-    use_home(work / "home-restore")
+def time_rewinds(home: Path, project: Path, runs: int, count: int) -> dict[str, object]:
+    """Backs up `count` files of `project`, edits them, then times rewinds of them."""
+    use_home(home)
     files = project_files(project)
     rng = random.Random(3)
     chosen = sorted(rng.sample([path for path in files if path.stat().st_size <= backups.MAX_BACKUP_SIZE], count))
     originals = {path: path.read_bytes() for path in chosen}
     session = new_session(project)
     manager = CheckpointManager.for_session(session, project)
-    manager.open_checkpoint("edit 1,000 files", 0, None)
+    manager.open_checkpoint(f"edit {count} files", 0, None)
     for path in chosen:
         manager.backup_before_edit(str(path))
         path.write_bytes(originals[path] + b"\n# changed\n")
@@ -201,47 +208,67 @@ def bench_restore(work: Path, project: Path, runs: int, count: int = 1000) -> di
 
     end_to_end, native_only, dry = [], [], []
     for run in range(runs + 1):
-        spent = timed(lambda: rewind(session, project, 1, RewindMode.CODE, store=store))
+        spent = timed(lambda: rewind(session, project, 1, RewindMode.CODE, store=store), settle=True)
         assert all(path.read_bytes() == originals[path] for path in chosen)
         put_edits_back()
-        native = timed(lambda: backups.restore_files(store, plan.targets, session_id=session.session_id, confine_to=project))
+        native = timed(
+            lambda: backups.restore_files(store, plan.targets, session_id=session.session_id, confine_to=project),
+            settle=True,
+        )
         assert all(path.read_bytes() == originals[path] for path in chosen)
         put_edits_back()
-        checked = timed(lambda: rewind(session, project, 1, RewindMode.CODE, store=store, dry_run=True))
+        checked = timed(lambda: rewind(session, project, 1, RewindMode.CODE, store=store, dry_run=True), settle=True)
         if run:
             end_to_end.append(spent)
             native_only.append(native)
             dry.append(checked)
-    # Reference: the same files restored by the shadow repository (no verification).
-    shadow = work / "shadow-restore.git"
-    shutil.rmtree(shadow, ignore_errors=True)
     for path, data in originals.items():
         path.write_bytes(data)
-    git(shadow, project, "init", "-q")
-    git_snapshot(shadow, project)
-    for path, data in edited.items():
-        path.write_bytes(data)
-    git_snapshot(shadow, project)
-    git_restore = []
-    for run in range(runs + 1):
-        spent = timed(lambda: git(shadow, project, "checkout", "HEAD~1", "--", "."))
-        assert all(path.read_bytes() == originals[path] for path in chosen[:50])
-        git(shadow, project, "checkout", "HEAD", "--", ".")
-        if run:
-            git_restore.append(spent)
-    for path, data in originals.items():
-        path.write_bytes(data)
-    shutil.rmtree(shadow, ignore_errors=True)
     return {
         "files": count,
         "bytes": sum(len(data) for data in originals.values()),
         "ours_rewind_ms": median_ms(end_to_end),
         "ours_native_restore_ms": median_ms(native_only),
         "ours_dry_run_ms": median_ms(dry),
-        "target_ms": 300.0,
-        "opencode_ms": OPENCODE_RESTORE_1000_MS,
-        "shadow_git_checkout_ms": median_ms(git_restore),
+        "chosen": chosen,
+        "originals": originals,
+        "edited": edited,
     }
+
+
+def bench_restore(work: Path, project: Path, runs: int, count: int = 1000) -> dict[str, object]:
+    """A code rewind of `count` files with full pre-verification, on the work disk and on tmpfs,
+    and the same files restored by a shadow git repository (`git checkout`, unverified)."""
+    figures = time_rewinds(work / "home-restore", project, runs, count)
+    chosen, originals, edited = figures.pop("chosen"), figures.pop("originals"), figures.pop("edited")
+    if Path("/dev/shm").is_dir():
+        memory = Path(tempfile.mkdtemp(prefix="ccbench-", dir="/dev/shm"))
+        try:
+            shutil.copytree(project, memory / "project")
+            on_tmpfs = time_rewinds(memory / "home", memory / "project", runs, count)
+            figures["tmpfs_rewind_ms"] = on_tmpfs["ours_rewind_ms"]
+            figures["tmpfs_native_restore_ms"] = on_tmpfs["ours_native_restore_ms"]
+        finally:
+            shutil.rmtree(memory, ignore_errors=True)
+    shadow = work / "shadow-restore.git"
+    shutil.rmtree(shadow, ignore_errors=True)
+    git(shadow, project, "init", "-q")
+    git_snapshot(shadow, project)
+    for path, data in edited.items():  # type: ignore[attr-defined]
+        path.write_bytes(data)
+    git_snapshot(shadow, project)
+    git_restore = []
+    for run in range(runs + 1):
+        spent = timed(lambda: git(shadow, project, "checkout", "HEAD~1", "--", "."), settle=True)
+        assert all(path.read_bytes() == originals[path] for path in chosen[:50])  # type: ignore[index]
+        git(shadow, project, "checkout", "HEAD", "--", ".")
+        if run:
+            git_restore.append(spent)
+    for path, data in originals.items():  # type: ignore[attr-defined]
+        path.write_bytes(data)
+    shutil.rmtree(shadow, ignore_errors=True)
+    figures.update({"target_ms": 300.0, "opencode_ms": OPENCODE_RESTORE_1000_MS, "shadow_git_checkout_ms": median_ms(git_restore)})
+    return figures
 
 
 # ---------------------------------------------------------------------------------------------
@@ -303,11 +330,11 @@ def report(results: dict[str, dict]) -> str:
         ("first snapshot needed", "none", f"shadow git {turn['shadow_git_first_snapshot_s']} s"),
         ("rewind 1,000 files (full pre-verification)", f"{restore['ours_rewind_ms']} ms (native {restore['ours_native_restore_ms']} ms)",
          f"opencode {restore['opencode_ms']:.0f} ms; target < {restore['target_ms']:.0f} ms; git checkout {restore['shadow_git_checkout_ms']} ms (unverified)"),
+        ("same rewind on tmpfs (no disk cost)", f"{restore.get('tmpfs_rewind_ms', '—')} ms (native {restore.get('tmpfs_native_restore_ms', '—')} ms)", "—"),
         ("dry run of that rewind", f"{restore['ours_dry_run_ms']} ms", "—"),
         ("store after backing up the whole project", f"{mib(store['store_bytes'])} ({mib(store['store_bytes_on_disk'])} on disk)",
          f"unique bytes {mib(store['unique_bytes'])} (×{store['ratio_unique_to_store']}); shadow git {mib(store['shadow_repo_bytes'])}; real CLI raw copies {mib(store['real_cli_raw_copies_per_session_bytes'])} per session"),
         ("a second session backing up the same tree", f"+{store['second_session_added_bytes']} bytes", "real CLI: another full copy"),
-        ("full-project backup time", f"{store['full_backup_s']} s", f"shadow git first snapshot {turn['shadow_git_first_snapshot_s']} s"),
     ]
     width = max(len(row[0]) for row in rows)
     lines = [f"{'measure':<{width}}  {'commandcode':<40}  baseline", "-" * (width + 60)]

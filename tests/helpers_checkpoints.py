@@ -1,5 +1,6 @@
-"""Shared helpers for the backup, checkpoint and rewind tests: an isolated data dir, a project
-folder, tree snapshots (bytes and modes) and a size-limited tmpfs."""
+"""Shared helpers for the backup, checkpoint and rewind tests: a data dir on tmpfs, a project
+folder, tree snapshots (bytes and modes) and size-limited tmpfs mounts. (The per-test data dir
+`home` comes from `conftest.py`.)"""
 
 from __future__ import annotations
 
@@ -16,18 +17,9 @@ import pytest
 
 from commandcode.paths import SessionFiles, project_dir
 
-SAMPLES = Path("/work/shared/reference/samples/home/.commandcode")
+SAMPLES = Path(__file__).resolve().parent / "fixtures" / "real_cli" / "home" / ".commandcode"
 SAMPLE_SESSION = "1ccb4627-5286-46c5-84a9-ce35adae899d"
 SAMPLE_CWD = "/home/dev/proj"
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private `COMMANDCODE_HOME` for one test."""
-    data = tmp_path / "home" / ".commandcode"
-    data.mkdir(parents=True)
-    monkeypatch.setenv("COMMANDCODE_HOME", str(data))
-    return data
 
 
 @pytest.fixture

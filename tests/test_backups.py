@@ -13,7 +13,7 @@ import pytest
 from commandcode import backups
 from commandcode.backups import BackupStore, RestoreTarget
 from commandcode.errors import BackupIntegrityError, ChangedOutsideError, RestoreError, UnsupportedFormatError
-from helpers_checkpoints import home, project, read_only_tmpfs, small_tmpfs, snapshot, write  # noqa: F401
+from helpers_checkpoints import project, read_only_tmpfs, small_tmpfs, snapshot, write  # noqa: F401
 
 SESSION = "00000000-0000-4000-8000-000000000001"
 
@@ -247,3 +247,26 @@ def test_immutable_target_is_refused(home: Path, project: Path) -> None:
 
 def test_recover_pending_is_a_no_op_without_a_journal(home: Path) -> None:
     assert backups.recover_pending(SESSION) is None
+
+
+def test_a_restore_in_progress_elsewhere_is_reported(home: Path) -> None:
+    import fcntl
+
+    journal = backups.journal_path(SESSION)
+    journal.parent.mkdir(parents=True)
+    journal.write_text('{"version":1,"state":"open","createdDirs":[],"ops":[]}')
+    with open(f"{journal}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with pytest.raises(RestoreError, match="another restore is running"):
+            backups.recover_pending(SESSION)
+    assert backups.recover_pending(SESSION) == ("rolled_back", [])
+    assert not journal.exists()
+
+
+def test_an_unreadable_journal_is_kept_and_reported(home: Path) -> None:
+    journal = backups.journal_path(SESSION)
+    journal.parent.mkdir(parents=True)
+    journal.write_text("{not json")
+    with pytest.raises(RestoreError, match="unreadable restore journal"):
+        backups.recover_pending(SESSION)
+    assert journal.read_text() == "{not json"

@@ -26,7 +26,6 @@ from commandcode.paths import SessionFiles
 from helpers_checkpoints import (  # noqa: F401
     SAMPLE_SESSION,
     SAMPLES,
-    home,
     memory_home,
     new_session_files,
     project,
@@ -71,6 +70,7 @@ def test_backups_record_algorithm_mode_and_after_state(home: Path, project: Path
     assert manager.backup_before_edit("new.txt") == []  # relative to the cwd, does not exist yet
     write(project / "new.txt", b"created")
     manager.record_after_edit("new.txt")
+    manager.flush()
     [record] = lines_of(manager.files)
     existing, created = record["files"]
     assert existing == {
@@ -94,6 +94,7 @@ def test_only_the_first_backup_of_a_path_in_a_checkpoint_counts(home: Path, proj
     manager.backup_before_edit(str(project / "." / "a.txt"))
     target.write_bytes(b"three")
     manager.record_after_edit(str(target))
+    manager.flush()
     [record] = lines_of(manager.files)
     assert len(record["files"]) == 1
     assert record["files"][0]["hash"] == backups.content_id(b"one")
@@ -251,3 +252,65 @@ def test_legacy_records_with_a_messages_array_are_converted(home: Path, tmp_path
     [record] = read_checkpoints(legacy)
     assert (record.message_count, record.last_message_id) == (2, "m2")
     assert record.to_json()["futureKey"] == 1 and "messages" not in record.to_json()
+
+
+def test_sweep_keeps_objects_of_a_session_stored_outside_the_projects_folder(home: Path, project: Path, tmp_path: Path) -> None:
+    elsewhere = SessionFiles(tmp_path / "elsewhere", "11111111-2222-4333-8444-555555555555")
+    manager = CheckpointManager.for_session(elsewhere, project)
+    manager.open_checkpoint("turn", 0, None)
+    manager.backup_before_edit(str(write(project / "a.txt", b"kept by an outside session")))
+    report = sweep_objects(manager.store, grace_seconds=0)
+    assert report["deleted_objects"] == 0
+    assert manager.store.read(backups.content_id(b"kept by an outside session"))
+
+
+def test_after_digests_reach_disk_with_the_next_write_on_collection_or_at_exit(home: Path, project: Path) -> None:
+    import gc
+    import subprocess
+    import sys
+    import textwrap
+
+    manager = manager_for(project)
+    manager.open_checkpoint("turn", 0, None)
+    target = write(project / "a.txt", b"one")
+    manager.backup_before_edit(str(target))
+    target.write_bytes(b"two")
+    manager.record_after_edit(str(target))
+    assert "afterHash" not in lines_of(manager.files)[0]["files"][0], "not fsynced on its own"
+    files = manager.files
+    del manager
+    gc.collect()
+    assert lines_of(files)[0]["files"][0]["afterHash"] == backups.content_id(b"two")
+
+    script = textwrap.dedent(
+        f"""
+        from pathlib import Path
+        from commandcode.checkpoints import CheckpointManager
+        from commandcode.paths import SessionFiles
+        manager = CheckpointManager.for_session(SessionFiles(Path({str(files.directory)!r}), "exit-test"), Path({str(project)!r}))
+        manager.open_checkpoint("turn", 0, None)
+        manager.backup_before_edit({str(target)!r})
+        Path({str(target)!r}).write_bytes(b"three")
+        manager.record_after_edit({str(target)!r})
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+    exited = SessionFiles(files.directory, "exit-test")
+    assert lines_of(exited)[0]["files"][0]["afterHash"] == backups.content_id(b"three")
+
+
+def test_a_late_flush_never_clobbers_a_file_changed_meanwhile(home: Path, project: Path) -> None:
+    import gc
+
+    manager = manager_for(project)
+    manager.open_checkpoint("one", 0, None)
+    manager.open_checkpoint("two", 2, None)
+    target = write(project / "a.txt", b"x")
+    manager.backup_before_edit(str(target))
+    manager.record_after_edit(str(target))
+    files = manager.files
+    records = read_checkpoints(files.checkpoints)
+    write_checkpoints(files.checkpoints, records[:1])  # a rewind in another process dropped turn 2
+    del manager
+    gc.collect()
+    assert [record.prompt for record in read_checkpoints(files.checkpoints)] == ["one"]

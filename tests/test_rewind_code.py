@@ -18,7 +18,7 @@ from commandcode.checkpoints import CheckpointManager, read_checkpoints, write_c
 from commandcode.errors import BackupIntegrityError, ChangedOutsideError, RestoreError, UsageError
 from commandcode.paths import SessionFiles
 from commandcode.rewind import RewindMode, available_modes, plan_code, rewind
-from helpers_checkpoints import SAMPLE_CWD, SAMPLE_SESSION, SAMPLES, home, memory_home, new_session_files, project, snapshot, write  # noqa: F401
+from helpers_checkpoints import SAMPLE_CWD, SAMPLE_SESSION, SAMPLES, memory_home, new_session_files, project, snapshot, write  # noqa: F401
 
 
 class Agent:
@@ -48,7 +48,8 @@ class Agent:
 
 
 def code_rewind(agent: Agent, number: int, **options: object):  # type: ignore[no-untyped-def]
-    return rewind(agent.files, agent.project, number, RewindMode.CODE, **options)  # type: ignore[arg-type]
+    """A rewind by the agent itself: its manager is flushed first and reloaded after."""
+    return rewind(agent.files, agent.project, number, RewindMode.CODE, checkpoints=agent.manager, **options)  # type: ignore[arg-type]
 
 
 def test_rewind_restores_each_earlier_tree(home: Path, project: Path) -> None:
@@ -139,10 +140,13 @@ def test_a_bash_edit_between_turns_is_detected(home: Path, project: Path) -> Non
     assert (project / "a.txt").read_bytes() == b"sed -i changed this"
 
 
-def _edit_record(files: SessionFiles, change) -> None:  # type: ignore[no-untyped-def]
-    records = read_checkpoints(files.checkpoints)
+def _edit_record(agent: Agent, change) -> None:  # type: ignore[no-untyped-def]
+    """Edits the checkpoints file behind the agent's back (as a person or a bug would)."""
+    agent.manager.flush()
+    records = read_checkpoints(agent.files.checkpoints)
     change(records)
-    write_checkpoints(files.checkpoints, records)
+    write_checkpoints(agent.files.checkpoints, records)
+    agent.manager.reload()
 
 
 @pytest.mark.parametrize("bad_path", ["../../x", "/etc/commandcode-rewind-test", "../outside/x"])
@@ -157,7 +161,7 @@ def test_a_checkpoints_file_pointing_outside_is_refused(home: Path, project: Pat
         records[0].files[1].path = bad_path
         records[0].files[1].hash = backups.BackupStore().put_bytes(b"evil")
 
-    _edit_record(agent.files, point_outside)
+    _edit_record(agent, point_outside)
     before, outside = snapshot(project), snapshot(tmp_path / "outside")
     with pytest.raises(RestoreError, match="outside"):
         code_rewind(agent, 1)

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+import commandcode
 from commandcode.checkpoints import CheckpointManager
-from helpers_checkpoints import home, new_session_files, snapshot, write  # noqa: F401
+from helpers_checkpoints import new_session_files, snapshot, write  # noqa: F401
 
 FILES = 120
 
@@ -55,13 +56,16 @@ def prepare(project: Path) -> tuple[object, dict, dict]:
         manager.backup_before_edit(str(path))
         write(path, f"created {index}")
         manager.record_after_edit(str(path))
+    manager.flush()
     return files, before_turn, snapshot(project)
 
 
 @pytest.mark.slow
 def test_kill_9_at_random_moments_leaves_the_tree_wholly_before_or_after(home: Path, tmp_path: Path) -> None:
     rng = random.Random(20260102)
-    python_path = os.pathsep.join([str(Path(__file__).resolve().parents[1] / "python"), os.environ.get("PYTHONPATH", "")])
+    # The child imports the same commandcode (installed, or the source tree with its built module).
+    package_root = str(Path(commandcode.__file__).resolve().parents[1])
+    python_path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH", "")]))
     environment = {**os.environ, "PYTHONPATH": python_path, "COMMANDCODE_HOME": str(home)}
     outcomes = {"before": 0, "after": 0}
     interrupted = 0

@@ -111,7 +111,9 @@ def test_new_session_is_buffered_until_the_first_assistant_message(cc_home: Path
         assistant_id = writer.append_message(assistant_message("hi"), model="m")
         write_spy.clear()
         assert writer.commit() is True
-        transcript_writes = [data for path, data in write_spy if path == os.path.realpath(files.transcript)]
+        # The file appears whole: written as a hidden temp file, then linked into place.
+        created = os.path.join(os.path.realpath(files.directory), f".{files.transcript.name}.{os.getpid()}.tmp")
+        transcript_writes = [data for path, data in write_spy if path in (os.path.realpath(files.transcript), created)]
         assert len(transcript_writes) == 1  # header and buffered entries in one write
         assert transcript_writes[0] == files.transcript.read_bytes()
         lines = read_lines(files.transcript)

@@ -106,8 +106,9 @@ class RestoreOutcome:
 
 
 def _outcome(plan: _native.RestorePlan) -> RestoreOutcome:
-    changes = [PlannedChange(Path(path), action, changed, content) for path, action, changed, content in plan.entries]
-    problems = [Problem(Path(path), code, message) for path, code, message in plan.problems]
+    # The native module already hands back `pathlib.Path` objects.
+    changes = [PlannedChange(path, action, changed, content) for path, action, changed, content in plan.entries]
+    problems = [Problem(path, code, message) for path, code, message in plan.problems]
     return RestoreOutcome(changes, problems)
 
 

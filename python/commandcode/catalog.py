@@ -102,6 +102,8 @@ def list_sessions(cwd: Path, *, include_headless: bool = False, all_projects: bo
         except (CommandcodeError, OSError) as error:
             message = str(error)
             return message if message.startswith(f"{path}: ") else f"{path}: {message}"
+        except Exception as error:  # noqa: BLE001 - one hostile file must not take the whole listing down
+            return f"{path}: cannot be listed ({type(error).__name__}: {error})"
 
     summaries: list[SessionSummary] = []
     with ThreadPoolExecutor(max_workers=LISTING_CONCURRENCY) as pool:

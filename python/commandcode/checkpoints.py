@@ -13,7 +13,9 @@ real CLI ignores:
 - `algo: "blake3"` — `hash` names an object of our shared store (absent: the real CLI's sha256
   raw blob in `file-history/`), so the two are never confused;
 - `mode` — the permission bits to restore;
-- `afterHash` — blake3 of what our tool left (`null`: it left no file; absent: unknown).
+- `afterHash` — blake3 of what our tool left (`null`: it left no file; absent: unknown). It is
+  written with the next durable write, by `flush()`, or when the manager goes away, not fsynced
+  on its own: it only sharpens outside-edit detection, and a lost one never loses a backup.
 
 A symlink is never followed: it is recorded `skipped: "symlink"` and a notice names it.
 Caps: files over 10 MB are `skipped: "too_large"`; at most 200 backups per session (the oldest
@@ -30,6 +32,7 @@ import json
 import os
 import stat
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -41,7 +44,7 @@ from .errors import CheckpointError
 from .fsutil import atomic_write, ensure_dir
 from .ids import iso_now, new_uuid, parse_iso
 from .jsonfmt import dumps_line
-from .paths import SessionFiles, projects_dir
+from .paths import SessionFiles, objects_dir, projects_dir
 
 PROMPT_PREVIEW_CHARS = 120
 RETENTION_DAYS = 30
@@ -207,7 +210,7 @@ def read_checkpoints(path: Path) -> list[Checkpoint]:
         text = path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
         return []
-    records = []
+    records: list[Checkpoint] = []
     for line in text.split("\n"):
         if not line.strip():
             continue
@@ -227,20 +230,46 @@ def write_checkpoints(path: Path, records: list[Checkpoint]) -> None:
     atomic_write(path, "\n".join(dumps_line(record.to_json()) for record in records).encode("utf-8"))
 
 
-def iter_checkpoint_files(root: Path | None = None) -> Iterator[Path]:
-    """Every `*.checkpoints.jsonl` under the projects folder."""
+EXTERNAL_LOCATIONS_NAME = "external-checkpoints.txt"
+
+
+def iter_checkpoint_files(root: Path | None = None, store_root: Path | None = None) -> Iterator[Path]:
+    """Every `*.checkpoints.jsonl` under the projects folder, plus the checkpoints files kept
+    elsewhere (a session resumed in place outside the projects folder) that the store lists."""
     base = root if root is not None else projects_dir()
-    if not base.is_dir():
+    if base.is_dir():
+        for project in sorted(base.iterdir()):
+            if project.is_dir() and not project.is_symlink():
+                yield from sorted(project.glob("*.checkpoints.jsonl"))
+    for line in _external_locations(store_root):
+        path = Path(line)
+        if path.is_file():
+            yield path
+
+
+def _external_locations(store_root: Path | None) -> list[str]:
+    listing = (store_root if store_root is not None else objects_dir()) / EXTERNAL_LOCATIONS_NAME
+    try:
+        return [line for line in listing.read_text(encoding="utf-8").split("\n") if line]
+    except FileNotFoundError:
+        return []
+
+
+def register_external_location(path: Path, store_root: Path) -> None:
+    """Lists a checkpoints file that lives outside the projects folder, so sweeps keep its
+    objects (a sweep only sees what it can find)."""
+    location = os.path.abspath(path)
+    if os.path.commonpath([location, os.path.abspath(projects_dir())]) == os.path.abspath(projects_dir()):
         return
-    for project in sorted(base.iterdir()):
-        if project.is_dir() and not project.is_symlink():
-            yield from sorted(project.glob("*.checkpoints.jsonl"))
+    known = _external_locations(store_root)
+    if location not in known:
+        atomic_write(store_root / EXTERNAL_LOCATIONS_NAME, "\n".join([*known, location]).encode("utf-8"))
 
 
-def referenced_objects(root: Path | None = None) -> set[str]:
+def referenced_objects(root: Path | None = None, store_root: Path | None = None) -> set[str]:
     """The blake3 objects referenced by any checkpoint of any session."""
     referenced = set()
-    for path in iter_checkpoint_files(root):
+    for path in iter_checkpoint_files(root, store_root):
         for record in read_checkpoints(path):
             for item in record.files:
                 if item.algorithm == backups.BLAKE3 and item.hash is not None:
@@ -251,7 +280,7 @@ def referenced_objects(root: Path | None = None) -> set[str]:
 def sweep_objects(store: backups.BackupStore, *, grace_seconds: float = SWEEP_GRACE_SECONDS) -> dict[str, int]:
     """Deletes objects that no session's checkpoints reference and that are older than the grace
     period (which protects an object another session has written but not yet recorded)."""
-    return store.sweep(referenced_objects(), grace_seconds=grace_seconds)
+    return store.sweep(referenced_objects(store_root=store.root), grace_seconds=grace_seconds)
 
 
 def _format_bytes(count: int) -> str:
@@ -263,12 +292,47 @@ def _format_bytes(count: int) -> str:
     return f"{count} B"
 
 
+class _Ledger:
+    """A manager's records and whether some are not on disk yet. Kept apart from the manager so
+    they can still be written when the manager is collected or the process exits; that late
+    write is skipped if the file changed since this ledger last read or wrote it (a rewind ran
+    meanwhile), so it can never clobber newer records."""
+
+    def __init__(self, path: Path, records: list[Checkpoint]) -> None:
+        self.path = path
+        self.records = records
+        self.dirty = False
+        self.stamp = _stamp(path)
+
+    def write(self) -> None:
+        write_checkpoints(self.path, self.records)
+        self.dirty = False
+        self.stamp = _stamp(self.path)
+
+    def flush_quietly(self) -> None:
+        if not self.dirty or _stamp(self.path) != self.stamp:
+            return
+        try:
+            self.write()
+        except OSError:
+            pass  # at exit there is no one to tell; only advisory after-digests are lost
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (status.st_ino, status.st_size, status.st_mtime_ns)
+
+
 class CheckpointManager:
     """Records checkpoints and backups for one session, as the agent loop runs.
 
     The loop calls `open_checkpoint` at each non-meta user prompt, `backup_before_edit` before
     `write_file`/`edit_file` change a file (showing the returned notices), and
-    `record_after_edit` after the tool wrote it. Works for sessions without a transcript.
+    `record_after_edit` after the tool wrote it (optionally `flush()` at the end of a turn).
+    Works for sessions without a transcript.
     """
 
     def __init__(
@@ -285,10 +349,13 @@ class CheckpointManager:
         self.store = store if store is not None else backups.BackupStore()
         self._free_space = free_space if free_space is not None else backups.free_space
         self._now = now if now is not None else (lambda: datetime.now(timezone.utc))
-        self.records: list[Checkpoint] = read_checkpoints(files.checkpoints)
+        self._ledger = _Ledger(files.checkpoints, read_checkpoints(files.checkpoints))
+        # Pending after-digests are written when the manager goes away or the process exits.
+        weakref.finalize(self, self._ledger.flush_quietly)
         self._current: Checkpoint | None = None
         self.paused = False
         self._last_sweep = 0.0
+        self._registered = False
 
     @classmethod
     def for_session(
@@ -309,10 +376,21 @@ class CheckpointManager:
             manager._sweep(force=True)
         return manager
 
+    @property
+    def records(self) -> list[Checkpoint]:
+        return self._ledger.records
+
+    @records.setter
+    def records(self, value: list[Checkpoint]) -> None:
+        self._ledger.records = value
+
     def reload(self) -> None:
         """Re-reads the file (after a rewind changed it); the open checkpoint is kept only if it
-        is still there."""
-        self.records = read_checkpoints(self.files.checkpoints)
+        is still there. Unsaved after-digests are written first unless the file changed."""
+        self._ledger.flush_quietly()
+        self._ledger.dirty = False
+        self._ledger = _Ledger(self.files.checkpoints, read_checkpoints(self.files.checkpoints))
+        weakref.finalize(self, self._ledger.flush_quietly)
         current = self._current
         self._current = next((record for record in self.records if current and record.id == current.id), None)
 
@@ -359,9 +437,10 @@ class CheckpointManager:
         item = self._backup(path, key, notices)
         if item is not None:
             record.files.append(item)
-            if item.hash is not None:
-                self.apply_retention()
+            dropped = item.hash is not None and self.apply_retention()
             self._save()
+            if dropped:
+                self._sweep(force=False)
         return notices
 
     def record_after_edit(self, path: str) -> None:
@@ -382,7 +461,17 @@ class CheckpointManager:
             item.after_known, item.after_hash = True, None
         else:
             item.after_known, item.after_hash = False, None
-        self._save()
+        # Not fsynced on its own: the after-digest only sharpens outside-edit detection, and
+        # each durable write costs fsyncs on every edit. It reaches disk with the next backup or
+        # checkpoint, with `flush()`, or when the process exits; a crash before that only makes
+        # the check skip this file (never a false alarm, never a lost backup).
+        self._ledger.dirty = True
+
+    def flush(self) -> None:
+        """Writes after-digests recorded since the last write (call at the end of a turn for
+        them to survive a crash; process exit does it too)."""
+        if self._ledger.dirty:
+            self._save()
 
     def apply_retention(self) -> bool:
         """Drops checkpoints older than 30 days, then the oldest ones while the session holds
@@ -466,7 +555,10 @@ class CheckpointManager:
         return self._current
 
     def _save(self) -> None:
-        write_checkpoints(self.files.checkpoints, self.records)
+        if not self._registered:
+            register_external_location(self.files.checkpoints, self.store.root)
+            self._registered = True
+        self._ledger.write()
 
     def _sweep(self, *, force: bool) -> None:
         moment = time.monotonic()
@@ -483,3 +575,4 @@ def _older_than(record: Checkpoint, cutoff: datetime) -> bool:
     if created.tzinfo is None:
         created = created.replace(tzinfo=timezone.utc)
     return created < cutoff
+

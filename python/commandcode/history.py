@@ -3,13 +3,15 @@
 One `{"p": text, "t": epoch_ms}` record per line, appended whole; a torn last line is ended with a
 newline first. Consecutive duplicates are skipped, prompts over 50,000 characters are cut with
 `...`, and past 5 MiB the file is rewritten (atomically) down to the newest lines that fit in
-2.5 MiB. History is a convenience: failures to record are ignored.
+2.5 MiB. History is a convenience: failures to record are ignored, and anything but a regular file
+in its place (a FIFO, a folder, a symlink) is left alone rather than read or written.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 from .fsutil import FILE_MODE, atomic_write, ensure_dir
@@ -29,6 +31,11 @@ def record_prompt(prompt: str) -> None:
     path = data_dir() / "history.jsonl"
     try:
         ensure_dir(path.parent)
+        try:
+            if not stat.S_ISREG(os.lstat(path).st_mode):
+                return  # reading a FIFO would block, and a symlink is never followed
+        except FileNotFoundError:
+            pass
         if _last_prompt(path) == prompt:
             return
         record = encode_line({"p": prompt, "t": epoch_ms()})
@@ -48,7 +55,7 @@ def record_prompt(prompt: str) -> None:
 
 def _last_prompt(path: os.PathLike[str]) -> str | None:
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as handle:
             handle.seek(0, os.SEEK_END)
             size = handle.tell()
             handle.seek(max(0, size - 65536))
@@ -58,7 +65,7 @@ def _last_prompt(path: os.PathLike[str]) -> str | None:
     for line in reversed(lines):
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(record, dict):
             text = record.get("p", record.get("text"))

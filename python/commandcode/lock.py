@@ -23,6 +23,7 @@ from .paths import locks_dir
 _FLOCK_FORMAT = "hhqqi"  # struct flock on Linux: l_type, l_whence, l_start, l_len, l_pid
 _held_in_this_process: set[str] = set()
 _registry_lock = threading.Lock()
+_LOCK_ATTEMPTS = 5
 
 
 def lock_path_for(transcript: Path) -> Path:
@@ -40,6 +41,26 @@ def _holder_pid(descriptor: int) -> int | None:
         return None
     lock_type, _, _, _, pid = struct.unpack(_FLOCK_FORMAT, answer)
     return pid if lock_type != fcntl.F_UNLCK and pid > 0 else None
+
+
+def _take(descriptor: int) -> tuple[bool, int | None]:
+    """Tries to lock without waiting: `(True, None)` when taken, else `(False, holder pid)`.
+
+    A holder that lets go between the refused attempt and the question who holds it is not a
+    holder: the attempt is repeated, so a refusal names the pid whenever there was one.
+    """
+    pid = None
+    for _ in range(_LOCK_ATTEMPTS):
+        try:
+            fcntl.lockf(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True, None
+        except OSError as error:
+            if error.errno not in (errno.EACCES, errno.EAGAIN):
+                raise
+        pid = _holder_pid(descriptor)
+        if pid is not None:
+            break
+    return False, pid
 
 
 class WriterLock:
@@ -66,12 +87,11 @@ class WriterLock:
             ensure_dir(self.path.parent)
             descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
             try:
-                fcntl.lockf(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as error:
-                if error.errno not in (errno.EACCES, errno.EAGAIN):
-                    os.close(descriptor)
-                    raise
-                pid = _holder_pid(descriptor)
+                taken, pid = _take(descriptor)
+            except OSError:
+                os.close(descriptor)
+                raise
+            if not taken:
                 os.close(descriptor)
                 holder = f"process {pid}" if pid else "another process"
                 raise SessionLockedError(

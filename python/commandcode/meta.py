@@ -4,12 +4,17 @@ Updates read, shallow-merge and write the object as the real CLI does, but atomi
 file + rename), so a crash never leaves half a file. Keys whose new value is `None` are removed,
 like JavaScript's `undefined`; keys the patch does not name are kept as they are (a stored `null`,
 such as `goal: null`, included). A meta file that is missing reads as `{}`; one that is not a JSON
-object reads as `{}` too, and is never overwritten by a merge (the user's bytes stay put).
+object reads as `{}` too, and is never overwritten by a merge (the user's bytes stay put). Only a
+regular file is read (a FIFO or device in its place must not block or feed the reader), and
+nesting too deep to decode counts as not an object.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +23,35 @@ from .fsutil import atomic_write
 from .jsonfmt import dumps_pretty
 
 
-def read_meta(path: Path) -> dict[str, Any]:
-    """The meta object, or `{}` when the file is missing, unreadable JSON or not an object."""
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of the regular file at `path`, or `None` when there is none.
+
+    Raises:
+        OSError: it cannot be read, or is not a regular file (a folder, FIFO or device).
+    """
     try:
-        value = json.loads(path.read_text(encoding="utf-8"), parse_constant=_reject_constant)
-    except (FileNotFoundError, ValueError, UnicodeDecodeError):
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        chunks = []
+        while chunk := os.read(descriptor, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(descriptor)
+
+
+def read_meta(path: Path) -> dict[str, Any]:
+    """The meta object, or `{}` when the file is missing, unreadable, not JSON or not an object."""
+    try:
+        raw = _read_regular(path)
+        if raw is None:
+            return {}
+        value = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+    except (OSError, ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -32,16 +61,14 @@ def read_meta_for_update(path: Path) -> dict[str, Any]:
 
     Raises:
         InvalidSessionError: the file is not a JSON object (an update would refuse to touch it).
+        OSError: it cannot be read, or is not a regular file.
     """
     current: dict[str, Any] = {}
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raw = None
+    raw = _read_regular(path)
     if raw is not None and raw.strip():
         try:
             parsed = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
-        except ValueError:  # invalid JSON (NaN and Infinity included, as in JavaScript) or UTF-8
+        except (ValueError, RecursionError):  # invalid JSON (NaN, Infinity), UTF-8, or too deep
             parsed = None
         if not isinstance(parsed, dict):
             raise InvalidSessionError(

@@ -20,6 +20,7 @@ Rewinding to checkpoint N restores the state from just before turn N.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Sequence
@@ -29,11 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from . import backups
-from .checkpoints import Checkpoint, FileBackup, read_checkpoints, resolve_path, write_checkpoints
+from .agent.offline import summarize
+from .checkpoints import Checkpoint, CheckpointManager, FileBackup, read_checkpoints, resolve_path, write_checkpoints
 from .errors import ChangedOutsideError, InvalidSessionError, RestoreError, UsageError
+from .lock import WriterLock
 from .paths import SessionFiles
-
-LEAF_CUSTOM_TYPE = "commandcode.leaf"
+from .session import Session, content_blocks, open_session
+from .writer import SessionWriter
 
 
 class RewindMode(str, Enum):
@@ -54,8 +57,8 @@ class RewindMode(str, Enum):
         return self in (RewindMode.BOTH, RewindMode.CODE)
 
     @property
-    def touches_conversation(self) -> bool:
-        return self is not RewindMode.CODE
+    def moves_conversation(self) -> bool:
+        return self in (RewindMode.BOTH, RewindMode.CONVERSATION)
 
 
 _LABELS = {
@@ -162,22 +165,26 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
                 seen.add(key)
                 history.setdefault(key, []).append((numbers[position], item))
     targets, skipped, conflicts = [], [], []
+    blob_folder: Path | None = None
     for key, entries in history.items():
         _, wanted = entries[-1]
         _, newest = entries[0]
+        path = Path(key)
         if not wanted.restorable:
-            skipped.append(SkippedFile(Path(key), wanted.skipped or "skipped"))
+            skipped.append(SkippedFile(path, wanted.skipped or "skipped"))
             continue
-        conflicts.extend(_conflicts_between_turns(Path(key), entries))
+        conflicts.extend(_conflicts_between_turns(path, entries))
         expected = None
         if newest.after_known:
             expected = newest.after_hash if newest.after_hash is not None else "absent"
+        if wanted.algorithm == backups.SHA256 and blob_folder is None:
+            blob_folder = files.file_history
         targets.append(
             backups.RestoreTarget(
-                path=Path(key),
+                path=path,
                 digest=wanted.hash,
                 algorithm=wanted.algorithm,
-                blob_folder=files.file_history if wanted.algorithm == backups.SHA256 else None,
+                blob_folder=blob_folder if wanted.algorithm == backups.SHA256 else None,
                 mode=wanted.mode,
                 expected=expected,
             )
@@ -297,7 +304,7 @@ def _record_restored_state(records: list[Checkpoint], index: int, cwd: Path, out
 # Conversation
 
 
-def conversation_target(session: Any, checkpoint: Checkpoint) -> str | None:
+def conversation_target(session: Session, checkpoint: Checkpoint) -> str | None:
     """The entry the checkpoint's turn started from: the entry of `lastMessageId`, else the
     context entry that covers `messageCount` messages; `None` when the turn was the first.
 
@@ -319,7 +326,7 @@ def conversation_target(session: Any, checkpoint: Checkpoint) -> str | None:
     )
 
 
-def _context_messages_before(session: Any, target_entry_id: str | None) -> tuple[list[dict], list[dict], str | None]:
+def _context_messages_before(session: Session, target_entry_id: str | None) -> tuple[list[dict], list[dict], str | None]:
     """Splits the context at the target entry: (messages up to it, messages after it, the id of
     the first entry after it)."""
     context = session.context()
@@ -332,113 +339,73 @@ def _context_messages_before(session: Any, target_entry_id: str | None) -> tuple
     return messages[:cut], messages[cut:], ids[cut] if cut < len(ids) else None
 
 
-def summarize(messages: list[dict]) -> str:
-    """The summary of `messages`: the agent's offline summarizer when present, else a
-    deterministic digest of the visible text (first lines of each user and assistant message)."""
-    try:
-        from .agent.offline import summarize as offline_summarize  # type: ignore[import-not-found]
-    except ImportError:
-        return _digest_summary(messages)
-    return str(offline_summarize(messages))
-
-
-def _digest_summary(messages: list[dict]) -> str:
-    lines = []
-    for message in messages:
-        role = message.get("role", "?")
-        content = message.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
-        for block in blocks:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text" and str(block.get("text", "")).strip():
-                first = str(block["text"]).strip().splitlines()[0][:200]
-                lines.append(f"- {role}: {first}")
-            elif block.get("type") == "tool_use":
-                target = (block.get("input") or {}).get("file_path") or (block.get("input") or {}).get("path") or ""
-                lines.append(f"- {role} used {block.get('name')} {target}".rstrip())
-    return "Summary of {} messages:\n{}".format(len(messages), "\n".join(lines) if lines else "(no text)")
-
-
 def estimate_tokens(messages: list[dict]) -> int:
     """The real CLI's estimate: ceil(len(JSON(block)) / 4) per block, 1500 per image."""
     total = 0
     for message in messages:
-        content = message.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
-        for block in blocks:
-            if isinstance(block, dict) and block.get("type") == "image":
+        for block in content_blocks(message.get("content")):
+            if block.get("type") == "image":
                 total += 1500
             else:
                 total += math.ceil(len(json.dumps(block, separators=(",", ":"), ensure_ascii=False)) / 4)
     return total
 
 
-def _open_session(files: SessionFiles) -> Any:
-    from .session import open_session
-
+def _open_session(files: SessionFiles) -> Session:
     if not files.transcript.exists():
         raise InvalidSessionError(f"session {files.session_id} has no transcript; only code can be rewound")
     return open_session(files.transcript)
 
 
-def _open_writer(files: SessionFiles, cwd: Path) -> Any:
-    from .writer import SessionWriter
+@dataclass(frozen=True)
+class _ConversationPlan:
+    """What a conversation-side rewind appends, worked out before anything is written."""
 
-    return SessionWriter.open(files, str(cwd))
+    target: str | None
+    summary_entry: tuple[str, dict[str, Any], Any] | None = None  # (type, fields, parent_id or ...)
 
 
-def _rewind_conversation(files: SessionFiles, cwd: Path, records: list[Checkpoint], index: int, result: RewindResult) -> None:
+def _plan_conversation(
+    files: SessionFiles, records: list[Checkpoint], index: int, mode: RewindMode, number: int, *, dry_run: bool
+) -> _ConversationPlan:
     checkpoint = records[index]
     session = _open_session(files)
     target = conversation_target(session, checkpoint)
-    result.leaf_entry_id = target
-    if result.dry_run:
-        return
-    with _open_writer(files, cwd) as writer:
-        writer.move_leaf(target, {"reason": "rewind", "checkpointId": checkpoint.id})
-    result.dropped_checkpoints = len(records) - index
-    del records[index:]
-
-
-def _summarize_from(files: SessionFiles, cwd: Path, records: list[Checkpoint], index: int, result: RewindResult) -> None:
-    checkpoint = records[index]
-    session = _open_session(files)
-    target = conversation_target(session, checkpoint)
-    _, after, _ = _context_messages_before(session, target)
-    if not after:
-        raise UsageError(f"nothing after checkpoint {result.number} to summarize")
-    result.leaf_entry_id = target
-    if result.dry_run:
-        return
-    summary = summarize(after)
-    modified = sorted({item.path for record in records[index:] for item in record.files})
-    with _open_writer(files, cwd) as writer:
-        from_id = session.leaf_id or "root"
-        writer.move_leaf(target, {"reason": "summarize-from", "checkpointId": checkpoint.id})
-        result.summary_entry_id = writer.append_entry(
-            "branch_summary",
-            {"fromId": from_id, "summary": summary, "details": {"readFiles": [], "modifiedFiles": modified}},
-        )
-        writer.commit()
-
-
-def _summarize_to(files: SessionFiles, cwd: Path, records: list[Checkpoint], index: int, result: RewindResult) -> None:
-    checkpoint = records[index]
-    session = _open_session(files)
-    target = conversation_target(session, checkpoint)
-    before, _, first_kept = _context_messages_before(session, target)
+    if mode.moves_conversation:
+        return _ConversationPlan(target)
+    before, after, first_kept = _context_messages_before(session, target)
+    fields: dict[str, Any]
+    if mode is RewindMode.SUMMARIZE_FROM:
+        if not after:
+            raise UsageError(f"nothing after checkpoint {number} to summarize")
+        modified = sorted({item.path for record in records[index:] for item in record.files})
+        fields = {
+            "fromId": session.leaf_id or "root",
+            "summary": "" if dry_run else summarize(after),
+            "details": {"readFiles": [], "modifiedFiles": modified},
+        }
+        return _ConversationPlan(target, ("branch_summary", fields, target))
     if not before:
-        raise UsageError(f"nothing before checkpoint {result.number} to summarize")
-    if result.dry_run:
+        raise UsageError(f"nothing before checkpoint {number} to summarize")
+    fields = {
+        "summary": "" if dry_run else summarize(before),
+        "firstKeptEntryId": first_kept or "",
+        "tokensBefore": estimate_tokens(before),
+    }
+    return _ConversationPlan(target, ("compaction", fields, ...))
+
+
+def _apply_conversation(
+    writer: SessionWriter, plan: _ConversationPlan, records: list[Checkpoint], index: int, result: RewindResult
+) -> None:
+    if plan.summary_entry is None:
+        writer.move_leaf(plan.target, {"reason": "rewind", "checkpointId": records[index].id})
+        result.dropped_checkpoints = len(records) - index
+        del records[index:]
         return
-    summary = summarize(before)
-    with _open_writer(files, cwd) as writer:
-        result.summary_entry_id = writer.append_entry(
-            "compaction",
-            {"summary": summary, "firstKeptEntryId": first_kept or "", "tokensBefore": estimate_tokens(before)},
-        )
-        writer.commit()
+    entry_type, fields, parent = plan.summary_entry
+    result.summary_entry_id = writer.append_entry(entry_type, fields, parent_id=parent)
+    writer.commit(force=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -455,20 +422,49 @@ def rewind(
     force: bool = False,
     allow_outside: bool = False,
     store: backups.BackupStore | None = None,
+    writer: SessionWriter | None = None,
+    checkpoints: CheckpointManager | None = None,
     faults: dict[str, int] | None = None,
 ) -> RewindResult:
     """Rewinds session `files` (working directory `cwd`) to checkpoint `number`.
 
-    Code is restored before the conversation moves, so a refused or failed code restore leaves
-    the conversation as it was. `faults` passes test hooks to the native restore.
+    Everything that can be checked is checked before anything is written: the checkpoint and
+    mode, the writer lock, the conversation's starting point, then the code restore (itself
+    verified before it writes); the conversation moves last. An agent rewinding its own session
+    passes the `writer` it holds and its `checkpoints` manager (flushed before, reloaded after,
+    so neither side overwrites the other); `faults` passes test hooks to the native restore.
 
     Raises:
         UsageError: no such checkpoint, or the mode is not offered for it.
+        SessionLockedError: another process has the session open for writing.
         BackupIntegrityError, ChangedOutsideError, RestoreError: the code restore was refused
             or failed; nothing was changed (the error names each failing file).
         InvalidSessionError: the transcript cannot be rewound to that point.
     """
     backups.recover_pending(files.session_id)
+    if checkpoints is not None:
+        checkpoints.flush()
+    try:
+        return _rewind(files, Path(cwd), number, mode, dry_run=dry_run, force=force, allow_outside=allow_outside,
+                       store=store, writer=writer, faults=faults)
+    finally:
+        if checkpoints is not None:
+            checkpoints.reload()
+
+
+def _rewind(
+    files: SessionFiles,
+    cwd: Path,
+    number: int,
+    mode: RewindMode,
+    *,
+    dry_run: bool,
+    force: bool,
+    allow_outside: bool,
+    store: backups.BackupStore | None,
+    writer: SessionWriter | None,
+    faults: dict[str, int] | None,
+) -> RewindResult:
     records = read_checkpoints(files.checkpoints)
     index = find_checkpoint(records, number)
     offered = available_modes(records, index, has_transcript=files.transcript.exists())
@@ -476,27 +472,31 @@ def rewind(
         choices = ", ".join(choice.value for choice in offered) or "none"
         raise UsageError(f"checkpoint {number} does not offer --mode {mode.value}; it offers: {choices}")
     result = RewindResult(number=number, mode=mode, dry_run=dry_run)
-    cwd = Path(cwd)
-    if mode.restores_code:
-        _restore_code(
-            files, cwd, records, index, result,
-            store=store if store is not None else backups.BackupStore(),
-            force=force, allow_outside=allow_outside, faults=faults,
-        )
-        if not dry_run:
-            write_checkpoints(files.checkpoints, records)
-    if mode in (RewindMode.BOTH, RewindMode.CONVERSATION):
+    store = store if store is not None else backups.BackupStore()
+    with contextlib.ExitStack() as stack:
+        if writer is None and not dry_run:
+            if mode is RewindMode.CODE:
+                stack.enter_context(WriterLock(files.transcript))
+            else:
+                writer = stack.enter_context(SessionWriter.open(files, str(cwd)))
+        conversation = None
+        if mode is not RewindMode.CODE:
+            conversation = _plan_conversation(files, records, index, mode, number, dry_run=dry_run)
+            result.leaf_entry_id = conversation.target
+        if mode.restores_code:
+            _restore_code(files, cwd, records, index, result, store=store, force=force,
+                          allow_outside=allow_outside, faults=faults)
+            if not dry_run:
+                write_checkpoints(files.checkpoints, records)
+        if conversation is None or dry_run:
+            return result
+        assert writer is not None
         try:
-            _rewind_conversation(files, cwd, records, index, result)
+            _apply_conversation(writer, conversation, records, index, result)
         except Exception as error:
-            if mode is RewindMode.BOTH and not dry_run:
+            if mode is RewindMode.BOTH:
                 raise RestoreError(f"the files were restored, but the conversation was not moved: {error}") from error
             raise
-    elif mode is RewindMode.SUMMARIZE_FROM:
-        _summarize_from(files, cwd, records, index, result)
-    elif mode is RewindMode.SUMMARIZE_TO:
-        _summarize_to(files, cwd, records, index, result)
-    if result.dropped_checkpoints:
-        write_checkpoints(files.checkpoints, records)
+        if result.dropped_checkpoints:
+            write_checkpoints(files.checkpoints, records)
     return result
-

@@ -6,6 +6,7 @@ Rules, each there for a reason:
 - Entries are committed per turn: `commit()` writes every pending line (JSON and newline
   together) in one `write` and fsyncs, so a process killed mid-turn leaves the file ending at the
   previous commit, or at worst with a torn tail that readers skip.
+- A new transcript appears whole (temp file, fsync, hard link), never empty or with a torn header.
 - Before the first append to a file that does not end in `\\n`, the torn tail is ended with a
   newline, so a new entry is never glued onto a broken fragment (pi and the real CLI lose the
   next message that way). The fragment itself is kept, never truncated.
@@ -15,6 +16,8 @@ Rules, each there for a reason:
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 from pathlib import Path
 from typing import Any
@@ -172,19 +175,45 @@ class SessionWriter:
         return True
 
     def _create(self, payload: bytes) -> None:
+        """Creates the transcript whole: the header and the first entries go to a hidden temp file
+        that is fsynced, then hard-linked into place (which, like `O_EXCL`, fails if a transcript
+        appeared meanwhile). A crash leaves no transcript or a complete one, never an empty file or
+        a torn header (which the real CLI would take for a legacy file and migrate to an empty
+        session, format §2.6)."""
         transcript = self.files.transcript
         ensure_dir(transcript.parent)
         header: dict[str, Any] = {"type": "session", "version": 3, "id": self.files.session_id,
                                   "timestamp": self._started_at, "cwd": self.cwd}
         header.update(self._header_extra)
+        data = encode_line(header) + payload
+        temporary = transcript.with_name(f".{transcript.name}.{os.getpid()}.tmp")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
+        try:
+            try:
+                _write_all(descriptor, data)
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
+            try:
+                os.link(temporary, transcript)
+            except OSError as error:
+                if error.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+                    raise
+                self._create_in_place(transcript, data)  # a file system without hard links
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        fsync_dir(transcript.parent)
+        self._exists = True
+
+    @staticmethod
+    def _create_in_place(transcript: Path, data: bytes) -> None:
         descriptor = os.open(transcript, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
         try:
-            _write_all(descriptor, encode_line(header) + payload)
+            _write_all(descriptor, data)
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
-        fsync_dir(transcript.parent)
-        self._exists = True
 
     def _append(self, payload: bytes) -> None:
         transcript = self.files.transcript

@@ -136,31 +136,40 @@ pub enum ParsedLine<'a> {
 
 /// Parses and validates one line (without its `\n`).
 pub fn parse_line(line: &[u8]) -> Result<ParsedLine<'_>, JsonError> {
+    Ok(match parse_fields(line)? {
+        Some(fields) => ParsedLine::Object(Box::new(fields)),
+        None => ParsedLine::NotObject,
+    })
+}
+
+/// [`parse_line`] without the box (the scanner's hot path): `None` for valid JSON that is not
+/// an object.
+pub fn parse_fields(line: &[u8]) -> Result<Option<LineFields<'_>>, JsonError> {
     let mut cursor = Cursor::new(line);
     let mut fields = LineFields::default();
-    let is_object = cursor.visit_object(|key, cursor| {
+    let is_object = cursor.visit_object_raw(|key, cursor| {
         let slot = match key {
-            "type" => &mut fields.kind,
-            "id" => &mut fields.id,
-            "parentId" => &mut fields.parent_id,
-            "timestamp" => &mut fields.timestamp,
-            "version" => &mut fields.version,
-            "cwd" => &mut fields.cwd,
-            "parentSession" => &mut fields.parent_session,
-            "sessionId" => &mut fields.session_id,
-            "role" => &mut fields.role,
-            "model" => &mut fields.model,
-            "effort" => &mut fields.effort,
-            "firstKeptEntryId" => &mut fields.first_kept_entry_id,
-            "stripThinkingFromKept" => &mut fields.strip_thinking_from_kept,
-            "targetId" => &mut fields.target_id,
-            "label" => &mut fields.label,
-            "name" => &mut fields.name,
-            "message" => {
+            b"type" => &mut fields.kind,
+            b"id" => &mut fields.id,
+            b"parentId" => &mut fields.parent_id,
+            b"timestamp" => &mut fields.timestamp,
+            b"version" => &mut fields.version,
+            b"cwd" => &mut fields.cwd,
+            b"parentSession" => &mut fields.parent_session,
+            b"sessionId" => &mut fields.session_id,
+            b"role" => &mut fields.role,
+            b"model" => &mut fields.model,
+            b"effort" => &mut fields.effort,
+            b"firstKeptEntryId" => &mut fields.first_kept_entry_id,
+            b"stripThinkingFromKept" => &mut fields.strip_thinking_from_kept,
+            b"targetId" => &mut fields.target_id,
+            b"label" => &mut fields.label,
+            b"name" => &mut fields.name,
+            b"message" => {
                 fields.message = read_message(cursor)?;
                 return Ok(true);
             }
-            "metadata" => {
+            b"metadata" => {
                 fields.metadata = read_metadata(cursor)?;
                 return Ok(true);
             }
@@ -173,15 +182,15 @@ pub fn parse_line(line: &[u8]) -> Result<ParsedLine<'_>, JsonError> {
         cursor.skip_value()?;
     }
     cursor.finish()?;
-    Ok(if is_object { ParsedLine::Object(Box::new(fields)) } else { ParsedLine::NotObject })
+    Ok(is_object.then_some(fields))
 }
 
 fn read_message<'a>(cursor: &mut Cursor<'a>) -> Result<Option<MessageFields<'a>>, JsonError> {
     let mut message = MessageFields::default();
-    let is_object = cursor.visit_object(|key, cursor| {
+    let is_object = cursor.visit_object_raw(|key, cursor| {
         match key {
-            "role" => message.role = Some(cursor.read_loose()?),
-            "meta" => message.meta = read_meta(cursor)?,
+            b"role" => message.role = Some(cursor.read_loose()?),
+            b"meta" => message.meta = read_meta(cursor)?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -194,10 +203,10 @@ fn read_message<'a>(cursor: &mut Cursor<'a>) -> Result<Option<MessageFields<'a>>
 
 fn read_meta<'a>(cursor: &mut Cursor<'a>) -> Result<Option<MetaFields<'a>>, JsonError> {
     let mut meta = MetaFields::default();
-    let is_object = cursor.visit_object(|key, cursor| {
+    let is_object = cursor.visit_object_raw(|key, cursor| {
         match key {
-            "isMeta" => meta.is_meta = Some(cursor.read_loose()?),
-            "messageId" => meta.message_id = Some(cursor.read_loose()?),
+            b"isMeta" => meta.is_meta = Some(cursor.read_loose()?),
+            b"messageId" => meta.message_id = Some(cursor.read_loose()?),
             _ => return Ok(false),
         }
         Ok(true)
@@ -210,10 +219,10 @@ fn read_meta<'a>(cursor: &mut Cursor<'a>) -> Result<Option<MetaFields<'a>>, Json
 
 fn read_metadata<'a>(cursor: &mut Cursor<'a>) -> Result<Option<MetadataFields<'a>>, JsonError> {
     let mut metadata = MetadataFields::default();
-    let is_object = cursor.visit_object(|key, cursor| {
+    let is_object = cursor.visit_object_raw(|key, cursor| {
         match key {
-            "version" => metadata.version = Some(cursor.read_loose()?),
-            "entrypoint" => metadata.entrypoint = Some(cursor.read_loose()?),
+            b"version" => metadata.version = Some(cursor.read_loose()?),
+            b"entrypoint" => metadata.entrypoint = Some(cursor.read_loose()?),
             _ => return Ok(false),
         }
         Ok(true)

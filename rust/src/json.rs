@@ -78,25 +78,129 @@ impl Loose<'_> {
     }
 }
 
-/// Offsets (as a bit mask) of the bytes in `chunk` that end a run of plain string bytes:
-/// `"`, `\\`, and control characters below 0x20, which JSON forbids inside strings.
+/// Bytes that are allowed after a backslash: 1 = a one-letter escape, 2 = `u` (four hex digits follow).
+const ESCAPE_CLASS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut letters: &[u8] = b"\"\\/bfnrt";
+    while let [letter, rest @ ..] = letters {
+        table[*letter as usize] = 1;
+        letters = rest;
+    }
+    table[b'u' as usize] = 2;
+    table
+};
+
+/// Even bit positions of a 64-bit mask (simdjson's escape trick).
+const EVEN_BITS: u64 = 0x5555_5555_5555_5555;
+
+/// Masks of a 64-byte block: quotes, backslashes, and the common escape letters that need no
+/// further check besides `"` and `\\` (`n`, `t`); plus whether any byte is below 0x20.
 #[inline(always)]
-fn special_bytes(chunk: [u8; 16]) -> u32 {
-    let bytes = u8x16::new(chunk);
-    let quote = bytes.cmp_eq(u8x16::splat(b'"'));
-    let backslash = bytes.cmp_eq(u8x16::splat(b'\\'));
-    let control = bytes.min(u8x16::splat(0x1f)).cmp_eq(bytes);
-    (quote | backslash | control).move_mask() as u32
+fn block_masks(block: &[u8; 64]) -> (u64, u64, u64, bool) {
+    let mut quotes = 0u64;
+    let mut backslashes = 0u64;
+    let mut letters = 0u64;
+    let mut control = u8x16::splat(0);
+    for index in 0..4 {
+        let mut lane = [0u8; 16];
+        lane.copy_from_slice(&block[16 * index..16 * index + 16]);
+        let bytes = u8x16::new(lane);
+        let quote = bytes.cmp_eq(u8x16::splat(b'"'));
+        let backslash = bytes.cmp_eq(u8x16::splat(b'\\'));
+        let letter = bytes.cmp_eq(u8x16::splat(b'n')) | bytes.cmp_eq(u8x16::splat(b't'));
+        quotes |= u64::from(quote.move_mask() as u32 as u16) << (16 * index);
+        backslashes |= u64::from(backslash.move_mask() as u32 as u16) << (16 * index);
+        letters |= u64::from(letter.move_mask() as u32 as u16) << (16 * index);
+        control |= bytes.min(u8x16::splat(0x1f)).cmp_eq(bytes);
+    }
+    (quotes, backslashes, letters | quotes | backslashes, control.any())
 }
 
-/// [`special_bytes`] over a 64-byte block, as one 64-bit mask.
+/// Bits of the bytes below 0x20 in a 64-byte block (only computed when [`block_masks`] saw one).
+#[cold]
+fn control_mask(block: &[u8; 64]) -> u64 {
+    block.iter().enumerate().fold(0u64, |mask, (index, &byte)| mask | (u64::from(byte < 0x20) << index))
+}
+
+/// The characters escaped by a backslash in this block (the byte after each escaping
+/// backslash), carrying an odd backslash run at the block end into the next block through
+/// `carry` (simdjson's branchless escape finder).
 #[inline(always)]
-fn block_marks(block: &[u8]) -> u64 {
-    let mut marks = 0u64;
-    for (index, chunk) in block.chunks_exact(16).enumerate() {
-        marks |= u64::from(special_bytes(chunk.try_into().unwrap_or([0; 16]))) << (16 * index);
+fn escaped_bytes(backslashes: u64, carry: &mut u64) -> u64 {
+    let backslashes = backslashes & !*carry;
+    let follows_escape = (backslashes << 1) | *carry;
+    let odd_sequence_starts = backslashes & !EVEN_BITS & !follows_escape;
+    let (sequences_starting_on_even_bits, overflow) = odd_sequence_starts.overflowing_add(backslashes);
+    *carry = u64::from(overflow);
+    let invert_mask = sequences_starting_on_even_bits << 1;
+    (EVEN_BITS ^ invert_mask) & follows_escape
+}
+
+/// Finds the closing quote of the string body starting at `start`, 64 bytes at a time, in the
+/// common case: the quote exists, no control character comes before it and every escape is
+/// valid. Returns `(closing quote index, had escapes)`, or `None` when any of that fails or
+/// is unsure, in which case the exact byte-by-byte walk decides (and places the error).
+#[inline]
+fn fast_string_end(data: &[u8], start: usize) -> Option<(usize, bool)> {
+    // Short strings (keys, ids, roles) usually end within sixteen bytes: one probe settles them.
+    if let Some(slice) = data.get(start..start + 16) {
+        let mut lane = [0u8; 16];
+        lane.copy_from_slice(slice);
+        let bytes = u8x16::new(lane);
+        let special = bytes.cmp_eq(u8x16::splat(b'"'))
+            | bytes.cmp_eq(u8x16::splat(b'\\'))
+            | bytes.min(u8x16::splat(0x1f)).cmp_eq(bytes);
+        let mask = special.move_mask() as u32;
+        if mask != 0 {
+            let offset = mask.trailing_zeros() as usize;
+            if slice[offset] == b'"' {
+                return Some((start + offset, false));
+            }
+        }
     }
-    marks
+    let mut position = start;
+    let mut carry = 0u64;
+    let mut had_escapes = false;
+    let mut padded = [b' '; 64];
+    loop {
+        let block: &[u8; 64] = match data.get(position..position + 64) {
+            Some(slice) => slice.try_into().ok()?,
+            None => {
+                let rest = data.get(position..).filter(|rest| !rest.is_empty())?;
+                // At most once per string: the next block would start past the end.
+                padded[..rest.len()].copy_from_slice(rest);
+                &padded
+            }
+        };
+        let (quotes, backslashes, common_letters, any_control) = block_masks(block);
+        let escaped = escaped_bytes(backslashes, &mut carry);
+        let ends = quotes & !escaped;
+        let before_end = if ends == 0 { u64::MAX } else { (ends & ends.wrapping_neg()) - 1 };
+        if any_control && control_mask(block) & before_end != 0 {
+            return None;
+        }
+        had_escapes |= escaped & before_end != 0;
+        // Only the rare escape letters (`/`, `b`, `f`, `u`, or invalid ones) are looked at one by one.
+        let mut escapes = escaped & before_end & !common_letters;
+        while escapes != 0 {
+            let offset = escapes.trailing_zeros() as usize;
+            escapes &= escapes - 1;
+            match ESCAPE_CLASS[usize::from(block[offset])] {
+                1 => {}
+                2 => {
+                    let hex_start = position + offset + 1;
+                    if !data.get(hex_start..hex_start + 4)?.iter().all(u8::is_ascii_hexdigit) {
+                        return None;
+                    }
+                }
+                _ => return None,
+            }
+        }
+        if ends != 0 {
+            return Some((position + ends.trailing_zeros() as usize, had_escapes));
+        }
+        position += 64;
+    }
 }
 
 /// A position in one line of JSON.
@@ -160,43 +264,28 @@ impl<'a> Cursor<'a> {
     /// Skips a string body (after its opening quote) up to and including the closing quote.
     /// Returns whether the string had escapes.
     ///
-    /// Works on 64-byte blocks: one mask of the special bytes per block, then every escape in
-    /// the block is handled from the mask without reloading (source code in tool results has an
-    /// escape every few dozen bytes).
+    /// The common case goes through [`fast_string_end`] (64-byte blocks, escapes found
+    /// branch-free); anything unusual is walked again byte by byte by
+    /// [`Self::skip_string_body_exact`], which also says precisely what is wrong and where.
     #[inline]
     fn skip_string_body(&mut self) -> Result<bool, JsonError> {
+        match fast_string_end(self.data, self.position) {
+            Some((end, had_escapes)) => {
+                self.position = end + 1;
+                Ok(had_escapes)
+            }
+            None => self.skip_string_body_exact(),
+        }
+    }
+
+    /// The reference walk over a string body: every byte in order, the first error wins.
+    #[cold]
+    #[inline(never)]
+    fn skip_string_body_exact(&mut self) -> Result<bool, JsonError> {
         let data = self.data;
         let mut position = self.position;
         let mut escaped = false;
         loop {
-            if let Some(block) = data.get(position..position + 64) {
-                let mut marks = block_marks(block);
-                let base = position;
-                let mut next = position;
-                while marks != 0 {
-                    let offset = base + marks.trailing_zeros() as usize;
-                    marks &= marks - 1;
-                    if offset < next {
-                        continue;
-                    }
-                    match data[offset] {
-                        b'"' => {
-                            self.position = offset + 1;
-                            return Ok(escaped);
-                        }
-                        b'\\' => {
-                            escaped = true;
-                            next = self.skip_escape(offset + 1)?;
-                        }
-                        _ => {
-                            self.position = offset;
-                            return Err(self.error(JsonErrorKind::ControlCharacterInString));
-                        }
-                    }
-                }
-                position = next.max(base + 64);
-                continue;
-            }
             match data.get(position) {
                 None => {
                     self.position = position;
@@ -244,7 +333,15 @@ impl<'a> Cursor<'a> {
         let start = self.position;
         let escaped = self.skip_string_body()?;
         let raw = &self.data[start..self.position - 1];
-        Ok(if escaped { Cow::Owned(unescape(raw)) } else { String::from_utf8_lossy(raw) })
+        Ok(if escaped {
+            Cow::Owned(unescape(raw))
+        } else {
+            // `from_utf8` has an ASCII fast path; the lossy decoder only runs on invalid bytes.
+            match std::str::from_utf8(raw) {
+                Ok(text) => Cow::Borrowed(text),
+                Err(_) => String::from_utf8_lossy(raw),
+            }
+        })
     }
 
     fn skip_number(&mut self) -> Result<(), JsonError> {
@@ -326,8 +423,11 @@ impl<'a> Cursor<'a> {
 
     /// Validates and skips one value of any depth, without recursion.
     pub fn skip_value(&mut self) -> Result<(), JsonError> {
-        // true = inside an object, false = inside an array.
-        let mut stack: Vec<bool> = Vec::new();
+        // Open containers as a bit stack (1 = object, 0 = array), the top in bit 0; every 64
+        // levels spill to the heap, so only pathological nesting allocates.
+        let mut bits: u64 = 0;
+        let mut depth: usize = 0;
+        let mut spilled: Vec<u64> = Vec::new();
         'value: loop {
             self.skip_whitespace();
             if !self.skip_scalar()? {
@@ -337,15 +437,20 @@ impl<'a> Cursor<'a> {
                 if self.peek() == Some(close) {
                     self.position += 1;
                 } else {
-                    stack.push(is_object);
+                    if depth > 0 && depth % 64 == 0 {
+                        spilled.push(bits);
+                        bits = 0;
+                    }
+                    bits = (bits << 1) | u64::from(is_object);
+                    depth += 1;
                     if is_object {
                         self.skip_key()?;
                     }
                     continue 'value;
                 }
             }
-            loop {
-                let Some(&in_object) = stack.last() else { return Ok(()) };
+            while depth > 0 {
+                let in_object = bits & 1 == 1;
                 match self.peek() {
                     Some(b',') => {
                         self.position += 1;
@@ -358,8 +463,13 @@ impl<'a> Cursor<'a> {
                     Some(b']') if !in_object => self.position += 1,
                     _ => return Err(self.unexpected()),
                 }
-                stack.pop();
+                bits >>= 1;
+                depth -= 1;
+                if depth > 0 && depth % 64 == 0 {
+                    bits = spilled.pop().unwrap_or(0);
+                }
             }
+            return Ok(());
         }
     }
 
@@ -392,12 +502,35 @@ impl<'a> Cursor<'a> {
         })
     }
 
+    /// Reads an object key as bytes: the raw bytes when it has no escapes (no UTF-8 check: keys
+    /// are only compared with ASCII names, which invalid bytes can never equal, decoded or not),
+    /// the decoded string otherwise.
+    #[inline]
+    fn read_key(&mut self) -> Result<Cow<'a, [u8]>, JsonError> {
+        self.expect(b'"')?;
+        let start = self.position;
+        let escaped = self.skip_string_body()?;
+        let raw = &self.data[start..self.position - 1];
+        Ok(if escaped { Cow::Owned(unescape(raw).into_bytes()) } else { Cow::Borrowed(raw) })
+    }
+
     /// Walks an object (the cursor is before its `{`), calling `on_key` for every key with the
     /// cursor before the value. `on_key` returns `false` to have the value skipped. Returns
     /// `Ok(false)` without consuming anything when the next value is not an object.
     pub fn visit_object(
         &mut self,
         mut on_key: impl FnMut(&str, &mut Self) -> Result<bool, JsonError>,
+    ) -> Result<bool, JsonError> {
+        self.visit_object_raw(|key, cursor| match std::str::from_utf8(key) {
+            Ok(key) => on_key(key, cursor),
+            Err(_) => on_key(&String::from_utf8_lossy(key), cursor),
+        })
+    }
+
+    /// [`Self::visit_object`] with keys as bytes (see [`Self::read_key`]): the scanner's hot path.
+    pub fn visit_object_raw(
+        &mut self,
+        mut on_key: impl FnMut(&[u8], &mut Self) -> Result<bool, JsonError>,
     ) -> Result<bool, JsonError> {
         if self.peek() != Some(b'{') {
             return Ok(false);
@@ -408,7 +541,7 @@ impl<'a> Cursor<'a> {
             return Ok(true);
         }
         loop {
-            let key = self.read_string()?;
+            let key = self.read_key()?;
             self.expect(b':')?;
             self.skip_whitespace();
             if !on_key(&key, self)? {
@@ -510,6 +643,155 @@ mod tests {
             let expected = serde_json::from_str::<serde::de::IgnoredAny>(case).is_ok();
             assert_eq!(valid(case), expected, "{case}");
         }
+    }
+
+    /// Makes an input comparable with serde_json, which differs from `JSON.parse` (and from us)
+    /// on purpose in two ways: invalid UTF-8 becomes U+FFFD (as the real CLI decodes files) and
+    /// escapes of lone surrogates, which JavaScript accepts, become an ordinary escape.
+    fn as_serde_sees_it(input: &[u8]) -> String {
+        let mut text = String::from_utf8_lossy(input).into_owned().into_bytes();
+        let mut index = 0;
+        while index < text.len() {
+            if text[index] == b'\\' {
+                let hex = text.get(index + 2..index + 6).map(|hex| hex.to_vec());
+                if text.get(index + 1) == Some(&b'u') {
+                    if let Some(hex) = hex.filter(|hex| hex.iter().all(u8::is_ascii_hexdigit)) {
+                        if matches!(hex[0], b'd' | b'D') && matches!(hex[1], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F') {
+                            text[index + 2..index + 6].copy_from_slice(b"0041");
+                        }
+                    }
+                }
+                index += 2;
+            } else {
+                index += 1;
+            }
+        }
+        String::from_utf8(text).unwrap_or_default()
+    }
+
+    /// A deterministic generator of JSON texts, valid and then mutated.
+    struct Generator(u64);
+
+    impl Generator {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, bound: u64) -> usize {
+            (self.next() % bound) as usize
+        }
+
+        fn pick<'t>(&mut self, items: &[&'t str]) -> &'t str {
+            items[self.below(items.len() as u64)]
+        }
+
+        fn whitespace(&mut self, out: &mut String) {
+            if self.below(6) == 0 {
+                out.push_str(self.pick(&[" ", "\t", "\r", "  ", "\n"]));
+            }
+        }
+
+        fn string(&mut self, out: &mut String) {
+            out.push('"');
+            let length = match self.below(4) {
+                0 => self.below(4),
+                1 => self.below(20),
+                _ => self.below(300),
+            };
+            for _ in 0..length {
+                out.push_str(self.pick(&[
+                    "a", "b", "z", " ", "0", "é", "→", "😀", "\\n", "\\\"", "\\\\", "\\/", "\\t", "\\r", "\\b", "\\f",
+                    "\\u00e9", "\\uD83D\\uDE00", "\\ud800", "\\uDC00", "'", "{", "]", ":", ",",
+                ]));
+            }
+            out.push('"');
+        }
+
+        fn value(&mut self, out: &mut String, depth: usize) {
+            self.whitespace(out);
+            match self.below(if depth > 4 { 6 } else { 9 }) {
+                0 => out.push_str(self.pick(&["true", "false", "null"])),
+                1 | 2 => out.push_str(self.pick(&["0", "-0", "1", "-12", "3.25", "1e5", "-2.5E-3", "10e+2", "123456789012345678901234567890"])),
+                3..=5 => self.string(out),
+                6 | 7 => {
+                    out.push('{');
+                    for index in 0..self.below(5) {
+                        if index > 0 {
+                            out.push(',');
+                        }
+                        self.whitespace(out);
+                        self.string(out);
+                        self.whitespace(out);
+                        out.push(':');
+                        self.value(out, depth + 1);
+                    }
+                    self.whitespace(out);
+                    out.push('}');
+                }
+                _ => {
+                    out.push('[');
+                    for index in 0..self.below(5) {
+                        if index > 0 {
+                            out.push(',');
+                        }
+                        self.value(out, depth + 1);
+                    }
+                    self.whitespace(out);
+                    out.push(']');
+                }
+            }
+            self.whitespace(out);
+        }
+
+        fn mutate(&mut self, bytes: &mut Vec<u8>) {
+            const BYTES: &[u8] = b"\"\\{}[],:0123456789eE+-.tfnrul \t\r\x01\x1f\x7f\x80\xc3\xff";
+            for _ in 0..=self.below(3) {
+                let position = self.below(bytes.len() as u64 + 1);
+                let byte = BYTES[self.below(BYTES.len() as u64)];
+                match self.below(3) {
+                    0 if position < bytes.len() => {
+                        bytes.remove(position);
+                    }
+                    1 if position < bytes.len() => bytes[position] = byte,
+                    _ => bytes.insert(position, byte),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn accepts_exactly_what_serde_json_accepts() {
+        let mut generator = Generator(0x2545_f491_4f6c_dd1d);
+        let (mut valid, mut invalid) = (0, 0);
+        for case in 0..60_000 {
+            let mut text = String::new();
+            generator.value(&mut text, 0);
+            let mut bytes = text.into_bytes();
+            if case % 3 != 0 {
+                generator.mutate(&mut bytes);
+            }
+            let expected = serde_json::from_str::<serde::de::IgnoredAny>(&as_serde_sees_it(&bytes)).is_ok();
+            let mut cursor = Cursor::new(&bytes);
+            let actual = cursor.skip_value().and_then(|()| cursor.finish()).is_ok();
+            assert_eq!(actual, expected, "case {case}: {:?}", String::from_utf8_lossy(&bytes));
+            if expected {
+                valid += 1;
+            } else {
+                invalid += 1;
+            }
+            // The fast string path and the exact walk agree on every error and its position.
+            if bytes.first() == Some(&b'"') {
+                let mut fast = Cursor::new(&bytes[1..]);
+                let mut exact = Cursor::new(&bytes[1..]);
+                let fast_result = fast.skip_string_body();
+                assert_eq!(fast_result, exact.skip_string_body_exact(), "case {case}");
+                assert_eq!(fast.position, exact.position, "case {case}");
+            }
+        }
+        assert!(valid > 10_000 && invalid > 10_000, "{valid} valid, {invalid} invalid");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! - [`json`]: a validating JSON cursor that skips payloads at memory speed.
 //! - [`envelope`]: what one line is: its type, ids and the few fields the tree needs.
 //! - [`tree`]: the session tree (leaf, active path, labels, context plan) over scanned envelopes.
+//! - [`index`]: the index sidecar (a cached scan, reused when the transcript is unchanged or appended).
 //! - [`store`]: the shared blake3+zstd backup store and verified, all-or-nothing restore.
 //! - [`error`]: the one error type of the crate.
 //!
@@ -12,6 +13,7 @@
 
 pub mod envelope;
 pub mod error;
+pub mod index;
 pub mod json;
 pub mod scan;
 pub mod store;

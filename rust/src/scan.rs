@@ -1,23 +1,41 @@
 //! Torn-line-tolerant scanning of a transcript file into a [`ScanReport`].
 //!
-//! The file is streamed in large chunks (never mapped or held whole, so memory stays flat in
-//! the file size), split on `\n` with memchr, and every line is validated as JSON in parallel.
-//! Order-dependent rules (which line is the header, which lines come before it, the torn tail)
-//! are applied afterwards in file order, exactly as the real CLI reads a v3 file (format §2.6).
+//! The file is cut into pieces of [`PIECE_BYTES`] that parallel tasks read (`pread`, into a
+//! reused per-thread buffer that stays in cache), split into lines with memchr and validate as
+//! JSON; a line belongs to the piece it starts in, and the task reads past its piece's end to
+//! finish its last line. Pieces are handled a window at a time, and each window's results are
+//! applied in file order, while the next window is parsed, by the order-dependent rules (which
+//! line is the header, which lines come before it, the torn tail), exactly as the real CLI reads
+//! a v3 file (format §2.6). Memory stays flat in the file size: a window's worth of results
+//! plus one buffer per thread (a single huge line needs about its own size once).
 //! Nothing here writes: a damaged file is reported, never repaired.
+//!
+//! Scanning can also resume at a line start after an earlier scan ([`resume_scan`]), which the
+//! index sidecar ([`crate::index`]) uses to read only the bytes appended since.
 
-use crate::envelope::{parse_line, EntryKind, Extra, LineFields, Loose, ParsedLine, Role};
-use crate::json::JsonError;
+use crate::envelope::{parse_fields, EntryKind, Extra, LineFields, Loose, Role};
 use crate::error::{Error, Result};
-use rayon::prelude::*;
-use std::io::Read;
+use crate::json::JsonError;
+use std::cell::RefCell;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 /// The format version this build reads and writes.
 pub const SUPPORTED_VERSION: u64 = 3;
 
-/// Lines are processed in batches of about this many bytes.
-const CHUNK_BYTES: usize = 32 << 20;
+/// Bytes one parallel task reads and parses at a time (small enough to stay in the L2 cache).
+pub const PIECE_BYTES: u64 = 256 << 10;
+
+/// Pieces parsed together before their results are applied in file order.
+const WINDOW_PIECES: u64 = 64;
+
+/// A per-thread read buffer larger than this is given back after its piece (after a huge line).
+const KEEP_BUFFER_BYTES: usize = 4 << 20;
+
+/// The UTF-8 byte-order mark, skipped (not an error) at the start of a file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The session header (the first valid `{"type":"session",...}` line).
 #[derive(Clone, Debug, PartialEq)]
@@ -93,7 +111,7 @@ pub enum SourceFormat {
 }
 
 /// Everything a scan learned about a transcript.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScanReport {
     pub header: Option<Header>,
     pub format: Option<SourceFormat>,
@@ -108,11 +126,13 @@ pub struct ScanReport {
     pub legacy_entrypoint: Option<String>,
     /// Number of physical lines, blank ones included.
     pub line_count: u64,
+    /// Byte offset where the last physical line starts (`None` for a file without lines); the
+    /// index resumes there when that line was torn.
+    pub last_line_offset: Option<u64>,
 }
 
 /// What one line turned out to be, before order-dependent rules apply.
 enum LineOutcome {
-    Blank,
     Header(Header),
     NewerHeader(f64),
     Entry(Entry),
@@ -123,7 +143,75 @@ enum LineOutcome {
 
 impl LineOutcome {
     fn is_object(&self) -> bool {
-        !matches!(self, LineOutcome::Blank | LineOutcome::Skip(..))
+        !matches!(self, LineOutcome::Skip(..))
+    }
+}
+
+/// A read buffer that keeps its bytes initialized across reuse (so refilling it costs no
+/// zeroing): `bytes[..valid]` holds data, the rest is old data or zeros.
+#[derive(Default)]
+pub(crate) struct ReadBuffer {
+    bytes: Vec<u8>,
+    valid: usize,
+}
+
+impl ReadBuffer {
+    fn clear(&mut self) {
+        self.valid = 0;
+    }
+}
+
+/// A readable byte source of known size: a file (read with `pread`) or memory.
+pub(crate) trait Source: Sync {
+    /// The size to scan up to (a file growing meanwhile is read up to here only).
+    fn size(&self) -> u64;
+    /// Makes `buffer` hold the bytes `[start, end)` (`end` clamped to the size), given that it
+    /// already holds `[start, start + valid)`, and returns them. A source that shrank returns
+    /// fewer bytes.
+    fn load<'s>(&'s self, start: u64, end: u64, buffer: &'s mut ReadBuffer) -> io::Result<&'s [u8]>;
+}
+
+/// A file read with positioned reads (shared by all tasks; no seeking).
+pub(crate) struct FileSource {
+    pub file: File,
+    pub size: u64,
+}
+
+impl Source for FileSource {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn load<'s>(&'s self, start: u64, end: u64, buffer: &'s mut ReadBuffer) -> io::Result<&'s [u8]> {
+        let end = end.min(self.size);
+        let wanted = end.saturating_sub(start) as usize;
+        if buffer.bytes.len() < wanted {
+            buffer.bytes.resize(wanted, 0);
+        }
+        while buffer.valid < wanted {
+            match self.file.read_at(&mut buffer.bytes[buffer.valid..wanted], start + buffer.valid as u64) {
+                Ok(0) => break,
+                Ok(read) => buffer.valid += read,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(&buffer.bytes[..wanted.min(buffer.valid)])
+    }
+}
+
+/// Bytes in memory.
+pub(crate) struct MemorySource<'a>(pub &'a [u8]);
+
+impl Source for MemorySource<'_> {
+    fn size(&self) -> u64 {
+        self.0.len() as u64
+    }
+
+    fn load<'s>(&'s self, start: u64, end: u64, _buffer: &'s mut ReadBuffer) -> io::Result<&'s [u8]> {
+        let size = self.0.len() as u64;
+        let (start, end) = (start.min(size) as usize, end.min(size) as usize);
+        Ok(&self.0[start..end.max(start)])
     }
 }
 
@@ -132,55 +220,182 @@ impl LineOutcome {
 /// Fails only on I/O errors and on a header that declares a newer format version
 /// ([`Error::NewerVersion`]); every malformed line is reported in [`ScanReport::skipped`].
 pub fn scan_file(path: &Path) -> Result<ScanReport> {
-    let file = std::fs::File::open(path).map_err(|source| Error::io(path, source))?;
-    scan_reader(file, path)
+    let file = File::open(path).map_err(|source| Error::io(path, source))?;
+    let size = file.metadata().map_err(|source| Error::io(path, source))?.len();
+    scan_source(&FileSource { file, size }, path)
 }
 
 /// Scans an in-memory transcript (tests, fuzzing).
 pub fn scan_bytes(data: &[u8]) -> Result<ScanReport> {
-    scan_reader(data, Path::new("<memory>"))
+    scan_source(&MemorySource(data), Path::new("<memory>"))
 }
 
-fn scan_reader(mut reader: impl Read, path: &Path) -> Result<ScanReport> {
+/// Scans a whole source from its first byte.
+pub(crate) fn scan_source(source: &impl Source, path: &Path) -> Result<ScanReport> {
+    scan_source_in_pieces(source, path, PIECE_BYTES)
+}
+
+fn scan_source_in_pieces(source: &impl Source, path: &Path, piece_bytes: u64) -> Result<ScanReport> {
     let mut builder = ReportBuilder::default();
-    let mut buffer: Vec<u8> = Vec::with_capacity(CHUNK_BYTES);
-    let mut base_offset: u64 = 0;
-    let mut at_start = true;
-    let mut eof = false;
-    while !eof {
-        let target = (buffer.len() + CHUNK_BYTES).max(CHUNK_BYTES);
-        eof = fill(&mut reader, &mut buffer, target).map_err(|source| Error::io(path, source))?;
-        if at_start {
-            at_start = false;
-            if buffer.starts_with(b"\xEF\xBB\xBF") {
-                builder.report.has_bom = true;
-                buffer.drain(..3);
-                base_offset = 3;
-            }
+    let mut head = ReadBuffer::default();
+    let head = source.load(0, BOM.len() as u64, &mut head).map_err(|error| Error::io(path, error))?;
+    let start = if head == BOM {
+        builder.report.has_bom = true;
+        BOM.len() as u64
+    } else {
+        0
+    };
+    run(source, start, builder, path, piece_bytes)
+}
+
+/// Continues an earlier scan (`report`, which must have a header) at `start`, the first byte of a
+/// line: the lines from there on are scanned and merged as if the whole source had been scanned.
+/// `report` must describe exactly the bytes before `start` (the caller drops a torn last line).
+pub(crate) fn resume_scan(source: &impl Source, start: u64, report: ScanReport, path: &Path) -> Result<ScanReport> {
+    debug_assert!(report.header.is_some(), "resuming needs a header");
+    let builder = ReportBuilder {
+        seen_object: report.format.is_some(),
+        last_line_terminated: true,
+        report,
+        pending_before_header: Vec::new(),
+    };
+    run(source, start, builder, path, PIECE_BYTES)
+}
+
+fn run(source: &impl Source, start: u64, mut builder: ReportBuilder, path: &Path, piece_bytes: u64) -> Result<ScanReport> {
+    let size = source.size();
+    builder.report.file_size = size;
+    let piece_count = size.saturating_sub(start).div_ceil(piece_bytes);
+    let piece = |index: u64| -> io::Result<Piece> {
+        let piece_start = start + index * piece_bytes;
+        read_piece(source, start, piece_start, (piece_start + piece_bytes).min(size), size)
+    };
+    let mut pending: Option<Vec<Piece>> = None;
+    let mut window_start = 0;
+    while window_start < piece_count || pending.is_some() {
+        let window_end = (window_start + WINDOW_PIECES).min(piece_count);
+        let (applied, parsed) = rayon::join(
+            || match pending.take() {
+                Some(pieces) => builder.apply_pieces(pieces, path),
+                None => Ok(()),
+            },
+            || -> io::Result<Vec<Piece>> {
+                use rayon::prelude::*;
+                (window_start..window_end).into_par_iter().map(piece).collect()
+            },
+        );
+        applied?;
+        let parsed = parsed.map_err(|error| Error::io(path, error))?;
+        if window_start < window_end {
+            pending = Some(parsed);
         }
-        let end = if eof {
-            buffer.len()
-        } else {
-            match memchr::memrchr(b'\n', &buffer) {
-                Some(position) => position + 1,
-                None => continue, // one line longer than the buffer: read on
-            }
-        };
-        builder.push_block(&buffer[..end], base_offset, eof, path)?;
-        buffer.drain(..end);
-        base_offset += end as u64;
+        window_start = window_end;
     }
-    builder.report.file_size = base_offset;
     Ok(builder.finish())
 }
 
-/// Reads until `buffer` holds `target` bytes or the input ends; returns whether it ended.
-/// Reads into spare capacity (no zero-filling of the buffer first).
-fn fill(reader: &mut impl Read, buffer: &mut Vec<u8>, target: usize) -> std::io::Result<bool> {
-    let wanted = target.saturating_sub(buffer.len());
-    buffer.reserve(wanted);
-    let read = reader.by_ref().take(wanted as u64).read_to_end(buffer)?;
-    Ok(read < wanted)
+/// The lines that start in one piece.
+#[derive(Default)]
+struct Piece {
+    /// Physical lines that start in this piece, blank ones included.
+    lines: u32,
+    /// Non-blank lines: index among this piece's lines, offset, length, outcome.
+    outcomes: Vec<(u32, u64, u64, LineOutcome)>,
+    /// The piece's last line runs to the end of the source without a `\n`.
+    unterminated_tail: bool,
+    /// Where the piece's last line starts.
+    last_line_start: Option<u64>,
+}
+
+thread_local! {
+    static READ_BUFFER: RefCell<ReadBuffer> = RefCell::new(ReadBuffer::default());
+}
+
+/// Reads and classifies the lines starting in `[piece_start, piece_end)`. `data_start` is where
+/// the scanned region starts (a line start).
+fn read_piece(source: &impl Source, data_start: u64, piece_start: u64, piece_end: u64, size: u64) -> io::Result<Piece> {
+    READ_BUFFER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buffer) => {
+            buffer.clear();
+            let piece = read_piece_into(source, data_start, piece_start, piece_end, size, &mut buffer);
+            if buffer.bytes.len() > KEEP_BUFFER_BYTES {
+                *buffer = ReadBuffer::default();
+            }
+            piece
+        }
+        Err(_) => read_piece_into(source, data_start, piece_start, piece_end, size, &mut ReadBuffer::default()),
+    })
+}
+
+fn read_piece_into(
+    source: &impl Source,
+    data_start: u64,
+    piece_start: u64,
+    piece_end: u64,
+    size: u64,
+    buffer: &mut ReadBuffer,
+) -> io::Result<Piece> {
+    // Read from one byte early: a line starts here only if the byte before is a newline.
+    let low = if piece_start == data_start { piece_start } else { piece_start - 1 };
+    let local_end = (piece_end - low) as usize;
+    let mut high = piece_end;
+    let mut extension = 64u64 << 10;
+    let mut searched = local_end;
+    let mut first_line;
+    loop {
+        let bytes = source.load(low, high, buffer)?;
+        first_line = if piece_start == data_start {
+            0
+        } else {
+            match memchr::memchr(b'\n', &bytes[..local_end.min(bytes.len())]) {
+                Some(newline) => newline + 1,
+                None => return Ok(Piece::default()),
+            }
+        };
+        if first_line >= local_end || bytes.len() < local_end {
+            // No line starts in this piece, or the source shrank: take what is there.
+            break;
+        }
+        // Complete when the piece ends at a newline or its last line ends further on.
+        if bytes[local_end - 1] == b'\n' || memchr::memchr(b'\n', &bytes[searched..]).is_some() || high >= size {
+            break;
+        }
+        searched = bytes.len();
+        high = (high + extension).min(size);
+        extension = extension.saturating_mul(2);
+    }
+    let bytes = source.load(low, high, buffer)?;
+    if first_line >= local_end.min(bytes.len()) {
+        return Ok(Piece::default());
+    }
+    let mut piece = Piece::default();
+    let mut line_start = first_line;
+    let limit = local_end.min(bytes.len());
+    while line_start < limit {
+        let (line_end, next) = match memchr::memchr(b'\n', &bytes[line_start..]) {
+            Some(newline) => (line_start + newline, line_start + newline + 1),
+            None => {
+                piece.unterminated_tail = true;
+                (bytes.len(), bytes.len())
+            }
+        };
+        let line = &bytes[line_start..line_end];
+        let offset = low + line_start as u64;
+        if !is_blank(line) {
+            let outcome = classify(line, offset);
+            piece.outcomes.push((piece.lines, offset, line.len() as u64, outcome));
+        }
+        piece.last_line_start = Some(offset);
+        piece.lines += 1;
+        line_start = next;
+    }
+    Ok(piece)
+}
+
+/// Whether a line holds only whitespace (such lines are dropped, as the real CLI does).
+#[inline]
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(|byte| byte.is_ascii_whitespace())
 }
 
 #[derive(Default)]
@@ -193,37 +408,20 @@ struct ReportBuilder {
 }
 
 impl ReportBuilder {
-    fn push_block(&mut self, block: &[u8], base_offset: u64, is_last: bool, path: &Path) -> Result<()> {
-        let mut spans: Vec<(usize, usize)> = Vec::with_capacity(block.len() / 2048 + 1);
-        let mut start = 0;
-        for newline in memchr::memchr_iter(b'\n', block) {
-            spans.push((start, newline));
-            start = newline + 1;
+    fn apply_pieces(&mut self, pieces: Vec<Piece>, path: &Path) -> Result<()> {
+        for piece in pieces {
+            let first_line = self.report.line_count + 1;
+            let last_index = piece.lines.saturating_sub(1);
+            for (index, offset, length, outcome) in piece.outcomes {
+                let torn = piece.unterminated_tail && index == last_index;
+                self.apply(outcome, first_line + u64::from(index), offset, length, torn, path)?;
+            }
+            if piece.lines > 0 {
+                self.last_line_terminated = !piece.unterminated_tail;
+                self.report.last_line_offset = piece.last_line_start;
+            }
+            self.report.line_count += u64::from(piece.lines);
         }
-        let tail_unterminated = start < block.len();
-        if tail_unterminated {
-            spans.push((start, block.len()));
-        }
-        if is_last {
-            self.last_line_terminated = !tail_unterminated;
-        }
-        let first_line = self.report.line_count + 1;
-        let outcomes: Vec<LineOutcome> = spans
-            .par_iter()
-            .with_min_len(64)
-            .enumerate()
-            .map(|(index, &(from, to))| {
-                classify(&block[from..to], first_line + index as u64, base_offset + from as u64)
-            })
-            .collect();
-        let count = spans.len();
-        for (index, outcome) in outcomes.into_iter().enumerate() {
-            let (from, to) = spans[index];
-            let line = first_line + index as u64;
-            let torn = is_last && tail_unterminated && index + 1 == count;
-            self.apply(outcome, line, base_offset + from as u64, (to - from) as u64, torn, path)?;
-        }
-        self.report.line_count += count as u64;
         Ok(())
     }
 
@@ -247,8 +445,7 @@ impl ReportBuilder {
         }
         let skip = |reason: SkipReason, detail: String| SkippedLine { line, offset, length, reason, detail };
         match outcome {
-            LineOutcome::Blank => {}
-            LineOutcome::Header(header) if self.report.header.is_none() => {
+            LineOutcome::Header(mut header) if self.report.header.is_none() => {
                 for entry in self.pending_before_header.drain(..) {
                     self.report.skipped.push(SkippedLine {
                         line: entry.line,
@@ -258,6 +455,7 @@ impl ReportBuilder {
                         detail: "entry precedes the session header".into(),
                     });
                 }
+                header.line = line;
                 self.report.header = Some(header);
             }
             LineOutcome::Header(_) => {
@@ -270,8 +468,14 @@ impl ReportBuilder {
                 .report
                 .skipped
                 .push(skip(SkipReason::FailsValidation, format!("a session header of version {found} after the header"))),
-            LineOutcome::Entry(entry) if self.report.header.is_none() => self.pending_before_header.push(entry),
-            LineOutcome::Entry(entry) => self.report.entries.push(entry),
+            LineOutcome::Entry(mut entry) => {
+                entry.line = line;
+                if self.report.header.is_none() {
+                    self.pending_before_header.push(entry);
+                } else {
+                    self.report.entries.push(entry);
+                }
+            }
             LineOutcome::OtherObject { detail, .. } => {
                 self.report.skipped.push(skip(SkipReason::FailsValidation, detail.into()))
             }
@@ -288,20 +492,18 @@ impl ReportBuilder {
             self.report.entries = std::mem::take(&mut self.pending_before_header);
         }
         self.report.skipped.sort_by_key(|skipped| skipped.line);
-        self.report.ends_with_newline = self.last_line_terminated || self.report.file_size == 0;
+        self.report.ends_with_newline = self.last_line_terminated || self.report.line_count == 0;
         self.report
     }
 }
 
 /// Decides what one line is. Runs in parallel; must not depend on other lines.
-fn classify(line: &[u8], line_number: u64, offset: u64) -> LineOutcome {
-    if line.iter().all(|byte| byte.is_ascii_whitespace()) {
-        return LineOutcome::Blank;
-    }
+/// Line numbers are filled in when the outcome is applied.
+fn classify(line: &[u8], offset: u64) -> LineOutcome {
     // Invalid UTF-8 is not an error: like the real CLI, which decodes files with replacement
     // characters before parsing, the cursor decodes the fields it reads lossily.
-    match parse_line(line) {
-        Ok(parsed) => from_parsed(parsed, line, line_number, offset),
+    match parse_fields(line) {
+        Ok(parsed) => from_parsed(parsed, line, offset),
         Err(error) => LineOutcome::Skip(SkipReason::InvalidJson, json_error_detail(&error)),
     }
 }
@@ -311,14 +513,13 @@ fn json_error_detail(error: &JsonError) -> String {
     error.to_string()
 }
 
-fn from_parsed(parsed: ParsedLine<'_>, line: &[u8], line_number: u64, offset: u64) -> LineOutcome {
-    let fields = match parsed {
-        ParsedLine::NotObject => return LineOutcome::Skip(SkipReason::NotObject, "valid JSON but not an object".into()),
-        ParsedLine::Object(fields) => fields,
+fn from_parsed(parsed: Option<LineFields<'_>>, line: &[u8], offset: u64) -> LineOutcome {
+    let Some(fields) = parsed else {
+        return LineOutcome::Skip(SkipReason::NotObject, "valid JSON but not an object".into());
     };
     let kind_text = fields.kind.as_ref().and_then(Loose::as_str);
     if kind_text == Some("session") {
-        return header_outcome(&fields, line, line_number, offset);
+        return header_outcome(&fields, line, offset);
     }
     let Some(kind) = kind_text.and_then(EntryKind::parse) else {
         return other_object(&fields, if kind_text.is_some() { "unknown entry type" } else { "no entry type" });
@@ -339,7 +540,7 @@ fn from_parsed(parsed: ParsedLine<'_>, line: &[u8], line_number: u64, offset: u6
         id: id.into(),
         parent_id,
         timestamp: timestamp.into(),
-        line: line_number,
+        line: 0,
         offset,
         length: line.len() as u64,
         extra: extra_for(kind, &fields),
@@ -354,7 +555,7 @@ fn boxed(value: &Option<Loose<'_>>) -> Option<Box<str>> {
     str_field(value).map(Box::from)
 }
 
-fn header_outcome(fields: &LineFields<'_>, line: &[u8], line_number: u64, offset: u64) -> LineOutcome {
+fn header_outcome(fields: &LineFields<'_>, line: &[u8], offset: u64) -> LineOutcome {
     let version = match fields.version {
         Some(Loose::Number(version)) => Some(version),
         _ => None,
@@ -378,7 +579,7 @@ fn header_outcome(fields: &LineFields<'_>, line: &[u8], line_number: u64, offset
         cwd: cwd.to_owned(),
         parent_session: str_field(&fields.parent_session).map(str::to_owned),
         session_id: str_field(&fields.session_id).map(str::to_owned),
-        line: line_number,
+        line: 0,
         offset,
         length: line.len() as u64,
     })
@@ -516,6 +717,166 @@ mod tests {
         assert!(report.header.is_some());
         assert_eq!(report.entries.len(), 1);
         assert!(report.skipped.is_empty());
+    }
+
+    /// The scan as one sequential pass over the lines (the definition the pieces must match).
+    fn sequential(data: &[u8]) -> Result<ScanReport> {
+        let mut builder = ReportBuilder::default();
+        let base = if data.starts_with(BOM) { BOM.len() } else { 0 };
+        builder.report.has_bom = base > 0;
+        let body = &data[base..];
+        let mut spans = Vec::new();
+        let mut start = 0;
+        for (index, &byte) in body.iter().enumerate() {
+            if byte == b'\n' {
+                spans.push((start, index));
+                start = index + 1;
+            }
+        }
+        let tail = start < body.len();
+        if tail {
+            spans.push((start, body.len()));
+        }
+        builder.last_line_terminated = !tail;
+        for (index, &(from, to)) in spans.iter().enumerate() {
+            let line = &body[from..to];
+            let offset = (base + from) as u64;
+            if !is_blank(line) {
+                let torn = tail && index + 1 == spans.len();
+                builder.apply(classify(line, offset), index as u64 + 1, offset, line.len() as u64, torn, Path::new("x"))?;
+            }
+            builder.report.last_line_offset = Some(offset);
+        }
+        builder.report.line_count = spans.len() as u64;
+        builder.report.file_size = data.len() as u64;
+        Ok(builder.finish())
+    }
+
+    /// A small deterministic generator (xorshift) of transcripts with every kind of line.
+    struct Lines(u64);
+
+    impl Lines {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, bound: u64) -> u64 {
+            self.next() % bound
+        }
+
+        fn line(&mut self, index: usize) -> String {
+            let id = format!("e{index}");
+            let parent = if index == 0 { "null".to_owned() } else { format!("\"e{}\"", self.below(index as u64)) };
+            match self.below(16) {
+                0 => HEADER.to_owned(),
+                1 => String::new(),
+                2 => " \t ".to_owned(),
+                3 => "{\"type\":\"mess".to_owned(),
+                4 => "[1,2]".to_owned(),
+                5 => format!("{{\"type\":\"label\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"t\",\"targetId\":\"e0\",\"label\":\"x\"}}"),
+                6 => format!("{{\"type\":\"custom\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"t\",\"data\":\"{}\"}}", "y\\n\\\"".repeat(self.below(400) as usize)),
+                7 => format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"t\",\"message\":{{\"role\":\"user\",\"content\":[]}}}}\r"),
+                8 => "{\"type\":\"session\",\"version\":4,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}".to_owned(),
+                9 => format!("{{\"type\":\"nope\",\"id\":\"{id}\"}}"),
+                _ => format!(
+                    "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"t{index}\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"{}\"}}]}}}}",
+                    "word ".repeat(self.below(60) as usize)
+                ),
+            }
+        }
+
+        fn transcript(&mut self) -> Vec<u8> {
+            let mut data = Vec::new();
+            if self.below(4) == 0 {
+                data.extend_from_slice(BOM);
+            }
+            if self.below(3) != 0 {
+                data.extend_from_slice(HEADER.as_bytes());
+                data.push(b'\n');
+            }
+            let count = self.below(40) as usize;
+            for index in 0..count {
+                data.extend_from_slice(self.line(index).as_bytes());
+                if index + 1 < count || self.below(2) == 0 {
+                    data.push(b'\n');
+                }
+            }
+            data
+        }
+    }
+
+    #[test]
+    fn pieces_match_a_sequential_scan() {
+        let mut lines = Lines(0x9e37_79b9_7f4a_7c15);
+        for round in 0..300 {
+            let data = lines.transcript();
+            let expected = sequential(&data);
+            for piece_bytes in [1, 2, 3, 7, 64, 1000, PIECE_BYTES] {
+                let actual = scan_source_in_pieces(&MemorySource(&data), Path::new("x"), piece_bytes);
+                match (&expected, &actual) {
+                    (Ok(expected), Ok(actual)) => assert_eq!(expected, actual, "round {round}, pieces of {piece_bytes}"),
+                    (Err(Error::NewerVersion { .. }), Err(Error::NewerVersion { .. })) => {}
+                    _ => panic!("round {round}, pieces of {piece_bytes}: {expected:?} vs {actual:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn files_are_read_in_pieces_like_memory() {
+        let mut lines = Lines(7);
+        let directory = tempfile::tempdir().unwrap();
+        for round in 0..20 {
+            let mut data = lines.transcript();
+            data.extend(std::iter::repeat_n(b'\n', round * 1000));
+            let path = directory.path().join(format!("{round}.jsonl"));
+            std::fs::write(&path, &data).unwrap();
+            let file = File::open(&path).unwrap();
+            let source = FileSource { size: data.len() as u64, file };
+            for piece_bytes in [5, 333, PIECE_BYTES] {
+                let from_file = scan_source_in_pieces(&source, &path, piece_bytes).ok();
+                let from_memory = scan_source_in_pieces(&MemorySource(&data), &path, piece_bytes).ok();
+                assert_eq!(from_file, from_memory);
+            }
+        }
+    }
+
+    #[test]
+    fn one_huge_line_is_read_whole() {
+        let text = "x".repeat(3 * PIECE_BYTES as usize + 12345);
+        let data = format!("{HEADER}\n{{\"type\":\"custom\",\"id\":\"a\",\"parentId\":null,\"timestamp\":\"t\",\"data\":\"{text}\"}}\n{}\n", entry("b", Some("a")));
+        let report = scan_bytes(data.as_bytes()).unwrap();
+        assert_eq!(report.entries.len(), 2);
+        assert_eq!(report.entries[1].line, 3);
+        assert!(report.skipped.is_empty());
+    }
+
+    #[test]
+    fn resuming_equals_scanning_everything() {
+        let mut lines = Lines(99);
+        for _ in 0..200 {
+            let data = lines.transcript();
+            let Ok(whole) = scan_bytes(&data) else { continue };
+            if whole.header.is_none() {
+                continue;
+            }
+            // Resume at every line start after the header.
+            let header_end = whole.header.as_ref().map(|header| header.offset + header.length + 1).unwrap_or(0) as usize;
+            for cut in header_end..=data.len() {
+                if cut < data.len() && cut > 0 && data[cut - 1] != b'\n' {
+                    continue;
+                }
+                let Ok(prefix) = scan_bytes(&data[..cut]) else { continue };
+                if !prefix.ends_with_newline {
+                    continue;
+                }
+                let resumed = resume_scan(&MemorySource(&data), cut as u64, prefix, Path::new("x")).unwrap();
+                assert_eq!(resumed, whole);
+            }
+        }
     }
 
     #[test]

@@ -82,13 +82,19 @@ class Conversation:
             result.error = str(error) or type(error).__name__
             self._append({"role": "user", "content": [{"type": "text", "text": f"Error: {result.error}"}],
                           "meta": {"messageId": new_uuid()}})
-            self.writer.commit(force=True)
+            self._commit(force=True)
             raise
         if result.error:
             self._append({"role": "user", "content": [{"type": "text", "text": f"Error: {result.error}"}],
                           "meta": {"messageId": new_uuid()}})
-        self.writer.commit(force=result.error is not None)
+        self._commit(force=result.error is not None)
         return result
+
+    def _commit(self, *, force: bool) -> None:
+        """Commits the turn, then the checkpoint's after-edit digests (so both survive a crash)."""
+        self.writer.commit(force=force)
+        if self.checkpoints is not None:
+            self.checkpoints.flush()
 
     def _run_tool(self, tool_use: dict[str, Any], result: TurnResult) -> None:
         name = str(tool_use.get("name"))

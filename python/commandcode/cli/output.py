@@ -1,12 +1,15 @@
 """Console output for the CLI: data to stdout, messages to stderr, one error line (+ hint).
 
-Colour follows rich's rules (off when not a terminal or when `NO_COLOR` is set).
+Colour follows rich's rules (off when not a terminal or when `NO_COLOR` is set). Text that comes
+from files (names, prompts, paths, ids) goes through `printable` before it reaches a terminal: a
+hostile transcript must not drive it with escape sequences, nor split a one-line message.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -21,6 +24,31 @@ stdout = Console(soft_wrap=True, highlight=False)
 stderr = Console(stderr=True, soft_wrap=True, highlight=False)
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides and isolates.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_UNPRINTABLE_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def printable(text: str, *, one_line: bool = False) -> str:
+    """`text` safe to print: control characters are shown as escapes (`\\x1b`), never sent raw;
+    lone surrogates (undecodable file names) as `\\udcff`. `one_line` also escapes line breaks."""
+    pattern = _UNPRINTABLE_ONE_LINE if one_line else _UNPRINTABLE
+    if pattern.search(text):
+        text = pattern.sub(lambda match: f"\\x{ord(match.group()):02x}" if ord(match.group()) < 0x100
+                           else f"\\u{ord(match.group()):04x}", text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def safe(text: object, *, one_line: bool = False) -> str:
+    """`printable` text with rich markup escaped, for `Console.print` and table cells."""
+    from rich.markup import escape
+
+    return escape(printable(str(text), one_line=one_line))
 
 
 def print_json(value: Any) -> None:
@@ -37,15 +65,15 @@ def print_json_line(value: Any) -> None:
 
 def fail(message: str, hint: str | None = None) -> typer.Exit:
     """Prints `error: message` (and `hint: …`) to stderr; returns the Exit to raise."""
-    stderr.print(f"[bold red]error[/]: {message}", markup=True, highlight=False)
+    stderr.print(f"[bold red]error[/]: {printable(message, one_line=True)}", markup=True, highlight=False)
     if hint:
-        stderr.print(f"[bold cyan]hint[/]: {hint}", markup=True, highlight=False)
+        stderr.print(f"[bold cyan]hint[/]: {printable(hint, one_line=True)}", markup=True, highlight=False)
     return typer.Exit(code=1)
 
 
 def warn(message: str) -> None:
-    """Prints `warning: message` to stderr."""
-    stderr.print(f"[bold yellow]warning[/]: {message}", markup=True, highlight=False)
+    """Prints `warning: message` (plain text, not markup) to stderr, on one line."""
+    stderr.print(f"[bold yellow]warning[/]: {safe(message, one_line=True)}", markup=True, highlight=False)
 
 
 def handle_errors(function: F) -> F:

@@ -5,19 +5,17 @@ refusal prints one line (plus a hint) and exits 1."""
 from __future__ import annotations
 
 import json
+import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.prompt import Confirm, IntPrompt
 from rich.table import Table
 
 from ..checkpoints import Checkpoint, read_checkpoints
-from ..errors import CommandcodeError, UsageError
+from ..errors import UsageError
 from ..ids import parse_iso
 from ..paths import SessionFiles
 from ..rewind import (
@@ -29,7 +27,9 @@ from ..rewind import (
     find_checkpoint,
     rewind,
 )
+from .output import handle_errors, print_json, safe, stderr, stdout
 
+CHECKPOINTS_SUFFIX = ".checkpoints.jsonl"
 _SKIP_REASONS = {
     "too_large": "over 10 MB, never backed up",
     "disk_full": "not backed up: the disk was low",
@@ -37,43 +37,33 @@ _SKIP_REASONS = {
 }
 
 
-def _stdout() -> Console:
-    return Console(highlight=False, soft_wrap=True)
-
-
-def _stderr() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def _fail(error: BaseException) -> NoReturn:
-    console = _stderr()
-    message = str(error) if not isinstance(error, OSError) else f"{error.filename or ''}: {error.strerror or error}".lstrip(": ")
-    console.print(f"error: {escape(message)}")
-    hint = getattr(error, "hint", None)
-    if hint:
-        console.print(f"hint: {escape(hint)}")
-    raise typer.Exit(code=1)
-
-
-def _guarded(action: Callable[[], None]) -> None:
-    try:
-        action()
-    except (CommandcodeError, OSError) as error:
-        _fail(error)
-
-
 def _is_terminal() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def _resolve(ref: str) -> SessionFiles:
+    """A session reference; a `<id>.checkpoints.jsonl` path also works (sessions recorded with
+    `--no-session` have checkpoints but no transcript)."""
     from ..catalog import resolve_session
 
+    as_path = Path(ref).expanduser()
+    if ref.endswith(CHECKPOINTS_SUFFIX) and as_path.is_file():
+        return SessionFiles(as_path.resolve().parent, as_path.name[: -len(CHECKPOINTS_SUFFIX)])
     return resolve_session(ref, Path.cwd())
 
 
 def session_cwd(files: SessionFiles) -> Path:
-    """The session's working directory: the transcript header's `cwd`, else the current one."""
+    """The session's working directory, outside of which a rewind writes nothing: the transcript
+    header's `cwd` when it is the project the session is filed under (an absolute, normalised path
+    whose slug is the name of the transcript's folder), else the current directory. A header can
+    be forged or copied: one that claims `/` must not open the whole disk to its checkpoints."""
+    recorded = _header_cwd(files)
+    if recorded is not None and _is_own_project(recorded, files):
+        return Path(recorded)
+    return Path.cwd()
+
+
+def _header_cwd(files: SessionFiles) -> str | None:
     try:
         with open(files.transcript, "rb") as handle:
             for raw in handle:
@@ -81,11 +71,19 @@ def session_cwd(files: SessionFiles) -> Path:
                     continue
                 header = json.loads(raw)
                 if isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("cwd"), str):
-                    return Path(header["cwd"])
+                    return str(header["cwd"])
                 break
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         pass
-    return Path.cwd()
+    return None
+
+
+def _is_own_project(cwd: str, files: SessionFiles) -> bool:
+    from ..slug import project_slug
+
+    if "\x00" in cwd or not os.path.isabs(cwd) or os.path.normpath(cwd) != cwd:
+        return False
+    return project_slug(cwd) == files.directory.name
 
 
 def _display_path(path: Path | str, cwd: Path) -> str:
@@ -128,82 +126,74 @@ def _file_row(item: Any) -> dict[str, Any]:
     return row
 
 
+@handle_errors
 def list_command(
     ref: Annotated[str, typer.Argument(help="Session id, unique id prefix, name or transcript path.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List a session's checkpoints: number, time, prompt, files, and the rewind choices."""
-
-    def run() -> None:
-        files = _resolve(ref)
-        cwd = session_cwd(files)
-        rows = _checkpoint_rows(files, cwd)
-        if as_json:
-            sys.stdout.write(json.dumps({"session": files.session_id, "cwd": str(cwd), "checkpoints": rows}, indent=2) + "\n")
-            return
-        if not rows:
-            _stderr().print(f"session {files.session_id} has no checkpoints")
-            return
-        table = Table(title=f"Checkpoints of {files.session_id}", title_justify="left")
-        for column in ("#", "time", "prompt", "files", "choices"):
-            table.add_column(column, overflow="fold")
-        for row in rows:
-            names = [
-                _display_path(item["path"], cwd) + (f" ({item['skipped']})" if item.get("skipped") else "")
-                for item in row["files"]
-            ]
-            table.add_row(
-                str(row["number"]),
-                _local_time(row["createdAt"]),
-                escape(row["prompt"] or ""),
-                escape(", ".join(names) if names else "—"),
-                ", ".join(row["modes"]),
-            )
-        _stdout().print(table)
-
-    _guarded(run)
+    files = _resolve(ref)
+    cwd = session_cwd(files)
+    rows = _checkpoint_rows(files, cwd)
+    if as_json:
+        print_json({"session": files.session_id, "cwd": str(cwd), "checkpoints": rows})
+        return
+    if not rows:
+        stderr.print(f"session {safe(files.session_id, one_line=True)} has no checkpoints")
+        return
+    table = Table(title=f"Checkpoints of {safe(files.session_id, one_line=True)}", title_justify="left")
+    for column in ("#", "time", "prompt", "files", "choices"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        names = [
+            _display_path(item["path"], cwd) + (f" ({item['skipped']})" if item.get("skipped") else "")
+            for item in row["files"]
+        ]
+        table.add_row(
+            str(row["number"]),
+            safe(_local_time(row["createdAt"]), one_line=True),
+            safe(row["prompt"] or "", one_line=True),
+            safe(", ".join(names) if names else "—", one_line=True),
+            ", ".join(row["modes"]),
+        )
+    stdout.print(table)
 
 
 def _choose_mode(records: list[Checkpoint], index: int, files: SessionFiles, number: int) -> RewindMode | None:
     """The numbered rich prompt of the six choices; `None` for cancel."""
     offered = available_modes(records, index, has_transcript=files.transcript.exists())
-    console = _stderr()
-    record = records[index]
-    console.print(f"Rewind to checkpoint {number}: {escape(record.prompt or '(no prompt)')}")
+    stderr.print(f"Rewind to checkpoint {number}: {safe(records[index].prompt or '(no prompt)', one_line=True)}")
     for position, mode in enumerate(offered, start=1):
-        console.print(f"  {position}. {mode.label}")
-    console.print(f"  {len(offered) + 1}. {CANCEL_LABEL}")
-    choice = IntPrompt.ask(
-        "Choose", choices=[str(position) for position in range(1, len(offered) + 2)], console=console
-    )
+        stderr.print(f"  {position}. {mode.label}")
+    stderr.print(f"  {len(offered) + 1}. {CANCEL_LABEL}")
+    choice = IntPrompt.ask("Choose", choices=[str(position) for position in range(1, len(offered) + 2)], console=stderr)
     return offered[choice - 1] if choice <= len(offered) else None
 
 
 def _render(result: RewindResult, cwd: Path, as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
+        print_json(result.to_json())
         return
-    out = _stdout()
     verbs = ("would write", "would delete") if result.dry_run else ("restored", "deleted")
     for path in result.written:
-        out.print(f"{verbs[0]:<12} {escape(_display_path(path, cwd))}")
+        stdout.print(f"{verbs[0]:<12} {safe(_display_path(path, cwd), one_line=True)}")
     for path in result.deleted:
-        out.print(f"{verbs[1]:<12} {escape(_display_path(path, cwd))}")
+        stdout.print(f"{verbs[1]:<12} {safe(_display_path(path, cwd), one_line=True)}")
     for skipped in result.skipped:
         reason = _SKIP_REASONS.get(skipped.reason, skipped.reason)
-        out.print(f"{'skipped':<12} {escape(_display_path(skipped.path, cwd))} ({reason})")
+        stdout.print(f"{'skipped':<12} {safe(_display_path(skipped.path, cwd), one_line=True)} ({safe(reason, one_line=True)})")
     for path in sorted(set(result.changed_outside)):
-        out.print(f"{'changed':<12} {escape(_display_path(path, cwd))} (changed outside the tracked tools)")
-    console = _stderr()
+        stdout.print(f"{'changed':<12} {safe(_display_path(path, cwd), one_line=True)} (changed outside the tracked tools)")
     for problem in result.problems:
-        console.print(f"problem: {escape(problem.message)}")
+        stderr.print(f"problem: {safe(problem.message, one_line=True)}")
     action = "Would rewind" if result.dry_run else "Rewound"
     detail = f"{action} to checkpoint {result.number} ({result.mode.label.lower()})"
     if result.dropped_checkpoints:
         detail += f"; dropped {result.dropped_checkpoints} checkpoint(s)"
-    console.print(detail)
+    stderr.print(detail)
 
 
+@handle_errors
 def rewind_command(
     ref: Annotated[str, typer.Argument(help="Session id, unique id prefix, name or transcript path.")],
     to: Annotated[int, typer.Option("--to", help="Checkpoint number as `checkpoints list` shows it (1 is the first prompt).")],
@@ -220,32 +210,29 @@ def rewind_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Rewind a session to the state from just before turn N: code, conversation, or both."""
-
-    def run() -> None:
-        files = _resolve(ref)
-        cwd = session_cwd(files)
-        chosen = mode
+    files = _resolve(ref)
+    cwd = session_cwd(files)
+    chosen = mode
+    if chosen is None:
+        if not _is_terminal():
+            raise UsageError(
+                "--mode is required when not on a terminal",
+                hint="pass --mode both|conversation|code|summarize-from|summarize-to",
+            )
+        records = read_checkpoints(files.checkpoints)
+        chosen = _choose_mode(records, find_checkpoint(records, to), files, to)
         if chosen is None:
-            if not _is_terminal():
-                raise UsageError("--mode is required when not on a terminal", hint="pass --mode both|conversation|code|summarize-from|summarize-to")
-            records = read_checkpoints(files.checkpoints)
-            chosen = _choose_mode(records, find_checkpoint(records, to), files, to)
-            if chosen is None:
-                _stderr().print("Cancelled; nothing was changed")
-                return
-        options = {"force": force, "allow_outside": allow_outside}
-        if not dry_run and not yes:
-            if not _is_terminal():
-                raise UsageError("refusing to rewind without confirmation", hint="pass --yes, or --dry-run to preview")
-            preview = rewind(files, cwd, to, chosen, dry_run=True, **options)
-            _render(preview, cwd, as_json=False)
-            if not Confirm.ask("Proceed?", default=False, console=_stderr()):
-                _stderr().print("Cancelled; nothing was changed")
-                return
-        result = rewind(files, cwd, to, chosen, dry_run=dry_run, **options)
-        _render(result, cwd, as_json)
-
-    _guarded(run)
+            stderr.print("Cancelled; nothing was changed")
+            return
+    options: dict[str, Any] = {"force": force, "allow_outside": allow_outside}
+    if not dry_run and not yes:
+        if not _is_terminal():
+            raise UsageError("refusing to rewind without confirmation", hint="pass --yes, or --dry-run to preview")
+        _render(rewind(files, cwd, to, chosen, dry_run=True, **options), cwd, as_json=False)
+        if not Confirm.ask("Proceed?", default=False, console=stderr):
+            stderr.print("Cancelled; nothing was changed")
+            return
+    _render(rewind(files, cwd, to, chosen, dry_run=dry_run, **options), cwd, as_json)
 
 
 def register(app: typer.Typer) -> None:

@@ -7,13 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
 from ..catalog import list_sessions, resolve_session
 from ..session import Session, open_session
-from .output import handle_errors, print_json, print_json_line, stdout, warn
+from .output import handle_errors, print_json, print_json_line, safe, stdout, warn
 
 app = typer.Typer(help="List and inspect sessions.", no_args_is_help=True)
 
@@ -44,7 +43,7 @@ def list_command(
     summaries = list_sessions(Path.cwd(), include_headless=all_sessions, all_projects=all_projects,
                               errors=errors)
     for error in errors:
-        warn(escape(error))
+        warn(error)
     if as_json:
         print_json([summary.to_dict() for summary in summaries])
         return
@@ -56,8 +55,9 @@ def list_command(
         table.add_column(column, no_wrap=column != "FIRST MESSAGE", overflow="ellipsis")
     for summary in summaries:
         first = (summary.first_message or "").splitlines()[0][:60] if summary.first_message else ""
-        table.add_row(summary.id[:8], escape(summary.name or ""), summary.modified[:19].replace("T", " "),
-                      str(summary.message_count), escape(first))
+        table.add_row(safe(summary.id[:8], one_line=True), safe(summary.name or "", one_line=True),
+                      safe(summary.modified[:19].replace("T", " "), one_line=True), str(summary.message_count),
+                      safe(first, one_line=True))
     stdout.print(table)
 
 
@@ -97,7 +97,7 @@ def show_command(ref: str = typer.Argument(..., help="Session id, id prefix, nam
     for key, value in details.items():
         if key == "skipped_lines":
             value = len(value)
-        stdout.print(f"[bold]{key}[/]: {escape(str(value))}")
+        stdout.print(f"[bold]{key}[/]: {safe(value, one_line=True)}")
 
 
 @app.command("context")
@@ -118,7 +118,8 @@ def context_command(ref: str = typer.Argument(..., help="Session id, id prefix, 
     _warn_skipped(session)
     for entry_id, message in zip(context.entry_ids, context.messages):
         kinds = ", ".join(str(block.get("type")) for block in message.get("content", []))
-        stdout.print(f"[dim]{entry_id}[/] [bold]{message.get('role')}[/] {escape(kinds)}")
+        stdout.print(f"[dim]{safe(entry_id, one_line=True)}[/] [bold]{safe(message.get('role'), one_line=True)}[/] "
+                     f"{safe(kinds, one_line=True)}")
 
 
 @app.command("tree")
@@ -141,14 +142,26 @@ def tree_command(ref: str = typer.Argument(..., help="Session id, id prefix, nam
     known = {row.id for row in rows}
     for row in rows:
         children[row.parent_id if row.parent_id in known else None].append(row)
-    root = Tree(f"[bold]{escape(session.name or session.id)}[/]")
-    stack = [(root, row) for row in sorted(children[None], key=lambda row: row.timestamp, reverse=True)]
-    while stack:
-        parent_node, row = stack.pop()
-        marker = "[green]●[/]" if row.on_active_path else "○"
-        label = f" [magenta]\\[{escape(row.label)}][/]" if row.label else ""
-        node = parent_node.add(f"{marker} {row.id} {row.type}{label} [dim]{row.timestamp}[/]")
-        kids = sorted(children[row.id], key=lambda child: child.timestamp, reverse=True)
-        # A chain without branches stays at one level; only branch points indent.
-        stack.extend((node if len(kids) > 1 else parent_node, child) for child in kids)
+    root = Tree(f"[bold]{safe(session.name or session.id, one_line=True)}[/]")
+    # Each row is shown once: a parent cycle (or a duplicate id) must not loop, and rows that no
+    # root reaches (a cycle with no way in) are shown as roots of their own, in file order.
+    shown: set[int] = set()
+    starts = sorted(children[None], key=lambda row: row.timestamp)
+    pending = [row for row in rows if row.parent_id in known]
+    while starts:
+        stack = [(root, row) for row in reversed(starts)]
+        while stack:
+            parent_node, row = stack.pop()
+            if row.line in shown:
+                continue
+            shown.add(row.line)
+            marker = "[green]●[/]" if row.on_active_path else "○"
+            label = f" [magenta]\\[{safe(row.label, one_line=True)}][/]" if row.label else ""
+            node = parent_node.add(f"{marker} {safe(row.id, one_line=True)} {row.type}{label} "
+                                   f"[dim]{safe(row.timestamp, one_line=True)}[/]")
+            kids = [child for child in sorted(children[row.id], key=lambda child: child.timestamp, reverse=True)
+                    if child.line not in shown]
+            # A chain without branches stays at one level; only branch points indent.
+            stack.extend((node if len(kids) > 1 else parent_node, child) for child in kids)
+        starts = [row for row in pending if row.line not in shown][:1]
     stdout.print(root)

@@ -1,87 +1,144 @@
 //! `SessionIndex`: a scanned transcript held in Rust, queried from Python without copying the
 //! entry list across the boundary. Payloads are read back on demand by byte offset and turned
-//! into Python objects directly with jiter.
+//! into Python objects directly with jiter, a bounded batch at a time.
+//!
+//! Owns: the `scan_session(path, index_path=None)` entry point and the `SessionIndex` class.
+//! Summary queries (header, counts, name, leaf, context plan, labels) are answered from
+//! [`crate::index::Summary`], so an index loaded from its sidecar never touches the transcript
+//! for them; queries over every entry (path, tree rows, lookups by id) decode the entry list
+//! on first use.
 
 use crate::envelope::{Extra, Role};
-use crate::scan::{scan_file, Entry, ScanReport, SourceFormat};
-use crate::tree::{self, SessionTree};
+use crate::index::{self, Full, OpenKind, Session};
+use crate::scan::{Entry, SourceFormat};
 use crate::Error;
-use jiter::PythonParse;
+use jiter::{PythonParse, StringCacheMode};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
+
+/// Raw bytes read from the transcript per batch when parsing lines (bounds the memory a
+/// context read needs beside the objects it returns).
+const READ_BATCH_BYTES: u64 = 8 << 20;
+
+/// `(id, parent_id, type, timestamp, line)` of one entry.
+type TreeRow<'a> = (&'a str, Option<&'a str>, &'static str, &'a str, u64);
 
 /// A scanned transcript: header, entry envelopes, skipped lines and the session tree.
 #[pyclass(frozen, module = "commandcode._native")]
 pub struct SessionIndex {
     path: PathBuf,
-    report: ScanReport,
-    tree: SessionTree,
+    session: Session,
 }
 
 /// Scans the transcript at `path` with the GIL released.
+///
+/// With `index_path`, the index sidecar there is used when it matches the transcript, extended
+/// when the transcript was only appended to, and rebuilt otherwise; without it, nothing but the
+/// transcript is read and nothing is written.
 #[pyfunction]
-pub fn scan_session(py: Python<'_>, path: PathBuf) -> PyResult<SessionIndex> {
-    let (report, tree) = py.detach(|| -> Result<_, Error> {
-        let report = scan_file(&path)?;
-        let tree = SessionTree::build(&report.entries);
-        Ok((report, tree))
+#[pyo3(signature = (path, index_path=None))]
+pub fn scan_session(py: Python<'_>, path: PathBuf, index_path: Option<PathBuf>) -> PyResult<SessionIndex> {
+    let session = py.detach(|| match &index_path {
+        Some(index_path) => index::open(&path, index_path),
+        None => index::open_plain(&path),
     })?;
-    Ok(SessionIndex { path, report, tree })
+    Ok(SessionIndex { path, session })
 }
 
 impl SessionIndex {
-    fn entry(&self, id: &str) -> PyResult<&Entry> {
-        self.tree
+    fn full(&self, py: Python<'_>) -> PyResult<&Full> {
+        Ok(py.detach(|| self.session.full())?)
+    }
+
+    fn entry<'a>(&self, full: &'a Full, id: &str) -> PyResult<&'a Entry> {
+        full.tree()
             .index_of(id)
-            .map(|index| &self.report.entries[index])
+            .map(|index| &full.report.entries[index])
             .ok_or_else(|| PyKeyError::new_err(format!("no entry with id {id}")))
     }
 
-    fn ids(&self, indices: &[usize]) -> Vec<&str> {
-        indices.iter().map(|&index| &*self.report.entries[index].id).collect()
-    }
-
-    /// Reads the raw lines of `indices` from disk, with the GIL released.
-    fn read_lines(&self, py: Python<'_>, indices: &[usize]) -> PyResult<Vec<Vec<u8>>> {
-        let spans: Vec<(u64, u64)> =
-            indices.iter().map(|&index| (self.report.entries[index].offset, self.report.entries[index].length)).collect();
+    /// Reads the raw lines at `spans` from disk (the GIL released) and hands each batch of about
+    /// [`READ_BATCH_BYTES`] to `each`, in order.
+    fn read_spans(
+        &self,
+        py: Python<'_>,
+        spans: &[(u64, u64)],
+        mut each: impl FnMut(usize, &[u8]) -> PyResult<()>,
+    ) -> PyResult<()> {
         let path = &self.path;
-        Ok(py.detach(|| -> Result<_, Error> {
-            let file = std::fs::File::open(path).map_err(|source| Error::io(path, source))?;
-            spans
-                .iter()
-                .map(|&(offset, length)| {
-                    let mut line = vec![0; length as usize];
-                    file.read_exact_at(&mut line, offset).map_err(|_| Error::Stale { path: path.clone(), offset })?;
-                    Ok(line)
-                })
-                .collect()
-        })?)
+        let file = std::fs::File::open(path).map_err(|source| Error::io(path, source))?;
+        let mut buffer: Vec<u8> = Vec::new();
+        let mut start = 0;
+        while start < spans.len() {
+            let mut end = start;
+            let mut bytes = 0u64;
+            while end < spans.len() && (end == start || bytes + spans[end].1 <= READ_BATCH_BYTES) {
+                bytes += spans[end].1;
+                end += 1;
+            }
+            let batch = &spans[start..end];
+            py.detach(|| -> Result<(), Error> {
+                // Grown, never cleared: refilling costs no zeroing.
+                if buffer.len() < bytes as usize {
+                    buffer.resize(bytes as usize, 0);
+                }
+                let mut at = 0;
+                for &(offset, length) in batch {
+                    let line = &mut buffer[at..at + length as usize];
+                    file.read_exact_at(line, offset).map_err(|_| Error::Stale { path: path.clone(), offset })?;
+                    at += length as usize;
+                }
+                Ok(())
+            })?;
+            let mut at = 0;
+            for (position, &(_, length)) in batch.iter().enumerate() {
+                each(start + position, &buffer[at..at + length as usize])?;
+                at += length as usize;
+            }
+            start = end;
+        }
+        Ok(())
     }
 
-    fn parse_lines<'py>(&self, py: Python<'py>, indices: &[usize]) -> PyResult<Bound<'py, PyList>> {
-        let lines = self.read_lines(py, indices)?;
-        let parser = PythonParse::default();
+    /// Parses the lines at `spans` into Python objects, in order. The cyclic garbage collector
+    /// is paused meanwhile (it would walk the growing result again and again; JSON makes no
+    /// cycles) and only string keys are interned (values are mostly unique).
+    fn parse_spans<'py>(&self, py: Python<'py>, spans: &[(u64, u64)]) -> PyResult<Bound<'py, PyList>> {
+        let gc = py.import("gc")?;
+        let was_enabled = gc.call_method0("isenabled")?.is_truthy()?;
+        if was_enabled {
+            gc.call_method0("disable")?;
+        }
+        let result = self.parse_spans_with_gc_paused(py, spans);
+        if was_enabled {
+            gc.call_method0("enable")?;
+        }
+        result
+    }
+
+    fn parse_spans_with_gc_paused<'py>(&self, py: Python<'py>, spans: &[(u64, u64)]) -> PyResult<Bound<'py, PyList>> {
+        let parser = PythonParse { cache_mode: StringCacheMode::Keys, ..PythonParse::default() };
         let list = PyList::empty(py);
-        for (line, &index) in lines.iter().zip(indices) {
+        self.read_spans(py, spans, |position, line| {
+            let stale = || PyErr::from(Error::Stale { path: self.path.clone(), offset: spans[position].0 });
             let value = match parser.python_parse(py, line) {
                 Ok(value) => value,
                 Err(_) if std::str::from_utf8(line).is_err() => {
                     let lossy = String::from_utf8_lossy(line);
-                    parser.python_parse(py, lossy.as_bytes()).map_err(|_| self.stale(index))?
+                    parser.python_parse(py, lossy.as_bytes()).map_err(|_| stale())?
                 }
-                Err(_) => return Err(self.stale(index)),
+                Err(_) => return Err(stale()),
             };
-            list.append(value)?;
-        }
+            list.append(value)
+        })?;
         Ok(list)
     }
 
-    fn stale(&self, index: usize) -> PyErr {
-        Error::Stale { path: self.path.clone(), offset: self.report.entries[index].offset }.into()
+    fn plan_spans(&self) -> Vec<(u64, u64)> {
+        self.session.summary.plan.iter().map(|item| (item.offset, item.length)).collect()
     }
 }
 
@@ -93,10 +150,25 @@ impl SessionIndex {
         self.path.clone()
     }
 
+    /// How this index was obtained: `"scanned"` (no sidecar), `"rebuilt"` (full scan, sidecar
+    /// rewritten), `"loaded"` (sidecar used as is), `"appended"` (only the new bytes scanned, a
+    /// delta added to the sidecar) or `"appended_rewritten"` (only the new bytes scanned, but
+    /// the sidecar rewritten whole).
+    #[getter]
+    fn source(&self) -> &'static str {
+        match self.session.kind {
+            OpenKind::Scanned => "scanned",
+            OpenKind::Rebuilt => "rebuilt",
+            OpenKind::Loaded => "loaded",
+            OpenKind::Appended => "appended",
+            OpenKind::AppendedRewritten => "appended_rewritten",
+        }
+    }
+
     /// The header as a dict, or `None` when the file has no valid header.
     #[getter]
     fn header<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let Some(header) = &self.report.header else { return Ok(None) };
+        let Some(header) = &self.session.summary.report.header else { return Ok(None) };
         let dict = PyDict::new(py);
         dict.set_item("id", &header.id)?;
         dict.set_item("timestamp", &header.timestamp)?;
@@ -110,7 +182,7 @@ impl SessionIndex {
     /// `"v3"`, `"v2"`, `"v1"`, or `None` for a file with no JSON object at all.
     #[getter]
     fn format(&self) -> Option<&'static str> {
-        self.report.format.map(|format| match format {
+        self.session.summary.report.format.map(|format| match format {
             SourceFormat::V3 => "v3",
             SourceFormat::LegacyV2 => "v2",
             SourceFormat::LegacyV1 => "v1",
@@ -119,39 +191,39 @@ impl SessionIndex {
 
     #[getter]
     fn legacy_entrypoint(&self) -> Option<String> {
-        self.report.legacy_entrypoint.clone()
+        self.session.summary.report.legacy_entrypoint.clone()
     }
 
     #[getter]
     fn file_size(&self) -> u64 {
-        self.report.file_size
+        self.session.summary.report.file_size
     }
 
     #[getter]
     fn ends_with_newline(&self) -> bool {
-        self.report.ends_with_newline
+        self.session.summary.report.ends_with_newline
     }
 
     #[getter]
     fn has_bom(&self) -> bool {
-        self.report.has_bom
+        self.session.summary.report.has_bom
     }
 
     #[getter]
     fn line_count(&self) -> u64 {
-        self.report.line_count
+        self.session.summary.report.line_count
     }
 
     #[getter]
-    fn entry_count(&self) -> usize {
-        self.report.entries.len()
+    fn entry_count(&self) -> u64 {
+        self.session.summary.entry_count
     }
 
     /// Skipped lines as dicts `{line, offset, length, reason, detail}`.
     #[getter]
     fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
-        for skipped in &self.report.skipped {
+        for skipped in &self.session.summary.report.skipped {
             let dict = PyDict::new(py);
             dict.set_item("line", skipped.line)?;
             dict.set_item("offset", skipped.offset)?;
@@ -166,60 +238,108 @@ impl SessionIndex {
     /// Tree anomalies: `{cycle_detected, unknown_parents, duplicate_ids}`.
     #[getter]
     fn anomalies<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let summary = &self.session.summary;
         let dict = PyDict::new(py);
-        dict.set_item("cycle_detected", self.tree.cycle_detected)?;
-        dict.set_item("unknown_parents", self.tree.unknown_parents)?;
-        dict.set_item("duplicate_ids", self.tree.duplicate_ids)?;
+        dict.set_item("cycle_detected", summary.cycle_detected)?;
+        dict.set_item("unknown_parents", summary.unknown_parents)?;
+        dict.set_item("duplicate_ids", summary.duplicate_ids)?;
         Ok(dict)
     }
 
     /// The leaf entry id (the last valid entry in file order).
     #[getter]
     fn leaf_id(&self) -> Option<&str> {
-        self.tree.leaf().map(|index| &*self.report.entries[index].id)
+        self.session.summary.leaf.as_ref().map(|(_, id)| id.as_str())
+    }
+
+    /// Number of entries on the active path.
+    #[getter]
+    fn path_length(&self) -> u64 {
+        self.session.summary.path_len
     }
 
     /// Entry ids of the active path, root first.
-    fn path_ids(&self) -> Vec<&str> {
-        self.ids(self.tree.path())
+    fn path_ids<'py>(&self, py: Python<'py>) -> PyResult<Vec<&str>> {
+        let full = self.full(py)?;
+        Ok(full.tree().path().iter().map(|&index| &*full.report.entries[index].id).collect())
     }
 
     /// `(entry_ids, compaction_id, strip_thinking_until)` of the context rebuild (format §2.5).
-    fn context_plan(&self) -> (Vec<&str>, Option<&str>, usize) {
-        let plan = self.tree.context_plan(&self.report.entries);
-        let compaction = plan.compaction.map(|index| &*self.report.entries[index].id);
-        (self.ids(&plan.entries), compaction, plan.strip_thinking_until)
+    fn context_plan(&self) -> (Vec<&str>, Option<&str>, u64) {
+        let summary = &self.session.summary;
+        (
+            summary.plan.iter().map(|item| item.id.as_str()).collect(),
+            summary.compaction.as_ref().map(|(_, id)| id.as_str()),
+            summary.strip_thinking_until,
+        )
     }
 
     /// The context entries, parsed, in context order.
     fn read_context<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let plan = self.tree.context_plan(&self.report.entries);
-        self.parse_lines(py, &plan.entries)
+        self.parse_spans(py, &self.plan_spans())
+    }
+
+    /// The context entries' raw lines (`bytes`, without the `\n`), in context order: for
+    /// callers that parse lazily or with their own parser.
+    fn read_context_raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        self.read_spans(py, &self.plan_spans(), |_, line| list.append(PyBytes::new(py, line)))?;
+        Ok(list)
     }
 
     /// The entries with these ids, parsed, in the order given.
     fn read_entries<'py>(&self, py: Python<'py>, ids: Vec<String>) -> PyResult<Bound<'py, PyList>> {
-        let indices = ids
-            .iter()
-            .map(|id| self.tree.index_of(id).ok_or_else(|| PyKeyError::new_err(format!("no entry with id {id}"))))
-            .collect::<PyResult<Vec<usize>>>()?;
-        self.parse_lines(py, &indices)
+        // Ids the summary knows (context, first prompts) need no entry list.
+        let known: Option<Vec<(u64, u64)>> = ids.iter().map(|id| self.session.summary.span_of(id)).collect();
+        let spans = match known {
+            Some(spans) => spans,
+            None => {
+                if let Some(missing) = ids.iter().find(|id| !self.session.may_contain(id)) {
+                    return Err(PyKeyError::new_err(format!("no entry with id {missing}")));
+                }
+                let full = self.full(py)?;
+                ids.iter()
+                    .map(|id| self.entry(full, id).map(|entry| (entry.offset, entry.length)))
+                    .collect::<PyResult<Vec<_>>>()?
+            }
+        };
+        self.parse_spans(py, &spans)
     }
 
     /// `(type, parent_id, timestamp, line)` of one entry.
-    fn envelope(&self, id: &str) -> PyResult<(&'static str, Option<&str>, &str, u64)> {
-        let entry = self.entry(id)?;
+    fn envelope<'py>(&self, py: Python<'py>, id: &str) -> PyResult<(&'static str, Option<&str>, &str, u64)> {
+        // An id no entry has (a writer trying a fresh one) is answered without the entry list.
+        if !self.session.may_contain(id) {
+            return Err(PyKeyError::new_err(format!("no entry with id {id}")));
+        }
+        let entry = self.entry(self.full(py)?, id)?;
         Ok((entry.kind.as_str(), entry.parent_id.as_deref(), &entry.timestamp, entry.line))
+    }
+
+    /// Whether an entry has this id (answered from the sidecar's id hashes when it can, without
+    /// decoding the entry list).
+    fn __contains__<'py>(&self, py: Python<'py>, id: &str) -> PyResult<bool> {
+        if !self.session.may_contain(id) {
+            return Ok(false);
+        }
+        Ok(self.full(py)?.tree().index_of(id).is_some())
     }
 
     /// Rows `(id, parent_id, type, timestamp, line)` for entries `[start, stop)` in file order.
     #[pyo3(signature = (start=0, stop=None))]
-    fn tree_rows(&self, start: usize, stop: Option<usize>) -> PyResult<Vec<(&str, Option<&str>, &'static str, &str, u64)>> {
-        let stop = stop.unwrap_or(self.report.entries.len()).min(self.report.entries.len());
+    fn tree_rows<'py>(
+        &self,
+        py: Python<'py>,
+        start: usize,
+        stop: Option<usize>,
+    ) -> PyResult<Vec<TreeRow<'_>>> {
+        let count = self.session.summary.entry_count as usize;
+        let stop = stop.unwrap_or(count).min(count);
         if start > stop {
             return Err(PyValueError::new_err("start is past stop"));
         }
-        Ok(self.report.entries[start..stop]
+        let full = self.full(py)?;
+        Ok(full.report.entries[start..stop]
             .iter()
             .map(|entry| (&*entry.id, entry.parent_id.as_deref(), entry.kind.as_str(), &*entry.timestamp, entry.line))
             .collect())
@@ -227,69 +347,78 @@ impl SessionIndex {
 
     /// Labels by target entry id (newest wins; cleared labels are absent).
     fn labels(&self) -> Vec<(String, String)> {
-        tree::labels(&self.report.entries).into_iter().map(|(target, label)| (target.into(), label.into())).collect()
+        self.session.summary.labels()
     }
 
     /// The latest `session_info` name, or `None`.
     #[getter]
     fn name(&self) -> Option<&str> {
-        tree::session_name(&self.report.entries)
+        self.session.summary.name.as_deref()
     }
 
     /// The current model on the active path.
     #[getter]
     fn model(&self) -> Option<&str> {
-        self.tree.model(&self.report.entries)
+        self.session.summary.model.as_deref()
     }
 
     /// The current effort on the active path.
     #[getter]
     fn effort(&self) -> Option<&str> {
-        self.tree.effort(&self.report.entries)
+        self.session.summary.effort.as_deref()
     }
 
     /// Non-meta message entries in the whole file.
     #[getter]
-    fn message_count(&self) -> usize {
-        tree::message_count(&self.report.entries)
+    fn message_count(&self) -> u64 {
+        self.session.summary.message_count
     }
 
     /// The greatest entry timestamp string (ISO strings sort by time).
     #[getter]
     fn last_timestamp(&self) -> Option<&str> {
-        self.report.entries.iter().map(|entry| &*entry.timestamp).max()
+        self.session.summary.last_timestamp.as_deref()
     }
 
     /// `meta.messageId` → entry id, for every message entry that has one.
-    fn message_ids(&self) -> Vec<(&str, &str)> {
-        self.report
+    fn message_ids<'py>(&self, py: Python<'py>) -> PyResult<Vec<(&str, &str)>> {
+        let full = self.full(py)?;
+        Ok(full
+            .report
             .entries
             .iter()
             .filter_map(|entry| match &entry.extra {
                 Extra::Message { message_id: Some(message_id), .. } => Some((&**message_id, &*entry.id)),
                 _ => None,
             })
-            .collect()
+            .collect())
     }
 
     /// Ids of the first `limit` non-meta user message entries in file order.
     #[pyo3(signature = (limit=8))]
-    fn first_user_entry_ids(&self, limit: usize) -> Vec<&str> {
-        self.report
+    fn first_user_entry_ids<'py>(&self, py: Python<'py>, limit: usize) -> PyResult<Vec<&str>> {
+        let summary = &self.session.summary;
+        if limit <= summary.first_users.len() || summary.first_users_complete {
+            return Ok(summary.first_users.iter().take(limit).map(|item| item.id.as_str()).collect());
+        }
+        let full = self.full(py)?;
+        Ok(full
+            .report
             .entries
             .iter()
             .filter(|entry| matches!(entry.extra, Extra::Message { role: Role::User, is_meta: false, .. }))
             .take(limit)
             .map(|entry| &*entry.id)
-            .collect()
+            .collect())
     }
 
     fn __repr__(&self) -> String {
+        let summary = &self.session.summary;
         format!(
             "SessionIndex(path={:?}, entries={}, skipped={}, leaf={:?})",
             self.path,
-            self.report.entries.len(),
-            self.report.skipped.len(),
+            summary.entry_count,
+            summary.report.skipped.len(),
             self.leaf_id()
         )
     }

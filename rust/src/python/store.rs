@@ -205,7 +205,8 @@ impl RestoreItem {
                     Some(Algorithm::Blake3) => BackupSource::Object(parse_content_id(digest)?),
                     Some(Algorithm::Sha256) => BackupSource::RawBlob {
                         folder: blob_folder.ok_or_else(|| PyValueError::new_err("a sha256 item needs blob_folder"))?,
-                        digest: Sha256Digest::parse(digest).map_err(|error| PyValueError::new_err(error.to_string()))?,
+                        digest: Sha256Digest::parse(digest)
+                            .map_err(|error| PyValueError::new_err(error.to_string()))?,
                     },
                     None => return Err(PyValueError::new_err(format!("unknown backup algorithm {algorithm:?}"))),
                 };

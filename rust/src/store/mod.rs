@@ -3,12 +3,30 @@
 //! - [`digest`]: [`ContentId`] (blake3, names our objects) and [`Sha256Digest`] (the real CLI's blobs).
 //! - [`objects`]: the shared content-addressed, zstd-compressed object folder ([`ObjectStore`]).
 //! - [`source`]: reading a user's file without following symlinks, under a size cap.
-//! - [`restore`]: verified, all-or-nothing restore with a crash journal.
+//! - [`mod@restore`]: verified, all-or-nothing restore with a crash journal.
 //! - [`space`]: free space for the disk-low pause.
 //! - [`durable`]: temp-file, fsync and rename helpers.
 //!
 //! Checkpoint records (which file was backed up in which turn) live in Python; this module only
 //! stores, verifies and puts back bytes.
+//!
+//! # On-disk format (version 1)
+//!
+//! ```text
+//! <data dir>/objects/                  one store for every session (fork copies nothing)
+//! ├── config                           {"version":1,"name":"blake3","compression":"zstd"}
+//! ├── external-checkpoints.txt         checkpoints files outside projects/ (Python keeps it)
+//! └── ab/                              fan-out by the first two hex characters
+//!     └── cdef…(62 hex)                one zstd frame; blake3(original bytes) = "abcdef…"
+//! <data dir>/journals/<session>.json   a restore in flight: {"version":1,"state":"open"|"committed",…}
+//! <data dir>/journals/<session>.json.lock   flock held while restoring or recovering
+//! <data dir>/file-history/<session>/<sha256>   the real CLI's raw blobs (read, never written)
+//! ```
+//!
+//! Objects are written once (temp file `.<name>.<pid>.<nanos>.<n>.cctmp` → fsync → rename →
+//! fsync folder), mode 0400, and never modified; a re-put only bumps the mtime. Every read
+//! decompresses and checks the blake3 against the name. A `config` with another version makes
+//! [`ObjectStore::open`] fail rather than guess.
 
 pub mod digest;
 pub mod durable;

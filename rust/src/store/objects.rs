@@ -75,9 +75,8 @@ impl ObjectStore {
         let config = root.join("config");
         match std::fs::read(&config) {
             Ok(bytes) => {
-                let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|error| Error::UnsupportedStore {
-                    path: config.clone(),
-                    found: format!("unreadable config ({error})"),
+                let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|error| {
+                    Error::UnsupportedStore { path: config.clone(), found: format!("unreadable config ({error})") }
                 })?;
                 let version = value.get("version").and_then(serde_json::Value::as_u64);
                 if version != Some(STORE_VERSION) {
@@ -289,7 +288,11 @@ pub fn read_raw_blob(folder: &Path, digest: &Sha256Digest) -> Result<Vec<u8>> {
     };
     let actual = Sha256Digest::of(&bytes);
     if actual != *digest {
-        return Err(Error::ObjectCorrupt { id: digest.to_string(), path, reason: format!("hashes to {}", actual.short()) });
+        return Err(Error::ObjectCorrupt {
+            id: digest.to_string(),
+            path,
+            reason: format!("hashes to {}", actual.short()),
+        });
     }
     Ok(bytes)
 }
@@ -300,7 +303,8 @@ fn is_hex(text: &str) -> bool {
 
 fn set_folder_mode(folder: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(folder, std::fs::Permissions::from_mode(FOLDER_MODE)).map_err(|source| Error::io(folder, source))
+    std::fs::set_permissions(folder, std::fs::Permissions::from_mode(FOLDER_MODE))
+        .map_err(|source| Error::io(folder, source))
 }
 
 fn remove_if_present(path: &Path) -> Result<()> {

@@ -75,12 +75,7 @@ pub fn read_file_state(path: &Path, max_size: u64) -> Result<FileState> {
     if bytes.len() as u64 > max_size {
         return Ok(FileState::TooLarge { size: bytes.len() as u64, mode: opened.mode() & 0o7777 });
     }
-    Ok(FileState::Regular(RegularFile {
-        bytes,
-        mode: opened.mode() & 0o7777,
-        uid: opened.uid(),
-        gid: opened.gid(),
-    }))
+    Ok(FileState::Regular(RegularFile { bytes, mode: opened.mode() & 0o7777, uid: opened.uid(), gid: opened.gid() }))
 }
 
 #[cfg(test)]

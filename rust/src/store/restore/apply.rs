@@ -1,14 +1,20 @@
 //! Staging, applying, undoing and recovering a verified restore (see the module docs of
 //! [`super`] for the phases). Every undo decision is made from what is on disk (which of
-//! target / temp / set-aside original exist), so the same code serves an in-process failure and
-//! recovery after a crash.
+//! target / temp / set-aside original exist, and whether a new file holds the content this
+//! restore wrote), so the same code serves an in-process failure and recovery after a crash.
+//!
+//! Durability: the journal is fsynced before the first temp file exists; the staged bytes and
+//! the renames are flushed together by one `syncfs` before the journal says `committed`; only
+//! then are the set-aside originals deleted. A power loss at any point therefore leaves either
+//! an `open` journal (undone from the originals, whose bytes were durable all along) or a
+//! `committed` one whose new files are on disk.
 
 use super::journal::{Journal, JournalLock, JournalOp, JournalState, RecoveryOutcome};
 use super::verify::{load, Step, Verified};
 use super::{Action, Plan, RestoreOptions};
 use crate::error::{Error, Result};
 use crate::store::digest::ContentId;
-use crate::store::durable::{self, create_exclusive, unique_name, TEMP_SUFFIX};
+use crate::store::durable::{self, create_exclusive, open_no_follow, unique_name, TEMP_SUFFIX};
 use crate::store::objects::ObjectStore;
 use rayon::prelude::*;
 use std::collections::BTreeSet;
@@ -17,6 +23,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 const ROLLBACK_SUFFIX: &str = ".ccrollback";
+const TRASH_SUFFIX: &str = ".trash";
 
 fn exists(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()
@@ -51,34 +58,78 @@ fn missing_dirs(steps: &[Step]) -> Vec<PathBuf> {
     missing.into_iter().collect()
 }
 
+/// A fresh trash folder for one restore, beside the journal: `.<journal name>.<pid>.<…>.trash`.
+fn new_trash_dir(journal_path: &Path) -> Result<PathBuf> {
+    let name = journal_path.file_name().unwrap_or_else(|| std::ffi::OsStr::new("journal"));
+    let trash = journal_path.with_file_name(unique_name(name, TRASH_SUFFIX));
+    std::fs::create_dir(&trash).map_err(|source| Error::io(&trash, source))?;
+    std::fs::set_permissions(&trash, std::fs::Permissions::from_mode(0o700))
+        .map_err(|source| Error::io(&trash, source))?;
+    Ok(trash)
+}
+
+/// The file system a target lives on (its deepest existing folder's).
+fn device_of(target: &Path) -> Option<u64> {
+    let mut cursor = target.parent();
+    while let Some(folder) = cursor {
+        if let Ok(metadata) = std::fs::metadata(folder) {
+            return Some(metadata.dev());
+        }
+        cursor = folder.parent();
+    }
+    None
+}
+
+/// The journal ops for verified steps: a temp name beside each target, and a place to set the
+/// original aside: in the trash folder when it shares the target's file system (the user's
+/// folders then never see a stray file, and freeing the old bytes can wait), else beside it.
+fn journal_ops(steps: &[Step], trash: Option<&Path>) -> Vec<JournalOp> {
+    let trash_device = trash.and_then(|folder| std::fs::metadata(folder).ok()).map(|metadata| metadata.dev());
+    steps
+        .iter()
+        .enumerate()
+        .map(|(index, step)| {
+            let rollback = match trash {
+                Some(folder) if trash_device.is_some() && device_of(&step.target) == trash_device => {
+                    folder.join(index.to_string())
+                }
+                _ => sibling(&step.target, ROLLBACK_SUFFIX),
+            };
+            JournalOp {
+                action: step.action,
+                target: step.target.clone(),
+                temp: (step.action == Action::Write).then(|| sibling(&step.target, TEMP_SUFFIX)),
+                rollback,
+                original_existed: step.original_existed,
+                content: step.content.filter(|_| step.action == Action::Write),
+            }
+        })
+        .collect()
+}
+
 /// Carries out a verified restore; returns its plan.
-pub(super) fn run(store: &ObjectStore, verified: Verified, journal_path: &Path, options: &RestoreOptions) -> Result<Plan> {
+pub(super) fn run(
+    store: &ObjectStore,
+    verified: Verified,
+    journal_path: &Path,
+    options: &RestoreOptions,
+) -> Result<Plan> {
     let Verified { plan, steps } = verified;
     if steps.is_empty() {
         return Ok(plan);
     }
-    let ops: Vec<JournalOp> = steps
-        .iter()
-        .map(|step| JournalOp {
-            action: step.action,
-            target: step.target.clone(),
-            temp: (step.action == Action::Write).then(|| sibling(&step.target, TEMP_SUFFIX)),
-            rollback: sibling(&step.target, ROLLBACK_SUFFIX),
-            original_existed: step.original_existed,
-        })
-        .collect();
-    let mut journal = Journal { state: JournalState::Staging, created_dirs: missing_dirs(&steps), ops };
-    journal.write(journal_path)?;
-
-    if let Err(error) = stage(store, &steps, &journal, journal_path) {
-        discard_staging(&journal);
-        Journal::remove(journal_path)?;
+    let trash = new_trash_dir(journal_path)?;
+    let ops = journal_ops(&steps, Some(&trash));
+    let mut journal =
+        Journal { state: JournalState::Open, created_dirs: missing_dirs(&steps), trash: Some(trash), ops };
+    if let Err(error) = journal.write(journal_path) {
+        remove_trash(&journal);
         return Err(error);
     }
-    sync_filesystems(&journal.ops)?;
-    journal.state = JournalState::Prepared;
-    journal.write(journal_path)?;
 
+    if let Err(error) = stage(store, &steps, &journal, journal_path) {
+        return Err(abandon(&journal, journal_path, error));
+    }
     for (index, op) in journal.ops.iter().enumerate() {
         if !options.faults.step_delay.is_zero() {
             std::thread::sleep(options.faults.step_delay);
@@ -89,33 +140,67 @@ pub(super) fn run(store: &ObjectStore, verified: Verified, journal_path: &Path, 
             apply_op(op)
         };
         if let Err(source) = result {
-            let rolled_back = undo_all(&journal).is_ok();
-            if rolled_back {
-                Journal::remove(journal_path)?;
-            }
-            return Err(Error::RestoreFailed { path: op.target.clone(), source, rolled_back, journal: journal_path.to_owned() });
+            let failure = Error::RestoreFailed {
+                path: op.target.clone(),
+                source,
+                rolled_back: true,
+                journal: journal_path.to_owned(),
+            };
+            return Err(abandon(&journal, journal_path, failure));
         }
     }
-    sync_filesystems(&journal.ops)?;
+    if let Err(error) = sync_filesystems(&journal.ops) {
+        return Err(abandon(&journal, journal_path, error));
+    }
     journal.state = JournalState::Committed;
     journal.write(journal_path)?;
     finish(&journal);
     Journal::remove(journal_path)?;
+    // The restore is complete and durable; freeing the old bytes is garbage collection. It runs
+    // in the background, and whatever a process exit interrupts is swept by the next recovery.
+    if let Some(trash) = journal.trash {
+        std::thread::spawn(move || {
+            let _ = std::fs::remove_dir_all(trash);
+        });
+    }
     Ok(plan)
+}
+
+/// Undoes everything after a failure and returns the error to report: `error` itself when the
+/// undo worked (the journal is removed), else a failure that says the journal was kept.
+fn abandon(journal: &Journal, journal_path: &Path, error: Error) -> Error {
+    match undo_all(journal) {
+        Ok(()) => match Journal::remove(journal_path) {
+            Ok(()) => error,
+            Err(remove_error) => remove_error,
+        },
+        Err(source) => {
+            let path = match &error {
+                Error::RestoreFailed { path, .. } => path.clone(),
+                _ => journal_path.to_owned(),
+            };
+            Error::RestoreFailed { path, source, rolled_back: false, journal: journal_path.to_owned() }
+        }
+    }
 }
 
 /// Writes each new content to its temp file (parents created first), in parallel. An I/O
 /// failure (a full disk, say) is reported against the target it was for; no target was touched.
 fn stage(store: &ObjectStore, steps: &[Step], journal: &Journal, journal_path: &Path) -> Result<()> {
     let failed = |target: &Path, error: Error| match error {
-        Error::Io { source, .. } => {
-            Error::RestoreFailed { path: target.to_owned(), source, rolled_back: true, journal: journal_path.to_owned() }
-        }
+        Error::Io { source, .. } => Error::RestoreFailed {
+            path: target.to_owned(),
+            source,
+            rolled_back: true,
+            journal: journal_path.to_owned(),
+        },
         other => other,
     };
     for folder in &journal.created_dirs {
         match std::fs::create_dir(folder) {
-            Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists => return Err(failed(folder, Error::io(folder, error))),
+            Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists => {
+                return Err(failed(folder, Error::io(folder, error)))
+            }
             _ => {}
         }
     }
@@ -145,18 +230,14 @@ fn stage_one(store: &ObjectStore, step: &Step, temp: &Path) -> Result<()> {
         }
         (None, None) => unreachable!("a write step always has a source"),
     };
-    debug_assert_eq!(Some(ContentId::of(bytes)), step.content);
     let mut file = create_exclusive(temp, 0o600)?;
     file.write_all(bytes).map_err(|source| Error::io(temp, source))?;
     if let Some((uid, gid)) = step.owner {
         let metadata = file.metadata().map_err(|source| Error::io(temp, source))?;
         if metadata.uid() != uid || metadata.gid() != gid {
             // Only root may give a file away; for anyone else the new file stays theirs.
-            let _ = rustix::fs::fchown(
-                &file,
-                Some(rustix::fs::Uid::from_raw(uid)),
-                Some(rustix::fs::Gid::from_raw(gid)),
-            );
+            let _ =
+                rustix::fs::fchown(&file, Some(rustix::fs::Uid::from_raw(uid)), Some(rustix::fs::Gid::from_raw(gid)));
         }
     }
     file.set_permissions(std::fs::Permissions::from_mode(step.mode)).map_err(|source| Error::io(temp, source))?;
@@ -195,7 +276,14 @@ fn apply_op(op: &JournalOp) -> std::io::Result<()> {
     }
 }
 
-/// Puts one target back as it was before the restore, judging from what exists on disk.
+/// Whether the regular file at `path` holds exactly `content`.
+fn holds(path: &Path, content: &ContentId) -> bool {
+    let Ok(mut file) = open_no_follow(path) else { return false };
+    let mut hasher = blake3::Hasher::new();
+    hasher.update_reader(&mut file).is_ok() && ContentId::from(hasher.finalize()) == *content
+}
+
+/// Puts one target back as it was before the restore, judging from what is on disk.
 fn undo_op(op: &JournalOp) -> std::io::Result<()> {
     if op.original_existed {
         if exists(&op.rollback) {
@@ -203,10 +291,10 @@ fn undo_op(op: &JournalOp) -> std::io::Result<()> {
             // Renaming a hard link onto the same inode is a no-op that leaves the link behind.
             remove_if_present(&op.rollback)?;
         }
-    } else if op.action == Action::Write {
-        let staged = op.temp.as_deref().is_some_and(exists);
-        if !staged {
-            // The temp was renamed into place: the file is ours, and must go.
+    } else if op.action == Action::Write && !op.temp.as_deref().is_some_and(exists) {
+        // No temp left: it was renamed into place (or never written). Remove the target only
+        // when it holds what this restore wrote, so a file someone else made is never touched.
+        if op.content.as_ref().is_some_and(|content| holds(&op.target, content)) {
             remove_if_present(&op.target)?;
         }
     }
@@ -224,7 +312,13 @@ fn undo_all(journal: &Journal) -> std::io::Result<()> {
             first_error.get_or_insert(error);
         }
     }
-    remove_created_dirs(journal);
+    for folder in journal.created_dirs.iter().rev() {
+        // Fails (and is left) when not empty: something else lives there now.
+        let _ = std::fs::remove_dir(folder);
+    }
+    if first_error.is_none() {
+        remove_trash(journal);
+    }
     let folders: BTreeSet<&Path> = journal.ops.iter().filter_map(|op| op.target.parent()).collect();
     for folder in folders {
         let _ = durable::fsync_dir(folder);
@@ -232,27 +326,32 @@ fn undo_all(journal: &Journal) -> std::io::Result<()> {
     first_error.map_or(Ok(()), Err)
 }
 
-fn remove_created_dirs(journal: &Journal) {
-    for folder in journal.created_dirs.iter().rev() {
-        // Fails (and is left) when not empty: something else lives there now.
-        let _ = std::fs::remove_dir(folder);
-    }
-}
-
-/// Removes the temps of an interrupted staging phase; no target was touched.
-fn discard_staging(journal: &Journal) {
-    for temp in journal.ops.iter().filter_map(|op| op.temp.as_deref()) {
-        let _ = remove_if_present(temp);
-    }
-    remove_created_dirs(journal);
-}
-
-/// Removes the set-aside originals of a committed restore.
+/// Removes the set-aside originals a committed restore left beside their targets (the trash
+/// folder goes as a whole, afterwards).
 fn finish(journal: &Journal) {
-    for op in &journal.ops {
+    let trash = journal.trash.as_deref();
+    journal.ops.par_iter().filter(|op| !trash.is_some_and(|folder| op.rollback.starts_with(folder))).for_each(|op| {
         let _ = remove_if_present(&op.rollback);
-        if let Some(temp) = &op.temp {
-            let _ = remove_if_present(temp);
+    });
+}
+
+fn remove_trash(journal: &Journal) {
+    if let Some(trash) = &journal.trash {
+        let _ = std::fs::remove_dir_all(trash);
+    }
+}
+
+/// Deletes trash folders of earlier restores of this journal that no pending journal uses
+/// (a process that exited before its background cleanup finished leaves them).
+fn sweep_stale_trash(journal_path: &Path, keep: Option<&Path>) {
+    let (Some(folder), Some(name)) = (journal_path.parent(), journal_path.file_name()) else { return };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(folder) else { return };
+    for entry in entries.flatten() {
+        let entry_name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        if entry_name.starts_with(&prefix) && entry_name.ends_with(TRASH_SUFFIX) && Some(path.as_path()) != keep {
+            let _ = std::fs::remove_dir_all(path);
         }
     }
 }
@@ -268,14 +367,14 @@ pub fn recover(journal: &Path) -> Result<Option<RecoveryOutcome>> {
 
 /// [`recover`] for a caller that already holds the lock.
 pub(super) fn recover_locked(journal_path: &Path) -> Result<Option<RecoveryOutcome>> {
-    let Some(journal) = Journal::read(journal_path)? else { return Ok(None) };
+    let Some(journal) = Journal::read(journal_path)? else {
+        sweep_stale_trash(journal_path, None);
+        return Ok(None);
+    };
+    sweep_stale_trash(journal_path, journal.trash.as_deref());
     let targets = journal.ops.iter().map(|op| op.target.clone()).collect();
     let outcome = match journal.state {
-        JournalState::Staging => {
-            discard_staging(&journal);
-            RecoveryOutcome::RolledBack { targets }
-        }
-        JournalState::Prepared => {
+        JournalState::Open => {
             undo_all(&journal).map_err(|source| Error::RestoreFailed {
                 path: journal_path.to_owned(),
                 source,
@@ -286,6 +385,7 @@ pub(super) fn recover_locked(journal_path: &Path) -> Result<Option<RecoveryOutco
         }
         JournalState::Committed => {
             finish(&journal);
+            remove_trash(&journal);
             RecoveryOutcome::Completed { targets }
         }
     };
@@ -351,19 +451,32 @@ mod tests {
         std::fs::create_dir_all(created.parent().unwrap()).unwrap();
         std::fs::write(&created, b"created later").unwrap();
         let items = vec![
-            RestoreItem { target: modified.clone(), desired: content(&fixture, b"before", 0o755), expected: Expected::Content(ContentId::of(b"after")) },
+            RestoreItem {
+                target: modified.clone(),
+                desired: content(&fixture, b"before", 0o755),
+                expected: Expected::Content(ContentId::of(b"after")),
+            },
             RestoreItem { target: created.clone(), desired: Desired::Absent, expected: Expected::Unknown },
-            RestoreItem { target: deleted.clone(), desired: content(&fixture, &[0, 159, 146, 150], 0o600), expected: Expected::Absent },
+            RestoreItem {
+                target: deleted.clone(),
+                desired: content(&fixture, &[0, 159, 146, 150], 0o600),
+                expected: Expected::Absent,
+            },
         ];
         let plan = restore(&fixture.store, &items, &fixture.journal, &options(&fixture)).unwrap();
-        assert_eq!(plan.entries.iter().map(|entry| entry.action).collect::<Vec<_>>(), [Action::Write, Action::Delete, Action::Write]);
+        assert_eq!(
+            plan.entries.iter().map(|entry| entry.action).collect::<Vec<_>>(),
+            [Action::Write, Action::Delete, Action::Write]
+        );
         assert_eq!(std::fs::read(&modified).unwrap(), b"before");
         assert_eq!(std::fs::metadata(&modified).unwrap().mode() & 0o7777, 0o755);
         assert!(!created.exists());
         assert_eq!(std::fs::read(&deleted).unwrap(), [0, 159, 146, 150]);
         assert!(!fixture.journal.exists());
-        let leftovers: Vec<_> =
-            tree(&fixture.project).into_keys().filter(|path| path.file_name().unwrap().to_string_lossy().starts_with('.')).collect();
+        let leftovers: Vec<_> = tree(&fixture.project)
+            .into_keys()
+            .filter(|path| path.file_name().unwrap().to_string_lossy().starts_with('.'))
+            .collect();
         assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 
@@ -376,8 +489,16 @@ mod tests {
         std::os::unix::fs::symlink(&inside, &link).unwrap();
         let missing = ContentId::of(b"never stored");
         let items = vec![
-            RestoreItem { target: inside.clone(), desired: content(&fixture, b"then", 0o644), expected: Expected::Unknown },
-            RestoreItem { target: fixture.project.join("../../x"), desired: Desired::Absent, expected: Expected::Unknown },
+            RestoreItem {
+                target: inside.clone(),
+                desired: content(&fixture, b"then", 0o644),
+                expected: Expected::Unknown,
+            },
+            RestoreItem {
+                target: fixture.project.join("../../x"),
+                desired: Desired::Absent,
+                expected: Expected::Unknown,
+            },
             RestoreItem { target: PathBuf::from("/etc/x"), desired: Desired::Absent, expected: Expected::Unknown },
             RestoreItem { target: link.clone(), desired: content(&fixture, b"y", 0o644), expected: Expected::Unknown },
             RestoreItem {
@@ -425,7 +546,11 @@ mod tests {
                 if index != 3 {
                     std::fs::write(&target, format!("current {index}")).unwrap();
                 }
-                let desired = if index == 2 { Desired::Absent } else { content(&fixture, format!("old {index}").as_bytes(), 0o644) };
+                let desired = if index == 2 {
+                    Desired::Absent
+                } else {
+                    content(&fixture, format!("old {index}").as_bytes(), 0o644)
+                };
                 items.push(RestoreItem { target, desired, expected: Expected::Unknown });
             }
             let before = tree(&fixture.project);
@@ -441,7 +566,7 @@ mod tests {
     }
 
     #[test]
-    fn recovery_rolls_back_a_prepared_journal_at_every_step() {
+    fn recovery_rolls_back_an_open_journal_at_every_step() {
         // Simulate a crash after each apply step: stage and apply `done` ops by hand, then recover.
         for done in 0..=3 {
             let fixture = fixture();
@@ -449,24 +574,24 @@ mod tests {
             std::fs::write(&targets[0], b"zero").unwrap();
             std::fs::write(&targets[1], b"one").unwrap();
             let items = vec![
-                RestoreItem { target: targets[0].clone(), desired: content(&fixture, b"ZERO", 0o644), expected: Expected::Unknown },
+                RestoreItem {
+                    target: targets[0].clone(),
+                    desired: content(&fixture, b"ZERO", 0o644),
+                    expected: Expected::Unknown,
+                },
                 RestoreItem { target: targets[1].clone(), desired: Desired::Absent, expected: Expected::Unknown },
-                RestoreItem { target: targets[2].clone(), desired: content(&fixture, b"TWO", 0o644), expected: Expected::Unknown },
+                RestoreItem {
+                    target: targets[2].clone(),
+                    desired: content(&fixture, b"TWO", 0o644),
+                    expected: Expected::Unknown,
+                },
             ];
             let before = tree(&fixture.project);
             let verified = super::super::verify::verify(&fixture.store, &items, &options(&fixture)).unwrap();
-            let ops: Vec<JournalOp> = verified
-                .steps
-                .iter()
-                .map(|step| JournalOp {
-                    action: step.action,
-                    target: step.target.clone(),
-                    temp: (step.action == Action::Write).then(|| sibling(&step.target, TEMP_SUFFIX)),
-                    rollback: sibling(&step.target, ROLLBACK_SUFFIX),
-                    original_existed: step.original_existed,
-                })
-                .collect();
-            let journal = Journal { state: JournalState::Prepared, created_dirs: vec![], ops };
+            std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
+            let trash = new_trash_dir(&fixture.journal).unwrap();
+            let ops = journal_ops(&verified.steps, Some(&trash));
+            let journal = Journal { state: JournalState::Open, created_dirs: vec![], trash: Some(trash), ops };
             stage(&fixture.store, &verified.steps, &journal, &fixture.journal).unwrap();
             std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
             journal.write(&fixture.journal).unwrap();
@@ -485,8 +610,76 @@ mod tests {
         let target = fixture.project.join("same.txt");
         std::fs::write(&target, b"same").unwrap();
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let items = vec![RestoreItem { target: target.clone(), desired: content(&fixture, b"same", 0o644), expected: Expected::Unknown }];
+        let items = vec![RestoreItem {
+            target: target.clone(),
+            desired: content(&fixture, b"same", 0o644),
+            expected: Expected::Unknown,
+        }];
         let plan = restore(&fixture.store, &items, &fixture.journal, &options(&fixture)).unwrap();
         assert_eq!(plan.entries[0].action, Action::Unchanged);
+    }
+
+    #[test]
+    fn recovery_never_deletes_a_new_file_it_did_not_write() {
+        let fixture = fixture();
+        let target = fixture.project.join("appeared.txt");
+        let items = vec![RestoreItem {
+            target: target.clone(),
+            desired: content(&fixture, b"ours", 0o644),
+            expected: Expected::Unknown,
+        }];
+        let verified = super::super::verify::verify(&fixture.store, &items, &options(&fixture)).unwrap();
+        let journal = Journal {
+            state: JournalState::Open,
+            created_dirs: vec![],
+            trash: None,
+            ops: journal_ops(&verified.steps, None),
+        };
+        std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
+        journal.write(&fixture.journal).unwrap();
+        // Crash before staging; meanwhile someone else creates the file.
+        std::fs::write(&target, b"somebody else's").unwrap();
+        recover(&fixture.journal).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"somebody else's");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 48, ..Default::default() })]
+
+        /// Any current tree, restored to any wanted tree, gives exactly the wanted bytes and modes.
+        #[test]
+        fn restore_gives_back_exactly_the_wanted_tree(
+            current in proptest::collection::vec(proptest::option::of(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64)), 4),
+            wanted in proptest::collection::vec(proptest::option::of((proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64), proptest::sample::select(vec![0o600u32, 0o644, 0o755]))), 4),
+        ) {
+            let fixture = fixture();
+            let names = ["a", "dir/b", "dir/deep/c", "d.bin"];
+            for (name, bytes) in names.iter().zip(&current) {
+                if let Some(bytes) = bytes {
+                    let path = fixture.project.join(name);
+                    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                    std::fs::write(&path, bytes).unwrap();
+                }
+            }
+            let items: Vec<RestoreItem> = names
+                .iter()
+                .zip(&wanted)
+                .map(|(name, wanted)| RestoreItem {
+                    target: fixture.project.join(name),
+                    desired: match wanted {
+                        Some((bytes, mode)) => content(&fixture, bytes, *mode),
+                        None => Desired::Absent,
+                    },
+                    expected: Expected::Unknown,
+                })
+                .collect();
+            restore(&fixture.store, &items, &fixture.journal, &options(&fixture)).unwrap();
+            let expected: BTreeMap<PathBuf, (Vec<u8>, u32)> = names
+                .iter()
+                .zip(&wanted)
+                .filter_map(|(name, wanted)| wanted.as_ref().map(|(bytes, mode)| (fixture.project.join(name), (bytes.clone(), *mode))))
+                .collect();
+            proptest::prop_assert_eq!(tree(&fixture.project), expected);
+        }
     }
 }

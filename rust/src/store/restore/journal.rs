@@ -2,12 +2,13 @@
 //! next open finish or undo a restore a crash interrupted. Also the lock that keeps two
 //! processes from restoring (or recovering) the same session at once.
 //!
-//! States: `staging` (temp files may exist beside targets; no target touched), `prepared`
-//! (all temps written and synced; targets may be partly swapped), `committed` (every target is
-//! in place; only set-aside originals remain to be removed).
+//! States: `open` (written before the first temp file: temps may exist beside targets and
+//! targets may be partly swapped; undone on recovery) and `committed` (every target is in place
+//! and synced; only set-aside originals remain to be removed; finished on recovery).
 
 use super::Action;
 use crate::error::{Error, Result};
+use crate::store::digest::ContentId;
 use crate::store::durable;
 use serde_json::{json, Value};
 use std::ffi::OsStr;
@@ -22,24 +23,21 @@ pub const JOURNAL_VERSION: u64 = 1;
 /// Where a restore stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JournalState {
-    Staging,
-    Prepared,
+    Open,
     Committed,
 }
 
 impl JournalState {
     fn as_str(self) -> &'static str {
         match self {
-            JournalState::Staging => "staging",
-            JournalState::Prepared => "prepared",
+            JournalState::Open => "open",
             JournalState::Committed => "committed",
         }
     }
 
     fn parse(text: &str) -> Option<Self> {
         match text {
-            "staging" => Some(JournalState::Staging),
-            "prepared" => Some(JournalState::Prepared),
+            "open" => Some(JournalState::Open),
             "committed" => Some(JournalState::Committed),
             _ => None,
         }
@@ -57,6 +55,9 @@ pub struct JournalOp {
     /// Where the original is set aside while the restore is open.
     pub rollback: PathBuf,
     pub original_existed: bool,
+    /// blake3 of the new content (writes only): an undo removes a target that did not exist
+    /// before only when it holds exactly this.
+    pub content: Option<ContentId>,
 }
 
 /// The journal's content.
@@ -65,6 +66,9 @@ pub struct Journal {
     pub state: JournalState,
     /// Folders this restore creates (outermost first); removed again, when empty, on undo.
     pub created_dirs: Vec<PathBuf>,
+    /// The folder (beside the journal) that holds the set-aside originals of targets on the
+    /// same file system; the others are set aside next to their target.
+    pub trash: Option<PathBuf>,
     pub ops: Vec<JournalOp>,
 }
 
@@ -80,7 +84,9 @@ pub enum RecoveryOutcome {
 fn path_to_json(path: &Path) -> Value {
     match path.to_str() {
         Some(text) => Value::String(text.to_owned()),
-        None => json!({ "hex": path.as_os_str().as_bytes().iter().map(|byte| format!("{byte:02x}")).collect::<String>() }),
+        None => {
+            json!({ "hex": path.as_os_str().as_bytes().iter().map(|byte| format!("{byte:02x}")).collect::<String>() })
+        }
     }
 }
 
@@ -111,6 +117,7 @@ impl Journal {
                     "temp": op.temp.as_deref().map(path_to_json),
                     "rollback": path_to_json(&op.rollback),
                     "originalExisted": op.original_existed,
+                    "content": op.content.map(|id| id.to_string()),
                 })
             })
             .collect();
@@ -118,6 +125,7 @@ impl Journal {
             "version": JOURNAL_VERSION,
             "state": self.state.as_str(),
             "createdDirs": self.created_dirs.iter().map(|path| path_to_json(path)).collect::<Vec<_>>(),
+            "trash": self.trash.as_deref().map(path_to_json),
             "ops": ops,
         })
     }
@@ -129,6 +137,10 @@ impl Journal {
         let state = JournalState::parse(value.get("state")?.as_str()?)?;
         let created_dirs =
             value.get("createdDirs")?.as_array()?.iter().map(path_from_json).collect::<Option<Vec<_>>>()?;
+        let trash = match value.get("trash") {
+            None | Some(Value::Null) => None,
+            Some(other) => Some(path_from_json(other)?),
+        };
         let ops = value
             .get("ops")?
             .as_array()?
@@ -143,16 +155,21 @@ impl Journal {
                     Value::Null => None,
                     other => Some(path_from_json(other)?),
                 };
+                let content = match op.get("content")? {
+                    Value::Null => None,
+                    other => Some(ContentId::parse(other.as_str()?).ok()?),
+                };
                 Some(JournalOp {
                     action,
                     target: path_from_json(op.get("target")?)?,
                     temp,
                     rollback: path_from_json(op.get("rollback")?)?,
                     original_existed: op.get("originalExisted")?.as_bool()?,
+                    content,
                 })
             })
             .collect::<Option<Vec<_>>>()?;
-        Some(Journal { state, created_dirs, ops })
+        Some(Journal { state, created_dirs, trash, ops })
     }
 
     /// Writes the journal atomically and durably.
@@ -195,7 +212,11 @@ impl JournalLock {
     /// Takes the lock without waiting; [`Error::RestoreInProgress`] when another process has it.
     pub fn acquire(journal: &Path) -> Result<Self> {
         if let Some(folder) = journal.parent() {
-            durable::create_dirs(folder)?;
+            for created in durable::create_dirs(folder)? {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&created, std::fs::Permissions::from_mode(0o700))
+                    .map_err(|source| Error::io(&created, source))?;
+            }
         }
         let mut name = journal.as_os_str().to_owned();
         name.push(".lock");
@@ -227,8 +248,9 @@ mod tests {
         let path = folder.path().join("journal.json");
         let odd = PathBuf::from(OsStr::from_bytes(b"/tmp/\xff\xfe"));
         let journal = Journal {
-            state: JournalState::Prepared,
+            state: JournalState::Open,
             created_dirs: vec![PathBuf::from("/tmp/new")],
+            trash: Some(PathBuf::from("/tmp/.j.trash")),
             ops: vec![
                 JournalOp {
                     action: Action::Write,
@@ -236,6 +258,7 @@ mod tests {
                     temp: Some(PathBuf::from("/tmp/.x.tmp")),
                     rollback: PathBuf::from("/tmp/.x.rb"),
                     original_existed: true,
+                    content: Some(ContentId::of(b"new")),
                 },
                 JournalOp {
                     action: Action::Delete,
@@ -243,6 +266,7 @@ mod tests {
                     temp: None,
                     rollback: PathBuf::from("/tmp/.y.rb"),
                     original_existed: true,
+                    content: None,
                 },
             ],
         };

@@ -3,17 +3,18 @@
 //! A restore is a list of [`RestoreItem`]s (a target path, the state it must get back, and the
 //! last state our tools left there). It runs in four phases:
 //!
-//! 1. **Verify** ([`verify`]), touching nothing: every needed object exists, decompresses and
+//! 1. **Verify** (`verify.rs`), touching nothing: every needed object exists, decompresses and
 //!    hashes to its name; every target is inside the confinement root, is not a symlink, can be
 //!    written, and (unless forced) still holds what our tools left there. Every failing target
 //!    is reported at once, and nothing is written.
-//! 2. **Stage** ([`apply`]): each new content goes to a temp file beside its target; the file
-//!    systems are synced, then a write-ahead [`journal`] is written and fsynced.
-//! 3. **Apply**: originals are hard-linked (or renamed) aside and temps renamed into place. If a
-//!    step fails, every step already taken is undone, so nothing is left half done.
+//! 2. **Stage** (`apply.rs`): a write-ahead [`journal`] naming every temp and set-aside file is
+//!    fsynced; then each new content goes to a temp file beside its target.
+//! 3. **Apply**: originals are hard-linked (or renamed) aside and temps renamed into place; one
+//!    `syncfs` then makes the new bytes and the renames durable together. If a step fails,
+//!    every step already taken is undone, so nothing is left half done.
 //! 4. **Commit**: the journal is marked committed, the set-aside originals are removed, and the
-//!    journal is deleted. A crash leaves the journal; [`recover`] (run before the next restore,
-//!    and by the Python layer on open) rolls back a prepared journal and finishes a committed one.
+//!    journal is deleted. A crash leaves the journal; [`recover()`] (run before the next restore,
+//!    and by the Python layer on open) undoes an open journal and finishes a committed one.
 //!
 //! This module decides nothing about checkpoints: it gets targets and sources, not turns.
 
@@ -102,19 +103,30 @@ impl Default for RestoreOptions {
 pub enum ProblemKind {
     NotAbsolute,
     /// Resolves outside the confinement root.
-    Outside { root: PathBuf },
+    Outside {
+        root: PathBuf,
+    },
     /// The target (or the folder it would go in) is a symlink.
     Symlink,
     /// A folder, FIFO or device is in the way.
     NotRegular,
     /// The same target is listed twice.
     Duplicate,
-    ObjectMissing { id: String },
-    ObjectCorrupt { id: String, reason: String },
+    ObjectMissing {
+        id: String,
+    },
+    ObjectCorrupt {
+        id: String,
+        reason: String,
+    },
     /// The target or its folder cannot be written.
-    NotWritable { reason: String },
+    NotWritable {
+        reason: String,
+    },
     /// The current file cannot be read to check it.
-    Unreadable { reason: String },
+    Unreadable {
+        reason: String,
+    },
     /// The file differs from what our tools last left there.
     ChangedOutside,
 }

@@ -3,16 +3,19 @@
 //! Runs over all targets in parallel and collects every problem (not just the first), so the
 //! refusal names each failing file. Verified bytes are kept for staging within a memory budget.
 
-use super::{Action, BackupSource, Desired, Expected, Plan, PlanEntry, ProblemKind, RestoreItem, RestoreOptions, RestoreProblem};
+use super::{
+    Action, BackupSource, Desired, Expected, Plan, PlanEntry, ProblemKind, RestoreItem, RestoreOptions, RestoreProblem,
+};
 use crate::error::{Error, Result};
 use crate::store::digest::ContentId;
 use crate::store::durable::open_no_follow;
 use crate::store::objects::{read_raw_blob, ObjectStore};
 use rayon::prelude::*;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Mutex;
 
 /// A verified write or delete, ready to stage.
 #[derive(Debug)]
@@ -42,7 +45,12 @@ pub(super) struct Verified {
 #[derive(Debug, PartialEq, Eq)]
 enum Current {
     Absent,
-    File { content: ContentId, mode: u32, uid: u32, gid: u32 },
+    File {
+        content: ContentId,
+        mode: u32,
+        uid: u32,
+        gid: u32,
+    },
     /// A symlink, folder or special file (already reported as a problem).
     Blocked,
 }
@@ -50,6 +58,27 @@ enum Current {
 struct Root {
     lexical: PathBuf,
     canonical: PathBuf,
+    /// Resolved folders (`realpath` of a target's deepest existing folder), by target folder:
+    /// targets share folders, and resolving costs a readlink per path component.
+    resolved: Mutex<HashMap<PathBuf, std::result::Result<PathBuf, String>>>,
+}
+
+impl Root {
+    fn new(lexical: PathBuf, canonical: PathBuf) -> Self {
+        Root { lexical, canonical, resolved: Mutex::new(HashMap::new()) }
+    }
+
+    fn resolve(&self, folder: &Path) -> std::result::Result<PathBuf, String> {
+        if let Some(known) = self.resolved.lock().expect("no panics while held").get(folder) {
+            return known.clone();
+        }
+        let resolved = match nearest_existing(folder) {
+            Some(existing) => std::fs::canonicalize(existing).map_err(|error| error.to_string()),
+            None => Err("no existing parent folder".to_owned()),
+        };
+        self.resolved.lock().expect("no panics while held").insert(folder.to_owned(), resolved.clone());
+        resolved
+    }
 }
 
 /// Resolves `.` and `..` without touching the disk (`..` never climbs above `/`).
@@ -86,7 +115,7 @@ pub(super) fn verify(store: &ObjectStore, items: &[RestoreItem], options: &Resto
         Some(root) => {
             let lexical = normalize(root);
             let canonical = std::fs::canonicalize(&lexical).map_err(|source| Error::io(&lexical, source))?;
-            Some(Root { lexical, canonical })
+            Some(Root::new(lexical, canonical))
         }
         None => None,
     };
@@ -217,12 +246,10 @@ fn confinement_problem(target: &Path, root: &Root) -> Option<ProblemKind> {
         return Some(outside());
     }
     // A symlinked folder on the way may lead out: resolve the deepest existing folder.
-    let parent = target.parent()?;
-    let existing = nearest_existing(parent)?;
-    match std::fs::canonicalize(existing) {
+    match root.resolve(target.parent()?) {
         Ok(resolved) if resolved.starts_with(&root.canonical) => None,
         Ok(_) => Some(outside()),
-        Err(error) => Some(ProblemKind::Unreadable { reason: error.to_string() }),
+        Err(reason) => Some(ProblemKind::Unreadable { reason }),
     }
 }
 
@@ -257,10 +284,15 @@ fn current_state(target: &Path) -> std::result::Result<Current, ProblemKind> {
 }
 
 /// Reads and verifies a backup's bytes; returns their blake3 and the bytes.
-pub(super) fn load(store: &ObjectStore, source: &BackupSource) -> std::result::Result<(ContentId, Vec<u8>), ProblemKind> {
+pub(super) fn load(
+    store: &ObjectStore,
+    source: &BackupSource,
+) -> std::result::Result<(ContentId, Vec<u8>), ProblemKind> {
     let result = match source {
         BackupSource::Object(id) => store.read(id).map(|bytes| (*id, bytes)),
-        BackupSource::RawBlob { folder, digest } => read_raw_blob(folder, digest).map(|bytes| (ContentId::of(&bytes), bytes)),
+        BackupSource::RawBlob { folder, digest } => {
+            read_raw_blob(folder, digest).map(|bytes| (ContentId::of(&bytes), bytes))
+        }
     };
     result.map_err(|error| match error {
         Error::ObjectMissing { id, .. } => ProblemKind::ObjectMissing { id },
@@ -314,7 +346,7 @@ mod tests {
         let outside = folder.path().join("outside");
         std::fs::create_dir(&outside).unwrap();
         std::os::unix::fs::symlink(&outside, project.join("escape")).unwrap();
-        let root = Root { lexical: project.clone(), canonical: std::fs::canonicalize(&project).unwrap() };
+        let root = Root::new(project.clone(), std::fs::canonicalize(&project).unwrap());
         assert!(confinement_problem(&normalize(&project.join("../../x")), &root).is_some());
         assert!(confinement_problem(Path::new("/etc/x"), &root).is_some());
         assert!(confinement_problem(&project.join("escape/x"), &root).is_some());

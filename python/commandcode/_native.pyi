@@ -1,0 +1,167 @@
+"""Type stub for `commandcode._native`, the Rust core (crate `commandcode-native`).
+
+Errors: `commandcode.errors.UnsupportedFormatError` (newer transcript version),
+`SessionChangedError` (a transcript changed between scan and read), `BackupIntegrityError`,
+`RestoreError` and `ChangedOutsideError` (store and restore), `OSError` with `filename` set.
+"""
+
+from collections.abc import Sequence
+from os import PathLike
+from typing import Any, Literal
+
+__version__: str
+SUPPORTED_VERSION: int
+MAX_BACKUP_SIZE: int
+
+_Path = str | PathLike[str]
+
+class SessionIndex:
+    """A scanned transcript: header, entry envelopes, skipped lines and the session tree."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def header(self) -> dict[str, Any] | None: ...
+    @property
+    def format(self) -> Literal["v3", "v2", "v1"] | None: ...
+    @property
+    def legacy_entrypoint(self) -> str | None: ...
+    @property
+    def file_size(self) -> int: ...
+    @property
+    def ends_with_newline(self) -> bool: ...
+    @property
+    def has_bom(self) -> bool: ...
+    @property
+    def line_count(self) -> int: ...
+    @property
+    def entry_count(self) -> int: ...
+    @property
+    def skipped(self) -> list[dict[str, Any]]:
+        """Skipped lines: `{line, offset, length, reason, detail}` (line is 1-based)."""
+    @property
+    def anomalies(self) -> dict[str, Any]:
+        """`{cycle_detected, unknown_parents, duplicate_ids}`."""
+    @property
+    def leaf_id(self) -> str | None: ...
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def effort(self) -> str | None: ...
+    @property
+    def message_count(self) -> int: ...
+    @property
+    def last_timestamp(self) -> str | None: ...
+    def path_ids(self) -> list[str]: ...
+    def context_plan(self) -> tuple[list[str], str | None, int]:
+        """`(entry_ids, compaction_id, strip_thinking_until)` of the context rebuild."""
+    def read_context(self) -> list[dict[str, Any]]:
+        """The context entries, parsed, in context order.
+
+        Raises:
+            SessionChangedError: the transcript changed since the scan.
+        """
+    def read_entries(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The entries with these ids, parsed, in the order given.
+
+        Raises:
+            KeyError: an id names no entry.
+            SessionChangedError: the transcript changed since the scan.
+        """
+    def envelope(self, id: str) -> tuple[str, str | None, str, int]:
+        """`(type, parent_id, timestamp, line)` of one entry. Raises `KeyError`."""
+    def tree_rows(self, start: int = 0, stop: int | None = None) -> list[tuple[str, str | None, str, str, int]]:
+        """`(id, parent_id, type, timestamp, line)` for entries `[start, stop)` in file order."""
+    def labels(self) -> list[tuple[str, str]]: ...
+    def message_ids(self) -> list[tuple[str, str]]:
+        """`(meta.messageId, entry id)` for every message entry that has one."""
+    def first_user_entry_ids(self, limit: int = 8) -> list[str]: ...
+
+def scan_session(path: _Path, index_path: _Path | None = None) -> SessionIndex:
+    """Scans a transcript, through the index sidecar at `index_path` when given.
+
+    Raises:
+        UnsupportedFormatError: the header declares a newer format version.
+        OSError: the transcript cannot be read.
+    """
+
+class FileState:
+    """What is (or was backed up) at a path."""
+
+    kind: Literal["regular", "missing", "symlink", "not_regular", "too_large"]
+    content_id: str | None
+    size: int | None
+    mode: int | None
+    stored_now: bool
+
+class ObjectStore:
+    """The shared blake3 + zstd content-addressed backup store."""
+
+    def __init__(self, root: _Path) -> None: ...
+    @property
+    def root(self) -> str: ...
+    def backup_file(self, path: _Path, max_size: int = ...) -> FileState:
+        """Backs up `path` without following symlinks; nothing over `max_size` is read."""
+    def inspect_file(self, path: _Path, max_size: int = ...) -> FileState: ...
+    def put_bytes(self, data: bytes) -> tuple[str, bool]: ...
+    def read(self, content_id: str) -> bytes:
+        """The verified original bytes. Raises `BackupIntegrityError`."""
+    def verify(self, content_id: str) -> None:
+        """Raises `BackupIntegrityError` unless the object exists, decompresses and hashes to its name."""
+    def contains(self, content_id: str) -> bool: ...
+    def object_path(self, content_id: str) -> str: ...
+    def sweep(self, referenced: Sequence[str], grace_seconds: float) -> list[tuple[str, int]]: ...
+    def usage(self) -> tuple[int, int]:
+        """`(objects, bytes_on_disk)`."""
+
+class RestoreItem:
+    """One target of a restore: the content it should get (or absence), and what we expect there now."""
+
+    def __init__(
+        self,
+        target: _Path,
+        *,
+        digest: str | None = None,
+        algorithm: Literal["blake3", "sha256"] = "blake3",
+        blob_folder: _Path | None = None,
+        mode: int | None = None,
+        expected: str | None = None,
+    ) -> None: ...
+    @property
+    def target(self) -> str: ...
+
+class RestorePlan:
+    """`entries`: `(target, action, changed_outside, content_id)`; `problems`: `(target, code, message)`."""
+
+    entries: list[tuple[str, Literal["write", "delete", "unchanged"], bool, str | None]]
+    problems: list[tuple[str, str, str]]
+
+def check_restore(object_store: ObjectStore, items: Sequence[RestoreItem], *, confine_to: _Path | None = None) -> RestorePlan:
+    """Verifies a restore (objects, digests, targets) without writing anything."""
+
+def restore_files(
+    object_store: ObjectStore,
+    items: Sequence[RestoreItem],
+    journal: _Path,
+    *,
+    confine_to: _Path | None = None,
+    force: bool = False,
+    memory_budget: int = ...,
+    fail_before_step: int | None = None,
+    step_delay_ms: int = 0,
+) -> RestorePlan:
+    """Verifies, then restores every item all or nothing, journaled at `journal`.
+
+    Raises:
+        RestoreError: verification failed (nothing written) or a write failed (everything put back).
+        ChangedOutsideError: targets changed outside the tracked tools and `force` is off.
+    """
+
+def recover_restore(journal: _Path) -> tuple[str, list[str]] | None:
+    """Completes or rolls back an interrupted restore; `(outcome, paths)` or None when there was none."""
+
+def free_space(path: _Path) -> int | None: ...
+def content_id(data: bytes) -> str:
+    """The blake3 hex of `data`."""

@@ -1,0 +1,100 @@
+"""`commandcode bench`: measure session load times on this machine, on a generated session.
+
+Generates a realistic long-lived session of the asked size (deterministic seed, progress bar),
+then measures, as whole processes: the `wc -l` floor, a cold open-to-context with no index
+(`COMMANDCODE_INDEX=off`), and a warm open through the index sidecar. Prints a table.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+from rich.table import Table
+
+from ..bench.generate import generate_session, parse_size
+from ..bench.measure import measure_command
+from ..errors import UsageError
+from .output import handle_errors, print_json, stdout
+
+
+def _rows(path: Path, home: Path, runs: int) -> list[dict[str, Any]]:
+    context = [sys.executable, "-m", "commandcode", "sessions", "context", str(path), "--stats"]
+    base = {"COMMANDCODE_HOME": str(home)}
+    floor = measure_command(["wc", "-l", str(path)], runs=runs, warmup=1, name="wc -l (floor)")
+    cold = measure_command(context, env={**base, "COMMANDCODE_INDEX": "off"}, runs=runs, warmup=1,
+                           name="commandcode cold (no index)", capture=True)
+    warm = measure_command(context, env={**base, "COMMANDCODE_INDEX": None}, runs=runs, warmup=1,
+                           name="commandcode warm (index)", capture=True)
+    interpreter = measure_command([sys.executable, "-c", "import commandcode"], runs=runs, warmup=1,
+                                  name="python -c 'import commandcode'")
+    rows = [floor, cold, warm, interpreter]
+    for row in rows:
+        if row.get("wall_s") and floor.get("wall_s"):
+            row["ratio_to_floor"] = round(row["wall_s"] / floor["wall_s"], 2)
+    return rows
+
+
+@handle_errors
+def bench_command(
+    size: str = typer.Option("100MB", "--size", help="Session size: 10MB, 1GB, 2GiB, ..."),
+    keep: bool = typer.Option(False, "--keep", help="Keep the generated session instead of deleting it."),
+    runs: int = typer.Option(3, "--runs", min=1, max=50, help="Measured runs per row (after one warm-up)."),
+    directory: Optional[Path] = typer.Option(None, "--dir", help="Where to generate (default: a temp folder)."),
+    seed: int = typer.Option(1, "--seed", help="Generator seed."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Generate a session of --size and time cold and warm opens against the `wc -l` floor."""
+    try:
+        size_bytes = parse_size(size)
+    except ValueError as error:
+        raise UsageError(str(error), hint="sizes look like 10MB, 500MiB or 1GB") from None
+    work = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="commandcode-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(work).free
+    if free < size_bytes * 2:
+        raise UsageError(f"{work} has {free // 2**20} MiB free; the bench needs about {2 * size_bytes // 2**20} MiB")
+    try:
+        with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+                      TransferSpeedColumn(), transient=True, disable=as_json) as progress:
+            task = progress.add_task("generating session", total=size_bytes)
+            generated = generate_session(work / "sessions", size_bytes, seed=seed,
+                                         progress=lambda written: progress.update(task, completed=written))
+        with open(generated.path, "rb") as handle:  # warm the page cache: we measure parsing, not the disk
+            while handle.read(1 << 24):
+                pass
+        rows = _rows(generated.path, work / "home", runs)
+        report = {"file": str(generated.path), "bytes": generated.bytes, "entries": generated.entries,
+                  "context_entries": generated.context_entries, "rows": rows}
+        if as_json:
+            print_json(report)
+            return
+        table = Table(title=f"{generated.bytes / 1e6:,.0f} MB session, {generated.entries:,} entries "
+                            f"(median of {runs} runs, page cache warm)")
+        for column in ("what", "wall s", "MB/s", "peak RSS MiB", "× floor"):
+            table.add_column(column, justify="left" if column == "what" else "right")
+        for row in rows:
+            wall = row.get("wall_s")
+            table.add_row(row["name"], f"{wall:.3f}" if wall else row.get("error", "failed"),
+                          f"{generated.bytes / 1e6 / wall:,.0f}" if wall else "",
+                          f"{row['peak_rss_mib']:.0f}" if row.get("peak_rss_mib") else "",
+                          f"{row['ratio_to_floor']:.1f}" if row.get("ratio_to_floor") else "")
+        stdout.print(table)
+        if keep:
+            stdout.print(f"kept {generated.path}")
+    finally:
+        if not keep:
+            shutil.rmtree(work / "sessions", ignore_errors=True)
+            shutil.rmtree(work / "home", ignore_errors=True)
+            if directory is None:
+                shutil.rmtree(work, ignore_errors=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Adds `bench` to the main app."""
+    app.command("bench")(bench_command)

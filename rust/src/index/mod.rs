@@ -1,0 +1,865 @@
+//! The index sidecar: a compact binary cache of one transcript's scan, so that reopening an
+//! unchanged session costs O(1) and an appended one only the appended bytes.
+//!
+//! Owns: when a sidecar is trusted, extended or rebuilt, how it is written, and [`Session`], the
+//! opened transcript the Python binding serves from (whether it came from a scan, from the
+//! sidecar, or from both). The byte layout is in [`format`], the cached facts in [`summary`].
+//!
+//! # What is cached
+//! A [`Summary`] (everything a resume or a listing asks for: the header, skipped lines, format
+//! flags, counts, name, model, leaf, labels and the context plan with the byte spans of its
+//! lines), every entry envelope, and the hashes of all entry ids. Opening reads and checks the
+//! summary only; the envelopes are decoded when something asks for the whole tree.
+//!
+//! # When the cache is trusted
+//! The sidecar records the transcript's device and inode, its size when scanned (the byte
+//! offset scanned up to), its mtime, and a blake3 of the first and of the last 64 KiB of the
+//! scanned region. On open, with the transcript's current state:
+//! - same inode, same size, same mtime, both hashes equal: the summary is used as is;
+//! - same inode, larger, both hashes of the old region equal: only the bytes after the old end
+//!   are scanned (from the start of the old last line when it had no `\n`) and merged. When the
+//!   summary alone is enough to merge them exactly ([`Summary::extend`]: the new entries
+//!   continue from the old leaf and repeat no old id, as a normal append does), a small delta
+//!   segment is appended to the sidecar (O(appended bytes)); otherwise the old entries are
+//!   decoded, the tree rebuilt and the sidecar rewritten;
+//! - anything else (or a sidecar that does not decode, has another version, a bad checksum, a
+//!   broken chain of segments): a full scan, and the sidecar is rewritten.
+//!
+//! A sidecar is never trusted without these checks, and a broken one is rebuilt, never an
+//! error. Whole sidecars are written to a temporary file (mode 0600), fsynced and renamed into
+//! place; a delta is appended and fsynced, and a torn or foreign delta breaks the chain, which
+//! makes the next open rebuild. A scan during which the transcript changed (other than by
+//! appending) writes no sidecar.
+
+mod format;
+mod quick_tree;
+mod summary;
+
+pub use format::{decode_sidecar, id_hash, FORMAT_VERSION};
+pub use summary::{PlanItem, Summary, FIRST_USER_IDS};
+
+use crate::error::{Error, Result};
+use crate::scan::{self, Entry, FileSource, ScanReport};
+use crate::tree::SessionTree;
+use format::{Segment, SegmentKind};
+use std::fs::{File, Metadata};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Bytes hashed at each end of the scanned region.
+pub const EDGE_BYTES: u64 = 64 << 10;
+
+/// Delta segments allowed before the next change rewrites the sidecar whole (so do deltas
+/// totalling more than half the base segment, or 4 MiB when that is more).
+const MAX_DELTAS: usize = 32;
+
+/// The transcript state a sidecar was built from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub device: u64,
+    pub inode: u64,
+    /// Bytes scanned: the file's size when it was scanned.
+    pub scanned_to: u64,
+    pub mtime_seconds: i64,
+    pub mtime_nanos: i64,
+    /// blake3 of bytes `[0, min(64 KiB, scanned_to))`.
+    pub head_hash: [u8; 32],
+    /// blake3 of bytes `[max(0, scanned_to - 64 KiB), scanned_to)`.
+    pub tail_hash: [u8; 32],
+}
+
+/// The whole scan: every envelope, and the tree over them (built on first use).
+#[derive(Debug)]
+pub struct Full {
+    pub report: ScanReport,
+    tree: OnceLock<SessionTree>,
+}
+
+impl Full {
+    fn new(report: ScanReport) -> Self {
+        Full { report, tree: OnceLock::new() }
+    }
+
+    /// The session tree over the entries.
+    pub fn tree(&self) -> &SessionTree {
+        self.tree.get_or_init(|| SessionTree::build(&self.report.entries))
+    }
+}
+
+/// How a [`Session`] was obtained (for tests and diagnostics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenKind {
+    /// A full scan; no sidecar involved.
+    Scanned,
+    /// A full scan after which the sidecar was (re)written, or could not be.
+    Rebuilt,
+    /// The sidecar matched: nothing of the transcript was parsed.
+    Loaded,
+    /// The sidecar matched a prefix: only the appended bytes were scanned, and a delta was
+    /// appended to the sidecar.
+    Appended,
+    /// The sidecar matched a prefix: only the appended bytes were scanned, but merging them
+    /// needed the old entries, and the sidecar was rewritten.
+    AppendedRewritten,
+}
+
+/// A loaded sidecar's segments, to decode the entries from on demand.
+#[derive(Debug)]
+struct LazyEntries {
+    sidecar: PathBuf,
+    segments: Vec<Segment>,
+    scanned_to: u64,
+}
+
+/// An opened transcript: the summary always, the full entry list and tree on demand.
+#[derive(Debug)]
+pub struct Session {
+    pub transcript: PathBuf,
+    pub summary: Summary,
+    pub kind: OpenKind,
+    full: OnceLock<Full>,
+    lazy: Option<LazyEntries>,
+    /// The sorted id hashes of each sidecar segment (`None`: unreadable), loaded on demand.
+    id_hashes: OnceLock<Option<Vec<Vec<u64>>>>,
+}
+
+impl Session {
+    fn from_report(transcript: &Path, report: ScanReport, kind: OpenKind) -> Self {
+        let summary = summarize(&report);
+        let full = OnceLock::from(Full::new(report));
+        Session { transcript: transcript.to_path_buf(), summary, kind, full, lazy: None, id_hashes: OnceLock::new() }
+    }
+
+    fn lazy(transcript: &Path, summary: Summary, kind: OpenKind, lazy: LazyEntries) -> Self {
+        Session {
+            transcript: transcript.to_path_buf(),
+            summary,
+            kind,
+            full: OnceLock::new(),
+            lazy: Some(lazy),
+            id_hashes: OnceLock::new(),
+        }
+    }
+
+    fn with_full(transcript: &Path, summary: Summary, kind: OpenKind, full: OnceLock<Full>) -> Self {
+        Session { transcript: transcript.to_path_buf(), summary, kind, full, lazy: None, id_hashes: OnceLock::new() }
+    }
+
+    /// Whether some entry may have this id: exact once the entries are at hand, else from the
+    /// sidecar's id hashes (never a false "no"), without decoding any entry.
+    pub fn may_contain(&self, id: &str) -> bool {
+        if let Some(full) = self.full.get() {
+            return full.tree().index_of(id).is_some();
+        }
+        let Some(lazy) = &self.lazy else { return true };
+        let hashes = self.id_hashes.get_or_init(|| {
+            let file = File::open(&lazy.sidecar).ok()?;
+            lazy.segments.iter().map(|segment| format::read_hashes(&file, segment)).collect()
+        });
+        match hashes {
+            Some(hashes) => {
+                let hash = id_hash(id);
+                hashes.iter().any(|hashes| hashes.binary_search(&hash).is_ok())
+            }
+            None => true,
+        }
+    }
+
+    /// The entry list and tree: at hand after a scan, decoded from the sidecar after a load
+    /// (or, should the sidecar have changed or broken since, rescanned up to the same byte).
+    pub fn full(&self) -> Result<&Full> {
+        if let Some(full) = self.full.get() {
+            return Ok(full);
+        }
+        let report = match &self.lazy {
+            Some(lazy) => match decode_lazy(lazy) {
+                Some(entries) if entries.len() as u64 == self.summary.entry_count => {
+                    ScanReport { entries, ..summary::without_entries(&self.summary.report) }
+                }
+                _ => rescan_prefix(&self.transcript, lazy.scanned_to)?,
+            },
+            None => scan::scan_file(&self.transcript)?,
+        };
+        Ok(self.full.get_or_init(|| Full::new(report)))
+    }
+}
+
+/// The summary of a whole scan (what a cold open computes after scanning).
+pub fn summarize(report: &ScanReport) -> Summary {
+    match quick_tree::QuickTree::build(&report.entries) {
+        Some(quick) => quick.summarize(report),
+        None => Summary::from_scan(report, &SessionTree::build(&report.entries)),
+    }
+}
+
+fn decode_lazy(lazy: &LazyEntries) -> Option<Vec<Entry>> {
+    let file = File::open(&lazy.sidecar).ok()?;
+    format::read_all_entries(&file, &lazy.segments)
+}
+
+/// Scans the transcript without any sidecar.
+pub fn open_plain(transcript: &Path) -> Result<Session> {
+    Ok(Session::from_report(transcript, scan::scan_file(transcript)?, OpenKind::Scanned))
+}
+
+/// Opens a transcript through the sidecar at `sidecar`: loads it when it matches, scans only
+/// the appended bytes when the transcript grew, else scans everything; updates the sidecar
+/// whenever it was not used as is. Sidecar problems are never errors (the scan decides).
+pub fn open(transcript: &Path, sidecar: &Path) -> Result<Session> {
+    let file = File::open(transcript).map_err(|source| Error::io(transcript, source))?;
+    let before = file.metadata().map_err(|source| Error::io(transcript, source))?;
+    let chain = File::open(sidecar).ok().and_then(|handle| format::read_chain(&handle).map(|chain| (handle, chain)));
+    if let Some((handle, (segments, identity, summary))) = chain {
+        match judge(&file, &before, &identity) {
+            Verdict::Unchanged => {
+                let lazy = LazyEntries { sidecar: sidecar.to_path_buf(), segments, scanned_to: identity.scanned_to };
+                return Ok(Session::lazy(transcript, summary, OpenKind::Loaded, lazy));
+            }
+            Verdict::Appended => {
+                let old = Old { handle, segments, identity, summary };
+                if let Some(session) = append(transcript, sidecar, &file, &before, old)? {
+                    return Ok(session);
+                }
+            }
+            Verdict::Changed => {}
+        }
+    }
+    let report = scan::scan_source(&FileSource { file, size: before.len() }, transcript)?;
+    let session = Session::from_report(transcript, report, OpenKind::Rebuilt);
+    if let (Some(identity), Some(full)) = (identity_after_scan(transcript, &before, &session.summary), session.full.get()) {
+        let bytes = format::encode_segment(
+            SegmentKind::Base,
+            [0; 32],
+            &identity,
+            &session.summary,
+            &full.report.entries,
+            &format::sorted_hashes(&full.report.entries),
+        );
+        let _ = write_atomically(sidecar, &bytes);
+    }
+    Ok(session)
+}
+
+enum Verdict {
+    Unchanged,
+    Appended,
+    Changed,
+}
+
+/// Compares the transcript's current state with the one a sidecar was built from.
+fn judge(file: &File, metadata: &Metadata, identity: &Identity) -> Verdict {
+    let size = metadata.len();
+    if metadata.dev() != identity.device || metadata.ino() != identity.inode || size < identity.scanned_to {
+        return Verdict::Changed;
+    }
+    match edge_hashes(file, identity.scanned_to) {
+        Ok((head, tail)) if head == identity.head_hash && tail == identity.tail_hash => {}
+        _ => return Verdict::Changed,
+    }
+    if size > identity.scanned_to {
+        Verdict::Appended
+    } else if metadata.mtime() == identity.mtime_seconds && metadata.mtime_nsec() == identity.mtime_nanos {
+        Verdict::Unchanged
+    } else {
+        Verdict::Changed
+    }
+}
+
+/// The sidecar as found, matching a prefix of the transcript.
+struct Old {
+    handle: File,
+    segments: Vec<Segment>,
+    identity: Identity,
+    summary: Summary,
+}
+
+/// Merges the bytes appended since the sidecar into its scan: from the summary alone when it
+/// can (a delta segment is appended), else with the old entries decoded (the sidecar is
+/// rewritten). `None` when neither works (no header in the old part, a torn old header, old
+/// entries that do not decode): the caller scans it all.
+fn append(transcript: &Path, sidecar: &Path, file: &File, before: &Metadata, old: Old) -> Result<Option<Session>> {
+    let Old { handle, segments, identity, summary } = old;
+    if summary.report.header.is_none() {
+        return Ok(None);
+    }
+    let mut report = summary::without_entries(&summary.report);
+    let mut resume_at = identity.scanned_to;
+    let mut drops_old_entry = false;
+    if !report.ends_with_newline && report.line_count > 0 {
+        // The old last line had no `\n`: it may continue in the appended bytes. Forget it and
+        // scan again from its start.
+        let last_line = report.line_count;
+        let Some(start) = report.last_line_offset else { return Ok(None) };
+        if report.header.as_ref().is_some_and(|header| header.line == last_line) {
+            return Ok(None);
+        }
+        if report.skipped.last().is_some_and(|skipped| skipped.line == last_line) {
+            report.skipped.pop();
+        } else if summary.last_entry_line == Some(last_line) {
+            // A complete entry without its `\n`: only the old entries can be told without it.
+            drops_old_entry = true;
+        }
+        report.line_count -= 1;
+        resume_at = start;
+    }
+    let Ok(file) = file.try_clone() else { return Ok(None) };
+    let source = FileSource { file, size: before.len() };
+    // Deltas repeat the summary: past a point, one rewrite is cheaper than reading them.
+    let base_bytes = segments.first().map_or(0, Segment::end);
+    let delta_bytes = segments.last().map_or(0, Segment::end) - base_bytes;
+    if !drops_old_entry && segments.len() <= MAX_DELTAS && delta_bytes <= (base_bytes / 2).max(4 << 20) {
+        let merged = scan::resume_scan(&source, resume_at, report.clone(), transcript)?;
+        if let Some(session) = append_delta(transcript, sidecar, before, &handle, &segments, &summary, merged)? {
+            return Ok(Some(session));
+        }
+    }
+    // The slower way: the old entries, the new ones, a new tree, a new sidecar.
+    let Some(mut entries) = format::read_all_entries(&handle, &segments) else { return Ok(None) };
+    if entries.len() as u64 != summary.entry_count {
+        return Ok(None);
+    }
+    if drops_old_entry {
+        entries.pop();
+    }
+    report.entries = entries;
+    let merged = scan::resume_scan(&source, resume_at, report, transcript)?;
+    let session = Session::from_report(transcript, merged, OpenKind::AppendedRewritten);
+    if let (Some(identity), Some(full)) = (identity_after_scan(transcript, before, &session.summary), session.full.get()) {
+        let bytes = format::encode_segment(
+            SegmentKind::Base,
+            [0; 32],
+            &identity,
+            &session.summary,
+            &full.report.entries,
+            &format::sorted_hashes(&full.report.entries),
+        );
+        let _ = write_atomically(sidecar, &bytes);
+    }
+    Ok(Some(session))
+}
+
+/// The fast merge: the new summary from the old one and the appended entries alone, written as
+/// a delta segment. `None` when the summary is not enough ([`Summary::extend`]).
+fn append_delta(
+    transcript: &Path,
+    sidecar: &Path,
+    before: &Metadata,
+    handle: &File,
+    segments: &[Segment],
+    old: &Summary,
+    merged: ScanReport,
+) -> Result<Option<Session>> {
+    let mut old_hashes: Vec<Vec<u64>> = Vec::with_capacity(segments.len());
+    for segment in segments {
+        match format::read_hashes(handle, segment) {
+            Some(hashes) => old_hashes.push(hashes),
+            None => return Ok(None),
+        }
+    }
+    let maybe_old_id = |id: &str| {
+        let hash = id_hash(id);
+        old_hashes.iter().any(|hashes| hashes.binary_search(&hash).is_ok())
+    };
+    let Some(summary) = old.extend(&merged, maybe_old_id) else { return Ok(None) };
+    let added = merged.entries;
+    let mut segments = segments.to_vec();
+    if let Some(identity) = identity_after_scan(transcript, before, &summary) {
+        let previous = segments.last().map(|segment| segment.summary_hash).unwrap_or([0; 32]);
+        let bytes = format::encode_segment(SegmentKind::Delta, previous, &identity, &summary, &added, &format::sorted_hashes(&added));
+        if let Ok(segment) = append_segment(sidecar, handle, &bytes) {
+            segments.push(segment);
+        } else {
+            // The delta could not be added: the loaded chain is still valid for what it holds,
+            // but the entries of this session now live only in memory.
+            let mut entries = format::read_all_entries(handle, &segments).unwrap_or_default();
+            if entries.len() as u64 != old.entry_count {
+                return Ok(None);
+            }
+            entries.extend(added);
+            let report = ScanReport { entries, ..summary::without_entries(&summary.report) };
+            return Ok(Some(Session::with_full(transcript, summary, OpenKind::Appended, OnceLock::from(Full::new(report)))));
+        }
+    } else {
+        // The transcript changed during the scan: nothing is written, and nothing lazy either.
+        let mut entries = match format::read_all_entries(handle, &segments) {
+            Some(entries) if entries.len() as u64 == old.entry_count => entries,
+            _ => return Ok(None),
+        };
+        entries.extend(added);
+        let report = ScanReport { entries, ..summary::without_entries(&summary.report) };
+        return Ok(Some(Session::with_full(transcript, summary, OpenKind::Appended, OnceLock::from(Full::new(report)))));
+    }
+    let scanned_to = summary.report.file_size;
+    let lazy = LazyEntries { sidecar: sidecar.to_path_buf(), segments, scanned_to };
+    Ok(Some(Session::lazy(transcript, summary, OpenKind::Appended, lazy)))
+}
+
+/// Appends a segment to the sidecar `handle` was opened from, if that is still the file at
+/// `sidecar` and still ends where the loaded chain ends; returns where it went.
+fn append_segment(sidecar: &Path, handle: &File, bytes: &[u8]) -> io::Result<Segment> {
+    let expected_end = handle.metadata()?.len();
+    let mut file = std::fs::OpenOptions::new().append(true).open(sidecar)?;
+    let metadata = file.metadata()?;
+    let original = handle.metadata()?;
+    if metadata.ino() != original.ino() || metadata.dev() != original.dev() || metadata.len() != expected_end {
+        return Err(io::Error::other("the sidecar changed meanwhile"));
+    }
+    let segment = format::parse_segment(expected_end, bytes).ok_or_else(|| io::Error::other("unreadable segment"))?;
+    file.write_all(bytes)?;
+    file.sync_data()?;
+    Ok(segment)
+}
+
+/// Scans `[0, scanned_to)` of the transcript (the region a loaded sidecar described).
+fn rescan_prefix(transcript: &Path, scanned_to: u64) -> Result<ScanReport> {
+    let file = File::open(transcript).map_err(|source| Error::io(transcript, source))?;
+    let size = file.metadata().map_err(|source| Error::io(transcript, source))?.len().min(scanned_to);
+    scan::scan_source(&FileSource { file, size }, transcript)
+}
+
+/// blake3 of the first and of the last [`EDGE_BYTES`] of `[0, end)`.
+fn edge_hashes(file: &File, end: u64) -> io::Result<([u8; 32], [u8; 32])> {
+    let read = |start: u64| -> io::Result<[u8; 32]> {
+        let length = (end - start).min(EDGE_BYTES) as usize;
+        let mut buffer = vec![0; length];
+        file.read_exact_at(&mut buffer, start)?;
+        Ok(*blake3::hash(&buffer).as_bytes())
+    };
+    Ok((read(0)?, read(end.saturating_sub(EDGE_BYTES))?))
+}
+
+/// The identity to record for a scan that read the transcript up to `summary`'s file size,
+/// given its state `before` the scan; `None` when it changed during the scan other than by
+/// appending (then no sidecar is written).
+fn identity_after_scan(transcript: &Path, before: &Metadata, summary: &Summary) -> Option<Identity> {
+    let scanned_to = summary.report.file_size;
+    let file = File::open(transcript).ok()?;
+    let (head_hash, tail_hash) = edge_hashes(&file, scanned_to).ok()?;
+    let after = file.metadata().ok()?;
+    let same_file = after.dev() == before.dev() && after.ino() == before.ino();
+    let unchanged = after.len() == scanned_to && after.mtime() == before.mtime() && after.mtime_nsec() == before.mtime_nsec();
+    if !same_file || scanned_to != before.len() || !(unchanged || after.len() > scanned_to) {
+        return None;
+    }
+    Some(Identity {
+        device: before.dev(),
+        inode: before.ino(),
+        scanned_to,
+        mtime_seconds: before.mtime(),
+        mtime_nanos: before.mtime_nsec(),
+        head_hash,
+        tail_hash,
+    })
+}
+
+/// Writes `bytes` to `path` through a fsynced temporary file (mode 0600) and a rename.
+fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
+    }
+    let file_name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|time| time.subsec_nanos()).unwrap_or(0);
+    let temporary = path.with_file_name(format!(".{file_name}.{}.{nonce:08x}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temporary)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::SkipReason;
+    use format::HEADER_BYTES;
+    use std::time::{Duration, SystemTime};
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"t0","cwd":"/p"}"#;
+
+    fn message(id: &str, parent: Option<&str>, role: &str, text: &str) -> String {
+        let parent = parent.map_or("null".to_owned(), |parent| format!("\"{parent}\""));
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-0{}T00:00:00.000Z","message":{{"role":"{role}","content":[{{"type":"text","text":"{text}"}}],"meta":{{"messageId":"m-{id}"}}}},"model":"m"}}"#,
+            id.len() % 9
+        )
+    }
+
+    fn transcript(count: usize) -> String {
+        let mut data = format!("{HEADER}\n");
+        for index in 0..count {
+            let id = format!("e{index}");
+            let parent = (index > 0).then(|| format!("e{}", index - 1));
+            let line = match index % 7 {
+                3 => format!(r#"{{"type":"compaction","id":"{id}","parentId":"{}","timestamp":"t","summary":"s","firstKeptEntryId":"e{}","tokensBefore":1}}"#, parent.clone().unwrap_or_default(), index / 2),
+                5 => format!(r#"{{"type":"label","id":"{id}","parentId":"{}","timestamp":"t","targetId":"e0","label":"l{index}"}}"#, parent.clone().unwrap_or_default()),
+                6 => format!(r#"{{"type":"session_info","id":"{id}","parentId":"{}","timestamp":"t","name":"n{index}"}}"#, parent.clone().unwrap_or_default()),
+                _ => message(&id, parent.as_deref(), if index % 2 == 0 { "user" } else { "assistant" }, &"x".repeat(index * 13 % 300)),
+            };
+            data.push_str(&line);
+            data.push('\n');
+        }
+        data.push_str("not json\n");
+        data
+    }
+
+    struct Fixture {
+        _directory: tempfile::TempDir,
+        transcript: PathBuf,
+        sidecar: PathBuf,
+    }
+
+    fn fixture(content: &str) -> Fixture {
+        let directory = tempfile::tempdir().unwrap();
+        let transcript = directory.path().join("s.jsonl");
+        let sidecar = directory.path().join("index").join("slug").join("s.idx");
+        std::fs::write(&transcript, content).unwrap();
+        Fixture { _directory: directory, transcript, sidecar }
+    }
+
+    /// Opens through the sidecar, checks that it equals a plain scan, returns how it opened.
+    fn open_and_compare(fixture: &Fixture) -> OpenKind {
+        let session = open(&fixture.transcript, &fixture.sidecar).unwrap();
+        let plain = open_plain(&fixture.transcript).unwrap();
+        assert_eq!(session.summary, plain.summary);
+        let (full, plain_full) = (session.full().unwrap(), plain.full().unwrap());
+        assert_eq!(full.report, plain_full.report);
+        assert_eq!(full.tree().path(), plain_full.tree().path());
+        session.kind
+    }
+
+    fn append(path: &Path, text: &str) {
+        let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        file.write_all(text.as_bytes()).unwrap();
+    }
+
+    fn set_mtime(path: &Path, time: SystemTime) {
+        std::fs::OpenOptions::new().write(true).open(path).unwrap().set_modified(time).unwrap();
+    }
+
+    #[test]
+    fn round_trip() {
+        let fixture = fixture(&transcript(50));
+        let plain = open_plain(&fixture.transcript).unwrap();
+        let identity = Identity {
+            device: 1,
+            inode: 2,
+            scanned_to: 3,
+            mtime_seconds: -4,
+            mtime_nanos: 5,
+            head_hash: [6; 32],
+            tail_hash: [7; 32],
+        };
+        let entries = &plain.full().unwrap().report.entries;
+        let bytes = format::encode_segment(SegmentKind::Base, [0; 32], &identity, &plain.summary, entries, &format::sorted_hashes(entries));
+        let (decoded_identity, summary, decoded_entries) = decode_sidecar(&bytes).unwrap();
+        assert_eq!(decoded_identity, identity);
+        assert_eq!(summary, plain.summary);
+        assert_eq!(&decoded_entries, entries);
+        assert!(!summary.plan.is_empty() && !summary.labels().is_empty() && summary.name.is_some());
+        assert_eq!(summary.report.skipped.len(), 1);
+    }
+
+    #[test]
+    fn unchanged_loads_and_decodes_lazily() {
+        let fixture = fixture(&transcript(40));
+        assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt);
+        assert_eq!(open_and_compare(&fixture), OpenKind::Loaded);
+        let mode = std::fs::metadata(&fixture.sidecar).unwrap().permissions();
+        assert_eq!(std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777, 0o600);
+    }
+
+    #[test]
+    fn every_kind_of_mismatch_rebuilds() {
+        let content = transcript(30);
+        let fixture = fixture(&content);
+        open_and_compare(&fixture);
+        // Same size, other bytes.
+        std::fs::write(&fixture.transcript, content.replace("\"n6\"", "\"N6\"")).unwrap();
+        assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt);
+        assert_eq!(open_and_compare(&fixture), OpenKind::Loaded);
+        // Only the mtime.
+        set_mtime(&fixture.transcript, SystemTime::now() - Duration::from_secs(3600));
+        assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt);
+        // Shorter.
+        std::fs::write(&fixture.transcript, &content[..content.len() / 2]).unwrap();
+        assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt);
+        // Another file renamed over it (same content, other inode).
+        let copy = fixture.transcript.with_extension("copy");
+        std::fs::copy(&fixture.transcript, &copy).unwrap();
+        std::fs::rename(&copy, &fixture.transcript).unwrap();
+        assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt);
+        assert_eq!(open_and_compare(&fixture), OpenKind::Loaded);
+        // Grown, but the old region changed.
+        std::fs::write(&fixture.transcript, format!("{}\n", content.replace("\"n6\"", "\"M6\""))).unwrap();
+        assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt);
+    }
+
+    #[test]
+    fn a_change_in_the_middle_of_a_big_file_is_caught_by_the_mtime() {
+        let content = transcript(3000);
+        assert!(content.len() as u64 > 3 * EDGE_BYTES);
+        let fixture = fixture(&content);
+        open_and_compare(&fixture);
+        let middle = content.len() / 2;
+        let position = middle + content[middle..].find("\"x").unwrap() + 1;
+        let mut changed = content.into_bytes();
+        changed[position] = b'y';
+        std::fs::write(&fixture.transcript, &changed).unwrap();
+        set_mtime(&fixture.transcript, SystemTime::now() + Duration::from_secs(5));
+        assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt);
+    }
+
+    #[test]
+    fn garbage_sidecars_are_rebuilt() {
+        let fixture = fixture(&transcript(25));
+        open_and_compare(&fixture);
+        let good = std::fs::read(&fixture.sidecar).unwrap();
+        let mut variants: Vec<Vec<u8>> = vec![Vec::new(), b"garbage".to_vec(), good[..good.len() / 2].to_vec(), good[..HEADER_BYTES].to_vec()];
+        let mut doubled = good.clone();
+        doubled.extend_from_slice(&good);
+        variants.push(doubled);
+        let mut extended = good.clone();
+        extended.push(0);
+        variants.push(extended);
+        let summary_length = u64::from_le_bytes(good[16..24].try_into().unwrap()) as usize;
+        for position in [0, 9, 13, 20, 40, 100, 170, HEADER_BYTES + 3, HEADER_BYTES + summary_length / 2, HEADER_BYTES + summary_length - 1] {
+            let mut flipped = good.clone();
+            flipped[position] ^= 0x40;
+            variants.push(flipped);
+        }
+        for (number, variant) in variants.into_iter().enumerate() {
+            std::fs::write(&fixture.sidecar, &variant).unwrap();
+            assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt, "variant {number}");
+            assert_eq!(std::fs::read(&fixture.sidecar).unwrap(), good, "variant {number}");
+        }
+        // A damaged entries section is found only when the entries are needed: then rescanned.
+        for which in 0..3 {
+            open_and_compare(&fixture);
+            let good = std::fs::read(&fixture.sidecar).unwrap();
+            let entries_start = HEADER_BYTES + u64::from_le_bytes(good[16..24].try_into().unwrap()) as usize;
+            let entries_length = u64::from_le_bytes(good[24..32].try_into().unwrap()) as usize;
+            let position = [entries_start, entries_start + entries_length / 2, entries_start + entries_length - 1][which];
+            let mut damaged = good.clone();
+            damaged[position] ^= 1;
+            std::fs::write(&fixture.sidecar, &damaged).unwrap();
+            let session = open(&fixture.transcript, &fixture.sidecar).unwrap();
+            assert_eq!(session.kind, OpenKind::Loaded);
+            assert_eq!(session.full().unwrap().report, open_plain(&fixture.transcript).unwrap().full().unwrap().report);
+            // An append that needs them: the whole file is scanned again.
+            let before = std::fs::read(&fixture.transcript).unwrap();
+            append(&fixture.transcript, &format!("{}\n", message("late", Some("e3"), "user", "x")));
+            assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt);
+            std::fs::write(&fixture.transcript, before).unwrap();
+            assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt);
+        }
+    }
+
+    #[test]
+    fn random_bytes_never_decode_into_a_sidecar() {
+        let mut state = 0x1234_5678_9abc_def0u64;
+        for length in 0..2000 {
+            let bytes: Vec<u8> = (0..length)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state as u8
+                })
+                .collect();
+            assert!(decode_sidecar(&bytes).is_none());
+            let _ = format::decode_entries(&bytes, &mut Vec::new());
+        }
+    }
+
+    #[test]
+    fn appends_scan_only_the_new_bytes() {
+        let fixture = fixture(&transcript(30));
+        open_and_compare(&fixture);
+        let mut leaf = "e29".to_owned();
+        for round in 0..5 {
+            let id = format!("n{round}");
+            append(&fixture.transcript, &format!("{}\n", message(&id, Some(&leaf), "user", "more")));
+            leaf = id;
+            assert_eq!(open_and_compare(&fixture), OpenKind::Appended, "round {round}");
+            assert_eq!(open_and_compare(&fixture), OpenKind::Loaded, "round {round}");
+        }
+        // Appends that branch, repeat an id, compact or rename still agree (some need the old
+        // entries).
+        append(&fixture.transcript, &format!("{}\n", message("b1", Some("e10"), "user", "branch")));
+        assert_eq!(open_and_compare(&fixture), OpenKind::AppendedRewritten);
+        append(&fixture.transcript, &format!("{}\n", message("e3", Some("b1"), "user", "dup")));
+        assert_eq!(open_and_compare(&fixture), OpenKind::AppendedRewritten);
+        append(&fixture.transcript, r#"{"type":"compaction","id":"c9","parentId":"e3","timestamp":"t","summary":"s","firstKeptEntryId":"e5","tokensBefore":1,"stripThinkingFromKept":true}"#);
+        append(&fixture.transcript, "\n");
+        assert_eq!(open_and_compare(&fixture), OpenKind::AppendedRewritten);
+        append(&fixture.transcript, "{\"type\":\"session_info\",\"id\":\"i9\",\"parentId\":\"c9\",\"timestamp\":\"t\",\"name\":\"  \"}\n");
+        assert_eq!(open_and_compare(&fixture), OpenKind::Appended);
+        append(&fixture.transcript, &format!("{}\n", message("k1", Some("i9"), "user", "kept")));
+        append(&fixture.transcript, r#"{"type":"compaction","id":"c10","parentId":"k1","timestamp":"t","summary":"s","firstKeptEntryId":"k1","tokensBefore":1}"#);
+        append(&fixture.transcript, &format!("\n{}\n", message("after", Some("c10"), "assistant", "x")));
+        assert_eq!(open_and_compare(&fixture), OpenKind::Appended);
+        append(&fixture.transcript, &format!("{}\n", message("root2", None, "user", "new root")));
+        assert_eq!(open_and_compare(&fixture), OpenKind::Appended);
+        append(&fixture.transcript, &format!("{}\n", message("orphan", Some("nowhere"), "user", "x")));
+        assert_eq!(open_and_compare(&fixture), OpenKind::Appended);
+        append(&fixture.transcript, &format!("{}\n", message("nowhere", Some("orphan"), "user", "x")));
+        assert_eq!(open_and_compare(&fixture), OpenKind::AppendedRewritten);
+    }
+
+    #[test]
+    fn many_deltas_are_folded_into_a_new_base() {
+        let fixture = fixture(&transcript(5));
+        open_and_compare(&fixture);
+        let mut leaf = "e4".to_owned();
+        let mut kinds = Vec::new();
+        for round in 0..(MAX_DELTAS + 3) {
+            let id = format!("d{round}");
+            append(&fixture.transcript, &format!("{}\n", message(&id, Some(&leaf), "assistant", "x")));
+            leaf = id;
+            kinds.push(open_and_compare(&fixture));
+        }
+        assert!(kinds[..MAX_DELTAS].iter().all(|kind| *kind == OpenKind::Appended));
+        assert_eq!(kinds[MAX_DELTAS], OpenKind::AppendedRewritten);
+        assert_eq!(kinds[MAX_DELTAS + 1], OpenKind::Appended);
+        let (_, _, entries) = decode_sidecar(&std::fs::read(&fixture.sidecar).unwrap()).unwrap();
+        assert_eq!(entries, open_plain(&fixture.transcript).unwrap().full().unwrap().report.entries);
+    }
+
+    #[test]
+    fn a_broken_delta_chain_is_rebuilt() {
+        let fixture = fixture(&transcript(10));
+        open_and_compare(&fixture);
+        let base = std::fs::read(&fixture.sidecar).unwrap();
+        append(&fixture.transcript, &format!("{}\n", message("x1", Some("e9"), "user", "x")));
+        assert_eq!(open_and_compare(&fixture), OpenKind::Appended);
+        let with_delta = std::fs::read(&fixture.sidecar).unwrap();
+        assert!(with_delta.len() > base.len() && with_delta.starts_with(&base));
+        // A torn delta, a delta appended twice, a delta whose summary is damaged.
+        let mut twice = with_delta.clone();
+        twice.extend_from_slice(&with_delta[base.len()..]);
+        let mut damaged = with_delta.clone();
+        let last = damaged.len() - 1;
+        damaged[base.len() + HEADER_BYTES + 2] ^= 4;
+        damaged[last] ^= 0;
+        for (number, variant) in [with_delta[..with_delta.len() - 3].to_vec(), twice, damaged].into_iter().enumerate() {
+            std::fs::write(&fixture.sidecar, &variant).unwrap();
+            assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt, "variant {number}");
+        }
+    }
+
+    #[test]
+    fn extending_a_summary_equals_summarizing_everything() {
+        // Random transcripts cut at every line: whenever `extend` answers, it answers right.
+        let mut state = 0x5eed_u64;
+        let mut random = move |bound: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % bound
+        };
+        let (mut answered, mut declined) = (0, 0);
+        for _ in 0..60 {
+            let mut lines = vec![HEADER.to_owned()];
+            for index in 0..(5 + random(25)) as usize {
+                let id = if random(15) == 0 && index > 0 { format!("e{}", random(index as u64)) } else { format!("e{index}") };
+                let parent = match random(10) {
+                    0 => None,
+                    1 => Some("ghost".to_owned()),
+                    2 if index > 1 => Some(format!("e{}", random(index as u64))),
+                    _ if index > 0 => Some(format!("e{}", index - 1)),
+                    _ => None,
+                };
+                let parent_json = parent.map_or("null".to_owned(), |parent| format!("\"{parent}\""));
+                lines.push(match random(9) {
+                    0 => format!(r#"{{"type":"compaction","id":"{id}","parentId":{parent_json},"timestamp":"t","summary":"s","firstKeptEntryId":"e{}","tokensBefore":1,"stripThinkingFromKept":{}}}"#, random(index as u64 + 2), random(2) == 0),
+                    1 => format!(r#"{{"type":"label","id":"{id}","parentId":{parent_json},"timestamp":"t{index}","targetId":"e{}"{}}}"#, random(5), if random(3) == 0 { "" } else { r#","label":"l""# }),
+                    2 => format!(r#"{{"type":"model_change","id":"{id}","parentId":{parent_json},"timestamp":"t","model":"m{index}"}}"#),
+                    3 => format!(r#"{{"type":"effort_change","id":"{id}","parentId":{parent_json},"timestamp":"t"}}"#),
+                    4 => format!(r#"{{"type":"session_info","id":"{id}","parentId":{parent_json},"timestamp":"t","name":"n{index}"}}"#),
+                    5 => "garbage".to_owned(),
+                    _ => {
+                        let role = if random(2) == 0 { "user" } else { "assistant" };
+                        format!(r#"{{"type":"message","id":"{id}","parentId":{parent_json},"timestamp":"t{}","message":{{"role":"{role}","content":[],"meta":{{"isMeta":{}}}}},"model":"x{index}"}}"#, random(50), random(4) == 0)
+                    }
+                });
+            }
+            let data: String = lines.iter().map(|line| format!("{line}\n")).collect();
+            let whole = scan::scan_bytes(data.as_bytes()).unwrap();
+            let expected = Summary::from_scan(&whole, &SessionTree::build(&whole.entries));
+            let mut cut = 0;
+            for line in &lines {
+                cut += line.len() + 1;
+                let prefix = scan::scan_bytes(&data.as_bytes()[..cut]).unwrap();
+                let old = Summary::from_scan(&prefix, &SessionTree::build(&prefix.entries));
+                let source = scan::MemorySource(data.as_bytes());
+                let merged = scan::resume_scan(&source, cut as u64, summary::without_entries(&prefix), Path::new("x")).unwrap();
+                let old_ids: std::collections::HashSet<&str> = prefix.entries.iter().map(|entry| &*entry.id).collect();
+                match old.extend(&merged, |id| old_ids.contains(id)) {
+                    Some(extended) => {
+                        answered += 1;
+                        assert_eq!(extended, expected, "cut at {cut} of {data}");
+                    }
+                    None => declined += 1,
+                }
+            }
+        }
+        assert!(answered > 200 && declined > 50, "{answered} answered, {declined} declined");
+    }
+
+    #[test]
+    fn a_torn_tail_is_rescanned_from_its_start() {
+        let base = transcript(20);
+        let whole = message("z1", Some("e19"), "assistant", "finished");
+        let (first, second) = whole.split_at(whole.len() / 2);
+        let fixture = fixture(&format!("{base}{first}"));
+        assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt);
+        let session = open(&fixture.transcript, &fixture.sidecar).unwrap();
+        assert_eq!(session.summary.report.skipped.last().unwrap().reason, SkipReason::TornTail);
+        append(&fixture.transcript, &format!("{second}\n"));
+        assert_eq!(open_and_compare(&fixture), OpenKind::Appended);
+        let session = open(&fixture.transcript, &fixture.sidecar).unwrap();
+        assert_eq!(session.summary.leaf.as_ref().unwrap().1, "z1");
+        // A torn tail that parses (valid JSON, no newline yet), then continued.
+        append(&fixture.transcript, &message("z15", Some("z1"), "user", "complete but unterminated"));
+        assert_eq!(open_and_compare(&fixture), OpenKind::Appended);
+        append(&fixture.transcript, "\n");
+        assert_eq!(open_and_compare(&fixture), OpenKind::AppendedRewritten);
+        // A torn tail that stays invalid, then more lines.
+        append(&fixture.transcript, "{\"type\":");
+        assert_eq!(open_and_compare(&fixture), OpenKind::Appended);
+        append(&fixture.transcript, &format!("\n{}\n", message("z2", Some("z15"), "user", "again")));
+        assert_eq!(open_and_compare(&fixture), OpenKind::Appended);
+        // A torn blank tail.
+        append(&fixture.transcript, "   ");
+        assert_eq!(open_and_compare(&fixture), OpenKind::Appended);
+        append(&fixture.transcript, &format!("{}\n", message("z3", Some("z2"), "user", "blank before")));
+        assert_eq!(open_and_compare(&fixture), OpenKind::Appended);
+    }
+
+    #[test]
+    fn files_without_a_header_are_rescanned_whole() {
+        let fixture = fixture(&format!("{}\n", message("a", None, "user", "x")));
+        assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt);
+        append(&fixture.transcript, &format!("{HEADER}\n{}\n", message("b", Some("a"), "user", "y")));
+        assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt);
+        let fixture = self::fixture("");
+        assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt);
+        assert_eq!(open_and_compare(&fixture), OpenKind::Loaded);
+        append(&fixture.transcript, &format!("{HEADER}\n"));
+        assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt);
+    }
+
+    #[test]
+    fn a_newer_version_is_an_error_and_writes_nothing() {
+        let fixture = fixture("{\"type\":\"session\",\"version\":9,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n");
+        assert!(matches!(open(&fixture.transcript, &fixture.sidecar), Err(Error::NewerVersion { .. })));
+        assert!(!fixture.sidecar.exists());
+    }
+}

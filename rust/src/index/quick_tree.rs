@@ -1,0 +1,263 @@
+//! The tree facts a [`Summary`] needs (parents, leaf, active path, anomalies, context plan,
+//! model, effort), computed the way [`crate::tree::SessionTree`] defines them but without its
+//! per-entry key copies: one open-addressing table of entry indices, tagged with a hash of the
+//! id, built and probed in place. A cold open of a large session spends noticeably less time
+//! here than in `SessionTree::build`, which is still built, on demand, for lookups by id.
+//!
+//! Owns: nothing of the semantics. `tests::agrees_with_session_tree` compares every fact with
+//! `SessionTree` on random transcripts, so a change there that is not mirrored here fails.
+
+use super::summary::{self, PlanItem, Summary};
+use crate::envelope::{EntryKind, Extra, Role};
+use crate::scan::{Entry, ScanReport};
+use crate::tree;
+
+/// Parent links and the active path, as `SessionTree` would have them.
+pub(super) struct QuickTree {
+    /// Resolved parent of each entry (`u32::MAX`: none or unknown).
+    parents: Vec<u32>,
+    leaf: Option<usize>,
+    /// Root → leaf indices of the active path.
+    path: Vec<u32>,
+    cycle_detected: bool,
+    unknown_parents: u64,
+    duplicate_ids: u64,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// A fast 64-bit hash of an id (eight bytes at a time, multiply-rotate).
+#[inline]
+fn hash(id: &[u8]) -> u64 {
+    let mut hash = id.len() as u64;
+    let mut chunks = id.chunks_exact(8);
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        hash = (hash.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    hash = (hash.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(0x517c_c1b7_2722_0a95);
+    hash ^ (hash >> 32)
+}
+
+/// Id → index of the last entry with that id (JavaScript `Map.set` semantics).
+struct IdTable {
+    /// `0`: empty; else `tag << 32 | (index + 1)`.
+    slots: Vec<u64>,
+    mask: usize,
+}
+
+impl IdTable {
+    fn build(entries: &[Entry]) -> Option<(Self, u64)> {
+        if entries.len() >= NONE as usize {
+            return None;
+        }
+        let capacity = (entries.len() * 2).next_power_of_two().max(16);
+        let mut table = IdTable { slots: vec![0; capacity], mask: capacity - 1 };
+        let mut duplicates = 0;
+        for (index, entry) in entries.iter().enumerate() {
+            let hash = hash(entry.id.as_bytes());
+            let tag = hash >> 32 << 32;
+            let mut position = hash as usize & table.mask;
+            loop {
+                let slot = table.slots[position];
+                if slot == 0 {
+                    table.slots[position] = tag | (index as u64 + 1);
+                    break;
+                }
+                if slot >> 32 << 32 == tag && entries[(slot as u32 - 1) as usize].id == entry.id {
+                    table.slots[position] = tag | (index as u64 + 1);
+                    duplicates += 1;
+                    break;
+                }
+                position = (position + 1) & table.mask;
+            }
+        }
+        Some((table, duplicates))
+    }
+
+    fn get(&self, entries: &[Entry], id: &str) -> Option<usize> {
+        let hash = hash(id.as_bytes());
+        let tag = hash >> 32 << 32;
+        let mut position = hash as usize & self.mask;
+        loop {
+            let slot = self.slots[position];
+            if slot == 0 {
+                return None;
+            }
+            let index = (slot as u32 - 1) as usize;
+            if slot >> 32 << 32 == tag && &*entries[index].id == id {
+                return Some(index);
+            }
+            position = (position + 1) & self.mask;
+        }
+    }
+}
+
+impl QuickTree {
+    /// Builds the tree with the leaf at the last entry; `None` for more entries than it indexes.
+    pub(super) fn build(entries: &[Entry]) -> Option<Self> {
+        use rayon::prelude::*;
+        let (table, duplicate_ids) = IdTable::build(entries)?;
+        // Lookups only read the table: both cores take a share.
+        let parents: Vec<u32> = entries
+            .par_iter()
+            .with_min_len(4096)
+            .map(|entry| match entry.parent_id.as_deref() {
+                None => NONE,
+                Some(parent) => table.get(entries, parent).map_or(NONE, |index| index as u32),
+            })
+            .collect();
+        let unknown_parents =
+            entries.iter().zip(&parents).filter(|(entry, &parent)| parent == NONE && entry.parent_id.is_some()).count() as u64;
+        let leaf = entries.len().checked_sub(1);
+        let mut visited = vec![false; entries.len()];
+        let mut path = Vec::new();
+        let mut cycle_detected = false;
+        let mut cursor = leaf.map(|leaf| leaf as u32);
+        while let Some(index) = cursor {
+            if visited[index as usize] {
+                cycle_detected = true;
+                break;
+            }
+            visited[index as usize] = true;
+            path.push(index);
+            cursor = Some(parents[index as usize]).filter(|&parent| parent != NONE);
+        }
+        path.reverse();
+        Some(QuickTree { parents, leaf, path, cycle_detected, unknown_parents, duplicate_ids })
+    }
+
+    /// The summary of a scan, as [`Summary::from_scan`] gives it.
+    pub(super) fn summarize(&self, report: &ScanReport) -> Summary {
+        let entries = &report.entries;
+        let item = |index: u32| {
+            let entry = &entries[index as usize];
+            PlanItem { index: u64::from(index), id: entry.id.to_string(), offset: entry.offset, length: entry.length }
+        };
+        let contextual = |indices: &[u32]| -> Vec<PlanItem> {
+            indices.iter().filter(|&&index| entries[index as usize].kind.is_contextual()).map(|&index| item(index)).collect()
+        };
+        // The context plan (format §2.5), as `SessionTree::context_plan`.
+        let compaction_position = self.path.iter().rposition(|&index| entries[index as usize].kind == EntryKind::Compaction);
+        let (plan, compaction, strip_thinking_until) = match compaction_position {
+            None => (contextual(&self.path), None, 0),
+            Some(position) => {
+                let compaction = self.path[position];
+                let (first_kept, strip) = match &entries[compaction as usize].extra {
+                    Extra::Compaction { first_kept_entry_id, strip_thinking_from_kept } => (&**first_kept_entry_id, *strip_thinking_from_kept),
+                    _ => ("", false),
+                };
+                let before = &self.path[..position];
+                let kept_start = before.iter().position(|&index| !first_kept.is_empty() && &*entries[index as usize].id == first_kept);
+                let kept: &[u32] = kept_start.map_or(&[], |start| &before[start..]);
+                let mut plan = vec![item(compaction)];
+                plan.extend(contextual(kept));
+                let strip_until = if strip { plan.len() as u64 } else { 0 };
+                plan.extend(contextual(&self.path[position + 1..]));
+                (plan, Some((u64::from(compaction), entries[compaction as usize].id.to_string())), strip_until)
+            }
+        };
+        let model = self.path.iter().rev().find_map(|&index| match &entries[index as usize].extra {
+            Extra::ModelChange { model } => model.as_deref(),
+            Extra::Message { role: Role::Assistant, model: Some(model), .. } => Some(model.as_ref()),
+            _ => None,
+        });
+        let effort = self.path.iter().rev().find_map(|&index| match &entries[index as usize].extra {
+            Extra::EffortChange { effort } => effort.as_deref(),
+            _ => None,
+        });
+        let unresolved = entries
+            .iter()
+            .zip(&self.parents)
+            .filter(|(_, &parent)| parent == NONE)
+            .filter_map(|(entry, _)| entry.parent_id.as_deref());
+        let (unresolved_parents, unresolved_overflow) = summary::distinct_unresolved(unresolved);
+        let (first_users, first_users_complete) = summary::first_users(entries);
+        Summary {
+            report: summary::without_entries(report),
+            entry_count: entries.len() as u64,
+            leaf: self.leaf.map(|index| (index as u64, entries[index].id.to_string())),
+            last_entry_line: entries.last().map(|entry| entry.line),
+            path_len: self.path.len() as u64,
+            cycle_detected: self.cycle_detected,
+            unknown_parents: self.unknown_parents,
+            duplicate_ids: self.duplicate_ids,
+            unresolved_parents,
+            unresolved_overflow,
+            plan,
+            compaction,
+            strip_thinking_until,
+            label_state: summary::label_state(entries),
+            name: tree::session_name(entries).map(str::to_owned),
+            model: model.map(str::to_owned),
+            effort: effort.map(str::to_owned),
+            message_count: tree::message_count(entries) as u64,
+            last_timestamp: entries.iter().map(|entry| &*entry.timestamp).max().map(str::to_owned),
+            first_users,
+            first_users_complete,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::scan_bytes;
+    use crate::tree::SessionTree;
+
+    #[test]
+    fn agrees_with_session_tree() {
+        let mut state = 0xfeed_u64;
+        let mut random = move |bound: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % bound
+        };
+        for round in 0..400 {
+            let mut data = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n");
+            let count = random(40) as usize;
+            for index in 0..count {
+                let id = if random(6) == 0 && index > 0 { format!("e{}", random(index as u64)) } else { format!("e{index}") };
+                let parent = match random(8) {
+                    0 => "null".to_owned(),
+                    1 => "\"ghost\"".to_owned(),
+                    2 => format!("\"e{}\"", random(count as u64 + 1)),
+                    _ if index > 0 => format!("\"e{}\"", index - 1),
+                    _ => "null".to_owned(),
+                };
+                let body = match random(8) {
+                    0 => format!(r#""type":"compaction","summary":"s","firstKeptEntryId":"{}","tokensBefore":1,"stripThinkingFromKept":{}"#, ["", "e1", "e3", "zz"][random(4) as usize], random(2) == 0),
+                    1 => format!(r#""type":"model_change"{}"#, if random(2) == 0 { r#","model":"m""# } else { "" }),
+                    2 => format!(r#""type":"effort_change"{}"#, if random(2) == 0 { r#","effort":"high""# } else { "" }),
+                    3 => r#""type":"branch_summary","fromId":"root","summary":"b""#.to_owned(),
+                    4 => r#""type":"label","targetId":"e1","label":"x""#.to_owned(),
+                    _ => format!(
+                        r#""type":"message","message":{{"role":"{}","content":[]}}{}"#,
+                        ["user", "assistant", "tool"][random(3) as usize],
+                        if random(2) == 0 { format!(r#","model":"x{index}""#) } else { String::new() }
+                    ),
+                };
+                data.push_str(&format!("{{\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"t{}\",{body}}}\n", random(9)));
+            }
+            let report = scan_bytes(data.as_bytes()).unwrap();
+            let expected = Summary::from_scan(&report, &SessionTree::build(&report.entries));
+            let quick = QuickTree::build(&report.entries).unwrap();
+            assert_eq!(quick.summarize(&report), expected, "round {round}: {data}");
+            let tree = SessionTree::build(&report.entries);
+            let parents: Vec<Option<usize>> = quick.parents.iter().map(|&parent| (parent != NONE).then_some(parent as usize)).collect();
+            assert_eq!(parents, tree.parents(), "round {round}");
+        }
+    }
+
+    #[test]
+    fn hashes_spread_short_ids() {
+        let mut seen = std::collections::HashSet::new();
+        for index in 0..100_000u32 {
+            assert!(seen.insert(hash(format!("{index:08x}").as_bytes())));
+        }
+    }
+}
+
