@@ -106,17 +106,21 @@ def commandcode_env(python: str) -> tuple[dict[str, str | None], str | None]:
 
 def commandcode_rows(path: Path, python: str, runs: int, warmup: int) -> list[dict]:
     env, error = commandcode_env(python)
-    argv = [python, "-m", "commandcode", "sessions", "context", str(path), "--json"]
+    # Index sidecars of the warm rows go beside the data, never into the user's own data dir.
+    env = {**env, "COMMANDCODE_HOME": str(path.parent / "commandcode-home")}
+    # --stats builds the whole context (every message as a Python object) and prints its size,
+    # so the row measures open-to-context, not JSON printing.
+    argv = [python, "-m", "commandcode", "sessions", "context", str(path), "--stats"]
     cold_name, warm_name = "commandcode cold (COMMANDCODE_INDEX=off)", "commandcode warm (index)"
     # Run it even when the import probe failed, so the row shows what the CLI itself says.
     cold = peers.measure_command(argv, env={**env, "COMMANDCODE_INDEX": "off"}, runs=runs, warmup=warmup,
-                                 name=cold_name)
+                                 name=cold_name, capture=True)
     warm_env = {**env, "COMMANDCODE_INDEX": None}
     prime = peers.measure_command(argv, env=warm_env, runs=1, warmup=0, name=warm_name)
     if prime.get("error"):
         warm = prime
     else:
-        warm = peers.measure_command(argv, env=warm_env, runs=runs, warmup=warmup, name=warm_name)
+        warm = peers.measure_command(argv, env=warm_env, runs=runs, warmup=warmup, name=warm_name, capture=True)
     for row in (cold, warm):
         if error and row.get("error"):
             row["error"] = f"{row['error']} ({error})"
