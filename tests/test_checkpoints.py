@@ -314,3 +314,68 @@ def test_a_late_flush_never_clobbers_a_file_changed_meanwhile(home: Path, projec
     del manager
     gc.collect()
     assert [record.prompt for record in read_checkpoints(files.checkpoints)] == ["one"]
+
+
+MALFORMED_ITEMS = [
+    ({"path": "a.txt", "hash": "zz", "algo": "blake3"}, "`hash` \"zz\" is not a 64-digit hex digest"),
+    ({"path": "a.txt", "hash": None, "algo": "blake3", "afterHash": "nope"}, "`afterHash` \"nope\""),
+    ({"path": "a.txt", "hash": "ab" * 32, "algo": "blake3", "mode": -1}, "`mode` -1"),
+    ({"path": "a.txt", "hash": "ab" * 32, "algo": "blake3", "mode": 2**40}, "`mode` 1099511627776"),
+    ({"path": "a.txt", "hash": "ab" * 32, "algo": "md5"}, "`algo` \"md5\""),
+    ({"path": "a.txt", "hash": 7}, "`hash` 7 is not a string"),
+    ({"path": "\ud800.txt", "hash": None, "algo": "blake3"}, "lone surrogate"),
+]
+
+
+@pytest.mark.parametrize(("item", "reason"), MALFORMED_ITEMS)
+def test_a_malformed_item_is_unrestorable_and_written_back_unchanged(home: Path, project: Path,
+                                                                    item: dict, reason: str) -> None:
+    from commandcode.rewind import plan_code
+
+    files = new_session_files(project)
+    from commandcode.ids import iso_now
+
+    record = {"id": "c1", "messageId": "c1", "turnNumber": 1, "createdAt": iso_now(),
+              "messageCount": 0, "files": [item, {"path": "b.txt", "hash": None, "algo": "blake3"}]}
+    files.checkpoints.parent.mkdir(parents=True)
+    files.checkpoints.write_text(json.dumps(record))
+    [checkpoint] = read_checkpoints(files.checkpoints)
+    malformed, fine = checkpoint.files
+    assert not malformed.restorable and reason in (malformed.problem or "")
+    assert fine.restorable and fine.problem is None
+    plan = plan_code([checkpoint], 0, project, files)
+    assert [target.path.name for target in plan.targets] == ["b.txt"]
+    [problem] = plan.problems
+    assert problem.code == "invalid_record" and reason in problem.message
+    # A later write of the file (a new turn) keeps the malformed item exactly as it was read.
+    manager = CheckpointManager.for_session(files, project)
+    manager.open_checkpoint("next", 2, None)
+    assert json.loads(files.checkpoints.read_text().split("\n")[0])["files"][0] == item
+
+
+def test_a_line_nested_past_the_recursion_limit_is_skipped_like_other_bad_lines(home: Path, project: Path) -> None:
+    files = new_session_files(project)
+    files.checkpoints.parent.mkdir(parents=True)
+    good = {"id": "c1", "turnNumber": 1, "createdAt": "", "messageCount": 0, "files": []}
+    deep = '{"id":"c0","files":' + "[" * 200_000 + "]" * 200_000 + "}"
+    files.checkpoints.write_text(deep + "\n" + json.dumps(good))
+    assert [record.id for record in read_checkpoints(files.checkpoints)] == ["c1"]
+
+
+def test_a_fifo_checkpoints_file_is_refused_at_once_and_never_opened_for_writing(home: Path, project: Path) -> None:
+    files = new_session_files(project)
+    files.checkpoints.parent.mkdir(parents=True)
+    os.mkfifo(files.checkpoints)  # no writer ever opens it: a blocking open would hang here
+    with pytest.raises(CheckpointError, match="is not a regular file"):
+        read_checkpoints(files.checkpoints)
+    with pytest.raises(CheckpointError, match="is not a regular file"):
+        CheckpointManager.for_session(files, project)
+    # Another session's sweep cannot know what that file references, so it deletes nothing.
+    other = manager_for(project)
+    other.open_checkpoint("turn", 0, None)
+    write(project / "kept.txt", b"kept\n")
+    other.backup_before_edit(str(project / "kept.txt"))
+    other.records.clear()
+    other._sweep(force=True)
+    assert other.store.contains(backups.content_id(b"kept\n"))
+    assert os.path.exists(files.checkpoints) and not os.path.isfile(files.checkpoints)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 import time
 import weakref
@@ -60,9 +61,56 @@ SKIPPED_SYMLINK = "symlink"
 FreeSpace = Callable[[Path], "int | None"]
 
 
+_HEX_DIGEST = re.compile(r"[0-9a-fA-F]{64}")
+_MAX_MODE = 2**32 - 1
+_ALGORITHMS = frozenset({backups.BLAKE3, backups.SHA256})
+
+
+def _digest_problem(field_name: str, value: Any) -> str | None:
+    """Why `value` is not a digest field (`None`: it is one, or null)."""
+    if value is None or (isinstance(value, str) and _HEX_DIGEST.fullmatch(value)):
+        return None
+    return f"`{field_name}` {_shown(value)} is not a 64-digit hex digest"
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _item_problem(value: dict[str, Any]) -> str | None:
+    """Why a `files` item cannot be used as it is: a field a restore would act on is malformed.
+    Such an item is never restored (a rewind that needs it is refused, naming the file)."""
+    path = value["path"]
+    try:
+        path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return "`path` holds a lone surrogate escape that names no file"
+    if "\x00" in path:
+        return "`path` holds a NUL character"
+    if "hash" in value and value["hash"] is not None and not isinstance(value["hash"], str):
+        return f"`hash` {_shown(value['hash'])} is not a string"
+    problem = _digest_problem("hash", value.get("hash"))
+    if problem is None and "afterHash" in value:
+        problem = _digest_problem("afterHash", value["afterHash"])
+    if problem is not None:
+        return problem
+    algorithm = value.get("algo", backups.SHA256)
+    if algorithm not in _ALGORITHMS:
+        return f"`algo` {_shown(algorithm)} is not blake3 or sha256"
+    mode = value.get("mode")
+    if mode is not None and (not isinstance(mode, int) or isinstance(mode, bool) or not 0 <= mode <= _MAX_MODE):
+        return f"`mode` {_shown(mode)} is not a permission number"
+    return None
+
+
 @dataclass
 class FileBackup:
-    """One `files` item: the state of `path` before the first edit of it in a checkpoint."""
+    """One `files` item: the state of `path` before the first edit of it in a checkpoint.
+
+    `problem` says why an item read from disk is malformed (a bad digest, mode, algorithm or
+    path); such an item is unrestorable and is written back exactly as it was read (`raw`).
+    """
 
     path: str
     hash: str | None
@@ -72,6 +120,8 @@ class FileBackup:
     after_known: bool = False
     after_hash: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    problem: str | None = None
+    raw: dict[str, Any] | None = None
 
     _KNOWN = frozenset({"path", "hash", "skipped", "algo", "mode", "afterHash"})
 
@@ -80,22 +130,25 @@ class FileBackup:
         """Parses an item; `None` when it has no string `path`."""
         if not isinstance(value, dict) or not isinstance(value.get("path"), str):
             return None
-        digest = value.get("hash")
+        problem = _item_problem(value)
         skipped = value.get("skipped")
-        algorithm = value.get("algo")
-        mode = value.get("mode")
+        if problem is not None:
+            return cls(path=value["path"], hash=None, skipped=skipped if isinstance(skipped, str) else None,
+                       problem=problem, raw=value)
         return cls(
             path=value["path"],
-            hash=digest if isinstance(digest, str) else None,
+            hash=value.get("hash"),
             skipped=skipped if isinstance(skipped, str) else None,
-            algorithm=algorithm if isinstance(algorithm, str) else backups.SHA256,
-            mode=mode if isinstance(mode, int) and not isinstance(mode, bool) else None,
-            after_known="afterHash" in value and (value["afterHash"] is None or isinstance(value["afterHash"], str)),
-            after_hash=value.get("afterHash") if isinstance(value.get("afterHash"), str) else None,
+            algorithm=value.get("algo", backups.SHA256),
+            mode=value.get("mode"),
+            after_known="afterHash" in value,
+            after_hash=value.get("afterHash"),
             extra={key: item for key, item in value.items() if key not in cls._KNOWN},
         )
 
     def to_json(self) -> dict[str, Any]:
+        if self.raw is not None:
+            return dict(self.raw)
         out: dict[str, Any] = {"path": self.path, "hash": self.hash}
         if self.skipped is not None:
             out["skipped"] = self.skipped
@@ -111,7 +164,7 @@ class FileBackup:
     @property
     def restorable(self) -> bool:
         """Whether a rewind can put this state back (it was backed up, or did not exist)."""
-        return self.skipped is None
+        return self.skipped is None and self.problem is None
 
 
 @dataclass
@@ -205,10 +258,14 @@ def resolve_path(path: str, cwd: Path) -> str:
 
 
 def read_checkpoints(path: Path) -> list[Checkpoint]:
-    """The records of a checkpoints file; unparseable lines are skipped, a missing file is `[]`."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
+    """The records of a checkpoints file; unparseable lines (invalid JSON, or nested deeper than
+    the parser can follow) are skipped, a missing file is `[]`.
+
+    Raises:
+        CheckpointError: `path` is a FIFO, folder or device (opening it never blocks).
+    """
+    text = _read_regular(path)
+    if text is None:
         return []
     records: list[Checkpoint] = []
     for line in text.split("\n"):
@@ -216,12 +273,28 @@ def read_checkpoints(path: Path) -> list[Checkpoint]:
             continue
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         record = Checkpoint.from_json(value, len(records))
         if record is not None:
             records.append(record)
     return records
+
+
+def _read_regular(path: Path) -> str | None:
+    """The text of the regular file at `path` (`None`: missing). Opened with `O_NONBLOCK` and
+    checked with `fstat`, so a FIFO in its place is refused instead of blocking forever. A
+    symlink is read through (our writes replace the link itself, never what it points to)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise CheckpointError(f"cannot read {path}: {error.strerror or error}") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise CheckpointError(f"{path} is not a regular file; its checkpoints cannot be read")
+        return handle.read().decode("utf-8", errors="replace")
 
 
 def write_checkpoints(path: Path, records: list[Checkpoint]) -> None:
@@ -565,7 +638,10 @@ class CheckpointManager:
         if not force and moment - self._last_sweep < SWEEP_INTERVAL_SECONDS:
             return
         self._last_sweep = moment
-        sweep_objects(self.store)
+        try:
+            sweep_objects(self.store)
+        except CheckpointError:
+            pass  # some session's checkpoints cannot be read, so any object may be needed: keep all
 
 
 def _older_than(record: Checkpoint, cutoff: datetime) -> bool:

@@ -115,7 +115,7 @@ def available_modes(records: Sequence[Checkpoint], index: int, *, has_transcript
     """The choices a checkpoint offers. A rewind that would change no file offers no code
     restore; a session with no transcript offers code only; summarizing up to a checkpoint
     needs something before it."""
-    has_code = any(item.restorable for record in records[index:] for item in record.files)
+    has_code = any(item.restorable or item.problem for record in records[index:] for item in record.files)
     modes = []
     if has_transcript:
         if has_code:
@@ -144,12 +144,13 @@ class SkippedFile:
 
 @dataclass(frozen=True)
 class CodePlan:
-    """The restore targets for a code rewind, the files it cannot restore, and the outside
-    changes found between turns (from recorded digests alone)."""
+    """The restore targets for a code rewind, the files it cannot restore, the outside changes
+    found between turns (from recorded digests alone), and the malformed records that stop it."""
 
     targets: list[backups.RestoreTarget]
     skipped: list[SkippedFile]
     conflicts: list[backups.Problem]
+    problems: list[backups.Problem] = field(default_factory=list)
 
 
 def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: SessionFiles) -> CodePlan:
@@ -164,12 +165,17 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
             if key not in seen:
                 seen.add(key)
                 history.setdefault(key, []).append((numbers[position], item))
-    targets, skipped, conflicts = [], [], []
+    targets, skipped, conflicts, problems = [], [], [], []
     blob_folder: Path | None = None
     for key, entries in history.items():
         _, wanted = entries[-1]
         _, newest = entries[0]
         path = Path(key)
+        malformed = next((item for _, item in entries if item.problem is not None), None)
+        if malformed is not None:
+            message = f"{path} cannot be restored: its checkpoint record is malformed ({malformed.problem})"
+            problems.append(backups.Problem(path, "invalid_record", message))
+            continue
         if not wanted.restorable:
             skipped.append(SkippedFile(path, wanted.skipped or "skipped"))
             continue
@@ -189,7 +195,7 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
                 expected=expected,
             )
         )
-    return CodePlan(targets, skipped, conflicts)
+    return CodePlan(targets, skipped, conflicts, problems)
 
 
 def _conflicts_between_turns(path: Path, entries: list[tuple[int, FileBackup]]) -> list[backups.Problem]:
@@ -276,11 +282,11 @@ def _restore_code(
     if result.dry_run:
         outcome = backups.check_restore(store, plan.targets, confine_to=confine)
         _fill_changes(result, outcome)
-        result.problems = plan.conflicts + outcome.problems
+        result.problems = plan.problems + plan.conflicts + outcome.problems
         return
-    if plan.conflicts and not force:
+    if plan.problems or (plan.conflicts and not force):
         outcome = backups.check_restore(store, plan.targets, confine_to=confine)
-        raise _refusal(plan.conflicts + outcome.problems)
+        raise _refusal(plan.problems + plan.conflicts + outcome.problems)
     outcome = backups.restore_files(
         store, plan.targets, session_id=files.session_id, confine_to=confine, force=force, **(faults or {})
     )

@@ -10,7 +10,7 @@ from ..agent.offline import OfflineModel
 from ..agent.turn import Conversation, Model
 from ..catalog import most_recent, resolve_session
 from ..checkpoints import CheckpointManager
-from ..errors import CommandcodeError, SessionNotFoundError, UsageError
+from ..errors import CheckpointError, CommandcodeError, SessionNotFoundError, UsageError
 from ..history import record_prompt
 from ..ids import new_uuid
 from ..meta import read_meta_for_update, update_meta
@@ -82,7 +82,7 @@ def run_print(prompt: str, *, output_format: str, name: str | None, resume: str 
             read_meta_for_update(files.meta)  # refuse a meta file we could not update before the turn runs
         if cleaned:
             writer.append_entry("session_info", {"name": cleaned})
-        checkpoints = None if no_session else CheckpointManager.for_session(files, cwd)
+        checkpoints = None if no_session else _checkpoint_manager(files, cwd)
         conversation = Conversation(writer, model, cwd, messages, checkpoints)
         try:
             result = conversation.run_turn(prompt)
@@ -109,6 +109,17 @@ def run_print(prompt: str, *, output_format: str, name: str | None, resume: str 
                     "tool_calls": result.tool_calls, "model": model.model_id})
     else:
         stdout.out(result.text, highlight=False)
+
+
+def _checkpoint_manager(files: SessionFiles, cwd: Path) -> CheckpointManager | None:
+    """The session's checkpoint manager; `None`, with a warning, when its checkpoints file cannot
+    be read (a FIFO or folder in its place): the turn runs, its edits are not checkpointed, and
+    that file is left as it is (like the disk-low pause)."""
+    try:
+        return CheckpointManager.for_session(files, cwd)
+    except CheckpointError as error:
+        warn(f"{error}; this turn's edits are not checkpointed")
+        return None
 
 
 def _pick_session(cwd: Path, resume: str | None, continue_last: bool) -> tuple[SessionFiles, bool]:
