@@ -138,7 +138,10 @@ class RestorePlan:
     entries: list[tuple[str, Literal["write", "delete", "unchanged"], bool, str | None]]
     problems: list[tuple[str, str, str]]
 
-def check_restore(object_store: ObjectStore, items: Sequence[RestoreItem], *, confine_to: _Path | None = None) -> RestorePlan:
+def check_restore(
+    object_store: ObjectStore, items: Sequence[RestoreItem], *, confine_to: _Path | None = None,
+    protected: Sequence[_Path] = (),
+) -> RestorePlan:
     """Verifies a restore (objects, digests, targets) without writing anything."""
 
 def restore_files(
@@ -147,6 +150,7 @@ def restore_files(
     journal: _Path,
     *,
     confine_to: _Path | None = None,
+    protected: Sequence[_Path] = (),
     force: bool = False,
     memory_budget: int = ...,
     fail_before_step: int | None = None,

@@ -187,7 +187,13 @@ def check_restore(store: BackupStore, targets: Sequence[RestoreTarget], *, confi
     """Verifies a restore without writing anything (the dry run)."""
     items = [target._native_item() for target in targets]
     confine = None if confine_to is None else os.fspath(confine_to)
-    return _outcome(_native.check_restore(store._native, items, confine_to=confine))
+    return _outcome(_native.check_restore(store._native, items, confine_to=confine, protected=_protected()))
+
+
+def _protected() -> list[str]:
+    """Folders no restore may write in: commandcode's own data dir (its transcripts, objects
+    and journals), even when it lies inside the project (cwd = $HOME)."""
+    return [os.fspath(data_dir().absolute())]
 
 
 def restore_files(
@@ -216,6 +222,7 @@ def restore_files(
         items,
         os.fspath(journal_path(session_id)),
         confine_to=None if confine_to is None else os.fspath(confine_to),
+        protected=_protected(),
         force=force,
         fail_before_step=fail_before_step,
         step_delay_ms=step_delay_ms,

@@ -278,15 +278,16 @@ fn core_items(items: Vec<PyRef<'_, RestoreItem>>) -> Vec<store::RestoreItem> {
 
 /// Verifies a restore without writing anything.
 #[pyfunction]
-#[pyo3(signature = (object_store, items, *, confine_to = None))]
+#[pyo3(signature = (object_store, items, *, confine_to = None, protected = Vec::new()))]
 pub fn check_restore(
     py: Python<'_>,
     object_store: PyRef<'_, PyObjectStore>,
     items: Vec<PyRef<'_, RestoreItem>>,
     confine_to: Option<PathBuf>,
+    protected: Vec<PathBuf>,
 ) -> PyResult<RestorePlan> {
     let items = core_items(items);
-    let options = RestoreOptions { confine_to, ..RestoreOptions::default() };
+    let options = RestoreOptions { confine_to, protected, ..RestoreOptions::default() };
     let inner = &object_store.inner;
     Ok(py.detach(|| store::check(inner, &items, &options))?.into())
 }
@@ -295,7 +296,7 @@ pub fn check_restore(
 ///
 /// `fail_before_step` and `step_delay_ms` are test hooks (rollback and crash tests).
 #[pyfunction]
-#[pyo3(signature = (object_store, items, journal, *, confine_to = None, force = false, memory_budget = 512 << 20, fail_before_step = None, step_delay_ms = 0))]
+#[pyo3(signature = (object_store, items, journal, *, confine_to = None, protected = Vec::new(), force = false, memory_budget = 512 << 20, fail_before_step = None, step_delay_ms = 0))]
 #[allow(clippy::too_many_arguments, reason = "keyword-only Python options")]
 pub fn restore_files(
     py: Python<'_>,
@@ -303,6 +304,7 @@ pub fn restore_files(
     items: Vec<PyRef<'_, RestoreItem>>,
     journal: PathBuf,
     confine_to: Option<PathBuf>,
+    protected: Vec<PathBuf>,
     force: bool,
     memory_budget: u64,
     fail_before_step: Option<usize>,
@@ -311,6 +313,7 @@ pub fn restore_files(
     let items = core_items(items);
     let options = RestoreOptions {
         confine_to,
+        protected,
         force,
         memory_budget,
         faults: FaultInjection { fail_before_step, step_delay: Duration::from_millis(step_delay_ms) },

@@ -84,6 +84,9 @@ pub struct FaultInjection {
 pub struct RestoreOptions {
     /// When set, every target must resolve inside this folder.
     pub confine_to: Option<PathBuf>,
+    /// No target may resolve inside these folders (commandcode's own data dir), even when they
+    /// lie inside `confine_to`.
+    pub protected: Vec<PathBuf>,
     /// Overwrite targets changed outside the tracked tools.
     pub force: bool,
     /// Decompressed bytes kept in memory between verify and stage; past it they are re-read
@@ -94,7 +97,13 @@ pub struct RestoreOptions {
 
 impl Default for RestoreOptions {
     fn default() -> Self {
-        RestoreOptions { confine_to: None, force: false, memory_budget: 512 << 20, faults: FaultInjection::default() }
+        RestoreOptions {
+            confine_to: None,
+            protected: Vec::new(),
+            force: false,
+            memory_budget: 512 << 20,
+            faults: FaultInjection::default(),
+        }
     }
 }
 
@@ -104,6 +113,10 @@ pub enum ProblemKind {
     NotAbsolute,
     /// Resolves outside the confinement root.
     Outside {
+        root: PathBuf,
+    },
+    /// Resolves inside a protected folder (commandcode's own data).
+    Protected {
         root: PathBuf,
     },
     /// The target (or the folder it would go in) is a symlink.
@@ -137,6 +150,7 @@ impl ProblemKind {
         match self {
             ProblemKind::NotAbsolute => "not_absolute",
             ProblemKind::Outside { .. } => "outside",
+            ProblemKind::Protected { .. } => "protected",
             ProblemKind::Symlink => "symlink",
             ProblemKind::NotRegular => "not_regular",
             ProblemKind::Duplicate => "duplicate",
@@ -159,6 +173,9 @@ impl fmt::Display for ProblemKind {
         match self {
             ProblemKind::NotAbsolute => write!(formatter, "is not an absolute path"),
             ProblemKind::Outside { root } => write!(formatter, "is outside {}", root.display()),
+            ProblemKind::Protected { root } => {
+                write!(formatter, "is inside commandcode's own data folder {} (never restored)", root.display())
+            }
             ProblemKind::Symlink => write!(formatter, "is a symlink (never followed)"),
             ProblemKind::NotRegular => write!(formatter, "is not a regular file"),
             ProblemKind::Duplicate => write!(formatter, "is listed twice"),

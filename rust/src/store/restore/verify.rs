@@ -12,7 +12,6 @@ use crate::store::durable::open_no_follow;
 use crate::store::objects::{read_raw_blob, ObjectStore};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
@@ -50,22 +49,47 @@ enum Current {
         mode: u32,
         uid: u32,
         gid: u32,
+        /// Immutable or append-only (`chattr +i`/`+a`): it cannot be replaced.
+        locked: bool,
     },
     /// A symlink, folder or special file (already reported as a problem).
     Blocked,
 }
 
+/// A folder given by the caller: the confinement root, or a protected folder.
 struct Root {
     lexical: PathBuf,
     canonical: PathBuf,
-    /// Resolved folders (`realpath` of a target's deepest existing folder), by target folder:
-    /// targets share folders, and resolving costs a readlink per path component.
-    resolved: Mutex<HashMap<PathBuf, std::result::Result<PathBuf, String>>>,
 }
 
 impl Root {
     fn new(lexical: PathBuf, canonical: PathBuf) -> Self {
-        Root { lexical, canonical, resolved: Mutex::new(HashMap::new()) }
+        Root { lexical, canonical }
+    }
+
+    /// Whether `target` (normalised), or the real folder it would go in, lies in this folder.
+    fn holds(&self, target: &Path, resolved_parent: Option<&Path>) -> bool {
+        target.starts_with(&self.lexical) || resolved_parent.is_some_and(|folder| folder.starts_with(&self.canonical))
+    }
+}
+
+/// Per-folder answers, by target folder: resolved folders (`realpath` of a target's deepest
+/// existing folder; resolving costs a readlink per path component) and writability.
+#[derive(Default)]
+struct Resolver {
+    resolved: Mutex<HashMap<PathBuf, std::result::Result<PathBuf, String>>>,
+    /// [`folder_problem`] by target folder (it costs three system calls, and targets share folders).
+    writable: Mutex<HashMap<PathBuf, Option<ProblemKind>>>,
+}
+
+impl Resolver {
+    fn folder_problem(&self, folder: &Path) -> Option<ProblemKind> {
+        if let Some(known) = self.writable.lock().expect("no panics while held").get(folder) {
+            return known.clone();
+        }
+        let problem = folder_problem(folder);
+        self.writable.lock().expect("no panics while held").insert(folder.to_owned(), problem.clone());
+        problem
     }
 
     fn resolve(&self, folder: &Path) -> std::result::Result<PathBuf, String> {
@@ -110,6 +134,20 @@ fn nearest_existing(path: &Path) -> Option<&Path> {
     None
 }
 
+/// The folders no target may lie in, as given and as resolved (a folder that does not exist
+/// yet has only its lexical form).
+fn protected_roots(options: &RestoreOptions) -> Vec<Root> {
+    options
+        .protected
+        .iter()
+        .map(|folder| {
+            let lexical = normalize(folder);
+            let canonical = std::fs::canonicalize(&lexical).unwrap_or_else(|_| lexical.clone());
+            Root::new(lexical, canonical)
+        })
+        .collect()
+}
+
 pub(super) fn verify(store: &ObjectStore, items: &[RestoreItem], options: &RestoreOptions) -> Result<Verified> {
     let root = match &options.confine_to {
         Some(root) => {
@@ -119,13 +157,14 @@ pub(super) fn verify(store: &ObjectStore, items: &[RestoreItem], options: &Resto
         }
         None => None,
     };
+    let bounds = Bounds { root, protected: protected_roots(options), resolver: Resolver::default() };
     let mut seen = HashSet::new();
     let duplicates: Vec<bool> = items.iter().map(|item| !seen.insert(normalize(&item.target))).collect();
     let budget = AtomicI64::new(options.memory_budget.min(i64::MAX as u64) as i64);
     let outcomes: Vec<(Option<PlanEntry>, Option<Step>, Vec<RestoreProblem>)> = items
         .par_iter()
         .zip(duplicates.par_iter())
-        .map(|(item, &duplicate)| verify_item(store, item, duplicate, root.as_ref(), &budget))
+        .map(|(item, &duplicate)| verify_item(store, item, duplicate, &bounds, &budget))
         .collect();
     let mut verified = Verified { plan: Plan::default(), steps: Vec::new() };
     for (entry, step, problems) in outcomes {
@@ -136,11 +175,18 @@ pub(super) fn verify(store: &ObjectStore, items: &[RestoreItem], options: &Resto
     Ok(verified)
 }
 
+/// Where targets may go: inside the confinement root (when set), never in a protected folder.
+struct Bounds {
+    root: Option<Root>,
+    protected: Vec<Root>,
+    resolver: Resolver,
+}
+
 fn verify_item(
     store: &ObjectStore,
     item: &RestoreItem,
     duplicate: bool,
-    root: Option<&Root>,
+    bounds: &Bounds,
     budget: &AtomicI64,
 ) -> (Option<PlanEntry>, Option<Step>, Vec<RestoreProblem>) {
     let target = normalize(&item.target);
@@ -154,11 +200,9 @@ fn verify_item(
         problem(ProblemKind::Duplicate);
         return (None, None, problems);
     }
-    if let Some(root) = root {
-        if let Some(kind) = confinement_problem(&target, root) {
-            problem(kind);
-            return (None, None, problems);
-        }
+    if let Some(kind) = bounds_problem(&target, bounds) {
+        problem(kind);
+        return (None, None, problems);
     }
 
     let current = match current_state(&target) {
@@ -204,7 +248,8 @@ fn verify_item(
     }
 
     if action != Action::Unchanged && current != Current::Blocked {
-        if let Some(kind) = writability_problem(&target, current != Current::Absent) {
+        let locked = matches!(current, Current::File { locked: true, .. });
+        if let Some(kind) = writability_problem(&target, locked, &bounds.resolver) {
             problem(kind);
         }
     }
@@ -240,17 +285,28 @@ fn verify_item(
     (Some(entry), Some(step), problems)
 }
 
-fn confinement_problem(target: &Path, root: &Root) -> Option<ProblemKind> {
-    let outside = || ProblemKind::Outside { root: root.lexical.clone() };
-    if !target.starts_with(&root.lexical) || target == root.lexical {
-        return Some(outside());
+fn bounds_problem(target: &Path, bounds: &Bounds) -> Option<ProblemKind> {
+    if let Some(root) = &bounds.root {
+        if !target.starts_with(&root.lexical) || target == root.lexical {
+            return Some(ProblemKind::Outside { root: root.lexical.clone() });
+        }
     }
-    // A symlinked folder on the way may lead out: resolve the deepest existing folder.
-    match root.resolve(target.parent()?) {
-        Ok(resolved) if resolved.starts_with(&root.canonical) => None,
-        Ok(_) => Some(outside()),
-        Err(reason) => Some(ProblemKind::Unreadable { reason }),
+    if let Some(folder) = bounds.protected.iter().find(|folder| folder.holds(target, None)) {
+        return Some(ProblemKind::Protected { root: folder.lexical.clone() });
     }
+    // A symlinked folder on the way may lead out (or in): resolve the deepest existing folder.
+    if bounds.root.is_none() && bounds.protected.is_empty() {
+        return None;
+    }
+    let resolved = match bounds.resolver.resolve(target.parent()?) {
+        Ok(resolved) => resolved,
+        Err(reason) => return Some(ProblemKind::Unreadable { reason }),
+    };
+    if let Some(root) = bounds.root.as_ref().filter(|root| !resolved.starts_with(&root.canonical)) {
+        return Some(ProblemKind::Outside { root: root.lexical.clone() });
+    }
+    let protected = bounds.protected.iter().find(|folder| folder.holds(target, Some(&resolved)));
+    protected.map(|folder| ProblemKind::Protected { root: folder.lexical.clone() })
 }
 
 fn current_state(target: &Path) -> std::result::Result<Current, ProblemKind> {
@@ -268,18 +324,24 @@ fn current_state(target: &Path) -> std::result::Result<Current, ProblemKind> {
     if !metadata.file_type().is_file() {
         return Err(ProblemKind::NotRegular);
     }
-    let mut file = open_no_follow(target).map_err(|error| ProblemKind::Unreadable { reason: error.to_string() })?;
-    let opened = file.metadata().map_err(|error| ProblemKind::Unreadable { reason: error.to_string() })?;
-    if !opened.file_type().is_file() {
+    let unreadable = |error: std::io::Error| ProblemKind::Unreadable { reason: error.to_string() };
+    let mut file = open_no_follow(target).map_err(unreadable)?;
+    // One statx of the opened file gives its type, mode, owner and the immutable/append flags.
+    let flags = rustix::fs::AtFlags::EMPTY_PATH;
+    let opened = rustix::fs::statx(&file, "", flags, rustix::fs::StatxFlags::BASIC_STATS)
+        .map_err(|errno| unreadable(errno.into()))?;
+    if rustix::fs::FileType::from_raw_mode(opened.stx_mode.into()) != rustix::fs::FileType::RegularFile {
         return Err(ProblemKind::NotRegular);
     }
     let mut hasher = blake3::Hasher::new();
-    hasher.update_reader(&mut file).map_err(|error| ProblemKind::Unreadable { reason: error.to_string() })?;
+    hasher.update_reader(&mut file).map_err(unreadable)?;
+    let locked = rustix::fs::StatxAttributes::IMMUTABLE | rustix::fs::StatxAttributes::APPEND;
     Ok(Current::File {
         content: hasher.finalize().into(),
-        mode: opened.mode() & 0o7777,
-        uid: opened.uid(),
-        gid: opened.gid(),
+        mode: u32::from(opened.stx_mode) & 0o7777,
+        uid: opened.stx_uid,
+        gid: opened.stx_gid,
+        locked: opened.stx_attributes.intersects(locked),
     })
 }
 
@@ -301,9 +363,17 @@ pub(super) fn load(
     })
 }
 
-fn writability_problem(target: &Path, exists: bool) -> Option<ProblemKind> {
-    let parent = target.parent()?;
-    let Some(existing) = nearest_existing(parent) else {
+fn writability_problem(target: &Path, locked: bool, resolver: &Resolver) -> Option<ProblemKind> {
+    if locked {
+        return Some(ProblemKind::NotWritable { reason: "the file is immutable or append-only".into() });
+    }
+    resolver.folder_problem(target.parent()?)
+}
+
+/// Whether files can be created and replaced in `folder` (or, when it does not exist yet, in
+/// its deepest existing folder).
+fn folder_problem(folder: &Path) -> Option<ProblemKind> {
+    let Some(existing) = nearest_existing(folder) else {
         return Some(ProblemKind::NotWritable { reason: "no existing parent folder".into() });
     };
     match std::fs::metadata(existing) {
@@ -315,15 +385,6 @@ fn writability_problem(target: &Path, exists: bool) -> Option<ProblemKind> {
     if let Err(errno) = rustix::fs::access(existing, access) {
         let error: std::io::Error = errno.into();
         return Some(ProblemKind::NotWritable { reason: format!("{}: {error}", existing.display()) });
-    }
-    if exists {
-        let flags = rustix::fs::AtFlags::SYMLINK_NOFOLLOW;
-        if let Ok(stat) = rustix::fs::statx(rustix::fs::CWD, target, flags, rustix::fs::StatxFlags::BASIC_STATS) {
-            let locked = rustix::fs::StatxAttributes::IMMUTABLE | rustix::fs::StatxAttributes::APPEND;
-            if stat.stx_attributes.intersects(locked) {
-                return Some(ProblemKind::NotWritable { reason: "the file is immutable or append-only".into() });
-            }
-        }
     }
     None
 }
@@ -347,9 +408,27 @@ mod tests {
         std::fs::create_dir(&outside).unwrap();
         std::os::unix::fs::symlink(&outside, project.join("escape")).unwrap();
         let root = Root::new(project.clone(), std::fs::canonicalize(&project).unwrap());
-        assert!(confinement_problem(&normalize(&project.join("../../x")), &root).is_some());
-        assert!(confinement_problem(Path::new("/etc/x"), &root).is_some());
-        assert!(confinement_problem(&project.join("escape/x"), &root).is_some());
-        assert!(confinement_problem(&project.join("new/deep/x"), &root).is_none());
+        let bounds = Bounds { root: Some(root), protected: vec![], resolver: Resolver::default() };
+        assert!(bounds_problem(&normalize(&project.join("../../x")), &bounds).is_some());
+        assert!(bounds_problem(Path::new("/etc/x"), &bounds).is_some());
+        assert!(bounds_problem(&project.join("escape/x"), &bounds).is_some());
+        assert!(bounds_problem(&project.join("new/deep/x"), &bounds).is_none());
+    }
+
+    #[test]
+    fn a_protected_folder_inside_the_root_is_refused_also_through_a_symlink() {
+        let folder = tempfile::tempdir().unwrap();
+        let project = folder.path().join("project");
+        let data = project.join(".commandcode");
+        std::fs::create_dir_all(data.join("projects")).unwrap();
+        std::os::unix::fs::symlink(data.join("projects"), project.join("alias")).unwrap();
+        let options = RestoreOptions { protected: vec![data.clone()], ..RestoreOptions::default() };
+        let root = Root::new(project.clone(), std::fs::canonicalize(&project).unwrap());
+        let bounds = Bounds { root: Some(root), protected: protected_roots(&options), resolver: Resolver::default() };
+        let protected = |path: PathBuf| matches!(bounds_problem(&path, &bounds), Some(ProblemKind::Protected { .. }));
+        assert!(protected(data.join("projects/session.jsonl")));
+        assert!(protected(project.join("alias/session.jsonl")));
+        assert!(protected(data.join("new/x")));
+        assert!(bounds_problem(&project.join("src/x"), &bounds).is_none());
     }
 }
