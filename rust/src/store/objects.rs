@@ -66,6 +66,45 @@ pub struct StoreUsage {
     pub bytes: u64,
 }
 
+thread_local! {
+    /// One decompression context per thread, reused across objects (creating one per object
+    /// costs more than decompressing a small source file).
+    static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The fast path: a single frame that states its size (every object we write does) is
+/// decompressed in one call into a buffer of exactly that size. `None` sends the caller to
+/// [`decompress_streaming`], which has the final word on what is corrupt.
+fn decompress_sized(compressed: &[u8]) -> Option<Vec<u8>> {
+    let size = zstd::zstd_safe::get_frame_content_size(compressed).ok()??;
+    if size > MAX_OBJECT_SIZE {
+        return None;
+    }
+    DECOMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = zstd::bulk::Decompressor::new().ok();
+        }
+        let bytes = slot.as_mut()?.decompress(compressed, size as usize).ok()?;
+        (bytes.len() as u64 == size).then_some(bytes)
+    })
+}
+
+/// Decompresses any frame sequence, refusing output past [`MAX_OBJECT_SIZE`].
+fn decompress_streaming(compressed: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    let decoder = zstd::stream::read::Decoder::new(compressed).map_err(|error| error.to_string())?;
+    decoder
+        .take(MAX_OBJECT_SIZE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| format!("does not decompress ({error})"))?;
+    if bytes.len() as u64 > MAX_OBJECT_SIZE {
+        return Err("decompresses past the size limit".into());
+    }
+    Ok(bytes)
+}
+
 impl ObjectStore {
     /// Opens the store at `root`, creating it (mode 0700) and its `config` when missing.
     ///
@@ -161,15 +200,10 @@ impl ObjectStore {
             Err(source) => return Err(Error::io(path, source)),
         };
         let corrupt = |reason: String| Error::ObjectCorrupt { id: id.to_string(), path: path.clone(), reason };
-        let mut bytes = Vec::new();
-        let decoder = zstd::stream::read::Decoder::new(&compressed[..]).map_err(|error| corrupt(error.to_string()))?;
-        decoder
-            .take(MAX_OBJECT_SIZE + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|error| corrupt(format!("does not decompress ({error})")))?;
-        if bytes.len() as u64 > MAX_OBJECT_SIZE {
-            return Err(corrupt("decompresses past the size limit".into()));
-        }
+        let bytes = match decompress_sized(&compressed) {
+            Some(bytes) => bytes,
+            None => decompress_streaming(&compressed).map_err(corrupt)?,
+        };
         let actual = ContentId::of(&bytes);
         if actual != *id {
             return Err(corrupt(format!("hashes to {}", actual.short())));
