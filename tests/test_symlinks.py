@@ -15,6 +15,7 @@ import pytest
 
 from commandcode import backups
 from commandcode.checkpoints import CheckpointManager
+from commandcode.errors import RestoreError
 from helpers_cli import cc_home, run_cli, workdir  # noqa: F401
 from helpers_checkpoints import new_session_files
 
@@ -86,12 +87,6 @@ def test_a_parent_folder_that_became_a_symlink_after_planning_is_refused(cc_home
     assert (workdir / "a.txt").read_text() == "after\n"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug (engineer B): rust/src/store/restore/apply.rs apply_op works on full paths (std::fs::rename / "
-    "hard_link), so a parent folder swapped for a symlink between verification and the apply step is "
-    "followed: a `delete` step renames <outside>/victim.txt into the trash and the commit deletes it. "
-    "Open the parent with O_NOFOLLOW|O_DIRECTORY from the confinement root and use renameat/linkat/"
-    "unlinkat relative to it (or re-check every component with lstat right before each step)"))
 def test_a_parent_folder_swapped_for_a_symlink_during_the_restore_is_not_followed(home: Path, tmp_path: Path) -> None:
     project = (tmp_path / "project").resolve()
     outside = (tmp_path / "outside").resolve()
@@ -123,14 +118,17 @@ def test_a_parent_folder_swapped_for_a_symlink_during_the_restore_is_not_followe
 
     swapper = threading.Thread(target=swap)
     swapper.start()
-    try:
+    with pytest.raises(RestoreError) as refused:
         backups.restore_files(backups.BackupStore(), plan.targets, session_id=files.session_id, confine_to=project,
                               force=True, step_delay_ms=800)
-    except Exception:  # noqa: BLE001 - refusing is fine; following the symlink is not
-        pass
     swapper.join()
-    time.sleep(0.5)  # the trash is removed in the background after a commit
+    assert "is no longer the folder that was checked" in str(refused.value)
     assert (outside / "victim.txt").read_text() == "outside, never touched\n"
+    # Refused and rolled back: the step already applied is undone, the moved folder untouched.
+    assert (project / "a.txt").read_text() == "a after\n"
+    assert (project / "dir.moved" / "victim.txt").read_text() == "made by the turn\n"
+    assert sorted(path.name for path in project.rglob("*")) == ["a.txt", "dir", "dir.moved", "victim.txt"]
+    assert not backups.journal_path(files.session_id).exists()
 
 
 def test_our_own_files_are_never_written_through_a_symlink(cc_home: Path, workdir: Path, outside: Path) -> None:

@@ -3,21 +3,30 @@
 //! target / temp / set-aside original exist, and whether a new file holds the content this
 //! restore wrote), so the same code serves an in-process failure and recovery after a crash.
 //!
+//! Every step runs relative to a folder handle ([`Folders`]): folders are opened from `/`
+//! without following symlinks along the real path verification resolved, and before each apply
+//! step the target folder's path is checked to still name the opened folder. A folder swapped
+//! for a symlink after verification is therefore never followed: the restore is refused and
+//! rolled back.
+//!
 //! Durability: the journal is fsynced before the first temp file exists; the staged bytes and
 //! the renames are flushed together by one `syncfs` before the journal says `committed`; only
 //! then are the set-aside originals deleted. A power loss at any point therefore leaves either
 //! an `open` journal (undone from the originals, whose bytes were durable all along) or a
 //! `committed` one whose new files are on disk.
 
+use super::folders::{exists_at, remove_at, Folders};
 use super::journal::{Journal, JournalLock, JournalOp, JournalState, RecoveryOutcome};
 use super::verify::{load, Step, Verified};
 use super::{Action, Plan, RestoreOptions};
 use crate::error::{Error, Result};
 use crate::store::digest::ContentId;
-use crate::store::durable::{self, create_exclusive, open_no_follow, unique_name, TEMP_SUFFIX};
+use crate::store::durable::{unique_name, TEMP_SUFFIX};
 use crate::store::objects::ObjectStore;
 use rayon::prelude::*;
+use rustix::fs::{AtFlags, Mode, OFlags};
 use std::collections::BTreeSet;
+use std::ffi::OsStr;
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -29,23 +38,20 @@ fn exists(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()
 }
 
-fn remove_if_present(path: &Path) -> std::io::Result<()> {
-    match std::fs::remove_file(path) {
-        Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(error),
-        _ => Ok(()),
-    }
+fn file_name(path: &Path) -> &OsStr {
+    path.file_name().unwrap_or_else(|| OsStr::new("file"))
 }
 
-fn sibling(target: &Path, suffix: &str) -> PathBuf {
-    let stem = target.file_name().unwrap_or_else(|| std::ffi::OsStr::new("file"));
-    target.with_file_name(unique_name(stem, suffix))
+/// A fresh name in `folder` for a file beside `target`.
+fn sibling(folder: &Path, target: &Path, suffix: &str) -> PathBuf {
+    folder.join(unique_name(file_name(target), suffix))
 }
 
-/// Missing folders the writes need, outermost first.
+/// Missing folders the writes need (real paths), outermost first.
 fn missing_dirs(steps: &[Step]) -> Vec<PathBuf> {
     let mut missing = BTreeSet::new();
     for step in steps.iter().filter(|step| step.action == Action::Write) {
-        let mut cursor = step.target.parent();
+        let mut cursor = Some(step.folder.as_path());
         while let Some(folder) = cursor {
             if exists(folder) {
                 break;
@@ -58,19 +64,19 @@ fn missing_dirs(steps: &[Step]) -> Vec<PathBuf> {
     missing.into_iter().collect()
 }
 
-/// A fresh trash folder for one restore, beside the journal: `.<journal name>.<pid>.<…>.trash`.
+/// A fresh trash folder for one restore, beside the journal: `.<journal name>.<pid>.<…>.trash`
+/// (returned as a real path, since steps open it through [`Folders`]).
 fn new_trash_dir(journal_path: &Path) -> Result<PathBuf> {
-    let name = journal_path.file_name().unwrap_or_else(|| std::ffi::OsStr::new("journal"));
-    let trash = journal_path.with_file_name(unique_name(name, TRASH_SUFFIX));
+    let trash = journal_path.with_file_name(unique_name(file_name(journal_path), TRASH_SUFFIX));
     std::fs::create_dir(&trash).map_err(|source| Error::io(&trash, source))?;
     std::fs::set_permissions(&trash, std::fs::Permissions::from_mode(0o700))
         .map_err(|source| Error::io(&trash, source))?;
-    Ok(trash)
+    std::fs::canonicalize(&trash).map_err(|source| Error::io(&trash, source))
 }
 
-/// The file system a target lives on (its deepest existing folder's).
-fn device_of(target: &Path) -> Option<u64> {
-    let mut cursor = target.parent();
+/// The file system a folder lives on (its deepest existing folder's).
+fn device_of(folder: &Path) -> Option<u64> {
+    let mut cursor = Some(folder);
     while let Some(folder) = cursor {
         if let Ok(metadata) = std::fs::metadata(folder) {
             return Some(metadata.dev());
@@ -90,15 +96,16 @@ fn journal_ops(steps: &[Step], trash: Option<&Path>) -> Vec<JournalOp> {
         .enumerate()
         .map(|(index, step)| {
             let rollback = match trash {
-                Some(folder) if trash_device.is_some() && device_of(&step.target) == trash_device => {
+                Some(folder) if trash_device.is_some() && device_of(&step.folder) == trash_device => {
                     folder.join(index.to_string())
                 }
-                _ => sibling(&step.target, ROLLBACK_SUFFIX),
+                _ => sibling(&step.folder, &step.target, ROLLBACK_SUFFIX),
             };
             JournalOp {
                 action: step.action,
                 target: step.target.clone(),
-                temp: (step.action == Action::Write).then(|| sibling(&step.target, TEMP_SUFFIX)),
+                folder: step.folder.clone(),
+                temp: (step.action == Action::Write).then(|| sibling(&step.folder, &step.target, TEMP_SUFFIX)),
                 rollback,
                 original_existed: step.original_existed,
                 content: step.content.filter(|_| step.action == Action::Write),
@@ -127,8 +134,13 @@ pub(super) fn run(
         return Err(error);
     }
 
-    if let Err(error) = stage(store, &steps, &journal, journal_path) {
-        return Err(abandon(&journal, journal_path, error));
+    // Every existing target folder is opened now, just after verification: later steps run
+    // through these handles, and each apply step first checks its folder's path still leads here.
+    let folders = Folders::default();
+    let staged = open_folders(&journal, journal_path, &folders)
+        .and_then(|()| stage(store, &steps, &journal, journal_path, &folders));
+    if let Err(error) = staged {
+        return Err(abandon(&journal, journal_path, error, &folders));
     }
     for (index, op) in journal.ops.iter().enumerate() {
         if !options.faults.step_delay.is_zero() {
@@ -137,7 +149,7 @@ pub(super) fn run(
         let result = if options.faults.fail_before_step == Some(index) {
             Err(std::io::Error::other("injected failure"))
         } else {
-            apply_op(op)
+            folders.check(&op.folder).and_then(|()| apply_op(op, &folders))
         };
         if let Err(source) = result {
             let failure = Error::RestoreFailed {
@@ -146,15 +158,15 @@ pub(super) fn run(
                 rolled_back: true,
                 journal: journal_path.to_owned(),
             };
-            return Err(abandon(&journal, journal_path, failure));
+            return Err(abandon(&journal, journal_path, failure, &folders));
         }
     }
-    if let Err(error) = sync_filesystems(&journal.ops) {
-        return Err(abandon(&journal, journal_path, error));
+    if let Err(error) = sync_filesystems(&journal.ops, &folders) {
+        return Err(abandon(&journal, journal_path, error, &folders));
     }
     journal.state = JournalState::Committed;
     journal.write(journal_path)?;
-    finish(&journal);
+    finish(&journal, &folders);
     Journal::remove(journal_path)?;
     // The restore is complete and durable; freeing the old bytes is garbage collection. It runs
     // in the background, and whatever a process exit interrupts is swept by the next recovery.
@@ -168,8 +180,8 @@ pub(super) fn run(
 
 /// Undoes everything after a failure and returns the error to report: `error` itself when the
 /// undo worked (the journal is removed), else a failure that says the journal was kept.
-fn abandon(journal: &Journal, journal_path: &Path, error: Error) -> Error {
-    match undo_all(journal) {
+fn abandon(journal: &Journal, journal_path: &Path, error: Error, folders: &Folders) -> Error {
+    match undo_all(journal, folders) {
         Ok(()) => match Journal::remove(journal_path) {
             Ok(()) => error,
             Err(remove_error) => remove_error,
@@ -184,9 +196,22 @@ fn abandon(journal: &Journal, journal_path: &Path, error: Error) -> Error {
     }
 }
 
+fn open_folders(journal: &Journal, journal_path: &Path, folders: &Folders) -> Result<()> {
+    let distinct: BTreeSet<&Path> = journal.ops.iter().map(|op| op.folder.as_path()).collect();
+    for folder in distinct.into_iter().filter(|folder| !journal.created_dirs.iter().any(|created| created == folder)) {
+        folders.open(folder).map_err(|source| Error::RestoreFailed {
+            path: folder.to_owned(),
+            source,
+            rolled_back: true,
+            journal: journal_path.to_owned(),
+        })?;
+    }
+    Ok(())
+}
+
 /// Writes each new content to its temp file (parents created first), in parallel. An I/O
 /// failure (a full disk, say) is reported against the target it was for; no target was touched.
-fn stage(store: &ObjectStore, steps: &[Step], journal: &Journal, journal_path: &Path) -> Result<()> {
+fn stage(store: &ObjectStore, steps: &[Step], journal: &Journal, journal_path: &Path, folders: &Folders) -> Result<()> {
     let failed = |target: &Path, error: Error| match error {
         Error::Io { source, .. } => Error::RestoreFailed {
             path: target.to_owned(),
@@ -197,20 +222,23 @@ fn stage(store: &ObjectStore, steps: &[Step], journal: &Journal, journal_path: &
         other => other,
     };
     for folder in &journal.created_dirs {
-        match std::fs::create_dir(folder) {
-            Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists => {
-                return Err(failed(folder, Error::io(folder, error)))
+        let created = folders.split(folder).and_then(|(parent, name)| {
+            match rustix::fs::mkdirat(&*parent, name, Mode::from_raw_mode(0o777)) {
+                Ok(()) | Err(rustix::io::Errno::EXIST) => Ok(()),
+                Err(errno) => Err(errno.into()),
             }
-            _ => {}
+        });
+        if let Err(error) = created {
+            return Err(failed(folder, Error::io(folder, error)));
         }
     }
     steps.par_iter().zip(journal.ops.par_iter()).try_for_each(|(step, op)| match &op.temp {
-        Some(temp) => stage_one(store, step, temp).map_err(|error| failed(&step.target, error)),
+        Some(temp) => stage_one(store, step, temp, folders).map_err(|error| failed(&step.target, error)),
         None => Ok(()),
     })
 }
 
-fn stage_one(store: &ObjectStore, step: &Step, temp: &Path) -> Result<()> {
+fn stage_one(store: &ObjectStore, step: &Step, temp: &Path, folders: &Folders) -> Result<()> {
     let reloaded;
     let bytes = match (&step.bytes, &step.source) {
         (Some(bytes), _) => bytes,
@@ -230,7 +258,11 @@ fn stage_one(store: &ObjectStore, step: &Step, temp: &Path) -> Result<()> {
         }
         (None, None) => unreachable!("a write step always has a source"),
     };
-    let mut file = create_exclusive(temp, 0o600)?;
+    let (folder, name) = folders.split(temp).map_err(|source| Error::io(temp, source))?;
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let created = rustix::fs::openat(&*folder, name, flags, Mode::from_raw_mode(0o600))
+        .map_err(|errno| Error::io(temp, errno.into()))?;
+    let mut file = std::fs::File::from(created);
     file.write_all(bytes).map_err(|source| Error::io(temp, source))?;
     if let Some((uid, gid)) = step.owner {
         let metadata = file.metadata().map_err(|source| Error::io(temp, source))?;
@@ -245,93 +277,119 @@ fn stage_one(store: &ObjectStore, step: &Step, temp: &Path) -> Result<()> {
 }
 
 /// One syncfs per file system the ops touch: staged bytes and renames reach the disk together.
-fn sync_filesystems(ops: &[JournalOp]) -> Result<()> {
+fn sync_filesystems(ops: &[JournalOp], folders: &Folders) -> Result<()> {
     let mut devices = BTreeSet::new();
-    let folders: BTreeSet<&Path> = ops.iter().filter_map(|op| op.target.parent()).collect();
-    for folder in folders {
-        let Ok(metadata) = std::fs::metadata(folder) else { continue };
-        if devices.insert(metadata.dev()) {
-            let handle = std::fs::File::open(folder).map_err(|source| Error::io(folder, source))?;
-            rustix::fs::syncfs(&handle).map_err(|errno| Error::io(folder, errno.into()))?;
+    let distinct: BTreeSet<&Path> = ops.iter().map(|op| op.folder.as_path()).collect();
+    for folder in distinct {
+        let handle = folders.open(folder).map_err(|source| Error::io(folder, source))?;
+        let status = rustix::fs::fstat(&*handle).map_err(|errno| Error::io(folder, errno.into()))?;
+        if devices.insert(status.st_dev) {
+            rustix::fs::syncfs(&*handle).map_err(|errno| Error::io(folder, errno.into()))?;
         }
     }
     Ok(())
 }
 
 /// Swaps one target: the original is set aside (hard link, else rename), the temp renamed in.
-fn apply_op(op: &JournalOp) -> std::io::Result<()> {
+fn apply_op(op: &JournalOp, folders: &Folders) -> std::io::Result<()> {
+    let folder = folders.open(&op.folder)?;
+    let name = file_name(&op.target);
+    let (aside, aside_name) = folders.split(&op.rollback)?;
     match (op.action, &op.temp) {
         (Action::Write, Some(temp)) => {
             if op.original_existed {
                 // A hard link keeps the target path present throughout; rename is the fallback
                 // on file systems without links.
-                if std::fs::hard_link(&op.target, &op.rollback).is_err() {
-                    std::fs::rename(&op.target, &op.rollback)?;
+                if rustix::fs::linkat(&*folder, name, &*aside, aside_name, AtFlags::empty()).is_err() {
+                    rustix::fs::renameat(&*folder, name, &*aside, aside_name)?;
                 }
             }
-            std::fs::rename(temp, &op.target)
+            let (staged, staged_name) = folders.split(temp)?;
+            Ok(rustix::fs::renameat(&*staged, staged_name, &*folder, name)?)
         }
-        (Action::Delete, _) => std::fs::rename(&op.target, &op.rollback),
+        (Action::Delete, _) => Ok(rustix::fs::renameat(&*folder, name, &*aside, aside_name)?),
         _ => Err(std::io::Error::other("malformed restore step")),
     }
 }
 
-/// Whether the regular file at `path` holds exactly `content`.
-fn holds(path: &Path, content: &ContentId) -> bool {
-    let Ok(mut file) = open_no_follow(path) else { return false };
+/// Whether the regular file `name` in `folder` holds exactly `content`.
+fn holds(folder: &rustix::fd::OwnedFd, name: &OsStr, content: &ContentId) -> bool {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let Ok(opened) = rustix::fs::openat(folder, name, flags, Mode::empty()) else { return false };
     let mut hasher = blake3::Hasher::new();
-    hasher.update_reader(&mut file).is_ok() && ContentId::from(hasher.finalize()) == *content
+    hasher.update_reader(std::fs::File::from(opened)).is_ok() && ContentId::from(hasher.finalize()) == *content
 }
 
-/// Puts one target back as it was before the restore, judging from what is on disk.
-fn undo_op(op: &JournalOp) -> std::io::Result<()> {
+/// Puts one target back as it was before the restore, judging from what is on disk. The
+/// target's folder is opened only when something must change in it, so an op that never ran in
+/// a folder that has since been swapped away does not fail the undo.
+fn undo_op(op: &JournalOp, folders: &Folders) -> std::io::Result<()> {
+    let name = file_name(&op.target);
+    let staged = |temp: &Path| -> std::io::Result<bool> {
+        let (folder, temp_name) = folders.split(temp)?;
+        Ok(exists_at(&folder, temp_name))
+    };
     if op.original_existed {
-        if exists(&op.rollback) {
-            std::fs::rename(&op.rollback, &op.target)?;
+        let (aside, aside_name) = folders.split(&op.rollback)?;
+        if exists_at(&aside, aside_name) {
+            let folder = folders.open(&op.folder)?;
+            rustix::fs::renameat(&*aside, aside_name, &*folder, name)?;
             // Renaming a hard link onto the same inode is a no-op that leaves the link behind.
-            remove_if_present(&op.rollback)?;
+            remove_at(&aside, aside_name)?;
         }
-    } else if op.action == Action::Write && !op.temp.as_deref().is_some_and(exists) {
+    } else if op.action == Action::Write && !op.temp.as_deref().map(staged).transpose()?.unwrap_or(false) {
         // No temp left: it was renamed into place (or never written). Remove the target only
         // when it holds what this restore wrote, so a file someone else made is never touched.
-        if op.content.as_ref().is_some_and(|content| holds(&op.target, content)) {
-            remove_if_present(&op.target)?;
+        if let Some(content) = &op.content {
+            let folder = folders.open(&op.folder)?;
+            if holds(&folder, name, content) {
+                remove_at(&folder, name)?;
+            }
         }
     }
     if let Some(temp) = &op.temp {
-        remove_if_present(temp)?;
+        if staged(temp)? {
+            let (folder, temp_name) = folders.split(temp)?;
+            remove_at(&folder, temp_name)?;
+        }
     }
     Ok(())
 }
 
 /// Undoes every op (newest first) and removes the folders the restore created, when empty.
-fn undo_all(journal: &Journal) -> std::io::Result<()> {
+fn undo_all(journal: &Journal, folders: &Folders) -> std::io::Result<()> {
     let mut first_error = None;
     for op in journal.ops.iter().rev() {
-        if let Err(error) = undo_op(op) {
+        if let Err(error) = undo_op(op, folders) {
             first_error.get_or_insert(error);
         }
     }
     for folder in journal.created_dirs.iter().rev() {
         // Fails (and is left) when not empty: something else lives there now.
-        let _ = std::fs::remove_dir(folder);
+        if let Ok((parent, name)) = folders.split(folder) {
+            let _ = rustix::fs::unlinkat(&*parent, name, AtFlags::REMOVEDIR);
+        }
     }
     if first_error.is_none() {
         remove_trash(journal);
     }
-    let folders: BTreeSet<&Path> = journal.ops.iter().filter_map(|op| op.target.parent()).collect();
-    for folder in folders {
-        let _ = durable::fsync_dir(folder);
+    let distinct: BTreeSet<&Path> = journal.ops.iter().map(|op| op.folder.as_path()).collect();
+    for folder in distinct {
+        if let Ok(handle) = folders.open(folder) {
+            let _ = rustix::fs::fsync(&*handle);
+        }
     }
     first_error.map_or(Ok(()), Err)
 }
 
 /// Removes the set-aside originals a committed restore left beside their targets (the trash
 /// folder goes as a whole, afterwards).
-fn finish(journal: &Journal) {
+fn finish(journal: &Journal, folders: &Folders) {
     let trash = journal.trash.as_deref();
     journal.ops.par_iter().filter(|op| !trash.is_some_and(|folder| op.rollback.starts_with(folder))).for_each(|op| {
-        let _ = remove_if_present(&op.rollback);
+        if let Ok((aside, aside_name)) = folders.split(&op.rollback) {
+            let _ = remove_at(&aside, aside_name);
+        }
     });
 }
 
@@ -350,7 +408,8 @@ fn sweep_stale_trash(journal_path: &Path, keep: Option<&Path>) {
     for entry in entries.flatten() {
         let entry_name = entry.file_name().to_string_lossy().into_owned();
         let path = entry.path();
-        if entry_name.starts_with(&prefix) && entry_name.ends_with(TRASH_SUFFIX) && Some(path.as_path()) != keep {
+        let kept = keep.is_some_and(|keep| std::fs::canonicalize(&path).is_ok_and(|real| real == keep));
+        if entry_name.starts_with(&prefix) && entry_name.ends_with(TRASH_SUFFIX) && !kept {
             let _ = std::fs::remove_dir_all(path);
         }
     }
@@ -373,9 +432,10 @@ pub(super) fn recover_locked(journal_path: &Path) -> Result<Option<RecoveryOutco
     };
     sweep_stale_trash(journal_path, journal.trash.as_deref());
     let targets = journal.ops.iter().map(|op| op.target.clone()).collect();
+    let folders = Folders::default();
     let outcome = match journal.state {
         JournalState::Open => {
-            undo_all(&journal).map_err(|source| Error::RestoreFailed {
+            undo_all(&journal, &folders).map_err(|source| Error::RestoreFailed {
                 path: journal_path.to_owned(),
                 source,
                 rolled_back: false,
@@ -384,7 +444,7 @@ pub(super) fn recover_locked(journal_path: &Path) -> Result<Option<RecoveryOutco
             RecoveryOutcome::RolledBack { targets }
         }
         JournalState::Committed => {
-            finish(&journal);
+            finish(&journal, &folders);
             remove_trash(&journal);
             RecoveryOutcome::Completed { targets }
         }
@@ -592,11 +652,12 @@ mod tests {
             let trash = new_trash_dir(&fixture.journal).unwrap();
             let ops = journal_ops(&verified.steps, Some(&trash));
             let journal = Journal { state: JournalState::Open, created_dirs: vec![], trash: Some(trash), ops };
-            stage(&fixture.store, &verified.steps, &journal, &fixture.journal).unwrap();
+            let folders = Folders::default();
+            stage(&fixture.store, &verified.steps, &journal, &fixture.journal, &folders).unwrap();
             std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
             journal.write(&fixture.journal).unwrap();
             for op in &journal.ops[..done] {
-                apply_op(op).unwrap();
+                apply_op(op, &folders).unwrap();
             }
             let outcome = recover(&fixture.journal).unwrap();
             assert!(matches!(outcome, Some(RecoveryOutcome::RolledBack { .. })));

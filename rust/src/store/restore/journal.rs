@@ -50,6 +50,9 @@ pub struct JournalOp {
     /// [`Action::Write`] or [`Action::Delete`].
     pub action: Action,
     pub target: PathBuf,
+    /// The real path of the target's folder, which every step opens without following a
+    /// symlink (journals written before this field existed: the target's parent).
+    pub folder: PathBuf,
     /// The staged new content (writes only).
     pub temp: Option<PathBuf>,
     /// Where the original is set aside while the restore is open.
@@ -114,6 +117,7 @@ impl Journal {
                 json!({
                     "action": op.action.as_str(),
                     "target": path_to_json(&op.target),
+                    "folder": path_to_json(&op.folder),
                     "temp": op.temp.as_deref().map(path_to_json),
                     "rollback": path_to_json(&op.rollback),
                     "originalExisted": op.original_existed,
@@ -159,9 +163,15 @@ impl Journal {
                     Value::Null => None,
                     other => Some(ContentId::parse(other.as_str()?).ok()?),
                 };
+                let target = path_from_json(op.get("target")?)?;
+                let folder = match op.get("folder") {
+                    None => target.parent()?.to_owned(),
+                    Some(other) => path_from_json(other)?,
+                };
                 Some(JournalOp {
                     action,
-                    target: path_from_json(op.get("target")?)?,
+                    target,
+                    folder,
                     temp,
                     rollback: path_from_json(op.get("rollback")?)?,
                     original_existed: op.get("originalExisted")?.as_bool()?,
@@ -255,6 +265,7 @@ mod tests {
                 JournalOp {
                     action: Action::Write,
                     target: odd.clone(),
+                    folder: PathBuf::from("/tmp"),
                     temp: Some(PathBuf::from("/tmp/.x.tmp")),
                     rollback: PathBuf::from("/tmp/.x.rb"),
                     original_existed: true,
@@ -263,6 +274,7 @@ mod tests {
                 JournalOp {
                     action: Action::Delete,
                     target: PathBuf::from("/tmp/y"),
+                    folder: PathBuf::from("/tmp"),
                     temp: None,
                     rollback: PathBuf::from("/tmp/.y.rb"),
                     original_existed: true,

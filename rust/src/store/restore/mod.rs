@@ -19,6 +19,7 @@
 //! This module decides nothing about checkpoints: it gets targets and sources, not turns.
 
 mod apply;
+mod folders;
 pub mod journal;
 mod verify;
 

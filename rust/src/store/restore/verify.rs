@@ -28,6 +28,9 @@ pub(super) struct Step {
     pub bytes: Option<Vec<u8>>,
     /// Permission bits of the written file.
     pub mode: u32,
+    /// The real path (no symlink) of the target's folder, resolved at verification: the apply
+    /// phase opens it component by component and refuses when that path changed since.
+    pub folder: PathBuf,
     /// Owner of the file being replaced, carried over to the new one.
     pub owner: Option<(u32, u32)>,
     pub original_existed: bool,
@@ -96,8 +99,11 @@ impl Resolver {
         if let Some(known) = self.resolved.lock().expect("no panics while held").get(folder) {
             return known.clone();
         }
+        // The real path of the deepest existing folder, plus the folders still to be created.
         let resolved = match nearest_existing(folder) {
-            Some(existing) => std::fs::canonicalize(existing).map_err(|error| error.to_string()),
+            Some(existing) => std::fs::canonicalize(existing)
+                .map(|real| real.join(folder.strip_prefix(existing).unwrap_or(Path::new(""))))
+                .map_err(|error| error.to_string()),
             None => Err("no existing parent folder".to_owned()),
         };
         self.resolved.lock().expect("no panics while held").insert(folder.to_owned(), resolved.clone());
@@ -272,6 +278,13 @@ fn verify_item(
         Desired::Content { source, .. } => Some(source.clone()),
         Desired::Absent => None,
     };
+    let folder = match bounds.resolver.resolve(target.parent().unwrap_or(Path::new("/"))) {
+        Ok(folder) => folder,
+        Err(reason) => {
+            problems.push(RestoreProblem { target, kind: ProblemKind::Unreadable { reason } });
+            return (Some(entry), None, problems);
+        }
+    };
     let step = Step {
         target,
         action,
@@ -279,6 +292,7 @@ fn verify_item(
         content,
         bytes,
         mode: mode & 0o7777,
+        folder,
         owner,
         original_existed: current != Current::Absent,
     };

@@ -1,0 +1,148 @@
+//! Folder handles for a restore: every file-system step of staging, applying and undoing runs
+//! relative to an open folder (`openat`, `renameat`, `linkat`, `unlinkat`, `mkdirat`), never on
+//! a full path, so a folder swapped for a symlink after verification is never followed.
+//!
+//! A folder is opened component by component from `/` with `O_DIRECTORY|O_NOFOLLOW`; the paths
+//! given here are real paths (verification resolved them, see `verify.rs`), so any symlink met
+//! on the way was put there since, and the walk fails. Handles are cached per folder (targets
+//! share folders) together with the identity (device, inode) of what was opened;
+//! [`Folders::check`] re-reads every component of a folder's path and fails when one no longer
+//! names the folder that was opened, which the apply phase does before each step.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rustix::fs::{AtFlags, Mode, OFlags};
+
+/// An open folder and the identity it had when opened.
+#[derive(Clone)]
+struct Handle {
+    fd: Arc<OwnedFd>,
+    device: u64,
+    inode: u64,
+}
+
+/// The folder handles of one restore (or recovery).
+#[derive(Default)]
+pub(super) struct Folders {
+    open: Mutex<HashMap<PathBuf, Handle>>,
+}
+
+fn changed(folder: &Path) -> std::io::Error {
+    std::io::Error::other(format!(
+        "{} is no longer the folder that was checked (a symlink or another folder is in its place)",
+        folder.display()
+    ))
+}
+
+fn identity(fd: BorrowedFd<'_>) -> std::io::Result<(u64, u64)> {
+    let status = rustix::fs::fstat(fd)?;
+    Ok((status.st_dev, status.st_ino))
+}
+
+impl Folders {
+    fn handle(&self, folder: &Path) -> std::io::Result<Handle> {
+        if let Some(known) = self.open.lock().expect("no panics while held").get(folder) {
+            return Ok(known.clone());
+        }
+        let directory = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC;
+        let fd = match (folder.parent(), folder.file_name()) {
+            (Some(parent), Some(name)) => {
+                let parent = self.handle(parent)?;
+                match rustix::fs::openat(&*parent.fd, name, directory | OFlags::NOFOLLOW, Mode::empty()) {
+                    Ok(fd) => fd,
+                    Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) => return Err(changed(folder)),
+                    Err(errno) => return Err(errno.into()),
+                }
+            }
+            _ if folder.components().eq([Component::RootDir]) => rustix::fs::open(folder, directory, Mode::empty())?,
+            _ => return Err(std::io::Error::other(format!("{} is not an absolute folder", folder.display()))),
+        };
+        let (device, inode) = identity(fd.as_fd())?;
+        let handle = Handle { fd: Arc::new(fd), device, inode };
+        self.open.lock().expect("no panics while held").insert(folder.to_owned(), handle.clone());
+        Ok(handle)
+    }
+
+    /// The open folder at `folder` (a real path: no symlink, no `..`).
+    pub fn open(&self, folder: &Path) -> std::io::Result<Arc<OwnedFd>> {
+        Ok(self.handle(folder)?.fd)
+    }
+
+    /// The open folder holding `path`, and the name of `path` in it.
+    pub fn split<'a>(&self, path: &'a Path) -> std::io::Result<(Arc<OwnedFd>, &'a OsStr)> {
+        match (path.parent(), path.file_name()) {
+            (Some(parent), Some(name)) => Ok((self.open(parent)?, name)),
+            _ => Err(std::io::Error::other(format!("{} has no parent folder", path.display()))),
+        }
+    }
+
+    /// Fails when some component of `folder`'s path no longer names the folder opened for it.
+    pub fn check(&self, folder: &Path) -> std::io::Result<()> {
+        let mut cursor = Some(folder);
+        while let (Some(current), Some(parent), Some(name)) =
+            (cursor, cursor.and_then(Path::parent), cursor.and_then(Path::file_name))
+        {
+            let handle = self.handle(current)?;
+            let parent_handle = self.handle(parent)?;
+            match rustix::fs::statat(&*parent_handle.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(status) if (status.st_dev, status.st_ino) == (handle.device, handle.inode) => {}
+                _ => return Err(changed(current)),
+            }
+            cursor = Some(parent);
+        }
+        Ok(())
+    }
+}
+
+/// Whether something (of any kind) is at `name` in `folder`.
+pub(super) fn exists_at(folder: &OwnedFd, name: &OsStr) -> bool {
+    rustix::fs::statat(folder, name, AtFlags::SYMLINK_NOFOLLOW).is_ok()
+}
+
+/// Removes the file `name` from `folder`; a missing one is fine.
+pub(super) fn remove_at(folder: &OwnedFd, name: &OsStr) -> std::io::Result<()> {
+    match rustix::fs::unlinkat(folder, name, AtFlags::empty()) {
+        Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+        Err(errno) => Err(errno.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opens_real_folders_and_refuses_a_symlink_on_the_way() {
+        let base = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(base.path()).unwrap();
+        std::fs::create_dir_all(real.join("a/b")).unwrap();
+        std::fs::create_dir(real.join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(real.join("elsewhere"), real.join("link")).unwrap();
+        let folders = Folders::default();
+        folders.open(&real.join("a/b")).unwrap();
+        folders.check(&real.join("a/b")).unwrap();
+        assert!(folders.open(&real.join("link")).is_err());
+        assert!(folders.open(&real.join("link/x")).is_err());
+    }
+
+    #[test]
+    fn check_fails_once_a_folder_is_swapped_for_a_symlink() {
+        let base = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(base.path()).unwrap();
+        std::fs::create_dir_all(real.join("project/dir")).unwrap();
+        std::fs::create_dir(real.join("outside")).unwrap();
+        let folders = Folders::default();
+        let handle = folders.open(&real.join("project/dir")).unwrap();
+        std::fs::rename(real.join("project/dir"), real.join("project/dir.moved")).unwrap();
+        std::os::unix::fs::symlink(real.join("outside"), real.join("project/dir")).unwrap();
+        assert!(folders.check(&real.join("project/dir")).is_err());
+        // The handle still names the moved folder: a step through it never reaches `outside`.
+        std::fs::write(real.join("project/dir.moved/x"), b"x").unwrap();
+        assert!(exists_at(&handle, OsStr::new("x")));
+        assert!(!real.join("outside/x").exists());
+    }
+}
