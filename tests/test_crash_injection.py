@@ -150,3 +150,73 @@ def _assert_committed_intact(data: Path, session: str, committed: list[str]) -> 
             for line in path.read_text().split("\n"):
                 if line.strip():
                     json.loads(line)
+
+
+def _two_turn_session(project: Path):  # type: ignore[no-untyped-def]
+    from commandcode.checkpoints import CheckpointManager
+    from helpers_checkpoints import new_session_files
+
+    target = project / "a.txt"
+    target.write_text("one\n")
+    files = new_session_files(project)
+    manager = CheckpointManager.for_session(files, project)
+    for turn, text in enumerate(("two\n", "three\n"), start=1):
+        manager.open_checkpoint(f"turn {turn}", turn * 2, None)
+        manager.backup_before_edit(str(target))
+        target.write_text(text)
+        manager.record_after_edit(str(target))
+    manager.flush()
+    return files, target
+
+
+def test_a_crash_between_the_restore_and_the_checkpoints_update_is_not_an_outside_edit(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The after-digests of a code rewind are written in the same journaled step as the files, so
+    a process killed the moment the native restore returns leaves records that know the restored
+    state (before the fix the next rewind was refused as `changed outside`)."""
+    from commandcode import backups
+    from commandcode import rewind as rewind_module
+    from commandcode.errors import ChangedOutsideError
+    from commandcode.rewind import RewindMode, rewind
+
+    project = (tmp_path / "project").resolve()
+    project.mkdir()
+    files, target = _two_turn_session(project)
+
+    class Killed(BaseException):
+        pass
+
+    real_restore = backups.restore_files
+
+    def restore_then_die(*args: object, **kwargs: object) -> None:
+        real_restore(*args, **kwargs)  # type: ignore[arg-type]
+        raise Killed  # the process dies right after the restore committed
+
+    monkeypatch.setattr(rewind_module.backups, "restore_files", restore_then_die)
+    with pytest.raises(Killed):
+        rewind(files, project, 2, RewindMode.CODE)
+    assert target.read_text() == "two\n"  # the restore itself committed
+    monkeypatch.setattr(rewind_module.backups, "restore_files", real_restore)
+    try:
+        rewind(files, project, 1, RewindMode.CODE)
+    except ChangedOutsideError as error:
+        raise AssertionError(f"our own restore was taken for an outside edit: {error}") from None
+    assert target.read_text() == "one\n"
+
+
+def test_a_failed_restore_puts_the_checkpoints_file_back_with_the_files(home: Path, tmp_path: Path) -> None:
+    from commandcode.errors import RestoreError
+    from commandcode.rewind import RewindMode, rewind
+
+    project = (tmp_path / "project").resolve()
+    project.mkdir()
+    files, target = _two_turn_session(project)
+    records_before = files.checkpoints.read_bytes()
+    # Step 0 is the file, step 1 the checkpoints file: fail after the file was swapped in.
+    with pytest.raises(RestoreError, match="injected failure"):
+        rewind(files, project, 1, RewindMode.CODE, faults={"fail_before_step": 1})
+    assert target.read_text() == "three\n"
+    assert files.checkpoints.read_bytes() == records_before
+    rewind(files, project, 1, RewindMode.CODE)
+    assert target.read_text() == "one\n"
+    assert files.checkpoints.read_bytes() != records_before

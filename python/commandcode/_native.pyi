@@ -151,6 +151,7 @@ def restore_files(
     *,
     confine_to: _Path | None = None,
     protected: Sequence[_Path] = (),
+    companion: tuple[_Path, bytes] | None = None,
     force: bool = False,
     memory_budget: int = ...,
     fail_before_step: int | None = None,

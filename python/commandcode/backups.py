@@ -203,10 +203,15 @@ def restore_files(
     session_id: str,
     confine_to: Path | None,
     force: bool = False,
+    companion: tuple[Path, bytes] | None = None,
     fail_before_step: int | None = None,
     step_delay_ms: int = 0,
 ) -> RestoreOutcome:
     """Verifies, then restores every target, all or nothing.
+
+    `companion` is `(path, bytes)` of a file of ours replaced in the same all-or-nothing,
+    journaled step (the checkpoints file with the restored state's after-digests): a crash
+    leaves both old or both new.
 
     `fail_before_step` and `step_delay_ms` are test hooks for the rollback and crash tests.
 
@@ -223,6 +228,7 @@ def restore_files(
         os.fspath(journal_path(session_id)),
         confine_to=None if confine_to is None else os.fspath(confine_to),
         protected=_protected(),
+        companion=None if companion is None else (os.fspath(companion[0]), companion[1]),
         force=force,
         fail_before_step=fail_before_step,
         step_delay_ms=step_delay_ms,

@@ -297,10 +297,15 @@ def _read_regular(path: Path) -> str | None:
         return handle.read().decode("utf-8", errors="replace")
 
 
+def checkpoints_bytes(records: list[Checkpoint]) -> bytes:
+    """The file's content for `records`: lines joined with `\\n`, no trailing newline."""
+    return "\n".join(dumps_line(record.to_json()) for record in records).encode("utf-8")
+
+
 def write_checkpoints(path: Path, records: list[Checkpoint]) -> None:
-    """Rewrites the file whole and atomically: lines joined with `\\n`, no trailing newline."""
+    """Rewrites the file whole and atomically."""
     ensure_dir(path.parent)
-    atomic_write(path, "\n".join(dumps_line(record.to_json()) for record in records).encode("utf-8"))
+    atomic_write(path, checkpoints_bytes(records))
 
 
 EXTERNAL_LOCATIONS_NAME = "external-checkpoints.txt"

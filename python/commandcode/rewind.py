@@ -31,7 +31,15 @@ from typing import Any
 
 from . import backups
 from .agent.offline import summarize
-from .checkpoints import Checkpoint, CheckpointManager, FileBackup, read_checkpoints, resolve_path, write_checkpoints
+from .checkpoints import (
+    Checkpoint,
+    CheckpointManager,
+    FileBackup,
+    checkpoints_bytes,
+    read_checkpoints,
+    resolve_path,
+    write_checkpoints,
+)
 from .errors import ChangedOutsideError, InvalidSessionError, RestoreError, UsageError
 from .lock import WriterLock
 from .paths import SessionFiles
@@ -287,23 +295,39 @@ def _restore_code(
     if plan.problems or (plan.conflicts and not force):
         outcome = backups.check_restore(store, plan.targets, confine_to=confine)
         raise _refusal(plan.problems + plan.conflicts + outcome.problems)
+    # The records learn the restored state before the restore runs, and the native restore
+    # replaces the checkpoints file in the same journaled step as the files: a crash leaves both
+    # old or both new, never restored files with records that call them changed outside.
+    _record_restored_state(records, index, cwd, plan.targets)
     outcome = backups.restore_files(
-        store, plan.targets, session_id=files.session_id, confine_to=confine, force=force, **(faults or {})
+        store, plan.targets, session_id=files.session_id, confine_to=confine, force=force,
+        companion=(files.checkpoints, checkpoints_bytes(records)), **(faults or {})
     )
     _fill_changes(result, outcome)
-    _record_restored_state(records, index, cwd, outcome)
 
 
-def _record_restored_state(records: list[Checkpoint], index: int, cwd: Path, outcome: backups.RestoreOutcome) -> None:
-    """After a code rewind, the newest record of each restored path learns what is there now,
+def _restored_digest(target: backups.RestoreTarget) -> tuple[bool, str | None]:
+    """`(known, blake3)` of what a target holds once restored (`None`: no file)."""
+    if target.digest is None:
+        return True, None
+    if target.algorithm == backups.BLAKE3:
+        return True, target.digest.lower()
+    try:  # a real-CLI blob is named by sha256; the records keep blake3
+        return True, backups.content_id((target.blob_folder or Path()).joinpath(target.digest).read_bytes())
+    except OSError:
+        return False, None  # the restore refuses a missing blob anyway
+
+
+def _record_restored_state(records: list[Checkpoint], index: int, cwd: Path,
+                           targets: list[backups.RestoreTarget]) -> None:
+    """The newest record of each restored path learns what a successful restore leaves there,
     so a later rewind does not take our own restore for an outside edit."""
-    restored = {str(change.path): change for change in outcome.changes if change.action != "unchanged"}
+    restored = {str(target.path): target for target in targets}
     for record in reversed(records[index:]):
         for item in record.files:
-            change = restored.pop(resolve_path(item.path, cwd), None)
-            if change is not None:
-                item.after_known = True
-                item.after_hash = change.content_id if change.action == "write" else None
+            target = restored.pop(resolve_path(item.path, cwd), None)
+            if target is not None:
+                item.after_known, item.after_hash = _restored_digest(target)
 
 
 # --------------------------------------------------------------------------------------------
@@ -492,8 +516,6 @@ def _rewind(
         if mode.restores_code:
             _restore_code(files, cwd, records, index, result, store=store, force=force,
                           allow_outside=allow_outside, faults=faults)
-            if not dry_run:
-                write_checkpoints(files.checkpoints, records)
         if conversation is None or dry_run:
             return result
         assert writer is not None

@@ -3,7 +3,7 @@
 //! disk work runs with the GIL released, results are converted last. No logic lives here.
 
 use crate::store::{
-    self, Algorithm, Backup, BackupSource, ContentId, Desired, Expected, FaultInjection, FileState as CoreFileState,
+    self, Algorithm, Backup, BackupSource, Companion, ContentId, Desired, Expected, FaultInjection, FileState as CoreFileState,
     Plan, RecoveryOutcome, RestoreOptions, Sha256Digest,
 };
 use pyo3::exceptions::PyValueError;
@@ -294,9 +294,12 @@ pub fn check_restore(
 
 /// Verifies, then restores every item all or nothing, journaled at `journal`.
 ///
+/// `companion` is `(path, bytes)` of a file replaced in the same all-or-nothing step (the
+/// session's checkpoints with the restored state's after-digests).
+///
 /// `fail_before_step` and `step_delay_ms` are test hooks (rollback and crash tests).
 #[pyfunction]
-#[pyo3(signature = (object_store, items, journal, *, confine_to = None, protected = Vec::new(), force = false, memory_budget = 512 << 20, fail_before_step = None, step_delay_ms = 0))]
+#[pyo3(signature = (object_store, items, journal, *, confine_to = None, protected = Vec::new(), companion = None, force = false, memory_budget = 512 << 20, fail_before_step = None, step_delay_ms = 0))]
 #[allow(clippy::too_many_arguments, reason = "keyword-only Python options")]
 pub fn restore_files(
     py: Python<'_>,
@@ -305,6 +308,7 @@ pub fn restore_files(
     journal: PathBuf,
     confine_to: Option<PathBuf>,
     protected: Vec<PathBuf>,
+    companion: Option<(PathBuf, Vec<u8>)>,
     force: bool,
     memory_budget: u64,
     fail_before_step: Option<usize>,
@@ -314,6 +318,7 @@ pub fn restore_files(
     let options = RestoreOptions {
         confine_to,
         protected,
+        companion: companion.map(|(path, bytes)| Companion { path, bytes, mode: 0o600 }),
         force,
         memory_budget,
         faults: FaultInjection { fail_before_step, step_delay: Duration::from_millis(step_delay_ms) },

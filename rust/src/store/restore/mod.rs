@@ -88,6 +88,8 @@ pub struct RestoreOptions {
     /// No target may resolve inside these folders (commandcode's own data dir), even when they
     /// lie inside `confine_to`.
     pub protected: Vec<PathBuf>,
+    /// A file of the caller's replaced together with the targets (see [`Companion`]).
+    pub companion: Option<Companion>,
     /// Overwrite targets changed outside the tracked tools.
     pub force: bool,
     /// Decompressed bytes kept in memory between verify and stage; past it they are re-read
@@ -101,11 +103,26 @@ impl Default for RestoreOptions {
         RestoreOptions {
             confine_to: None,
             protected: Vec::new(),
+            companion: None,
             force: false,
             memory_budget: 512 << 20,
             faults: FaultInjection::default(),
         }
     }
+}
+
+/// A file the caller wants replaced in the same all-or-nothing step as the targets: its new
+/// bytes are staged, swapped in, made durable and committed with them, and put back with them on
+/// rollback or crash recovery. The Python layer passes the session's checkpoints file with the
+/// after-digests of the restored state, so the records never disagree with the files (a crash
+/// between the two made the next rewind take our own restore for an outside edit).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Companion {
+    /// An absolute path (outside the confinement rules: it is the caller's own file).
+    pub path: PathBuf,
+    pub bytes: Vec<u8>,
+    /// Permission bits of the new file.
+    pub mode: u32,
 }
 
 /// Why a target cannot be restored.

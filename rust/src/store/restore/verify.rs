@@ -4,8 +4,10 @@
 //! refusal names each failing file. Verified bytes are kept for staging within a memory budget.
 
 use super::{
-    Action, BackupSource, Desired, Expected, Plan, PlanEntry, ProblemKind, RestoreItem, RestoreOptions, RestoreProblem,
+    Action, BackupSource, Companion, Desired, Expected, Plan, PlanEntry, ProblemKind, RestoreItem, RestoreOptions,
+    RestoreProblem,
 };
+use std::os::unix::fs::MetadataExt;
 use crate::error::{Error, Result};
 use crate::store::digest::ContentId;
 use crate::store::durable::open_no_follow;
@@ -178,7 +180,44 @@ pub(super) fn verify(store: &ObjectStore, items: &[RestoreItem], options: &Resto
         verified.steps.extend(step);
         verified.plan.problems.extend(problems);
     }
+    if let Some(companion) = &options.companion {
+        match companion_step(companion, &bounds.resolver) {
+            Ok(step) => verified.steps.push(step),
+            Err(problem) => verified.plan.problems.push(problem),
+        }
+    }
     Ok(verified)
+}
+
+/// The step that replaces the caller's companion file (see [`Companion`]); it is not a target,
+/// so it is neither confined nor checked for outside changes, only for being replaceable.
+fn companion_step(companion: &Companion, resolver: &Resolver) -> std::result::Result<Step, RestoreProblem> {
+    let target = normalize(&companion.path);
+    let problem = |kind: ProblemKind| RestoreProblem { target: target.clone(), kind };
+    let (original_existed, owner) = match std::fs::symlink_metadata(&target) {
+        Ok(metadata) if metadata.is_file() || metadata.file_type().is_symlink() => {
+            (true, Some((metadata.uid(), metadata.gid())))
+        }
+        Ok(_) => return Err(problem(ProblemKind::NotRegular)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => (false, None),
+        Err(error) => return Err(problem(ProblemKind::Unreadable { reason: error.to_string() })),
+    };
+    let parent = target.parent().ok_or_else(|| problem(ProblemKind::NotAbsolute))?;
+    if let Some(kind) = resolver.folder_problem(parent) {
+        return Err(problem(kind));
+    }
+    let folder = resolver.resolve(parent).map_err(|reason| problem(ProblemKind::Unreadable { reason }))?;
+    Ok(Step {
+        action: Action::Write,
+        source: None,
+        content: Some(ContentId::of(&companion.bytes)),
+        bytes: Some(companion.bytes.clone()),
+        mode: companion.mode & 0o7777,
+        folder,
+        owner,
+        original_existed,
+        target,
+    })
 }
 
 /// Where targets may go: inside the confinement root (when set), never in a protected folder.
