@@ -2,6 +2,7 @@
 """Checkpoint benchmarks, side by side with the baselines, in one run.
 
     .venv/bin/python benches/bench_checkpoints.py --work /tmp/ccbench [--runs 5] [--json OUT]
+                                                  [--only edit,turn,restore,store]
 
 `--work` gets a generated 5,000-file / 100 MiB project (`make_project.py`), a data dir and a
 shadow git repository; put it on the disk you care about (fsync costs are part of the figures).
@@ -321,25 +322,51 @@ def mib(value: int) -> str:
 
 
 def report(results: dict[str, dict]) -> str:
-    edit, turn, restore, store = (results[key] for key in ("edit", "turn", "restore", "store"))
-    rows = [
-        ("one edit of a 100 KB file (backup + after digest)", f"{edit['disk']['edit_ms']} ms on disk"
-         + (f", {edit['tmpfs']['edit_ms']} ms on tmpfs" if "tmpfs" in edit else ""), "—"),
-        ("open a checkpoint", f"{edit['disk']['open_checkpoint_ms']} ms", "—"),
-        ("turn editing 20 of 5,000 files", f"{turn['ours_turn_ms']} ms", f"shadow git {turn['shadow_git_turn_ms']} ms"),
-        ("first snapshot needed", "none", f"shadow git {turn['shadow_git_first_snapshot_s']} s"),
-        ("rewind 1,000 files (full pre-verification)", f"{restore['ours_rewind_ms']} ms (native {restore['ours_native_restore_ms']} ms)",
-         f"opencode {restore['opencode_ms']:.0f} ms; target < {restore['target_ms']:.0f} ms; git checkout {restore['shadow_git_checkout_ms']} ms (unverified)"),
-        ("same rewind on tmpfs (no disk cost)", f"{restore.get('tmpfs_rewind_ms', '—')} ms (native {restore.get('tmpfs_native_restore_ms', '—')} ms)", "—"),
-        ("dry run of that rewind", f"{restore['ours_dry_run_ms']} ms", "—"),
-        ("store after backing up the whole project", f"{mib(store['store_bytes'])} ({mib(store['store_bytes_on_disk'])} on disk)",
-         f"unique bytes {mib(store['unique_bytes'])} (×{store['ratio_unique_to_store']}); shadow git {mib(store['shadow_repo_bytes'])}; real CLI raw copies {mib(store['real_cli_raw_copies_per_session_bytes'])} per session"),
-        ("a second session backing up the same tree", f"+{store['second_session_added_bytes']} bytes", "real CLI: another full copy"),
-    ]
+    rows = [row for section in SECTIONS if section in results for row in ROWS[section](results)]
     width = max(len(row[0]) for row in rows)
     lines = [f"{'measure':<{width}}  {'commandcode':<40}  baseline", "-" * (width + 60)]
     lines += [f"{name:<{width}}  {ours:<40}  {base}" for name, ours, base in rows]
     return "\n".join(lines)
+
+
+def _edit_rows(results: dict[str, dict]) -> list[tuple[str, str, str]]:
+    edit = results["edit"]
+    return [
+        ("one edit of a 100 KB file (backup + after digest)", f"{edit['disk']['edit_ms']} ms on disk"
+         + (f", {edit['tmpfs']['edit_ms']} ms on tmpfs" if "tmpfs" in edit else ""), "—"),
+        ("open a checkpoint", f"{edit['disk']['open_checkpoint_ms']} ms", "—"),
+    ]
+
+
+def _turn_rows(results: dict[str, dict]) -> list[tuple[str, str, str]]:
+    turn = results["turn"]
+    return [
+        ("turn editing 20 of 5,000 files", f"{turn['ours_turn_ms']} ms", f"shadow git {turn['shadow_git_turn_ms']} ms"),
+        ("first snapshot needed", "none", f"shadow git {turn['shadow_git_first_snapshot_s']} s"),
+    ]
+
+
+def _restore_rows(results: dict[str, dict]) -> list[tuple[str, str, str]]:
+    restore = results["restore"]
+    return [
+        ("rewind 1,000 files (full pre-verification)", f"{restore['ours_rewind_ms']} ms (native {restore['ours_native_restore_ms']} ms)",
+         f"opencode {restore['opencode_ms']:.0f} ms; target < {restore['target_ms']:.0f} ms; git checkout {restore['shadow_git_checkout_ms']} ms (unverified)"),
+        ("same rewind on tmpfs (no disk cost)", f"{restore.get('tmpfs_rewind_ms', '—')} ms (native {restore.get('tmpfs_native_restore_ms', '—')} ms)", "—"),
+        ("dry run of that rewind", f"{restore['ours_dry_run_ms']} ms", "—"),
+    ]
+
+
+def _store_rows(results: dict[str, dict]) -> list[tuple[str, str, str]]:
+    store = results["store"]
+    return [
+        ("store after backing up the whole project", f"{mib(store['store_bytes'])} ({mib(store['store_bytes_on_disk'])} on disk)",
+         f"unique bytes {mib(store['unique_bytes'])} (×{store['ratio_unique_to_store']}); shadow git {mib(store['shadow_repo_bytes'])}; real CLI raw copies {mib(store['real_cli_raw_copies_per_session_bytes'])} per session"),
+        ("a second session backing up the same tree", f"+{store['second_session_added_bytes']} bytes", "real CLI: another full copy"),
+    ]
+
+
+SECTIONS = ("edit", "turn", "restore", "store")
+ROWS = {"edit": _edit_rows, "turn": _turn_rows, "restore": _restore_rows, "store": _store_rows}
 
 
 def main() -> None:
@@ -347,7 +374,12 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True, help="scratch folder (created)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument("--only", default=",".join(SECTIONS),
+                        help="comma-separated sections to run (default: all; store needs turn's shadow repo size, else 0)")
     arguments = parser.parse_args()
+    only = set(arguments.only.split(","))
+    if not only <= set(SECTIONS):
+        parser.error(f"--only takes {', '.join(SECTIONS)}")
     work = arguments.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     project = work / "project"
@@ -355,14 +387,16 @@ def main() -> None:
         print(json.dumps(make_project.generate(project, 5000, 100, 1, make_project.default_sources())), file=sys.stderr)
     subprocess.run(["cat", *map(str, project_files(project))], stdout=subprocess.DEVNULL, check=True)
     results: dict[str, dict] = {}
-    results["edit"] = bench_edit(work, arguments.runs * 4)
-    print("edit", json.dumps(results["edit"]), file=sys.stderr)
-    results["turn"] = bench_turn(work, project, arguments.runs)
-    print("turn", json.dumps(results["turn"]), file=sys.stderr)
-    results["restore"] = bench_restore(work, project, arguments.runs)
-    print("restore", json.dumps(results["restore"]), file=sys.stderr)
-    results["store"] = bench_store(work, project, results["turn"]["shadow_repo_bytes"])
-    print("store", json.dumps(results["store"]), file=sys.stderr)
+    runners: dict[str, Callable[[], dict]] = {
+        "edit": lambda: bench_edit(work, arguments.runs * 4),
+        "turn": lambda: bench_turn(work, project, arguments.runs),
+        "restore": lambda: bench_restore(work, project, arguments.runs),
+        "store": lambda: bench_store(work, project, results.get("turn", {}).get("shadow_repo_bytes", 0)),
+    }
+    for section in SECTIONS:
+        if section in only:
+            results[section] = runners[section]()
+            print(section, json.dumps(results[section]), file=sys.stderr)
     print(report(results))
     if arguments.json:
         arguments.json.write_text(json.dumps(results, indent=2))

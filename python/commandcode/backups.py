@@ -105,10 +105,15 @@ class RestoreOutcome:
     problems: list[Problem]
 
 
-def _outcome(plan: _native.RestorePlan) -> RestoreOutcome:
-    # The native module already hands back `pathlib.Path` objects.
-    changes = [PlannedChange(path, action, changed, content) for path, action, changed, content in plan.entries]
-    problems = [Problem(path, code, message) for path, code, message in plan.problems]
+def _outcome(plan: _native.RestorePlan, targets: Sequence[RestoreTarget]) -> RestoreOutcome:
+    # The native module hands back `str` targets; the caller's own `Path` objects are reused.
+    known = {os.fspath(target.path): target.path for target in targets}
+
+    def path(text: str) -> Path:
+        return known.get(text) or Path(text)
+
+    changes = [PlannedChange(path(target), action, changed, content) for target, action, changed, content in plan.entries]
+    problems = [Problem(path(target), code, message) for target, code, message in plan.problems]
     return RestoreOutcome(changes, problems)
 
 
@@ -187,7 +192,7 @@ def check_restore(store: BackupStore, targets: Sequence[RestoreTarget], *, confi
     """Verifies a restore without writing anything (the dry run)."""
     items = [target._native_item() for target in targets]
     confine = None if confine_to is None else os.fspath(confine_to)
-    return _outcome(_native.check_restore(store._native, items, confine_to=confine, protected=_protected()))
+    return _outcome(_native.check_restore(store._native, items, confine_to=confine, protected=_protected()), targets)
 
 
 def _protected() -> list[str]:
@@ -233,7 +238,7 @@ def restore_files(
         fail_before_step=fail_before_step,
         step_delay_ms=step_delay_ms,
     )
-    return _outcome(plan)
+    return _outcome(plan, targets)
 
 
 def recover_pending(session_id: str) -> tuple[str, list[Path]] | None:

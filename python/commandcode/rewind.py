@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -166,10 +167,13 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
     earliest of those turns is the state to restore."""
     numbers = checkpoint_numbers(records)
     history: dict[str, list[tuple[int, FileBackup]]] = {}
+    base = os.fspath(cwd)
+    any_malformed = False
     for position in range(len(records) - 1, index - 1, -1):
         seen: set[str] = set()
         for item in records[position].files:
-            key = resolve_path(item.path, cwd)
+            key = os.path.normpath(os.path.join(base, item.path))  # resolve_path, inlined: 1,000s of items
+            any_malformed = any_malformed or item.problem is not None
             if key not in seen:
                 seen.add(key)
                 history.setdefault(key, []).append((numbers[position], item))
@@ -179,15 +183,16 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
         _, wanted = entries[-1]
         _, newest = entries[0]
         path = Path(key)
-        malformed = next((item for _, item in entries if item.problem is not None), None)
-        if malformed is not None:
+        malformed = any_malformed and next((item for _, item in entries if item.problem is not None), None)
+        if malformed:
             message = f"{path} cannot be restored: its checkpoint record is malformed ({malformed.problem})"
             problems.append(backups.Problem(path, "invalid_record", message))
             continue
         if not wanted.restorable:
             skipped.append(SkippedFile(path, wanted.skipped or "skipped"))
             continue
-        conflicts.extend(_conflicts_between_turns(path, entries))
+        if len(entries) > 1:
+            conflicts.extend(_conflicts_between_turns(path, entries))
         expected = None
         if newest.after_known:
             expected = newest.after_hash if newest.after_hash is not None else "absent"

@@ -10,6 +10,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::collections::HashSet;
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -231,15 +232,17 @@ impl RestoreItem {
     }
 }
 
-/// What a restore does (or did): `entries` are `(target, action, changed_outside, content_id)`
+/// What a restore does (or did), with targets as `str` (the caller maps them back to its own
+/// `Path` objects: building a `pathlib.Path` per target costs more than the rest of the
+/// conversion): `entries` are `(target, action, changed_outside, content_id)`
 /// with action `"write"`, `"delete"` or `"unchanged"` and `content_id` the blake3 of the bytes
 /// the target gets (`None` for a delete); `problems` are `(target, code, message)`.
 #[pyclass(frozen, module = "commandcode._native")]
 pub struct RestorePlan {
     #[pyo3(get)]
-    entries: Vec<(PathBuf, &'static str, bool, Option<String>)>,
+    entries: Vec<(OsString, &'static str, bool, Option<String>)>,
     #[pyo3(get)]
-    problems: Vec<(PathBuf, &'static str, String)>,
+    problems: Vec<(OsString, &'static str, String)>,
 }
 
 impl From<Plan> for RestorePlan {
@@ -250,7 +253,7 @@ impl From<Plan> for RestorePlan {
                 .into_iter()
                 .map(|entry| {
                     let content = entry.content.map(|id| id.to_string());
-                    (entry.target, entry.action.as_str(), entry.changed_outside, content)
+                    (entry.target.into_os_string(), entry.action.as_str(), entry.changed_outside, content)
                 })
                 .collect(),
             problems: plan
@@ -258,7 +261,7 @@ impl From<Plan> for RestorePlan {
                 .into_iter()
                 .map(|problem| {
                     let message = problem.to_string();
-                    (problem.target, problem.kind.code(), message)
+                    (problem.target.into_os_string(), problem.kind.code(), message)
                 })
                 .collect(),
         }

@@ -10,10 +10,12 @@
 //! rolled back.
 //!
 //! Durability: the journal is fsynced before the first temp file exists; the staged bytes and
-//! the renames are flushed together by one `syncfs` before the journal says `committed`; only
-//! then are the set-aside originals deleted. A power loss at any point therefore leaves either
-//! an `open` journal (undone from the originals, whose bytes were durable all along) or a
-//! `committed` one whose new files are on disk.
+//! the renames are flushed together by one `syncfs` before the commit; only then are the
+//! set-aside originals deleted. The commit is the durable deletion of the journal when every
+//! original sits in the trash folder (the usual case), else a `committed` journal. A power loss
+//! at any point therefore leaves either an `open` journal (undone from the originals, whose
+//! bytes were durable all along), a `committed` one whose new files are on disk, or none (the
+//! new files are on disk; the trash is swept by the next recovery).
 
 use super::folders::{exists_at, remove_at, Folders};
 use super::journal::{Journal, JournalLock, JournalOp, JournalState, RecoveryOutcome};
@@ -25,7 +27,7 @@ use crate::store::durable::{unique_name, TEMP_SUFFIX};
 use crate::store::objects::ObjectStore;
 use rayon::prelude::*;
 use rustix::fs::{AtFlags, Mode, OFlags};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ffi::OsStr;
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -50,10 +52,15 @@ fn sibling(folder: &Path, target: &Path, suffix: &str) -> PathBuf {
 /// Missing folders the writes need (real paths), outermost first.
 fn missing_dirs(steps: &[Step]) -> Vec<PathBuf> {
     let mut missing = BTreeSet::new();
+    let mut present = HashSet::new();
     for step in steps.iter().filter(|step| step.action == Action::Write) {
         let mut cursor = Some(step.folder.as_path());
         while let Some(folder) = cursor {
+            if present.contains(folder) || missing.contains(folder) {
+                break;
+            }
             if exists(folder) {
+                present.insert(folder);
                 break;
             }
             missing.insert(folder.to_path_buf());
@@ -91,12 +98,14 @@ fn device_of(folder: &Path) -> Option<u64> {
 /// folders then never see a stray file, and freeing the old bytes can wait), else beside it.
 fn journal_ops(steps: &[Step], trash: Option<&Path>) -> Vec<JournalOp> {
     let trash_device = trash.and_then(|folder| std::fs::metadata(folder).ok()).map(|metadata| metadata.dev());
+    let mut devices: HashMap<&Path, Option<u64>> = HashMap::new();
     steps
         .iter()
         .enumerate()
         .map(|(index, step)| {
+            let device = *devices.entry(&step.folder).or_insert_with(|| device_of(&step.folder));
             let rollback = match trash {
-                Some(folder) if trash_device.is_some() && device_of(&step.folder) == trash_device => {
+                Some(folder) if trash_device.is_some() && device == trash_device => {
                     folder.join(index.to_string())
                 }
                 _ => sibling(&step.folder, &step.target, ROLLBACK_SUFFIX),
@@ -142,31 +151,24 @@ pub(super) fn run(
     if let Err(error) = staged {
         return Err(abandon(&journal, journal_path, error, &folders));
     }
-    for (index, op) in journal.ops.iter().enumerate() {
-        if !options.faults.step_delay.is_zero() {
-            std::thread::sleep(options.faults.step_delay);
-        }
-        let result = if options.faults.fail_before_step == Some(index) {
-            Err(std::io::Error::other("injected failure"))
-        } else {
-            folders.check(&op.folder).and_then(|()| apply_op(op, &folders))
-        };
-        if let Err(source) = result {
-            let failure = Error::RestoreFailed {
-                path: op.target.clone(),
-                source,
-                rolled_back: true,
-                journal: journal_path.to_owned(),
-            };
-            return Err(abandon(&journal, journal_path, failure, &folders));
-        }
+    let trusted = options.confine_to.as_deref().and_then(|root| std::fs::canonicalize(root).ok());
+    if let Err(failure) = apply_all(&journal, journal_path, options, &folders, trusted.as_deref()) {
+        return Err(abandon(&journal, journal_path, failure, &folders));
     }
     if let Err(error) = sync_filesystems(&journal.ops, &folders) {
         return Err(abandon(&journal, journal_path, error, &folders));
     }
-    journal.state = JournalState::Committed;
-    journal.write(journal_path)?;
-    finish(&journal, &folders);
+    // The commit. When every original was set aside in the trash folder, deleting the journal
+    // (durably) is the commit: before that, recovery undoes the restore from an intact trash;
+    // after it, the trash is garbage. Otherwise (an original beside its target, on another file
+    // system) the journal first says `committed`, so that recovery finishes the restore once
+    // those originals start to disappear.
+    let trash = journal.trash.as_deref();
+    if !journal.ops.iter().all(|op| trash.is_some_and(|folder| op.rollback.starts_with(folder))) {
+        journal.state = JournalState::Committed;
+        journal.write(journal_path)?;
+        finish(&journal, &folders);
+    }
     Journal::remove(journal_path)?;
     // The restore is complete and durable; freeing the old bytes is garbage collection. It runs
     // in the background, and whatever a process exit interrupts is swept by the next recovery.
@@ -176,6 +178,36 @@ pub(super) fn run(
         });
     }
     Ok(plan)
+}
+
+/// Runs every swap in order, each after checking its folder still is the one verified; the
+/// first failure is returned (the caller undoes everything).
+fn apply_all(
+    journal: &Journal,
+    journal_path: &Path,
+    options: &RestoreOptions,
+    folders: &Folders,
+    trusted: Option<&Path>,
+) -> Result<()> {
+    for (index, op) in journal.ops.iter().enumerate() {
+        if !options.faults.step_delay.is_zero() {
+            std::thread::sleep(options.faults.step_delay);
+        }
+        let result = if options.faults.fail_before_step == Some(index) {
+            Err(std::io::Error::other("injected failure"))
+        } else {
+            folders.check(&op.folder, trusted).and_then(|()| apply_op(op, folders))
+        };
+        if let Err(source) = result {
+            return Err(Error::RestoreFailed {
+                path: op.target.clone(),
+                source,
+                rolled_back: true,
+                journal: journal_path.to_owned(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Undoes everything after a failure and returns the error to report: `error` itself when the

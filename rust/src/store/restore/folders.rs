@@ -81,11 +81,16 @@ impl Folders {
     }
 
     /// Fails when some component of `folder`'s path no longer names the folder opened for it.
-    pub fn check(&self, folder: &Path) -> std::io::Result<()> {
+    /// The walk stops at `trusted` (the confinement root: what lies above it is as trusted as
+    /// the root itself), else at `/`.
+    pub fn check(&self, folder: &Path, trusted: Option<&Path>) -> std::io::Result<()> {
         let mut cursor = Some(folder);
         while let (Some(current), Some(parent), Some(name)) =
             (cursor, cursor.and_then(Path::parent), cursor.and_then(Path::file_name))
         {
+            if Some(current) == trusted {
+                break;
+            }
             let handle = self.handle(current)?;
             let parent_handle = self.handle(parent)?;
             match rustix::fs::statat(&*parent_handle.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
@@ -124,7 +129,7 @@ mod tests {
         std::os::unix::fs::symlink(real.join("elsewhere"), real.join("link")).unwrap();
         let folders = Folders::default();
         folders.open(&real.join("a/b")).unwrap();
-        folders.check(&real.join("a/b")).unwrap();
+        folders.check(&real.join("a/b"), None).unwrap();
         assert!(folders.open(&real.join("link")).is_err());
         assert!(folders.open(&real.join("link/x")).is_err());
     }
@@ -139,7 +144,9 @@ mod tests {
         let handle = folders.open(&real.join("project/dir")).unwrap();
         std::fs::rename(real.join("project/dir"), real.join("project/dir.moved")).unwrap();
         std::os::unix::fs::symlink(real.join("outside"), real.join("project/dir")).unwrap();
-        assert!(folders.check(&real.join("project/dir")).is_err());
+        assert!(folders.check(&real.join("project/dir"), None).is_err());
+        assert!(folders.check(&real.join("project/dir"), Some(&real.join("project"))).is_err());
+        assert!(folders.check(&real.join("project/dir"), Some(&real.join("project/dir"))).is_ok());
         // The handle still names the moved folder: a step through it never reaches `outside`.
         std::fs::write(real.join("project/dir.moved/x"), b"x").unwrap();
         assert!(exists_at(&handle, OsStr::new("x")));

@@ -12,9 +12,11 @@
 //! 3. **Apply**: originals are hard-linked (or renamed) aside and temps renamed into place; one
 //!    `syncfs` then makes the new bytes and the renames durable together. If a step fails,
 //!    every step already taken is undone, so nothing is left half done.
-//! 4. **Commit**: the journal is marked committed, the set-aside originals are removed, and the
-//!    journal is deleted. A crash leaves the journal; [`recover()`] (run before the next restore,
-//!    and by the Python layer on open) undoes an open journal and finishes a committed one.
+//! 4. **Commit**: the journal is deleted (durably) and the trash of set-aside originals removed;
+//!    originals set aside beside their targets (another file system) are removed only after the
+//!    journal was marked committed. A crash leaves the journal; [`recover()`] (run before the
+//!    next restore, and by the Python layer on open) undoes an open journal and finishes a
+//!    committed one.
 //!
 //! This module decides nothing about checkpoints: it gets targets and sources, not turns.
 

@@ -101,12 +101,19 @@ impl Resolver {
         if let Some(known) = self.resolved.lock().expect("no panics while held").get(folder) {
             return known.clone();
         }
-        // The real path of the deepest existing folder, plus the folders still to be created.
-        let resolved = match nearest_existing(folder) {
-            Some(existing) => std::fs::canonicalize(existing)
-                .map(|real| real.join(folder.strip_prefix(existing).unwrap_or(Path::new(""))))
-                .map_err(|error| error.to_string()),
-            None => Err("no existing parent folder".to_owned()),
+        // The real path: the parent's (resolved once for all the folders it holds), then this
+        // name, unless it is a symlink, which the system resolves. A folder that does not exist
+        // yet keeps its name (the restore creates it).
+        let resolved = match (folder.parent(), folder.file_name()) {
+            (Some(parent), Some(name)) => self.resolve(parent).and_then(|real_parent| {
+                match std::fs::symlink_metadata(folder) {
+                    Ok(metadata) if metadata.file_type().is_symlink() => {
+                        std::fs::canonicalize(folder).map_err(|error| error.to_string())
+                    }
+                    _ => Ok(real_parent.join(name)),
+                }
+            }),
+            _ => Ok(folder.to_path_buf()),
         };
         self.resolved.lock().expect("no panics while held").insert(folder.to_owned(), resolved.clone());
         resolved
