@@ -120,12 +120,18 @@ pub(super) fn remove_at(folder: &OwnedFd, name: &OsStr) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn opens_real_folders_and_refuses_a_symlink_on_the_way() {
+    /// A temp dir (by its real path) holding the folders `deep` and `side`.
+    fn tree(deep: &str, side: &str) -> (tempfile::TempDir, PathBuf) {
         let base = tempfile::tempdir().unwrap();
         let real = std::fs::canonicalize(base.path()).unwrap();
-        std::fs::create_dir_all(real.join("a/b")).unwrap();
-        std::fs::create_dir(real.join("elsewhere")).unwrap();
+        std::fs::create_dir_all(real.join(deep)).unwrap();
+        std::fs::create_dir(real.join(side)).unwrap();
+        (base, real)
+    }
+
+    #[test]
+    fn opens_real_folders_and_refuses_a_symlink_on_the_way() {
+        let (_base, real) = tree("a/b", "elsewhere");
         std::os::unix::fs::symlink(real.join("elsewhere"), real.join("link")).unwrap();
         let folders = Folders::default();
         folders.open(&real.join("a/b")).unwrap();
@@ -136,10 +142,7 @@ mod tests {
 
     #[test]
     fn check_fails_once_a_folder_is_swapped_for_a_symlink() {
-        let base = tempfile::tempdir().unwrap();
-        let real = std::fs::canonicalize(base.path()).unwrap();
-        std::fs::create_dir_all(real.join("project/dir")).unwrap();
-        std::fs::create_dir(real.join("outside")).unwrap();
+        let (_base, real) = tree("project/dir", "outside");
         let folders = Folders::default();
         let handle = folders.open(&real.join("project/dir")).unwrap();
         std::fs::rename(real.join("project/dir"), real.join("project/dir.moved")).unwrap();
