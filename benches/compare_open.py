@@ -64,7 +64,7 @@ def session_for(size_text: str, seed: int, data_dir: Path) -> tuple[Path, dict]:
     """The session file for this size and seed, generated unless an identical one is there."""
     gen = load_generator()
     size = gen.parse_size(size_text)
-    folder = data_dir / f"{size}-seed{seed}"
+    folder = data_dir.resolve() / f"{size}-seed{seed}"  # the manifest keeps an absolute path
     manifest = folder / "generated.json"
     source_sha = hashlib.sha256(GENERATE_PY.read_bytes()).hexdigest()
     try:
