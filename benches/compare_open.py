@@ -8,10 +8,13 @@ This script owns benches/results/open.{json,md,png}. For each size asked for it
    and generator source are already there),
 2. reads the file once so it sits in the page cache,
 3. measures, each as the median of ``--runs`` whole-process runs after a warm-up
-   (``benches/peers.py``): commandcode cold (``COMMANDCODE_INDEX=off python -m commandcode
-   sessions context FILE --json > /dev/null``), commandcode warm (the same with its index,
-   after one priming run), a plain Python open with the stdlib ``json`` and with
-   ``orjson``, pi's SessionManager, ``wc -l`` and ``cat``.
+   (``benches/peers.py``): commandcode cold (``COMMANDCODE_INDEX=off``) and warm (its index
+   sidecar primed by one run), each through the CLI (``python -m commandcode sessions context
+   FILE --stats``: the whole context built, only its size printed) and through the library
+   (``commandcode.open_session(FILE).context()`` in ``python -c``); the interpreter's own start
+   (``python -c pass``, subtracted in the "minus interpreter start" column); a plain Python open
+   with the stdlib ``json`` and with ``orjson``, pi's SessionManager, ``wc -l`` and ``cat``.
+   Children run with bytecode caching on, as a pip install has it.
 
 A loader that fails (the commandcode CLI is not built yet, pi cannot read a 1 GB file, ...)
 keeps its error text in its row and the benchmark goes on.
@@ -35,11 +38,13 @@ import sys
 from pathlib import Path
 
 import peers
+from commandcode.bench import measure
 
 REPO = Path(__file__).resolve().parents[1]
 GENERATE_PY = REPO / "python" / "commandcode" / "bench" / "generate.py"
 RESULTS = REPO / "benches" / "results"
 WC = "wc -l"
+INTERPRETER = "python -c pass (interpreter start)"
 
 
 # --------------------------------------------------------------------------- sessions
@@ -59,7 +64,7 @@ def session_for(size_text: str, seed: int, data_dir: Path) -> tuple[Path, dict]:
     """The session file for this size and seed, generated unless an identical one is there."""
     gen = load_generator()
     size = gen.parse_size(size_text)
-    folder = data_dir / f"{size}-seed{seed}"
+    folder = data_dir.resolve() / f"{size}-seed{seed}"  # the manifest keeps an absolute path
     manifest = folder / "generated.json"
     source_sha = hashlib.sha256(GENERATE_PY.read_bytes()).hexdigest()
     try:
@@ -105,26 +110,30 @@ def commandcode_env(python: str) -> tuple[dict[str, str | None], str | None]:
 
 
 def commandcode_rows(path: Path, python: str, runs: int, warmup: int) -> list[dict]:
+    """Cold (``COMMANDCODE_INDEX=off``) and warm (index sidecar primed) opens to the context,
+    through the CLI and through the library, plus the interpreter's own start as a floor."""
     env, error = commandcode_env(python)
     # Index sidecars of the warm rows go beside the data, never into the user's own data dir.
-    env = {**env, "COMMANDCODE_HOME": str(path.parent / "commandcode-home")}
-    # --stats builds the whole context (every message as a Python object) and prints its size,
-    # so the row measures open-to-context, not JSON printing.
-    argv = [python, "-m", "commandcode", "sessions", "context", str(path), "--stats"]
-    cold_name, warm_name = "commandcode cold (COMMANDCODE_INDEX=off)", "commandcode warm (index)"
-    # Run it even when the import probe failed, so the row shows what the CLI itself says.
-    cold = peers.measure_command(argv, env={**env, "COMMANDCODE_INDEX": "off"}, runs=runs, warmup=warmup,
-                                 name=cold_name, capture=True)
-    warm_env = {**env, "COMMANDCODE_INDEX": None}
-    prime = peers.measure_command(argv, env=warm_env, runs=1, warmup=0, name=warm_name)
-    if prime.get("error"):
-        warm = prime
-    else:
-        warm = peers.measure_command(argv, env=warm_env, runs=runs, warmup=warmup, name=warm_name, capture=True)
-    for row in (cold, warm):
-        if error and row.get("error"):
-            row["error"] = f"{row['error']} ({error})"
-    return [cold, warm]
+    env = {**env, **measure.BYTECODE_ENV, "COMMANDCODE_HOME": str(path.parent / "commandcode-home")}
+    rows = []
+    for front, argv in measure.open_commands(python, str(path)).items():
+        cold_name, warm_name = f"commandcode {front} cold (COMMANDCODE_INDEX=off)", f"commandcode {front} warm (index)"
+        # Run it even when the import probe failed, so the row shows what commandcode itself says.
+        cold = peers.measure_command(argv, env={**env, "COMMANDCODE_INDEX": "off"}, runs=runs, warmup=warmup,
+                                     name=cold_name, capture=True)
+        warm_env = {**env, "COMMANDCODE_INDEX": None}
+        prime = peers.measure_command(argv, env=warm_env, runs=1, warmup=0, name=warm_name)
+        if prime.get("error"):
+            warm = prime
+        else:
+            warm = peers.measure_command(argv, env=warm_env, runs=runs, warmup=warmup, name=warm_name, capture=True)
+        for row in (cold, warm):
+            if error and row.get("error"):
+                row["error"] = f"{row['error']} ({error})"
+        rows += [cold, warm]
+    rows.append(peers.measure_command([python, "-c", "pass"], env=env, runs=runs, warmup=warmup,
+                                      name=INTERPRETER))
+    return rows
 
 
 # --------------------------------------------------------------------------- measuring
@@ -161,12 +170,15 @@ def cross_check(rows: list[dict], info: dict) -> list[str]:
 
 
 def add_derived(rows: list[dict], size_bytes: int) -> None:
-    """MB/s and the ratio to ``wc -l`` for every row that has a time."""
+    """MB/s, the ratio to ``wc -l``, and for commandcode the time minus interpreter start."""
     wc = next((r["wall_s"] for r in rows if r["name"] == WC and r["wall_s"]), None)
+    interpreter = next((r["wall_s"] for r in rows if r["name"] == INTERPRETER and r["wall_s"]), None)
     for row in rows:
         wall = row["wall_s"]
         row["mb_per_s"] = round(size_bytes / 1e6 / wall, 1) if wall else None
         row["x_wc"] = round(wall / wc, 1) if wall and wc else None
+        if wall and interpreter and row["name"].startswith("commandcode"):
+            row["minus_interpreter_ms"] = round((wall - interpreter) * 1e3, 1)
 
 
 # --------------------------------------------------------------------------- reports
@@ -192,14 +204,15 @@ def markdown(report: dict) -> str:
         f"Python {report['machine']['python']}, node {report['machine']['node'] or 'missing'}; "
         f"peak RSS from {report['machine']['rss_meter']}.",
         "",
-        "| size | loader | wall s | MB/s | peak RSS MiB | × wc -l | note |",
-        "|---|---|---:|---:|---:|---:|---|",
+        "| size | loader | wall s | MB/s | peak RSS MiB | × wc -l | minus interpreter start, ms | note |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
     ]
     for size in report["sizes"]:
         for row in size["rows"]:
             note = row.get("error", "").replace("|", "\\|").replace("\n", " ")
             lines.append(f"| {size['size']} | {row['name']} | {fmt(row['wall_s'], 3)} | {fmt(row['mb_per_s'], 1)} | "
-                         f"{fmt(row['peak_rss_mib'], 1)} | {fmt(row['x_wc'], 1)} | {note} |")
+                         f"{fmt(row['peak_rss_mib'], 1)} | {fmt(row['x_wc'], 1)} | "
+                         f"{fmt(row.get('minus_interpreter_ms'), 1)} | {note} |")
     lines.append("")
     for size in report["sizes"]:
         s = size["session"]

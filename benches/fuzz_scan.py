@@ -8,7 +8,9 @@
 go through `_native.scan_session`, then `Session.context()`, the tree rows, labels, the path and
 the first message. Invariants: the process never crashes; nothing raises but `OSError` or a
 `CommandcodeError` (and never `SessionChangedError`: the file does not change); every non-blank
-line is accounted for (entries + skipped lines + the header); the leaf is the last entry.
+line is accounted for (entries + skipped lines + the header); the leaf is the last entry. When
+`_native.scan_session` takes an index sidecar, each input is also scanned through one, then grown,
+cut or rewritten in place and scanned again: every indexed scan must equal a cold scan.
 
 **plan**: mutated checkpoints files (paths inside and outside the project, through symlinks, with
 NUL bytes; digests real, missing, malformed; odd modes and numbers) are planned with
@@ -218,6 +220,54 @@ def run_scan(data: bytes, work: Path) -> None:
     known = {row.id for row in rows}
     if not set(path) <= known or not set(context.entry_ids) <= set(path) | known:
         raise Failure("the path or context names an entry that is not in the file")
+    if _index_supported():
+        _check_index(transcript, data, work)
+
+
+_INDEX: list[bool] = []
+
+
+def _index_supported() -> bool:
+    if not _INDEX:
+        from commandcode import _native
+
+        _INDEX.append("index_path" in (_native.scan_session.__text_signature__ or ""))
+    return _INDEX[0]
+
+
+def _view(index: Any) -> tuple[Any, ...]:
+    header = index.header
+    return ([tuple(row) for row in index.tree_rows()], [(line["line"], line["offset"], line["reason"]) for line in index.skipped],
+            None if header is None else (header["id"], header["cwd"], header["line"]), index.leaf_id, index.format,
+            index.ends_with_newline, index.line_count)
+
+
+def _check_index(transcript: Path, data: bytes, work: Path) -> None:
+    """Differential check of the index sidecar: a scan through it, before and after the file
+    grows, shrinks or changes in place, must give exactly what a cold scan gives."""
+    from commandcode import _native
+    from commandcode.errors import CommandcodeError
+
+    sidecar = work / "index.idx"
+    sidecar.unlink(missing_ok=True)
+    rng = random.Random(hashlib.sha1(data).digest())
+    later = [data + rng.choice(TOKENS) + b"\n", data + data[: rng.randint(0, len(data))],
+             data[: rng.randint(0, len(data))], data[::-1][: len(data)]][rng.randrange(4)]
+    for step, content in enumerate((data, data, later, later)):
+        if step in (0, 2):
+            transcript.write_bytes(content)
+        try:
+            warm = _view(_native.scan_session(str(transcript), str(sidecar)))
+        except (CommandcodeError, OSError) as error:
+            warm = ("error", type(error).__name__)
+        except Exception as error:  # noqa: BLE001
+            raise Failure(f"{type(error).__name__} escapes an indexed scan: {_first_line(error)}") from error
+        try:
+            cold = _view(_native.scan_session(str(transcript)))
+        except (CommandcodeError, OSError) as error:
+            cold = ("error", type(error).__name__)
+        if warm != cold:
+            raise Failure(f"an indexed scan differs from a cold scan (step {step})")
 
 
 class PlanSandbox:

@@ -2,7 +2,7 @@
 
 Run with `python -m pytest benches/test_open_bench.py --benchmark-only` (set
 `COMMANDCODE_BENCH_SIZE`, default `20MB`). The same generated session is opened by
-commandcode (cold: no index), by the stdlib `json` loader and by the `orjson` loader of
+commandcode (cold: no index; warm: through its index sidecar), by the stdlib `json` loader and by the `orjson` loader of
 `benches/py_full_load.py`, in one run, and every loader must agree on the leaf and the context
 length (a bench that returned wrong answers fast would be worthless).
 """
@@ -39,8 +39,9 @@ def session_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def no_index(monkeypatch: pytest.MonkeyPatch) -> None:
+def no_index(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("COMMANDCODE_INDEX", "off")
+    monkeypatch.setenv("COMMANDCODE_HOME", str(tmp_path / "home"))  # sidecars of the warm test go here
 
 
 def _baseline_open(path: Path, loads) -> tuple[str | None, int]:
@@ -59,6 +60,14 @@ def _commandcode_open(path: Path) -> tuple[str | None, int]:
 def test_commandcode_cold(benchmark, session_file: Path) -> None:
     leaf, count = benchmark(_commandcode_open, session_file)
     assert (leaf, count) == _baseline_open(session_file, json.loads)
+
+
+@pytest.mark.benchmark(group="open-to-context")
+def test_commandcode_warm(benchmark, session_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMMANDCODE_INDEX", "on")
+    expected = _commandcode_open(session_file)  # the first open writes the index sidecar
+    assert open_session(session_file).index.source == "loaded"
+    assert benchmark(_commandcode_open, session_file) == expected == _baseline_open(session_file, json.loads)
 
 
 @pytest.mark.benchmark(group="open-to-context")

@@ -10,16 +10,17 @@ Five operations, each in its own workspace (a data dir and a project folder):
 - `rewind`: `commandcode rewind SID --to N --mode code --yes` over a few hundred files;
 - `meta`: `commandcode -p PROMPT -r SID -n NAME` (a `session_info` entry and a meta update).
 
-A point is one run killed either after a random delay (up to the operation's measured duration)
-or, through `tests/support/killable_cli.py`, at a random Python-level mutating file-system call
-(sometimes mid-write, leaving a torn write). Prompts carry a unique marker; with
+A point is one run killed either after a random delay (up to the operation's measured duration;
+for a rewind also 0-40 ms after its restore journal appears, so kills land inside the native
+restore) or, through `tests/support/killable_cli.py`, at a random Python-level mutating
+file-system call (sometimes mid-write, leaving a torn write). Prompts carry a unique marker; with
 `--output-format json` the CLI prints its result only after the turn is committed, so a marker
 whose JSON result was read whole before the kill was *reported committed*.
 
 After every point the harness checks (each failure is a violation):
 
-- every transcript of the data dir opens with the library (and, with the index on, gives exactly
-  what a cold scan gives);
+- every transcript of the data dir opens with the library, starts with a whole header line (no
+  half-created session), and, with the index on, gives exactly what a cold scan gives;
 - every reported-committed marker is in its session, on the active path;
 - no line of a transcript is two records glued together;
 - every checkpoints line is whole JSON, and every blake3 object a checkpoint names exists;

@@ -81,7 +81,9 @@ def _one_clear_outcome(completed: subprocess.CompletedProcess[str], what: str) -
     return False
 
 
-def test_disk_full_each_operation_fails_cleanly_and_works_once_space_is_freed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("index", [False, pytest.param(True, marks=pytest.mark.skipif(
+    not harness.index_supported(), reason="_native.scan_session takes no index path yet (index sidecars)"))])
+def test_disk_full_each_operation_fails_cleanly_and_works_once_space_is_freed(tmp_path: Path, index: bool) -> None:
     from helpers_checkpoints import small_tmpfs
 
     with small_tmpfs(tmp_path / "small", "1m") as mount:
@@ -89,7 +91,8 @@ def test_disk_full_each_operation_fails_cleanly_and_works_once_space_is_freed(tm
         project = mount / "project"
         project.mkdir()
         (project / "big.txt").write_text("VERSION 0\n" + "x" * 200_000)
-        env = {**harness.python_path_env(), "COMMANDCODE_HOME": str(data), "COMMANDCODE_INDEX": "off", "NO_COLOR": "1"}
+        env = {**harness.python_path_env(), "COMMANDCODE_HOME": str(data), "COMMANDCODE_INDEX": "on" if index else "off",
+               "NO_COLOR": "1"}
 
         def cli(*args: str) -> subprocess.CompletedProcess[str]:
             return subprocess.run([sys.executable, "-m", "commandcode", *args], cwd=project, env={**os.environ, **env},

@@ -41,9 +41,10 @@ def lookups(index: Any, ids: list[str]) -> list[Any]:
 def observe(index: Any) -> dict[str, Any]:
     """Everything a `SessionIndex` tells, as plain data. Asks cheap questions first, so that an
     index loaded from its sidecar answers them before anything decodes the entry list."""
-    first = index.first_user_entry_ids(3)
+    first_entries = index.read_first_users(3)
+    first = [entry["id"] for entry in first_entries]
     early = {
-        "first_entries": index.read_entries(first),
+        "first_entries": first_entries,
         "context_entries": index.read_entries(index.context_plan()[0][:5]),
         "lookups": lookups(index, ["e1", "e2", "nowhere", "zz", *first]),
     }
@@ -72,8 +73,8 @@ def observe(index: Any) -> dict[str, Any]:
         "message_count": index.message_count,
         "last_timestamp": index.last_timestamp,
         "message_ids": index.message_ids(),
-        "first_user_entry_ids": index.first_user_entry_ids(),
-        "first_user_entry_ids_all": index.first_user_entry_ids(10_000),
+        "first_users": index.read_first_users(),
+        "first_users_all": index.read_first_users(10_000),
     }
 
 

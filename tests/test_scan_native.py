@@ -67,7 +67,8 @@ def test_lookups_of_absent_ids_need_no_entry_list(tmp_path: Path) -> None:
     else:  # pragma: no cover
         raise AssertionError("envelope of an absent id")
     assert index.envelope("e5")[0] == "message"
-    assert [entry["id"] for entry in index.read_entries(index.first_user_entry_ids(2))] == ["e0", "e1"]
+    assert [entry["id"] for entry in index.read_first_users(2)] == ["e0", "e1"]
+    assert [entry["id"] for entry in index.read_entries(["e1", "e0"])] == ["e1", "e0"]
 
 
 def test_index_sources(tmp_path: Path) -> None:
@@ -84,3 +85,19 @@ def test_index_sources(tmp_path: Path) -> None:
     assert native.scan_session(transcript, sidecar).source == "appended_rewritten"
     transcript.write_text(transcript.read_text()[:-10])
     assert native.scan_session(transcript, sidecar).source == "rebuilt"
+
+
+def test_context_lines_json_parse_accepts_are_read(tmp_path: Path) -> None:
+    """Lone surrogate escapes and invalid UTF-8 are valid for `JSON.parse` (after the real CLI's
+    lossy decoding), so the scanner keeps such lines and reading them must not fail."""
+    transcript = tmp_path / "s.jsonl"
+    lone = '{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"type":"text","text":"x \\ud800 y \\udc00\\ud83d\\ude00"}]}}'
+    transcript.write_bytes(
+        (json.dumps(HEADER) + "\n" + lone + "\n").encode()
+        + b'{"type":"message","id":"a2","parentId":"a1","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"bad \xff byte"}]}}\n'
+    )
+    index = native.scan_session(transcript)
+    assert index.skipped == []
+    first, second = index.read_context()
+    assert first["message"]["content"][0]["text"] == "x \ud800 y \udc00\U0001f600"
+    assert second["message"]["content"][0]["text"] == "bad \ufffd byte"

@@ -7,24 +7,9 @@ Node.js 20, default options, ``slugify(cwd) || "root"``), not by the port.
 
 from __future__ import annotations
 
-import importlib.util
-import pathlib
-
 import pytest
 
-try:
-    from commandcode import slug as slug_module
-except ImportError:  # package not installed / native extension not built yet
-    _path = (
-        pathlib.Path(__file__).resolve().parents[1]
-        / "python"
-        / "commandcode"
-        / "slug.py"
-    )
-    _spec = importlib.util.spec_from_file_location("commandcode_slug_under_test", _path)
-    assert _spec is not None and _spec.loader is not None
-    slug_module = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(slug_module)
+from commandcode import slug as slug_module
 
 project_slug = slug_module.project_slug
 
@@ -132,7 +117,7 @@ def test_cases_are_unique_and_plentiful() -> None:
 
 
 def test_table_structure_matches_upstream() -> None:
-    table = slug_module._REPLACEMENTS
+    table = slug_module._replacements()
     # 1872 built-in transliterate entries (after JS Map de-duplication) + 3 slugify ones.
     assert len(table) == 1875
     assert list(table)[-3:] == ["&", "\U0001f984", "\u2665"]
@@ -144,3 +129,14 @@ def test_table_structure_matches_upstream() -> None:
 def test_rejects_non_strings() -> None:
     with pytest.raises(TypeError):
         project_slug(None)  # type: ignore[arg-type]
+
+
+def test_the_ascii_fast_path_tables_are_the_ascii_part_of_the_full_tables() -> None:
+    """ASCII paths never load the full tables; what they use instead must be exactly the ASCII
+    subset of them (the one ASCII key, and the ASCII code points with the Diacritic property)."""
+    from commandcode._slug_tables import _DIACRITIC_RANGES
+
+    table = slug_module._replacements()
+    assert slug_module._ASCII_REPLACEMENTS == tuple((k, v) for k, v in table.items() if k.isascii())
+    ascii_diacritics = {cp: None for a, b in _DIACRITIC_RANGES for cp in range(a, min(b, 0x7F) + 1)}
+    assert slug_module._ASCII_DIACRITICS == ascii_diacritics

@@ -229,7 +229,7 @@ def test_entry_ids_are_unique_within_the_file(cc_home: Path, workdir: Path, monk
     # the next uuids start with the ids already in the file, then with one this writer just used
     fresh = "abcdef01"
     sequence = iter([existing[0], existing[1], fresh, fresh, existing[0], "0badc0de"])
-    monkeypatch.setattr(ids.uuid, "uuid4", lambda: uuid.UUID(next(sequence) + "0" * 24))
+    monkeypatch.setattr(ids, "fresh_entry_id", lambda: next(sequence))
     with SessionWriter.open(files, str(workdir)) as writer:
         first = writer.append_message(user_message("x"))
         second = writer.append_message(assistant_message("y"))
@@ -241,8 +241,9 @@ def test_entry_ids_are_unique_within_the_file(cc_home: Path, workdir: Path, monk
 
 def test_entry_id_falls_back_to_a_full_uuid_after_100_collisions(monkeypatch: pytest.MonkeyPatch) -> None:
     taken = {"00000000"}
-    calls = iter([uuid.UUID(int=0)] * 100 + [uuid.UUID("12345678-1234-4234-8234-123456789abc")])
-    monkeypatch.setattr(ids.uuid, "uuid4", lambda: next(calls))
+    calls = iter(["00000000"] * 100)
+    monkeypatch.setattr(ids, "fresh_entry_id", lambda: next(calls))
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID("12345678-1234-4234-8234-123456789abc"))
     assert ids.new_entry_id(taken) == "12345678-1234-4234-8234-123456789abc"
 
 

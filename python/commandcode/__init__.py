@@ -4,28 +4,52 @@ Command Code CLI.
 The library API is small and typed: open and inspect sessions (`open_session`, `Session`,
 `Context`), find them (`list_sessions`, `resolve_session`), write them (`SessionWriter`), and the
 error hierarchy (`commandcode.errors`). The CLI (`commandcode.cli`) is built on the same calls.
+
+Names are imported on first use (PEP 562), so `import commandcode` costs almost nothing and an
+embedder that only opens a session never loads the writer, the catalog or the checkpoint code.
 """
 
 from __future__ import annotations
 
 from ._native import __version__
-from .catalog import SessionSummary, list_sessions, resolve_session
-from .errors import CommandcodeError
-from .paths import SessionFiles, data_dir, project_dir
-from .session import Context, Session, open_session
-from .writer import SessionWriter
 
-__all__ = [
-    "CommandcodeError",
-    "Context",
-    "Session",
-    "SessionFiles",
-    "SessionSummary",
-    "SessionWriter",
-    "__version__",
-    "data_dir",
-    "list_sessions",
-    "open_session",
-    "project_dir",
-    "resolve_session",
-]
+TYPE_CHECKING = False  # `typing` costs more to import than a warm open; checkers see the imports
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .catalog import SessionSummary, list_sessions, resolve_session
+    from .errors import CommandcodeError
+    from .paths import SessionFiles, data_dir, project_dir
+    from .session import Context, Session, open_session
+    from .writer import SessionWriter
+
+_HOMES = {
+    "CommandcodeError": ".errors",
+    "Context": ".session",
+    "Session": ".session",
+    "SessionFiles": ".paths",
+    "SessionSummary": ".catalog",
+    "SessionWriter": ".writer",
+    "data_dir": ".paths",
+    "list_sessions": ".catalog",
+    "open_session": ".session",
+    "project_dir": ".paths",
+    "resolve_session": ".catalog",
+}
+
+__all__ = sorted([*_HOMES, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'commandcode' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(home, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import timezone
 from pathlib import Path
@@ -106,6 +105,8 @@ def list_sessions(cwd: Path, *, include_headless: bool = False, all_projects: bo
             return f"{path}: cannot be listed ({type(error).__name__}: {error})"
 
     summaries: list[SessionSummary] = []
+    from concurrent.futures import ThreadPoolExecutor  # costs more to import than a small listing takes
+
     with ThreadPoolExecutor(max_workers=LISTING_CONCURRENCY) as pool:
         for result in pool.map(load, paths):
             if isinstance(result, str):

@@ -7,32 +7,39 @@ target, followed by an fsync of the folder, so a crash leaves either the old or 
 
 from __future__ import annotations
 
-import contextlib
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 
 
-def ensure_dir(path: Path) -> Path:
-    """Creates `path` and missing parents with mode 0700; returns it.
+def ensure_dir(path: str | os.PathLike[str]) -> None:
+    """Creates `path` and missing parents with mode 0700.
 
     Every folder created here gets 0700, parents included (`Path.mkdir(parents=True)` would
-    give new parents the umask default). Folders that already exist keep their mode.
+    give new parents the umask default). Folders that already exist keep their mode. Works on
+    strings (no `pathlib`), so the warm open of a session can create its index folder cheaply.
     """
-    missing: list[Path] = []
-    current = path
-    while not current.exists() and current.parent != current:
+    target = os.fspath(path)
+    missing: list[str] = []
+    current = target
+    while not os.path.exists(current) and os.path.dirname(current) != current:
         missing.append(current)
-        current = current.parent
+        current = os.path.dirname(current)
     for folder in reversed(missing[1:]):
         try:
-            folder.mkdir(mode=DIR_MODE)
+            os.mkdir(folder, DIR_MODE)
         except FileExistsError:  # created meanwhile by someone else
             pass
-    path.mkdir(mode=DIR_MODE, exist_ok=True)  # raises when `path` or a parent is not a folder
-    return path
+    try:
+        os.mkdir(target, DIR_MODE)
+    except FileExistsError:
+        if not os.path.isdir(target):  # a file (or a dangling link) is in the way
+            raise
 
 
 def fsync_dir(path: Path) -> None:
@@ -63,8 +70,10 @@ def atomic_write(path: Path, data: bytes, *, mode: int = FILE_MODE) -> None:
             os.close(descriptor)
         os.replace(temporary, path)
     except BaseException:
-        with contextlib.suppress(OSError):
+        try:
             os.unlink(temporary)
+        except OSError:
+            pass
         raise
     fsync_dir(path.parent)
 

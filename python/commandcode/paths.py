@@ -9,10 +9,21 @@ and `index/` (index sidecars); the real CLI ignores all three.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from pathlib import Path
 
-from .slug import project_slug
+from .values import Frozen
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def _path(text: str) -> Path:
+    # `pathlib` (with `re`, `fnmatch` and `urllib.parse`) costs more to import than a warm open of
+    # a 1 GB session takes, so the open path works on strings and builds `Path`s only on demand.
+    from pathlib import Path
+
+    return Path(text)
+
 
 TRANSCRIPT_SUFFIX = ".jsonl"
 _NOT_TRANSCRIPT_MARKERS = (".checkpoints.", ".prompts.", ".v2.bak")
@@ -20,11 +31,16 @@ _NOT_TRANSCRIPT_MARKERS = (".checkpoints.", ".prompts.", ".v2.bak")
 
 def data_dir() -> Path:
     """The root of all session data."""
+    return _path(data_root())
+
+
+def data_root() -> str:
+    """`data_dir()` as a string."""
     override = os.environ.get("COMMANDCODE_HOME")
     if override:
-        return Path(override)
-    home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or str(Path.home())
-    return Path(home) / ".commandcode"
+        return override
+    home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or os.path.expanduser("~")
+    return os.path.join(home, ".commandcode")
 
 
 def projects_dir() -> Path:
@@ -34,6 +50,8 @@ def projects_dir() -> Path:
 
 def project_dir(cwd: str | os.PathLike[str]) -> Path:
     """The project folder for a working directory (the real CLI's slug of the absolute cwd)."""
+    from .slug import project_slug  # its regexes are not needed to open a session by path
+
     return projects_dir() / project_slug(os.fspath(cwd))
 
 
@@ -49,7 +67,12 @@ def locks_dir() -> Path:
 
 def index_dir() -> Path:
     """`<data dir>/index`: index sidecars (a cache; safe to delete)."""
-    return data_dir() / "index"
+    return _path(index_root())
+
+
+def index_root() -> str:
+    """`index_dir()` as a string."""
+    return os.path.join(data_root(), "index")
 
 
 def is_transcript_name(name: str) -> bool:
@@ -57,22 +80,36 @@ def is_transcript_name(name: str) -> bool:
     return name.endswith(TRANSCRIPT_SUFFIX) and not any(marker in name for marker in _NOT_TRANSCRIPT_MARKERS)
 
 
-@dataclass(frozen=True)
-class SessionFiles:
-    """The files that belong to one session; the session id is the transcript's file name."""
+class SessionFiles(Frozen):
+    """The files that belong to one session; the session id is the transcript's file name.
 
-    directory: Path
+    The folder is kept as a string (`folder`); `directory` and the sidecar properties are `Path`s.
+    """
+
+    __slots__ = ("folder", "session_id")
+    folder: str
     session_id: str
 
+    def __init__(self, directory: str | os.PathLike[str], session_id: str) -> None:
+        self._set(folder=os.fspath(directory), session_id=session_id)
+
     @classmethod
-    def for_transcript(cls, transcript: Path) -> SessionFiles:
+    def for_transcript(cls, transcript: str | os.PathLike[str]) -> SessionFiles:
         """The files of the session whose transcript is `transcript`."""
-        name = transcript.name
+        folder, name = os.path.split(os.fspath(transcript))
         session_id = name[: -len(TRANSCRIPT_SUFFIX)] if name.endswith(TRANSCRIPT_SUFFIX) else name
-        return cls(transcript.parent, session_id)
+        return cls(folder or ".", session_id)
+
+    @property
+    def directory(self) -> Path:
+        return _path(self.folder)
+
+    def sidecar_path(self, suffix: str) -> str:
+        """`<folder>/<session id><suffix>` as a string."""
+        return os.path.join(self.folder, self.session_id + suffix)
 
     def _sidecar(self, suffix: str) -> Path:
-        return self.directory / f"{self.session_id}{suffix}"
+        return _path(self.sidecar_path(suffix))
 
     @property
     def transcript(self) -> Path:

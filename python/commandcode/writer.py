@@ -104,12 +104,12 @@ class SessionWriter:
             return False
         return True
 
-    def _new_id(self) -> str:
-        class _Taken:
-            def __contains__(inner, candidate: object) -> bool:
-                return isinstance(candidate, str) and self._id_taken(candidate)
+    def __contains__(self, candidate: object) -> bool:
+        """Whether an entry id is taken in this session (written, pending, or in the file)."""
+        return isinstance(candidate, str) and self._id_taken(candidate)
 
-        entry_id = new_entry_id(_Taken())
+    def _new_id(self) -> str:
+        entry_id = new_entry_id(self)
         self._known_ids.add(entry_id)
         return entry_id
 

@@ -4,7 +4,10 @@
 //! Every line is fully validated as JSON (so corrupt lines are found exactly as the real CLI's
 //! `JSON.parse` finds them), but nothing is materialized except the fields listed in
 //! [`LineFields`]: big payloads such as tool results are skipped in place by [`crate::json`].
-//! Duplicate keys resolve as in JavaScript: the last one wins.
+//! Duplicate keys resolve as in JavaScript: the last one wins. Keys are matched as raw bytes
+//! (no UTF-8 check: only ASCII names are looked for), and a line's fields live on the stack.
+//!
+//! Owns: which fields of a line are read, and how ([`parse_fields`], [`parse_line`]).
 
 pub use crate::json::Loose;
 use crate::json::{Cursor, JsonError};

@@ -24,6 +24,10 @@ pub enum Error {
     /// A caller asked for a byte range that is not inside the file (the file changed underneath).
     #[error("{path}: entry at byte {offset} is no longer readable (the file changed since it was scanned)")]
     Stale { path: PathBuf, offset: u64 },
+    /// A valid entry is nested deeper than Python objects can be built (the scan, `show` and
+    /// `tree` still work; only decoding that entry cannot).
+    #[error("{path}: entry at byte {offset} is nested too deeply to decode into Python objects; `sessions tree` and `sessions show` still work")]
+    TooDeep { path: PathBuf, offset: u64 },
     /// A backup object (ours or a real-CLI blob) is not where its record says.
     #[error("backup {id} is missing ({path})")]
     ObjectMissing { id: String, path: PathBuf },

@@ -10,8 +10,12 @@
 //! plus one buffer per thread (a single huge line needs about its own size once).
 //! Nothing here writes: a damaged file is reported, never repaired.
 //!
-//! Scanning can also resume at a line start after an earlier scan ([`resume_scan`]), which the
+//! Scanning can also resume at a line start after an earlier scan (`resume_scan`), which the
 //! index sidecar ([`crate::index`]) uses to read only the bytes appended since.
+//!
+//! Owns: reading a transcript, line splitting, the per-line outcome and the file-order rules
+//! (§2.6). `tests::pieces_match_a_sequential_scan` pins the parallel reading to a plain
+//! sequential pass for pieces of every size.
 
 use crate::envelope::{parse_fields, EntryKind, Extra, LineFields, Loose, Role};
 use crate::error::{Error, Result};

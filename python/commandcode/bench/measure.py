@@ -36,6 +36,24 @@ def meter() -> str:
     return "GNU time %M" if gnu_time() else "os.wait4 ru_maxrss"
 
 
+# What "open a session to its context" means for the two front ends, as whole processes. Each
+# prints one JSON line with the number of context messages (a cross-check against the generator).
+LIBRARY_OPEN = ("import sys, commandcode; session = commandcode.open_session(sys.argv[1]); "
+                "print('{\"context_messages\": %d}' % len(session.context().messages))")
+
+
+def open_commands(python: str, transcript: str) -> dict[str, list[str]]:
+    """argv per front end: the CLI (`sessions context --stats`, which builds the whole context
+    and prints only its size) and the library as an embedder calls it."""
+    return {"cli": [python, "-m", "commandcode", "sessions", "context", transcript, "--stats"],
+            "library": [python, "-c", LIBRARY_OPEN, transcript]}
+
+
+# Children run as from a pip install, which compiles bytecode: a PYTHONDONTWRITEBYTECODE=1 in the
+# caller's environment would make every run compile every module again.
+BYTECODE_ENV: dict[str, str | None] = {"PYTHONDONTWRITEBYTECODE": None}
+
+
 def _environment(env: Mapping[str, str | None] | None) -> dict[str, str] | None:
     """os.environ with env's entries set (a None value removes the variable)."""
     if env is None:

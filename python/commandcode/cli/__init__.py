@@ -15,7 +15,6 @@ import typer
 
 from . import bench_cmd, rewind_cmds, sessions
 from .output import handle_errors
-from .run import run_print
 
 app = typer.Typer(
     name="commandcode",
@@ -58,6 +57,8 @@ def root(
     if print_prompt is None:
         typer.echo(ctx.get_help())
         raise typer.Exit()
+    from .run import run_print  # the agent, writer and checkpoint code: only for a headless turn
+
     run_print(print_prompt, output_format=output_format, name=name, resume=resume, continue_last=continue_last,
               no_session=no_session, model_name=model)
 

@@ -14,26 +14,24 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
-from rich.table import Table
 
-from ..bench.generate import generate_session, parse_size
-from ..bench.measure import measure_command
 from ..errors import UsageError
 from .output import handle_errors, print_json, stdout
 
 
 def _rows(path: Path, home: Path, runs: int) -> list[dict[str, Any]]:
-    context = [sys.executable, "-m", "commandcode", "sessions", "context", str(path), "--stats"]
-    base = {"COMMANDCODE_HOME": str(home)}
+    from ..bench.measure import BYTECODE_ENV, measure_command, open_commands
+
+    base = {**BYTECODE_ENV, "COMMANDCODE_HOME": str(home)}
     floor = measure_command(["wc", "-l", str(path)], runs=runs, warmup=1, name="wc -l (floor)")
-    cold = measure_command(context, env={**base, "COMMANDCODE_INDEX": "off"}, runs=runs, warmup=1,
-                           name="commandcode cold (no index)", capture=True)
-    warm = measure_command(context, env={**base, "COMMANDCODE_INDEX": None}, runs=runs, warmup=1,
-                           name="commandcode warm (index)", capture=True)
-    interpreter = measure_command([sys.executable, "-c", "import commandcode"], runs=runs, warmup=1,
-                                  name="python -c 'import commandcode'")
-    rows = [floor, cold, warm, interpreter]
+    rows = [floor]
+    for front, argv in open_commands(sys.executable, str(path)).items():
+        rows.append(measure_command(argv, env={**base, "COMMANDCODE_INDEX": "off"}, runs=runs, warmup=1,
+                                    name=f"commandcode {front} cold (no index)", capture=True))
+        rows.append(measure_command(argv, env={**base, "COMMANDCODE_INDEX": None}, runs=runs, warmup=1,
+                                    name=f"commandcode {front} warm (index)", capture=True))
+    rows.append(measure_command([sys.executable, "-c", "pass"], env=base, runs=runs, warmup=1,
+                                name="python -c pass (interpreter start)"))
     for row in rows:
         if row.get("wall_s") and floor.get("wall_s"):
             row["ratio_to_floor"] = round(row["wall_s"] / floor["wall_s"], 2)
@@ -50,6 +48,12 @@ def bench_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Generate a session of --size and time cold and warm opens against the `wc -l` floor."""
+    # Imported here: every other command would pay for them at start-up.
+    from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+    from rich.table import Table
+
+    from ..bench.generate import generate_session, parse_size
+
     try:
         size_bytes = parse_size(size)
     except ValueError as error:

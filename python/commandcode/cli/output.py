@@ -12,16 +12,35 @@ import json
 import re
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
-from rich.console import Console
 
 from ..errors import CommandcodeError
 from ..jsonfmt import escape_lone_surrogates
 
-stdout = Console(soft_wrap=True, highlight=False)
-stderr = Console(stderr=True, soft_wrap=True, highlight=False)
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+class _LazyConsole:
+    """A rich `Console` made on first use: `--json` output and errors-free runs never import rich
+    (it costs more than a warm open of a huge session)."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return getattr(self._console, name)
+
+
+stdout: Console = _LazyConsole(soft_wrap=True, highlight=False)  # type: ignore[assignment]
+stderr: Console = _LazyConsole(stderr=True, soft_wrap=True, highlight=False)  # type: ignore[assignment]
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.prompt import Confirm, IntPrompt
-from rich.table import Table
 
 from ..checkpoints import Checkpoint, read_checkpoints
 from ..errors import UsageError
@@ -141,6 +139,8 @@ def list_command(
     if not rows:
         stderr.print(f"session {safe(files.session_id, one_line=True)} has no checkpoints")
         return
+    from rich.table import Table  # terminal output only: rich stays out of start-up
+
     table = Table(title=f"Checkpoints of {safe(files.session_id, one_line=True)}", title_justify="left")
     for column in ("#", "time", "prompt", "files", "choices"):
         table.add_column(column, overflow="fold")
@@ -166,6 +166,8 @@ def _choose_mode(records: list[Checkpoint], index: int, files: SessionFiles, num
     for position, mode in enumerate(offered, start=1):
         stderr.print(f"  {position}. {mode.label}")
     stderr.print(f"  {len(offered) + 1}. {CANCEL_LABEL}")
+    from rich.prompt import IntPrompt
+
     choice = IntPrompt.ask("Choose", choices=[str(position) for position in range(1, len(offered) + 2)], console=stderr)
     return offered[choice - 1] if choice <= len(offered) else None
 
@@ -229,6 +231,8 @@ def rewind_command(
         if not _is_terminal():
             raise UsageError("refusing to rewind without confirmation", hint="pass --yes, or --dry-run to preview")
         _render(rewind(files, cwd, to, chosen, dry_run=True, **options), cwd, as_json=False)
+        from rich.prompt import Confirm
+
         if not Confirm.ask("Proceed?", default=False, console=stderr):
             stderr.print("Cancelled; nothing was changed")
             return

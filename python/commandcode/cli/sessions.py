@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.table import Table
-from rich.tree import Tree
 
 from ..catalog import list_sessions, resolve_session
 from ..session import Session, open_session
@@ -50,6 +48,8 @@ def list_command(
     if not summaries:
         stdout.print("No sessions here yet. Start one with `commandcode -p \"hello\"`.")
         return
+    from rich.table import Table  # only for terminal output
+
     table = Table(box=None, pad_edge=False)
     for column in ("ID", "NAME", "MODIFIED", "MSGS", "FIRST MESSAGE"):
         table.add_column(column, no_wrap=column != "FIRST MESSAGE", overflow="ellipsis")
@@ -142,6 +142,8 @@ def tree_command(ref: str = typer.Argument(..., help="Session id, id prefix, nam
     known = {row.id for row in rows}
     for row in rows:
         children[row.parent_id if row.parent_id in known else None].append(row)
+    from rich.tree import Tree
+
     root = Tree(f"[bold]{safe(session.name or session.id, one_line=True)}[/]")
     # Each row is shown once: a parent cycle (or a duplicate id) must not loop, and rows that no
     # root reaches (a cycle with no way in) are shown as roots of their own, in file order.

@@ -3,7 +3,7 @@
 //!
 //! Owns: when a sidecar is trusted, extended or rebuilt, how it is written, and [`Session`], the
 //! opened transcript the Python binding serves from (whether it came from a scan, from the
-//! sidecar, or from both). The byte layout is in [`format`], the cached facts in [`summary`].
+//! sidecar, or from both). The byte layout is in `format`, the cached facts in `summary`.
 //!
 //! # What is cached
 //! A [`Summary`] (everything a resume or a listing asks for: the header, skipped lines, format
@@ -188,10 +188,8 @@ impl Session {
 
 /// The summary of a whole scan (what a cold open computes after scanning).
 pub fn summarize(report: &ScanReport) -> Summary {
-    match quick_tree::QuickTree::build(&report.entries) {
-        Some(quick) => quick.summarize(report),
-        None => Summary::from_scan(report, &SessionTree::build(&report.entries)),
-    }
+    quick_tree::QuickTree::summarize_report(report)
+        .unwrap_or_else(|| Summary::from_scan(report, &SessionTree::build(&report.entries)))
 }
 
 fn decode_lazy(lazy: &LazyEntries) -> Option<Vec<Entry>> {
@@ -210,6 +208,14 @@ pub fn open_plain(transcript: &Path) -> Result<Session> {
 pub fn open(transcript: &Path, sidecar: &Path) -> Result<Session> {
     let file = File::open(transcript).map_err(|source| Error::io(transcript, source))?;
     let before = file.metadata().map_err(|source| Error::io(transcript, source))?;
+    if is_same_file(sidecar, &before) || sidecar == transcript {
+        // A sidecar path naming the transcript itself would replace it: never.
+        return Ok(Session::from_report(
+            transcript,
+            scan::scan_source(&FileSource { file, size: before.len() }, transcript)?,
+            OpenKind::Scanned,
+        ));
+    }
     let chain = File::open(sidecar).ok().and_then(|handle| format::read_chain(&handle).map(|chain| (handle, chain)));
     if let Some((handle, (segments, identity, summary))) = chain {
         match judge(&file, &before, &identity) {
@@ -240,6 +246,10 @@ pub fn open(transcript: &Path, sidecar: &Path) -> Result<Session> {
         let _ = write_atomically(sidecar, &bytes);
     }
     Ok(session)
+}
+
+fn is_same_file(path: &Path, metadata: &Metadata) -> bool {
+    std::fs::metadata(path).is_ok_and(|other| other.dev() == metadata.dev() && other.ino() == metadata.ino())
 }
 
 enum Verdict {
@@ -854,6 +864,19 @@ mod tests {
         assert_eq!(open_and_compare(&fixture), OpenKind::Loaded);
         append(&fixture.transcript, &format!("{HEADER}\n"));
         assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt);
+    }
+
+    #[test]
+    fn a_sidecar_path_naming_the_transcript_is_never_written() {
+        let content = transcript(5);
+        let fixture = fixture(&content);
+        let link = fixture.transcript.with_extension("link");
+        std::fs::hard_link(&fixture.transcript, &link).unwrap();
+        for sidecar in [&fixture.transcript, &link] {
+            let session = open(&fixture.transcript, sidecar).unwrap();
+            assert_eq!(session.kind, OpenKind::Scanned);
+            assert_eq!(std::fs::read_to_string(&fixture.transcript).unwrap(), content);
+        }
     }
 
     #[test]

@@ -129,8 +129,20 @@ impl QuickTree {
         Some(QuickTree { parents, leaf, path, cycle_detected, unknown_parents, duplicate_ids })
     }
 
-    /// The summary of a scan, as [`Summary::from_scan`] gives it.
-    pub(super) fn summarize(&self, report: &ScanReport) -> Summary {
+    /// The summary of a scan, as [`Summary::from_scan`] gives it (the tree and the facts that
+    /// need no tree are worked out side by side); `None` for more entries than it indexes.
+    pub(super) fn summarize_report(report: &ScanReport) -> Option<Summary> {
+        let entries = &report.entries;
+        let (quick, facts) = rayon::join(|| QuickTree::build(entries), || FileFacts::of(entries));
+        Some(quick?.summarize_with(report, facts))
+    }
+
+    #[cfg(test)]
+    fn summarize(&self, report: &ScanReport) -> Summary {
+        self.summarize_with(report, FileFacts::of(&report.entries))
+    }
+
+    fn summarize_with(&self, report: &ScanReport, facts: FileFacts) -> Summary {
         let entries = &report.entries;
         let item = |index: u32| {
             let entry = &entries[index as usize];
@@ -174,7 +186,6 @@ impl QuickTree {
             .filter(|(_, &parent)| parent == NONE)
             .filter_map(|(entry, _)| entry.parent_id.as_deref());
         let (unresolved_parents, unresolved_overflow) = summary::distinct_unresolved(unresolved);
-        let (first_users, first_users_complete) = summary::first_users(entries);
         Summary {
             report: summary::without_entries(report),
             entry_count: entries.len() as u64,
@@ -189,10 +200,34 @@ impl QuickTree {
             plan,
             compaction,
             strip_thinking_until,
-            label_state: summary::label_state(entries),
-            name: tree::session_name(entries).map(str::to_owned),
+            label_state: facts.label_state,
+            name: facts.name,
             model: model.map(str::to_owned),
             effort: effort.map(str::to_owned),
+            message_count: facts.message_count,
+            last_timestamp: facts.last_timestamp,
+            first_users: facts.first_users,
+            first_users_complete: facts.first_users_complete,
+        }
+    }
+}
+
+/// The summary's facts that depend on the entries in file order only, not on the tree.
+struct FileFacts {
+    label_state: Vec<(String, Option<String>)>,
+    name: Option<String>,
+    message_count: u64,
+    last_timestamp: Option<String>,
+    first_users: Vec<PlanItem>,
+    first_users_complete: bool,
+}
+
+impl FileFacts {
+    fn of(entries: &[Entry]) -> Self {
+        let (first_users, first_users_complete) = summary::first_users(entries);
+        FileFacts {
+            label_state: summary::label_state(entries),
+            name: tree::session_name(entries).map(str::to_owned),
             message_count: tree::message_count(entries) as u64,
             last_timestamp: entries.iter().map(|entry| &*entry.timestamp).max().map(str::to_owned),
             first_users,

@@ -41,7 +41,7 @@ pub struct Summary {
     pub unknown_parents: u64,
     pub duplicate_ids: u64,
     /// Distinct `parentId`s that name no entry (in first-seen order), unless there are more than
-    /// [`UNRESOLVED_LIMIT`] (`unresolved_overflow`).
+    /// 256 (`unresolved_overflow`).
     pub unresolved_parents: Vec<String>,
     pub unresolved_overflow: bool,
     /// The context plan (format §2.5) in context order.

@@ -122,15 +122,34 @@ impl SessionIndex {
     fn parse_spans_with_gc_paused<'py>(&self, py: Python<'py>, spans: &[(u64, u64)]) -> PyResult<Bound<'py, PyList>> {
         let parser = PythonParse { cache_mode: StringCacheMode::Keys, ..PythonParse::default() };
         let list = PyList::empty(py);
+        let mut json_loads: Option<Bound<'py, PyAny>> = None;
         self.read_spans(py, spans, |position, line| {
-            let stale = || PyErr::from(Error::Stale { path: self.path.clone(), offset: spans[position].0 });
             let value = match parser.python_parse(py, line) {
                 Ok(value) => value,
-                Err(_) if std::str::from_utf8(line).is_err() => {
+                // The line was valid when scanned; jiter refuses two things `JSON.parse` takes:
+                // invalid UTF-8 (the real CLI decodes it as U+FFFD) and escapes of lone
+                // surrogates (kept as such in the `str`, as `JSON.parse` and `json.loads` do).
+                Err(_) => {
                     let lossy = String::from_utf8_lossy(line);
-                    parser.python_parse(py, lossy.as_bytes()).map_err(|_| stale())?
+                    match parser.python_parse(py, lossy.as_bytes()) {
+                        Ok(value) => value,
+                        Err(_) => {
+                            let loads = match &json_loads {
+                                Some(loads) => loads.clone(),
+                                None => json_loads.insert(py.import("json")?.getattr("loads")?).clone(),
+                            };
+                            let (path, offset) = (self.path.clone(), spans[position].0);
+                            loads.call1((lossy.as_ref(),)).map_err(|error| {
+                                // json.loads recurses: past Python's limit it is depth, not change.
+                                if error.is_instance_of::<pyo3::exceptions::PyRecursionError>(py) {
+                                    PyErr::from(Error::TooDeep { path, offset })
+                                } else {
+                                    PyErr::from(Error::Stale { path, offset })
+                                }
+                            })?
+                        }
+                    }
                 }
-                Err(_) => return Err(stale()),
             };
             list.append(value)
         })?;
@@ -394,22 +413,24 @@ impl SessionIndex {
             .collect())
     }
 
-    /// Ids of the first `limit` non-meta user message entries in file order.
+    /// The first `limit` non-meta user message entries in file order, parsed (read by their
+    /// position, so an entry that shares its id with a later one is still the one returned).
     #[pyo3(signature = (limit=8))]
-    fn first_user_entry_ids<'py>(&self, py: Python<'py>, limit: usize) -> PyResult<Vec<&str>> {
+    fn read_first_users<'py>(&self, py: Python<'py>, limit: usize) -> PyResult<Bound<'py, PyList>> {
         let summary = &self.session.summary;
-        if limit <= summary.first_users.len() || summary.first_users_complete {
-            return Ok(summary.first_users.iter().take(limit).map(|item| item.id.as_str()).collect());
-        }
-        let full = self.full(py)?;
-        Ok(full
-            .report
-            .entries
-            .iter()
-            .filter(|entry| matches!(entry.extra, Extra::Message { role: Role::User, is_meta: false, .. }))
-            .take(limit)
-            .map(|entry| &*entry.id)
-            .collect())
+        let spans: Vec<(u64, u64)> = if limit <= summary.first_users.len() || summary.first_users_complete {
+            summary.first_users.iter().take(limit).map(|item| (item.offset, item.length)).collect()
+        } else {
+            self.full(py)?
+                .report
+                .entries
+                .iter()
+                .filter(|entry| matches!(entry.extra, Extra::Message { role: Role::User, is_meta: false, .. }))
+                .take(limit)
+                .map(|entry| (entry.offset, entry.length))
+                .collect()
+        };
+        self.parse_spans(py, &spans)
     }
 
     fn __repr__(&self) -> String {
