@@ -26,7 +26,6 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -44,40 +43,11 @@ from .checkpoints import (
 from .errors import ChangedOutsideError, InvalidSessionError, RestoreError, UsageError
 from .lock import WriterLock
 from .paths import SessionFiles
+from .rewind_modes import CANCEL_LABEL, RewindMode
 from .session import Session, content_blocks, open_session
 from .writer import SessionWriter
 
 
-class RewindMode(str, Enum):
-    """What a rewind puts back."""
-
-    BOTH = "both"
-    CONVERSATION = "conversation"
-    CODE = "code"
-    SUMMARIZE_FROM = "summarize-from"
-    SUMMARIZE_TO = "summarize-to"
-
-    @property
-    def label(self) -> str:
-        return _LABELS[self]
-
-    @property
-    def restores_code(self) -> bool:
-        return self in (RewindMode.BOTH, RewindMode.CODE)
-
-    @property
-    def moves_conversation(self) -> bool:
-        return self in (RewindMode.BOTH, RewindMode.CONVERSATION)
-
-
-_LABELS = {
-    RewindMode.BOTH: "Restore code and conversation",
-    RewindMode.CONVERSATION: "Restore conversation only",
-    RewindMode.CODE: "Restore code only",
-    RewindMode.SUMMARIZE_FROM: "Summarize from here",
-    RewindMode.SUMMARIZE_TO: "Summarize up to here",
-}
-CANCEL_LABEL = "Cancel"
 
 
 # --------------------------------------------------------------------------------------------

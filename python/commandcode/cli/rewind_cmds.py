@@ -8,24 +8,22 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..checkpoints import Checkpoint, read_checkpoints
 from ..errors import UsageError
 from ..ids import parse_iso
 from ..paths import SessionFiles
-from ..rewind import (
-    CANCEL_LABEL,
-    RewindMode,
-    RewindResult,
-    available_modes,
-    checkpoint_numbers,
-    find_checkpoint,
-    rewind,
-)
+from ..rewind_modes import CANCEL_LABEL, RewindMode
 from .output import handle_errors, print_json, safe, stderr, stdout
+
+if TYPE_CHECKING:
+    from ..checkpoints import Checkpoint
+    from ..rewind import RewindResult
+
+# The checkpoint and restore code is imported inside the commands that use it: every other
+# command would pay for it at start-up.
 
 CHECKPOINTS_SUFFIX = ".checkpoints.jsonl"
 _SKIP_REASONS = {
@@ -99,6 +97,9 @@ def _local_time(created_at: str) -> str:
 
 
 def _checkpoint_rows(files: SessionFiles, cwd: Path) -> list[dict[str, Any]]:
+    from ..checkpoints import read_checkpoints
+    from ..rewind import available_modes, checkpoint_numbers
+
     records = read_checkpoints(files.checkpoints)
     has_transcript = files.transcript.exists()
     rows = []
@@ -161,6 +162,8 @@ def list_command(
 
 def _choose_mode(records: list[Checkpoint], index: int, files: SessionFiles, number: int) -> RewindMode | None:
     """The numbered rich prompt of the six choices; `None` for cancel."""
+    from ..rewind import available_modes
+
     offered = available_modes(records, index, has_transcript=files.transcript.exists())
     stderr.print(f"Rewind to checkpoint {number}: {safe(records[index].prompt or '(no prompt)', one_line=True)}")
     for position, mode in enumerate(offered, start=1):
@@ -212,6 +215,9 @@ def rewind_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Rewind a session to the state from just before turn N: code, conversation, or both."""
+    from ..checkpoints import read_checkpoints
+    from ..rewind import find_checkpoint, rewind
+
     files = _resolve(ref)
     cwd = session_cwd(files)
     chosen = mode
