@@ -8,6 +8,7 @@ target, followed by an fsync of the folder, so a crash leaves either the old or 
 from __future__ import annotations
 
 import os
+import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,11 +52,15 @@ def fsync_dir(path: Path) -> None:
         os.close(descriptor)
 
 
+STALE_TEMPORARY_SECONDS = 60
+
+
 def atomic_write(path: Path, data: bytes, *, mode: int = FILE_MODE) -> None:
     """Replaces `path` with `data` atomically and durably (temp file, fsync, rename, fsync dir).
 
     The temp file is `<name>.<pid>.tmp` beside the target, the real CLI's naming, and is removed
-    if anything fails before the rename.
+    if anything fails before the rename. One left by a writer that was killed before its rename
+    is removed by the next successful write (see `_remove_stale_temporaries`).
     """
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
@@ -76,6 +81,41 @@ def atomic_write(path: Path, data: bytes, *, mode: int = FILE_MODE) -> None:
             pass
         raise
     fsync_dir(path.parent)
+    _remove_stale_temporaries(path)
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Deletes `<name>.<pid>.tmp` files beside `path` whose writer is gone: the pid names no
+    process and the file is over a minute old (a writer in another pid namespace is still given
+    time to finish). Only that exact naming is touched; `unlink` never follows a link."""
+    prefix, folder = path.name + ".", os.fspath(path.parent)
+    try:
+        entries = os.scandir(folder)
+    except OSError:
+        return
+    with entries:
+        for entry in entries:
+            name = entry.name
+            pid_text = name[len(prefix):-len(".tmp")] if name.startswith(prefix) and name.endswith(".tmp") else ""
+            if not pid_text.isdigit() or _process_exists(int(pid_text)):
+                continue
+            try:
+                if time.time() - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMPORARY_SECONDS:
+                    os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
+
+
+def _process_exists(pid: int) -> bool:
+    if pid <= 0 or pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process (or not a pid we can ask about): keep its file
+    return True
 
 
 def read_text_if_exists(path: Path) -> str | None:
