@@ -91,7 +91,8 @@ class SessionFiles(Frozen):
     session_id: str
 
     def __init__(self, directory: str | os.PathLike[str], session_id: str) -> None:
-        self._set(folder=os.fspath(directory), session_id=session_id)
+        folder = os.fspath(directory)
+        self._set(folder=folder.rstrip(os.sep) or folder, session_id=session_id)  # "a/b/" is "a/b", as Path has it
 
     @classmethod
     def for_transcript(cls, transcript: str | os.PathLike[str]) -> SessionFiles:
