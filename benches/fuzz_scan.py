@@ -43,6 +43,7 @@ import time
 import traceback
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
 REGRESSIONS = ROOT / "tests" / "fixtures" / "fuzz_regressions"
@@ -503,22 +504,16 @@ def replay(path: Path, work: Path) -> str | None:
     """Replays one kept input (`scan-*.jsonl` or `plan-*.json`); the failure, or None."""
     target = "scan" if path.name.startswith("scan-") else "plan"
     work.mkdir(parents=True, exist_ok=True)
-    saved = {key: os.environ.get(key) for key in ("COMMANDCODE_HOME", "COMMANDCODE_INDEX")}
-    try:
-        if target == "scan":
-            run_scan(path.read_bytes(), work)
-        else:
-            run_plan(path.read_bytes(), work, real=True)
-    except Failure as failure:
-        return str(failure)
-    except Exception:  # noqa: BLE001
-        return traceback.format_exc()
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
+    with mock.patch.dict(os.environ):  # the runs point COMMANDCODE_* at their sandboxes; undone here
+        try:
+            if target == "scan":
+                run_scan(path.read_bytes(), work)
             else:
-                os.environ[key] = value
+                run_plan(path.read_bytes(), work, real=True)
+        except Failure as failure:
+            return str(failure)
+        except Exception:  # noqa: BLE001
+            return traceback.format_exc()
     return None
 
 

@@ -234,7 +234,15 @@ pub fn open(transcript: &Path, sidecar: &Path) -> Result<Session> {
     }
     let report = scan::scan_source(&FileSource { file, size: before.len() }, transcript)?;
     let session = Session::from_report(transcript, report, OpenKind::Rebuilt);
-    if let (Some(identity), Some(full)) = (identity_after_scan(transcript, &before, &session.summary), session.full.get()) {
+    write_base_sidecar(transcript, sidecar, &before, &session);
+    Ok(session)
+}
+
+/// Replaces the sidecar with one base segment describing `session`, when the transcript is
+/// still what was scanned (else writes nothing: the next open rebuilds). Best effort: a sidecar
+/// that cannot be written is only a cache miss next time.
+fn write_base_sidecar(transcript: &Path, sidecar: &Path, before: &Metadata, session: &Session) {
+    if let (Some(identity), Some(full)) = (identity_after_scan(transcript, before, &session.summary), session.full.get()) {
         let bytes = format::encode_segment(
             SegmentKind::Base,
             [0; 32],
@@ -245,7 +253,6 @@ pub fn open(transcript: &Path, sidecar: &Path) -> Result<Session> {
         );
         let _ = write_atomically(sidecar, &bytes);
     }
-    Ok(session)
 }
 
 fn is_same_file(path: &Path, metadata: &Metadata) -> bool {
@@ -336,17 +343,7 @@ fn append(transcript: &Path, sidecar: &Path, file: &File, before: &Metadata, old
     report.entries = entries;
     let merged = scan::resume_scan(&source, resume_at, report, transcript)?;
     let session = Session::from_report(transcript, merged, OpenKind::AppendedRewritten);
-    if let (Some(identity), Some(full)) = (identity_after_scan(transcript, before, &session.summary), session.full.get()) {
-        let bytes = format::encode_segment(
-            SegmentKind::Base,
-            [0; 32],
-            &identity,
-            &session.summary,
-            &full.report.entries,
-            &format::sorted_hashes(&full.report.entries),
-        );
-        let _ = write_atomically(sidecar, &bytes);
-    }
+    write_base_sidecar(transcript, sidecar, before, &session);
     Ok(Some(session))
 }
 
