@@ -9,8 +9,8 @@ This script owns benches/results/open.{json,md,png}. For each size asked for it
 2. reads the file once so it sits in the page cache,
 3. measures, each as the median of ``--runs`` whole-process runs after a warm-up
    (``benches/peers.py``): commandcode cold (``COMMANDCODE_INDEX=off``) and warm (its index
-   sidecar primed by one run), each through the CLI (``python -m commandcode sessions context
-   FILE --stats``: the whole context built, only its size printed) and through the library
+   sidecar primed by one run), each through the CLI (``commandcode sessions context FILE
+   --stats``, the installed script: the whole context built, only its size printed) and through the library
    (``commandcode.open_session(FILE).context()`` in ``python -c``); the interpreter's own start
    (``python -c pass``, subtracted in the "minus interpreter start" column); a plain Python open
    with the stdlib ``json`` and with ``orjson``, pi's SessionManager, ``wc -l`` and ``cat``.

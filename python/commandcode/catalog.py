@@ -18,6 +18,7 @@ from typing import Any
 from .errors import AmbiguousSessionError, CommandcodeError, SessionNotFoundError
 from .ids import parse_iso
 from .paths import SessionFiles, is_transcript_name, project_dir, projects_dir
+from .session_refs import resolve_direct
 from .session import Session, open_session
 
 LISTING_CONCURRENCY = 10
@@ -75,7 +76,7 @@ def transcripts_in(directory: Path) -> Iterator[Path]:
                 yield path
 
 
-def project_dirs(*, all_projects: bool, cwd: Path) -> list[Path]:
+def project_dirs(*, all_projects: bool, cwd: str | os.PathLike[str]) -> list[Path]:
     """The project folders a listing covers."""
     if not all_projects:
         return [project_dir(cwd)]
@@ -86,7 +87,7 @@ def project_dirs(*, all_projects: bool, cwd: Path) -> list[Path]:
         return []
 
 
-def list_sessions(cwd: Path, *, include_headless: bool = False, all_projects: bool = False,
+def list_sessions(cwd: str | os.PathLike[str], *, include_headless: bool = False, all_projects: bool = False,
                   errors: list[str] | None = None) -> list[SessionSummary]:
     """Sessions of this directory's project (or every project), newest first.
 
@@ -133,7 +134,7 @@ def _epoch(timestamp: str) -> float:
     return moment.timestamp()
 
 
-def resolve_session(ref: str, cwd: Path) -> SessionFiles:
+def resolve_session(ref: str, cwd: str | os.PathLike[str]) -> SessionFiles:
     """The session a user's reference names.
 
     Raises:
@@ -143,12 +144,9 @@ def resolve_session(ref: str, cwd: Path) -> SessionFiles:
     reference = ref.strip()
     if not reference:
         raise SessionNotFoundError("empty session reference", hint="pass a session id, id prefix or name")
-    as_path = Path(reference).expanduser()
-    if reference.endswith(".jsonl") and as_path.is_file():
-        if not is_transcript_name(as_path.name):
-            raise SessionNotFoundError(f"{reference} is a session sidecar, not a transcript",
-                                       hint="pass the session's .jsonl transcript, its id or its name")
-        return SessionFiles.for_transcript(as_path.resolve())
+    direct = resolve_direct(reference, os.fspath(cwd))
+    if direct is not None:
+        return direct
     local = project_dir(cwd)
     candidates = [local, *[path for path in project_dirs(all_projects=True, cwd=cwd) if path != local]]
     for directory in candidates:

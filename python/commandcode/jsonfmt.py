@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 # One encoder each, made once: `json.dumps` with options builds a new encoder per call, which

@@ -50,9 +50,14 @@ def projects_dir() -> Path:
 
 def project_dir(cwd: str | os.PathLike[str]) -> Path:
     """The project folder for a working directory (the real CLI's slug of the absolute cwd)."""
+    return _path(project_root(cwd))
+
+
+def project_root(cwd: str | os.PathLike[str]) -> str:
+    """`project_dir(cwd)` as a string."""
     from .slug import project_slug  # its regexes are not needed to open a session by path
 
-    return projects_dir() / project_slug(os.fspath(cwd))
+    return os.path.join(data_root(), "projects", project_slug(os.fspath(cwd)))
 
 
 def objects_dir() -> Path:

@@ -1,7 +1,9 @@
 """The `commandcode` command line: headless runs and session inspection.
 
-`app` is the Typer application; `main()` is the console-script entry point. Commands stay thin:
-parse options, call a library function, render the result.
+`main()` is the console-script entry point. The read-only commands that open sessions (`sessions
+context|show|list` with plain flags) go through `fast_path.py`, which does not import typer:
+typer's own import costs several times a warm open of a 1 GB session. Everything else, `--help`
+and every argv the fast path does not recognise exactly, goes to the Typer `app` (`typer_app.py`).
 """
 
 from __future__ import annotations
@@ -9,58 +11,35 @@ from __future__ import annotations
 import atexit
 import os
 import sys
-from typing import Optional
 
-import typer
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typer import Typer
 
-from . import bench_cmd, rewind_cmds, sessions
-from .output import handle_errors
-
-app = typer.Typer(
-    name="commandcode",
-    help="Sessions and checkpoints for AI coding agents, compatible with Command Code.",
-    invoke_without_command=True,
-    no_args_is_help=False,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-app.add_typer(sessions.app, name="sessions")
-rewind_cmds.register(app)
-bench_cmd.register(app)
+    app: Typer
 
 
-@app.callback()
-@handle_errors
-def root(
-    ctx: typer.Context,
-    print_prompt: Optional[str] = typer.Option(None, "-p", "--print", help="Run one headless turn with this prompt."),
-    output_format: str = typer.Option("text", "--output-format", help="text or json (with -p)."),
-    name: Optional[str] = typer.Option(None, "-n", "--name", help="Name the session."),
-    resume: Optional[str] = typer.Option(None, "-r", "--resume", help="Resume a session (id, prefix or name)."),
-    continue_last: bool = typer.Option(False, "-c", "--continue", help="Continue the most recent session here."),
-    no_session: bool = typer.Option(False, "--no-session", help="Write no transcript."),
-    model: str = typer.Option("offline", "--model", help="Model to use (built-in: offline)."),
-    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
-) -> None:
-    """Without a command, runs a headless turn (-p) or prints help."""
-    if version:
-        from .. import __version__
+def __getattr__(name: str) -> object:
+    """`commandcode.cli.app`, imported on first use."""
+    if name == "app":
+        from .typer_app import app
 
-        typer.echo(f"commandcode {__version__}")
-        raise typer.Exit()
-    if ctx.invoked_subcommand is not None:
-        if print_prompt is not None:
-            from ..errors import UsageError
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-            raise UsageError("-p cannot be combined with a subcommand")
-        return
-    if print_prompt is None:
-        typer.echo(ctx.get_help())
-        raise typer.Exit()
-    from .run import run_print  # the agent, writer and checkpoint code: only for a headless turn
 
-    run_print(print_prompt, output_format=output_format, name=name, resume=resume, continue_last=continue_last,
-              no_session=no_session, model_name=model)
+def run(argv: list[str]) -> object:
+    """Runs one command line; returns its exit code (an int, or a message to print)."""
+    from .fast_path import run_fast
+
+    try:
+        if not run_fast(argv):
+            from .typer_app import app
+
+            app(args=argv)
+        return 0
+    except SystemExit as exit_request:
+        return exit_request.code
 
 
 def main() -> None:
@@ -70,11 +49,7 @@ def main() -> None:
     interpreter teardown alone took seconds (measured on a 1 GB session). Exit handlers still
     run first (checkpoint digests are flushed from one), then the output is flushed.
     """
-    try:
-        app()
-        code: object = 0
-    except SystemExit as exit_request:
-        code = exit_request.code
+    code = run(sys.argv[1:])
     if isinstance(code, str):
         sys.stderr.write(code + "\n")
         code = 1

@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
-
-import typer
 
 from ..errors import CommandcodeError
 from ..jsonfmt import escape_lone_surrogates
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
     from rich.console import Console
+
+    F = TypeVar("F", bound=Callable[..., Any])
 
 
 class _LazyConsole:
@@ -42,17 +43,17 @@ class _LazyConsole:
 stdout: Console = _LazyConsole(soft_wrap=True, highlight=False)  # type: ignore[assignment]
 stderr: Console = _LazyConsole(stderr=True, soft_wrap=True, highlight=False)  # type: ignore[assignment]
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 # C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides and isolates.
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_UNPRINTABLE_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+_UNPRINTABLE = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+_UNPRINTABLE_ONE_LINE = "[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
 
 
 def printable(text: str, *, one_line: bool = False) -> str:
     """`text` safe to print: control characters are shown as escapes (`\\x1b`), never sent raw;
     lone surrogates (undecodable file names) as `\\udcff`. `one_line` also escapes line breaks."""
-    pattern = _UNPRINTABLE_ONE_LINE if one_line else _UNPRINTABLE
+    import re  # compiled once and cached by `re`; not loaded by runs that print no text
+
+    pattern = re.compile(_UNPRINTABLE_ONE_LINE if one_line else _UNPRINTABLE)
     if pattern.search(text):
         text = pattern.sub(lambda match: f"\\x{ord(match.group()):02x}" if ord(match.group()) < 0x100
                            else f"\\u{ord(match.group()):04x}", text)
@@ -82,12 +83,15 @@ def print_json_line(value: Any) -> None:
     sys.stdout.flush()
 
 
-def fail(message: str, hint: str | None = None) -> typer.Exit:
-    """Prints `error: message` (and `hint: …`) to stderr; returns the Exit to raise."""
+def fail(message: str, hint: str | None = None) -> SystemExit:
+    """Prints `error: message` (and `hint: …`) to stderr; returns the exit (code 1) to raise.
+
+    A plain `SystemExit`, not typer's: the fast path runs commands without importing typer, and
+    under typer a `SystemExit` from a command passes through to `main()` unchanged."""
     stderr.print(f"[bold red]error[/]: {printable(message, one_line=True)}", markup=True, highlight=False)
     if hint:
         stderr.print(f"[bold cyan]hint[/]: {printable(hint, one_line=True)}", markup=True, highlight=False)
-    return typer.Exit(code=1)
+    return SystemExit(1)
 
 
 def warn(message: str) -> None:

@@ -1,0 +1,165 @@
+"""What `commandcode sessions list|show|context|tree` print, as plain functions.
+
+Typer-free, so the argv fast path (`fast_path.py`) runs these read-only commands without
+importing the command-line framework; `sessions.py` declares the same commands for typer.
+Each view turns errors into one stderr line and exit 1 (`handle_errors`).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..session import Session, open_session
+from ..session_refs import resolve_direct
+from .output import handle_errors, print_json, print_json_line, safe, stdout, warn
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def load(ref: str) -> Session:
+    """The session a reference names (id, unique id prefix, name, or transcript path)."""
+    files = resolve_direct(ref.strip(), os.getcwd())
+    if files is None:
+        from ..catalog import resolve_session  # names, prefixes and other projects
+
+        files = resolve_session(ref, os.getcwd())
+    return open_session(files.sidecar_path(".jsonl"))
+
+
+def _warn_skipped(session: Session) -> None:
+    skipped = session.skipped_lines
+    if skipped:
+        first = skipped[0]
+        warn(f"{session.path.name}: skipped {len(skipped)} unreadable line(s) (first: line {first['line']}, {first['reason']})")
+
+
+@handle_errors
+def list_view(all_sessions: bool = False, all_projects: bool = False, as_json: bool = False) -> None:
+    """Sessions of this directory's project (or every project), newest first."""
+    from ..catalog import list_sessions
+
+    errors: list[str] = []
+    summaries = list_sessions(os.getcwd(), include_headless=all_sessions, all_projects=all_projects,
+                              errors=errors)
+    for error in errors:
+        warn(error)
+    if as_json:
+        print_json([summary.to_dict() for summary in summaries])
+        return
+    if not summaries:
+        stdout.print("No sessions here yet. Start one with `commandcode -p \"hello\"`.")
+        return
+    from rich.table import Table  # only for terminal output
+
+    table = Table(box=None, pad_edge=False)
+    for column in ("ID", "NAME", "MODIFIED", "MSGS", "FIRST MESSAGE"):
+        table.add_column(column, no_wrap=column != "FIRST MESSAGE", overflow="ellipsis")
+    for summary in summaries:
+        first = (summary.first_message or "").splitlines()[0][:60] if summary.first_message else ""
+        table.add_row(safe(summary.id[:8], one_line=True), safe(summary.name or "", one_line=True),
+                      safe(summary.modified[:19].replace("T", " "), one_line=True), str(summary.message_count),
+                      safe(first, one_line=True))
+    stdout.print(table)
+
+
+def describe(session: Session) -> dict[str, Any]:
+    """The `sessions show` fields."""
+    return {
+        "id": session.id,
+        "path": str(session.path),
+        "cwd": session.cwd,
+        "name": session.name,
+        "created": session.created,
+        "modified": session.modified,
+        "message_count": session.message_count,
+        "leaf": session.leaf_id,
+        "model": session.model,
+        "effort": session.effort,
+        "parent_session_id": session.parent_session_id,
+        "entrypoint": session.entrypoint,
+        "header_id": session.header.get("id"),
+        "skipped_lines": [{"line": line["line"], "offset": line["offset"], "reason": line["reason"], "detail": line["detail"]}
+                          for line in session.skipped_lines],
+        "anomalies": dict(session.index.anomalies),
+    }
+
+
+@handle_errors
+def show_view(ref: str, as_json: bool = False) -> None:
+    """One session's details."""
+    session = load(ref)
+    details = describe(session)
+    if as_json:
+        print_json(details)
+        return
+    _warn_skipped(session)
+    for key, value in details.items():
+        if key == "skipped_lines":
+            value = len(value)
+        stdout.print(f"[bold]{key}[/]: {safe(value, one_line=True)}")
+
+
+@handle_errors
+def context_view(ref: str, as_json: bool = False, stats: bool = False) -> None:
+    """The messages the model sees when the session is resumed (`stats`: only its size)."""
+    session = load(ref)
+    context = session.context()
+    if stats:
+        print_json_line({"leaf": context.leaf_id, "entries": session.index.entry_count,
+                         "context_messages": len(context.messages), "skipped_lines": len(session.skipped_lines)})
+        return
+    if as_json:
+        print_json({"leaf": context.leaf_id, "entry_ids": context.entry_ids, "messages": context.messages})
+        return
+    _warn_skipped(session)
+    for entry_id, message in zip(context.entry_ids, context.messages):
+        kinds = ", ".join(str(block.get("type")) for block in message.get("content", []))
+        stdout.print(f"[dim]{safe(entry_id, one_line=True)}[/] [bold]{safe(message.get('role'), one_line=True)}[/] "
+                     f"{safe(kinds, one_line=True)}")
+
+
+@handle_errors
+def tree_view(ref: str, as_json: bool = False, offset: int = 0, limit: int = 0) -> None:
+    """Every entry, its parent, and whether it is on the active path."""
+    session = load(ref)
+    stop = offset + limit if limit else None
+    rows = list(session.tree_rows(offset, stop))
+    if as_json:
+        print_json({"leaf": session.leaf_id, "entry_count": session.index.entry_count, "entries": [
+            {"id": row.id, "parent_id": row.parent_id, "type": row.type, "timestamp": row.timestamp,
+             "label": row.label, "on_active_path": row.on_active_path, "line": row.line} for row in rows]})
+        return
+    _warn_skipped(session)
+    from collections import defaultdict
+
+    children: dict[str | None, list[Any]] = defaultdict(list)
+    known = {row.id for row in rows}
+    for row in rows:
+        children[row.parent_id if row.parent_id in known else None].append(row)
+    from rich.tree import Tree
+
+    root = Tree(f"[bold]{safe(session.name or session.id, one_line=True)}[/]")
+    # Each row is shown once: a parent cycle (or a duplicate id) must not loop, and rows that no
+    # root reaches (a cycle with no way in) are shown as roots of their own, in file order.
+    shown: set[int] = set()
+    starts = sorted(children[None], key=lambda row: row.timestamp)
+    pending = [row for row in rows if row.parent_id in known]
+    while starts:
+        stack = [(root, row) for row in reversed(starts)]
+        while stack:
+            parent_node, row = stack.pop()
+            if row.line in shown:
+                continue
+            shown.add(row.line)
+            marker = "[green]●[/]" if row.on_active_path else "○"
+            label = f" [magenta]\\[{safe(row.label, one_line=True)}][/]" if row.label else ""
+            node = parent_node.add(f"{marker} {safe(row.id, one_line=True)} {row.type}{label} "
+                                   f"[dim]{safe(row.timestamp, one_line=True)}[/]")
+            kids = [child for child in sorted(children[row.id], key=lambda child: child.timestamp, reverse=True)
+                    if child.line not in shown]
+            # A chain without branches stays at one level; only branch points indent.
+            stack.extend((node if len(kids) > 1 else parent_node, child) for child in kids)
+        starts = [row for row in pending if row.line not in shown][:1]
+    stdout.print(root)

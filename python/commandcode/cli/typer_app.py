@@ -1,0 +1,60 @@
+"""The Typer application: every command and option of `commandcode`.
+
+Commands stay thin: parse options, call a library function, render the result. `main()` (in
+`__init__.py`) imports this module only when the argv fast path does not take the command.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from . import bench_cmd, rewind_cmds, sessions
+from .output import handle_errors
+
+app = typer.Typer(
+    name="commandcode",
+    help="Sessions and checkpoints for AI coding agents, compatible with Command Code.",
+    invoke_without_command=True,
+    no_args_is_help=False,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(sessions.app, name="sessions")
+rewind_cmds.register(app)
+bench_cmd.register(app)
+
+
+@app.callback()
+@handle_errors
+def root(
+    ctx: typer.Context,
+    print_prompt: Optional[str] = typer.Option(None, "-p", "--print", help="Run one headless turn with this prompt."),
+    output_format: str = typer.Option("text", "--output-format", help="text or json (with -p)."),
+    name: Optional[str] = typer.Option(None, "-n", "--name", help="Name the session."),
+    resume: Optional[str] = typer.Option(None, "-r", "--resume", help="Resume a session (id, prefix or name)."),
+    continue_last: bool = typer.Option(False, "-c", "--continue", help="Continue the most recent session here."),
+    no_session: bool = typer.Option(False, "--no-session", help="Write no transcript."),
+    model: str = typer.Option("offline", "--model", help="Model to use (built-in: offline)."),
+    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+) -> None:
+    """Without a command, runs a headless turn (-p) or prints help."""
+    if version:
+        from .. import __version__
+
+        typer.echo(f"commandcode {__version__}")
+        raise typer.Exit()
+    if ctx.invoked_subcommand is not None:
+        if print_prompt is not None:
+            from ..errors import UsageError
+
+            raise UsageError("-p cannot be combined with a subcommand")
+        return
+    if print_prompt is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit()
+    from .run import run_print  # the agent, writer and checkpoint code: only for a headless turn
+
+    run_print(print_prompt, output_format=output_format, name=name, resume=resume, continue_last=continue_last,
+              no_session=no_session, model_name=model)
