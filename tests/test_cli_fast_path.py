@@ -135,3 +135,33 @@ def test_the_fast_path_imports_neither_typer_nor_pathlib(cc_home: Path, workdir:
     slow = subprocess.run([sys.executable, "-c", probe, "sessions", "list"], cwd=workdir,
                           env=cli_env(cc_home, COMMANDCODE_FAST_PATH="off"), capture_output=True, text=True, check=True)
     assert "typer" in slow.stderr.split(), "COMMANDCODE_FAST_PATH=off must route through typer (the comparison relies on it)"
+
+
+def _imports(stderr: str) -> list[tuple[str, bool]]:
+    """(module name, imported at top level) in completion order, from `PYTHONPROFILEIMPORTTIME`."""
+    found = []
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            name = line.rsplit("|", 1)[1]
+            if name.strip() and not name.strip().startswith("package"):
+                found.append((name.strip(), not name[1:].startswith(" ")))
+    return found
+
+
+def test_the_installed_command_imports_nothing_before_commandcode(cc_home: Path, workdir: Path) -> None:  # noqa: F811
+    """The `commandcode` script is our own two-line launcher, not pip's console-script one
+    (which imports `re` first: about 10 ms, as much as a warm open of a 1 GB session)."""
+    launcher = Path(sys.executable).parent / "commandcode"
+    assert launcher.is_file(), f"commandcode is not installed beside {sys.executable}"
+    run_ok(["-p", "hello"], workdir, cc_home)
+    transcript = only_transcript(cc_home, workdir)
+    env = cli_env(cc_home, PYTHONPROFILEIMPORTTIME="1")
+    startup = {name for name, _ in _imports(subprocess.run([sys.executable, "-c", "pass"], env=env,
+                                                           capture_output=True, text=True, check=True).stderr)}
+    completed = subprocess.run([str(launcher), "sessions", "context", str(transcript), "--stats"], cwd=workdir, env=env,
+                               capture_output=True, text=True, check=True)
+    assert '"leaf"' in completed.stdout
+    imported = _imports(completed.stderr)
+    ours = next(index for index, (name, _) in enumerate(imported) if name.startswith("commandcode"))
+    before_us = {name for name, top_level in imported[:ours] if top_level}
+    assert before_us <= startup, before_us - startup
