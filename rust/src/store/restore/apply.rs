@@ -26,7 +26,7 @@ use crate::store::digest::ContentId;
 use crate::store::durable::{unique_name, TEMP_SUFFIX};
 use crate::store::objects::ObjectStore;
 use rayon::prelude::*;
-use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ffi::OsStr;
 use std::io::Write;
@@ -291,20 +291,27 @@ fn stage_one(store: &ObjectStore, step: &Step, temp: &Path, folders: &Folders) -
         (None, None) => unreachable!("a write step always has a source"),
     };
     let (folder, name) = folders.split(temp).map_err(|source| Error::io(temp, source))?;
+    // Created with the wanted permission bits (as the umask leaves them): the usual file then
+    // needs no `fchmod` of its own.
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let created = rustix::fs::openat(&*folder, name, flags, Mode::from_raw_mode(0o600))
+    let created = rustix::fs::openat(&*folder, name, flags, Mode::from_raw_mode(step.mode & 0o777))
         .map_err(|errno| Error::io(temp, errno.into()))?;
     let mut file = std::fs::File::from(created);
     file.write_all(bytes).map_err(|source| Error::io(temp, source))?;
+    let mut mode_right = false;
     if let Some((uid, gid)) = step.owner {
         let metadata = file.metadata().map_err(|source| Error::io(temp, source))?;
         if metadata.uid() != uid || metadata.gid() != gid {
             // Only root may give a file away; for anyone else the new file stays theirs.
             let _ =
                 rustix::fs::fchown(&file, Some(rustix::fs::Uid::from_raw(uid)), Some(rustix::fs::Gid::from_raw(gid)));
+        } else {
+            mode_right = metadata.mode() & 0o7777 == step.mode;
         }
     }
-    file.set_permissions(std::fs::Permissions::from_mode(step.mode)).map_err(|source| Error::io(temp, source))?;
+    if !mode_right {
+        file.set_permissions(std::fs::Permissions::from_mode(step.mode)).map_err(|source| Error::io(temp, source))?;
+    }
     Ok(())
 }
 
@@ -322,21 +329,34 @@ fn sync_filesystems(ops: &[JournalOp], folders: &Folders) -> Result<()> {
     Ok(())
 }
 
-/// Swaps one target: the original is set aside (hard link, else rename), the temp renamed in.
+/// Swaps one target: the original is set aside (hard link, else rename), then the temp takes
+/// its place.
+///
+/// With the original hard-linked aside, the temp and the target are exchanged
+/// (`RENAME_EXCHANGE`) and the temp's name, now a second link to the original, is removed: a
+/// plain rename over an existing file makes ext4 write the renamed file's data out on the spot
+/// (`auto_da_alloc`), one file after another, where the `syncfs` that follows writes them all at
+/// once. Every intermediate state is one [`undo_op`] already handles: the set-aside link puts the
+/// original back, and whatever is left at the temp name is removed.
 fn apply_op(op: &JournalOp, folders: &Folders) -> std::io::Result<()> {
     let folder = folders.open(&op.folder)?;
     let name = file_name(&op.target);
     let (aside, aside_name) = folders.split(&op.rollback)?;
     match (op.action, &op.temp) {
         (Action::Write, Some(temp)) => {
+            let (staged, staged_name) = folders.split(temp)?;
             if op.original_existed {
                 // A hard link keeps the target path present throughout; rename is the fallback
                 // on file systems without links.
                 if rustix::fs::linkat(&*folder, name, &*aside, aside_name, AtFlags::empty()).is_err() {
                     rustix::fs::renameat(&*folder, name, &*aside, aside_name)?;
+                } else if rustix::fs::renameat_with(&*staged, staged_name, &*folder, name, RenameFlags::EXCHANGE)
+                    .is_ok()
+                {
+                    return remove_at(&staged, staged_name);
                 }
+                // No exchange (a file system without it): a plain rename replaces the target.
             }
-            let (staged, staged_name) = folders.split(temp)?;
             Ok(rustix::fs::renameat(&*staged, staged_name, &*folder, name)?)
         }
         (Action::Delete, _) => Ok(rustix::fs::renameat(&*folder, name, &*aside, aside_name)?),
@@ -695,6 +715,41 @@ mod tests {
             assert!(matches!(outcome, Some(RecoveryOutcome::RolledBack { .. })));
             assert_eq!(tree(&fixture.project), before, "crash after {done} steps");
         }
+    }
+
+    #[test]
+    fn recovery_puts_back_an_original_caught_mid_exchange() {
+        // A crash between the exchange and the removal of the temp name leaves the new file at
+        // the target, the original both set aside and at the temp name.
+        let fixture = fixture();
+        let target = fixture.project.join("a.txt");
+        std::fs::write(&target, b"original").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let items = vec![RestoreItem {
+            target: target.clone(),
+            desired: content(&fixture, b"restored", 0o644),
+            expected: Expected::Unknown,
+        }];
+        let before = tree(&fixture.project);
+        let verified = super::super::verify::verify(&fixture.store, &items, &options(&fixture)).unwrap();
+        std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
+        let trash = new_trash_dir(&fixture.journal).unwrap();
+        let ops = journal_ops(&verified.steps, Some(&trash));
+        let journal = Journal { state: JournalState::Open, created_dirs: vec![], trash: Some(trash), ops };
+        journal.write(&fixture.journal).unwrap();
+        let folders = Folders::default();
+        stage(&fixture.store, &verified.steps, &journal, &fixture.journal, &folders).unwrap();
+        let op = &journal.ops[0];
+        let temp = op.temp.as_deref().unwrap();
+        std::fs::hard_link(&op.target, &op.rollback).unwrap();
+        let (folder, name) = folders.split(&op.target).unwrap();
+        let (staged, staged_name) = folders.split(temp).unwrap();
+        rustix::fs::renameat_with(&*staged, staged_name, &*folder, name, RenameFlags::EXCHANGE).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"restored");
+        assert_eq!(std::fs::read(temp).unwrap(), b"original");
+        let outcome = recover(&fixture.journal).unwrap();
+        assert!(matches!(outcome, Some(RecoveryOutcome::RolledBack { .. })));
+        assert_eq!(tree(&fixture.project), before);
     }
 
     #[test]

@@ -9,8 +9,8 @@
 //!    is reported at once, and nothing is written.
 //! 2. **Stage** (`apply.rs`): a write-ahead [`journal`] naming every temp and set-aside file is
 //!    fsynced; then each new content goes to a temp file beside its target.
-//! 3. **Apply**: originals are hard-linked (or renamed) aside and temps renamed into place; one
-//!    `syncfs` then makes the new bytes and the renames durable together. If a step fails,
+//! 3. **Apply**: originals are hard-linked (or renamed) aside and temps exchanged (or renamed)
+//!    into place; one `syncfs` then makes the new bytes and the renames durable together. If a step fails,
 //!    every step already taken is undone, so nothing is left half done.
 //! 4. **Commit**: the journal is deleted (durably) and the trash of set-aside originals removed;
 //!    originals set aside beside their targets (another file system) are removed only after the
