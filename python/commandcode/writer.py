@@ -125,9 +125,8 @@ class SessionWriter:
             raise InvalidSessionError(f"entry fields may not set {', '.join(sorted(reserved))}; the writer sets them")
         entry_id = self._new_id()
         parent = self.leaf_id if parent_id is ... else parent_id
-        entry: dict[str, Any] = {"type": entry_type, "id": entry_id, "parentId": parent, "timestamp": iso_now()}
-        entry.update(fields)
-        self._pending.append(encode_line(entry))
+        # The line of `{"type", "id", "parentId", "timestamp", **fields}`, without building that dict.
+        self._pending.append(_native.json_encode_entry(entry_type, entry_id, parent, iso_now(), fields))
         if entry_type == "message" and fields.get("message", {}).get("role") == "assistant":
             self._pending_has_assistant = True
         self.leaf_id = entry_id
