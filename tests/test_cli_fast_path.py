@@ -121,7 +121,7 @@ def test_a_sidecar_path_is_refused_on_the_fast_path(cc_home: Path, workdir: Path
     assert completed.returncode == 1 and "is a session sidecar, not a transcript" in completed.stderr
 
 
-def test_the_fast_path_imports_neither_typer_nor_pathlib(cc_home: Path, workdir: Path) -> None:  # noqa: F811
+def test_the_fast_path_imports_neither_typer_nor_json(cc_home: Path, workdir: Path) -> None:  # noqa: F811
     run_ok(["-p", "hello"], workdir, cc_home)
     transcript = only_transcript(cc_home, workdir)
     probe = ("import sys; from commandcode.cli import run; code = run(sys.argv[1:]); "
@@ -131,7 +131,8 @@ def test_the_fast_path_imports_neither_typer_nor_pathlib(cc_home: Path, workdir:
                                    capture_output=True, text=True, check=True)
         loaded = set(completed.stderr.split())
         assert '"leaf"' in completed.stdout
-        assert loaded & {"typer", "click", "rich", "pathlib", "typing", "dataclasses", "commandcode.catalog"} == set(), args
+        assert loaded & {"typer", "click", "rich", "pathlib", "typing", "dataclasses", "json", "re", "enum",
+                          "commandcode.catalog"} == set(), args
     slow = subprocess.run([sys.executable, "-c", probe, "sessions", "list"], cwd=workdir,
                           env=cli_env(cc_home, COMMANDCODE_FAST_PATH="off"), capture_output=True, text=True, check=True)
     assert "typer" in slow.stderr.split(), "COMMANDCODE_FAST_PATH=off must route through typer (the comparison relies on it)"

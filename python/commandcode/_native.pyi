@@ -5,7 +5,7 @@ Errors: `commandcode.errors.UnsupportedFormatError` (newer transcript version),
 `RestoreError` and `ChangedOutsideError` (store and restore), `OSError` with `filename` set.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from os import PathLike
 from typing import Any, Literal
 
@@ -170,3 +170,26 @@ def recover_restore(journal: _Path) -> tuple[str, list[str]] | None:
 def free_space(path: _Path) -> int | None: ...
 def content_id(data: bytes) -> str:
     """The blake3 hex of `data`."""
+
+# JSON encoding (text-identical to Python's `json` with `ensure_ascii=False`, lone surrogates
+# written as `\udXXX` escapes). Errors as json's: `TypeError` (unsupported value or key type,
+# unless `default` handles the value), `ValueError` (NaN/inf while `allow_nan` is off, circular
+# reference), `RecursionError` (nesting past `sys.getrecursionlimit()`, at most 3,000 levels).
+
+def json_dumps(
+    value: Any,
+    *,
+    indent: int | None = None,
+    separators: tuple[str, str] | None = None,
+    allow_nan: bool = False,
+    default: Callable[[Any], Any] | None = None,
+) -> str:
+    """`json.dumps(value, ensure_ascii=False, indent=..., separators=..., allow_nan=..., default=...)`;
+    `separators` default to the compact `(",", ":")`."""
+
+def json_encode_line(value: Any) -> bytes:
+    """The compact line of `value` and `\\n`, as UTF-8 (a JSONL record)."""
+
+def json_encode_entry(entry_type: str, id: str, parent_id: str | None, timestamp: str, fields: dict[str, Any]) -> bytes:
+    """The record of `{"type": entry_type, "id": id, "parentId": parent_id, "timestamp": timestamp,
+    **fields}`, as `json_encode_line` writes it, without building that dict."""

@@ -96,13 +96,8 @@ class SessionWriter:
     def _id_taken(self, candidate: str) -> bool:
         if candidate in self._known_ids:
             return True
-        if self._index is None:
-            return False
-        try:
-            self._index.envelope(candidate)
-        except KeyError:
-            return False
-        return True
+        # `in` on the index answers a fresh id from the sidecar's id hashes, without raising.
+        return self._index is not None and candidate in self._index
 
     def __contains__(self, candidate: object) -> bool:
         """Whether an entry id is taken in this session (written, pending, or in the file)."""
@@ -120,14 +115,13 @@ class SessionWriter:
         """
         if entry_type not in ENTRY_TYPES:
             raise InvalidSessionError(f"unknown entry type {entry_type!r}")
-        reserved = ENVELOPE_KEYS.intersection(fields)
-        if reserved:
+        if not ENVELOPE_KEYS.isdisjoint(fields):  # no set built per entry
+            reserved = ENVELOPE_KEYS.intersection(fields)
             raise InvalidSessionError(f"entry fields may not set {', '.join(sorted(reserved))}; the writer sets them")
         entry_id = self._new_id()
         parent = self.leaf_id if parent_id is ... else parent_id
-        entry: dict[str, Any] = {"type": entry_type, "id": entry_id, "parentId": parent, "timestamp": iso_now()}
-        entry.update(fields)
-        self._pending.append(encode_line(entry))
+        # The line of `{"type", "id", "parentId", "timestamp", **fields}`, without building that dict.
+        self._pending.append(_native.json_encode_entry(entry_type, entry_id, parent, iso_now(), fields))
         if entry_type == "message" and fields.get("message", {}).get("role") == "assistant":
             self._pending_has_assistant = True
         self.leaf_id = entry_id

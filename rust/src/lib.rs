@@ -2,6 +2,7 @@
 //!
 //! - [`scan`]: torn-line-tolerant scanning of a Command Code v3 transcript into entry envelopes.
 //! - [`json`]: a validating JSON cursor that skips payloads at memory speed.
+//! - [`json_text`]: JSON string and float literals written exactly as Python's `json` writes them.
 //! - [`envelope`]: what one line is: its type, ids and the few fields the tree needs.
 //! - [`tree`]: the session tree (leaf, active path, labels, context plan) over scanned envelopes.
 //! - [`index`]: the index sidecar (a cached scan, reused when the transcript is unchanged or appended).
@@ -15,6 +16,7 @@ pub mod envelope;
 pub mod error;
 pub mod index;
 pub mod json;
+pub mod json_text;
 pub mod scan;
 pub mod store;
 pub mod tree;

@@ -2,6 +2,7 @@
 //! core with the GIL released, and convert results. No logic lives here.
 
 mod errors;
+mod json_encode;
 mod session_index;
 mod store;
 
@@ -24,5 +25,8 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(store::recover_restore, module)?)?;
     module.add_function(wrap_pyfunction!(store::free_space, module)?)?;
     module.add_function(wrap_pyfunction!(store::content_id, module)?)?;
+    module.add_function(wrap_pyfunction!(json_encode::json_dumps, module)?)?;
+    module.add_function(wrap_pyfunction!(json_encode::json_encode_line, module)?)?;
+    module.add_function(wrap_pyfunction!(json_encode::json_encode_entry, module)?)?;
     Ok(())
 }
