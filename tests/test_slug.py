@@ -8,6 +8,8 @@ Node.js 20, default options, ``slugify(cwd) || "root"``), not by the port.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from commandcode import slug as slug_module
 
@@ -140,3 +142,21 @@ def test_the_ascii_fast_path_tables_are_the_ascii_part_of_the_full_tables() -> N
     assert slug_module._ASCII_REPLACEMENTS == tuple((k, v) for k, v in table.items() if k.isascii())
     ascii_diacritics = {cp: None for a, b in _DIACRITIC_RANGES for cp in range(a, min(b, 0x7F) + 1)}
     assert slug_module._ASCII_DIACRITICS == ascii_diacritics
+
+
+_PATH_ALPHABET = "abcxyz0189/-_. &^`~@#%+=,;:!?()[]{}\\\"\t\n"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=_PATH_ALPHABET, max_size=40))
+def test_the_regex_free_path_equals_the_pattern_pipeline(cwd: str) -> None:
+    """A lowercase ASCII cwd without apostrophes skips `re`: same slug as the full pipeline."""
+    transliterated = slug_module._transliterate(cwd)
+    assert slug_module._slugify(cwd) == slug_module._slugify_with_patterns(transliterated)
+
+
+@pytest.mark.parametrize("cwd", ["/home/dev/proj", "/srv/a--b/c__d/", "-x-", "/a&b^c`d", "/tmp/  spaced  /", "///"])
+def test_lowercase_ascii_paths_take_the_regex_free_path(cwd: str) -> None:
+    transliterated = slug_module._transliterate(cwd)
+    assert slug_module._NEEDS_PATTERNS.isdisjoint(transliterated)
+    assert slug_module._slugify(cwd) == slug_module._slugify_with_patterns(transliterated)

@@ -39,8 +39,10 @@ across Node versions in exactly the same way.
 from __future__ import annotations
 
 import functools
-import re
-import unicodedata
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 __all__ = ["project_slug"]
 
@@ -95,6 +97,8 @@ def _build_phases(
 @functools.cache
 def _unicode_tables() -> tuple[tuple[dict[int, str] | tuple[str, str], ...], re.Pattern[str]]:
     """The replacement phases and the diacritic pattern, built on first non-ASCII input."""
+    import re
+
     from ._slug_tables import _DIACRITIC_RANGES
 
     diacritics = re.compile(
@@ -109,24 +113,46 @@ def _unicode_tables() -> tuple[tuple[dict[int, str] | tuple[str, str], ...], re.
 _ASCII_REPLACEMENTS: tuple[tuple[str, str], ...] = (("&", " and "),)
 _ASCII_DIACRITICS: dict[int, None] = {ord("^"): None, ord("`"): None}
 
-# decamelize() from slugify/index.js.  JS ``\d`` is ASCII-only, hence [0-9].
-_DECAMELIZE = (
-    (re.compile(r"([A-Z]{2,})([0-9]+)"), r"\1 \2"),
-    (re.compile(r"([a-z0-9]+)([A-Z]{2,})"), r"\1 \2"),
-    (re.compile(r"([a-z0-9])([A-Z])"), r"\1 \2"),
-    # `[a-rt-z]` skips `s` so plural acronyms like `APIs` stay together.
-    (re.compile(r"([A-Z]+)([A-Z][a-rt-z0-9]+)"), r"\1 \2"),
-)
 
-# /([a-zA-Z\d]+)'([ts])(\s|$)/g with JS's exact ``\s`` set (Python's differs:
-# it lacks U+FEFF and adds U+001C..U+001F, U+0085) and JS's ``$`` (end of
-# input only, unlike Python's ``$`` which also matches before a final "\n").
-_CONTRACTION_RE = re.compile(
-    r"([a-zA-Z0-9]+)'([ts])"
-    r"([\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]|\Z)"
-)
-_NON_SLUG_RE = re.compile(r"[^a-z0-9]+")
-_REPEATED_SEPARATOR_RE = re.compile(r"-{2,}")
+@functools.cache
+def _patterns() -> tuple[tuple[tuple[re.Pattern[str], str], ...], re.Pattern[str], re.Pattern[str],
+                         re.Pattern[str]]:
+    """decamelize's four patterns, the contraction, non-slug and repeated-separator patterns.
+
+    Compiled on first use: a lowercase ASCII cwd (the common case) never needs them."""
+    import re
+
+    # decamelize() from slugify/index.js.  JS ``\d`` is ASCII-only, hence [0-9].
+    decamelize = (
+        (re.compile(r"([A-Z]{2,})([0-9]+)"), r"\1 \2"),
+        (re.compile(r"([a-z0-9]+)([A-Z]{2,})"), r"\1 \2"),
+        (re.compile(r"([a-z0-9])([A-Z])"), r"\1 \2"),
+        # `[a-rt-z]` skips `s` so plural acronyms like `APIs` stay together.
+        (re.compile(r"([A-Z]+)([A-Z][a-rt-z0-9]+)"), r"\1 \2"),
+    )
+    # /([a-zA-Z\d]+)'([ts])(\s|$)/g with JS's exact ``\s`` set (Python's differs:
+    # it lacks U+FEFF and adds U+001C..U+001F, U+0085) and JS's ``$`` (end of
+    # input only, unlike Python's ``$`` which also matches before a final "\n").
+    contraction = re.compile(
+        r"([a-zA-Z0-9]+)'([ts])"
+        r"([\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]|\Z)"
+    )
+    return decamelize, contraction, re.compile(r"[^a-z0-9]+"), re.compile(r"-{2,}")
+
+
+_SLUG_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_NEEDS_PATTERNS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ'")
+
+
+def _dash_runs(text: str) -> str:
+    """``[^a-z0-9]+`` → ``-`` without `re` (each maximal run becomes one dash, so no ``--``)."""
+    out: list[str] = []
+    for character in text:
+        if character in _SLUG_CHARACTERS:
+            out.append(character)
+        elif not out or out[-1] != "-":
+            out.append("-")
+    return "".join(out)
 
 
 def _transliterate(text: str) -> str:
@@ -136,6 +162,8 @@ def _transliterate(text: str) -> str:
                 text = text.replace(key, value)
         # NFC/NFD are identities on ASCII; only ``^`` and ``` ` `` are diacritics.
         return text.translate(_ASCII_DIACRITICS)
+    import unicodedata
+
     phases, diacritics = _unicode_tables()
     text = unicodedata.normalize("NFC", text)
     for phase in phases:
@@ -151,13 +179,23 @@ def _transliterate(text: str) -> str:
 
 def _slugify(text: str) -> str:
     text = _transliterate(text)
-    for pattern, replacement in _DECAMELIZE:
+    if text.isascii() and _NEEDS_PATTERNS.isdisjoint(text):
+        # No capital and no apostrophe: decamelize, lower() and the contraction rule change
+        # nothing, and only the separator runs remain (`tests/test_slug.py` checks it equals
+        # the pattern pipeline below).
+        return _dash_runs(text).strip("-")
+    return _slugify_with_patterns(text)
+
+
+def _slugify_with_patterns(text: str) -> str:
+    decamelize, contraction, non_slug, repeated_separator = _patterns()
+    for pattern, replacement in decamelize:
         text = pattern.sub(replacement, text)
     text = text.lower()
-    text = _CONTRACTION_RE.sub(r"\1\2\3", text)
-    text = _NON_SLUG_RE.sub("-", text)
+    text = contraction.sub(r"\1\2\3", text)
+    text = non_slug.sub("-", text)
     # (Upstream also strips backslashes here; none can survive the line above.)
-    text = _REPEATED_SEPARATOR_RE.sub("-", text)
+    text = repeated_separator.sub("-", text)
     return text.strip("-")
 
 
