@@ -81,29 +81,28 @@ impl<'a, 'py> Encoder<'a, 'py> {
 
     #[inline(never)]
     fn list(&mut self, list: &Bound<'py, PyList>, level: usize) -> PyResult<()> {
-        if list.is_empty() {
-            self.out.extend_from_slice(b"[]");
-            return Ok(());
-        }
-        self.enter(list.as_any())?;
-        self.open(b'[', level);
-        for (position, item) in list.iter().enumerate() {
-            self.item_start(position, level);
-            self.value(&item, level + 1)?;
-        }
-        self.close(b']', level);
-        Ok(())
+        self.array(list.as_any(), list.iter(), level)
     }
 
     #[inline(never)]
     fn tuple(&mut self, tuple: &Bound<'py, PyTuple>, level: usize) -> PyResult<()> {
-        if tuple.is_empty() {
+        self.array(tuple.as_any(), tuple.iter(), level)
+    }
+
+    /// A list or tuple (and their subclasses, read as the C encoder reads them): `[...]`.
+    fn array(
+        &mut self,
+        owner: &Bound<'py, PyAny>,
+        items: impl ExactSizeIterator<Item = Bound<'py, PyAny>>,
+        level: usize,
+    ) -> PyResult<()> {
+        if items.len() == 0 {
             self.out.extend_from_slice(b"[]");
             return Ok(());
         }
-        self.enter(tuple.as_any())?;
+        self.enter(owner)?;
         self.open(b'[', level);
-        for (position, item) in tuple.iter().enumerate() {
+        for (position, item) in items.enumerate() {
             self.item_start(position, level);
             self.value(&item, level + 1)?;
         }

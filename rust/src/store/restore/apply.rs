@@ -549,6 +549,16 @@ mod tests {
         Desired::Content { source: BackupSource::Object(id), mode: Some(mode) }
     }
 
+    /// Verifies `items` and builds the open journal a restore of them starts with (its trash
+    /// folder made), for tests that then stage and apply by hand to simulate a crash.
+    fn open_journal(fixture: &Fixture, items: &[RestoreItem]) -> (Verified, Journal) {
+        let verified = super::super::verify::verify(&fixture.store, items, &options(fixture)).unwrap();
+        std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
+        let trash = new_trash_dir(&fixture.journal).unwrap();
+        let ops = journal_ops(&verified.steps, Some(&trash));
+        (verified, Journal { state: JournalState::Open, created_dirs: vec![], trash: Some(trash), ops })
+    }
+
     fn options(fixture: &Fixture) -> RestoreOptions {
         RestoreOptions { confine_to: Some(fixture.project.clone()), ..RestoreOptions::default() }
     }
@@ -699,11 +709,7 @@ mod tests {
                 },
             ];
             let before = tree(&fixture.project);
-            let verified = super::super::verify::verify(&fixture.store, &items, &options(&fixture)).unwrap();
-            std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
-            let trash = new_trash_dir(&fixture.journal).unwrap();
-            let ops = journal_ops(&verified.steps, Some(&trash));
-            let journal = Journal { state: JournalState::Open, created_dirs: vec![], trash: Some(trash), ops };
+            let (verified, journal) = open_journal(&fixture, &items);
             let folders = Folders::default();
             stage(&fixture.store, &verified.steps, &journal, &fixture.journal, &folders).unwrap();
             std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
@@ -731,11 +737,7 @@ mod tests {
             expected: Expected::Unknown,
         }];
         let before = tree(&fixture.project);
-        let verified = super::super::verify::verify(&fixture.store, &items, &options(&fixture)).unwrap();
-        std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
-        let trash = new_trash_dir(&fixture.journal).unwrap();
-        let ops = journal_ops(&verified.steps, Some(&trash));
-        let journal = Journal { state: JournalState::Open, created_dirs: vec![], trash: Some(trash), ops };
+        let (verified, journal) = open_journal(&fixture, &items);
         journal.write(&fixture.journal).unwrap();
         let folders = Folders::default();
         stage(&fixture.store, &verified.steps, &journal, &fixture.journal, &folders).unwrap();
