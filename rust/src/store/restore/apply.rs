@@ -18,15 +18,17 @@
 //! new files are on disk; the trash is swept by the next recovery).
 
 use super::folders::{exists_at, remove_at, Folders};
-use super::journal::{Journal, JournalLock, JournalOp, JournalState, RecoveryOutcome};
-use super::verify::{load, Step, Verified};
-use super::{Action, Plan, RestoreOptions};
+use super::journal::{Journal, JournalLock, JournalOp, JournalSource, JournalState, Method, Recovery, RecoveryOutcome};
+use super::redo::redo_all;
+use super::target_io::{holds, write_in_place, Overwrite};
+use super::verify::{load, Original, Step, Verified};
+use super::{Action, BackupSource, Plan, RestoreOptions};
 use crate::error::{Error, Result};
-use crate::store::digest::ContentId;
-use crate::store::durable::{unique_name, TEMP_SUFFIX};
+use crate::store::durable::{self, unique_name, TEMP_SUFFIX};
 use crate::store::objects::ObjectStore;
 use rayon::prelude::*;
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ffi::OsStr;
 use std::io::Write;
@@ -93,10 +95,20 @@ fn device_of(folder: &Path) -> Option<u64> {
     None
 }
 
-/// The journal ops for verified steps: a temp name beside each target, and a place to set the
-/// original aside: in the trash folder when it shares the target's file system (the user's
-/// folders then never see a stray file, and freeing the old bytes can wait), else beside it.
-fn journal_ops(steps: &[Step], trash: Option<&Path>) -> Vec<JournalOp> {
+/// Where the companion's new bytes are kept, durably, while a restore is open: recovery
+/// completes the companion from this copy.
+fn companion_copy(journal_path: &Path) -> PathBuf {
+    let mut name = journal_path.as_os_str().to_owned();
+    name.push(".companion");
+    PathBuf::from(name)
+}
+
+/// The journal ops for verified steps. A target kept for overwriting in place gets no temp and
+/// no set-aside original; every other write gets a temp name beside its target, and every
+/// swapped or deleted original a place to be set aside: in the trash folder when it shares the
+/// target's file system (the user's folders then never see a stray file, and freeing the old
+/// bytes can wait), else beside it. The companion's source is its copy beside the journal.
+fn journal_ops(steps: &[Step], trash: Option<&Path>, companion: &Path) -> Vec<JournalOp> {
     let trash_device = trash.and_then(|folder| std::fs::metadata(folder).ok()).map(|metadata| metadata.dev());
     let mut devices: HashMap<&Path, Option<u64>> = HashMap::new();
     steps
@@ -110,17 +122,58 @@ fn journal_ops(steps: &[Step], trash: Option<&Path>) -> Vec<JournalOp> {
                 }
                 _ => sibling(&step.folder, &step.target, ROLLBACK_SUFFIX),
             };
+            let write = step.action == Action::Write;
+            let method = if step.original.is_some() { Method::InPlace } else { Method::Swap };
+            let source = match &step.source {
+                _ if !write => None,
+                Some(BackupSource::Object(id)) => Some(JournalSource::Object(*id)),
+                Some(BackupSource::RawBlob { folder, digest }) => {
+                    Some(JournalSource::RawBlob { folder: folder.clone(), digest: *digest })
+                }
+                None => Some(JournalSource::File(companion.to_owned())),
+            };
             JournalOp {
                 action: step.action,
                 target: step.target.clone(),
                 folder: step.folder.clone(),
-                temp: (step.action == Action::Write).then(|| sibling(&step.folder, &step.target, TEMP_SUFFIX)),
+                temp: (write && method == Method::Swap).then(|| sibling(&step.folder, &step.target, TEMP_SUFFIX)),
                 rollback,
                 original_existed: step.original_existed,
-                content: step.content.filter(|_| step.action == Action::Write),
+                content: step.content.filter(|_| write),
+                method,
+                source,
+                mode: step.mode,
+                before: step.before,
             }
         })
         .collect()
+}
+
+/// Makes the trash folder, writes the companion's copy, then the open journal, all durably:
+/// every source must be durable before the journal that names it, since recovery completes
+/// the restore from them. On failure nothing is left behind.
+fn open_restore(store: &ObjectStore, steps: &[Step], journal_path: &Path) -> Result<Journal> {
+    let trash = new_trash_dir(journal_path)?;
+    let companion = companion_copy(journal_path);
+    let ops = journal_ops(steps, Some(&trash), &companion);
+    let journal = Journal::open(store.root(), missing_dirs(steps), Some(trash), ops);
+    let companion_bytes = steps
+        .iter()
+        .find(|step| step.action == Action::Write && step.source.is_none())
+        .and_then(|step| step.bytes.as_deref());
+    let opened = match companion_bytes {
+        Some(bytes) => durable::write_atomic(&companion, bytes, 0o600),
+        None => Ok(()),
+    }
+    .and_then(|()| journal.write(journal_path));
+    match opened {
+        Ok(()) => Ok(journal),
+        Err(error) => {
+            remove_trash(&journal);
+            let _ = std::fs::remove_file(&companion);
+            Err(error)
+        }
+    }
 }
 
 /// Carries out a verified restore; returns its plan.
@@ -134,14 +187,11 @@ pub(super) fn run(
     if steps.is_empty() {
         return Ok(plan);
     }
-    let trash = new_trash_dir(journal_path)?;
-    let ops = journal_ops(&steps, Some(&trash));
-    let mut journal =
-        Journal { state: JournalState::Open, created_dirs: missing_dirs(&steps), trash: Some(trash), ops };
-    if let Err(error) = journal.write(journal_path) {
-        remove_trash(&journal);
-        return Err(error);
-    }
+    let mut journal = open_restore(store, &steps, journal_path)?;
+    let companion = companion_copy(journal_path);
+    // By op, the original of each target overwritten in place once its overwrite has begun:
+    // an undo writes back exactly these (and never touches a file it did not write).
+    let mut touched: Vec<Option<&Original>> = vec![None; steps.len()];
 
     // Every existing target folder is opened now, just after verification: later steps run
     // through these handles, and each apply step first checks its folder's path still leads here.
@@ -149,14 +199,15 @@ pub(super) fn run(
     let staged = open_folders(&journal, journal_path, &folders)
         .and_then(|()| stage(store, &steps, &journal, journal_path, &folders));
     if let Err(error) = staged {
-        return Err(abandon(&journal, journal_path, error, &folders));
+        return Err(abandon(&journal, journal_path, error, &folders, &touched));
     }
     let trusted = options.confine_to.as_deref().and_then(|root| std::fs::canonicalize(root).ok());
-    if let Err(failure) = apply_all(&journal, journal_path, options, &folders, trusted.as_deref()) {
-        return Err(abandon(&journal, journal_path, failure, &folders));
+    let applied = apply_all(store, &steps, &journal, journal_path, options, &folders, trusted.as_deref(), &mut touched);
+    if let Err(failure) = applied {
+        return Err(abandon(&journal, journal_path, failure, &folders, &touched));
     }
     if let Err(error) = sync_filesystems(&journal.ops, &folders) {
-        return Err(abandon(&journal, journal_path, error, &folders));
+        return Err(abandon(&journal, journal_path, error, &folders, &touched));
     }
     // The commit. When every original was set aside in the trash folder, deleting the journal
     // (durably) is the commit: before that, recovery undoes the restore from an intact trash;
@@ -170,6 +221,7 @@ pub(super) fn run(
         finish(&journal, &folders);
     }
     Journal::remove(journal_path)?;
+    let _ = std::fs::remove_file(&companion);
     // The restore is complete and durable; freeing the old bytes is garbage collection. It runs
     // in the background, and whatever a process exit interrupts is swept by the next recovery.
     if let Some(trash) = journal.trash {
@@ -180,21 +232,35 @@ pub(super) fn run(
     Ok(plan)
 }
 
-/// Runs every swap in order, each after checking its folder still is the one verified; the
-/// first failure is returned (the caller undoes everything).
-fn apply_all(
+/// Runs every step in order, each after checking its folder still is the one verified; the
+/// first failure is returned (the caller undoes everything). Records in `touched` each target
+/// whose in-place overwrite began.
+#[allow(clippy::too_many_arguments, reason = "the state of one restore, passed down")]
+fn apply_all<'a>(
+    store: &ObjectStore,
+    steps: &'a [Step],
     journal: &Journal,
     journal_path: &Path,
     options: &RestoreOptions,
     folders: &Folders,
     trusted: Option<&Path>,
+    touched: &mut [Option<&'a Original>],
 ) -> Result<()> {
-    for (index, op) in journal.ops.iter().enumerate() {
+    for (index, (op, step)) in journal.ops.iter().zip(steps).enumerate() {
         if !options.faults.step_delay.is_zero() {
             std::thread::sleep(options.faults.step_delay);
         }
         let result = if options.faults.fail_before_step == Some(index) {
             Err(std::io::Error::other("injected failure"))
+        } else if let (Method::InPlace, Some(original)) = (op.method, &step.original) {
+            let bytes = step_bytes(store, step)?;
+            let data = step.content != Some(original.content);
+            folders.check(&op.folder, trusted).and_then(|()| {
+                let (folder, name) = folders.split(&op.target)?;
+                let overwrite = Overwrite::open(&folder, name, Some((original.device, original.inode)))?;
+                touched[index] = Some(original);
+                overwrite.write(&bytes, step.mode, data)
+            })
         } else {
             folders.check(&op.folder, trusted).and_then(|()| apply_op(op, folders))
         };
@@ -212,10 +278,19 @@ fn apply_all(
 
 /// Undoes everything after a failure and returns the error to report: `error` itself when the
 /// undo worked (the journal is removed), else a failure that says the journal was kept.
-fn abandon(journal: &Journal, journal_path: &Path, error: Error, folders: &Folders) -> Error {
-    match undo_all(journal, folders) {
+fn abandon(
+    journal: &Journal,
+    journal_path: &Path,
+    error: Error,
+    folders: &Folders,
+    touched: &[Option<&Original>],
+) -> Error {
+    match undo_all(journal, folders, touched) {
         Ok(()) => match Journal::remove(journal_path) {
-            Ok(()) => error,
+            Ok(()) => {
+                let _ = std::fs::remove_file(companion_copy(journal_path));
+                error
+            }
             Err(remove_error) => remove_error,
         },
         Err(source) => {
@@ -270,10 +345,10 @@ fn stage(store: &ObjectStore, steps: &[Step], journal: &Journal, journal_path: &
     })
 }
 
-fn stage_one(store: &ObjectStore, step: &Step, temp: &Path, folders: &Folders) -> Result<()> {
-    let reloaded;
-    let bytes = match (&step.bytes, &step.source) {
-        (Some(bytes), _) => bytes,
+/// The new bytes of a write: kept from verification, else read again (and checked again).
+fn step_bytes<'a>(store: &ObjectStore, step: &'a Step) -> Result<Cow<'a, [u8]>> {
+    match (&step.bytes, &step.source) {
+        (Some(bytes), _) => Ok(Cow::Borrowed(bytes)),
         (None, Some(source)) => {
             let (content, bytes) = load(store, source).map_err(|kind| Error::RestoreRefused {
                 problems: vec![super::RestoreProblem { target: step.target.clone(), kind }],
@@ -285,11 +360,14 @@ fn stage_one(store: &ObjectStore, step: &Step, temp: &Path, folders: &Folders) -
                     reason: "changed between verification and staging".into(),
                 });
             }
-            reloaded = bytes;
-            &reloaded
+            Ok(Cow::Owned(bytes))
         }
         (None, None) => unreachable!("a write step always has a source"),
-    };
+    }
+}
+
+fn stage_one(store: &ObjectStore, step: &Step, temp: &Path, folders: &Folders) -> Result<()> {
+    let bytes = step_bytes(store, step)?;
     let (folder, name) = folders.split(temp).map_err(|source| Error::io(temp, source))?;
     // Created with the wanted permission bits (as the umask leaves them): the usual file then
     // needs no `fchmod` of its own.
@@ -297,7 +375,7 @@ fn stage_one(store: &ObjectStore, step: &Step, temp: &Path, folders: &Folders) -
     let created = rustix::fs::openat(&*folder, name, flags, Mode::from_raw_mode(step.mode & 0o777))
         .map_err(|errno| Error::io(temp, errno.into()))?;
     let mut file = std::fs::File::from(created);
-    file.write_all(bytes).map_err(|source| Error::io(temp, source))?;
+    file.write_all(&bytes).map_err(|source| Error::io(temp, source))?;
     let mut mode_right = false;
     if let Some((uid, gid)) = step.owner {
         let metadata = file.metadata().map_err(|source| Error::io(temp, source))?;
@@ -364,19 +442,18 @@ fn apply_op(op: &JournalOp, folders: &Folders) -> std::io::Result<()> {
     }
 }
 
-/// Whether the regular file `name` in `folder` holds exactly `content`.
-fn holds(folder: &rustix::fd::OwnedFd, name: &OsStr, content: &ContentId) -> bool {
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let Ok(opened) = rustix::fs::openat(folder, name, flags, Mode::empty()) else { return false };
-    let mut hasher = blake3::Hasher::new();
-    hasher.update_reader(std::fs::File::from(opened)).is_ok() && ContentId::from(hasher.finalize()) == *content
-}
-
 /// Puts one target back as it was before the restore, judging from what is on disk. The
 /// target's folder is opened only when something must change in it, so an op that never ran in
 /// a folder that has since been swapped away does not fail the undo.
-fn undo_op(op: &JournalOp, folders: &Folders) -> std::io::Result<()> {
+fn undo_op(op: &JournalOp, original: Option<&Original>, folders: &Folders) -> std::io::Result<()> {
     let name = file_name(&op.target);
+    if op.method == Method::InPlace {
+        // Untouched (its overwrite never began): nothing to put back.
+        let Some(original) = original else { return Ok(()) };
+        let folder = folders.open(&op.folder)?;
+        let data = !holds(&folder, name, &original.content);
+        return write_in_place(&folder, name, &original.bytes, original.mode, data);
+    }
     let staged = |temp: &Path| -> std::io::Result<bool> {
         let (folder, temp_name) = folders.split(temp)?;
         Ok(exists_at(&folder, temp_name))
@@ -409,10 +486,12 @@ fn undo_op(op: &JournalOp, folders: &Folders) -> std::io::Result<()> {
 }
 
 /// Undoes every op (newest first) and removes the folders the restore created, when empty.
-fn undo_all(journal: &Journal, folders: &Folders) -> std::io::Result<()> {
+/// `touched` holds, by op, the originals of targets whose in-place overwrite began (empty for
+/// a version 1 journal, which overwrites nothing in place).
+fn undo_all(journal: &Journal, folders: &Folders, touched: &[Option<&Original>]) -> std::io::Result<()> {
     let mut first_error = None;
-    for op in journal.ops.iter().rev() {
-        if let Err(error) = undo_op(op, folders) {
+    for (index, op) in journal.ops.iter().enumerate().rev() {
+        if let Err(error) = undo_op(op, touched.get(index).copied().flatten(), folders) {
             first_error.get_or_insert(error);
         }
     }
@@ -480,14 +559,15 @@ pub fn recover(journal: &Path) -> Result<Option<RecoveryOutcome>> {
 pub(super) fn recover_locked(journal_path: &Path) -> Result<Option<RecoveryOutcome>> {
     let Some(journal) = Journal::read(journal_path)? else {
         sweep_stale_trash(journal_path, None);
+        let _ = std::fs::remove_file(companion_copy(journal_path));
         return Ok(None);
     };
     sweep_stale_trash(journal_path, journal.trash.as_deref());
     let targets = journal.ops.iter().map(|op| op.target.clone()).collect();
     let folders = Folders::default();
-    let outcome = match journal.state {
-        JournalState::Open => {
-            undo_all(&journal, &folders).map_err(|source| Error::RestoreFailed {
+    let outcome = match (journal.state, journal.recovery) {
+        (JournalState::Open, Recovery::Undo) => {
+            undo_all(&journal, &folders, &[]).map_err(|source| Error::RestoreFailed {
                 path: journal_path.to_owned(),
                 source,
                 rolled_back: false,
@@ -495,13 +575,21 @@ pub(super) fn recover_locked(journal_path: &Path) -> Result<Option<RecoveryOutco
             })?;
             RecoveryOutcome::RolledBack { targets }
         }
-        JournalState::Committed => {
+        (JournalState::Open, Recovery::Redo) => {
+            redo_all(&journal, &folders)?;
+            sync_filesystems(&journal.ops, &folders)?;
+            finish(&journal, &folders);
+            remove_trash(&journal);
+            RecoveryOutcome::Completed { targets }
+        }
+        (JournalState::Committed, _) => {
             finish(&journal, &folders);
             remove_trash(&journal);
             RecoveryOutcome::Completed { targets }
         }
     };
     Journal::remove(journal_path)?;
+    let _ = std::fs::remove_file(companion_copy(journal_path));
     Ok(Some(outcome))
 }
 
@@ -509,6 +597,7 @@ pub(super) fn recover_locked(journal_path: &Path) -> Result<Option<RecoveryOutco
 mod tests {
     use super::super::{check, restore, BackupSource, Desired, Expected, FaultInjection, ProblemKind, RestoreItem};
     use super::*;
+    use crate::store::digest::ContentId;
     use std::collections::BTreeMap;
 
     struct Fixture {
@@ -527,7 +616,10 @@ mod tests {
         Fixture { project, journal, store, _folder: folder }
     }
 
-    fn tree(root: &Path) -> BTreeMap<PathBuf, (Vec<u8>, u32)> {
+    /// Every file under a folder: its bytes and permission bits.
+    type Tree = BTreeMap<PathBuf, (Vec<u8>, u32)>;
+
+    fn tree(root: &Path) -> Tree {
         let mut out = BTreeMap::new();
         let mut stack = vec![root.to_path_buf()];
         while let Some(folder) = stack.pop() {
@@ -550,13 +642,30 @@ mod tests {
     }
 
     /// Verifies `items` and builds the open journal a restore of them starts with (its trash
-    /// folder made), for tests that then stage and apply by hand to simulate a crash.
-    fn open_journal(fixture: &Fixture, items: &[RestoreItem]) -> (Verified, Journal) {
-        let verified = super::super::verify::verify(&fixture.store, items, &options(fixture)).unwrap();
+    /// folder made), for tests that then stage and apply by hand to simulate a crash. With
+    /// [`Recovery::Undo`] it is the swap-only journal of earlier releases (nothing in place).
+    fn open_journal(fixture: &Fixture, items: &[RestoreItem], recovery: Recovery) -> (Verified, Journal) {
+        open_journal_with(fixture, items, recovery, &options(fixture))
+    }
+
+    fn open_journal_with(
+        fixture: &Fixture,
+        items: &[RestoreItem],
+        recovery: Recovery,
+        options: &RestoreOptions,
+    ) -> (Verified, Journal) {
+        let mut verified = super::super::verify::verify(&fixture.store, items, options).unwrap();
+        if recovery == Recovery::Undo {
+            verified.steps.iter_mut().for_each(|step| step.original = None);
+        }
         std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
-        let trash = new_trash_dir(&fixture.journal).unwrap();
-        let ops = journal_ops(&verified.steps, Some(&trash));
-        (verified, Journal { state: JournalState::Open, created_dirs: vec![], trash: Some(trash), ops })
+        let journal = open_restore(&fixture.store, &verified.steps, &fixture.journal).unwrap();
+        if recovery == Recovery::Undo {
+            let undo = Journal { recovery, ..journal };
+            undo.write(&fixture.journal).unwrap();
+            return (verified, undo);
+        }
+        (verified, journal)
     }
 
     fn options(fixture: &Fixture) -> RestoreOptions {
@@ -688,7 +797,7 @@ mod tests {
     }
 
     #[test]
-    fn recovery_rolls_back_an_open_journal_at_every_step() {
+    fn recovery_rolls_back_an_open_version_1_journal_at_every_step() {
         // Simulate a crash after each apply step: stage and apply `done` ops by hand, then recover.
         for done in 0..=3 {
             let fixture = fixture();
@@ -709,7 +818,7 @@ mod tests {
                 },
             ];
             let before = tree(&fixture.project);
-            let (verified, journal) = open_journal(&fixture, &items);
+            let (verified, journal) = open_journal(&fixture, &items, Recovery::Undo);
             let folders = Folders::default();
             stage(&fixture.store, &verified.steps, &journal, &fixture.journal, &folders).unwrap();
             std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
@@ -737,7 +846,7 @@ mod tests {
             expected: Expected::Unknown,
         }];
         let before = tree(&fixture.project);
-        let (verified, journal) = open_journal(&fixture, &items);
+        let (verified, journal) = open_journal(&fixture, &items, Recovery::Undo);
         journal.write(&fixture.journal).unwrap();
         let folders = Folders::default();
         stage(&fixture.store, &verified.steps, &journal, &fixture.journal, &folders).unwrap();
@@ -751,6 +860,132 @@ mod tests {
         assert_eq!(std::fs::read(temp).unwrap(), b"original");
         let outcome = recover(&fixture.journal).unwrap();
         assert!(matches!(outcome, Some(RecoveryOutcome::RolledBack { .. })));
+        assert_eq!(tree(&fixture.project), before);
+    }
+
+    /// Three targets: one overwritten in place (shrinking, new mode), one created, one deleted.
+    fn mixed_items(fixture: &Fixture) -> (Vec<RestoreItem>, Tree) {
+        let targets: Vec<PathBuf> = (0..3).map(|index| fixture.project.join(format!("f{index}"))).collect();
+        std::fs::write(&targets[0], b"zero, as edited later").unwrap();
+        std::fs::write(&targets[1], b"one").unwrap();
+        let items = vec![
+            RestoreItem {
+                target: targets[0].clone(),
+                desired: content(fixture, b"ZERO", 0o600),
+                expected: Expected::Unknown,
+            },
+            RestoreItem { target: targets[1].clone(), desired: Desired::Absent, expected: Expected::Unknown },
+            RestoreItem { target: targets[2].clone(), desired: content(fixture, b"TWO", 0o755), expected: Expected::Unknown },
+        ];
+        let wanted = BTreeMap::from([
+            (targets[0].clone(), (b"ZERO".to_vec(), 0o600)),
+            (targets[2].clone(), (b"TWO".to_vec(), 0o755)),
+        ]);
+        (items, wanted)
+    }
+
+    #[test]
+    fn recovery_completes_an_open_journal_at_every_step() {
+        // Simulate a crash after each apply step (and once mid-way through the in-place write),
+        // then recover: the restore is finished from the store.
+        for done in 0..=4 {
+            let fixture = fixture();
+            let (items, wanted) = mixed_items(&fixture);
+            let (verified, journal) = open_journal(&fixture, &items, Recovery::Redo);
+            assert_eq!(journal.ops[0].method, Method::InPlace);
+            assert_eq!(journal.ops[2].method, Method::Swap);
+            journal.write(&fixture.journal).unwrap();
+            let folders = Folders::default();
+            stage(&fixture.store, &verified.steps, &journal, &fixture.journal, &folders).unwrap();
+            if done == 4 {
+                // Torn: half the new bytes written over the old ones.
+                std::fs::write(&journal.ops[0].target, b"ZE").unwrap();
+            } else {
+                let failing = RestoreOptions {
+                    faults: FaultInjection { fail_before_step: Some(done), ..FaultInjection::default() },
+                    ..options(&fixture)
+                };
+                let mut touched = vec![None; verified.steps.len()];
+                let _ = apply_all(
+                    &fixture.store,
+                    &verified.steps,
+                    &journal,
+                    &fixture.journal,
+                    &failing,
+                    &folders,
+                    None,
+                    &mut touched,
+                );
+            }
+            let outcome = recover(&fixture.journal).unwrap();
+            assert!(matches!(outcome, Some(RecoveryOutcome::Completed { .. })), "{outcome:?}");
+            assert_eq!(tree(&fixture.project), wanted, "crash after {done} steps");
+            assert!(!fixture.journal.exists());
+            let trash_left = std::fs::read_dir(fixture.journal.parent().unwrap())
+                .unwrap()
+                .flatten()
+                .any(|entry| entry.file_name().to_string_lossy().ends_with(TRASH_SUFFIX));
+            assert!(!trash_left);
+        }
+    }
+
+    #[test]
+    fn recovery_completes_the_companion_from_its_copy() {
+        let fixture = fixture();
+        let records = fixture.project.join("../records.jsonl");
+        std::fs::write(&records, b"old records").unwrap();
+        let (items, wanted) = mixed_items(&fixture);
+        let with_companion = RestoreOptions {
+            companion: Some(super::super::Companion { path: records.clone(), bytes: b"new records".to_vec(), mode: 0o600 }),
+            ..options(&fixture)
+        };
+        let (_, journal) = open_journal_with(&fixture, &items, Recovery::Redo, &with_companion);
+        let companion = companion_copy(&fixture.journal);
+        assert_eq!(journal.ops[3].source, Some(JournalSource::File(companion.clone())));
+        // Crash before any target was touched.
+        recover(&fixture.journal).unwrap();
+        assert_eq!(std::fs::read(&records).unwrap(), b"new records");
+        assert_eq!(tree(&fixture.project), wanted);
+        assert!(!companion.exists());
+    }
+
+    #[test]
+    fn an_in_place_write_keeps_the_inode_and_a_hard_linked_file_is_swapped() {
+        let fixture = fixture();
+        let single = fixture.project.join("single.txt");
+        let linked = fixture.project.join("linked.txt");
+        let other_link = fixture.project.join("elsewhere.txt");
+        std::fs::write(&single, b"single now").unwrap();
+        std::fs::write(&linked, b"linked now").unwrap();
+        std::fs::hard_link(&linked, &other_link).unwrap();
+        let inode = std::fs::metadata(&single).unwrap().ino();
+        let items = vec![
+            RestoreItem { target: single.clone(), desired: content(&fixture, b"single then", 0o644), expected: Expected::Unknown },
+            RestoreItem { target: linked.clone(), desired: content(&fixture, b"linked then", 0o644), expected: Expected::Unknown },
+        ];
+        restore(&fixture.store, &items, &fixture.journal, &options(&fixture)).unwrap();
+        assert_eq!(std::fs::read(&single).unwrap(), b"single then");
+        assert_eq!(std::fs::metadata(&single).unwrap().ino(), inode);
+        assert_eq!(std::fs::read(&linked).unwrap(), b"linked then");
+        // The file's other name (outside the restore) keeps its bytes.
+        assert_eq!(std::fs::read(&other_link).unwrap(), b"linked now");
+    }
+
+    #[test]
+    fn a_target_replaced_after_verification_is_not_overwritten_in_place() {
+        let fixture = fixture();
+        let (items, _) = mixed_items(&fixture);
+        let verified = super::super::verify::verify(&fixture.store, &items, &options(&fixture)).unwrap();
+        let target = &items[0].target;
+        // Someone replaces the file (a new inode) between verification and apply.
+        let fresh = fixture.project.join("fresh");
+        std::fs::write(&fresh, b"somebody's new file").unwrap();
+        std::fs::rename(&fresh, target).unwrap();
+        let before = tree(&fixture.project);
+        std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
+        let error = run(&fixture.store, verified, &fixture.journal, &options(&fixture)).unwrap_err();
+        assert!(matches!(error, Error::RestoreFailed { rolled_back: true, .. }), "{error}");
+        assert!(error.to_string().contains("replaced"), "{error}");
         assert_eq!(tree(&fixture.project), before);
     }
 
@@ -779,12 +1014,8 @@ mod tests {
             expected: Expected::Unknown,
         }];
         let verified = super::super::verify::verify(&fixture.store, &items, &options(&fixture)).unwrap();
-        let journal = Journal {
-            state: JournalState::Open,
-            created_dirs: vec![],
-            trash: None,
-            ops: journal_ops(&verified.steps, None),
-        };
+        let ops = journal_ops(&verified.steps, None, &companion_copy(&fixture.journal));
+        let journal = Journal::open(fixture.store.root(), vec![], None, ops);
         std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
         journal.write(&fixture.journal).unwrap();
         // Crash before staging; meanwhile someone else creates the file.

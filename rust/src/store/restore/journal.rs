@@ -2,13 +2,19 @@
 //! next open finish or undo a restore a crash interrupted. Also the lock that keeps two
 //! processes from restoring (or recovering) the same session at once.
 //!
-//! States: `open` (written before the first temp file: temps may exist beside targets and
-//! targets may be partly swapped; undone on recovery) and `committed` (every target is in place
+//! States: `open` (written before the first target is touched: temps may exist beside targets,
+//! targets may be partly swapped or partly overwritten) and `committed` (every target is in place
 //! and synced; only set-aside originals remain to be removed; finished on recovery).
+//!
+//! What recovery does with an `open` journal depends on its version. Version 2 (this one) names
+//! the durable source of every new content (an object of the store, a real-CLI blob, or the
+//! companion's copy beside the journal), so recovery *completes* the restore from them: targets
+//! overwritten in place cannot be undone after a crash, but they can always be finished.
+//! Version 1 (written by earlier releases, swaps only) is undone from its set-aside originals.
 
 use super::Action;
 use crate::error::{Error, Result};
-use crate::store::digest::ContentId;
+use crate::store::digest::{ContentId, Sha256Digest};
 use crate::store::durable;
 use serde_json::{json, Value};
 use std::ffi::OsStr;
@@ -17,8 +23,48 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-/// Journal format version.
-pub const JOURNAL_VERSION: u64 = 1;
+/// Journal format version written now.
+pub const JOURNAL_VERSION: u64 = 2;
+/// The swap-only version of earlier releases, still read (and undone) on recovery.
+const UNDO_JOURNAL_VERSION: u64 = 1;
+
+/// Which way recovery takes an `open` journal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// Put every target back as it was, from the set-aside originals (version 1 journals).
+    Undo,
+    /// Finish the restore from the durable sources the journal names (version 2).
+    Redo,
+}
+
+/// How one target gets its new content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// A temp file beside the target takes its place; the original is set aside.
+    Swap,
+    /// The existing file (a single-link regular file) is overwritten in place: no new inode, no
+    /// freed blocks, ownership, links and extended attributes kept. Its old bytes are held in
+    /// memory for an in-process undo; after a crash the restore is completed instead.
+    InPlace,
+}
+
+impl Method {
+    fn as_str(self) -> &'static str {
+        match self {
+            Method::Swap => "swap",
+            Method::InPlace => "in_place",
+        }
+    }
+}
+
+/// Where the new content of a write comes from, durably (for recovery to complete it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JournalSource {
+    Object(ContentId),
+    RawBlob { folder: PathBuf, digest: Sha256Digest },
+    /// A file holding exactly the new bytes (the companion's copy beside the journal).
+    File(PathBuf),
+}
 
 /// Where a restore stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,12 +107,24 @@ pub struct JournalOp {
     /// blake3 of the new content (writes only): an undo removes a target that did not exist
     /// before only when it holds exactly this.
     pub content: Option<ContentId>,
+    pub method: Method,
+    /// The durable source of the new content (writes; `None` in version 1 journals).
+    pub source: Option<JournalSource>,
+    /// Permission bits the written file gets.
+    pub mode: u32,
+    /// blake3 of the original, when known: recovery replaces or deletes a swapped target only
+    /// while it holds this (or the new content), never a file somebody else put there since.
+    pub before: Option<ContentId>,
 }
 
 /// The journal's content.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Journal {
     pub state: JournalState,
+    /// Set by the version read (new journals: [`Recovery::Redo`]).
+    pub recovery: Recovery,
+    /// The object store the sources are in (version 2).
+    pub store: Option<PathBuf>,
     /// Folders this restore creates (outermost first); removed again, when empty, on undo.
     pub created_dirs: Vec<PathBuf>,
     /// The folder (beside the journal) that holds the set-aside originals of targets on the
@@ -80,7 +138,7 @@ pub struct Journal {
 pub enum RecoveryOutcome {
     /// An interrupted restore was undone: every target is as it was before it.
     RolledBack { targets: Vec<PathBuf> },
-    /// A restore that had committed was finished (its set-aside originals removed).
+    /// An interrupted restore was finished: every target holds its restored state.
     Completed { targets: Vec<PathBuf> },
 }
 
@@ -108,7 +166,46 @@ fn path_from_json(value: &Value) -> Option<PathBuf> {
     }
 }
 
+/// `null` or a blake3 hex digest; `None` when the value is neither.
+fn optional_id(value: &Value) -> Option<Option<ContentId>> {
+    match value {
+        Value::Null => Some(None),
+        other => Some(Some(ContentId::parse(other.as_str()?).ok()?)),
+    }
+}
+
+fn source_to_json(source: &JournalSource) -> Value {
+    match source {
+        JournalSource::Object(id) => json!({ "object": id.to_string() }),
+        JournalSource::RawBlob { folder, digest } => json!({ "blob": path_to_json(folder), "sha256": digest.to_string() }),
+        JournalSource::File(path) => json!({ "file": path_to_json(path) }),
+    }
+}
+
+fn source_from_json(value: &Value) -> Option<JournalSource> {
+    if let Some(id) = value.get("object") {
+        return Some(JournalSource::Object(ContentId::parse(id.as_str()?).ok()?));
+    }
+    if let Some(folder) = value.get("blob") {
+        let digest = Sha256Digest::parse(value.get("sha256")?.as_str()?).ok()?;
+        return Some(JournalSource::RawBlob { folder: path_from_json(folder)?, digest });
+    }
+    Some(JournalSource::File(path_from_json(value.get("file")?)?))
+}
+
 impl Journal {
+    /// An open journal of the current version, for these ops.
+    pub fn open(store: &Path, created_dirs: Vec<PathBuf>, trash: Option<PathBuf>, ops: Vec<JournalOp>) -> Journal {
+        Journal {
+            state: JournalState::Open,
+            recovery: Recovery::Redo,
+            store: Some(store.to_owned()),
+            created_dirs,
+            trash,
+            ops,
+        }
+    }
+
     fn to_json(&self) -> Value {
         let ops: Vec<Value> = self
             .ops
@@ -122,12 +219,21 @@ impl Journal {
                     "rollback": path_to_json(&op.rollback),
                     "originalExisted": op.original_existed,
                     "content": op.content.map(|id| id.to_string()),
+                    "method": op.method.as_str(),
+                    "source": op.source.as_ref().map(source_to_json),
+                    "mode": op.mode,
+                    "before": op.before.map(|id| id.to_string()),
                 })
             })
             .collect();
+        let version = match self.recovery {
+            Recovery::Redo => JOURNAL_VERSION,
+            Recovery::Undo => UNDO_JOURNAL_VERSION,
+        };
         json!({
-            "version": JOURNAL_VERSION,
+            "version": version,
             "state": self.state.as_str(),
+            "store": self.store.as_deref().map(path_to_json),
             "createdDirs": self.created_dirs.iter().map(|path| path_to_json(path)).collect::<Vec<_>>(),
             "trash": self.trash.as_deref().map(path_to_json),
             "ops": ops,
@@ -135,9 +241,15 @@ impl Journal {
     }
 
     fn from_json(value: &Value) -> Option<Journal> {
-        if value.get("version")?.as_u64()? != JOURNAL_VERSION {
-            return None;
-        }
+        let recovery = match value.get("version")?.as_u64()? {
+            JOURNAL_VERSION => Recovery::Redo,
+            UNDO_JOURNAL_VERSION => Recovery::Undo,
+            _ => return None,
+        };
+        let store = match value.get("store") {
+            None | Some(Value::Null) => None,
+            Some(other) => Some(path_from_json(other)?),
+        };
         let state = JournalState::parse(value.get("state")?.as_str()?)?;
         let created_dirs =
             value.get("createdDirs")?.as_array()?.iter().map(path_from_json).collect::<Option<Vec<_>>>()?;
@@ -159,9 +271,19 @@ impl Journal {
                     Value::Null => None,
                     other => Some(path_from_json(other)?),
                 };
-                let content = match op.get("content")? {
-                    Value::Null => None,
-                    other => Some(ContentId::parse(other.as_str()?).ok()?),
+                let content = optional_id(op.get("content")?)?;
+                let method = match op.get("method").and_then(Value::as_str) {
+                    None | Some("swap") => Method::Swap,
+                    Some("in_place") => Method::InPlace,
+                    Some(_) => return None,
+                };
+                let source = match op.get("source") {
+                    None | Some(Value::Null) => None,
+                    Some(other) => Some(source_from_json(other)?),
+                };
+                let before = match op.get("before") {
+                    None => None,
+                    Some(other) => optional_id(other)?,
                 };
                 let target = path_from_json(op.get("target")?)?;
                 let folder = match op.get("folder") {
@@ -176,10 +298,17 @@ impl Journal {
                     rollback: path_from_json(op.get("rollback")?)?,
                     original_existed: op.get("originalExisted")?.as_bool()?,
                     content,
+                    method,
+                    source,
+                    mode: op.get("mode").and_then(Value::as_u64).map_or(0o644, |mode| (mode & 0o7777) as u32),
+                    before,
                 })
             })
             .collect::<Option<Vec<_>>>()?;
-        Some(Journal { state, created_dirs, trash, ops })
+        if recovery == Recovery::Undo && ops.iter().any(|op| op.method == Method::InPlace) {
+            return None;
+        }
+        Some(Journal { state, recovery, store, created_dirs, trash, ops })
     }
 
     /// Writes the journal atomically and durably.
@@ -257,20 +386,31 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let path = folder.path().join("journal.json");
         let odd = PathBuf::from(OsStr::from_bytes(b"/tmp/\xff\xfe"));
-        let journal = Journal {
-            state: JournalState::Open,
-            created_dirs: vec![PathBuf::from("/tmp/new")],
-            trash: Some(PathBuf::from("/tmp/.j.trash")),
-            ops: vec![
-                JournalOp {
-                    action: Action::Write,
-                    target: odd.clone(),
-                    folder: PathBuf::from("/tmp"),
-                    temp: Some(PathBuf::from("/tmp/.x.tmp")),
-                    rollback: PathBuf::from("/tmp/.x.rb"),
-                    original_existed: true,
-                    content: Some(ContentId::of(b"new")),
-                },
+        let write = |target: PathBuf, method: Method, source: JournalSource| JournalOp {
+            action: Action::Write,
+            target,
+            folder: PathBuf::from("/tmp"),
+            temp: Some(PathBuf::from("/tmp/.x.tmp")),
+            rollback: PathBuf::from("/tmp/.x.rb"),
+            original_existed: true,
+            content: Some(ContentId::of(b"new")),
+            method,
+            source: Some(source),
+            mode: 0o755,
+            before: Some(ContentId::of(b"old")),
+        };
+        let journal = Journal::open(
+            Path::new("/tmp/objects"),
+            vec![PathBuf::from("/tmp/new")],
+            Some(PathBuf::from("/tmp/.j.trash")),
+            vec![
+                write(odd.clone(), Method::InPlace, JournalSource::Object(ContentId::of(b"new"))),
+                write(
+                    PathBuf::from("/tmp/r"),
+                    Method::Swap,
+                    JournalSource::RawBlob { folder: odd.clone(), digest: Sha256Digest::of(b"new") },
+                ),
+                write(PathBuf::from("/tmp/c"), Method::Swap, JournalSource::File(PathBuf::from("/tmp/j.companion"))),
                 JournalOp {
                     action: Action::Delete,
                     target: PathBuf::from("/tmp/y"),
@@ -279,13 +419,32 @@ mod tests {
                     rollback: PathBuf::from("/tmp/.y.rb"),
                     original_existed: true,
                     content: None,
+                    method: Method::Swap,
+                    source: None,
+                    mode: 0o644,
+                    before: None,
                 },
             ],
-        };
+        );
         journal.write(&path).unwrap();
         assert_eq!(Journal::read(&path).unwrap(), Some(journal));
         Journal::remove(&path).unwrap();
         assert_eq!(Journal::read(&path).unwrap(), None);
+    }
+
+    #[test]
+    fn a_version_1_journal_is_read_for_undo() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("journal.json");
+        let text = r#"{"version":1,"state":"open","createdDirs":[],"trash":null,"ops":[{"action":"write","target":"/p/a","temp":"/p/.a.tmp","rollback":"/p/.a.rb","originalExisted":true,"content":null}]}"#;
+        std::fs::write(&path, text).unwrap();
+        let journal = Journal::read(&path).unwrap().unwrap();
+        assert_eq!(journal.recovery, Recovery::Undo);
+        assert_eq!(journal.ops[0].method, Method::Swap);
+        assert_eq!(journal.ops[0].folder, PathBuf::from("/p"));
+        // Written back, it stays a version 1 journal.
+        journal.write(&path).unwrap();
+        assert_eq!(Journal::read(&path).unwrap().unwrap().recovery, Recovery::Undo);
     }
 
     #[test]

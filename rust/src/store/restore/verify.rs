@@ -7,6 +7,7 @@ use super::{
     Action, BackupSource, Companion, Desired, Expected, Plan, PlanEntry, ProblemKind, RestoreItem, RestoreOptions,
     RestoreProblem,
 };
+use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use crate::error::{Error, Result};
 use crate::store::digest::ContentId;
@@ -36,6 +37,30 @@ pub(super) struct Step {
     /// Owner of the file being replaced, carried over to the new one.
     pub owner: Option<(u32, u32)>,
     pub original_existed: bool,
+    /// blake3 of the file there now (when it is a regular file).
+    pub before: Option<ContentId>,
+    /// Set when the target is overwritten in place (see [`super::journal::Method::InPlace`]).
+    pub original: Option<Original>,
+}
+
+/// The file a write overwrites in place: what an in-process undo writes back, and the identity
+/// the apply step checks it still has.
+#[derive(Debug)]
+pub(super) struct Original {
+    pub bytes: Vec<u8>,
+    pub content: ContentId,
+    pub mode: u32,
+    pub device: u64,
+    pub inode: u64,
+}
+
+/// A regular file's bytes read at verification, kept when it may be overwritten in place: it
+/// has one link, this process owns it (or is root) and may write it, and it fits the memory
+/// budget (whose share it holds until released).
+struct Kept {
+    bytes: Vec<u8>,
+    device: u64,
+    inode: u64,
 }
 
 /// The plan plus the steps that carry it out.
@@ -223,6 +248,8 @@ fn companion_step(companion: &Companion, resolver: &Resolver) -> std::result::Re
         folder,
         owner,
         original_existed,
+        before: None,
+        original: None,
         target,
     })
 }
@@ -257,11 +284,16 @@ fn verify_item(
         return (None, None, problems);
     }
 
-    let current = match current_state(&target) {
-        Ok(current) => current,
+    let (current, kept) = match current_state(&target, budget) {
+        Ok(state) => state,
         Err(kind) => {
             problem(kind);
-            Current::Blocked
+            (Current::Blocked, None)
+        }
+    };
+    let release = |kept: Option<Kept>| {
+        if let Some(kept) = kept {
+            budget.fetch_add(kept.bytes.len() as i64, Ordering::Relaxed);
         }
     };
 
@@ -308,6 +340,7 @@ fn verify_item(
 
     let entry = PlanEntry { target: target.clone(), action, changed_outside, content };
     if action == Action::Unchanged || !problems.iter().all(|problem| problem.kind == ProblemKind::ChangedOutside) {
+        release(kept);
         return (Some(entry), None, problems);
     }
     let (mode, owner) = match (&item.desired, &current) {
@@ -316,10 +349,7 @@ fn verify_item(
         (_, Current::File { mode, uid, gid, .. }) => (*mode, Some((*uid, *gid))),
         _ => (0o644, None),
     };
-    let bytes = bytes.filter(|bytes| {
-        let size = bytes.len() as i64;
-        budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| (left >= size).then(|| left - size)).is_ok()
-    });
+    let bytes = bytes.filter(|bytes| reserve(budget, bytes.len() as i64));
     let source = match &item.desired {
         Desired::Content { source, .. } => Some(source.clone()),
         Desired::Absent => None,
@@ -327,8 +357,22 @@ fn verify_item(
     let folder = match bounds.resolver.resolve(target.parent().unwrap_or(Path::new("/"))) {
         Ok(folder) => folder,
         Err(reason) => {
+            release(kept);
             problems.push(RestoreProblem { target, kind: ProblemKind::Unreadable { reason } });
             return (Some(entry), None, problems);
+        }
+    };
+    let before = match &current {
+        Current::File { content, .. } => Some(*content),
+        _ => None,
+    };
+    let original = match (&current, kept) {
+        (Current::File { content, mode, .. }, Some(kept)) if action == Action::Write => {
+            Some(Original { bytes: kept.bytes, content: *content, mode: *mode, device: kept.device, inode: kept.inode })
+        }
+        (_, kept) => {
+            release(kept);
+            None
         }
     };
     let step = Step {
@@ -341,6 +385,8 @@ fn verify_item(
         folder,
         owner,
         original_existed: current != Current::Absent,
+        before,
+        original,
     };
     (Some(entry), Some(step), problems)
 }
@@ -369,10 +415,11 @@ fn bounds_problem(target: &Path, bounds: &Bounds) -> Option<ProblemKind> {
     protected.map(|folder| ProblemKind::Protected { root: folder.lexical.clone() })
 }
 
-fn current_state(target: &Path) -> std::result::Result<Current, ProblemKind> {
+/// The target's state, and its bytes when it could be overwritten in place (see [`Kept`]).
+fn current_state(target: &Path, budget: &AtomicI64) -> std::result::Result<(Current, Option<Kept>), ProblemKind> {
     let metadata = match std::fs::symlink_metadata(target) {
         Ok(metadata) => metadata,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Current::Absent),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok((Current::Absent, None)),
         Err(error) if error.raw_os_error() == Some(rustix::io::Errno::NOTDIR.raw_os_error()) => {
             return Err(ProblemKind::NotWritable { reason: "a parent is not a folder".into() })
         }
@@ -386,23 +433,56 @@ fn current_state(target: &Path) -> std::result::Result<Current, ProblemKind> {
     }
     let unreadable = |error: std::io::Error| ProblemKind::Unreadable { reason: error.to_string() };
     let mut file = open_no_follow(target).map_err(unreadable)?;
-    // One statx of the opened file gives its type, mode, owner and the immutable/append flags.
+    // One statx of the opened file gives its type, mode, owner, links and the immutable/append flags.
     let flags = rustix::fs::AtFlags::EMPTY_PATH;
     let opened = rustix::fs::statx(&file, "", flags, rustix::fs::StatxFlags::BASIC_STATS)
         .map_err(|errno| unreadable(errno.into()))?;
     if rustix::fs::FileType::from_raw_mode(opened.stx_mode.into()) != rustix::fs::FileType::RegularFile {
         return Err(ProblemKind::NotRegular);
     }
-    let mut hasher = blake3::Hasher::new();
-    hasher.update_reader(&mut file).map_err(unreadable)?;
-    let locked = rustix::fs::StatxAttributes::IMMUTABLE | rustix::fs::StatxAttributes::APPEND;
-    Ok(Current::File {
-        content: hasher.finalize().into(),
+    let locked = opened.stx_attributes.intersects(rustix::fs::StatxAttributes::IMMUTABLE | rustix::fs::StatxAttributes::APPEND);
+    let size = opened.stx_size.min(i64::MAX as u64) as i64;
+    let keep = !locked && opened.stx_nlink == 1 && may_overwrite(opened.stx_uid, u32::from(opened.stx_mode)) && reserve(budget, size);
+    let (content, kept) = if keep {
+        let mut bytes = Vec::with_capacity(size as usize);
+        let read = file.read_to_end(&mut bytes);
+        let kept = Kept {
+            device: rustix::fs::makedev(opened.stx_dev_major, opened.stx_dev_minor),
+            inode: opened.stx_ino,
+            bytes,
+        };
+        // The reservation is what the file's size was; settle it to what was read.
+        budget.fetch_sub(kept.bytes.len() as i64 - size, Ordering::Relaxed);
+        if let Err(error) = read {
+            budget.fetch_add(kept.bytes.len() as i64, Ordering::Relaxed);
+            return Err(unreadable(error));
+        }
+        (ContentId::of(&kept.bytes), Some(kept))
+    } else {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update_reader(&mut file).map_err(unreadable)?;
+        (hasher.finalize().into(), None)
+    };
+    let current = Current::File {
+        content,
         mode: u32::from(opened.stx_mode) & 0o7777,
         uid: opened.stx_uid,
         gid: opened.stx_gid,
-        locked: opened.stx_attributes.intersects(locked),
-    })
+        locked,
+    };
+    Ok((current, kept))
+}
+
+/// Takes `size` bytes of the memory budget, if that much is left.
+pub(super) fn reserve(budget: &AtomicI64, size: i64) -> bool {
+    budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| (left >= size).then(|| left - size)).is_ok()
+}
+
+/// Whether this process may rewrite a file and set its mode: it is root, or it owns the file
+/// and the owner may write it.
+fn may_overwrite(owner: u32, mode: u32) -> bool {
+    let me = rustix::process::geteuid();
+    me.is_root() || (me.as_raw() == owner && mode & 0o200 != 0)
 }
 
 /// Reads and verifies a backup's bytes; returns their blake3 and the bytes.

@@ -1,0 +1,109 @@
+//! Completing a restore a crash interrupted (version 2 journals, see `journal.rs`).
+//!
+//! Every target is brought to the state the journal names, from durable sources only: objects
+//! of the store, real-CLI blobs, the companion's copy beside the journal. Each step first looks
+//! at what is on disk, so running it again after another crash is harmless:
+//!
+//! - a write whose target already holds the new content only gets its mode;
+//! - a target overwritten in place is written again (a crash may have torn it);
+//! - a swapped target is replaced only while it holds its original (or is missing); a target
+//!   that did not exist before and holds something else was put there by somebody else since,
+//!   and is left alone;
+//! - a delete removes the target only while it holds its original.
+
+use super::folders::{exists_at, remove_at, Folders};
+use super::journal::{Journal, JournalOp, JournalSource, Method};
+use super::target_io::{holds, replace_via_temp, set_mode_at, write_in_place};
+use super::Action;
+use crate::error::{Error, Result};
+use crate::store::digest::ContentId;
+use crate::store::objects::{read_raw_blob, ObjectStore};
+use rustix::fs::Mode;
+use std::ffi::OsStr;
+use std::path::Path;
+
+fn file_name(path: &Path) -> &OsStr {
+    path.file_name().unwrap_or_else(|| OsStr::new("file"))
+}
+
+/// Brings every target of `journal` to its restored state (see the module docs).
+pub(super) fn redo_all(journal: &Journal, folders: &Folders) -> Result<()> {
+    let store = journal.store.as_deref().map(ObjectStore::open).transpose()?;
+    for folder in &journal.created_dirs {
+        let (parent, name) = folders.split(folder).map_err(|source| Error::io(folder, source))?;
+        match rustix::fs::mkdirat(&*parent, name, Mode::from_raw_mode(0o777)) {
+            Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+            Err(errno) => return Err(Error::io(folder, errno.into())),
+        }
+    }
+    for op in &journal.ops {
+        redo_op(op, store.as_ref(), folders)?;
+    }
+    Ok(())
+}
+
+fn redo_op(op: &JournalOp, store: Option<&ObjectStore>, folders: &Folders) -> Result<()> {
+    let io = |source: std::io::Error| Error::io(&op.target, source);
+    let name = file_name(&op.target);
+    let folder = folders.open(&op.folder).map_err(io)?;
+    let holds_original = || op.before.is_none_or(|before| holds(&folder, name, &before));
+    match op.action {
+        Action::Delete => {
+            if exists_at(&folder, name) && holds_original() {
+                remove_at(&folder, name).map_err(io)?;
+            }
+        }
+        Action::Write => {
+            let content = op.content.ok_or_else(|| malformed(op))?;
+            if holds(&folder, name, &content) {
+                set_mode_at(&folder, name, op.mode).map_err(io)?;
+            } else {
+                let present = exists_at(&folder, name);
+                let replace = match op.method {
+                    Method::InPlace => true,
+                    Method::Swap => !present || (op.original_existed && holds_original()),
+                };
+                if replace {
+                    let bytes = read_source(op, &content, store)?;
+                    let written = if op.method == Method::InPlace && present {
+                        write_in_place(&folder, name, &bytes, op.mode, true)
+                    } else {
+                        replace_via_temp(&folder, name, &bytes, op.mode)
+                    };
+                    written.map_err(io)?;
+                }
+            }
+            if let Some(temp) = &op.temp {
+                let (temp_folder, temp_name) = folders.split(temp).map_err(io)?;
+                remove_at(&temp_folder, temp_name).map_err(io)?;
+            }
+        }
+        Action::Unchanged => {}
+    }
+    Ok(())
+}
+
+fn malformed(op: &JournalOp) -> Error {
+    Error::io(&op.target, std::io::Error::other("the journal names no new content for this write"))
+}
+
+/// The new content of a write, read from its durable source and checked against its digest.
+fn read_source(op: &JournalOp, content: &ContentId, store: Option<&ObjectStore>) -> Result<Vec<u8>> {
+    let (bytes, path) = match op.source.as_ref().ok_or_else(|| malformed(op))? {
+        JournalSource::Object(id) => {
+            let store = store.ok_or_else(|| malformed(op))?;
+            (store.read(id)?, store.object_path(id))
+        }
+        JournalSource::RawBlob { folder, digest } => (read_raw_blob(folder, digest)?, folder.join(digest.to_string())),
+        JournalSource::File(path) => (std::fs::read(path).map_err(|source| Error::io(path, source))?, path.clone()),
+    };
+    let actual = ContentId::of(&bytes);
+    if actual != *content {
+        return Err(Error::ObjectCorrupt {
+            id: content.to_string(),
+            path,
+            reason: format!("holds {} instead", &actual.to_string()[..12]),
+        });
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,101 @@
+//! Reading and writing one target through its folder handle: whether it holds given bytes,
+//! overwriting it in place, setting its mode, and replacing it by a fresh file. Shared by the
+//! apply step, the in-process undo and crash recovery (`redo.rs`). Every open is `O_NOFOLLOW`
+//! (and `O_NONBLOCK`, so a FIFO put in a target's place never blocks).
+
+use crate::store::digest::ContentId;
+use crate::store::durable::{unique_name, TEMP_SUFFIX};
+use rustix::fd::OwnedFd;
+use rustix::fs::{FileType, Mode, OFlags};
+use std::ffi::OsStr;
+use std::io::Write;
+
+fn changed(what: &str) -> std::io::Error {
+    std::io::Error::other(what.to_owned())
+}
+
+/// Whether the regular file `name` in `folder` holds exactly `content`.
+pub(super) fn holds(folder: &OwnedFd, name: &OsStr, content: &ContentId) -> bool {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let Ok(opened) = rustix::fs::openat(folder, name, flags, Mode::empty()) else { return false };
+    let Ok(status) = rustix::fs::fstat(&opened) else { return false };
+    if FileType::from_raw_mode(status.st_mode) != FileType::RegularFile {
+        return false;
+    }
+    let mut hasher = blake3::Hasher::new();
+    hasher.update_reader(std::fs::File::from(opened)).is_ok() && ContentId::from(hasher.finalize()) == *content
+}
+
+/// A regular file opened for overwriting in place, with its status when opened.
+pub(super) struct Overwrite {
+    file: std::fs::File,
+    status: rustix::fs::Stat,
+}
+
+impl Overwrite {
+    /// Opens the regular file `name` in `folder` for writing. `identity` is the (device, inode)
+    /// it was verified as: the open is refused when the name now leads to another file, or to
+    /// one with more than one link. Nothing is changed yet.
+    pub fn open(folder: &OwnedFd, name: &OsStr, identity: Option<(u64, u64)>) -> std::io::Result<Overwrite> {
+        let flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let opened = rustix::fs::openat(folder, name, flags, Mode::empty())?;
+        let status = rustix::fs::fstat(&opened)?;
+        if FileType::from_raw_mode(status.st_mode) != FileType::RegularFile {
+            return Err(changed("is no longer a regular file"));
+        }
+        if let Some(identity) = identity {
+            if (status.st_dev, status.st_ino) != identity || status.st_nlink != 1 {
+                return Err(changed("was replaced or hard-linked since it was checked"));
+            }
+        }
+        Ok(Overwrite { file: std::fs::File::from(opened), status })
+    }
+
+    /// Writes `bytes` over the file (then cuts it to their length) and gives it `mode`. `data`
+    /// false only sets the mode (the bytes are already right).
+    pub fn write(mut self, bytes: &[u8], mode: u32, data: bool) -> std::io::Result<()> {
+        if data {
+            self.file.write_all(bytes)?;
+            if self.status.st_size as u64 > bytes.len() as u64 {
+                self.file.set_len(bytes.len() as u64)?;
+            }
+        }
+        if self.status.st_mode & 0o7777 != mode {
+            rustix::fs::fchmod(&self.file, Mode::from_raw_mode(mode))?;
+        }
+        Ok(())
+    }
+}
+
+/// [`Overwrite::open`] then [`Overwrite::write`], for a target not checked against an identity.
+pub(super) fn write_in_place(folder: &OwnedFd, name: &OsStr, bytes: &[u8], mode: u32, data: bool) -> std::io::Result<()> {
+    Overwrite::open(folder, name, None)?.write(bytes, mode, data)
+}
+
+/// Gives the regular file `name` in `folder` the permission bits `mode`, if it has others.
+pub(super) fn set_mode_at(folder: &OwnedFd, name: &OsStr, mode: u32) -> std::io::Result<()> {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let opened = rustix::fs::openat(folder, name, flags, Mode::empty())?;
+    let status = rustix::fs::fstat(&opened)?;
+    if FileType::from_raw_mode(status.st_mode) == FileType::RegularFile && status.st_mode & 0o7777 != mode {
+        rustix::fs::fchmod(&opened, Mode::from_raw_mode(mode))?;
+    }
+    Ok(())
+}
+
+/// Puts a new file holding `bytes` (with `mode`) at `name` in `folder`, replacing whatever
+/// file is there: written to a fresh temp name first, then renamed into place.
+pub(super) fn replace_via_temp(folder: &OwnedFd, name: &OsStr, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    let temp = unique_name(name, TEMP_SUFFIX);
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let created = rustix::fs::openat(folder, &temp, flags, Mode::from_raw_mode(mode & 0o777))?;
+    let mut file = std::fs::File::from(created);
+    let written = file
+        .write_all(bytes)
+        .and_then(|()| Ok(rustix::fs::fchmod(&file, Mode::from_raw_mode(mode))?))
+        .and_then(|()| Ok(rustix::fs::renameat(folder, &temp, folder, name)?));
+    if written.is_err() {
+        let _ = rustix::fs::unlinkat(folder, &temp, rustix::fs::AtFlags::empty());
+    }
+    written
+}
