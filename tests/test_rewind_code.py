@@ -218,6 +218,25 @@ def test_allow_outside_restores_a_file_outside_the_project(home: Path, project: 
     assert outside.read_bytes() == b"before"
 
 
+def test_rewind_keeps_the_file_itself_and_never_writes_through_a_hard_link(home: Path, project: Path, tmp_path: Path) -> None:
+    """A rewritten file stays the same file (inode, so editors and other links keep it); a file
+    with a second name outside the project is replaced, never written through that name."""
+    agent = Agent(project)
+    write(project / "plain.txt", b"plain v1")
+    write(project / "linked.txt", b"linked v1")
+    agent.prompt("edit both")
+    agent.write("plain.txt", b"plain v2, longer than before")
+    agent.write("linked.txt", b"linked v2")
+    outside = tmp_path / "outside-link.txt"
+    os.link(project / "linked.txt", outside)
+    inode = (project / "plain.txt").stat().st_ino
+    code_rewind(agent, 1)
+    assert (project / "plain.txt").read_bytes() == b"plain v1"
+    assert (project / "plain.txt").stat().st_ino == inode
+    assert (project / "linked.txt").read_bytes() == b"linked v1"
+    assert outside.read_bytes() == b"linked v2"
+
+
 def test_modes_offered(home: Path, project: Path) -> None:
     agent = Agent(project)
     agent.prompt("talk only")

@@ -20,7 +20,7 @@
 use super::folders::{exists_at, remove_at, Folders};
 use super::journal::{Journal, JournalLock, JournalOp, JournalSource, JournalState, Method, Recovery, RecoveryOutcome};
 use super::redo::redo_all;
-use super::target_io::{holds, write_in_place, Overwrite};
+use super::target_io::{holds, overwrite};
 use super::verify::{load, Original, Step, Verified};
 use super::{Action, BackupSource, Plan, RestoreOptions};
 use crate::error::{Error, Result};
@@ -257,9 +257,8 @@ fn apply_all<'a>(
             let data = step.content != Some(original.content);
             folders.check(&op.folder, trusted).and_then(|()| {
                 let (folder, name) = folders.split(&op.target)?;
-                let overwrite = Overwrite::open(&folder, name, Some((original.device, original.inode)))?;
-                touched[index] = Some(original);
-                overwrite.write(&bytes, step.mode, data)
+                let identity = Some((original.device, original.inode));
+                overwrite(&folder, name, &bytes, step.mode, identity, data, || touched[index] = Some(original))
             })
         } else {
             folders.check(&op.folder, trusted).and_then(|()| apply_op(op, folders))
@@ -452,7 +451,7 @@ fn undo_op(op: &JournalOp, original: Option<&Original>, folders: &Folders) -> st
         let Some(original) = original else { return Ok(()) };
         let folder = folders.open(&op.folder)?;
         let data = !holds(&folder, name, &original.content);
-        return write_in_place(&folder, name, &original.bytes, original.mode, data);
+        return overwrite(&folder, name, &original.bytes, original.mode, None, data, || ());
     }
     let staged = |temp: &Path| -> std::io::Result<bool> {
         let (folder, temp_name) = folders.split(temp)?;
@@ -969,6 +968,35 @@ mod tests {
         assert_eq!(std::fs::read(&linked).unwrap(), b"linked then");
         // The file's other name (outside the restore) keeps its bytes.
         assert_eq!(std::fs::read(&other_link).unwrap(), b"linked now");
+    }
+
+    #[test]
+    fn a_running_program_is_replaced_and_put_back() {
+        // A file a running process was started from cannot be opened for writing (ETXTBSY).
+        let fixture = fixture();
+        let program = fixture.project.join("tool");
+        std::fs::copy("/bin/sleep", &program).unwrap();
+        let original = std::fs::read(&program).unwrap();
+        let mut running = std::process::Command::new(&program).arg("30").spawn().unwrap();
+        let items = vec![
+            RestoreItem { target: program.clone(), desired: content(&fixture, b"#!/bin/sh\n", 0o755), expected: Expected::Unknown },
+            RestoreItem {
+                target: fixture.project.join("second"),
+                desired: content(&fixture, b"x", 0o644),
+                expected: Expected::Unknown,
+            },
+        ];
+        let failing = RestoreOptions {
+            faults: FaultInjection { fail_before_step: Some(1), ..FaultInjection::default() },
+            ..options(&fixture)
+        };
+        let error = restore(&fixture.store, &items, &fixture.journal, &failing).unwrap_err();
+        assert!(matches!(error, Error::RestoreFailed { rolled_back: true, .. }), "{error}");
+        assert_eq!(std::fs::read(&program).unwrap(), original);
+        restore(&fixture.store, &items, &fixture.journal, &options(&fixture)).unwrap();
+        assert_eq!(std::fs::read(&program).unwrap(), b"#!/bin/sh\n");
+        running.kill().unwrap();
+        running.wait().unwrap();
     }
 
     #[test]

@@ -13,7 +13,7 @@
 
 use super::folders::{exists_at, remove_at, Folders};
 use super::journal::{Journal, JournalOp, JournalSource, Method};
-use super::target_io::{holds, replace_via_temp, set_mode_at, write_in_place};
+use super::target_io::{holds, overwrite, replace_via_temp, set_mode_at};
 use super::Action;
 use crate::error::{Error, Result};
 use crate::store::digest::ContentId;
@@ -66,7 +66,7 @@ fn redo_op(op: &JournalOp, store: Option<&ObjectStore>, folders: &Folders) -> Re
                 if replace {
                     let bytes = read_source(op, &content, store)?;
                     let written = if op.method == Method::InPlace && present {
-                        write_in_place(&folder, name, &bytes, op.mode, true)
+                        overwrite(&folder, name, &bytes, op.mode, None, true, || ())
                     } else {
                         replace_via_temp(&folder, name, &bytes, op.mode)
                     };

@@ -6,7 +6,7 @@
 use crate::store::digest::ContentId;
 use crate::store::durable::{unique_name, TEMP_SUFFIX};
 use rustix::fd::OwnedFd;
-use rustix::fs::{FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use std::ffi::OsStr;
 use std::io::Write;
 
@@ -26,50 +26,60 @@ pub(super) fn holds(folder: &OwnedFd, name: &OsStr, content: &ContentId) -> bool
     hasher.update_reader(std::fs::File::from(opened)).is_ok() && ContentId::from(hasher.finalize()) == *content
 }
 
-/// A regular file opened for overwriting in place, with its status when opened.
-pub(super) struct Overwrite {
-    file: std::fs::File,
-    status: rustix::fs::Stat,
-}
-
-impl Overwrite {
-    /// Opens the regular file `name` in `folder` for writing. `identity` is the (device, inode)
-    /// it was verified as: the open is refused when the name now leads to another file, or to
-    /// one with more than one link. Nothing is changed yet.
-    pub fn open(folder: &OwnedFd, name: &OsStr, identity: Option<(u64, u64)>) -> std::io::Result<Overwrite> {
-        let flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        let opened = rustix::fs::openat(folder, name, flags, Mode::empty())?;
-        let status = rustix::fs::fstat(&opened)?;
-        if FileType::from_raw_mode(status.st_mode) != FileType::RegularFile {
-            return Err(changed("is no longer a regular file"));
-        }
-        if let Some(identity) = identity {
-            if (status.st_dev, status.st_ino) != identity || status.st_nlink != 1 {
-                return Err(changed("was replaced or hard-linked since it was checked"));
-            }
-        }
-        Ok(Overwrite { file: std::fs::File::from(opened), status })
+/// Fails unless `status` is a regular file and, when `identity` (device, inode) is given, that
+/// very file with a single link.
+fn check_identity(status: &rustix::fs::Stat, identity: Option<(u64, u64)>) -> std::io::Result<()> {
+    if FileType::from_raw_mode(status.st_mode) != FileType::RegularFile {
+        return Err(changed("is no longer a regular file"));
     }
-
-    /// Writes `bytes` over the file (then cuts it to their length) and gives it `mode`. `data`
-    /// false only sets the mode (the bytes are already right).
-    pub fn write(mut self, bytes: &[u8], mode: u32, data: bool) -> std::io::Result<()> {
-        if data {
-            self.file.write_all(bytes)?;
-            if self.status.st_size as u64 > bytes.len() as u64 {
-                self.file.set_len(bytes.len() as u64)?;
-            }
+    match identity {
+        Some(identity) if (status.st_dev, status.st_ino) != identity || status.st_nlink != 1 => {
+            Err(changed("was replaced or hard-linked since it was checked"))
         }
-        if self.status.st_mode & 0o7777 != mode {
-            rustix::fs::fchmod(&self.file, Mode::from_raw_mode(mode))?;
-        }
-        Ok(())
+        _ => Ok(()),
     }
 }
 
-/// [`Overwrite::open`] then [`Overwrite::write`], for a target not checked against an identity.
-pub(super) fn write_in_place(folder: &OwnedFd, name: &OsStr, bytes: &[u8], mode: u32, data: bool) -> std::io::Result<()> {
-    Overwrite::open(folder, name, None)?.write(bytes, mode, data)
+/// Overwrites the regular file `name` in `folder` with `bytes` (then cuts it to their length)
+/// and gives it `mode`; `data` false only sets the mode (the bytes are already right).
+///
+/// `identity` is the (device, inode) the file was verified as: nothing is written when the
+/// name now leads to another file, or to one with more than one link. `began` is called just
+/// before the first change. A file a running program was started from cannot be opened for
+/// writing (`ETXTBSY`); it is replaced by a new file instead (written beside it, renamed over).
+pub(super) fn overwrite(
+    folder: &OwnedFd,
+    name: &OsStr,
+    bytes: &[u8],
+    mode: u32,
+    identity: Option<(u64, u64)>,
+    data: bool,
+    began: impl FnOnce(),
+) -> std::io::Result<()> {
+    let flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let opened = match rustix::fs::openat(folder, name, flags, Mode::empty()) {
+        Ok(opened) => opened,
+        Err(rustix::io::Errno::TXTBSY) => {
+            check_identity(&rustix::fs::statat(folder, name, AtFlags::SYMLINK_NOFOLLOW)?, identity)?;
+            began();
+            return replace_via_temp(folder, name, bytes, mode);
+        }
+        Err(errno) => return Err(errno.into()),
+    };
+    let status = rustix::fs::fstat(&opened)?;
+    check_identity(&status, identity)?;
+    began();
+    let mut file = std::fs::File::from(opened);
+    if data {
+        file.write_all(bytes)?;
+        if status.st_size as u64 > bytes.len() as u64 {
+            file.set_len(bytes.len() as u64)?;
+        }
+    }
+    if status.st_mode & 0o7777 != mode {
+        rustix::fs::fchmod(&file, Mode::from_raw_mode(mode))?;
+    }
+    Ok(())
 }
 
 /// Gives the regular file `name` in `folder` the permission bits `mode`, if it has others.
@@ -95,7 +105,7 @@ pub(super) fn replace_via_temp(folder: &OwnedFd, name: &OsStr, bytes: &[u8], mod
         .and_then(|()| Ok(rustix::fs::fchmod(&file, Mode::from_raw_mode(mode))?))
         .and_then(|()| Ok(rustix::fs::renameat(folder, &temp, folder, name)?));
     if written.is_err() {
-        let _ = rustix::fs::unlinkat(folder, &temp, rustix::fs::AtFlags::empty());
+        let _ = rustix::fs::unlinkat(folder, &temp, AtFlags::empty());
     }
     written
 }
