@@ -221,6 +221,26 @@ def test_disk_full_while_staging_on_a_real_small_filesystem(home: Path, tmp_path
         assert snapshot(mount) == before
 
 
+def test_disk_full_while_a_file_grows_in_place_puts_every_file_back(home: Path, tmp_path: Path) -> None:
+    """Existing files are overwritten in place; one that grows past the free space fails halfway
+    through its write, and the undo puts back its bytes and those already rewritten."""
+    store = BackupStore()
+    with small_tmpfs(tmp_path / "small", "1m") as mount:
+        write(mount / "first.txt", b"first, as it is now")
+        write(mount / "grow.txt", b"a small file that a restore makes big")
+        write(mount / "filler.bin", os.urandom(700 * 1024))
+        inode = (mount / "first.txt").stat().st_ino
+        targets = [
+            RestoreTarget(mount / "first.txt", store.put_bytes(b"first, as it was")),
+            RestoreTarget(mount / "grow.txt", store.put_bytes(os.urandom(600 * 1024))),
+        ]
+        before = snapshot(mount)
+        with pytest.raises(RestoreError, match=r"grow\.txt.*No space left on device.*put back"):
+            backups.restore_files(store, targets, session_id=SESSION, confine_to=mount)
+        assert snapshot(mount) == before
+        assert (mount / "first.txt").stat().st_ino == inode
+
+
 def test_read_only_target_is_refused_before_anything_is_written(home: Path, tmp_path: Path) -> None:
     store = BackupStore()
     with read_only_tmpfs(tmp_path / "ro", {"locked.txt": b"read only"}) as mount:
