@@ -98,3 +98,38 @@ def test_kill_9_at_random_moments_leaves_the_tree_wholly_before_or_after(home: P
         assert not stray, stray
     assert sum(outcomes.values()) == 12
     assert interrupted >= 2, "the kills should land inside restores, not only around them"
+
+
+def test_a_restore_killed_midway_is_finished_by_the_next_command_which_says_so(home: Path, tmp_path: Path) -> None:
+    """Files overwritten in place cannot be undone after a crash, so the journal names where every
+    new content comes from and the next command completes the restore, with a warning."""
+    package_root = str(Path(commandcode.__file__).resolve().parents[1])
+    python_path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH", "")]))
+    environment = {**os.environ, "PYTHONPATH": python_path, "COMMANDCODE_HOME": str(home), "NO_COLOR": "1"}
+    project = tmp_path / "project"
+    project.mkdir()
+    files, restored_state, edited_state = prepare(project)
+    journal = home / "journals" / f"{files.session_id}.json"
+    process = subprocess.Popen(
+        [sys.executable, "-c", RESTORE_SCRIPT, str(files.directory), files.session_id, str(project), "20"],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stdout.readline().strip() == b"ready"
+    # Kill once the restore has begun changing files: some targets restored, others not yet.
+    deadline = time.monotonic() + 60
+    while snapshot(project) == edited_state and time.monotonic() < deadline:
+        time.sleep(0.01)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    half = snapshot(project)
+    assert journal.exists() and half not in (edited_state, restored_state)
+    listed = subprocess.run(
+        [sys.executable, "-m", "commandcode", "checkpoints", "list", str(files.checkpoints)],
+        env=environment, cwd=project, capture_output=True, text=True, timeout=120,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert "warning: finished a restore of session" in listed.stderr and "interrupted" in listed.stderr, listed.stderr
+    assert snapshot(project) == restored_state
+    assert not journal.exists()

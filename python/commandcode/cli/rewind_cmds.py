@@ -16,7 +16,7 @@ from ..errors import UsageError
 from ..ids import parse_iso
 from ..paths import SessionFiles
 from ..rewind_modes import CANCEL_LABEL, RewindMode
-from .output import handle_errors, print_json, safe, stderr, stdout
+from .output import handle_errors, print_json, safe, stderr, stdout, warn
 
 if TYPE_CHECKING:
     from ..checkpoints import Checkpoint
@@ -46,6 +46,18 @@ def _resolve(ref: str) -> SessionFiles:
     if ref.endswith(CHECKPOINTS_SUFFIX) and as_path.is_file():
         return SessionFiles(as_path.resolve().parent, as_path.name[: -len(CHECKPOINTS_SUFFIX)])
     return resolve_session(ref, Path.cwd())
+
+
+def finish_interrupted_restore(files: SessionFiles) -> None:
+    """Completes (or, for a journal of an older release, undoes) a restore of this session that a
+    crash interrupted, and says so on stderr: the user sees which state their files are in."""
+    from .. import backups
+
+    outcome = backups.recover_pending(files.session_id)
+    if outcome is not None:
+        state, targets = outcome
+        verb = "finished" if state == "completed" else "undid"
+        warn(f"{verb} a restore of session {files.session_id} that was interrupted ({len(targets)} file(s))")
 
 
 def session_cwd(files: SessionFiles) -> Path:
@@ -132,6 +144,7 @@ def list_command(
 ) -> None:
     """List a session's checkpoints: number, time, prompt, files, and the rewind choices."""
     files = _resolve(ref)
+    finish_interrupted_restore(files)
     cwd = session_cwd(files)
     rows = _checkpoint_rows(files, cwd)
     if as_json:
@@ -219,6 +232,7 @@ def rewind_command(
     from ..rewind import find_checkpoint, rewind
 
     files = _resolve(ref)
+    finish_interrupted_restore(files)
     cwd = session_cwd(files)
     chosen = mode
     if chosen is None:

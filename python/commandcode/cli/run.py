@@ -18,6 +18,7 @@ from ..paths import SessionFiles, project_dir
 from ..session import open_session
 from ..writer import SessionWriter
 from .output import print_json, stdout, warn
+from .rewind_cmds import finish_interrupted_restore
 
 AVAILABLE_MODELS = ("offline",)
 
@@ -116,6 +117,7 @@ def _checkpoint_manager(files: SessionFiles, cwd: Path) -> CheckpointManager | N
     be read (a FIFO or folder in its place): the turn runs, its edits are not checkpointed, and
     that file is left as it is (like the disk-low pause)."""
     try:
+        finish_interrupted_restore(files)
         return CheckpointManager.for_session(files, cwd)
     except CheckpointError as error:
         warn(f"{error}; this turn's edits are not checkpointed")
