@@ -208,6 +208,17 @@ def test_a_failure_midway_puts_back_the_files_already_written(home: Path, projec
     assert not (project / "new").exists()
 
 
+@pytest.mark.parametrize("in_place", [True, False])
+def test_both_methods_give_the_same_bytes_and_modes_and_only_in_place_keeps_the_inode(home: Path, project: Path, in_place: bool) -> None:
+    store = BackupStore()
+    write(project / "a.txt", b"a now, longer than it was", 0o644)
+    inode = (project / "a.txt").stat().st_ino
+    backups.restore_files(store, [RestoreTarget(project / "a.txt", store.put_bytes(b"a then"), mode=0o600)],
+                          session_id=SESSION, confine_to=project, in_place=in_place)
+    assert snapshot(project) == {"a.txt": ("file", b"a then", 0o600)}
+    assert ((project / "a.txt").stat().st_ino == inode) is in_place
+
+
 def test_disk_full_while_staging_on_a_real_small_filesystem(home: Path, tmp_path: Path) -> None:
     store = BackupStore()
     with small_tmpfs(tmp_path / "small", "1m") as mount:

@@ -153,6 +153,7 @@ def restore_files(
     protected: Sequence[_Path] = (),
     companion: tuple[_Path, bytes] | None = None,
     force: bool = False,
+    in_place: bool = True,
     memory_budget: int = ...,
     fail_before_step: int | None = None,
     step_delay_ms: int = 0,

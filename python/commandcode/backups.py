@@ -209,6 +209,7 @@ def restore_files(
     confine_to: Path | None,
     force: bool = False,
     companion: tuple[Path, bytes] | None = None,
+    in_place: bool = True,
     fail_before_step: int | None = None,
     step_delay_ms: int = 0,
 ) -> RestoreOutcome:
@@ -217,6 +218,10 @@ def restore_files(
     `companion` is `(path, bytes)` of a file of ours replaced in the same all-or-nothing,
     journaled step (the checkpoints file with the restored state's after-digests): a crash
     leaves both old or both new.
+
+    `in_place` (the default) overwrites an existing single-link file in place; `False` replaces
+    every target by a new file (each changes atomically for concurrent readers, at several
+    times the cost on disks that trim freed blocks).
 
     `fail_before_step` and `step_delay_ms` are test hooks for the rollback and crash tests.
 
@@ -235,6 +240,7 @@ def restore_files(
         protected=_protected(),
         companion=None if companion is None else (os.fspath(companion[0]), companion[1]),
         force=force,
+        in_place=in_place,
         fail_before_step=fail_before_step,
         step_delay_ms=step_delay_ms,
     )

@@ -302,7 +302,7 @@ pub fn check_restore(
 ///
 /// `fail_before_step` and `step_delay_ms` are test hooks (rollback and crash tests).
 #[pyfunction]
-#[pyo3(signature = (object_store, items, journal, *, confine_to = None, protected = Vec::new(), companion = None, force = false, memory_budget = 512 << 20, fail_before_step = None, step_delay_ms = 0))]
+#[pyo3(signature = (object_store, items, journal, *, confine_to = None, protected = Vec::new(), companion = None, force = false, in_place = true, memory_budget = 512 << 20, fail_before_step = None, step_delay_ms = 0))]
 #[allow(clippy::too_many_arguments, reason = "keyword-only Python options")]
 pub fn restore_files(
     py: Python<'_>,
@@ -313,6 +313,7 @@ pub fn restore_files(
     protected: Vec<PathBuf>,
     companion: Option<(PathBuf, Vec<u8>)>,
     force: bool,
+    in_place: bool,
     memory_budget: u64,
     fail_before_step: Option<usize>,
     step_delay_ms: u64,
@@ -323,6 +324,7 @@ pub fn restore_files(
         protected,
         companion: companion.map(|(path, bytes)| Companion { path, bytes, mode: 0o600 }),
         force,
+        in_place,
         memory_budget,
         faults: FaultInjection { fail_before_step, step_delay: Duration::from_millis(step_delay_ms) },
     };

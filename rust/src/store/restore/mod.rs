@@ -103,6 +103,10 @@ pub struct RestoreOptions {
     pub companion: Option<Companion>,
     /// Overwrite targets changed outside the tracked tools.
     pub force: bool,
+    /// Overwrite single-link files in place (the default); `false` replaces every target by a
+    /// new file, which concurrent readers see change atomically, at several times the cost on
+    /// disks that trim freed blocks.
+    pub in_place: bool,
     /// Decompressed bytes kept in memory between verify and stage; past it they are re-read
     /// (and re-verified) while staging.
     pub memory_budget: u64,
@@ -116,6 +120,7 @@ impl Default for RestoreOptions {
             protected: Vec::new(),
             companion: None,
             force: false,
+            in_place: true,
             memory_budget: 512 << 20,
             faults: FaultInjection::default(),
         }

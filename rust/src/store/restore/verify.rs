@@ -204,7 +204,7 @@ pub(super) fn verify(store: &ObjectStore, items: &[RestoreItem], options: &Resto
     let outcomes: Vec<(Option<PlanEntry>, Option<Step>, Vec<RestoreProblem>)> = items
         .par_iter()
         .zip(duplicates.par_iter())
-        .map(|(item, &duplicate)| verify_item(store, item, duplicate, &bounds, &budget))
+        .map(|(item, &duplicate)| verify_item(store, item, duplicate, &bounds, &budget, options.in_place))
         .collect();
     let mut verified = Verified { plan: Plan::default(), steps: Vec::new() };
     for (entry, step, problems) in outcomes {
@@ -267,6 +267,7 @@ fn verify_item(
     duplicate: bool,
     bounds: &Bounds,
     budget: &AtomicI64,
+    in_place: bool,
 ) -> (Option<PlanEntry>, Option<Step>, Vec<RestoreProblem>) {
     let target = normalize(&item.target);
     let mut problems = Vec::new();
@@ -284,7 +285,7 @@ fn verify_item(
         return (None, None, problems);
     }
 
-    let (current, kept) = match current_state(&target, budget) {
+    let (current, kept) = match current_state(&target, budget, in_place) {
         Ok(state) => state,
         Err(kind) => {
             problem(kind);
@@ -415,8 +416,13 @@ fn bounds_problem(target: &Path, bounds: &Bounds) -> Option<ProblemKind> {
     protected.map(|folder| ProblemKind::Protected { root: folder.lexical.clone() })
 }
 
-/// The target's state, and its bytes when it could be overwritten in place (see [`Kept`]).
-fn current_state(target: &Path, budget: &AtomicI64) -> std::result::Result<(Current, Option<Kept>), ProblemKind> {
+/// The target's state, and (when `in_place`) its bytes if it could be overwritten in place (see
+/// [`Kept`]).
+fn current_state(
+    target: &Path,
+    budget: &AtomicI64,
+    in_place: bool,
+) -> std::result::Result<(Current, Option<Kept>), ProblemKind> {
     let metadata = match std::fs::symlink_metadata(target) {
         Ok(metadata) => metadata,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok((Current::Absent, None)),
@@ -442,7 +448,7 @@ fn current_state(target: &Path, budget: &AtomicI64) -> std::result::Result<(Curr
     }
     let locked = opened.stx_attributes.intersects(rustix::fs::StatxAttributes::IMMUTABLE | rustix::fs::StatxAttributes::APPEND);
     let size = opened.stx_size.min(i64::MAX as u64) as i64;
-    let keep = !locked && opened.stx_nlink == 1 && may_overwrite(opened.stx_uid, u32::from(opened.stx_mode)) && reserve(budget, size);
+    let keep = in_place && !locked && opened.stx_nlink == 1 && may_overwrite(opened.stx_uid, u32::from(opened.stx_mode)) && reserve(budget, size);
     let (content, kept) = if keep {
         let mut bytes = Vec::with_capacity(size as usize);
         let read = file.read_to_end(&mut bytes);
