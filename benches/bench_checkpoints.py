@@ -51,7 +51,7 @@ import make_project  # noqa: E402
 
 from commandcode import backups  # noqa: E402
 from commandcode.checkpoints import CheckpointManager, read_checkpoints  # noqa: E402
-from commandcode.paths import SessionFiles, project_dir  # noqa: E402
+from commandcode.paths import SessionFiles, data_dir, project_dir  # noqa: E402
 from commandcode.rewind import RewindMode, plan_code, rewind  # noqa: E402
 
 OPENCODE_RESTORE_1000_MS = 674.0
@@ -68,10 +68,21 @@ def median_ms(samples: list[float]) -> float:
     return round(statistics.median(samples) * 1000, 2)
 
 
+def wait_for_trash_removal(timeout: float = 10.0) -> None:
+    """Waits until the background removal of set-aside originals (the trash folders beside the
+    restore journals) has finished, so that no measurement shares the disk with it."""
+    journals = data_dir() / "journals"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and journals.is_dir() and any(journals.glob(".*.trash")):
+        time.sleep(0.01)
+
+
 def timed(action: Callable[[], object], *, settle: bool = False) -> float:
-    """Wall time of `action`; with `settle`, dirty pages are flushed first so that a measurement
-    never pays for an earlier one's writeback (fsync on ext4 would)."""
+    """Wall time of `action`; with `settle`, an earlier restore's background cleanup is waited
+    for and dirty pages are flushed first, so that a measurement never pays for an earlier one's
+    writeback (fsync on ext4 would)."""
     if settle:
+        wait_for_trash_removal()
         os.sync()
     start = time.perf_counter()
     action()
