@@ -219,7 +219,7 @@ def restore_files(
     journaled step (the checkpoints file with the restored state's after-digests): a crash
     leaves both old or both new.
 
-    `in_place` (the default) overwrites an existing single-link file in place; `False` replaces
+    `in_place` (the default) overwrites an existing single-link, non-executable file in place; `False` replaces
     every target by a new file (each changes atomically for concurrent readers, at several
     times the cost on disks that trim freed blocks).
 

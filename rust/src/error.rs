@@ -41,8 +41,9 @@ pub enum Error {
     #[error("nothing was restored: {}", crate::store::restore::describe_problems(problems))]
     RestoreRefused { problems: Vec<crate::store::RestoreProblem> },
     /// A write failed midway. When `rolled_back`, every target is back as it was; otherwise the
-    /// journal is kept for the next open to finish the undo.
-    #[error("restoring {path} failed: {source}; {}", if *rolled_back { "every file was put back as it was".to_owned() } else { format!("the undo is incomplete, journal kept at {}", journal.display()) })]
+    /// journal is kept for the next open to complete the restore (or, for a journal of an older
+    /// release, to finish the undo).
+    #[error("restoring {path} failed: {source}; {}", if *rolled_back { "every file was put back as it was".to_owned() } else { format!("not every file could be put back; the journal {} is kept for the next open to finish", journal.display()) })]
     RestoreFailed {
         path: PathBuf,
         #[source]

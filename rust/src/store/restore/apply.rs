@@ -1,21 +1,27 @@
-//! Staging, applying, undoing and recovering a verified restore (see the module docs of
-//! [`super`] for the phases). Every undo decision is made from what is on disk (which of
+//! Staging, applying and undoing a verified restore, and recovering one a crash interrupted
+//! (see the module docs of [`super`] for the phases).
+//!
+//! Undo after an in-process failure: a swapped target is judged from what is on disk (which of
 //! target / temp / set-aside original exist, and whether a new file holds the content this
-//! restore wrote), so the same code serves an in-process failure and recovery after a crash.
+//! restore wrote); a target overwritten in place gets back the original bytes verification
+//! read, and only if its overwrite had begun. Recovery after a crash completes a version 2
+//! journal (`redo.rs`) and undoes a version 1 journal with the same on-disk judgement.
 //!
 //! Every step runs relative to a folder handle ([`Folders`]): folders are opened from `/`
 //! without following symlinks along the real path verification resolved, and before each apply
 //! step the target folder's path is checked to still name the opened folder. A folder swapped
 //! for a symlink after verification is therefore never followed: the restore is refused and
-//! rolled back.
+//! rolled back. A file overwritten in place must moreover still be the very file verified
+//! (device, inode, one link).
 //!
-//! Durability: the journal is fsynced before the first temp file exists; the staged bytes and
-//! the renames are flushed together by one `syncfs` before the commit; only then are the
-//! set-aside originals deleted. The commit is the durable deletion of the journal when every
-//! original sits in the trash folder (the usual case), else a `committed` journal. A power loss
-//! at any point therefore leaves either an `open` journal (undone from the originals, whose
-//! bytes were durable all along), a `committed` one whose new files are on disk, or none (the
-//! new files are on disk; the trash is swept by the next recovery).
+//! Durability: the companion's copy and the journal are fsynced before the first target is
+//! touched, and every new content's source (an object of the store, a real-CLI blob, that copy)
+//! was durable before; the new bytes and the renames are flushed together by one `syncfs` before
+//! the commit; only then are the set-aside originals deleted. The commit is the durable deletion
+//! of the journal when every original sits in the trash folder (the usual case), else a
+//! `committed` journal. A power loss at any point therefore leaves either an `open` journal
+//! (completed from the durable sources), a `committed` one whose new files are on disk, or none
+//! (the new files are on disk; the trash is swept by the next recovery).
 
 use super::folders::{exists_at, remove_at, Folders};
 use super::journal::{Journal, JournalLock, JournalOp, JournalSource, JournalState, Method, Recovery, RecoveryOutcome};
@@ -973,11 +979,21 @@ mod tests {
     #[test]
     fn a_running_program_is_replaced_and_put_back() {
         // A file a running process was started from cannot be opened for writing (ETXTBSY).
+        // An executable is never overwritten in place; this one lost its execute bits after it
+        // was started, so it is, and the write falls back to a new file.
         let fixture = fixture();
         let program = fixture.project.join("tool");
         std::fs::copy("/bin/sleep", &program).unwrap();
         let original = std::fs::read(&program).unwrap();
         let mut running = std::process::Command::new(&program).arg("30").spawn().unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let verified = super::super::verify::verify(
+            &fixture.store,
+            &[RestoreItem { target: program.clone(), desired: content(&fixture, b"x", 0o644), expected: Expected::Unknown }],
+            &options(&fixture),
+        )
+        .unwrap();
+        assert!(verified.steps[0].original.is_some(), "planned in place");
         let items = vec![
             RestoreItem { target: program.clone(), desired: content(&fixture, b"#!/bin/sh\n", 0o755), expected: Expected::Unknown },
             RestoreItem {
@@ -995,8 +1011,28 @@ mod tests {
         assert_eq!(std::fs::read(&program).unwrap(), original);
         restore(&fixture.store, &items, &fixture.journal, &options(&fixture)).unwrap();
         assert_eq!(std::fs::read(&program).unwrap(), b"#!/bin/sh\n");
+        assert_eq!(std::fs::metadata(&program).unwrap().mode() & 0o7777, 0o755);
         running.kill().unwrap();
         running.wait().unwrap();
+    }
+
+    #[test]
+    fn executables_are_replaced_by_a_new_file_never_written_in_place() {
+        let fixture = fixture();
+        let script = fixture.project.join("run.sh");
+        std::fs::write(&script, b"#!/bin/sh\necho now\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let inode = std::fs::metadata(&script).unwrap().ino();
+        let items = vec![RestoreItem {
+            target: script.clone(),
+            desired: content(&fixture, b"#!/bin/sh\necho then\n", 0o755),
+            expected: Expected::Unknown,
+        }];
+        let verified = super::super::verify::verify(&fixture.store, &items, &options(&fixture)).unwrap();
+        assert!(verified.steps[0].original.is_none());
+        restore(&fixture.store, &items, &fixture.journal, &options(&fixture)).unwrap();
+        assert_eq!(std::fs::read(&script).unwrap(), b"#!/bin/sh\necho then\n");
+        assert_ne!(std::fs::metadata(&script).unwrap().ino(), inode);
     }
 
     #[test]

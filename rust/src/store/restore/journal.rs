@@ -42,9 +42,10 @@ pub enum Recovery {
 pub enum Method {
     /// A temp file beside the target takes its place; the original is set aside.
     Swap,
-    /// The existing file (a single-link regular file) is overwritten in place: no new inode, no
-    /// freed blocks, ownership, links and extended attributes kept. Its old bytes are held in
-    /// memory for an in-process undo; after a crash the restore is completed instead.
+    /// The existing file (a single-link, non-executable regular file) is overwritten in place:
+    /// no new inode, no freed blocks, ownership, links and extended attributes kept. Its old
+    /// bytes are held in memory for an in-process undo; after a crash the restore is completed
+    /// instead.
     InPlace,
 }
 

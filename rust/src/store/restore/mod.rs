@@ -10,8 +10,8 @@
 //! 2. **Stage** (`apply.rs`): a write-ahead [`journal`] naming every target, the durable source
 //!    of its new content, and every temp and set-aside file is fsynced; then each new content
 //!    that needs a new file goes to a temp file beside its target.
-//! 3. **Apply**: a target that is a single-link regular file this process may write is
-//!    overwritten in place (its old bytes were read at verification and stay in memory); any
+//! 3. **Apply**: a target that is a single-link, non-executable regular file this process may
+//!    write is overwritten in place (its old bytes were read at verification and stay in memory); any
 //!    other original is hard-linked (or renamed) aside and its temp exchanged (or renamed) into
 //!    place. One `syncfs` then makes the new bytes and the renames durable together. If a step
 //!    fails, every step already taken is undone, so nothing is left half done.
@@ -103,8 +103,8 @@ pub struct RestoreOptions {
     pub companion: Option<Companion>,
     /// Overwrite targets changed outside the tracked tools.
     pub force: bool,
-    /// Overwrite single-link files in place (the default); `false` replaces every target by a
-    /// new file, which concurrent readers see change atomically, at several times the cost on
+    /// Overwrite single-link, non-executable files in place (the default); `false` replaces
+    /// every target by a new file, which concurrent readers see change atomically, at several times the cost on
     /// disks that trim freed blocks.
     pub in_place: bool,
     /// Decompressed bytes kept in memory between verify and stage; past it they are re-read

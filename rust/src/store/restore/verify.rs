@@ -55,8 +55,10 @@ pub(super) struct Original {
 }
 
 /// A regular file's bytes read at verification, kept when it may be overwritten in place: it
-/// has one link, this process owns it (or is root) and may write it, and it fits the memory
-/// budget (whose share it holds until released).
+/// has one link, no execute bit (a program or library may be running or mapped from it: it
+/// gets a new file, as `git checkout` does, and its users keep the old one), this process owns
+/// it (or is root) and may write it, and it fits the memory budget (whose share it holds until
+/// released).
 struct Kept {
     bytes: Vec<u8>,
     device: u64,
@@ -448,7 +450,13 @@ fn current_state(
     }
     let locked = opened.stx_attributes.intersects(rustix::fs::StatxAttributes::IMMUTABLE | rustix::fs::StatxAttributes::APPEND);
     let size = opened.stx_size.min(i64::MAX as u64) as i64;
-    let keep = in_place && !locked && opened.stx_nlink == 1 && may_overwrite(opened.stx_uid, u32::from(opened.stx_mode)) && reserve(budget, size);
+    let mode = u32::from(opened.stx_mode) & 0o7777;
+    let keep = in_place
+        && !locked
+        && opened.stx_nlink == 1
+        && mode & 0o111 == 0
+        && may_overwrite(opened.stx_uid, mode)
+        && reserve(budget, size);
     let (content, kept) = if keep {
         let mut bytes = Vec::with_capacity(size as usize);
         let read = file.read_to_end(&mut bytes);
@@ -471,7 +479,7 @@ fn current_state(
     };
     let current = Current::File {
         content,
-        mode: u32::from(opened.stx_mode) & 0o7777,
+        mode,
         uid: opened.stx_uid,
         gid: opened.stx_gid,
         locked,
