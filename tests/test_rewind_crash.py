@@ -4,6 +4,7 @@ restore or wholly as the checkpoint had it, with no stray temp files."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import commandcode
+from commandcode import backups
 from commandcode.checkpoints import CheckpointManager
 from helpers_checkpoints import new_session_files, snapshot, write  # noqa: F401
 
@@ -100,14 +102,12 @@ def test_kill_9_at_random_moments_leaves_the_tree_wholly_before_or_after(home: P
     assert interrupted >= 2, "the kills should land inside restores, not only around them"
 
 
-def test_a_restore_killed_midway_is_finished_by_the_next_command_which_says_so(home: Path, tmp_path: Path) -> None:
-    """Files overwritten in place cannot be undone after a crash, so the journal names where every
-    new content comes from and the next command completes the restore, with a warning."""
+def _kill_midway(home: Path, project: Path) -> tuple[object, dict, dict, Path, dict[str, str]]:
+    """Runs a slow code rewind in a subprocess and SIGKILLs it once it has begun changing files.
+    Returns the session files, both whole states, the journal and the CLI environment."""
     package_root = str(Path(commandcode.__file__).resolve().parents[1])
     python_path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH", "")]))
     environment = {**os.environ, "PYTHONPATH": python_path, "COMMANDCODE_HOME": str(home), "NO_COLOR": "1"}
-    project = tmp_path / "project"
-    project.mkdir()
     files, restored_state, edited_state = prepare(project)
     journal = home / "journals" / f"{files.session_id}.json"
     process = subprocess.Popen(
@@ -117,19 +117,53 @@ def test_a_restore_killed_midway_is_finished_by_the_next_command_which_says_so(h
         stderr=subprocess.PIPE,
     )
     assert process.stdout is not None and process.stdout.readline().strip() == b"ready"
-    # Kill once the restore has begun changing files: some targets restored, others not yet.
     deadline = time.monotonic() + 60
     while snapshot(project) == edited_state and time.monotonic() < deadline:
         time.sleep(0.01)
     process.send_signal(signal.SIGKILL)
     process.wait()
-    half = snapshot(project)
-    assert journal.exists() and half not in (edited_state, restored_state)
-    listed = subprocess.run(
-        [sys.executable, "-m", "commandcode", "checkpoints", "list", str(files.checkpoints)],
+    assert journal.exists() and snapshot(project) not in (edited_state, restored_state)
+    return files, restored_state, edited_state, journal, environment
+
+
+def _list_checkpoints(files: object, project: Path, environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "commandcode", "checkpoints", "list", str(files.checkpoints)],  # type: ignore[attr-defined]
         env=environment, cwd=project, capture_output=True, text=True, timeout=120,
     )
+
+
+def test_a_restore_killed_midway_is_finished_by_the_next_command_which_says_so(home: Path, tmp_path: Path) -> None:
+    """Files overwritten in place cannot be undone after a crash, so the journal names where every
+    new content comes from and the next command completes the restore, with a warning."""
+    project = tmp_path / "project"
+    project.mkdir()
+    files, restored_state, _, journal, environment = _kill_midway(home, project)
+    listed = _list_checkpoints(files, project, environment)
     assert listed.returncode == 0, listed.stderr
     assert "warning: finished a restore of session" in listed.stderr and "interrupted" in listed.stderr, listed.stderr
+    assert snapshot(project) == restored_state
+    assert not journal.exists()
+
+
+def test_an_interrupted_restore_missing_a_backup_keeps_its_journal_until_it_can_finish(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    files, restored_state, _, journal, environment = _kill_midway(home, project)
+    ops = json.loads(journal.read_text())["ops"]
+    last_write = [op for op in ops if op["action"] == "write" and op["source"] and "object" in op["source"]][-1]
+    object_id = last_write["source"]["object"]
+    object_path = backups.BackupStore().object_path(object_id)
+    saved = object_path.read_bytes()
+    object_path.unlink()
+    failed = _list_checkpoints(files, project, environment)
+    assert failed.returncode == 1
+    lines = failed.stderr.strip().splitlines()
+    assert lines[0].startswith("error: cannot finish the restore a crash interrupted: backup"), failed.stderr
+    assert "delete the journal" in lines[0] and len(lines) <= 2, failed.stderr
+    assert journal.exists()
+    object_path.write_bytes(saved)
+    listed = _list_checkpoints(files, project, environment)
+    assert listed.returncode == 0, listed.stderr
     assert snapshot(project) == restored_state
     assert not journal.exists()

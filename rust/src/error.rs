@@ -51,6 +51,10 @@ pub enum Error {
         rolled_back: bool,
         journal: PathBuf,
     },
+    /// An interrupted restore could not be completed (a backup it needs is gone, a target
+    /// cannot be written); the journal is kept so the next open tries again.
+    #[error("cannot finish the restore a crash interrupted: {reason}; fix that and run the command again, or delete the journal {journal} to leave the files as they are now")]
+    RecoveryIncomplete { journal: PathBuf, reason: String },
     /// Another process is restoring (or recovering) the same session.
     #[error("another restore is running for this session (lock {journal}.lock)")]
     RestoreInProgress { journal: PathBuf },

@@ -25,7 +25,10 @@ impl From<Error> for PyErr {
             Error::ObjectMissing { .. } | Error::ObjectCorrupt { .. } => BackupIntegrityError::new_err(message),
             Error::UnsupportedStore { .. } => UnsupportedFormatError::new_err(message),
             Error::RestoreRefused { problems } => restore_refused(message, &problems),
-            Error::RestoreFailed { .. } | Error::RestoreInProgress { .. } | Error::JournalInvalid { .. } => {
+            Error::RestoreFailed { .. }
+            | Error::RestoreInProgress { .. }
+            | Error::JournalInvalid { .. }
+            | Error::RecoveryIncomplete { .. } => {
                 RestoreError::new_err(message)
             }
             #[allow(unreachable_patterns, reason = "Error is non_exhaustive")]

@@ -581,8 +581,9 @@ pub(super) fn recover_locked(journal_path: &Path) -> Result<Option<RecoveryOutco
             RecoveryOutcome::RolledBack { targets }
         }
         (JournalState::Open, Recovery::Redo) => {
-            redo_all(&journal, &folders)?;
-            sync_filesystems(&journal.ops, &folders)?;
+            redo_all(&journal, &folders)
+                .and_then(|()| sync_filesystems(&journal.ops, &folders))
+                .map_err(|error| Error::RecoveryIncomplete { journal: journal_path.to_owned(), reason: error.to_string() })?;
             finish(&journal, &folders);
             remove_trash(&journal);
             RecoveryOutcome::Completed { targets }
@@ -952,6 +953,26 @@ mod tests {
         assert_eq!(std::fs::read(&records).unwrap(), b"new records");
         assert_eq!(tree(&fixture.project), wanted);
         assert!(!companion.exists());
+    }
+
+    #[test]
+    fn recovery_without_a_needed_backup_keeps_the_journal_and_says_how_to_go_on() {
+        let fixture = fixture();
+        let (items, wanted) = mixed_items(&fixture);
+        let (_, journal) = open_journal(&fixture, &items, Recovery::Redo);
+        let Some(JournalSource::Object(id)) = journal.ops[2].source else { panic!("{journal:?}") };
+        let object = fixture.store.object_path(&id);
+        let saved = std::fs::read(&object).unwrap();
+        std::fs::remove_file(&object).unwrap();
+        let error = recover(&fixture.journal).unwrap_err();
+        assert!(matches!(error, Error::RecoveryIncomplete { .. }), "{error}");
+        let message = error.to_string();
+        assert!(message.contains("is missing") && message.contains("delete the journal"), "{message}");
+        assert!(fixture.journal.exists());
+        // With the backup back, the next attempt finishes.
+        std::fs::write(&object, saved).unwrap();
+        assert!(matches!(recover(&fixture.journal).unwrap(), Some(RecoveryOutcome::Completed { .. })));
+        assert_eq!(tree(&fixture.project), wanted);
     }
 
     #[test]
