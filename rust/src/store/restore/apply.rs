@@ -1109,43 +1109,90 @@ mod tests {
         assert_eq!(std::fs::read(&target).unwrap(), b"somebody else's");
     }
 
+    /// Writes a random current tree (bytes and modes, or absent) and builds the items that
+    /// restore a random wanted tree; returns them and the tree they must give.
+    fn random_case(
+        fixture: &Fixture,
+        current: &[Option<(Vec<u8>, u32)>],
+        wanted: &[Option<(Vec<u8>, u32)>],
+    ) -> (Vec<RestoreItem>, Tree) {
+        let names = ["a", "dir/b", "dir/deep/c", "d.bin"];
+        for (name, state) in names.iter().zip(current) {
+            if let Some((bytes, mode)) = state {
+                let path = fixture.project.join(name);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, bytes).unwrap();
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(*mode)).unwrap();
+            }
+        }
+        let items = names
+            .iter()
+            .zip(wanted)
+            .map(|(name, wanted)| RestoreItem {
+                target: fixture.project.join(name),
+                desired: match wanted {
+                    Some((bytes, mode)) => content(fixture, bytes, *mode),
+                    None => Desired::Absent,
+                },
+                expected: Expected::Unknown,
+            })
+            .collect();
+        let expected = names
+            .iter()
+            .zip(wanted)
+            .filter_map(|(name, wanted)| wanted.clone().map(|state| (fixture.project.join(name), state)))
+            .collect();
+        (items, expected)
+    }
+
+    fn file_states() -> impl proptest::strategy::Strategy<Value = Vec<Option<(Vec<u8>, u32)>>> {
+        use proptest::prelude::*;
+        proptest::collection::vec(
+            proptest::option::of((proptest::collection::vec(any::<u8>(), 0..64), proptest::sample::select(vec![0o600u32, 0o644, 0o755]))),
+            4,
+        )
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig { cases: 48, ..Default::default() })]
 
         /// Any current tree, restored to any wanted tree, gives exactly the wanted bytes and modes.
         #[test]
-        fn restore_gives_back_exactly_the_wanted_tree(
-            current in proptest::collection::vec(proptest::option::of(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64)), 4),
-            wanted in proptest::collection::vec(proptest::option::of((proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64), proptest::sample::select(vec![0o600u32, 0o644, 0o755]))), 4),
+        fn restore_gives_back_exactly_the_wanted_tree(current in file_states(), wanted in file_states()) {
+            let fixture = fixture();
+            let (items, expected) = random_case(&fixture, &current, &wanted);
+            restore(&fixture.store, &items, &fixture.journal, &options(&fixture)).unwrap();
+            proptest::prop_assert_eq!(tree(&fixture.project), expected);
+        }
+
+        /// A crash before any apply step (and, when `torn`, in the middle of an in-place write)
+        /// is completed by recovery into exactly the wanted tree.
+        #[test]
+        fn a_crash_at_any_step_is_completed_by_recovery(
+            current in file_states(),
+            wanted in file_states(),
+            crash_at in 0usize..5,
+            torn in proptest::prelude::any::<bool>(),
         ) {
             let fixture = fixture();
-            let names = ["a", "dir/b", "dir/deep/c", "d.bin"];
-            for (name, bytes) in names.iter().zip(&current) {
-                if let Some(bytes) = bytes {
-                    let path = fixture.project.join(name);
-                    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                    std::fs::write(&path, bytes).unwrap();
+            let (items, expected) = random_case(&fixture, &current, &wanted);
+            let (verified, journal) = open_journal(&fixture, &items, Recovery::Redo);
+            let folders = Folders::default();
+            stage(&fixture.store, &verified.steps, &journal, &fixture.journal, &folders).unwrap();
+            let crashing = RestoreOptions {
+                faults: FaultInjection { fail_before_step: Some(crash_at), ..FaultInjection::default() },
+                ..options(&fixture)
+            };
+            let mut touched = vec![None; verified.steps.len()];
+            let _ = apply_all(&fixture.store, &verified.steps, &journal, &fixture.journal, &crashing, &folders, None, &mut touched);
+            if torn {
+                if let Some(op) = journal.ops.iter().find(|op| op.method == Method::InPlace) {
+                    std::fs::write(&op.target, b"torn").unwrap();
                 }
             }
-            let items: Vec<RestoreItem> = names
-                .iter()
-                .zip(&wanted)
-                .map(|(name, wanted)| RestoreItem {
-                    target: fixture.project.join(name),
-                    desired: match wanted {
-                        Some((bytes, mode)) => content(&fixture, bytes, *mode),
-                        None => Desired::Absent,
-                    },
-                    expected: Expected::Unknown,
-                })
-                .collect();
-            restore(&fixture.store, &items, &fixture.journal, &options(&fixture)).unwrap();
-            let expected: BTreeMap<PathBuf, (Vec<u8>, u32)> = names
-                .iter()
-                .zip(&wanted)
-                .filter_map(|(name, wanted)| wanted.as_ref().map(|(bytes, mode)| (fixture.project.join(name), (bytes.clone(), *mode))))
-                .collect();
+            recover(&fixture.journal).unwrap();
             proptest::prop_assert_eq!(tree(&fixture.project), expected);
+            proptest::prop_assert!(!fixture.journal.exists());
         }
     }
 }
