@@ -26,7 +26,7 @@
 use super::folders::{exists_at, remove_at, Folders};
 use super::journal::{Journal, JournalLock, JournalOp, JournalSource, JournalState, Method, Recovery, RecoveryOutcome};
 use super::redo::redo_all;
-use super::target_io::{holds, overwrite};
+use super::target_io::{file_name, holds, overwrite};
 use super::verify::{load, Original, Step, Verified};
 use super::{Action, BackupSource, Plan, RestoreOptions};
 use crate::error::{Error, Result};
@@ -36,7 +36,6 @@ use rayon::prelude::*;
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::ffi::OsStr;
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -46,10 +45,6 @@ const TRASH_SUFFIX: &str = ".trash";
 
 fn exists(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()
-}
-
-fn file_name(path: &Path) -> &OsStr {
-    path.file_name().unwrap_or_else(|| OsStr::new("file"))
 }
 
 /// A fresh name in `folder` for a file beside `target`.

@@ -13,18 +13,12 @@
 
 use super::folders::{exists_at, remove_at, Folders};
 use super::journal::{Journal, JournalOp, JournalSource, Method};
-use super::target_io::{holds, overwrite, replace_via_temp, set_mode_at};
+use super::target_io::{file_name, holds, overwrite, replace_via_temp, set_mode_at};
 use super::Action;
 use crate::error::{Error, Result};
 use crate::store::digest::ContentId;
 use crate::store::objects::{read_raw_blob, ObjectStore};
 use rustix::fs::Mode;
-use std::ffi::OsStr;
-use std::path::Path;
-
-fn file_name(path: &Path) -> &OsStr {
-    path.file_name().unwrap_or_else(|| OsStr::new("file"))
-}
 
 /// Brings every target of `journal` to its restored state (see the module docs).
 pub(super) fn redo_all(journal: &Journal, folders: &Folders) -> Result<()> {

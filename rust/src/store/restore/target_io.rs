@@ -9,6 +9,12 @@ use rustix::fd::OwnedFd;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use std::ffi::OsStr;
 use std::io::Write;
+use std::path::Path;
+
+/// The last component of a target path (what every `*at` call names in the folder handle).
+pub(super) fn file_name(path: &Path) -> &OsStr {
+    path.file_name().unwrap_or_else(|| OsStr::new("file"))
+}
 
 fn changed(what: &str) -> std::io::Error {
     std::io::Error::other(what.to_owned())
