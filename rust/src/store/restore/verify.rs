@@ -488,7 +488,7 @@ fn current_state(
 }
 
 /// Takes `size` bytes of the memory budget, if that much is left.
-pub(super) fn reserve(budget: &AtomicI64, size: i64) -> bool {
+fn reserve(budget: &AtomicI64, size: i64) -> bool {
     budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| (left >= size).then(|| left - size)).is_ok()
 }
 
