@@ -329,15 +329,7 @@ fn stage(store: &ObjectStore, steps: &[Step], journal: &Journal, journal_path: &
         other => other,
     };
     for folder in &journal.created_dirs {
-        let created = folders.split(folder).and_then(|(parent, name)| {
-            match rustix::fs::mkdirat(&*parent, name, Mode::from_raw_mode(0o777)) {
-                Ok(()) | Err(rustix::io::Errno::EXIST) => Ok(()),
-                Err(errno) => Err(errno.into()),
-            }
-        });
-        if let Err(error) = created {
-            return Err(failed(folder, Error::io(folder, error)));
-        }
+        folders.make_dir(folder).map_err(|error| failed(folder, Error::io(folder, error)))?;
     }
     steps.par_iter().zip(journal.ops.par_iter()).try_for_each(|(step, op)| match &op.temp {
         Some(temp) => stage_one(store, step, temp, folders).map_err(|error| failed(&step.target, error)),

@@ -101,6 +101,16 @@ impl Folders {
         }
         Ok(())
     }
+
+    /// Creates `folder` (its parent must exist) through the parent's handle; one that exists
+    /// already is fine.
+    pub fn make_dir(&self, folder: &Path) -> std::io::Result<()> {
+        let (parent, name) = self.split(folder)?;
+        match rustix::fs::mkdirat(&*parent, name, Mode::from_raw_mode(0o777)) {
+            Ok(()) | Err(rustix::io::Errno::EXIST) => Ok(()),
+            Err(errno) => Err(errno.into()),
+        }
+    }
 }
 
 /// Whether something (of any kind) is at `name` in `folder`.

@@ -18,17 +18,12 @@ use super::Action;
 use crate::error::{Error, Result};
 use crate::store::digest::ContentId;
 use crate::store::objects::{read_raw_blob, ObjectStore};
-use rustix::fs::Mode;
 
 /// Brings every target of `journal` to its restored state (see the module docs).
 pub(super) fn redo_all(journal: &Journal, folders: &Folders) -> Result<()> {
     let store = journal.store.as_deref().map(ObjectStore::open).transpose()?;
     for folder in &journal.created_dirs {
-        let (parent, name) = folders.split(folder).map_err(|source| Error::io(folder, source))?;
-        match rustix::fs::mkdirat(&*parent, name, Mode::from_raw_mode(0o777)) {
-            Ok(()) | Err(rustix::io::Errno::EXIST) => {}
-            Err(errno) => return Err(Error::io(folder, errno.into())),
-        }
+        folders.make_dir(folder).map_err(|source| Error::io(folder, source))?;
     }
     for op in &journal.ops {
         redo_op(op, store.as_ref(), folders)?;
