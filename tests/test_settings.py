@@ -584,3 +584,18 @@ def test_import_commandcode_does_not_load_settings(project: Path) -> None:
 
 def test_settings_errors_are_commandcode_errors() -> None:
     assert issubclass(SettingsError, CommandcodeError)
+
+
+def test_a_repeated_key_counts_last_with_a_warning_and_is_never_rewritten(data: Path, project: Path) -> None:
+    content = b'{"permissions": {"allow": ["Read"]}, "x": 1, "permissions": {"deny": ["Bash(rm:*)"]}}'
+    write(local_file(project), content)
+    loaded = cs.load_settings(project)
+    assert loaded.permissions_allow == [] and loaded.permissions_deny == ["Bash(rm:*)"]  # JSON.parse: the last wins
+    assert list(loaded.layers[2].data) == ["permissions", "x"]
+    assert loaded.warnings == [f'{local_file(project)}: the key "permissions" appears more than once in an object; '
+                               "the last one counts"]
+    for change in (lambda: cs.update_setting("local", "x", 2, cwd=project),
+                   lambda: cs.add_to_list("local", "permissions.allow", "Edit", cwd=project)):
+        with pytest.raises(SettingsError, match='"permissions" appears more than once.*refusing to rewrite the file'):
+            change()
+        assert local_file(project).read_bytes() == content

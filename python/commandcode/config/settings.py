@@ -15,11 +15,13 @@ earlier one, and lists are concatenated across layers (user first) with repeats 
 permission rules of every layer apply together.
 
 Reading: a missing, empty or blank file is an empty layer, and a UTF-8 byte-order mark is skipped
-(and kept on write). Anything else that is not a JSON object (a syntax error, `NaN`, a number out
-of range, bytes that are not UTF-8, a top level that is no object) raises `SettingsError` naming
-the file, line and column. A folder, FIFO or device in place of a file, also behind a symlink, is
-refused without being opened. The typed accessors of `Settings` check their value's type; a wrong
-one adds a warning naming the file and key to `Settings.warnings` and the default is used.
+(and kept on write). A key repeated in one object counts with its last value, as in `JSON.parse`
+(with a warning; writes refuse such a file, which a rewrite would shorten). Anything else that
+is not one JSON object (a syntax error, `NaN`, a number out of range, bytes that are not UTF-8, a
+top level that is no object) raises `SettingsError` naming the file, line and column. A folder,
+FIFO or device in place of a file, also behind a symlink, is refused without being opened. The
+typed accessors of `Settings` check their value's type; a wrong one adds a warning naming the
+file and key to `Settings.warnings` and the default is used.
 
 Writing (`update_setting`, `add_to_list`) re-reads the one file under an advisory lock on its
 folder, changes one key and replaces the file atomically (`fsutil.atomic_write`): every other key,
@@ -92,14 +94,16 @@ def shown_path(path: str | os.PathLike[str]) -> str:
 class SettingsLayer(Frozen):
     """One layer as read: its name, its file, and the file's object (`{}` when it is missing)."""
 
-    __slots__ = ("data", "exists", "layer", "path")
+    __slots__ = ("data", "exists", "layer", "path", "repeated_keys")
     data: dict[str, Any]
     exists: bool
     layer: str
     path: Path
+    repeated_keys: tuple[str, ...]
 
-    def __init__(self, layer: str, path: Path, data: dict[str, Any], exists: bool) -> None:
-        self._set(data=data, exists=exists, layer=layer, path=path)
+    def __init__(self, layer: str, path: Path, data: dict[str, Any], exists: bool,
+                 repeated_keys: Sequence[str] = ()) -> None:
+        self._set(data=data, exists=exists, layer=layer, path=path, repeated_keys=tuple(repeated_keys))
 
 
 def _read_bytes(path: str, shown: str) -> bytes | None:
@@ -121,7 +125,8 @@ def read_layer(layer: str, path: Path) -> SettingsLayer:
     raw = _read_bytes(os.fspath(path), shown_path(path))
     if raw is None:
         return SettingsLayer(layer, path, {}, False)
-    return SettingsLayer(layer, path, parse_settings(raw, shown_path(path))[0], True)
+    data, _bom, repeated = parse_settings(raw, shown_path(path))
+    return SettingsLayer(layer, path, data, True, repeated)
 
 
 # --------------------------------------------------------------------------------------------
@@ -213,7 +218,9 @@ class Settings:
         for layer in self.layers:
             merged = merge_layers(merged, layer.data)
         self.data = merged
-        self.warnings: list[str] = []
+        self.warnings: list[str] = [
+            f"{shown_path(layer.path)}: the key {json.dumps(key)} appears more than once in an object; the last one counts"
+            for layer in self.layers for key in layer.repeated_keys]
 
     def get(self, key_path: KeyPath, default: Any = None) -> Any:
         """The merged value at a dotted key path (a copy), or `default` when it is not set."""
@@ -407,7 +414,10 @@ def _rewrite(layer: str, cwd: str | os.PathLike[str] | None, change: Callable[[d
         ensure_dir(folder)
         with _folder_locked(folder):
             raw = _read_bytes(target, shown)
-            data, bom = parse_settings(raw, shown) if raw is not None else ({}, False)
+            data, bom, repeated = parse_settings(raw, shown) if raw is not None else ({}, False, [])
+            if repeated:
+                raise SettingsError(f"{shown}: the key {json.dumps(repeated[0])} appears more than once in an object; "
+                                    "refusing to rewrite the file (the other values would be lost)", hint="change it by hand")
             if not change(data, shown):
                 return False
             mode = stat.S_IMODE(os.stat(target).st_mode) if raw is not None else _NEW_FILE_MODES[layer]

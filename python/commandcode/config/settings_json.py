@@ -68,8 +68,10 @@ def kind(value: Any) -> str:
     return "a list" if isinstance(value, list) else "an object"
 
 
-def parse_settings(raw: bytes, shown: str) -> tuple[dict[str, Any], bool]:
-    """The object in a settings file's bytes, and whether they start with a UTF-8 BOM.
+def parse_settings(raw: bytes, shown: str) -> tuple[dict[str, Any], bool, list[str]]:
+    """The object in a settings file's bytes, whether they start with a UTF-8 BOM, and the keys
+    that appear more than once in one object (the last value counts, as in `JSON.parse`; a
+    rewrite would drop the others, so writers refuse such a file).
 
     Raises:
         SettingsError: the bytes are not one JSON object (`<shown>:<line>:<column>: <what>`).
@@ -84,9 +86,19 @@ def parse_settings(raw: bytes, shown: str) -> tuple[dict[str, Any], bool]:
         raise SettingsError(f"{shown}:{line}:{column}: not valid UTF-8 (byte 0x{body[error.start]:02x})",
                             hint=FIX_HINT) from None
     if not text.strip():
-        return {}, bom
+        return {}, bom, []
+    repeated: list[str] = []
+
+    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        built: dict[str, Any] = {}
+        for key, item in pairs:
+            if key in built and key not in repeated:
+                repeated.append(key)
+            built[key] = item
+        return built
+
     try:
-        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        value = json.loads(text, object_pairs_hook=build, parse_constant=_reject_constant, parse_float=_finite_float)
     except _NotJson as error:
         line, column = _position(text, _token_index(text, error.token))
         raise SettingsError(f"{shown}:{line}:{column}: {error.reason}", hint=FIX_HINT) from None
@@ -98,7 +110,7 @@ def parse_settings(raw: bytes, shown: str) -> tuple[dict[str, Any], bool]:
         line, column = _position(text, len(text) - len(text.lstrip()))
         raise SettingsError(f"{shown}:{line}:{column}: the top level is {kind(value)}, not an object",
                             hint=FIX_HINT)
-    return value, bom
+    return value, bom, repeated
 
 
 def settings_bytes(data: dict[str, Any], bom: bool) -> bytes:
