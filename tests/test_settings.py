@@ -280,6 +280,8 @@ MALFORMED: dict[str, tuple[bytes, str]] = {
     "NaN": (b'{"a": NaN}', "1:7: NaN is not valid JSON"),
     "Infinity after a string naming it": (b'{"-Infinity": 1,\n "b": -Infinity}', "2:7: -Infinity is not valid JSON"),
     "number out of range": (b'{"a": [1, 1e400]}', "1:11: the number 1e400 is out of range"),
+    "integer too long to convert": (b'{"a": 1, "b": -' + b"9" * 5000 + b"}",
+                                    "1:15: the number -99999999999... has too many digits (5001)"),
     "not UTF-8": (b'{"a": "\xff"}', "1:8: not valid UTF-8 (byte 0xff)"),
     "not UTF-8 after multibyte text": ('{\n "é": "'.encode() + b'\xfe"}', "2:8: not valid UTF-8 (byte 0xfe)"),
     "UTF-16 with its BOM": ('{"a": 1}'.encode("utf-16"), "1:1: not valid UTF-8 (byte 0xff)"),
@@ -508,6 +510,18 @@ def test_a_key_in_the_way_is_refused_and_the_file_kept(content: dict[str, Any], 
     with pytest.raises(SettingsError, match=f"^{local_file(project)}: {message}; refusing to replace it$"):
         function("local", call[1], call[2], cwd=project)
     assert local_file(project).read_bytes() == before
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("-inf"), b"bytes", {"a", "set"}, object(), {"k": [float("inf")]}],
+                         ids=["NaN", "-Infinity", "bytes", "set", "object", "nested Infinity"])
+def test_a_value_that_is_not_json_is_refused_and_the_file_kept(value: Any, data: Path, project: Path) -> None:
+    write(local_file(project), {"keep": "me", "permissions": {"allow": ["Read"]}})
+    before = local_file(project).read_bytes()
+    for change in (cs.update_setting, cs.add_to_list):
+        with pytest.raises(SettingsError, match=f"^cannot write {local_file(project)}: the new value is not JSON"):
+            change("local", "permissions.allow", value, cwd=project)
+        assert local_file(project).read_bytes() == before
+    assert sorted(os.listdir(local_file(project).parent)) == ["settings.local.json"]
 
 
 @pytest.mark.parametrize("key", ["", "a..b", ".a", "a.", []],

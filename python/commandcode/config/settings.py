@@ -421,10 +421,15 @@ def _rewrite(layer: str, cwd: str | os.PathLike[str] | None, change: Callable[[d
             if not change(data, shown):
                 return False
             mode = stat.S_IMODE(os.stat(target).st_mode) if raw is not None else _NEW_FILE_MODES[layer]
-            atomic_write(Path(target), settings_bytes(data, bom), mode=mode)
+            atomic_write(Path(target), settings_bytes(data, bom, shown), mode=mode)
     except OSError as error:
         raise SettingsError(f"cannot write {shown}: {error.strerror or error}; the file was left as it was") from None
     return True
+
+
+def _require_json(layer: str, cwd: str | os.PathLike[str] | None, value: Any) -> None:
+    """Refuses a value with no JSON text before any file is touched."""
+    settings_bytes({"value": value}, False, shown_path(settings_path(layer, cwd)))
 
 
 def update_setting(layer: str, key_path: KeyPath, value: Any, *, cwd: str | os.PathLike[str] | None = None) -> None:
@@ -435,6 +440,7 @@ def update_setting(layer: str, key_path: KeyPath, value: Any, *, cwd: str | os.P
             object, or the write failed; in every case the file is as it was.
     """
     parts = _parts(key_path)
+    _require_json(layer, cwd, value)
 
     def change(data: dict[str, Any], shown: str) -> bool:
         _container(data, parts, shown)[parts[-1]] = value
@@ -451,6 +457,7 @@ def add_to_list(layer: str, key_path: KeyPath, value: Any, *, cwd: str | os.Path
         SettingsError: as `update_setting`, and when the key holds something other than a list.
     """
     parts = _parts(key_path)
+    _require_json(layer, cwd, value)
 
     def change(data: dict[str, Any], shown: str) -> bool:
         holder = _container(data, parts, shown)

@@ -2,10 +2,11 @@
 
 Owns what counts as a well-formed settings file. Its bytes are UTF-8, optionally after a byte-order
 mark; empty or blank means `{}`; otherwise they hold one JSON object and nothing else, with no
-`NaN`/`Infinity` and no number too large for a double (Python's `json` accepts both, JSON does
-not). Every refusal is a `SettingsError` reading `<file>:<line>:<column>: <what>`, columns counted
-in characters, 1-based. Written text is the real CLI's (`JSON.stringify(value, null, 2)`) plus a
-trailing newline, after the file's BOM when it had one.
+`NaN`/`Infinity`, no number too large for a double (Python's `json` accepts both, JSON does
+not) and no integer too long for the interpreter to convert. Every refusal is a `SettingsError`
+reading `<file>:<line>:<column>: <what>`, columns counted in characters, 1-based. Written text
+is the real CLI's (`JSON.stringify(value, null, 2)`) plus a trailing newline, after the file's
+BOM when it had one; a value with no JSON text (`NaN`, bytes, a set) is refused before writing.
 """
 
 from __future__ import annotations
@@ -39,6 +40,13 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise _NotJson(text, f"the number {text} is out of range")
     return value
+
+
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # over the interpreter's digit limit (4,300 by default)
+        raise _NotJson(text, f"the number {text[:12]}... has too many digits ({len(text)})") from None
 
 
 def _token_index(text: str, token: str) -> int:
@@ -98,7 +106,8 @@ def parse_settings(raw: bytes, shown: str) -> tuple[dict[str, Any], bool, list[s
         return built
 
     try:
-        value = json.loads(text, object_pairs_hook=build, parse_constant=_reject_constant, parse_float=_finite_float)
+        value = json.loads(text, object_pairs_hook=build, parse_constant=_reject_constant,
+                           parse_float=_finite_float, parse_int=_whole_number)
     except _NotJson as error:
         line, column = _position(text, _token_index(text, error.token))
         raise SettingsError(f"{shown}:{line}:{column}: {error.reason}", hint=FIX_HINT) from None
@@ -113,6 +122,14 @@ def parse_settings(raw: bytes, shown: str) -> tuple[dict[str, Any], bool, list[s
     return value, bom, repeated
 
 
-def settings_bytes(data: dict[str, Any], bom: bool) -> bytes:
-    """The file's new content: 2-space indented JSON and a newline, after a BOM when `bom`."""
-    return (BOM if bom else b"") + (dumps_pretty(data) + "\n").encode("utf-8")
+def settings_bytes(data: dict[str, Any], bom: bool, shown: str) -> bytes:
+    """The file's new content: 2-space indented JSON and a newline, after a BOM when `bom`.
+
+    Raises:
+        SettingsError: something in `data` has no JSON text (`NaN`, bytes, a set, ...).
+    """
+    try:
+        text = dumps_pretty(data)
+    except (TypeError, ValueError) as error:
+        raise SettingsError(f"cannot write {shown}: the new value is not JSON ({error})") from None
+    return (BOM if bom else b"") + (text + "\n").encode("utf-8")
