@@ -91,6 +91,24 @@ def test_project_layers_live_at_the_repository_root(project: Path) -> None:
     assert cs.settings_path("local", deep) == local_file(project)
 
 
+def test_a_deleted_working_directory_is_one_error_line(tmp_path: Path, data: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    completed = run_python(f"""
+        import os
+        os.chdir({str(gone)!r})
+        os.rmdir({str(gone)!r})
+        from commandcode.cli.output import handle_errors
+        from commandcode.config.settings import load_settings
+        handle_errors(load_settings)()
+    """, tmp_path, env={**os.environ, "NO_COLOR": "1"})
+    assert completed.returncode == 1
+    assert completed.stderr.splitlines() == [
+        "error: cannot find the project's settings: the working directory is gone (No such file or directory)",
+        "hint: cd into the project again",
+    ]
+
+
 def test_an_unknown_layer_is_refused(project: Path) -> None:
     with pytest.raises(SettingsError, match="unknown settings layer 'global'"):
         cs.update_setting("global", "a", 1, cwd=project)

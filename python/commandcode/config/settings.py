@@ -78,7 +78,15 @@ def settings_path(layer: str, cwd: str | os.PathLike[str] | None = None) -> Path
         return Path(data_root(), "settings.json")
     if layer not in _PROJECT_FILES:
         raise SettingsError(f"unknown settings layer {layer!r}", hint=f"use one of: {', '.join(LAYERS)}")
-    return Path(project_root(os.getcwd() if cwd is None else cwd), SETTINGS_FOLDER, _PROJECT_FILES[layer])
+    return Path(project_root(_current_dir() if cwd is None else cwd), SETTINGS_FOLDER, _PROJECT_FILES[layer])
+
+
+def _current_dir() -> str:
+    try:
+        return os.getcwd()
+    except OSError as error:  # the folder was deleted (or moved out of reach) under the process
+        raise SettingsError(f"cannot find the project's settings: the working directory is gone ({error.strerror})",
+                            hint="cd into the project again") from None
 
 
 def shown_path(path: str | os.PathLike[str]) -> str:
