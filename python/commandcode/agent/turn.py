@@ -18,7 +18,7 @@ from ..checkpoints import CheckpointManager
 from ..ids import epoch_ms, new_uuid
 from ..writer import SessionWriter
 from .offline import ModelReply
-from .tools import EDITING_TOOLS, run_tool, target_path
+from .tools import EDITING_TOOLS, in_data_dir, run_tool, target_path
 
 MAX_STEPS_PER_TURN = 64
 
@@ -102,6 +102,8 @@ class Conversation:
         path = target_path(tool_input, self.cwd)
         if path is not None and "\x00" in str(path):
             path = None  # no file can have this name: nothing to back up, and the tool reports the error
+        if name in EDITING_TOOLS and path is not None and in_data_dir(path) is not None:
+            path = None  # the tool refuses it: none of our own files is backed up or recorded
         if name in EDITING_TOOLS and path is not None and self.checkpoints is not None:
             result.notices.extend(self.checkpoints.backup_before_edit(str(path)))
         outcome = run_tool(name, tool_input, self.cwd)
