@@ -135,19 +135,15 @@ def _read(path: Path) -> ToolResult:
     lines = raw.decode("utf-8", errors="replace").splitlines()
     if len(lines) > MAX_READ_LINES:
         lines, bound = lines[:MAX_READ_LINES], f"{MAX_READ_LINES:,} lines"
-    numbered = [f"{number}: {line}" for number, line in enumerate(lines, start=1)]
-    body, used = [], 0
-    for line in numbered:
-        if used + len(line) + 1 > MAX_OUTPUT_CHARS:
-            bound = f"{MAX_OUTPUT_CHARS:,} characters"
-            break
-        body.append(line)
-        used += len(line) + 1
+    body = "\n".join(f"{number}: {line}" for number, line in enumerate(lines, start=1))
+    if len(body) > MAX_OUTPUT_CHARS:
+        body, bound = body[:MAX_OUTPUT_CHARS], f"{MAX_OUTPUT_CHARS:,} characters"
     if bound is None:
-        return ToolResult(f"Read 1/1 file, {len(lines)} line{'s' if len(lines) != 1 else ''}\n" + "\n".join(body))
+        return ToolResult(f"Read 1/1 file, {len(lines)} line{'s' if len(lines) != 1 else ''}\n{body}")
+    shown = body.count("\n") + 1 if body else 0
     total = f" of {size:,} bytes" if size else ""
-    return ToolResult(f"Read 1/1 file, first {len(body)} line{'s' if len(body) != 1 else ''}{total} "
-                      f"(cut at the read bound of {bound}; the file goes on)\n" + "\n".join(body))
+    return ToolResult(f"Read 1/1 file, first {shown} line{'s' if shown != 1 else ''}{total} "
+                      f"(cut at the read bound of {bound}; the file goes on)\n{body}")
 
 
 def _current(path: Path, *, read: bool) -> tuple[os.stat_result | None, bytes]:
