@@ -171,11 +171,26 @@ def atomic_write(path: Path, data: bytes, *, mode: int = FILE_MODE) -> None:
 
     The temp file is `<name>.<pid>.tmp` beside the target, the real CLI's naming, and is removed
     if anything fails before the rename. One left by a writer that was killed before its rename
-    is removed by the next successful write (see `_remove_stale_temporaries`).
+    is removed by the next successful write (see `_remove_stale_temporaries`). A symlink at
+    `path` is replaced (never written through); a folder, FIFO, socket or device is refused with
+    `NotRegularFileError` and left as it is.
     """
+    check_replaceable(path)
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     _write_and_rename(temporary, path, data, os.O_TRUNC, mode, None)
     _remove_stale_temporaries(path)
+
+
+def check_replaceable(path: str | os.PathLike[str]) -> None:
+    """Raises `NotRegularFileError` when something other than a regular file or a symlink is at
+    `path`: a rename over `path` replaces a file or a link (never what it points to), but leaves a
+    folder, FIFO, socket or device that someone put there as it is."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode) and not stat.S_ISLNK(mode):
+        raise _not_regular(path, mode)
 
 
 def replace_file(path: str | os.PathLike[str], data: bytes, *, like: os.stat_result | None) -> None:
