@@ -146,3 +146,34 @@ def test_every_command_against_a_planted_non_file(template: dict[str, Any], plac
     finally:
         if server is not None:
             server.close()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_planted_non_file_in_place_of_a_real_cli_file_history_blob(tmp_path: Path, kind: str) -> None:
+    """The real CLI's backups are raw blobs `<data>/file-history/<sid>/<sha256>`: a checkpoint
+    listing and a code rewind read them."""
+    from helpers_checkpoints import SAMPLE_CWD, SAMPLE_SESSION, SAMPLES
+
+    from commandcode.slug import project_slug
+
+    project, data = tmp_path / "proj", tmp_path / "data"
+    project.mkdir()
+    folder = data / "projects" / project_slug(str(project))
+    folder.mkdir(parents=True)
+    for source in (SAMPLES / "projects" / "home-dev-proj").glob(f"{SAMPLE_SESSION}*"):
+        (folder / source.name).write_text(source.read_text().replace(SAMPLE_CWD, str(project)))
+    shutil.copytree(SAMPLES / "file-history" / SAMPLE_SESSION, data / "file-history" / SAMPLE_SESSION)
+    (project / "existing.txt").write_bytes(b"version two\n")
+    (project / "newfile.txt").write_bytes(b"version one\n")
+    [blob] = list((data / "file-history" / SAMPLE_SESSION).iterdir())
+    server = _plant(blob, kind)
+    before = _state(blob)
+    try:
+        for args in (["checkpoints", "list", SAMPLE_SESSION], ["rewind", SAMPLE_SESSION, "--to", "3", "--mode", "code", "--yes"],
+                     ["rewind", SAMPLE_SESSION, "--to", "3", "--mode", "both", "--yes", "--dry-run"]):
+            _check(_run(args, project, data), args)
+            assert _state(blob) == before, f"{args} changed the planted {kind}"
+        assert (project / "existing.txt").read_bytes() == b"version two\n", "no restore from a non-file"
+    finally:
+        if server is not None:
+            server.close()
