@@ -156,7 +156,7 @@ def ensure_dir(path: str | os.PathLike[str]) -> None:
 
 def fsync_dir(path: Path) -> None:
     """Flushes a folder's entries (a rename or create inside it) to disk."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK | os.O_CLOEXEC)  # never a FIFO
     try:
         os.fsync(descriptor)
     finally:
@@ -200,9 +200,11 @@ def replace_file(path: str | os.PathLike[str], data: bytes, *, like: os.stat_res
     The temp file `.<name>.<pid>.<nonce>.tmp` is created exclusively beside the target (never an
     existing file of the user's), and removed if anything fails: the target then holds exactly
     what it held before. A hard-linked target is replaced by a new file, so its other names keep
-    the old bytes (a rewind restores files the same way).
+    the old bytes (a rewind restores files the same way). A folder, FIFO, socket or device at
+    `path` is refused (`NotRegularFileError`) and left as it is.
     """
     target = os.fspath(path)
+    check_replaceable(target)
     folder, name = os.path.split(target)
     temporary = os.path.join(folder, f".{name[:200]}.{os.getpid()}.{time.monotonic_ns() & 0xFFFFFFFF:08x}.tmp")
     if like is None:
