@@ -217,3 +217,19 @@ def test_read_file_is_bounded_and_says_so(workdir: Path, cc_home: Path) -> None:
     assert "is a character device, not a regular file" in _read_result(workdir, cc_home, "zero")
     (workdir / "exact.txt").write_text("".join(f"{number}\n" for number in range(2000)))
     assert _read_result(workdir, cc_home, "exact.txt").startswith("Read 1/1 file, 2000 lines\n")
+
+
+@pytest.mark.parametrize("tool", ["read_file", "write_file", "edit_file"])
+@pytest.mark.parametrize("name, why", [("a\\ud800b", "is not valid Unicode (a lone surrogate)"),
+                                       ("a\\u0000b", "contains a NUL byte")])
+def test_a_file_name_no_file_can_have_is_a_tool_error(tool: str, name: str, why: str, workdir: Path,
+                                                      cc_home: Path) -> None:
+    """Used to fail the whole turn (`'utf-8' codec can't encode ...`) for the editing tools."""
+    call = f'call {tool} {{"file_path": "{name}", "content": "x", "old_string": "a", "new_string": "b"}}'
+    completed = run_cli(["-p", call, "--output-format", "json"], workdir, cc_home)
+    assert completed.returncode == 0, completed.stderr
+    assert "Traceback" not in completed.stderr
+    [transcript] = transcripts(cc_home, workdir)
+    [result] = _tool_results(transcript)
+    assert result.startswith(f"Error: {tool}: the file name ") and result.endswith(why), result
+    assert os.listdir(workdir) == []

@@ -73,6 +73,9 @@ def run_tool(name: str, tool_input: dict[str, Any], cwd: Path) -> ToolResult:
         path = target_path(tool_input, cwd)
         if name in ("read_file", "write_file", "edit_file") and path is None:
             return ToolResult(f"Error: {name} needs a `file_path`", True)
+        if path is not None and not nameable(path):
+            why = "contains a NUL byte" if "\x00" in str(path) else "is not valid Unicode (a lone surrogate)"
+            return ToolResult(f"Error: {name}: the file name {str(path)!r} {why}", True)
         if name == "read_file":
             return _read(path)  # type: ignore[arg-type]
         if name == "write_file":
@@ -91,6 +94,14 @@ def run_tool(name: str, tool_input: dict[str, Any], cwd: Path) -> ToolResult:
                           "the file was not changed", True)
     except ValueError as error:  # e.g. a NUL byte in a path or command
         return ToolResult(f"Error: {error}", True)
+
+
+def nameable(path: Path) -> bool:
+    """Whether `path` can name a file at all (no NUL byte, no lone surrogate)."""
+    try:
+        return b"\x00" not in os.fsencode(path)
+    except UnicodeEncodeError:
+        return False
 
 
 def in_data_dir(path: Path) -> str | None:
