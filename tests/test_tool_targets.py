@@ -233,3 +233,17 @@ def test_a_file_name_no_file_can_have_is_a_tool_error(tool: str, name: str, why:
     [result] = _tool_results(transcript)
     assert result.startswith(f"Error: {tool}: the file name ") and result.endswith(why), result
     assert os.listdir(workdir) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another owner")
+def test_a_write_keeps_the_owner_of_the_replaced_file(workdir: Path, cc_home: Path) -> None:
+    target = workdir / "theirs.txt"
+    target.write_text(ORIGINAL)
+    os.chown(target, 4321, 4322)
+    target.chmod(0o4755)  # a set-id bit survives the chown that gives the new file back
+    for call in ('call write_file {"file_path": "theirs.txt", "content": "replaced\\n"}',
+                 'call edit_file {"file_path": "theirs.txt", "old_string": "replaced", "new_string": "edited"}'):
+        assert run_cli(["-p", call], workdir, cc_home).returncode == 0
+        status = target.stat()
+        assert (status.st_uid, status.st_gid, stat.S_IMODE(status.st_mode)) == (4321, 4322, 0o4755)
+    assert target.read_text() == "edited\n"
