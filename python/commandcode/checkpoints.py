@@ -42,7 +42,7 @@ from typing import Any
 
 from . import backups
 from .errors import CheckpointError
-from .fsutil import atomic_write, ensure_dir
+from .fsutil import NotRegularFileError, atomic_write, ensure_dir, read_regular
 from .ids import iso_now, new_uuid, parse_iso
 from .jsonfmt import dumps_line
 from .paths import SessionFiles, objects_dir, projects_dir
@@ -282,19 +282,18 @@ def read_checkpoints(path: Path) -> list[Checkpoint]:
 
 
 def _read_regular(path: Path) -> str | None:
-    """The text of the regular file at `path` (`None`: missing). Opened with `O_NONBLOCK` and
-    checked with `fstat`, so a FIFO in its place is refused instead of blocking forever. A
-    symlink is read through (our writes replace the link itself, never what it points to)."""
+    """The text of the regular file at `path` (`None`: missing), read with `open_regular`, so a
+    FIFO in its place is refused instead of blocking forever. A symlink is read through (our
+    writes replace the link itself, never what it points to)."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        raw = read_regular(path, follow=True)
     except FileNotFoundError:
         return None
+    except NotRegularFileError:
+        raise CheckpointError(f"{path} is not a regular file; its checkpoints cannot be read") from None
     except OSError as error:
         raise CheckpointError(f"cannot read {path}: {error.strerror or error}") from None
-    with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise CheckpointError(f"{path} is not a regular file; its checkpoints cannot be read")
-        return handle.read().decode("utf-8", errors="replace")
+    return raw.decode("utf-8", errors="replace")
 
 
 def checkpoints_bytes(records: list[Checkpoint]) -> bytes:
@@ -328,9 +327,10 @@ def iter_checkpoint_files(root: Path | None = None, store_root: Path | None = No
 def _external_locations(store_root: Path | None) -> list[str]:
     listing = (store_root if store_root is not None else objects_dir()) / EXTERNAL_LOCATIONS_NAME
     try:
-        return [line for line in listing.read_text(encoding="utf-8").split("\n") if line]
+        text = read_regular(listing, follow=True).decode("utf-8", errors="surrogateescape")
     except FileNotFoundError:
         return []
+    return [line for line in text.split("\n") if line]
 
 
 def register_external_location(path: Path, store_root: Path) -> None:

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from pathlib import Path
 
-from .fsutil import FILE_MODE, atomic_write, ensure_dir
+from .fsutil import FILE_MODE, atomic_write, ensure_dir, open_regular, read_all, read_regular
 from .ids import epoch_ms
 from .jsonfmt import encode_line
 from .paths import data_dir
@@ -31,15 +30,17 @@ def record_prompt(prompt: str) -> None:
     path = data_dir() / "history.jsonl"
     try:
         ensure_dir(path.parent)
+        # Never follows a symlink, never blocks on a FIFO: anything but a regular file fails here.
+        descriptor = open_regular(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, FILE_MODE)
         try:
-            if not stat.S_ISREG(os.lstat(path).st_mode):
-                return  # reading a FIFO would block, and a symlink is never followed
-        except FileNotFoundError:
-            pass
-        if _last_prompt(path) == prompt:
+            last = _last_prompt(descriptor)
+        except BaseException:
+            os.close(descriptor)
+            raise
+        if last == prompt:
+            os.close(descriptor)
             return
         record = encode_line({"p": prompt, "t": epoch_ms()})
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
         try:
             size = os.fstat(descriptor).st_size
             if size and os.pread(descriptor, 1, size - 1) != b"\n":
@@ -53,13 +54,11 @@ def record_prompt(prompt: str) -> None:
         return
 
 
-def _last_prompt(path: os.PathLike[str]) -> str | None:
+def _last_prompt(descriptor: int) -> str | None:
     try:
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - 65536))
-            lines = handle.read().splitlines()
+        size = os.fstat(descriptor).st_size
+        os.lseek(descriptor, max(0, size - 65536), os.SEEK_SET)
+        lines = read_all(descriptor, limit=65536).splitlines()
     except OSError:
         return None
     for line in reversed(lines):
@@ -74,8 +73,7 @@ def _last_prompt(path: os.PathLike[str]) -> str | None:
 
 
 def _rotate(path: os.PathLike[str]) -> None:
-    with open(path, "rb") as handle:
-        lines = handle.read().splitlines(keepends=True)
+    lines = read_regular(path).splitlines(keepends=True)
     kept: list[bytes] = []
     size = 0
     for line in reversed(lines):

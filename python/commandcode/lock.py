@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 
 from .errors import SessionLockedError
-from .fsutil import FILE_MODE, ensure_dir
+from .fsutil import FILE_MODE, ensure_dir, open_regular
 from .paths import locks_dir
 
 _FLOCK_FORMAT = "hhqqi"  # struct flock on Linux: l_type, l_whence, l_start, l_len, l_pid
@@ -85,7 +85,7 @@ class WriterLock:
                     holder_pid=os.getpid(),
                 )
             ensure_dir(self.path.parent)
-            descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+            descriptor = open_regular(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE)
             try:
                 taken, pid = _take(descriptor)
             except OSError:

@@ -25,7 +25,7 @@ from typing import Any
 
 from . import _native
 from .errors import InvalidSessionError, SessionLockedError
-from .fsutil import FILE_MODE, atomic_write, fsync_dir
+from .fsutil import FILE_MODE, atomic_write, fsync_dir, open_regular, read_regular
 from .ids import epoch_ms, iso_from_ms, new_entry_id, new_uuid, parse_iso
 from .jsonfmt import encode_line
 from .lock import WriterLock
@@ -53,7 +53,7 @@ def migrate_legacy(files: SessionFiles, index: _native.SessionIndex) -> None:
         current = _native.scan_session(transcript)
         if current.format not in LEGACY_FORMATS:
             return
-        raw = transcript.read_bytes()
+        raw = read_regular(transcript, follow=True)
         records = _parse_records(raw)
         meta = read_meta(files.meta)
         messages = _merge_tool_messages([message for record in records if (message := _convert(record)) is not None])
@@ -110,7 +110,7 @@ def _keep_original(files: SessionFiles, raw: bytes) -> Path:
     for number in range(_MAX_BACKUPS):
         path = first if number == 0 else first.with_name(f"{first.name}.{number}")
         try:
-            if path.read_bytes() == raw:
+            if read_regular(path) == raw:
                 return path
             continue
         except FileNotFoundError:
@@ -123,7 +123,7 @@ def _keep_original(files: SessionFiles, raw: bytes) -> Path:
 
 def _write_new_file(path: Path, data: bytes) -> None:
     """Creates `path` (never replacing a file) with `data`, fsynced; removes it again on failure."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+    descriptor = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     try:
         try:
             view = memoryview(data)

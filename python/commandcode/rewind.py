@@ -41,6 +41,7 @@ from .checkpoints import (
     write_checkpoints,
 )
 from .errors import ChangedOutsideError, InvalidSessionError, RestoreError, UsageError
+from .fsutil import read_regular
 from .lock import WriterLock
 from .paths import SessionFiles
 from .rewind_modes import CANCEL_LABEL, RewindMode
@@ -288,7 +289,7 @@ def _restored_digest(target: backups.RestoreTarget) -> tuple[bool, str | None]:
     if target.algorithm == backups.BLAKE3:
         return True, target.digest.lower()
     try:  # a real-CLI blob is named by sha256; the records keep blake3
-        return True, backups.content_id((target.blob_folder or Path()).joinpath(target.digest).read_bytes())
+        return True, backups.content_id(read_regular((target.blob_folder or Path()).joinpath(target.digest)))
     except OSError:
         return False, None  # the restore refuses a missing blob anyway
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from . import _native
 from .errors import InvalidSessionError
-from .fsutil import FILE_MODE, ensure_dir, fsync_dir
+from .fsutil import FILE_MODE, ensure_dir, fsync_dir, open_regular
 from .ids import iso_now, new_entry_id
 from .jsonfmt import encode_line
 from .lock import WriterLock
@@ -181,7 +181,7 @@ class SessionWriter:
         header.update(self._header_extra)
         data = encode_line(header) + payload
         temporary = transcript.with_name(f".{transcript.name}.{os.getpid()}.tmp")
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
+        descriptor = open_regular(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
         try:
             try:
                 _write_all(descriptor, data)
@@ -202,7 +202,7 @@ class SessionWriter:
 
     @staticmethod
     def _create_in_place(transcript: Path, data: bytes) -> None:
-        descriptor = os.open(transcript, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
+        descriptor = open_regular(transcript, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, FILE_MODE)
         try:
             _write_all(descriptor, data)
             os.fsync(descriptor)
@@ -211,9 +211,9 @@ class SessionWriter:
 
     def _append(self, payload: bytes) -> None:
         transcript = self.files.transcript
-        descriptor = os.open(transcript, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+        descriptor = open_regular(transcript, os.O_RDWR | os.O_APPEND)  # read: the torn-tail check
         try:
-            if self._needs_newline and not _ends_with_newline(transcript):
+            if self._needs_newline and not _ends_with_newline(descriptor):
                 payload = b"\n" + payload
             self._needs_newline = False
             try:
@@ -231,13 +231,9 @@ class SessionWriter:
             self._lock.release()
 
 
-def _ends_with_newline(path: Path) -> bool:
-    with open(path, "rb") as handle:
-        handle.seek(0, os.SEEK_END)
-        if handle.tell() == 0:
-            return True
-        handle.seek(-1, os.SEEK_END)
-        return handle.read(1) == b"\n"
+def _ends_with_newline(descriptor: int) -> bool:
+    size = os.fstat(descriptor).st_size
+    return size == 0 or os.pread(descriptor, 1, size - 1) == b"\n"
 
 
 def _write_all(descriptor: int, data: bytes) -> None:

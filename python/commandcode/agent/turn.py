@@ -18,7 +18,7 @@ from ..checkpoints import CheckpointManager
 from ..ids import epoch_ms, new_uuid
 from ..writer import SessionWriter
 from .offline import ModelReply
-from .tools import EDITING_TOOLS, run_tool, target_path
+from .tools import EDITING_TOOLS, in_data_dir, nameable, run_tool, target_path
 
 MAX_STEPS_PER_TURN = 64
 
@@ -100,8 +100,10 @@ class Conversation:
         name = str(tool_use.get("name"))
         tool_input = tool_use.get("input") if isinstance(tool_use.get("input"), dict) else {}
         path = target_path(tool_input, self.cwd)
-        if path is not None and "\x00" in str(path):
-            path = None  # no file can have this name: nothing to back up, and the tool reports the error
+        if path is not None and not nameable(path):
+            path = None  # no file can have this name (NUL, lone surrogate): nothing to back up; the tool says so
+        if name in EDITING_TOOLS and path is not None and in_data_dir(path) is not None:
+            path = None  # the tool refuses it: none of our own files is backed up or recorded
         if name in EDITING_TOOLS and path is not None and self.checkpoints is not None:
             result.notices.extend(self.checkpoints.backup_before_edit(str(path)))
         outcome = run_tool(name, tool_input, self.cwd)

@@ -7,6 +7,7 @@ then measures, as whole processes: the `wc -l` floor, a cold open-to-context wit
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -16,6 +17,7 @@ from typing import Any, Optional
 import typer
 
 from ..errors import UsageError
+from ..fsutil import open_regular
 from .output import handle_errors, print_json, stdout
 
 
@@ -69,7 +71,7 @@ def bench_command(
             task = progress.add_task("generating session", total=size_bytes)
             generated = generate_session(work / "sessions", size_bytes, seed=seed,
                                          progress=lambda written: progress.update(task, completed=written))
-        with open(generated.path, "rb") as handle:  # warm the page cache: we measure parsing, not the disk
+        with os.fdopen(open_regular(generated.path), "rb") as handle:  # warm the page cache: we measure parsing, not the disk
             while handle.read(1 << 24):
                 pass
         rows = _rows(generated.path, work / "home", runs)

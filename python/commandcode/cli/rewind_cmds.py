@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..errors import UsageError
+from ..fsutil import open_regular
 from ..ids import parse_iso
 from ..paths import SessionFiles
 from ..rewind_modes import CANCEL_LABEL, RewindMode
@@ -73,7 +74,7 @@ def session_cwd(files: SessionFiles) -> Path:
 
 def _header_cwd(files: SessionFiles) -> str | None:
     try:
-        with open(files.transcript, "rb") as handle:
+        with os.fdopen(open_regular(files.transcript, follow=True), "rb") as handle:
             for raw in handle:
                 if not raw.strip():
                     continue

@@ -319,7 +319,7 @@ impl Journal {
 
     /// Reads the journal at `path`; `None` when there is none.
     pub fn read(path: &Path) -> Result<Option<Journal>> {
-        let bytes = match std::fs::read(path) {
+        let bytes = match crate::fsopen::read_regular(path, crate::fsopen::Follow::Yes) {
             Ok(bytes) => bytes,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => return Err(Error::io(path, source)),
@@ -361,15 +361,12 @@ impl JournalLock {
         let mut name = journal.as_os_str().to_owned();
         name.push(".lock");
         let lock_path = PathBuf::from(name);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(&lock_path)
-            .map_err(|source| Error::io(&lock_path, source))?;
+        let file = crate::fsopen::open_regular(
+            &lock_path,
+            OpenOptions::new().read(true).write(true).create(true).truncate(false).mode(0o600),
+            crate::fsopen::Follow::No,
+        )
+        .map_err(|source| Error::io(&lock_path, source))?;
         match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => Ok(JournalLock { _file: file }),
             Err(rustix::io::Errno::WOULDBLOCK) => Err(Error::RestoreInProgress { journal: journal.to_owned() }),
