@@ -447,7 +447,7 @@ class CheckpointManager:
     ) -> CheckpointManager:
         """Loads a session's checkpoints: finishes or undoes a restore a crash interrupted, drops
         checkpoints past retention, and sweeps objects no checkpoint references any more."""
-        backups.recover_pending(files.session_id)
+        backups.recover_pending(files, cwd, store=store)
         manager = cls(files, cwd, store=store, free_space=free_space, now=now)
         if manager.apply_retention():
             manager._save()

@@ -446,7 +446,7 @@ def rewind(
             or failed; nothing was changed (the error names each failing file).
         InvalidSessionError: the transcript cannot be rewound to that point.
     """
-    backups.recover_pending(files.session_id)
+    backups.recover_pending(files, None if allow_outside else cwd, store=store)
     if checkpoints is not None:
         checkpoints.flush()
     try:

@@ -48,12 +48,14 @@ def _resolve(ref: str) -> SessionFiles:
     return resolve_session(ref, Path.cwd())
 
 
-def finish_interrupted_restore(files: SessionFiles) -> None:
+def finish_interrupted_restore(files: SessionFiles, *, allow_outside: bool = False) -> None:
     """Completes (or, for a journal of an older release, undoes) a restore of this session that a
-    crash interrupted, and says so on stderr: the user sees which state their files are in."""
+    crash interrupted, and says so on stderr: the user sees which state their files are in. The
+    journal may name nothing outside the session's working directory (`allow_outside`: a rewind
+    the user lets out of it), see `backups.recover_pending`."""
     from .. import backups
 
-    outcome = backups.recover_pending(files.session_id)
+    outcome = backups.recover_pending(files, None if allow_outside else session_cwd(files))
     if outcome is not None:
         state, targets = outcome
         verb = "finished" if state == "completed" else "undid"
@@ -232,7 +234,7 @@ def rewind_command(
     from ..rewind import find_checkpoint, rewind
 
     files = _resolve(ref)
-    finish_interrupted_restore(files)
+    finish_interrupted_restore(files, allow_outside=allow_outside)
     cwd = session_cwd(files)
     chosen = mode
     if chosen is None:
