@@ -45,6 +45,7 @@ from .lock import WriterLock
 from .paths import SessionFiles
 from .rewind_modes import CANCEL_LABEL, RewindMode
 from .session import Session, content_blocks, open_session
+from .signals import deferred_signals
 from .writer import SessionWriter
 
 
@@ -488,6 +489,10 @@ def _rewind(
         if mode is not RewindMode.CODE:
             conversation = _plan_conversation(files, records, index, mode, number, dry_run=dry_run)
             result.leaf_entry_id = conversation.target
+        if not dry_run:
+            # From the first file written to the checkpoints file, a Ctrl-C or `kill` waits: code,
+            # conversation and checkpoints land together, then the signal is delivered.
+            stack.enter_context(deferred_signals())
         if mode.restores_code:
             _restore_code(files, cwd, records, index, result, store=store, force=force,
                           allow_outside=allow_outside, faults=faults)

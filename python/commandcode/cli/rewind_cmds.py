@@ -248,7 +248,7 @@ def rewind_command(
         if chosen is None:
             stderr.print("Cancelled; nothing was changed")
             return
-    options: dict[str, Any] = {"force": force, "allow_outside": allow_outside}
+    options: dict[str, Any] = {"force": force, "allow_outside": allow_outside, "faults": _test_faults()}
     if not dry_run and not yes:
         if not _is_terminal():
             raise UsageError("refusing to rewind without confirmation", hint="pass --yes, or --dry-run to preview")
@@ -259,6 +259,13 @@ def rewind_command(
             stderr.print("Cancelled; nothing was changed")
             return
     _render(rewind(files, cwd, to, chosen, dry_run=dry_run, **options), cwd, as_json)
+
+
+def _test_faults() -> dict[str, int] | None:
+    """The test hook `COMMANDCODE_TEST_STEP_DELAY_MS`: a pause before each restore step, which
+    widens the window the signal tests aim at. Unset (always, outside tests): none."""
+    delay = os.environ.get("COMMANDCODE_TEST_STEP_DELAY_MS", "")
+    return {"step_delay_ms": int(delay)} if delay.isdigit() else None
 
 
 def register(app: typer.Typer) -> None:
