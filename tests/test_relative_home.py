@@ -18,6 +18,9 @@ from commandcode import paths
 
 def run(work: Path, home: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COMMANDCODE_HOME": home, "COMMANDCODE_INDEX": "off", "NO_COLOR": "1"}
+    if home.startswith("HOME="):  # no COMMANDCODE_HOME: the data dir is `$HOME/.commandcode`
+        del env["COMMANDCODE_HOME"]
+        env["HOME"] = home[len("HOME="):]
     return subprocess.run([sys.executable, "-m", "commandcode", *args], cwd=work, env=env, capture_output=True,
                           text=True, timeout=300, check=False)
 
@@ -27,12 +30,12 @@ def session_id(data: Path) -> str:
     return transcript.name[: -len(".jsonl")]
 
 
-@pytest.mark.parametrize("home", [".cchome", "./.cchome", "sub/../.cchome", "../work/.cchome"])
+@pytest.mark.parametrize("home", [".cchome", "./.cchome", "sub/../.cchome", "../work/.cchome", "HOME=."])
 @pytest.mark.parametrize("mode", ["code", "both"])
 def test_a_relative_home_rewinds_and_recovers_like_an_absolute_one(tmp_path: Path, home: str, mode: str) -> None:
     work = tmp_path / "work"
     (work / "sub").mkdir(parents=True)
-    data = work / ".cchome"
+    data = work / (".commandcode" if home.startswith("HOME=") else ".cchome")
     for flag, content in (("-p", "one"), ("-c", "two"), ("-c", "three")):
         args = ["-c", "-p"] if flag == "-c" else ["-p"]
         done = run(work, home, *args, f'call write_file {{"file_path":"a.txt","content":"{content}"}}')
@@ -46,7 +49,18 @@ def test_a_relative_home_rewinds_and_recovers_like_an_absolute_one(tmp_path: Pat
         done = run(work, home, *args)
         assert done.returncode == 0, (args, done.stderr)
         assert "error" not in done.stderr, (args, done.stderr)
-    assert not (work / "sub" / ".cchome").exists()
+    assert not (work / "sub" / ".cchome").exists() and not (work / "sub" / ".commandcode").exists()
+
+
+def test_a_relative_home_is_made_absolute_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COMMANDCODE_HOME", raising=False)
+    monkeypatch.setenv("HOME", "relative-home")
+    first = paths.data_dir()
+    assert first == tmp_path / "relative-home" / ".commandcode"
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert paths.data_dir() == first
 
 
 def test_the_data_dir_is_made_absolute_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

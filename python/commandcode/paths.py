@@ -47,7 +47,12 @@ def data_root() -> str:
             os.environ["COMMANDCODE_HOME"] = override
         return override
     home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or os.path.expanduser("~")
+    if not os.path.isabs(home):  # a relative $HOME, made absolute once as well
+        home = _absolute_homes.setdefault(home, os.path.abspath(home))
     return os.path.join(home, ".commandcode")
+
+
+_absolute_homes: dict[str, str] = {}  # a relative $HOME as given -> as first resolved
 
 
 def projects_dir() -> Path:
