@@ -306,3 +306,33 @@ def test_a_recorded_root_only_narrows(world: World) -> None:
     journal["ops"][1]["folder"] = str(world.sentinel)
     text = plant(world, journal)
     assert_refused(world, text, ("checkpoints", "list", world.session))
+
+
+def hex_path(path: str) -> dict[str, str]:
+    """A path in the journal's byte-exact encoding (`{"hex": …}`, used for names that are not UTF-8)."""
+    return {"hex": path.encode().hex()}
+
+
+@pytest.mark.parametrize("version", ["v2", "v1", "committed"])
+@pytest.mark.parametrize("field", ["target", "rollback", "trash", "createdDirs"])
+def test_a_hex_encoded_path_is_held_to_the_same_rules(world: World, version: str, field: str) -> None:
+    world.reset()
+    journal = base(world, version)
+    if field == "trash":
+        journal["trash"] = hex_path(str(world.sentinel))
+    elif field == "createdDirs":
+        journal["createdDirs"] = [hex_path(str(world.sentinel / "made"))]
+    else:
+        journal["ops"][1][field] = hex_path(str(world.sentinel / "victim"))
+    text = plant(world, journal)
+    assert_refused(world, text, ("checkpoints", "list", world.session))
+
+
+@pytest.mark.parametrize("mode", [0o4755, 0o2755, 0o1777])
+def test_a_journal_cannot_hand_out_setuid_setgid_or_sticky_bits(world: World, mode: int) -> None:
+    world.reset()
+    journal = world.journal_v2()
+    journal["ops"][0]["mode"] = mode
+    text = plant(world, journal)
+    assert_refused(world, text, ("checkpoints", "list", world.session))
+    assert (world.work / "a.txt").stat().st_mode & 0o7000 == 0

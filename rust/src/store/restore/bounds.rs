@@ -14,7 +14,8 @@
 //! - a temp lies beside its target; a set-aside original beside its target or in the trash;
 //! - the trash is the journal's own folder: `.<journal name>.<…>.trash` beside the journal;
 //! - sources are the object store the caller names, the real CLI's blob folder of this session,
-//!   or the companion's copy.
+//!   or the companion's copy;
+//! - a written file gets permission bits only (no setuid, setgid or sticky bit).
 //!
 //! A journal naming a recorded root (journals written since) must moreover keep every target
 //! inside that root: the journal can only narrow the caller's confinement, never widen it.
@@ -184,6 +185,11 @@ impl Checker<'_> {
             if !op.target.parent().is_some_and(|parent| Folder::new(parent).is(&op.folder)) {
                 return Err(refuse("target", &op.target, &format!("is not in its folder {}", op.folder.display())));
             }
+        }
+        if op.mode & 0o7000 != 0 {
+            // Restored files get permission bits only; a journal cannot hand out setuid, setgid
+            // or sticky bits.
+            return Err(refuse("target", &op.target, &format!("would get mode {:o}", op.mode)));
         }
         if let Some(temp) = &op.temp {
             self.beside("temp", temp, &op.folder)?;
