@@ -385,9 +385,11 @@ class Workspace:
 
     def _check_rewind(self, violations: list[str], label: str) -> None:
         from commandcode import backups
+        from commandcode.paths import SessionFiles, project_dir
 
         try:
-            outcome = backups.recover_pending(self.session_id or "")
+            files = SessionFiles(project_dir(self.project), self.session_id or "")
+            outcome = backups.recover_pending(files, self.project)
             if outcome is not None:
                 key = f"interrupted_restore_{outcome[0]}"
                 self.notes[key] = self.notes.get(key, 0) + 1

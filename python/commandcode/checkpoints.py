@@ -431,6 +431,7 @@ class CheckpointManager:
         # Pending after-digests are written when the manager goes away or the process exits.
         weakref.finalize(self, self._ledger.flush_quietly)
         self._current: Checkpoint | None = None
+        self._capped: list[int] = []  # turn numbers the backup cap dropped, not yet reported
         self.paused = False
         self._last_sweep = 0.0
         self._registered = False
@@ -447,7 +448,7 @@ class CheckpointManager:
     ) -> CheckpointManager:
         """Loads a session's checkpoints: finishes or undoes a restore a crash interrupted, drops
         checkpoints past retention, and sweeps objects no checkpoint references any more."""
-        backups.recover_pending(files.session_id)
+        backups.recover_pending(files, cwd, store=store)
         manager = cls(files, cwd, store=store, free_space=free_space, now=now)
         if manager.apply_retention():
             manager._save()
@@ -553,16 +554,29 @@ class CheckpointManager:
 
     def apply_retention(self) -> bool:
         """Drops checkpoints older than 30 days, then the oldest ones while the session holds
-        more than 200 backups (never the open one). Returns whether anything was dropped."""
+        more than 200 backups (never the open one). Returns whether anything was dropped.
+        Checkpoints the cap drops are never dropped silently: `take_notices()` names them."""
         cutoff = self._now() - timedelta(days=RETENTION_DAYS)
         kept = [record for record in self.records if record is self._current or not _older_than(record, cutoff)]
         while sum(record.backup_count for record in kept) > MAX_BACKUPS_PER_SESSION and len(kept) > 1:
             if kept[0] is self._current:
                 break
-            kept.pop(0)
+            self._capped.append(kept.pop(0).turn_number)
         dropped = len(kept) != len(self.records)
         self.records = kept
         return dropped
+
+    def take_notices(self) -> list[str]:
+        """The notice (at most one) for checkpoints the 200-backup cap dropped since the last
+        call, for the UI to show once per turn."""
+        if not self._capped:
+            return []
+        numbers = ", ".join(str(number) for number in self._capped)
+        count = len(self._capped)
+        self._capped = []
+        return [f"the session keeps at most {MAX_BACKUPS_PER_SESSION} backups: dropped the oldest "
+                f"{'checkpoint' if count == 1 else f'{count} checkpoints'} ({numbers}); "
+                f"{'that turn' if count == 1 else 'those turns'} can no longer be rewound"]
 
     def _backup(self, path: str, key: str, notices: list[str]) -> FileBackup | None:
         target = Path(key)

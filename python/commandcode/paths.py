@@ -1,6 +1,7 @@
 """Where commandcode keeps data: the real CLI's `~/.commandcode` tree, plus our own folders.
 
-The data dir is `$COMMANDCODE_HOME` when set, else `$HOME/.commandcode` (then `USERPROFILE`,
+The data dir is `$COMMANDCODE_HOME` when set (a relative value is made absolute once, on first
+use, against the starting directory), else `$HOME/.commandcode` (then `USERPROFILE`,
 then the OS home), so commandcode works on a real user's existing sessions. Beside the real
 CLI's folders we add `objects/` (the shared blake3+zstd backup store), `locks/` (writer locks)
 and `index/` (index sidecars); the real CLI ignores all three.
@@ -38,9 +39,20 @@ def data_root() -> str:
     """`data_dir()` as a string."""
     override = os.environ.get("COMMANDCODE_HOME")
     if override:
+        if not os.path.isabs(override):
+            # Made absolute once, against the directory the process started in, and written back:
+            # every later call (after a chdir too) and every child process see the same folder.
+            # Relative, the restore journal and its sources named paths no recovery could open.
+            override = os.path.abspath(override)
+            os.environ["COMMANDCODE_HOME"] = override
         return override
     home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or os.path.expanduser("~")
+    if not os.path.isabs(home):  # a relative $HOME, made absolute once as well
+        home = _absolute_homes.setdefault(home, os.path.abspath(home))
     return os.path.join(home, ".commandcode")
+
+
+_absolute_homes: dict[str, str] = {}  # a relative $HOME as given -> as first resolved
 
 
 def projects_dir() -> Path:

@@ -46,6 +46,7 @@ from .lock import WriterLock
 from .paths import SessionFiles
 from .rewind_modes import CANCEL_LABEL, RewindMode
 from .session import Session, content_blocks, open_session
+from .signals import deferred_signals
 from .writer import SessionWriter
 
 
@@ -447,7 +448,7 @@ def rewind(
             or failed; nothing was changed (the error names each failing file).
         InvalidSessionError: the transcript cannot be rewound to that point.
     """
-    backups.recover_pending(files.session_id)
+    backups.recover_pending(files, None if allow_outside else cwd, store=store)
     if checkpoints is not None:
         checkpoints.flush()
     try:
@@ -489,6 +490,10 @@ def _rewind(
         if mode is not RewindMode.CODE:
             conversation = _plan_conversation(files, records, index, mode, number, dry_run=dry_run)
             result.leaf_entry_id = conversation.target
+        if not dry_run:
+            # From the first file written to the checkpoints file, a Ctrl-C or `kill` waits: code,
+            # conversation and checkpoints land together, then the signal is delivered.
+            stack.enter_context(deferred_signals())
         if mode.restores_code:
             _restore_code(files, cwd, records, index, result, store=store, force=force,
                           allow_outside=allow_outside, faults=faults)

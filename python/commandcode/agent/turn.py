@@ -88,6 +88,8 @@ class Conversation:
             self._append({"role": "user", "content": [{"type": "text", "text": f"Error: {result.error}"}],
                           "meta": {"messageId": new_uuid()}})
         self._commit(force=result.error is not None)
+        if self.checkpoints is not None:
+            result.notices.extend(self.checkpoints.take_notices())  # once per turn
         return result
 
     def _commit(self, *, force: bool) -> None:

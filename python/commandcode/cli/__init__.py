@@ -49,6 +49,9 @@ def main() -> None:
     interpreter teardown alone took seconds (measured on a 1 GB session). Exit handlers still
     run first (checkpoint digests are flushed from one), then the output is flushed.
     """
+    from ..paths import data_root
+
+    data_root()  # a relative $COMMANDCODE_HOME is made absolute before anything can chdir
     code = run(sys.argv[1:])
     if isinstance(code, str):
         sys.stderr.write(code + "\n")

@@ -49,12 +49,14 @@ def _resolve(ref: str) -> SessionFiles:
     return resolve_session(ref, Path.cwd())
 
 
-def finish_interrupted_restore(files: SessionFiles) -> None:
+def finish_interrupted_restore(files: SessionFiles, *, allow_outside: bool = False) -> None:
     """Completes (or, for a journal of an older release, undoes) a restore of this session that a
-    crash interrupted, and says so on stderr: the user sees which state their files are in."""
+    crash interrupted, and says so on stderr: the user sees which state their files are in. The
+    journal may name nothing outside the session's working directory (`allow_outside`: a rewind
+    the user lets out of it), see `backups.recover_pending`."""
     from .. import backups
 
-    outcome = backups.recover_pending(files.session_id)
+    outcome = backups.recover_pending(files, None if allow_outside else session_cwd(files))
     if outcome is not None:
         state, targets = outcome
         verb = "finished" if state == "completed" else "undid"
@@ -233,7 +235,7 @@ def rewind_command(
     from ..rewind import find_checkpoint, rewind
 
     files = _resolve(ref)
-    finish_interrupted_restore(files)
+    finish_interrupted_restore(files, allow_outside=allow_outside)
     cwd = session_cwd(files)
     chosen = mode
     if chosen is None:
@@ -247,7 +249,7 @@ def rewind_command(
         if chosen is None:
             stderr.print("Cancelled; nothing was changed")
             return
-    options: dict[str, Any] = {"force": force, "allow_outside": allow_outside}
+    options: dict[str, Any] = {"force": force, "allow_outside": allow_outside, "faults": _test_faults()}
     if not dry_run and not yes:
         if not _is_terminal():
             raise UsageError("refusing to rewind without confirmation", hint="pass --yes, or --dry-run to preview")
@@ -258,6 +260,13 @@ def rewind_command(
             stderr.print("Cancelled; nothing was changed")
             return
     _render(rewind(files, cwd, to, chosen, dry_run=dry_run, **options), cwd, as_json)
+
+
+def _test_faults() -> dict[str, int] | None:
+    """The test hook `COMMANDCODE_TEST_STEP_DELAY_MS`: a pause before each restore step, which
+    widens the window the signal tests aim at. Unset (always, outside tests): none."""
+    delay = os.environ.get("COMMANDCODE_TEST_STEP_DELAY_MS", "")
+    return {"step_delay_ms": int(delay)} if delay.isdigit() else None
 
 
 def register(app: typer.Typer) -> None:

@@ -105,9 +105,12 @@ def run_print(prompt: str, *, output_format: str, name: str | None, resume: str 
     for notice in result.notices:
         warn(notice)
     if output_format == "json":
-        print_json({"type": "result", "session_id": None if no_session else files.session_id,
-                    "result": result.text, "is_error": result.error is not None, "error": result.error,
-                    "tool_calls": result.tool_calls, "model": model.model_id})
+        payload = {"type": "result", "session_id": None if no_session else files.session_id,
+                   "result": result.text, "is_error": result.error is not None, "error": result.error,
+                   "tool_calls": result.tool_calls, "model": model.model_id}
+        if result.notices:  # e.g. checkpoints the 200-backup cap dropped
+            payload["notices"] = result.notices
+        print_json(payload)
     else:
         stdout.out(result.text, highlight=False)
 
