@@ -163,35 +163,6 @@ def fsync_dir(path: Path) -> None:
         os.close(descriptor)
 
 
-def read_regular(path: str | os.PathLike[str]) -> bytes | None:
-    """The bytes of the regular file at `path` (a symlink is followed), or `None` when there is
-    nothing there (a dangling link included).
-
-    A folder, FIFO, socket or device in its place, also one reached through a symlink, is refused
-    before it is opened (opening a FIFO blocks, opening a device can act on it); the open itself is
-    non-blocking and re-checked with `fstat`, in case the file was swapped in between.
-
-    Raises:
-        OSError: it cannot be read; `EINVAL` with `filename` set when it is not a regular file.
-    """
-    target = os.fspath(path)
-    try:
-        if not stat.S_ISREG(os.stat(target).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", target)
-        descriptor = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", target)
-        chunks = []
-        while chunk := os.read(descriptor, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(descriptor)
-
-
 STALE_TEMPORARY_SECONDS = 60
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SettingsError
-from ..fsutil import atomic_write, ensure_dir, read_regular
+from ..fsutil import NotRegularFileError, atomic_write, ensure_dir, read_regular
 from ..paths import data_root
 from ..values import Frozen
 from .settings_json import kind, parse_settings, settings_bytes
@@ -116,9 +116,11 @@ class SettingsLayer(Frozen):
 
 def _read_bytes(path: str, shown: str) -> bytes | None:
     try:
-        return read_regular(path)
+        return read_regular(path, follow=True)
+    except FileNotFoundError:
+        return None
     except OSError as error:
-        if isinstance(error, IsADirectoryError) or error.strerror == "not a regular file":
+        if isinstance(error, (IsADirectoryError, NotRegularFileError)):
             raise SettingsError(f"{shown} is not a regular file; refusing to open it",
                                 hint="put a JSON file there, or remove what is in its place") from None
         raise SettingsError(f"cannot read {shown}: {error.strerror or error}") from None
