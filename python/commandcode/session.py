@@ -249,7 +249,13 @@ class Session:
         return list(self.index.path_ids())
 
     def tree_rows(self, start: int = 0, stop: int | None = None) -> Iterator[TreeRow]:
-        """Entries `[start, stop)` in file order, with labels and active-path membership."""
+        """Entries `[start, stop)` in file order, with labels and active-path membership.
+
+        Bounds are clamped like a slice's (past the end is an empty page, not an error), before
+        they reach the native index's machine-sized integers (a 24-digit offset included)."""
+        count = self.index.entry_count
+        start = min(max(start, 0), count)
+        stop = count if stop is None else min(max(stop, start), count)
         labels = dict(self.index.labels())
         path_ids = self.index.path_ids()
         on_path = set(path_ids)

@@ -122,7 +122,7 @@ def _checkpoint_rows(files: SessionFiles, cwd: Path) -> list[dict[str, Any]]:
                 "id": record.id,
                 "createdAt": record.created_at,
                 "prompt": record.prompt,
-                "messageCount": record.message_count,
+                "messageCount": record.message_count if record.message_count >= 0 else None,  # None: not a count
                 "files": [_file_row(item) for item in record.files],
                 "modes": [mode.value for mode in available_modes(records, index, has_transcript=has_transcript)],
             }
