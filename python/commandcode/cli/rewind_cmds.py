@@ -87,11 +87,11 @@ def _header_cwd(files: SessionFiles) -> str | None:
 
 
 def _is_own_project(cwd: str, files: SessionFiles) -> bool:
-    from ..slug import project_slug
+    from ..paths import project_root
 
     if "\x00" in cwd or not os.path.isabs(cwd) or os.path.normpath(cwd) != cwd:
         return False
-    return project_slug(cwd) == files.directory.name
+    return os.path.basename(project_root(cwd)) == files.directory.name  # a long slug's folder is cut
 
 
 def _display_path(path: Path | str, cwd: Path) -> str:
