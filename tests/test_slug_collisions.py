@@ -143,7 +143,9 @@ def test_a_cwd_with_a_too_long_slug_lists_resumes_and_rewinds(cc_home: Path, tmp
     assert (cwd / "f.txt").read_text() == "one\n"
     # From another folder too: the session's own cwd (its header, whose cut folder it is in) bounds it.
     run_ok(["-r", sid, "-p", write_call(str(cwd / "f.txt"), "three\n")], cwd, cc_home)
-    run_ok(["rewind", sid, "--to", "2", "--mode", "code", "--yes"], tmp_path, cc_home)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    run_ok(["rewind", sid, "--to", "2", "--mode", "code", "--yes"], elsewhere, cc_home)
     assert (cwd / "f.txt").read_text() == "one\n"
     run_ok(["sessions", "list"], cwd, cc_home)
     assert session_ids(run_json(["sessions", "list", "--all", "--all-projects", "--json"], tmp_path, cc_home)) == {sid}
