@@ -96,7 +96,7 @@ def _item_problem(value: dict[str, Any]) -> str | None:
     if problem is not None:
         return problem
     algorithm = value.get("algo", backups.SHA256)
-    if algorithm not in _ALGORITHMS:
+    if not isinstance(algorithm, str) or algorithm not in _ALGORITHMS:  # a list or object is unhashable
         return f"`algo` {_shown(algorithm)} is not blake3 or sha256"
     mode = value.get("mode")
     if mode is not None and (not isinstance(mode, int) or isinstance(mode, bool) or not 0 <= mode <= _MAX_MODE):
