@@ -85,10 +85,43 @@ class Workspace:
             "checkpoints": folder / f"{self.session_id}.checkpoints.jsonl",
             "history": self.data / "history.jsonl",
         }
+        self._add_every_kind_of_field()
         self.pristine = {name: path.read_bytes() for name, path in self.files.items()}
+
+    def _add_every_kind_of_field(self) -> None:
+        """Entries and meta keys the offline turns do not write, so that every kind of field the
+        format has (§2, §3) is there to be mutated: a label, a custom message, a branch summary and
+        a compaction at the leaf; every meta key of the real CLI."""
+        lines = [json.loads(line) for line in self.transcript.read_text().splitlines()]
+        first, leaf = lines[1]["id"], lines[-1]["id"]
+        stamp = lines[-1]["timestamp"]
+        extra = [
+            {"type": "label", "id": "1abe1000", "parentId": leaf, "timestamp": stamp, "targetId": first, "label": "start"},
+            {"type": "custom_message", "id": "c0570000", "parentId": "1abe1000", "timestamp": stamp, "customType": "note",
+             "content": [{"type": "text", "text": "a custom note"}], "display": True},
+            {"type": "branch_summary", "id": "b5000000", "parentId": "c0570000", "timestamp": stamp, "fromId": first,
+             "summary": "explored elsewhere", "details": {"readFiles": [], "modifiedFiles": ["new.txt"]}},
+            {"type": "compaction", "id": "c0a70000", "parentId": "b5000000", "timestamp": stamp, "summary": "**Goal** ...",
+             "firstKeptEntryId": "c0570000", "tokensBefore": 1234},
+        ]
+        with self.transcript.open("a") as handle:
+            handle.writelines(json.dumps(entry) + "\n" for entry in extra)
+        meta = json.loads(self.files["meta"].read_text())
+        meta.update({"title": "Mutated", "userRenamed": True, "model": "offline", "modelProvider": "offline",
+                     "parentSessionId": "00000000-0000-4000-8000-000000000000", "forkedAt": stamp,
+                     "traceIds": ["t1", "t2"], "createdAt": 1767323046099, "gitBranch": "main", "name": "Mutated",
+                     "compaction": {"count": 1, "tokensSaved": 10, "lastTokensSaved": 10, "lastCompactedAt": stamp},
+                     "goal": {"text": "ship", "status": "active", "startedAt": 1767323046099, "turnCount": 1, "maxTurns": 5}})
+        self.files["meta"].write_text(json.dumps(meta, indent=2))
+
+    headerless = False
+    """When set, `restore` writes the transcript without its header line (the CLI then builds the
+    header from `meta.createdAt`, so meta fields reach other code)."""
 
     def restore(self) -> None:
         for name, data in self.pristine.items():
+            if name == "transcript" and self.headerless:
+                data = data.split(b"\n", 1)[1]
             self.files[name].write_bytes(data)
 
     def commands(self, which: str) -> list[list[str]]:
@@ -260,6 +293,10 @@ def sweep_batches(workspace: Workspace) -> Iterator[tuple[str, list[tuple[tuple,
                 yield name, batch
 
 
+def json_type(value: Any) -> str:
+    return next(kind for kind, variants in VALUES_BY_TYPE.items() if any(type(v) is type(value) for v in variants))
+
+
 def apply_batch(workspace: Workspace, name: str, batch: list[tuple[tuple, Any]]) -> str:
     workspace.restore()
     docs = documents(workspace.pristine[name], name)
@@ -275,14 +312,23 @@ def apply_batch(workspace: Workspace, name: str, batch: list[tuple[tuple, Any]])
     return "; ".join(f"{name}{list(field)} = {value!r:.60}" for field, value in batch)
 
 
-def test_every_field_of_every_sidecar_takes_every_json_type(inside: Workspace) -> None:
-    batches = list(sweep_batches(inside))
-    covered = {(name, field, type(value).__name__ if value is not None else "null")
-               for name, batch in batches for field, value in batch}
-    assert len(covered) >= len(all_fields(inside)) * 6  # (bool/int share a Python check: at least 6 distinct)
+@pytest.mark.parametrize("headerless", [False, True], ids=["with header", "headerless transcript"])
+def test_every_field_of_every_sidecar_takes_every_json_type(inside: Workspace, headerless: bool) -> None:
+    inside.headerless = headerless
+    try:
+        sweep(inside, only="meta" if headerless else None)
+    finally:
+        inside.headerless = False
+        inside.restore()
+
+
+def sweep(inside: Workspace, only: str | None) -> None:
+    batches = [(name, batch) for name, batch in sweep_batches(inside) if only is None or name == only]
+    covered = {(name, field, json_type(value)) for name, batch in batches for field, value in batch}
+    fields = [(name, field) for name, field in all_fields(inside) if only is None or name == only]
+    assert len(covered) == len(fields) * len(VALUES_BY_TYPE)  # every field, every JSON type
     for name, batch in batches:
         check(inside, name, apply_batch(inside, name, batch))
-    inside.restore()
 
 
 json_values = st.recursive(
@@ -336,3 +382,21 @@ def test_a_damaged_index_sidecar_is_rebuilt_or_ignored(inside: Workspace, monkey
     index.write_bytes(damaged)
     check(inside, "index", f"index: {damage}", allowed=(index, index.parent))  # the one allowed write: the cache
     shutil.rmtree(index.parent, ignore_errors=True)
+
+
+@pytest.mark.parametrize("headerless", [False, True], ids=["with header", "headerless transcript"])
+def test_every_meta_key_takes_every_value(inside: Workspace, headerless: bool) -> None:
+    """Meta keys are read one by one, so all of them change at once: in batch k, key i holds
+    VALUES[i + k], and every key meets every value of `VALUES` (1e308 and 10**30 as `createdAt`
+    of a headerless transcript, whose header is built from it, included)."""
+    inside.headerless = headerless
+    keys = list(json.loads(inside.pristine["meta"]))
+    try:
+        for k in range(len(VALUES)):
+            inside.restore()
+            meta = {key: VALUES[(i + k) % len(VALUES)] for i, key in enumerate(keys)}
+            inside.files["meta"].write_bytes(encode([meta], "meta"))
+            check(inside, "meta", f"meta = {meta!r:.300}")
+    finally:
+        inside.headerless = False
+        inside.restore()
