@@ -213,3 +213,47 @@ def test_a_cwd_that_is_not_utf8(cc_home: Path, tmp_path: Path) -> None:
     code, _, stderr = run_raw(["rewind", listed["id"], "--to", "2", "--mode", "code", "--yes"], cwd, cc_home)
     assert code == 0, stderr
     assert (cwd / "f.txt").read_text() == "one\n"
+
+
+def test_a_cwd_deeper_than_path_max(cc_home: Path, tmp_path: Path) -> None:
+    """A cwd of 5,000+ bytes (beyond PATH_MAX, reachable only step by step): sessions start,
+    list and continue; a file edit there cannot be backed up by absolute path, so the turn is
+    refused with one line and the file is not written (nothing half done, no traceback)."""
+    folder = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(20):
+            os.mkdir("d" * 250, dir_fd=folder)
+            deeper = os.open("d" * 250, os.O_RDONLY | os.O_DIRECTORY, dir_fd=folder)
+            os.close(folder)
+            folder = deeper
+
+        def run(args: list[str]) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([sys.executable, "-m", "commandcode", *args], env=cli_env(cc_home), capture_output=True,
+                                  text=True, timeout=60, stdin=subprocess.DEVNULL, pass_fds=(folder,),
+                                  preexec_fn=lambda: os.fchdir(folder))
+
+        assert run(["-p", "hello"]).returncode == 0
+        listed = run(["sessions", "list", "--all", "--json"])
+        assert listed.returncode == 0 and len(json.loads(listed.stdout)) == 1, listed
+        assert run(["-c", "-p", "again"]).returncode == 0
+        refused = run(["-c", "-p", write_call("f.txt", "x\n")])
+        assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused
+        assert len(refused.stderr.splitlines()) == 1 and "File name too long" in refused.stderr, refused.stderr
+        assert "f.txt" not in os.listdir(folder)
+    finally:
+        os.close(folder)
+
+
+@pytest.mark.parametrize("header_cwd", ["/somewhere/else", "relative/dir", "", None, 7])
+def test_a_session_whose_header_names_no_twin_stays_visible(cc_home: Path, twins: tuple[Path, Path], header_cwd: object) -> None:
+    """Only a twin (a directory filed in this same folder) claims a session away: a header cwd
+    that would be filed elsewhere (a copied-in or forged session) leaves it listed where it is."""
+    spaced, underscored = twins
+    run_ok(["-p", "hello"], spaced, cc_home)
+    (transcript,) = transcripts(cc_home)
+    lines = transcript.read_text().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["cwd"] = header_cwd
+    transcript.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+    for cwd in (spaced, underscored):
+        assert session_ids(run_json(["sessions", "list", "--all", "--json"], cwd, cc_home)) == {transcript.stem}

@@ -5,9 +5,9 @@ then every project); a name (the latest `session_info` or `meta.title`, compared
 case-insensitively, this directory's sessions first); a unique id prefix (this directory's
 sessions first). Ambiguity is an error that lists the candidates, never a silent pick.
 
-"This directory's sessions" are those whose header `cwd` is the working directory: two folders
-can share one project folder (`a b` and `a_b` have the same slug, the real CLI's rule), so the
-folder alone does not say whose a session is. Listings (without `--all-projects`), `-c` and the
+"This directory's sessions" are those of its project folder that no other directory claims: two
+folders can share one project folder (`a b` and `a_b` have the same slug, the real CLI's rule),
+so the folder alone does not say whose a session is; the header `cwd` does (`belongs_here`). Listings (without `--all-projects`), `-c` and the
 first tier of name and prefix lookups see only this directory's sessions; an exact id or a path
 still opens a session of any directory (resuming elsewhere is allowed).
 """
@@ -120,7 +120,7 @@ def list_sessions(cwd: str | os.PathLike[str], *, include_headless: bool = False
             if isinstance(result, str):
                 if errors is not None:
                     errors.append(result)
-            elif (include_headless or result.entrypoint != "print") and (all_projects or same_directory(result.cwd, here)):
+            elif (include_headless or result.entrypoint != "print") and (all_projects or belongs_here(result.cwd, os.path.dirname(result.path), here)):
                 summaries.append(result)
     summaries.sort(key=_newest_first_key, reverse=True)
     return summaries
@@ -136,10 +136,30 @@ def same_directory(session_cwd: str, cwd: str | os.PathLike[str]) -> bool:
     return os.path.normpath(node_text(session_cwd)) == os.path.normpath(node_text(here))
 
 
-def _is_here(path: Path, cwd: str) -> bool:
-    """Whether the session at `path` was started in `cwd` (False when it cannot be opened)."""
+def belongs_here(session_cwd: str, folder: str | os.PathLike[str], cwd: str | os.PathLike[str]) -> bool:
+    """Whether a session filed in project `folder` counts as one of directory `cwd`'s sessions.
+
+    Yes when its header `cwd` is `cwd`. No when the header names another directory that files
+    its sessions in this same folder (a slug twin: `a b` and `a_b`, `/Foo` and `/foo`): that
+    directory sees it instead. A header `cwd` that would not be filed here at all (sessions
+    copied in by hand, a data dir moved between machines, a forged or missing header) says
+    nothing about whose it is, so the session stays visible in the folder it is in, as before.
+    """
+    if same_directory(session_cwd, cwd):
+        return True
+    from .paths import project_root
+
     try:
-        return same_directory(open_session(path).cwd, cwd)
+        twin = os.path.basename(project_root(session_cwd)) == os.path.basename(os.fspath(folder))
+    except (TypeError, ValueError):
+        twin = False
+    return not twin
+
+
+def _is_here(path: Path, cwd: str) -> bool:
+    """Whether the session at `path` counts as `cwd`'s (`belongs_here`; False when it cannot be opened)."""
+    try:
+        return belongs_here(open_session(path).cwd, path.parent, cwd)
     except (CommandcodeError, OSError):
         return False
 
@@ -214,7 +234,7 @@ def _by_name(reference: str, directories: list[Path], cwd: str | None) -> list[S
                 session = open_session(path)
             except (CommandcodeError, OSError):
                 continue
-            if cwd is not None and not same_directory(session.cwd, cwd):
+            if cwd is not None and not belongs_here(session.cwd, session.files.folder, cwd):
                 continue
             # A list, not a set: a hostile meta's `title` may be any JSON value (a list or object
             # is unhashable), and one such session must not break lookups for its neighbours.
