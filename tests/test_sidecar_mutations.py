@@ -41,6 +41,10 @@ from hypothesis import strategies as st
 from commandcode import cli
 from helpers_cli import cli_env, run_ok
 
+# Bound now: once any in-process `-p` imports the `commandcode.cli.run` submodule (other test
+# modules do, through typer's CliRunner), the package attribute `cli.run` names that module.
+RUN_ARGV = cli.run if callable(cli.run) else cli.__dict__["run"]
+
 # --------------------------------------------------------------------------------------------
 # The values a field is set to, by JSON type
 
@@ -241,7 +245,7 @@ def state(workspace: Workspace, allowed: tuple[Path, ...] = ()) -> dict[str, tup
 def run_in_process(argv: list[str]) -> tuple[object, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.run(argv)
+        code = RUN_ARGV(argv)
     return code, out.getvalue(), err.getvalue()
 
 
