@@ -26,7 +26,7 @@ from typing import Any
 from . import _native
 from .errors import InvalidSessionError, SessionLockedError
 from .fsutil import FILE_MODE, atomic_write, fsync_dir, open_regular, read_regular
-from .ids import epoch_ms, iso_from_ms, new_entry_id, new_uuid, parse_iso
+from .ids import epoch_ms, epoch_ms_value, iso_from_ms, new_entry_id, new_uuid, parse_iso
 from .jsonfmt import encode_line
 from .lock import WriterLock
 from .meta import read_meta, update_meta
@@ -156,8 +156,8 @@ def _parse_records(raw: bytes) -> list[dict[str, Any]]:
 
 def _header(files: SessionFiles, meta: dict[str, Any], records: list[dict[str, Any]], transcript: Path) -> dict[str, Any]:
     created = meta.get("createdAt")
-    if isinstance(created, (int, float)):
-        timestamp = iso_from_ms(int(created))
+    if epoch_ms_value(created) is not None:
+        timestamp = iso_from_ms(epoch_ms_value(created))  # type: ignore[arg-type]
     elif isinstance(created, str) and parse_iso(created):
         timestamp = created
     else:
@@ -176,8 +176,8 @@ def _timestamp(record: dict[str, Any]) -> str:
     value = record.get("timestamp")
     if isinstance(value, str) and parse_iso(value):
         return value
-    if isinstance(value, (int, float)):
-        return iso_from_ms(int(value))
+    if epoch_ms_value(value) is not None:
+        return iso_from_ms(epoch_ms_value(value))  # type: ignore[arg-type]
     return iso_from_ms(epoch_ms())
 
 

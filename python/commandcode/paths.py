@@ -69,7 +69,38 @@ def project_root(cwd: str | os.PathLike[str]) -> str:
     """`project_dir(cwd)` as a string."""
     from .slug import project_slug  # its regexes are not needed to open a session by path
 
-    return os.path.join(data_root(), "projects", project_slug(os.fspath(cwd)))
+    return os.path.join(data_root(), "projects", project_folder_name(project_slug(os.fspath(cwd))))
+
+
+def node_text(text: str) -> str:
+    """`text` (a path or argv string from the OS) as Node.js reads it: bytes that are not UTF-8
+    become U+FFFD (Python keeps them as lone surrogates). The real CLI records its cwd this way,
+    and reading a transcript turns a stored lone surrogate into U+FFFD too."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that did not come from undecodable bytes
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
+
+
+NAME_MAX = 255
+"""The longest file name (bytes) the file systems we run on accept."""
+LONG_SLUG_KEEP = 200
+LONG_SLUG_HASH_HEX = 8
+
+
+def project_folder_name(slug: str) -> str:
+    """The project folder for a slug: the slug itself (the real CLI's folder) while it fits in a
+    file name; a longer slug, whose folder the real CLI cannot create (its `-p` fails with "File
+    name too long"), becomes its first 200 bytes, `-` and 8 hex digits of the sha256 of the whole
+    slug (Claude Code's rule, with a stated hash), so two long cwds sharing a 200-byte start still
+    get their own folders. Slugs are `[a-z0-9-]` (or `root`), so bytes are characters."""
+    if len(slug.encode("utf-8", "surrogatepass")) <= NAME_MAX:
+        return slug
+    import hashlib
+
+    digest = hashlib.sha256(slug.encode("utf-8", "surrogatepass")).hexdigest()[:LONG_SLUG_HASH_HEX]
+    return f"{slug[:LONG_SLUG_KEEP]}-{digest}"
 
 
 def objects_dir() -> Path:

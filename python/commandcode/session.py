@@ -13,7 +13,7 @@ import os
 
 from . import _native
 from .errors import InvalidSessionError
-from .ids import iso_from_ms, parse_iso
+from .ids import epoch_ms_value, iso_from_ms, parse_iso
 from .paths import SessionFiles, index_root
 from .values import Frozen
 
@@ -145,8 +145,8 @@ class Session:
         if header is not None:
             return header
         created = self.meta.get("createdAt")
-        if isinstance(created, (int, float)) and not isinstance(created, bool):
-            timestamp = iso_from_ms(int(created))
+        if epoch_ms_value(created) is not None:
+            timestamp = iso_from_ms(epoch_ms_value(created))  # type: ignore[arg-type]
         elif isinstance(created, str) and parse_iso(created) is not None:
             timestamp = created  # the same rule as a legacy migration's header (migrate._header)
         else:
@@ -249,7 +249,13 @@ class Session:
         return list(self.index.path_ids())
 
     def tree_rows(self, start: int = 0, stop: int | None = None) -> Iterator[TreeRow]:
-        """Entries `[start, stop)` in file order, with labels and active-path membership."""
+        """Entries `[start, stop)` in file order, with labels and active-path membership.
+
+        Bounds are clamped like a slice's (past the end is an empty page, not an error), before
+        they reach the native index's machine-sized integers (a 24-digit offset included)."""
+        count = self.index.entry_count
+        start = min(max(start, 0), count)
+        stop = count if stop is None else min(max(stop, start), count)
         labels = dict(self.index.labels())
         path_ids = self.index.path_ids()
         on_path = set(path_ids)

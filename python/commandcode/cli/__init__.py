@@ -40,6 +40,31 @@ def run(argv: list[str]) -> object:
         return 0
     except SystemExit as exit_request:
         return exit_request.code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # noqa: BLE001 - the net under the specific fixes: never a traceback
+        if os.environ.get("COMMANDCODE_DEBUG", "").strip().lower() in ("1", "true", "yes", "on"):
+            raise
+        return internal_error(error)
+
+
+INTERNAL_ERROR = "error: internal error"
+INTERNAL_HINT = ("hint: this is a bug in commandcode; please report it with the command you ran "
+                 "(COMMANDCODE_DEBUG=1 shows the traceback)")
+
+
+def internal_error(error: BaseException) -> int:
+    """Prints one `error:` line (and a hint to report it) for an exception no command handled;
+    returns exit code 1. Nothing else is printed: a traceback shown to a user is a bug."""
+    from .output import printable
+
+    detail = printable(f"{type(error).__name__}: {error}", one_line=True)
+    if len(detail) > 300:
+        detail = detail[:300] + "…"
+    sys.stdout.flush()
+    sys.stderr.write(f"{INTERNAL_ERROR} ({detail})\n{INTERNAL_HINT}\n")
+    sys.stderr.flush()
+    return 1
 
 
 def main() -> None:

@@ -40,6 +40,10 @@ def _rows(path: Path, home: Path, runs: int) -> list[dict[str, Any]]:
     return rows
 
 
+MIN_SIZE = 10_000
+"""The smallest `--size` (bytes): a few whole turns, so every measured command has a session to open."""
+
+
 @handle_errors
 def bench_command(
     size: str = typer.Option("100MB", "--size", help="Session size: 10MB, 1GB, 2GiB, ..."),
@@ -60,6 +64,9 @@ def bench_command(
         size_bytes = parse_size(size)
     except ValueError as error:
         raise UsageError(str(error), hint="sizes look like 10MB, 500MiB or 1GB") from None
+    if size_bytes < MIN_SIZE:  # checked before any folder is made
+        raise UsageError(f"--size {size} is too small: a bench session needs at least {MIN_SIZE // 1000} kB",
+                         hint="sizes look like 10MB, 500MiB or 1GB")
     work = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="commandcode-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(work).free

@@ -90,11 +90,11 @@ def _header_cwd(files: SessionFiles) -> str | None:
 
 
 def _is_own_project(cwd: str, files: SessionFiles) -> bool:
-    from ..slug import project_slug
+    from ..paths import project_root
 
     if "\x00" in cwd or not os.path.isabs(cwd) or os.path.normpath(cwd) != cwd:
         return False
-    return project_slug(cwd) == files.directory.name
+    return os.path.basename(project_root(cwd)) == files.directory.name  # a long slug's folder is cut
 
 
 def _display_path(path: Path | str, cwd: Path) -> str:
@@ -125,7 +125,7 @@ def _checkpoint_rows(files: SessionFiles, cwd: Path) -> list[dict[str, Any]]:
                 "id": record.id,
                 "createdAt": record.created_at,
                 "prompt": record.prompt,
-                "messageCount": record.message_count,
+                "messageCount": record.message_count if record.message_count >= 0 else None,  # None: not a count
                 "files": [_file_row(item) for item in record.files],
                 "modes": [mode.value for mode in available_modes(records, index, has_transcript=has_transcript)],
             }

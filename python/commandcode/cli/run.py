@@ -14,7 +14,7 @@ from ..errors import CheckpointError, CommandcodeError, SessionNotFoundError, Us
 from ..history import record_prompt
 from ..ids import new_uuid
 from ..meta import read_meta_for_update, update_meta
-from ..paths import SessionFiles, project_dir
+from ..paths import SessionFiles, node_text, project_dir
 from ..session import open_session
 from ..writer import SessionWriter
 from .output import print_json, stdout, warn
@@ -33,11 +33,7 @@ def resolve_model(name: str) -> Model:
 def from_argv(text: str) -> str:
     """Command-line text as Node reads it: bytes that are not UTF-8 become U+FFFD (Python keeps
     them as lone surrogates, which would reach the transcript as `\\udcXX` escapes)."""
-    try:
-        raw = text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a surrogate that did not come from undecodable bytes
-        raw = text.encode("utf-8", "surrogatepass")
-    return raw.decode("utf-8", "replace")
+    return node_text(text)
 
 
 def clean_name(name: str) -> str:
