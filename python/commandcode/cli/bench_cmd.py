@@ -7,6 +7,7 @@ then measures, as whole processes: the `wc -l` floor, a cold open-to-context wit
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import tempfile
@@ -15,7 +16,7 @@ from typing import Any, Optional
 
 import typer
 
-from ..errors import UsageError
+from ..errors import CommandcodeError, UsageError
 from .output import handle_errors, print_json, stdout
 
 
@@ -58,11 +59,22 @@ def bench_command(
         size_bytes = parse_size(size)
     except ValueError as error:
         raise UsageError(str(error), hint="sizes look like 10MB, 500MiB or 1GB") from None
+    if size_bytes <= 0:
+        raise UsageError(f"invalid size {size!r}: the session must have at least one byte",
+                         hint="sizes look like 10MB, 500MiB or 1GB")
     work = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="commandcode-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
-    free = shutil.disk_usage(work).free
-    if free < size_bytes * 2:
-        raise UsageError(f"{work} has {free // 2**20} MiB free; the bench needs about {2 * size_bytes // 2**20} MiB")
+    created = [work] if directory is None else _missing_folders(work)
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+        free = shutil.disk_usage(work).free
+        if free < size_bytes * 2:
+            raise CommandcodeError(f"{work} has {free // 2**20} MiB free; the bench needs about "
+                                   f"{2 * size_bytes // 2**20} MiB", hint="pass a smaller --size, or --dir on a larger disk")
+    except BaseException:
+        for folder in created:  # a refused bench leaves no folder behind (only the empty ones it made)
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
     try:
         with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
                       TransferSpeedColumn(), transient=True, disable=as_json) as progress:
@@ -97,6 +109,15 @@ def bench_command(
             shutil.rmtree(work / "home", ignore_errors=True)
             if directory is None:
                 shutil.rmtree(work, ignore_errors=True)
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """The folders `folder.mkdir(parents=True)` would create, deepest first."""
+    missing = []
+    while not folder.exists() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
 
 
 def register(app: typer.Typer) -> None:
