@@ -17,7 +17,7 @@ from typing import Any, Optional
 import typer
 
 from ..errors import CommandcodeError, UsageError
-from .output import handle_errors, print_json, stdout
+from .output import handle_errors, print_json, safe, stdout
 
 
 def _rows(path: Path, home: Path, runs: int) -> list[dict[str, Any]]:
@@ -96,13 +96,13 @@ def bench_command(
             table.add_column(column, justify="left" if column == "what" else "right")
         for row in rows:
             wall = row.get("wall_s")
-            table.add_row(row["name"], f"{wall:.3f}" if wall else row.get("error", "failed"),
+            table.add_row(safe(row["name"], one_line=True), f"{wall:.3f}" if wall else safe(row.get("error", "failed"), one_line=True),
                           f"{generated.bytes / 1e6 / wall:,.0f}" if wall else "",
                           f"{row['peak_rss_mib']:.0f}" if row.get("peak_rss_mib") else "",
                           f"{row['ratio_to_floor']:.1f}" if row.get("ratio_to_floor") else "")
         stdout.print(table)
         if keep:
-            stdout.print(f"kept {generated.path}")
+            stdout.print(f"kept {safe(generated.path, one_line=True)}")
     finally:
         if not keep:
             shutil.rmtree(work / "sessions", ignore_errors=True)
