@@ -244,9 +244,19 @@ def _by_name(reference: str, directories: list[Path], cwd: str | None) -> list[S
     return found
 
 
-def most_recent(cwd: Path, *, headless: bool) -> SessionFiles | None:
-    """The newest session started in this directory (`-c`); headless ones when `headless`."""
-    sessions = list_sessions(cwd, include_headless=True)
+def most_recent(cwd: Path, *, headless: bool, unreadable: list[tuple[Path, str]] | None = None) -> SessionFiles | None:
+    """The newest session started in this directory (`-c`); headless ones when `headless`.
+
+    Transcripts that cannot be opened are passed over; `unreadable` (when given) receives each
+    one's path and the reason."""
+    errors: list[str] = []
+    sessions = list_sessions(cwd, include_headless=True, errors=errors)
+    if unreadable is not None and errors:
+        paths = sorted(transcripts_in(project_dir(cwd)), key=lambda path: -len(str(path)))
+        for error in errors:  # each is `{path}: {reason}`
+            path = next((path for path in paths if error.startswith(f"{path}: ")), None)
+            if path is not None:
+                unreadable.append((path, error[len(f"{path}: "):]))
     for summary in sessions:
         if (summary.entrypoint == "print") == headless:
             return SessionFiles.for_transcript(Path(summary.path))

@@ -70,12 +70,14 @@ def find_checkpoint(records: Sequence[Checkpoint], number: int) -> int:
 
     Raises:
         UsageError: there is no such checkpoint (the message lists the ones there are).
+        InvalidSessionError: the session has no checkpoints at all (no `--to` would do: a
+            refusal, not a usage error).
     """
     numbers = checkpoint_numbers(records)
     if number in numbers:
         return numbers.index(number)
     if not numbers:
-        raise UsageError("this session has no checkpoints")
+        raise InvalidSessionError("this session has no checkpoints", hint="a rewind needs a turn recorded with checkpoints")
     raise UsageError(f"no checkpoint {number}; this session has {_ranges(numbers)}")
 
 
@@ -269,18 +271,30 @@ def _restore_code(
         _fill_changes(result, outcome)
         result.problems = plan.problems + plan.conflicts + outcome.problems
         return
-    if plan.problems or (plan.conflicts and not force):
-        outcome = backups.check_restore(store, plan.targets, confine_to=confine)
-        raise _refusal(plan.problems + plan.conflicts + outcome.problems)
-    # The records learn the restored state before the restore runs, and the native restore
-    # replaces the checkpoints file in the same journaled step as the files: a crash leaves both
-    # old or both new, never restored files with records that call them changed outside.
-    _record_restored_state(records, index, cwd, plan.targets)
-    outcome = backups.restore_files(
-        store, plan.targets, session_id=files.session_id, confine_to=confine, force=force,
-        companion=(files.checkpoints, checkpoints_bytes(records)), **(faults or {})
-    )
+    try:
+        if plan.problems or (plan.conflicts and not force):
+            outcome = backups.check_restore(store, plan.targets, confine_to=confine)
+            raise _refusal(plan.problems + plan.conflicts + outcome.problems)
+        # The records learn the restored state before the restore runs, and the native restore
+        # replaces the checkpoints file in the same journaled step as the files: a crash leaves both
+        # old or both new, never restored files with records that call them changed outside.
+        _record_restored_state(records, index, cwd, plan.targets)
+        outcome = backups.restore_files(
+            store, plan.targets, session_id=files.session_id, confine_to=confine, force=force,
+            companion=(files.checkpoints, checkpoints_bytes(records)), **(faults or {})
+        )
+    except RestoreError as error:
+        if any(problem[1] == "outside" for problem in getattr(error, "problems", None) or ()):
+            error.hint = outside_hint(cwd)
+        raise
     _fill_changes(result, outcome)
+
+
+def outside_hint(cwd: Path) -> str:
+    """What to say when a rewind refuses files outside the session's folder (a session resumed
+    with `-r` from another folder edits files there)."""
+    return (f"the session's folder is {cwd}; to restore files outside it, pass --allow-outside "
+            "(preview with --dry-run)")
 
 
 def _restored_digest(target: backups.RestoreTarget) -> tuple[bool, str | None]:

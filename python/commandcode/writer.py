@@ -6,6 +6,10 @@ Rules, each there for a reason:
 - Entries are committed per turn: `commit()` writes every pending line (JSON and newline
   together) in one `write` and fsyncs, so a process killed mid-turn leaves the file ending at the
   previous commit, or at worst with a torn tail that readers skip.
+- A commit that fails (a full disk: a short write, then `ENOSPC`; a failed fsync) is cut back to
+  where it started, so the file ends at the previous commit exactly as a kill before it would
+  leave it: never with half a turn (a prompt and a `tool_use` with no result) that the next
+  resume would take for the context. Only the bytes this commit wrote are cut, never older ones.
 - A new transcript appears whole (temp file, fsync, hard link), never empty or with a torn header.
 - Before the first append to a file that does not end in `\\n`, the torn tail is ended with a
   newline, so a new entry is never glued onto a broken fragment (pi and the real CLI lose the
@@ -51,6 +55,7 @@ class SessionWriter:
         self._lock = WriterLock(files.transcript) if persist else None
         self._pending: list[bytes] = []
         self._pending_has_assistant = False
+        self._commits = 0
         self._known_ids: set[str] = set()
         self._index: _native.SessionIndex | None = None
         self._exists = False
@@ -137,6 +142,22 @@ class SessionWriter:
                     fields[key] = value
         return self.append_entry("message", fields)
 
+    def mark(self) -> tuple[int, int, str | None, bool]:
+        """A point among the pending entries that `discard_to` can go back to."""
+        return (self._commits, len(self._pending), self.leaf_id, self._pending_has_assistant)
+
+    def discard_to(self, mark: tuple[int, int, str | None, bool]) -> None:
+        """Drops the entries queued since `mark` (they never reach disk); the leaf goes back too.
+
+        Raises:
+            InvalidSessionError: a commit happened since the mark (committed entries stay).
+        """
+        commits, count, leaf_id, has_assistant = mark
+        if commits != self._commits:
+            raise InvalidSessionError("cannot discard entries that were committed since the mark")
+        del self._pending[count:]
+        self.leaf_id, self._pending_has_assistant = leaf_id, has_assistant
+
     def move_leaf(self, target_entry_id: str | None, data: dict[str, Any]) -> str:
         """Moves the leaf to `target_entry_id` (None: before the first entry) and persists it.
 
@@ -166,6 +187,7 @@ class SessionWriter:
         else:
             self._create(payload)
         self._pending.clear()
+        self._commits += 1
         return True
 
     def _create(self, payload: bytes) -> None:
@@ -206,6 +228,10 @@ class SessionWriter:
         try:
             _write_all(descriptor, data)
             os.fsync(descriptor)
+        except BaseException:
+            with contextlib.suppress(OSError):  # the file is ours (O_EXCL): no half-created session stays
+                os.unlink(transcript)
+            raise
         finally:
             os.close(descriptor)
 
@@ -213,15 +239,17 @@ class SessionWriter:
         transcript = self.files.transcript
         descriptor = open_regular(transcript, os.O_RDWR | os.O_APPEND)  # read: the torn-tail check
         try:
+            start = os.fstat(descriptor).st_size  # one writer (the lock): every byte past this is ours
             if self._needs_newline and not _ends_with_newline(descriptor):
                 payload = b"\n" + payload
-            self._needs_newline = False
             try:
                 _write_all(descriptor, payload)
+                os.fdatasync(descriptor)
             except BaseException:
-                self._needs_newline = True  # a partial write may have left a torn line
+                self._needs_newline = True  # if the cut fails, the next append first ends the torn line
+                _cut_back(descriptor, start)
                 raise
-            os.fdatasync(descriptor)
+            self._needs_newline = False
         finally:
             os.close(descriptor)
 
@@ -234,6 +262,15 @@ class SessionWriter:
 def _ends_with_newline(descriptor: int) -> bool:
     size = os.fstat(descriptor).st_size
     return size == 0 or os.pread(descriptor, 1, size - 1) == b"\n"
+
+
+def _cut_back(descriptor: int, start: int) -> None:
+    """Cuts a failed append back to `start`, the size the file had before it (best effort: when
+    even that fails, the torn tail is one that readers skip, and the next append ends it)."""
+    with contextlib.suppress(OSError):
+        if os.fstat(descriptor).st_size > start:
+            os.ftruncate(descriptor, start)
+            os.fdatasync(descriptor)
 
 
 def _write_all(descriptor: int, data: bytes) -> None:

@@ -34,9 +34,9 @@ def run(argv: list[str]) -> object:
 
     try:
         if not run_fast(argv):
-            from .typer_app import app
+            from .typer_app import run_app
 
-            app(args=argv)
+            return run_app(argv)
         return 0
     except SystemExit as exit_request:
         return exit_request.code

@@ -207,6 +207,10 @@ def _render(result: RewindResult, cwd: Path, as_json: bool) -> None:
         stdout.print(f"{'changed':<12} {safe(_display_path(path, cwd), one_line=True)} (changed outside the tracked tools)")
     for problem in result.problems:
         stderr.print(f"problem: {safe(problem.message, one_line=True)}")
+    if any(problem.code == "outside" for problem in result.problems):
+        from ..rewind import outside_hint
+
+        stderr.print(f"hint: {safe(outside_hint(cwd), one_line=True)}")
     action = "Would rewind" if result.dry_run else "Rewound"
     detail = f"{action} to checkpoint {result.number} ({result.mode.label.lower()})"
     if result.dropped_checkpoints:

@@ -17,7 +17,7 @@ from ..meta import read_meta_for_update, update_meta
 from ..paths import SessionFiles, node_text, project_dir
 from ..session import open_session
 from ..writer import SessionWriter
-from .output import print_json, stdout, warn
+from .output import print_json, printable, stdout, warn
 from .rewind_cmds import finish_interrupted_restore
 
 AVAILABLE_MODELS = ("offline",)
@@ -67,6 +67,8 @@ def run_print(prompt: str, *, output_format: str, name: str | None, resume: str 
     cwd = Path.cwd()
     model = resolve_model(model_name)
     files, is_new = _pick_session(cwd, resume, continue_last)
+    if no_session:
+        warn("--no-session: this turn's edits are not checkpointed; no rewind can undo them")
     messages: list[dict[str, Any]] = []
     with SessionWriter.open(files, str(cwd), persist=not no_session) as writer:
         if not is_new:  # a resumed session (also with --no-session, which only stops writing)
@@ -85,6 +87,9 @@ def run_print(prompt: str, *, output_format: str, name: str | None, resume: str 
             result = conversation.run_turn(prompt)
         except CommandcodeError:
             raise
+        except OSError as error:  # a full disk: the transcript was cut back to its last commit
+            where = f" ({error.filename})" if error.filename else ""
+            raise CommandcodeError(f"the turn failed: {error.strerror or error}{where}") from error
         except Exception as error:  # the turn recorded it (`Error: …`); the user gets one line, not a traceback
             raise CommandcodeError(f"the turn failed: {str(error) or type(error).__name__}") from error
         finally:  # a failed turn that reached disk is still a print session
@@ -107,8 +112,11 @@ def run_print(prompt: str, *, output_format: str, name: str | None, resume: str 
         if result.notices:  # e.g. checkpoints the 200-backup cap dropped
             payload["notices"] = result.notices
         print_json(payload)
-    else:
-        stdout.out(result.text, highlight=False)
+    elif result.text:
+        stdout.out(printable(result.text), highlight=False)  # tool output and file names: no raw control bytes
+    if result.error is not None:  # recorded in the session (`Error: …`), and a failed run for the caller
+        raise CommandcodeError(f"the turn failed: {result.error}",
+                               hint=None if no_session else f"the turn and its error are saved in session {files.session_id}")
 
 
 def _checkpoint_manager(files: SessionFiles, cwd: Path) -> CheckpointManager | None:
@@ -123,11 +131,30 @@ def _checkpoint_manager(files: SessionFiles, cwd: Path) -> CheckpointManager | N
         return None
 
 
+def _warn_skipped_newer(chosen: SessionFiles | None, unreadable: list[tuple[Path, str]]) -> None:
+    """Says which sessions `-c` passed over because they cannot be opened, when they are newer
+    than the one it continues (or it found none): the user may have meant one of those."""
+    try:
+        floor = chosen.transcript.stat().st_mtime if chosen is not None else float("-inf")
+    except OSError:
+        floor = float("-inf")
+    for path, reason in unreadable:
+        try:
+            newer = path.stat().st_mtime >= floor
+        except OSError:
+            newer = True
+        if newer:
+            continues = f"continuing {chosen.session_id}" if chosen is not None else "not continuing it"
+            warn(f"-c skipped the newer session {path.name[:-len('.jsonl')]}: {reason}; {continues}")
+
+
 def _pick_session(cwd: Path, resume: str | None, continue_last: bool) -> tuple[SessionFiles, bool]:
     if resume:
         return resolve_session(resume, cwd), False
     if continue_last:
-        files = most_recent(cwd, headless=True) or most_recent(cwd, headless=False)
+        unreadable: list[tuple[Path, str]] = []
+        files = most_recent(cwd, headless=True, unreadable=unreadable) or most_recent(cwd, headless=False)
+        _warn_skipped_newer(files, unreadable)
         if files is None:
             raise SessionNotFoundError("no session to continue in this directory", hint="start one with `commandcode -p PROMPT`")
         return files, False
