@@ -36,10 +36,10 @@ try:
 except ImportError:
     sys.path.insert(0, str(ROOT / "python"))
 
-from commandcode.jsonfmt import encode_line  # noqa: E402
-from commandcode.paths import SessionFiles  # noqa: E402
-from commandcode.session import open_session  # noqa: E402
-from commandcode.writer import SessionWriter  # noqa: E402
+from commandcode.storage.jsonfmt import encode_line  # noqa: E402
+from commandcode.config.paths import SessionFiles  # noqa: E402
+from commandcode.sessions.reader import open_session  # noqa: E402
+from commandcode.sessions.writer import SessionWriter  # noqa: E402
 
 TURN = 10
 TARGET_ENTRIES_PER_S = 50_000

@@ -49,10 +49,10 @@ except ImportError:
 
 import make_project  # noqa: E402
 
-from commandcode import backups  # noqa: E402
-from commandcode.checkpoints import CheckpointManager, read_checkpoints  # noqa: E402
-from commandcode.paths import SessionFiles, data_dir, project_dir  # noqa: E402
-from commandcode.rewind import RewindMode, plan_code, rewind  # noqa: E402
+from commandcode.checkpoints import store as backups  # noqa: E402
+from commandcode.checkpoints.manager import CheckpointManager, read_checkpoints  # noqa: E402
+from commandcode.config.paths import SessionFiles, data_dir, project_dir  # noqa: E402
+from commandcode.checkpoints.rewind import RewindMode, plan_code, rewind  # noqa: E402
 
 OPENCODE_RESTORE_1000_MS = 674.0
 GIT_ENV = {

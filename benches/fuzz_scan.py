@@ -192,8 +192,8 @@ def run_scan(data: bytes, work: Path) -> None:
     """Scans `data` as a transcript and rebuilds everything a reader asks for."""
     from commandcode import _native
     from commandcode.errors import CommandcodeError, SessionChangedError
-    from commandcode.paths import SessionFiles
-    from commandcode.session import Session
+    from commandcode.config.paths import SessionFiles
+    from commandcode.sessions.reader import Session
 
     transcript = work / f"{SID}.jsonl"
     transcript.write_bytes(data)
@@ -287,8 +287,8 @@ class PlanSandbox:
         (self.project / "filelink.txt").symlink_to(self.canary / "victim.txt")
         os.environ["COMMANDCODE_HOME"] = str(self.data)
         os.environ["COMMANDCODE_INDEX"] = "off"
-        from commandcode import backups
-        from commandcode.paths import SessionFiles, project_dir
+        from commandcode.checkpoints import store as backups
+        from commandcode.config.paths import SessionFiles, project_dir
 
         self.store = backups.BackupStore()
         self.digests = [self.store.put_bytes(f"content {number}\n".encode()) for number in range(3)]
@@ -333,9 +333,9 @@ _SANDBOX: PlanSandbox | None = None
 def run_plan(data: bytes, work: Path, *, real: bool) -> None:
     """Plans (and, when `real`, carries out) a code rewind to each checkpoint of `data`."""
     global _SANDBOX
-    from commandcode.checkpoints import read_checkpoints
+    from commandcode.checkpoints.manager import read_checkpoints
     from commandcode.errors import CommandcodeError
-    from commandcode.rewind import RewindMode, checkpoint_numbers, rewind
+    from commandcode.checkpoints.rewind import RewindMode, checkpoint_numbers, rewind
 
     if _SANDBOX is None or _SANDBOX.root.parent != work:
         _SANDBOX = PlanSandbox(work)
@@ -408,9 +408,9 @@ def child(target: str, seed: int, seconds: float, work: Path, engine: str) -> No
         import atheris
 
         with atheris.instrument_imports(include=["commandcode"]):  # Python-level coverage feedback
-            import commandcode.checkpoints  # noqa: F401
-            import commandcode.rewind  # noqa: F401
-            import commandcode.session  # noqa: F401
+            import commandcode.checkpoints.manager  # noqa: F401
+            import commandcode.checkpoints.rewind  # noqa: F401
+            import commandcode.sessions.reader  # noqa: F401
         rng = random.Random(seed)
 
         def test_one_input(data: bytes) -> None:

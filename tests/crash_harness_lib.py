@@ -211,8 +211,8 @@ class Workspace:
         (self.project / f"big{number}.txt").write_text(f"VERSION {version}\n{body}\n")
 
     def _seed_session(self) -> str:
-        from commandcode.paths import SessionFiles, project_dir
-        from commandcode.writer import SessionWriter
+        from commandcode.config.paths import SessionFiles, project_dir
+        from commandcode.sessions.writer import SessionWriter
 
         files = SessionFiles(project_dir(self.project), str(uuid.uuid4()))
         with SessionWriter.open(files, str(self.project)) as writer:
@@ -226,10 +226,10 @@ class Workspace:
     def _seed_rewind(self) -> None:
         """Turn 1 takes every file from state A to B, turn 2 from B to C; rewinds then alternate
         between checkpoint 1 (state A) and checkpoint 2 (state B)."""
-        from commandcode.checkpoints import CheckpointManager
+        from commandcode.checkpoints.manager import CheckpointManager
 
         self.session_id = self._seed_session()
-        from commandcode.paths import SessionFiles, project_dir
+        from commandcode.config.paths import SessionFiles, project_dir
 
         files = SessionFiles(project_dir(self.project), self.session_id)
         names = [f"pkg{index % 9}/file{index}.txt" for index in range(REWIND_FILES)]
@@ -260,7 +260,7 @@ class Workspace:
     # ---- checks
 
     def transcripts(self) -> list[Path]:
-        from commandcode.paths import is_transcript_name
+        from commandcode.config.paths import is_transcript_name
 
         found = []
         projects = self.data / "projects"
@@ -281,7 +281,7 @@ class Workspace:
 
     def _check_sessions(self, violations: list[str], label: str) -> None:
         from commandcode import _native
-        from commandcode.session import open_session
+        from commandcode.sessions.reader import open_session
 
         for transcript in self.transcripts():
             session_id = transcript.name[: -len(".jsonl")]
@@ -384,7 +384,7 @@ class Workspace:
                 violations.append(f"{label}: {path.name}: reported name {name!r} not in the meta ({value.get('title')!r})")
 
     def _check_rewind(self, violations: list[str], label: str) -> None:
-        from commandcode import backups
+        from commandcode.checkpoints import store as backups
 
         try:
             outcome = backups.recover_pending(self.session_id or "")

@@ -1,4 +1,4 @@
-"""The backup store facade (`commandcode.backups`): objects, sweeps, and verified all-or-nothing
+"""The backup store facade (`commandcode.checkpoints.store`): objects, sweeps, and verified all-or-nothing
 restores. Every refusal checks that nothing was written."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from commandcode import backups
-from commandcode.backups import BackupStore, RestoreTarget
+from commandcode.checkpoints import store as backups
+from commandcode.checkpoints.store import BackupStore, RestoreTarget
 from commandcode.errors import BackupIntegrityError, ChangedOutsideError, RestoreError, UnsupportedFormatError
 from helpers_checkpoints import project, read_only_tmpfs, small_tmpfs, snapshot, write  # noqa: F401
 

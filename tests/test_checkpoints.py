@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from commandcode import backups
-from commandcode.checkpoints import (
+from commandcode.checkpoints import store as backups
+from commandcode.checkpoints.manager import (
     MAX_BACKUPS_PER_SESSION,
     RESUME_FREE_BYTES,
     CheckpointManager,
@@ -22,7 +22,7 @@ from commandcode.checkpoints import (
     write_checkpoints,
 )
 from commandcode.errors import CheckpointError
-from commandcode.paths import SessionFiles
+from commandcode.config.paths import SessionFiles
 from helpers_checkpoints import (  # noqa: F401
     SAMPLE_SESSION,
     SAMPLES,
@@ -285,8 +285,8 @@ def test_after_digests_reach_disk_with_the_next_write_on_collection_or_at_exit(h
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from commandcode.checkpoints import CheckpointManager
-        from commandcode.paths import SessionFiles
+        from commandcode.checkpoints.manager import CheckpointManager
+        from commandcode.config.paths import SessionFiles
         manager = CheckpointManager.for_session(SessionFiles(Path({str(files.directory)!r}), "exit-test"), Path({str(project)!r}))
         manager.open_checkpoint("turn", 0, None)
         manager.backup_before_edit({str(target)!r})
@@ -330,10 +330,10 @@ MALFORMED_ITEMS = [
 @pytest.mark.parametrize(("item", "reason"), MALFORMED_ITEMS)
 def test_a_malformed_item_is_unrestorable_and_written_back_unchanged(home: Path, project: Path,
                                                                     item: dict, reason: str) -> None:
-    from commandcode.rewind import plan_code
+    from commandcode.checkpoints.rewind import plan_code
 
     files = new_session_files(project)
-    from commandcode.ids import iso_now
+    from commandcode.storage.ids import iso_now
 
     record = {"id": "c1", "messageId": "c1", "turnNumber": 1, "createdAt": iso_now(),
               "messageCount": 0, "files": [item, {"path": "b.txt", "hash": None, "algo": "blake3"}]}

@@ -32,9 +32,9 @@ from helpers_cli import (
 )
 from typer.testing import CliRunner
 
-from commandcode.ids import epoch_ms, new_uuid
-from commandcode.paths import SessionFiles, project_dir
-from commandcode.writer import SessionWriter
+from commandcode.storage.ids import epoch_ms, new_uuid
+from commandcode.config.paths import SessionFiles, project_dir
+from commandcode.sessions.writer import SessionWriter
 
 
 def blocks(entry: dict[str, Any]) -> list[dict[str, Any]]:
@@ -289,7 +289,7 @@ def test_no_session_resume_leaves_the_session_alone(cc_home: Path, workdir: Path
 
 def test_no_session_resume_still_gives_the_model_the_context(cc_home: Path, workdir: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from commandcode.agent.offline import OfflineModel
+    from commandcode.agent.providers.offline import OfflineModel
     from commandcode.cli import app
 
     run_ok(["-p", "remember this"], workdir, cc_home)

@@ -26,8 +26,8 @@ import pytest
 
 import crash_harness_lib as harness
 from commandcode.errors import SessionLockedError
-from commandcode.paths import SessionFiles, project_dir
-from commandcode.writer import SessionWriter
+from commandcode.config.paths import SessionFiles, project_dir
+from commandcode.sessions.writer import SessionWriter
 from helpers_cli import cli_env, hold_writer, stop
 
 SUPPORT = Path(__file__).parent / "support"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from commandcode import Session, open_session
-from commandcode.paths import project_dir
+from commandcode.config.paths import project_dir
 
 SID = "0d6c2f3e-5b7a-4c1e-9f0a-2b3c4d5e6f70"
 HEADER = {"type": "session", "version": 3, "id": SID, "timestamp": "2026-01-02T03:04:05.000Z", "cwd": "/home/alice/proj"}

@@ -25,10 +25,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from commandcode import _native, jsonfmt
-from commandcode.paths import SessionFiles
-from commandcode.session import open_session
-from commandcode.writer import SessionWriter
+from commandcode import _native
+from commandcode.storage import jsonfmt
+from commandcode.config.paths import SessionFiles
+from commandcode.sessions.reader import open_session
+from commandcode.sessions.writer import SessionWriter
 
 # ---------------------------------------------------------------------------------------------
 # The oracle: what jsonfmt and cli/output.py did with Python's json module.

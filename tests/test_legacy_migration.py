@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from commandcode import _native, migrate, open_session
+from commandcode import _native, open_session
+from commandcode.sessions import migrate
 from commandcode.errors import SessionLockedError
-from commandcode.ids import iso_from_ms
-from commandcode.migrate import migrate_legacy
-from commandcode.paths import SessionFiles, project_dir
+from commandcode.storage.ids import iso_from_ms
+from commandcode.sessions.migrate import migrate_legacy
+from commandcode.config.paths import SessionFiles, project_dir
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SID = "0d6c2f3e-5b7a-4c1e-9f0a-2b3c4d5e6f70"
@@ -61,7 +62,7 @@ def v2(role: str, content: Any, second: int = 6, **metadata: Any) -> str:
 
 
 def ms(iso: str) -> int:
-    from commandcode.ids import parse_iso
+    from commandcode.storage.ids import parse_iso
 
     parsed = parse_iso(iso)
     assert parsed is not None
@@ -311,7 +312,7 @@ def test_concurrent_opens_all_succeed(home: Path, cwd: Path, run_cli: Any) -> No
 HOLD_LOCK = """
 import sys, time
 from pathlib import Path
-from commandcode.lock import WriterLock
+from commandcode.storage.lock import WriterLock
 lock = WriterLock(Path(sys.argv[1])).acquire()
 print("locked", flush=True)
 time.sleep(float(sys.argv[2]))

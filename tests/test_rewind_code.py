@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from commandcode import backups
-from commandcode.checkpoints import CheckpointManager, read_checkpoints, write_checkpoints
+from commandcode.checkpoints import store as backups
+from commandcode.checkpoints.manager import CheckpointManager, read_checkpoints, write_checkpoints
 from commandcode.errors import BackupIntegrityError, ChangedOutsideError, RestoreError, UsageError
-from commandcode.paths import SessionFiles
-from commandcode.rewind import RewindMode, available_modes, plan_code, rewind
+from commandcode.config.paths import SessionFiles
+from commandcode.checkpoints.rewind import RewindMode, available_modes, plan_code, rewind
 from helpers_checkpoints import SAMPLE_CWD, SAMPLE_SESSION, SAMPLES, memory_home, new_session_files, project, snapshot, write  # noqa: F401
 
 

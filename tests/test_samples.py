@@ -28,7 +28,7 @@ from helpers_cli import (
 )
 from typer.testing import CliRunner
 
-from commandcode.paths import project_dir
+from commandcode.config.paths import project_dir
 
 pytestmark = needs_samples
 

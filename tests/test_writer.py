@@ -1,6 +1,6 @@
 """The transcript writer and its sidecars (format §1.2, §2.1–2.3, §2.6, §3).
 
-Through `commandcode.writer.SessionWriter` directly and through real `commandcode` subprocesses:
+Through `commandcode.sessions.writer.SessionWriter` directly and through real `commandcode` subprocesses:
 buffering until the first assistant message, one write per commit holding whole lines, the entry
 envelope, ids and timestamps, torn tails, kill -9 mid-turn, the writer lock, file modes, and
 `meta.json` read-merge-write.
@@ -45,14 +45,14 @@ from helpers_cli import (
     workdir,  # noqa: F401
 )
 
-from commandcode import ids
+from commandcode.storage import ids
 from commandcode.errors import InvalidSessionError, SessionLockedError
-from commandcode.fsutil import ensure_dir
-from commandcode.jsonfmt import dumps_pretty
-from commandcode.meta import read_meta, update_meta
-from commandcode.paths import SessionFiles, project_dir
-from commandcode.session import open_session
-from commandcode.writer import SessionWriter
+from commandcode.storage.durable import ensure_dir
+from commandcode.storage.jsonfmt import dumps_pretty
+from commandcode.sessions.meta import read_meta, update_meta
+from commandcode.config.paths import SessionFiles, project_dir
+from commandcode.sessions.reader import open_session
+from commandcode.sessions.writer import SessionWriter
 
 
 def user_message(text: str) -> dict[str, Any]:

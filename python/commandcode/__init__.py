@@ -17,24 +17,24 @@ TYPE_CHECKING = False  # `typing` costs more to import than a warm open; checker
 if TYPE_CHECKING:
     from typing import Any
 
-    from .catalog import SessionSummary, list_sessions, resolve_session
+    from .catalog.listing import SessionSummary, list_sessions, resolve_session
     from .errors import CommandcodeError
-    from .paths import SessionFiles, data_dir, project_dir
-    from .session import Context, Session, open_session
-    from .writer import SessionWriter
+    from .config.paths import SessionFiles, data_dir, project_dir
+    from .sessions.reader import Context, Session, open_session
+    from .sessions.writer import SessionWriter
 
 _HOMES = {
     "CommandcodeError": ".errors",
-    "Context": ".session",
-    "Session": ".session",
-    "SessionFiles": ".paths",
-    "SessionSummary": ".catalog",
-    "SessionWriter": ".writer",
-    "data_dir": ".paths",
-    "list_sessions": ".catalog",
-    "open_session": ".session",
-    "project_dir": ".paths",
-    "resolve_session": ".catalog",
+    "Context": ".sessions.reader",
+    "Session": ".sessions.reader",
+    "SessionFiles": ".config.paths",
+    "SessionSummary": ".catalog.listing",
+    "SessionWriter": ".sessions.writer",
+    "data_dir": ".config.paths",
+    "list_sessions": ".catalog.listing",
+    "open_session": ".sessions.reader",
+    "project_dir": ".config.paths",
+    "resolve_session": ".catalog.listing",
 }
 
 __all__ = sorted([*_HOMES, "__version__"])

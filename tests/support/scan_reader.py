@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from commandcode.session import open_session
+from commandcode.sessions.reader import open_session
 
 
 def main() -> None:

@@ -19,8 +19,8 @@ import uuid
 from pathlib import Path
 
 from commandcode.errors import SessionLockedError
-from commandcode.paths import SessionFiles
-from commandcode.writer import SessionWriter
+from commandcode.config.paths import SessionFiles
+from commandcode.sessions.writer import SessionWriter
 
 
 def main() -> None:

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..checkpoints import CheckpointManager
-from ..ids import epoch_ms, new_uuid
-from ..writer import SessionWriter
-from .offline import ModelReply
+from ..checkpoints.manager import CheckpointManager
+from ..storage.ids import epoch_ms, new_uuid
+from ..sessions.writer import SessionWriter
+from .providers.offline import ModelReply
 from .tools import EDITING_TOOLS, run_tool, target_path
 
 MAX_STEPS_PER_TURN = 64

@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..errors import UsageError
-from ..ids import parse_iso
-from ..paths import SessionFiles
-from ..rewind_modes import CANCEL_LABEL, RewindMode
+from ..storage.ids import parse_iso
+from ..config.paths import SessionFiles
+from ..checkpoints.modes import CANCEL_LABEL, RewindMode
 from .output import handle_errors, print_json, safe, stderr, stdout, warn
 
 if TYPE_CHECKING:
-    from ..checkpoints import Checkpoint
-    from ..rewind import RewindResult
+    from ..checkpoints.manager import Checkpoint
+    from ..checkpoints.rewind import RewindResult
 
 # The checkpoint and restore code is imported inside the commands that use it: every other
 # command would pay for it at start-up.
@@ -40,7 +40,7 @@ def _is_terminal() -> bool:
 def _resolve(ref: str) -> SessionFiles:
     """A session reference; a `<id>.checkpoints.jsonl` path also works (sessions recorded with
     `--no-session` have checkpoints but no transcript)."""
-    from ..catalog import resolve_session
+    from ..catalog.listing import resolve_session
 
     as_path = Path(ref).expanduser()
     if ref.endswith(CHECKPOINTS_SUFFIX) and as_path.is_file():
@@ -51,7 +51,7 @@ def _resolve(ref: str) -> SessionFiles:
 def finish_interrupted_restore(files: SessionFiles) -> None:
     """Completes (or, for a journal of an older release, undoes) a restore of this session that a
     crash interrupted, and says so on stderr: the user sees which state their files are in."""
-    from .. import backups
+    from ..checkpoints import store as backups
 
     outcome = backups.recover_pending(files.session_id)
     if outcome is not None:
@@ -87,7 +87,7 @@ def _header_cwd(files: SessionFiles) -> str | None:
 
 
 def _is_own_project(cwd: str, files: SessionFiles) -> bool:
-    from ..slug import project_slug
+    from ..config.slug import project_slug
 
     if "\x00" in cwd or not os.path.isabs(cwd) or os.path.normpath(cwd) != cwd:
         return False
@@ -109,8 +109,8 @@ def _local_time(created_at: str) -> str:
 
 
 def _checkpoint_rows(files: SessionFiles, cwd: Path) -> list[dict[str, Any]]:
-    from ..checkpoints import read_checkpoints
-    from ..rewind import available_modes, checkpoint_numbers
+    from ..checkpoints.manager import read_checkpoints
+    from ..checkpoints.rewind import available_modes, checkpoint_numbers
 
     records = read_checkpoints(files.checkpoints)
     has_transcript = files.transcript.exists()
@@ -175,7 +175,7 @@ def list_command(
 
 def _choose_mode(records: list[Checkpoint], index: int, files: SessionFiles, number: int) -> RewindMode | None:
     """The numbered rich prompt of the six choices; `None` for cancel."""
-    from ..rewind import available_modes
+    from ..checkpoints.rewind import available_modes
 
     offered = available_modes(records, index, has_transcript=files.transcript.exists())
     stderr.print(f"Rewind to checkpoint {number}: {safe(records[index].prompt or '(no prompt)', one_line=True)}")
@@ -228,8 +228,8 @@ def rewind_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Rewind a session to the state from just before turn N: code, conversation, or both."""
-    from ..checkpoints import read_checkpoints
-    from ..rewind import find_checkpoint, rewind
+    from ..checkpoints.manager import read_checkpoints
+    from ..checkpoints.rewind import find_checkpoint, rewind
 
     files = _resolve(ref)
     finish_interrupted_restore(files)

@@ -6,17 +6,17 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from ..agent.offline import OfflineModel
+from ..agent.providers.offline import OfflineModel
 from ..agent.turn import Conversation, Model
-from ..catalog import most_recent, resolve_session
-from ..checkpoints import CheckpointManager
+from ..catalog.listing import most_recent, resolve_session
+from ..checkpoints.manager import CheckpointManager
 from ..errors import CheckpointError, CommandcodeError, SessionNotFoundError, UsageError
-from ..history import record_prompt
-from ..ids import new_uuid
-from ..meta import read_meta_for_update, update_meta
-from ..paths import SessionFiles, project_dir
-from ..session import open_session
-from ..writer import SessionWriter
+from ..sessions.history import record_prompt
+from ..storage.ids import new_uuid
+from ..sessions.meta import read_meta_for_update, update_meta
+from ..config.paths import SessionFiles, project_dir
+from ..sessions.reader import open_session
+from ..sessions.writer import SessionWriter
 from .output import print_json, stdout, warn
 from .rewind_cmds import finish_interrupted_restore
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from ..session import Session, open_session
-from ..session_refs import resolve_direct
+from ..sessions.reader import Session, open_session
+from ..sessions.refs import resolve_direct
 from .output import handle_errors, print_json, print_json_line, safe, stdout, warn
 
 TYPE_CHECKING = False
@@ -22,7 +22,7 @@ def load(ref: str) -> Session:
     """The session a reference names (id, unique id prefix, name, or transcript path)."""
     files = resolve_direct(ref.strip(), os.getcwd())
     if files is None:
-        from ..catalog import resolve_session  # names, prefixes and other projects
+        from ..catalog.listing import resolve_session  # names, prefixes and other projects
 
         files = resolve_session(ref, os.getcwd())
     return open_session(files.sidecar_path(".jsonl"))
@@ -38,7 +38,7 @@ def _warn_skipped(session: Session) -> None:
 @handle_errors
 def list_view(all_sessions: bool = False, all_projects: bool = False, as_json: bool = False) -> None:
     """Sessions of this directory's project (or every project), newest first."""
-    from ..catalog import list_sessions
+    from ..catalog.listing import list_sessions
 
     errors: list[str] = []
     summaries = list_sessions(os.getcwd(), include_headless=all_sessions, all_projects=all_projects,

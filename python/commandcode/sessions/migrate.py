@@ -23,14 +23,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from . import _native
-from .errors import InvalidSessionError, SessionLockedError
-from .fsutil import FILE_MODE, atomic_write, fsync_dir
-from .ids import epoch_ms, iso_from_ms, new_entry_id, new_uuid, parse_iso
-from .jsonfmt import encode_line
-from .lock import WriterLock
+from .. import _native
+from ..errors import InvalidSessionError, SessionLockedError
+from ..storage.durable import FILE_MODE, atomic_write, fsync_dir
+from ..storage.ids import epoch_ms, iso_from_ms, new_entry_id, new_uuid, parse_iso
+from ..storage.jsonfmt import encode_line
+from ..storage.lock import WriterLock
 from .meta import read_meta, update_meta
-from .paths import SessionFiles
+from ..config.paths import SessionFiles
 
 LEGACY_FORMATS = ("v1", "v2")
 LOCK_WAIT_SECONDS = 10.0

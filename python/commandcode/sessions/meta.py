@@ -18,9 +18,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidSessionError
-from .fsutil import atomic_write
-from .jsonfmt import dumps_pretty
+from ..errors import InvalidSessionError
+from ..storage.durable import atomic_write
+from ..storage.jsonfmt import dumps_pretty
 
 
 def _read_regular(path: Path) -> bytes | None:

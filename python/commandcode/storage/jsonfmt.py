@@ -11,7 +11,7 @@ the Python version as the oracle), at a fraction of its cost, and without import
 
 from __future__ import annotations
 
-from . import _native
+from .. import _native
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -22,14 +22,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import _native
-from .errors import InvalidSessionError
-from .fsutil import FILE_MODE, ensure_dir, fsync_dir
-from .ids import iso_now, new_entry_id
-from .jsonfmt import encode_line
-from .lock import WriterLock
-from .paths import SessionFiles
-from .session import LEAF_MARKER_TYPE
+from .. import _native
+from ..errors import InvalidSessionError
+from ..storage.durable import FILE_MODE, ensure_dir, fsync_dir
+from ..storage.ids import iso_now, new_entry_id
+from ..storage.jsonfmt import encode_line
+from ..storage.lock import WriterLock
+from ..config.paths import SessionFiles
+from .reader import LEAF_MARKER_TYPE
 
 ENTRY_TYPES = frozenset(
     {"message", "model_change", "effort_change", "compaction", "branch_summary", "custom", "custom_message",
@@ -80,7 +80,7 @@ class SessionWriter:
         transcript = self.files.transcript
         if not self.persist or not transcript.exists():
             return
-        from .session import open_session  # the reader migrates legacy files before we append
+        from .reader import open_session  # the reader migrates legacy files before we append
 
         session = open_session(transcript)
         self._index = session.index

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from .errors import SessionNotFoundError
-from .paths import SessionFiles, is_transcript_name, project_root
+from ..errors import SessionNotFoundError
+from ..config.paths import SessionFiles, is_transcript_name, project_root
 
 
 def resolve_direct(reference: str, cwd: str) -> SessionFiles | None:

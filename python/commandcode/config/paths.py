@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from .values import Frozen
+from ..storage.values import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

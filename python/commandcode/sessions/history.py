@@ -14,10 +14,10 @@ import os
 import stat
 from pathlib import Path
 
-from .fsutil import FILE_MODE, atomic_write, ensure_dir
-from .ids import epoch_ms
-from .jsonfmt import encode_line
-from .paths import data_dir
+from ..storage.durable import FILE_MODE, atomic_write, ensure_dir
+from ..storage.ids import epoch_ms
+from ..storage.jsonfmt import encode_line
+from ..config.paths import data_dir
 
 MAX_PROMPT_CHARS = 50_000
 ROTATE_AT_BYTES = 5 * 1024 * 1024

@@ -15,11 +15,11 @@ from datetime import timezone
 from pathlib import Path
 from typing import Any
 
-from .errors import AmbiguousSessionError, CommandcodeError, SessionNotFoundError
-from .ids import parse_iso
-from .paths import SessionFiles, is_transcript_name, project_dir, projects_dir
-from .session_refs import resolve_direct
-from .session import Session, open_session
+from ..errors import AmbiguousSessionError, CommandcodeError, SessionNotFoundError
+from ..storage.ids import parse_iso
+from ..config.paths import SessionFiles, is_transcript_name, project_dir, projects_dir
+from ..sessions.refs import resolve_direct
+from ..sessions.reader import Session, open_session
 
 LISTING_CONCURRENCY = 10
 

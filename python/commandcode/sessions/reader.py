@@ -11,11 +11,11 @@ from __future__ import annotations
 import gc
 import os
 
-from . import _native
-from .errors import InvalidSessionError
-from .ids import iso_from_ms, parse_iso
-from .paths import SessionFiles, index_root
-from .values import Frozen
+from .. import _native
+from ..errors import InvalidSessionError
+from ..storage.ids import iso_from_ms, parse_iso
+from ..config.paths import SessionFiles, index_root
+from ..storage.values import Frozen
 
 # A warm open of a 1 GB session takes a few milliseconds; importing `typing`, `pathlib`,
 # `dataclasses` or `json` takes longer than that, so this module (the one an embedder imports to
@@ -81,7 +81,7 @@ def scan(files: SessionFiles) -> _native.SessionIndex:
         return _native.scan_session(transcript)
     sidecar = index_path_for(files)
     if not os.path.isdir(os.path.dirname(sidecar)):
-        from .fsutil import ensure_dir
+        from ..storage.durable import ensure_dir
 
         try:
             ensure_dir(os.path.dirname(sidecar))

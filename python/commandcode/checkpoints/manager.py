@@ -40,12 +40,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from . import backups
-from .errors import CheckpointError
-from .fsutil import atomic_write, ensure_dir
-from .ids import iso_now, new_uuid, parse_iso
-from .jsonfmt import dumps_line
-from .paths import SessionFiles, objects_dir, projects_dir
+from . import store as backups
+from ..errors import CheckpointError
+from ..storage.durable import atomic_write, ensure_dir
+from ..storage.ids import iso_now, new_uuid, parse_iso
+from ..storage.jsonfmt import dumps_line
+from ..config.paths import SessionFiles, objects_dir, projects_dir
 
 PROMPT_PREVIEW_CHARS = 120
 RETENTION_DAYS = 30

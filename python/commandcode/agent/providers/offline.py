@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..session import content_blocks
+from ...sessions.reader import content_blocks
 
 MODEL_ID = "commandcode/offline"
 _CALL_LINE = re.compile(r"^\s*call\s+([A-Za-z_][A-Za-z0-9_]*)\s*(.*?)\s*$")

@@ -29,23 +29,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import backups
-from .agent.offline import summarize
-from .checkpoints import (
-    Checkpoint,
-    CheckpointManager,
-    FileBackup,
-    checkpoints_bytes,
-    read_checkpoints,
-    resolve_path,
-    write_checkpoints,
-)
-from .errors import ChangedOutsideError, InvalidSessionError, RestoreError, UsageError
-from .lock import WriterLock
-from .paths import SessionFiles
-from .rewind_modes import CANCEL_LABEL, RewindMode
-from .session import Session, content_blocks, open_session
-from .writer import SessionWriter
+from . import store as backups
+from ..agent.providers.offline import summarize
+from .manager import Checkpoint, CheckpointManager, FileBackup, checkpoints_bytes, read_checkpoints, resolve_path, write_checkpoints
+from ..errors import ChangedOutsideError, InvalidSessionError, RestoreError, UsageError
+from ..storage.lock import WriterLock
+from ..config.paths import SessionFiles
+from .modes import CANCEL_LABEL, RewindMode
+from ..sessions.reader import Session, content_blocks, open_session
+from ..sessions.writer import SessionWriter
 
 
 

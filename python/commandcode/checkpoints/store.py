@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from . import _native
-from .paths import data_dir, objects_dir
+from .. import _native
+from ..config.paths import data_dir, objects_dir
 
 MAX_BACKUP_SIZE: int = _native.MAX_BACKUP_SIZE
 """Files over 10 MB (10,485,760 bytes) are never read: recorded `skipped: "too_large"`."""
