@@ -192,7 +192,7 @@ def run_scan(data: bytes, work: Path) -> None:
     """Scans `data` as a transcript and rebuilds everything a reader asks for."""
     from commandcode import _native
     from commandcode.errors import CommandcodeError, SessionChangedError
-    from commandcode.config.paths import SessionFiles
+    from commandcode.sessions.files import SessionFiles
     from commandcode.sessions.reader import Session
 
     transcript = work / f"{SID}.jsonl"
@@ -288,7 +288,8 @@ class PlanSandbox:
         os.environ["COMMANDCODE_HOME"] = str(self.data)
         os.environ["COMMANDCODE_INDEX"] = "off"
         from commandcode.checkpoints import store as backups
-        from commandcode.config.paths import SessionFiles, project_dir
+        from commandcode.config.paths import project_dir
+        from commandcode.sessions.files import SessionFiles
 
         self.store = backups.BackupStore()
         self.digests = [self.store.put_bytes(f"content {number}\n".encode()) for number in range(3)]
@@ -333,7 +334,7 @@ _SANDBOX: PlanSandbox | None = None
 def run_plan(data: bytes, work: Path, *, real: bool) -> None:
     """Plans (and, when `real`, carries out) a code rewind to each checkpoint of `data`."""
     global _SANDBOX
-    from commandcode.checkpoints.manager import read_checkpoints
+    from commandcode.checkpoints.records import read_checkpoints
     from commandcode.errors import CommandcodeError
     from commandcode.checkpoints.rewind import RewindMode, checkpoint_numbers, rewind
 

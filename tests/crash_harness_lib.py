@@ -211,11 +211,12 @@ class Workspace:
         (self.project / f"big{number}.txt").write_text(f"VERSION {version}\n{body}\n")
 
     def _seed_session(self) -> str:
-        from commandcode.config.paths import SessionFiles, project_dir
+        from commandcode.config.paths import project_dir
+        from commandcode.sessions.files import SessionFiles
         from commandcode.sessions.writer import SessionWriter
 
         files = SessionFiles(project_dir(self.project), str(uuid.uuid4()))
-        with SessionWriter.open(files, str(self.project)) as writer:
+        with SessionWriter(files, str(self.project)) as writer:
             writer.append_message({"role": "user", "content": [{"type": "text", "text": "seed turn"}],
                                    "meta": {"source": "user", "messageId": str(uuid.uuid4())}})
             writer.append_message({"role": "assistant", "content": [{"type": "text", "text": "seeded"}],
@@ -229,7 +230,8 @@ class Workspace:
         from commandcode.checkpoints.manager import CheckpointManager
 
         self.session_id = self._seed_session()
-        from commandcode.config.paths import SessionFiles, project_dir
+        from commandcode.config.paths import project_dir
+        from commandcode.sessions.files import SessionFiles
 
         files = SessionFiles(project_dir(self.project), self.session_id)
         names = [f"pkg{index % 9}/file{index}.txt" for index in range(REWIND_FILES)]
@@ -291,14 +293,14 @@ class Workspace:
             except Exception as error:  # noqa: BLE001 - any failure to open is the violation
                 violations.append(f"{label}: {transcript.name} does not open: {type(error).__name__}: {error}")
                 continue
-            header = session.index.header
-            if header is None or header["line"] != 1:
+            header = session.header
+            if header.synthesized or header.line != 1:
                 # A half-created transcript: the real CLI takes a file whose first line is not a
                 # header for v1 and "migrates" it to an empty session (format §2.6).
                 violations.append(f"{label}: {transcript.name} has no whole header line ({transcript.stat().st_size} bytes)")
             if self.index:
                 cold = _native.scan_session(str(transcript))
-                warm = [row[0] for row in session.index.tree_rows()]
+                warm = [row.id for row in session.tree_rows()]
                 if [row[0] for row in cold.tree_rows()] != warm or len(cold.skipped) != len(session.skipped_lines):
                     violations.append(f"{label}: {transcript.name}: the index gives another view than a cold scan")
             texts = set()

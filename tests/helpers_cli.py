@@ -206,11 +206,11 @@ _HOLDER_SCRIPT = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from commandcode.config.paths import SessionFiles
+    from commandcode.sessions.files import SessionFiles
     from commandcode.sessions.writer import SessionWriter
 
     files = SessionFiles.for_transcript(Path(sys.argv[1]))
-    with SessionWriter.open(files, sys.argv[2]) as writer:
+    with SessionWriter(files, sys.argv[2]) as writer:
         print("ready", flush=True)
         time.sleep(float(sys.argv[3]))
     """

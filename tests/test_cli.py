@@ -33,7 +33,8 @@ from helpers_cli import (
 from typer.testing import CliRunner
 
 from commandcode.storage.ids import epoch_ms, new_uuid
-from commandcode.config.paths import SessionFiles, project_dir
+from commandcode.config.paths import project_dir
+from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.writer import SessionWriter
 
 
@@ -64,7 +65,7 @@ def session_id_of(path: Path) -> str:
 def interactive_session(cwd: Path, prompt: str, *, name: str | None = None) -> SessionFiles:
     """A session as the interactive CLI leaves it (no `entrypoint` in meta), written in-process."""
     files = SessionFiles(project_dir(cwd), new_uuid())
-    with SessionWriter.open(files, str(cwd)) as writer:
+    with SessionWriter(files, str(cwd)) as writer:
         if name:
             writer.append_entry("session_info", {"name": name})
         writer.append_message({"role": "user", "content": [{"type": "text", "text": prompt}],
@@ -518,7 +519,7 @@ def test_show_context_tree_shapes(cc_home: Path, workdir: Path) -> None:
 
 def test_tree_with_a_branch_and_a_label(cc_home: Path, workdir: Path) -> None:
     files = interactive_session(workdir, "root prompt")
-    with SessionWriter.open(files, str(workdir)) as writer:
+    with SessionWriter(files, str(workdir)) as writer:
         first_user = [entry["id"] for entry in entries(files.transcript)][0]
         side = writer.append_entry("custom", {"customType": "x"})  # a branch off the old leaf
         writer.append_entry("label", {"targetId": first_user, "label": "start"}, parent_id=first_user)

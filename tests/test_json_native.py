@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from commandcode import _native
 from commandcode.storage import jsonfmt
-from commandcode.config.paths import SessionFiles
+from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.reader import open_session
 from commandcode.sessions.writer import SessionWriter
 
@@ -346,7 +346,7 @@ def test_entries_written_natively_read_back_identically(tmp_path: Path) -> None:
     files = SessionFiles(tmp_path / "project", "0a0a0a0a-0000-4000-8000-000000000000")
     generator = random.Random(7)
     written: dict[str, dict[str, Any]] = {}
-    with SessionWriter.open(files, "/work") as writer:
+    with SessionWriter(files, "/work") as writer:
         for turn in range(20):
             text = "".join(generator.choice(SPECIAL_CHARACTERS[:-6] + ["a", " "]) for _ in range(200))
             user = {"role": "user", "content": [{"type": "text", "text": f"{turn} {text}"}]}
@@ -360,7 +360,7 @@ def test_entries_written_natively_read_back_identically(tmp_path: Path) -> None:
                 "customType": "x", "data": {"": None, "k": [True, -0.0]}}
             writer.commit()
     session = open_session(files.transcript)
-    entries = session.index.read_entries(list(written))
+    entries = session.read_entries(list(written))
     raw_lines = files.transcript.read_bytes().splitlines(keepends=True)[1:]
     assert len(entries) == len(raw_lines) == len(written)
     for entry, raw, (entry_id, fields) in zip(entries, raw_lines, written.items(), strict=True):

@@ -19,7 +19,8 @@ from commandcode.sessions import migrate
 from commandcode.errors import SessionLockedError
 from commandcode.storage.ids import iso_from_ms
 from commandcode.sessions.migrate import migrate_legacy
-from commandcode.config.paths import SessionFiles, project_dir
+from commandcode.config.paths import project_dir
+from commandcode.sessions.files import SessionFiles
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SID = "0d6c2f3e-5b7a-4c1e-9f0a-2b3c4d5e6f70"
@@ -174,7 +175,7 @@ def test_meta_that_is_not_an_object_is_left_alone(home: Path, cwd: Path) -> None
     meta = transcript.with_name(f"{SID}.meta.json")
     before = meta.read_bytes()
     session = open_session(transcript)
-    assert session.message_count == 1 and session.index.format == "v3"
+    assert session.message_count == 1 and session.format == "v3"
     assert meta.read_bytes() == before
 
 
@@ -288,9 +289,9 @@ def test_a_stale_scan_does_not_migrate_twice(home: Path, cwd: Path) -> None:
     files = SessionFiles.for_transcript(transcript)
     stale = _native.scan_session(transcript)
     assert stale.format == "v2"
-    migrate_legacy(files, stale)
+    migrate_legacy(files)  # decides on a fresh scan under the lock, never on `stale`
     migrated = transcript.read_bytes()
-    migrate_legacy(files, stale)
+    migrate_legacy(files)
     assert transcript.read_bytes() == migrated
     assert open_session(transcript).message_count == 6
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from commandcode.config.paths import SessionFiles
+from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.reader import Context
 
 

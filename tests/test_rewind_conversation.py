@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from commandcode.checkpoints.manager import read_checkpoints
+from commandcode.checkpoints.records import read_checkpoints
 from commandcode.cli import app
-from commandcode.config.paths import SessionFiles, project_dir
+from commandcode.config.paths import project_dir
+from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.reader import open_session
 from helpers_checkpoints import project, snapshot, write  # noqa: F401
 
@@ -172,7 +173,7 @@ def test_a_session_open_for_writing_is_rewound_only_by_its_holder(session: Sessi
     from commandcode.sessions.writer import SessionWriter
 
     before, transcript = snapshot(project), session.transcript.read_bytes()
-    with SessionWriter.open(session, str(project)) as writer:
+    with SessionWriter(session, str(project)) as writer:
         for mode in (RewindMode.BOTH, RewindMode.CODE):
             with pytest.raises(SessionLockedError):
                 rewind(session, project, 2, mode)

@@ -27,7 +27,7 @@ RESTORE_SCRIPT = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from commandcode.config.paths import SessionFiles
+    from commandcode.sessions.files import SessionFiles
     from commandcode.checkpoints.rewind import RewindMode, rewind
     directory, session_id, project, delay = sys.argv[1:5]
     files = SessionFiles(Path(directory), session_id)

@@ -103,7 +103,7 @@ def test_a_parent_folder_swapped_for_a_symlink_during_the_restore_is_not_followe
     (project / "dir" / "victim.txt").write_text("made by the turn\n")
     manager.flush()
     records = manager.records
-    from commandcode.checkpoints.rewind import plan_code
+    from commandcode.checkpoints.rewind_code import plan_code
 
     plan = plan_code(records, 0, project, files)
     journal = backups.journal_path(files.session_id)

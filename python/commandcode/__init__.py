@@ -19,15 +19,17 @@ if TYPE_CHECKING:
 
     from .catalog.listing import SessionSummary, list_sessions, resolve_session
     from .errors import CommandcodeError
-    from .config.paths import SessionFiles, data_dir, project_dir
-    from .sessions.reader import Context, Session, open_session
+    from .config.paths import data_dir, project_dir
+    from .sessions.files import SessionFiles
+    from .sessions.context import Context
+    from .sessions.reader import Session, open_session
     from .sessions.writer import SessionWriter
 
 _HOMES = {
     "CommandcodeError": ".errors",
-    "Context": ".sessions.reader",
+    "Context": ".sessions.context",
     "Session": ".sessions.reader",
-    "SessionFiles": ".config.paths",
+    "SessionFiles": ".sessions.files",
     "SessionSummary": ".catalog.listing",
     "SessionWriter": ".sessions.writer",
     "data_dir": ".config.paths",

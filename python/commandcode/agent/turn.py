@@ -12,23 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ..checkpoints.manager import CheckpointManager
-from ..storage.ids import epoch_ms, new_uuid
 from ..sessions.writer import SessionWriter
-from .providers.offline import ModelReply
+from ..storage.ids import epoch_ms, new_uuid
+from .providers.base import Model
 from .tools import EDITING_TOOLS, run_tool, target_path
 
 MAX_STEPS_PER_TURN = 64
-
-
-class Model(Protocol):
-    """What the turn runner needs from a model."""
-
-    model_id: str
-
-    def respond(self, messages: list[dict[str, Any]]) -> ModelReply: ...
 
 
 @dataclass

@@ -17,7 +17,8 @@ from typing import Any
 
 from ..errors import AmbiguousSessionError, CommandcodeError, SessionNotFoundError
 from ..storage.ids import parse_iso
-from ..config.paths import SessionFiles, is_transcript_name, project_dir, projects_dir
+from ..config.paths import is_transcript_name, project_dir, projects_dir
+from ..sessions.files import SessionFiles
 from ..sessions.refs import resolve_direct
 from ..sessions.reader import Session, open_session
 
@@ -59,7 +60,7 @@ def summarize(session: Session) -> SessionSummary:
         parent_session_id=session.parent_session_id,
         path=str(session.path),
         cwd=session.cwd,
-        skipped_lines=len(session.index.skipped),
+        skipped_lines=len(session.skipped_lines),
     )
 
 

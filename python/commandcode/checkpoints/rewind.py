@@ -21,392 +21,29 @@ Rewinding to checkpoint N restores the state from just before turn N.
 from __future__ import annotations
 
 import contextlib
-import json
-import math
-import os
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from . import store as backups
-from ..agent.providers.offline import summarize
-from .manager import Checkpoint, CheckpointManager, FileBackup, checkpoints_bytes, read_checkpoints, resolve_path, write_checkpoints
-from ..errors import ChangedOutsideError, InvalidSessionError, RestoreError, UsageError
-from ..storage.lock import WriterLock
-from ..config.paths import SessionFiles
-from .modes import CANCEL_LABEL, RewindMode
-from ..sessions.reader import Session, content_blocks, open_session
+from ..errors import RestoreError, UsageError
+from ..sessions.files import SessionFiles
 from ..sessions.writer import SessionWriter
+from ..storage.lock import WriterLock
+from . import store as backups
+from .manager import CheckpointManager
+from .modes import RewindMode
+from .records import read_checkpoints, write_checkpoints
+from .rewind_code import restore_code
+from .rewind_conversation import Summarize, apply_conversation, plan_conversation
+from .rewind_numbers import available_modes, checkpoint_numbers, find_checkpoint
+from .rewind_result import RewindResult, SkippedFile
+
+__all__ = ["RewindMode", "RewindResult", "SkippedFile", "Summarize", "available_modes", "checkpoint_numbers",
+           "find_checkpoint", "recover_pending", "rewind"]
 
 
-
-
-# --------------------------------------------------------------------------------------------
-# Numbering and choices
-
-
-def checkpoint_numbers(records: Sequence[Checkpoint]) -> list[int]:
-    """The number each checkpoint is shown and chosen by: its `turnNumber` (1 is the first
-    prompt), or its position when the file holds duplicate or missing numbers."""
-    numbers = [record.turn_number for record in records]
-    if len(set(numbers)) == len(numbers) and all(number > 0 for number in numbers):
-        return numbers
-    return list(range(1, len(records) + 1))
-
-
-def find_checkpoint(records: Sequence[Checkpoint], number: int) -> int:
-    """The index of checkpoint `number`.
-
-    Raises:
-        UsageError: there is no such checkpoint (the message lists the ones there are).
-    """
-    numbers = checkpoint_numbers(records)
-    if number in numbers:
-        return numbers.index(number)
-    if not numbers:
-        raise UsageError("this session has no checkpoints")
-    raise UsageError(f"no checkpoint {number}; this session has {_ranges(numbers)}")
-
-
-def _ranges(numbers: list[int]) -> str:
-    return ", ".join(str(number) for number in numbers) if len(numbers) < 8 else f"{numbers[0]}–{numbers[-1]}"
-
-
-def changed_paths(records: Sequence[Checkpoint], index: int, cwd: Path) -> list[str]:
-    """Every path a code rewind to `records[index]` would consider (the files touched since)."""
-    seen: dict[str, None] = {}
-    for record in records[index:]:
-        for item in record.files:
-            seen.setdefault(resolve_path(item.path, cwd), None)
-    return list(seen)
-
-
-def available_modes(records: Sequence[Checkpoint], index: int, *, has_transcript: bool) -> list[RewindMode]:
-    """The choices a checkpoint offers. A rewind that would change no file offers no code
-    restore; a session with no transcript offers code only; summarizing up to a checkpoint
-    needs something before it."""
-    has_code = any(item.restorable or item.problem for record in records[index:] for item in record.files)
-    modes = []
-    if has_transcript:
-        if has_code:
-            modes.append(RewindMode.BOTH)
-        modes.append(RewindMode.CONVERSATION)
-    if has_code:
-        modes.append(RewindMode.CODE)
-    if has_transcript:
-        modes.append(RewindMode.SUMMARIZE_FROM)
-        if records[index].message_count > 0:
-            modes.append(RewindMode.SUMMARIZE_TO)
-    return modes
-
-
-# --------------------------------------------------------------------------------------------
-# Code
-
-
-@dataclass(frozen=True)
-class SkippedFile:
-    """A file a code rewind leaves as it is, and why (`too_large`, `disk_full`, `symlink`)."""
-
-    path: Path
-    reason: str
-
-
-@dataclass(frozen=True)
-class CodePlan:
-    """The restore targets for a code rewind, the files it cannot restore, the outside changes
-    found between turns (from recorded digests alone), and the malformed records that stop it."""
-
-    targets: list[backups.RestoreTarget]
-    skipped: list[SkippedFile]
-    conflicts: list[backups.Problem]
-    problems: list[backups.Problem] = field(default_factory=list)
-
-
-def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: SessionFiles) -> CodePlan:
-    """Replays checkpoints newest-first down to `records[index]`: per path, the backup of the
-    earliest of those turns is the state to restore."""
-    numbers = checkpoint_numbers(records)
-    history: dict[str, list[tuple[int, FileBackup]]] = {}
-    base = os.fspath(cwd)
-    any_malformed = False
-    for position in range(len(records) - 1, index - 1, -1):
-        seen: set[str] = set()
-        for item in records[position].files:
-            key = os.path.normpath(os.path.join(base, item.path))  # resolve_path, inlined: 1,000s of items
-            any_malformed = any_malformed or item.problem is not None
-            if key not in seen:
-                seen.add(key)
-                history.setdefault(key, []).append((numbers[position], item))
-    targets, skipped, conflicts, problems = [], [], [], []
-    blob_folder: Path | None = None
-    for key, entries in history.items():
-        _, wanted = entries[-1]
-        _, newest = entries[0]
-        path = Path(key)
-        malformed = any_malformed and next((item for _, item in entries if item.problem is not None), None)
-        if malformed:
-            message = f"{path} cannot be restored: its checkpoint record is malformed ({malformed.problem})"
-            problems.append(backups.Problem(path, "invalid_record", message))
-            continue
-        if not wanted.restorable:
-            skipped.append(SkippedFile(path, wanted.skipped or "skipped"))
-            continue
-        if len(entries) > 1:
-            conflicts.extend(_conflicts_between_turns(path, entries))
-        expected = None
-        if newest.after_known:
-            expected = newest.after_hash if newest.after_hash is not None else "absent"
-        if wanted.algorithm == backups.SHA256 and blob_folder is None:
-            blob_folder = files.file_history
-        targets.append(
-            backups.RestoreTarget(
-                path=path,
-                digest=wanted.hash,
-                algorithm=wanted.algorithm,
-                blob_folder=blob_folder if wanted.algorithm == backups.SHA256 else None,
-                mode=wanted.mode,
-                expected=expected,
-            )
-        )
-    return CodePlan(targets, skipped, conflicts, problems)
-
-
-def _conflicts_between_turns(path: Path, entries: list[tuple[int, FileBackup]]) -> list[backups.Problem]:
-    """A later turn's backup that differs from what an earlier turn's tool left means the file
-    was changed outside the tracked tools in between (a rewind would throw that change away)."""
-    found = []
-    for (newer_number, newer), (older_number, older) in zip(entries, entries[1:]):
-        comparable = newer.restorable and (newer.hash is None or newer.algorithm == backups.BLAKE3)
-        if older.after_known and comparable and newer.hash != older.after_hash:
-            message = f"{path} was changed outside the tracked tools between turn {older_number} and turn {newer_number}"
-            found.append(backups.Problem(path, "changed_outside", message))
-    return found
-
-
-@dataclass
-class RewindResult:
-    """What a rewind did (or, for a dry run, would do)."""
-
-    number: int
-    mode: RewindMode
-    dry_run: bool
-    written: list[Path] = field(default_factory=list)
-    deleted: list[Path] = field(default_factory=list)
-    unchanged: list[Path] = field(default_factory=list)
-    skipped: list[SkippedFile] = field(default_factory=list)
-    changed_outside: list[Path] = field(default_factory=list)
-    problems: list[backups.Problem] = field(default_factory=list)
-    leaf_entry_id: str | None = None
-    summary_entry_id: str | None = None
-    dropped_checkpoints: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "checkpoint": self.number,
-            "mode": self.mode.value,
-            "dryRun": self.dry_run,
-            "written": [str(path) for path in self.written],
-            "deleted": [str(path) for path in self.deleted],
-            "unchanged": [str(path) for path in self.unchanged],
-            "skipped": [{"path": str(item.path), "reason": item.reason} for item in self.skipped],
-            "changedOutside": [str(path) for path in self.changed_outside],
-            "problems": [{"path": str(item.path), "code": item.code, "message": item.message} for item in self.problems],
-            "leafEntryId": self.leaf_entry_id,
-            "summaryEntryId": self.summary_entry_id,
-            "droppedCheckpoints": self.dropped_checkpoints,
-        }
-
-
-def _refusal(problems: list[backups.Problem]) -> RestoreError:
-    message = "nothing was restored: " + "; ".join(problem.message for problem in problems)
-    error: RestoreError
-    if all(problem.code == "changed_outside" for problem in problems):
-        error = ChangedOutsideError(message)
-    else:
-        error = RestoreError(message)
-    error.problems = [(str(problem.path), problem.code, problem.message) for problem in problems]  # type: ignore[attr-defined]
-    return error
-
-
-def _fill_changes(result: RewindResult, outcome: backups.RestoreOutcome) -> None:
-    for change in outcome.changes:
-        bucket = {"write": result.written, "delete": result.deleted, "unchanged": result.unchanged}[change.action]
-        bucket.append(change.path)
-        if change.changed_outside:
-            result.changed_outside.append(change.path)
-
-
-def _restore_code(
-    files: SessionFiles,
-    cwd: Path,
-    records: list[Checkpoint],
-    index: int,
-    result: RewindResult,
-    *,
-    store: backups.BackupStore,
-    force: bool,
-    allow_outside: bool,
-    faults: dict[str, int] | None,
-) -> None:
-    plan = plan_code(records, index, cwd, files)
-    result.skipped = plan.skipped
-    confine = None if allow_outside else cwd
-    result.changed_outside.extend(problem.path for problem in plan.conflicts)
-    if result.dry_run:
-        outcome = backups.check_restore(store, plan.targets, confine_to=confine)
-        _fill_changes(result, outcome)
-        result.problems = plan.problems + plan.conflicts + outcome.problems
-        return
-    if plan.problems or (plan.conflicts and not force):
-        outcome = backups.check_restore(store, plan.targets, confine_to=confine)
-        raise _refusal(plan.problems + plan.conflicts + outcome.problems)
-    # The records learn the restored state before the restore runs, and the native restore
-    # replaces the checkpoints file in the same journaled step as the files: a crash leaves both
-    # old or both new, never restored files with records that call them changed outside.
-    _record_restored_state(records, index, cwd, plan.targets)
-    outcome = backups.restore_files(
-        store, plan.targets, session_id=files.session_id, confine_to=confine, force=force,
-        companion=(files.checkpoints, checkpoints_bytes(records)), **(faults or {})
-    )
-    _fill_changes(result, outcome)
-
-
-def _restored_digest(target: backups.RestoreTarget) -> tuple[bool, str | None]:
-    """`(known, blake3)` of what a target holds once restored (`None`: no file)."""
-    if target.digest is None:
-        return True, None
-    if target.algorithm == backups.BLAKE3:
-        return True, target.digest.lower()
-    try:  # a real-CLI blob is named by sha256; the records keep blake3
-        return True, backups.content_id((target.blob_folder or Path()).joinpath(target.digest).read_bytes())
-    except OSError:
-        return False, None  # the restore refuses a missing blob anyway
-
-
-def _record_restored_state(records: list[Checkpoint], index: int, cwd: Path,
-                           targets: list[backups.RestoreTarget]) -> None:
-    """The newest record of each restored path learns what a successful restore leaves there,
-    so a later rewind does not take our own restore for an outside edit."""
-    restored = {str(target.path): target for target in targets}
-    for record in reversed(records[index:]):
-        for item in record.files:
-            target = restored.pop(resolve_path(item.path, cwd), None)
-            if target is not None:
-                item.after_known, item.after_hash = _restored_digest(target)
-
-
-# --------------------------------------------------------------------------------------------
-# Conversation
-
-
-def conversation_target(session: Session, checkpoint: Checkpoint) -> str | None:
-    """The entry the checkpoint's turn started from: the entry of `lastMessageId`, else the
-    context entry that covers `messageCount` messages; `None` when the turn was the first.
-
-    Raises:
-        InvalidSessionError: the transcript no longer holds that point.
-    """
-    if checkpoint.message_count == 0:
-        return None
-    if checkpoint.last_message_id is not None:
-        entry_id = session.message_id_map().get(checkpoint.last_message_id)
-        if entry_id is not None:
-            return entry_id
-    context = session.context()
-    if checkpoint.message_count <= len(context.entry_ids):
-        return context.entry_ids[checkpoint.message_count - 1]
-    raise InvalidSessionError(
-        f"{session.files.transcript} does not reach checkpoint {checkpoint.turn_number}'s starting point "
-        f"({checkpoint.message_count} messages, the context has {len(context.entry_ids)})"
-    )
-
-
-def _context_messages_before(session: Session, target_entry_id: str | None) -> tuple[list[dict], list[dict], str | None]:
-    """Splits the context at the target entry: (messages up to it, messages after it, the id of
-    the first entry after it)."""
-    context = session.context()
-    ids, messages = list(context.entry_ids), list(context.messages)
-    if target_entry_id is None:
-        return [], messages, ids[0] if ids else None
-    if target_entry_id not in ids:
-        raise InvalidSessionError(f"entry {target_entry_id} is not in the current context; it may have been compacted")
-    cut = ids.index(target_entry_id) + 1
-    return messages[:cut], messages[cut:], ids[cut] if cut < len(ids) else None
-
-
-def estimate_tokens(messages: list[dict]) -> int:
-    """The real CLI's estimate: ceil(len(JSON(block)) / 4) per block, 1500 per image."""
-    total = 0
-    for message in messages:
-        for block in content_blocks(message.get("content")):
-            if block.get("type") == "image":
-                total += 1500
-            else:
-                total += math.ceil(len(json.dumps(block, separators=(",", ":"), ensure_ascii=False)) / 4)
-    return total
-
-
-def _open_session(files: SessionFiles) -> Session:
-    if not files.transcript.exists():
-        raise InvalidSessionError(f"session {files.session_id} has no transcript; only code can be rewound")
-    return open_session(files.transcript)
-
-
-@dataclass(frozen=True)
-class _ConversationPlan:
-    """What a conversation-side rewind appends, worked out before anything is written."""
-
-    target: str | None
-    summary_entry: tuple[str, dict[str, Any], Any] | None = None  # (type, fields, parent_id or ...)
-
-
-def _plan_conversation(
-    files: SessionFiles, records: list[Checkpoint], index: int, mode: RewindMode, number: int, *, dry_run: bool
-) -> _ConversationPlan:
-    checkpoint = records[index]
-    session = _open_session(files)
-    target = conversation_target(session, checkpoint)
-    if mode.moves_conversation:
-        return _ConversationPlan(target)
-    before, after, first_kept = _context_messages_before(session, target)
-    fields: dict[str, Any]
-    if mode is RewindMode.SUMMARIZE_FROM:
-        if not after:
-            raise UsageError(f"nothing after checkpoint {number} to summarize")
-        modified = sorted({item.path for record in records[index:] for item in record.files})
-        fields = {
-            "fromId": session.leaf_id or "root",
-            "summary": "" if dry_run else summarize(after),
-            "details": {"readFiles": [], "modifiedFiles": modified},
-        }
-        return _ConversationPlan(target, ("branch_summary", fields, target))
-    if not before:
-        raise UsageError(f"nothing before checkpoint {number} to summarize")
-    fields = {
-        "summary": "" if dry_run else summarize(before),
-        "firstKeptEntryId": first_kept or "",
-        "tokensBefore": estimate_tokens(before),
-    }
-    return _ConversationPlan(target, ("compaction", fields, ...))
-
-
-def _apply_conversation(
-    writer: SessionWriter, plan: _ConversationPlan, records: list[Checkpoint], index: int, result: RewindResult
-) -> None:
-    if plan.summary_entry is None:
-        writer.move_leaf(plan.target, {"reason": "rewind", "checkpointId": records[index].id})
-        result.dropped_checkpoints = len(records) - index
-        del records[index:]
-        return
-    entry_type, fields, parent = plan.summary_entry
-    result.summary_entry_id = writer.append_entry(entry_type, fields, parent_id=parent)
-    writer.commit(force=True)
-
-
-# --------------------------------------------------------------------------------------------
-# Entry point
+def recover_pending(files: SessionFiles) -> tuple[str, list[Path]] | None:
+    """Finishes or undoes a restore of this session that a crash interrupted (see
+    `store.recover_pending`); `None` when there was none."""
+    return backups.recover_pending(files.session_id)
 
 
 def rewind(
@@ -421,6 +58,7 @@ def rewind(
     store: backups.BackupStore | None = None,
     writer: SessionWriter | None = None,
     checkpoints: CheckpointManager | None = None,
+    summarizer: Summarize | None = None,
     faults: dict[str, int] | None = None,
 ) -> RewindResult:
     """Rewinds session `files` (working directory `cwd`) to checkpoint `number`.
@@ -429,7 +67,8 @@ def rewind(
     mode, the writer lock, the conversation's starting point, then the code restore (itself
     verified before it writes); the conversation moves last. An agent rewinding its own session
     passes the `writer` it holds and its `checkpoints` manager (flushed before, reloaded after,
-    so neither side overwrites the other); `faults` passes test hooks to the native restore.
+    so neither side overwrites the other); `summarizer` writes the summary of the summarizing
+    modes (the agent passes its provider's); `faults` passes test hooks to the native restore.
 
     Raises:
         UsageError: no such checkpoint, or the mode is not offered for it.
@@ -443,7 +82,7 @@ def rewind(
         checkpoints.flush()
     try:
         return _rewind(files, Path(cwd), number, mode, dry_run=dry_run, force=force, allow_outside=allow_outside,
-                       store=store, writer=writer, faults=faults)
+                       store=store, writer=writer, summarizer=summarizer, faults=faults)
     finally:
         if checkpoints is not None:
             checkpoints.reload()
@@ -460,6 +99,7 @@ def _rewind(
     allow_outside: bool,
     store: backups.BackupStore | None,
     writer: SessionWriter | None,
+    summarizer: Summarize | None,
     faults: dict[str, int] | None,
 ) -> RewindResult:
     records = read_checkpoints(files.checkpoints)
@@ -475,19 +115,20 @@ def _rewind(
             if mode is RewindMode.CODE:
                 stack.enter_context(WriterLock(files.transcript))
             else:
-                writer = stack.enter_context(SessionWriter.open(files, str(cwd)))
+                writer = stack.enter_context(SessionWriter(files, str(cwd)))
         conversation = None
         if mode is not RewindMode.CODE:
-            conversation = _plan_conversation(files, records, index, mode, number, dry_run=dry_run)
+            conversation = plan_conversation(files, records, index, mode, number, dry_run=dry_run,
+                                             summarizer=summarizer)
             result.leaf_entry_id = conversation.target
         if mode.restores_code:
-            _restore_code(files, cwd, records, index, result, store=store, force=force,
-                          allow_outside=allow_outside, faults=faults)
+            restore_code(files, cwd, records, index, result, store=store, force=force,
+                         allow_outside=allow_outside, faults=faults)
         if conversation is None or dry_run:
             return result
         assert writer is not None
         try:
-            _apply_conversation(writer, conversation, records, index, result)
+            apply_conversation(writer, conversation, records, index, result)
         except Exception as error:
             if mode is RewindMode.BOTH:
                 raise RestoreError(f"the files were restored, but the conversation was not moved: {error}") from error

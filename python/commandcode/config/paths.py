@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from ..storage.values import Frozen
+from .env import home_override
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,6 +29,11 @@ TRANSCRIPT_SUFFIX = ".jsonl"
 _NOT_TRANSCRIPT_MARKERS = (".checkpoints.", ".prompts.", ".v2.bak")
 
 
+def as_path(text: str) -> Path:
+    """`Path(text)`, importing `pathlib` only when a caller needs a `Path`."""
+    return _path(text)
+
+
 def data_dir() -> Path:
     """The root of all session data."""
     return _path(data_root())
@@ -36,7 +41,7 @@ def data_dir() -> Path:
 
 def data_root() -> str:
     """`data_dir()` as a string."""
-    override = os.environ.get("COMMANDCODE_HOME")
+    override = home_override()
     if override:
         return override
     home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or os.path.expanduser("~")
@@ -70,13 +75,8 @@ def locks_dir() -> Path:
     return data_dir() / "locks"
 
 
-def index_dir() -> Path:
-    """`<data dir>/index`: index sidecars (a cache; safe to delete)."""
-    return _path(index_root())
-
-
 def index_root() -> str:
-    """`index_dir()` as a string."""
+    """`<data dir>/index`: index sidecars (a cache; safe to delete), as a string."""
     return os.path.join(data_root(), "index")
 
 
@@ -85,59 +85,6 @@ def is_transcript_name(name: str) -> bool:
     return name.endswith(TRANSCRIPT_SUFFIX) and not any(marker in name for marker in _NOT_TRANSCRIPT_MARKERS)
 
 
-class SessionFiles(Frozen):
-    """The files that belong to one session; the session id is the transcript's file name.
-
-    The folder is kept as a string (`folder`); `directory` and the sidecar properties are `Path`s.
-    """
-
-    __slots__ = ("folder", "session_id")
-    folder: str
-    session_id: str
-
-    def __init__(self, directory: str | os.PathLike[str], session_id: str) -> None:
-        folder = os.fspath(directory)
-        self._set(folder=folder.rstrip(os.sep) or folder, session_id=session_id)  # "a/b/" is "a/b", as Path has it
-
-    @classmethod
-    def for_transcript(cls, transcript: str | os.PathLike[str]) -> SessionFiles:
-        """The files of the session whose transcript is `transcript`."""
-        folder, name = os.path.split(os.fspath(transcript))
-        session_id = name[: -len(TRANSCRIPT_SUFFIX)] if name.endswith(TRANSCRIPT_SUFFIX) else name
-        return cls(folder or ".", session_id)
-
-    @property
-    def directory(self) -> Path:
-        return _path(self.folder)
-
-    def sidecar_path(self, suffix: str) -> str:
-        """`<folder>/<session id><suffix>` as a string."""
-        return os.path.join(self.folder, self.session_id + suffix)
-
-    def _sidecar(self, suffix: str) -> Path:
-        return _path(self.sidecar_path(suffix))
-
-    @property
-    def transcript(self) -> Path:
-        return self._sidecar(".jsonl")
-
-    @property
-    def meta(self) -> Path:
-        return self._sidecar(".meta.json")
-
-    @property
-    def checkpoints(self) -> Path:
-        return self._sidecar(".checkpoints.jsonl")
-
-    @property
-    def share(self) -> Path:
-        return self._sidecar(".share.json")
-
-    @property
-    def legacy_backup(self) -> Path:
-        return self._sidecar(".v2.bak")
-
-    @property
-    def file_history(self) -> Path:
-        """The real CLI's per-session raw sha256 backup folder."""
-        return data_dir() / "file-history" / self.session_id
+def file_history_dir(session_id: str) -> Path:
+    """The real CLI's per-session raw sha256 backup folder: `<data dir>/file-history/<id>`."""
+    return data_dir() / "file-history" / session_id

@@ -9,15 +9,15 @@ in its place (a FIFO, a folder, a symlink) is left alone rather than read or wri
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from pathlib import Path
 
-from ..storage.durable import FILE_MODE, atomic_write, ensure_dir
+from ..config.paths import data_dir
+from ..storage.durable import FILE_MODE, atomic_write, ensure_dir, write_all
 from ..storage.ids import epoch_ms
 from ..storage.jsonfmt import encode_line
-from ..config.paths import data_dir
+from ..storage.jsonl import iter_objects
 
 MAX_PROMPT_CHARS = 50_000
 ROTATE_AT_BYTES = 5 * 1024 * 1024
@@ -44,7 +44,7 @@ def record_prompt(prompt: str) -> None:
             size = os.fstat(descriptor).st_size
             if size and os.pread(descriptor, 1, size - 1) != b"\n":
                 record = b"\n" + record  # end a torn last line first, never glue onto it
-            os.write(descriptor, record)
+            write_all(descriptor, record)
         finally:
             os.close(descriptor)
         if path.stat().st_size > ROTATE_AT_BYTES:
@@ -59,17 +59,12 @@ def _last_prompt(path: os.PathLike[str]) -> str | None:
             handle.seek(0, os.SEEK_END)
             size = handle.tell()
             handle.seek(max(0, size - 65536))
-            lines = handle.read().splitlines()
+            tail = handle.read()
     except OSError:
         return None
-    for line in reversed(lines):
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(record, dict):
-            text = record.get("p", record.get("text"))
-            return text if isinstance(text, str) else None
+    for record in reversed(list(iter_objects(tail))):  # the first line may be cut: it does not parse
+        text = record.get("p", record.get("text"))
+        return text if isinstance(text, str) else None
     return None
 
 

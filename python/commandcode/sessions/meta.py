@@ -11,37 +11,14 @@ nesting too deep to decode counts as not an object.
 
 from __future__ import annotations
 
-import errno
 import json
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidSessionError
 from ..storage.durable import atomic_write
 from ..storage.jsonfmt import dumps_pretty
-
-
-def _read_regular(path: Path) -> bytes | None:
-    """The bytes of the regular file at `path`, or `None` when there is none.
-
-    Raises:
-        OSError: it cannot be read, or is not a regular file (a folder, FIFO or device).
-    """
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        chunks = []
-        while chunk := os.read(descriptor, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(descriptor)
+from ..storage.regular import read_regular as _read_regular
 
 
 def read_meta(path: Path) -> dict[str, Any]:

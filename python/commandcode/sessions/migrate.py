@@ -23,34 +23,35 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .. import _native
 from ..errors import InvalidSessionError, SessionLockedError
-from ..storage.durable import FILE_MODE, atomic_write, fsync_dir
+from ..storage.durable import atomic_write, create_new_file, fsync_dir
 from ..storage.ids import epoch_ms, iso_from_ms, new_entry_id, new_uuid, parse_iso
 from ..storage.jsonfmt import encode_line
+from ..storage.jsonl import iter_objects
 from ..storage.lock import WriterLock
+from .files import SessionFiles
+from .format import build_header, created_timestamp, header_timestamp
 from .meta import read_meta, update_meta
-from ..config.paths import SessionFiles
+from .reader import scan
 
 LEGACY_FORMATS = ("v1", "v2")
 LOCK_WAIT_SECONDS = 10.0
 _MAX_BACKUPS = 1000
 
 
-def migrate_legacy(files: SessionFiles, index: _native.SessionIndex) -> None:
+def migrate_legacy(files: SessionFiles) -> None:
     """Rewrites a v1/v2 transcript as v3 in place (backup first, then atomic replace).
 
-    `index` is the scan that found the legacy format; the file is scanned again under the lock, so
-    a file another process migrated meanwhile is left alone.
+    The file is scanned again under the lock (the scan that found the legacy format is stale by
+    then), so a file another process migrated meanwhile is left alone.
 
     Raises:
         SessionLockedError: another process held the transcript's writer lock for too long.
         OSError: the backup or the new transcript could not be written (the original is intact).
     """
-    del index  # stale by the time the lock is held: decide on a fresh scan
     transcript = files.transcript
     with _lock(transcript):
-        current = _native.scan_session(transcript)
+        current = scan(files, use_index=False)
         if current.format not in LEGACY_FORMATS:
             return
         raw = transcript.read_bytes()
@@ -115,70 +116,29 @@ def _keep_original(files: SessionFiles, raw: bytes) -> Path:
             continue
         except FileNotFoundError:
             pass
-        _write_new_file(path, raw)
+        create_new_file(path, raw)
         fsync_dir(files.directory)
         return path
     raise FileExistsError(f"{first}: {_MAX_BACKUPS} legacy backups exist already; not migrating")
 
 
-def _write_new_file(path: Path, data: bytes) -> None:
-    """Creates `path` (never replacing a file) with `data`, fsynced; removes it again on failure."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(descriptor, view):]
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        raise
-
-
 def _parse_records(raw: bytes) -> list[dict[str, Any]]:
-    """The JSON objects among the lines. Lines end at LF only, as in JavaScript (not at U+2028)."""
-    records = []
-    text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
-    for line in text.split("\n"):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except (ValueError, RecursionError):  # RecursionError: nesting Python cannot hold; kept in the backup
-            continue
-        if isinstance(value, dict):
-            records.append(value)
-    return records
+    """The JSON objects among the lines (lines that are not kept out of the new file, but stay
+    in the backup); a leading byte-order mark is dropped."""
+    return list(iter_objects(raw, strip_bom=True))
 
 
 def _header(files: SessionFiles, meta: dict[str, Any], records: list[dict[str, Any]], transcript: Path) -> dict[str, Any]:
-    created = meta.get("createdAt")
-    if isinstance(created, (int, float)):
-        timestamp = iso_from_ms(int(created))
-    elif isinstance(created, str) and parse_iso(created):
-        timestamp = created
-    else:
-        stat = transcript.stat()
-        birth = getattr(stat, "st_birthtime", None)
-        timestamp = iso_from_ms(int((birth if birth is not None else stat.st_mtime) * 1000))
     cwd = next((record["cwd"] for record in records if isinstance(record.get("cwd"), str)), os.getcwd())
-    header: dict[str, Any] = {"type": "session", "version": 3, "id": files.session_id, "timestamp": timestamp, "cwd": cwd}
     parent = meta.get("parentSessionId")
-    if isinstance(parent, str) and parent:
-        header["parentSession"] = os.path.abspath(files.directory / f"{parent}.jsonl")
-    return header
+    parent_session = os.path.abspath(files.directory / f"{parent}.jsonl") if isinstance(parent, str) and parent else None
+    return build_header(files.session_id, header_timestamp(meta.get("createdAt"), transcript), cwd,
+                        parent_session=parent_session)
 
 
 def _timestamp(record: dict[str, Any]) -> str:
-    value = record.get("timestamp")
-    if isinstance(value, str) and parse_iso(value):
-        return value
-    if isinstance(value, (int, float)):
-        return iso_from_ms(int(value))
-    return iso_from_ms(epoch_ms())
+    """A legacy record's time by the header's rule (`format.created_timestamp`), else now."""
+    return created_timestamp(record.get("timestamp")) or iso_from_ms(epoch_ms())
 
 
 def _convert(record: dict[str, Any]) -> dict[str, Any] | None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 
 from ..errors import SessionNotFoundError
-from ..config.paths import SessionFiles, is_transcript_name, project_root
+from ..config.paths import is_transcript_name, project_root
+from .files import SessionFiles
 
 
 def resolve_direct(reference: str, cwd: str) -> SessionFiles | None:

@@ -22,20 +22,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .. import _native
 from ..errors import InvalidSessionError
-from ..storage.durable import FILE_MODE, ensure_dir, fsync_dir
+from ..storage.durable import FILE_MODE, create_new_file, ensure_dir, fsync_dir, write_all
 from ..storage.ids import iso_now, new_entry_id
-from ..storage.jsonfmt import encode_line
+from ..storage.jsonfmt import encode_entry, encode_line
 from ..storage.lock import WriterLock
-from ..config.paths import SessionFiles
-from .reader import LEAF_MARKER_TYPE
-
-ENTRY_TYPES = frozenset(
-    {"message", "model_change", "effort_change", "compaction", "branch_summary", "custom", "custom_message",
-     "label", "session_info"}
-)
-ENVELOPE_KEYS = frozenset({"type", "id", "parentId", "timestamp"})
+from .files import SessionFiles
+from .format import ENTRY_TYPES, ENVELOPE_KEYS, LEAF_MARKER_TYPE, build_header
+from .reader import Session
 
 
 class SessionWriter:
@@ -52,16 +46,10 @@ class SessionWriter:
         self._pending: list[bytes] = []
         self._pending_has_assistant = False
         self._known_ids: set[str] = set()
-        self._index: _native.SessionIndex | None = None
+        self._session: Session | None = None
         self._exists = False
         self._needs_newline = False
         self.leaf_id: str | None = None
-
-    @classmethod
-    def open(cls, files: SessionFiles, cwd: str, *, header_extra: dict[str, Any] | None = None,
-             persist: bool = True) -> SessionWriter:
-        """A writer for `files`: appends to the transcript if it exists, else starts a new session."""
-        return cls(files, cwd, header_extra=header_extra, persist=persist)
 
     def __enter__(self) -> SessionWriter:
         if self._lock is not None:
@@ -83,9 +71,9 @@ class SessionWriter:
         from .reader import open_session  # the reader migrates legacy files before we append
 
         session = open_session(transcript)
-        self._index = session.index
+        self._session = session
         self._exists = True
-        self._needs_newline = not session.index.ends_with_newline
+        self._needs_newline = not session.ends_with_newline()
         self.leaf_id = session.leaf_id
 
     @property
@@ -96,8 +84,7 @@ class SessionWriter:
     def _id_taken(self, candidate: str) -> bool:
         if candidate in self._known_ids:
             return True
-        # `in` on the index answers a fresh id from the sidecar's id hashes, without raising.
-        return self._index is not None and candidate in self._index
+        return self._session is not None and self._session.has_entry(candidate)
 
     def __contains__(self, candidate: object) -> bool:
         """Whether an entry id is taken in this session (written, pending, or in the file)."""
@@ -121,7 +108,7 @@ class SessionWriter:
         entry_id = self._new_id()
         parent = self.leaf_id if parent_id is ... else parent_id
         # The line of `{"type", "id", "parentId", "timestamp", **fields}`, without building that dict.
-        self._pending.append(_native.json_encode_entry(entry_type, entry_id, parent, iso_now(), fields))
+        self._pending.append(encode_entry(entry_type, entry_id, parent, iso_now(), fields))
         if entry_type == "message" and fields.get("message", {}).get("role") == "assistant":
             self._pending_has_assistant = True
         self.leaf_id = entry_id
@@ -176,15 +163,13 @@ class SessionWriter:
         session, format §2.6)."""
         transcript = self.files.transcript
         ensure_dir(transcript.parent)
-        header: dict[str, Any] = {"type": "session", "version": 3, "id": self.files.session_id,
-                                  "timestamp": self._started_at, "cwd": self.cwd}
-        header.update(self._header_extra)
+        header = build_header(self.files.session_id, self._started_at, self.cwd, extra=self._header_extra)
         data = encode_line(header) + payload
         temporary = transcript.with_name(f".{transcript.name}.{os.getpid()}.tmp")
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
         try:
             try:
-                _write_all(descriptor, data)
+                write_all(descriptor, data)
                 os.fsync(descriptor)
             finally:
                 os.close(descriptor)
@@ -202,12 +187,7 @@ class SessionWriter:
 
     @staticmethod
     def _create_in_place(transcript: Path, data: bytes) -> None:
-        descriptor = os.open(transcript, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
-        try:
-            _write_all(descriptor, data)
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
+        create_new_file(transcript, data, remove_on_failure=False)  # a torn first write is a torn tail, kept
 
     def _append(self, payload: bytes) -> None:
         transcript = self.files.transcript
@@ -217,7 +197,7 @@ class SessionWriter:
                 payload = b"\n" + payload
             self._needs_newline = False
             try:
-                _write_all(descriptor, payload)
+                write_all(descriptor, payload)
             except BaseException:
                 self._needs_newline = True  # a partial write may have left a torn line
                 raise
@@ -238,10 +218,3 @@ def _ends_with_newline(path: Path) -> bool:
             return True
         handle.seek(-1, os.SEEK_END)
         return handle.read(1) == b"\n"
-
-
-def _write_all(descriptor: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(descriptor, view)
-        view = view[written:]

@@ -1,8 +1,10 @@
-"""Durable file-system primitives: private folders, atomic replacement, directory fsync.
+"""Durable file-system primitives: private folders, whole writes, atomic replacement, fsyncs.
 
 Everything commandcode creates is private: folders 0700, files 0600. A file is replaced only
 through a temporary file in the same folder that is written, fsynced and renamed over the
 target, followed by an fsync of the folder, so a crash leaves either the old or the new file.
+Every write of ours goes through `write_all`, which loops until the kernel took every byte (a
+single `os.write` may take fewer, on a full pipe, a signal or a quota edge).
 """
 
 from __future__ import annotations
@@ -43,7 +45,41 @@ def ensure_dir(path: str | os.PathLike[str]) -> None:
             raise
 
 
-def fsync_dir(path: Path) -> None:
+def write_all(descriptor: int, data: bytes) -> None:
+    """Writes all of `data` to `descriptor`, however many `write` calls that takes."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view):]
+
+
+def create_new_file(path: str | os.PathLike[str], data: bytes, *, mode: int = FILE_MODE,
+                    remove_on_failure: bool = True) -> None:
+    """Creates `path` (never replacing or following anything there) holding `data`, fsynced.
+
+    A failure midway removes the partial file unless `remove_on_failure` is off (the caller
+    then treats what reached disk as a torn tail).
+
+    Raises:
+        FileExistsError: something is at `path` already.
+        OSError: the file could not be created or written.
+    """
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    try:
+        try:
+            write_all(descriptor, data)
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+    except BaseException:
+        if remove_on_failure:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        raise
+
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
     """Flushes a folder's entries (a rename or create inside it) to disk."""
     descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -66,10 +102,7 @@ def atomic_write(path: Path, data: bytes, *, mode: int = FILE_MODE) -> None:
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(descriptor, view)
-                view = view[written:]
+            write_all(descriptor, data)
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
@@ -116,11 +149,3 @@ def _process_exists(pid: int) -> bool:
     except (PermissionError, OverflowError):
         return True  # another user's process (or not a pid we can ask about): keep its file
     return True
-
-
-def read_text_if_exists(path: Path) -> str | None:
-    """The file's text, or `None` when it does not exist."""
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return None

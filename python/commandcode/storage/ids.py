@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from datetime import datetime
 
 ENTRY_ID_RETRIES = 100
-_HEX = frozenset("0123456789abcdefABCDEF")
-_SESSION_ID_GROUPS = (8, 4, 4, 4, 12)
 
 
 def new_uuid() -> str:
@@ -40,12 +38,6 @@ def new_entry_id(taken: Container[str]) -> str:
         if candidate not in taken:
             return candidate
     return new_uuid()
-
-
-def is_session_id(text: str) -> bool:
-    """Whether `text` has the 8-4-4-4-12 hex shape of a session id."""
-    groups = text.split("-")
-    return tuple(map(len, groups)) == _SESSION_ID_GROUPS and all(_HEX.issuperset(group) for group in groups)
 
 
 _second_prefix: tuple[int, str] = (-1, "")

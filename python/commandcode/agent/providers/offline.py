@@ -4,7 +4,7 @@ A prompt line `call TOOL_NAME {JSON input}` makes the model call that tool with 
 calls run one per model step, in the order written. After the last tool result the model answers
 with a short summary of what the tools did. A `call` line whose input is not a JSON object gets a
 reply naming the line, and no tool runs. Any other prompt gets a short deterministic reply.
-`summarize` writes the deterministic summaries used by compaction and rewind.
+Its summaries (compaction, rewinds) are `agent.summarize.offline_summary`.
 """
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from ...sessions.reader import content_blocks
+from ...sessions.context import content_blocks, estimate_tokens
+from ..summarize import first_line as _first_line
+from .base import ModelReply
 
 MODEL_ID = "commandcode/offline"
 _CALL_LINE = re.compile(r"^\s*call\s+([A-Za-z_][A-Za-z0-9_]*)\s*(.*?)\s*$")
@@ -27,18 +29,6 @@ class ToolCall:
 
     name: str
     input: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class ModelReply:
-    """One model step: assistant content blocks plus usage."""
-
-    content: list[dict[str, Any]]
-    usage: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def tool_uses(self) -> list[dict[str, Any]]:
-        return [block for block in self.content if block.get("type") == "tool_use"]
 
 
 def parse_tool_calls(prompt: str) -> list[ToolCall]:
@@ -75,11 +65,6 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _estimate_tokens(messages: list[dict[str, Any]]) -> int:
-    return sum((len(json.dumps(block, ensure_ascii=False)) + 3) // 4
-               for message in messages for block in content_blocks(message.get("content")))
-
-
 def _last_prompt(messages: list[dict[str, Any]]) -> tuple[str, int]:
     """The text of the newest user prompt and the index of its message."""
     for index in range(len(messages) - 1, -1, -1):
@@ -101,7 +86,7 @@ class OfflineModel:
     def respond(self, messages: list[dict[str, Any]]) -> ModelReply:
         """The next assistant step for this context."""
         prompt, prompt_index = _last_prompt(messages)
-        usage = {"inputTokens": _estimate_tokens(messages), "outputTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0}
+        usage = {"inputTokens": estimate_tokens(messages), "outputTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0}
         try:
             calls = parse_tool_calls(prompt)
         except ValueError as error:
@@ -121,7 +106,7 @@ class OfflineModel:
     @staticmethod
     def _reply(content: list[dict[str, Any]], usage: dict[str, Any]) -> ModelReply:
         usage = dict(usage)
-        usage["outputTokens"] = _estimate_tokens([{"content": content}])
+        usage["outputTokens"] = estimate_tokens([{"content": content}])
         return ModelReply(content, usage)
 
 
@@ -129,32 +114,3 @@ def _result_text(result: dict[str, Any]) -> str:
     return "\n".join(str(block.get("text", "")) for block in content_blocks(result.get("content")) if block.get("type") == "text")
 
 
-def _first_line(text: str) -> str:
-    stripped = text.strip()
-    return stripped.splitlines()[0] if stripped else "(no output)"
-
-
-def summarize(messages: list[dict[str, Any]]) -> str:
-    """A deterministic structured summary of a run of messages (compaction, rewind summaries)."""
-    prompts: list[str] = []
-    tools: dict[str, int] = {}
-    files: list[str] = []
-    for message in messages:
-        for block in content_blocks(message.get("content")):
-            if message.get("role") == "user" and block.get("type") == "text" and not (message.get("meta") or {}).get("isSummary"):
-                prompts.append(_first_line(str(block.get("text", ""))))
-            if block.get("type") == "tool_use":
-                name = str(block.get("name"))
-                tools[name] = tools.get(name, 0) + 1
-                tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
-                path = tool_input.get("file_path") or tool_input.get("path")
-                if name in ("write_file", "edit_file") and isinstance(path, str) and path not in files:
-                    files.append(path)
-    parts = ["**Goal**", prompts[0] if prompts else "(no user prompt)", "", "**Requests**"]
-    parts += [f"- {prompt}" for prompt in prompts[:20]] or ["- (none)"]
-    parts += ["", "**Tools used**"]
-    parts += [f"- {name} × {count}" for name, count in sorted(tools.items())] or ["- (none)"]
-    parts += ["", "**Modified files**"]
-    parts += [f"- {path}" for path in files] or ["- (none)"]
-    parts += ["", f"**Messages summarized**: {len(messages)}"]
-    return "\n".join(parts)
