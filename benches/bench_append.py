@@ -25,7 +25,6 @@ import json
 import os
 import random
 import shutil
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -36,10 +35,10 @@ try:
 except ImportError:
     sys.path.insert(0, str(ROOT / "python"))
 
-from commandcode.storage.jsonfmt import encode_line  # noqa: E402
-from commandcode.sessions.files import SessionFiles  # noqa: E402
-from commandcode.sessions.reader import open_session  # noqa: E402
-from commandcode.sessions.writer import SessionWriter  # noqa: E402
+from commandcode.sessions.files import SessionFiles
+from commandcode.sessions.reader import open_session
+from commandcode.sessions.writer import SessionWriter
+from commandcode.storage.jsonfmt import encode_line
 
 TURN = 10
 TARGET_ENTRIES_PER_S = 50_000

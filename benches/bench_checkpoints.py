@@ -47,15 +47,14 @@ try:
 except ImportError:
     sys.path.insert(0, str(ROOT / "python"))
 
-import make_project  # noqa: E402
-
-from commandcode.checkpoints import store as backups  # noqa: E402
+import make_project
+from commandcode.checkpoints import store as backups
 from commandcode.checkpoints.manager import CheckpointManager
-from commandcode.checkpoints.records import read_checkpoints  # noqa: E402
-from commandcode.config.paths import data_dir, project_dir  # noqa: E402
-from commandcode.sessions.files import SessionFiles
+from commandcode.checkpoints.records import read_checkpoints
 from commandcode.checkpoints.rewind import RewindMode, rewind
-from commandcode.checkpoints.rewind_code import plan_code  # noqa: E402
+from commandcode.checkpoints.rewind_code import plan_code
+from commandcode.config.paths import data_dir, project_dir
+from commandcode.sessions.files import SessionFiles
 
 OPENCODE_RESTORE_1000_MS = 674.0
 GIT_ENV = {

@@ -72,7 +72,7 @@ def index_supported() -> bool:
             _native.scan_session(str(transcript), str(Path(folder) / "probe.idx"))
         except TypeError:
             return False
-        except Exception:  # noqa: BLE001 - it takes the argument; what it does with it is tested elsewhere
+        except Exception:
             return True
     return True
 
@@ -290,7 +290,7 @@ class Workspace:
             try:
                 session = open_session(transcript)
                 context = session.context()
-            except Exception as error:  # noqa: BLE001 - any failure to open is the violation
+            except Exception as error:
                 violations.append(f"{label}: {transcript.name} does not open: {type(error).__name__}: {error}")
                 continue
             header = session.header
@@ -363,7 +363,7 @@ class Workspace:
                     continue
                 try:
                     store.verify(content_id)
-                except Exception as error:  # noqa: BLE001
+                except Exception as error:
                     violations.append(f"{label}: object {content_id[:12]} fails verification: {error}")
                     continue
                 self.verified_objects.add(key)
@@ -393,7 +393,7 @@ class Workspace:
             if outcome is not None:
                 key = f"interrupted_restore_{outcome[0]}"
                 self.notes[key] = self.notes.get(key, 0) + 1
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             violations.append(f"{label}: recovery failed: {type(error).__name__}: {error}")
         tree = tree_state(self.project)
         if tree not in (self.rewind_states[1], self.rewind_states[2], self.rewind_states.get(3)):

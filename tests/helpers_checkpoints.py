@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from commandcode.config.paths import project_dir
-
 from commandcode.sessions.files import SessionFiles
 
 SAMPLES = Path(__file__).resolve().parent / "real_cli_samples" / "home" / ".commandcode"

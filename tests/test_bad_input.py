@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from commandcode import open_session
+from commandcode.config.paths import project_dir
 from commandcode.errors import CommandcodeError, InvalidSessionError, SessionChangedError, UnsupportedFormatError
 from commandcode.storage.ids import iso_from_ms
-from commandcode.config.paths import project_dir
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SID = "0d6c2f3e-5b7a-4c1e-9f0a-2b3c4d5e6f70"

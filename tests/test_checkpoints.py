@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ from commandcode.checkpoints.retention import MAX_BACKUPS_PER_SESSION
 from commandcode.checkpoints.sweep import referenced_objects, sweep_objects
 from commandcode.errors import CheckpointError
 from commandcode.sessions.files import SessionFiles
-from helpers_checkpoints import (  # noqa: F401
+from helpers_checkpoints import (
     SAMPLE_SESSION,
     SAMPLES,
     memory_home,
@@ -189,9 +189,9 @@ def test_checkpoints_older_than_thirty_days_age_out_on_open(home: Path, project:
     manager = CheckpointManager.for_session(files, project)
     manager.open_checkpoint("old", 0, None)
     manager.open_checkpoint("new", 2, None)
-    later = lambda: datetime.now(timezone.utc) + timedelta(days=31)  # noqa: E731
+    later = lambda: datetime.now(UTC) + timedelta(days=31)  # noqa: E731
     records = read_checkpoints(files.checkpoints)
-    records[1].created_at = (datetime.now(timezone.utc) + timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    records[1].created_at = (datetime.now(UTC) + timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
     write_checkpoints(files.checkpoints, records)
     reopened = CheckpointManager.for_session(files, project, now=later)
     assert [record.prompt for record in reopened.records] == ["new"]

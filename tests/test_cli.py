@@ -14,10 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
+
+from commandcode.config.paths import project_dir
+from commandcode.sessions.files import SessionFiles
+from commandcode.sessions.writer import SessionWriter
+from commandcode.storage.ids import epoch_ms, new_uuid
 from helpers_cli import (
     LISTING_FIELDS_REQUIRED,
     assert_error_lines,
-    cc_home,  # noqa: F401
+    cc_home,
     cli_env,
     entries,
     only_transcript,
@@ -28,14 +34,8 @@ from helpers_cli import (
     run_ok,
     snapshot,
     transcripts,
-    workdir,  # noqa: F401
+    workdir,
 )
-from typer.testing import CliRunner
-
-from commandcode.storage.ids import epoch_ms, new_uuid
-from commandcode.config.paths import project_dir
-from commandcode.sessions.files import SessionFiles
-from commandcode.sessions.writer import SessionWriter
 
 
 def blocks(entry: dict[str, Any]) -> list[dict[str, Any]]:
@@ -469,7 +469,7 @@ def test_listing_fields_and_filters(cc_home: Path, workdir: Path, tmp_path: Path
     everything_here = run_json(["sessions", "list", "--all", "--json"], workdir, cc_home)
     assert [item["name"] for item in everything_here] == [None, "Headless"]  # newest first
     headless = everything_here[1]
-    assert LISTING_FIELDS_REQUIRED <= set(headless)
+    assert set(headless) >= LISTING_FIELDS_REQUIRED
     transcript = Path(headless["path"])
     assert transcript.parent == project_dir(workdir) and headless["id"] == session_id_of(transcript)
     assert headless["entrypoint"] == "print" and headless["message_count"] == 2

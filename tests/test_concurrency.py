@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 import crash_harness_lib as harness
-from commandcode.errors import SessionLockedError
 from commandcode.config.paths import project_dir
+from commandcode.errors import SessionLockedError
 from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.writer import SessionWriter
 from helpers_cli import cli_env, hold_writer, stop
@@ -96,9 +96,8 @@ def test_a_second_writer_is_refused_naming_the_holder(home: Path, cwd: Path) -> 
     before = files.transcript.read_bytes()
     holder = hold_writer(files.transcript, cwd, home)
     try:
-        with pytest.raises(SessionLockedError) as raised:
-            with SessionWriter(files, str(cwd)):
-                pass
+        with pytest.raises(SessionLockedError) as raised, SessionWriter(files, str(cwd)):
+            pass
         assert raised.value.holder_pid == holder.pid
         assert f"process {holder.pid}" in str(raised.value)
         completed = subprocess.run([sys.executable, "-m", "commandcode", "-p", "second writer", "-r", files.session_id],

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from commandcode import Session, open_session
 from commandcode.config.paths import project_dir
 

@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from commandcode import _native, open_session
-from commandcode.sessions import migrate
-from commandcode.errors import SessionLockedError
-from commandcode.storage.ids import iso_from_ms
-from commandcode.sessions.migrate import migrate_legacy
 from commandcode.config.paths import project_dir
+from commandcode.errors import SessionLockedError
+from commandcode.sessions import migrate
 from commandcode.sessions.files import SessionFiles
+from commandcode.sessions.migrate import migrate_legacy
+from commandcode.storage.ids import iso_from_ms
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SID = "0d6c2f3e-5b7a-4c1e-9f0a-2b3c4d5e6f70"

@@ -23,7 +23,7 @@ from commandcode.sessions.writer import SessionWriter
 from commandcode.storage import durable
 from commandcode.storage.ids import iso_from_ms
 from commandcode.storage.jsonl import first_value_in_file, iter_objects, iter_values
-from helpers_cli import cli_env, cc_home, only_transcript, run_ok, workdir  # noqa: F401
+from helpers_cli import cc_home, cli_env, only_transcript, run_ok, workdir
 
 # --------------------------------------------------------------------------------------------
 # Environment flags: one rule (trimmed, case-insensitive) for every COMMANDCODE_* flag
@@ -35,7 +35,7 @@ _PROBE = ("import sys; from commandcode.cli import run; code = run(sys.argv[1:])
 
 
 @pytest.mark.parametrize("value", OFF_SPELLINGS + ON_SPELLINGS)
-def test_the_fast_path_flag_reads_as_every_flag_does(cc_home: Path, workdir: Path, value: str) -> None:  # noqa: F811
+def test_the_fast_path_flag_reads_as_every_flag_does(cc_home: Path, workdir: Path, value: str) -> None:
     completed = subprocess.run([sys.executable, "-c", _PROBE, "sessions", "list"], cwd=workdir,
                                env=cli_env(cc_home, COMMANDCODE_FAST_PATH=value), capture_output=True, text=True,
                                check=True)
@@ -44,7 +44,7 @@ def test_the_fast_path_flag_reads_as_every_flag_does(cc_home: Path, workdir: Pat
 
 
 @pytest.mark.parametrize("value", OFF_SPELLINGS + ON_SPELLINGS)
-def test_the_index_flag_reads_as_every_flag_does(cc_home: Path, workdir: Path, value: str) -> None:  # noqa: F811
+def test_the_index_flag_reads_as_every_flag_does(cc_home: Path, workdir: Path, value: str) -> None:
     run_ok(["-p", "hello"], workdir, cc_home)
     transcript = only_transcript(cc_home, workdir)
     shutil.rmtree(cc_home / "index", ignore_errors=True)
@@ -144,7 +144,7 @@ def test_images_count_1500_and_a_string_content_is_one_text_block() -> None:
     assert as_string == -(-len('{"type":"text","text":"hello there"}') // 4)
 
 
-def test_the_offline_model_reports_the_same_estimate(cc_home: Path, workdir: Path) -> None:  # noqa: F811
+def test_the_offline_model_reports_the_same_estimate(cc_home: Path, workdir: Path) -> None:
     run_ok(["-p", "count me 😀"], workdir, cc_home)
     lines = [json.loads(line) for line in only_transcript(cc_home, workdir).read_text().splitlines()]
     user, assistant = lines[1], lines[2]

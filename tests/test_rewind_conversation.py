@@ -14,7 +14,7 @@ from commandcode.cli import app
 from commandcode.config.paths import project_dir
 from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.reader import open_session
-from helpers_checkpoints import project, snapshot, write  # noqa: F401
+from helpers_checkpoints import project, snapshot, write
 
 runner = CliRunner()
 
@@ -168,8 +168,8 @@ def test_on_a_terminal_the_six_choices_are_a_numbered_prompt(session: SessionFil
 
 
 def test_a_session_open_for_writing_is_rewound_only_by_its_holder(session: SessionFiles, project: Path) -> None:
-    from commandcode.errors import SessionLockedError
     from commandcode.checkpoints.rewind import RewindMode, rewind
+    from commandcode.errors import SessionLockedError
     from commandcode.sessions.writer import SessionWriter
 
     before, transcript = snapshot(project), session.transcript.read_bytes()

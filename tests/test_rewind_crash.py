@@ -19,7 +19,7 @@ import pytest
 import commandcode
 from commandcode.checkpoints import store as backups
 from commandcode.checkpoints.manager import CheckpointManager
-from helpers_checkpoints import new_session_files, snapshot, write  # noqa: F401
+from helpers_checkpoints import new_session_files, snapshot, write
 
 FILES = 120
 

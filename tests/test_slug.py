@@ -139,9 +139,9 @@ def test_the_ascii_fast_path_tables_are_the_ascii_part_of_the_full_tables() -> N
     from commandcode.config._slug_tables import _DIACRITIC_RANGES
 
     table = slug_module._replacements()
-    assert slug_module._ASCII_REPLACEMENTS == tuple((k, v) for k, v in table.items() if k.isascii())
+    assert tuple((k, v) for k, v in table.items() if k.isascii()) == slug_module._ASCII_REPLACEMENTS
     ascii_diacritics = {cp: None for a, b in _DIACRITIC_RANGES for cp in range(a, min(b, 0x7F) + 1)}
-    assert slug_module._ASCII_DIACRITICS == ascii_diacritics
+    assert ascii_diacritics == slug_module._ASCII_DIACRITICS
 
 
 _PATH_ALPHABET = "abcxyz0189/-_. &^`~@#%+=,;:!?()[]{}\\\"\t\n"

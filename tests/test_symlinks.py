@@ -16,8 +16,8 @@ import pytest
 from commandcode.checkpoints import store as backups
 from commandcode.checkpoints.manager import CheckpointManager
 from commandcode.errors import RestoreError
-from helpers_cli import cc_home, run_cli, workdir  # noqa: F401
 from helpers_checkpoints import new_session_files
+from helpers_cli import cc_home, run_cli, workdir
 
 
 @pytest.fixture

@@ -19,6 +19,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from commandcode.config.paths import project_dir
+from commandcode.errors import InvalidSessionError, SessionLockedError
+from commandcode.sessions.files import SessionFiles
+from commandcode.sessions.meta import read_meta, update_meta
+from commandcode.sessions.reader import open_session
+from commandcode.sessions.writer import SessionWriter
+from commandcode.storage import ids
+from commandcode.storage.durable import ensure_dir
+from commandcode.storage.jsonfmt import dumps_pretty
 from helpers_cli import (
     ENTRY_ID,
     ENVELOPE,
@@ -26,7 +36,7 @@ from helpers_cli import (
     SAMPLE_DATA,
     TIMESTAMP,
     UUID4,
-    cc_home,  # noqa: F401
+    cc_home,
     entries,
     hold_writer,
     kill_group,
@@ -40,20 +50,10 @@ from helpers_cli import (
     start_cli,
     stop,
     transcripts,
-    umask_022,  # noqa: F401
+    umask_022,
     wait_for,
-    workdir,  # noqa: F401
+    workdir,
 )
-
-from commandcode.storage import ids
-from commandcode.errors import InvalidSessionError, SessionLockedError
-from commandcode.storage.durable import ensure_dir
-from commandcode.storage.jsonfmt import dumps_pretty
-from commandcode.sessions.meta import read_meta, update_meta
-from commandcode.config.paths import project_dir
-from commandcode.sessions.files import SessionFiles
-from commandcode.sessions.reader import open_session
-from commandcode.sessions.writer import SessionWriter
 
 
 def user_message(text: str) -> dict[str, Any]:
@@ -399,9 +399,8 @@ def test_a_second_writer_is_refused_while_reading_works(cc_home: Path, workdir: 
 def test_a_second_writer_in_the_same_process_is_refused(cc_home: Path, workdir: Path) -> None:
     files = new_files(workdir)
     with SessionWriter(files, str(workdir)):
-        with pytest.raises(SessionLockedError) as raised:
-            with SessionWriter(files, str(workdir)):
-                pass
+        with pytest.raises(SessionLockedError) as raised, SessionWriter(files, str(workdir)):
+            pass
         assert raised.value.holder_pid == os.getpid()
     with SessionWriter(files, str(workdir)):  # released on close
         pass

@@ -11,17 +11,17 @@ embedder that only opens a session never loads the writer, the catalog or the ch
 
 from __future__ import annotations
 
-from ._native import __version__
+from ._native import __version__ as __version__
 
 TYPE_CHECKING = False  # `typing` costs more to import than a warm open; checkers see the imports
 if TYPE_CHECKING:
     from typing import Any
 
     from .catalog.listing import SessionSummary, list_sessions, resolve_session
-    from .errors import CommandcodeError
     from .config.paths import data_dir, project_dir
-    from .sessions.files import SessionFiles
+    from .errors import CommandcodeError
     from .sessions.context import Context
+    from .sessions.files import SessionFiles
     from .sessions.reader import Session, open_session
     from .sessions.writer import SessionWriter
 

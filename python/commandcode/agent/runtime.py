@@ -22,7 +22,14 @@ from ..catalog.listing import most_recent, resolve_session
 from ..checkpoints.manager import CheckpointManager
 from ..checkpoints.modes import RewindMode
 from ..checkpoints.records import Checkpoint, read_checkpoints
-from ..checkpoints.rewind import RewindResult, available_modes, checkpoint_numbers, find_checkpoint, recover_pending, rewind
+from ..checkpoints.rewind import (
+    RewindResult,
+    available_modes,
+    checkpoint_numbers,
+    find_checkpoint,
+    recover_pending,
+    rewind,
+)
 from ..config.paths import project_root
 from ..config.slug import project_slug
 from ..errors import CheckpointError, CommandcodeError, SessionNotFoundError, UsageError

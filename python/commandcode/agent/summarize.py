@@ -36,7 +36,8 @@ def offline_summary(messages: list[dict[str, Any]]) -> str:
             if block.get("type") == "tool_use":
                 name = str(block.get("name"))
                 tools[name] = tools.get(name, 0) + 1
-                tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
+                raw_input = block.get("input")
+                tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
                 path = tool_input.get("file_path") or tool_input.get("path")
                 if name in ("write_file", "edit_file") and isinstance(path, str) and path not in files:
                     files.append(path)

@@ -70,7 +70,7 @@ class Conversation:
                     self._run_tool(tool_use, result)
             else:
                 result.error = f"the model did not finish within {MAX_STEPS_PER_TURN} steps"
-        except Exception as error:  # noqa: BLE001 - a model failure is recorded in the session, then re-raised
+        except Exception as error:
             result.error = str(error) or type(error).__name__
             self._append({"role": "user", "content": [{"type": "text", "text": f"Error: {result.error}"}],
                           "meta": {"messageId": new_uuid()}})
@@ -90,7 +90,8 @@ class Conversation:
 
     def _run_tool(self, tool_use: dict[str, Any], result: TurnResult) -> None:
         name = str(tool_use.get("name"))
-        tool_input = tool_use.get("input") if isinstance(tool_use.get("input"), dict) else {}
+        raw_input = tool_use.get("input")
+        tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
         path = target_path(tool_input, self.cwd)
         if path is not None and "\x00" in str(path):
             path = None  # no file can have this name: nothing to back up, and the tool reports the error

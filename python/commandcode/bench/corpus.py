@@ -20,17 +20,7 @@ TOOLS = ("read_file", "bash", "edit_file", "write_file")
 TOOL_CUM_WEIGHTS = (45, 75, 92, 100)  # 45/30/17/8 %: ~70 % big results (reads, shell output), ~30 % confirmations
 SHELL_COMMANDS = ("pytest -x -q", "git status", "git diff --stat", "ls -la src", "cargo test", "rg -n 'def parse' src")
 SOURCE_DIRS = ("core", "api", "util", "cli", "tests")
-WORDS = (
-    "the a to of and in is for that this it with on as be we should can will "
-    "function test file error module change fix update add remove call return "
-    "value config path build run check case type class method import export "
-    "async await promise buffer stream parse index branch session entry tree "
-    "compaction summary context token model cache retry timeout handler "
-    "refactor rename move extract inline bug regression failing passing now "
-    "then because so but also already still just first next finally here there "
-    "I'll let's looks like seems need want try see read edit write grep bash "
-    "→ … é ✓"
-).split()
+WORDS = ["the", "a", "to", "of", "and", "in", "is", "for", "that", "this", "it", "with", "on", "as", "be", "we", "should", "can", "will", "function", "test", "file", "error", "module", "change", "fix", "update", "add", "remove", "call", "return", "value", "config", "path", "build", "run", "check", "case", "type", "class", "method", "import", "export", "async", "await", "promise", "buffer", "stream", "parse", "index", "branch", "session", "entry", "tree", "compaction", "summary", "context", "token", "model", "cache", "retry", "timeout", "handler", "refactor", "rename", "move", "extract", "inline", "bug", "regression", "failing", "passing", "now", "then", "because", "so", "but", "also", "already", "still", "just", "first", "next", "finally", "here", "there", "I'll", "let's", "looks", "like", "seems", "need", "want", "try", "see", "read", "edit", "write", "grep", "bash", "→", "…", "é", "✓"]
 FILE_WORDS = WORDS[:40]
 
 KEEP_TOKENS = 30_000        # Command Code keeps ~30k tokens verbatim after a compaction
@@ -127,9 +117,9 @@ def _code_pool() -> _Pool:
         esc_lines = _encode(text[:-1].replace("\n", "\x00"))[1:-1].split(_REF_SPLIT)
         if len(esc_lines) != len(lines):
             esc_lines = [_encode(line)[1:-1] for line in lines]
-        esc_lines = [(e + "\\n").encode() for e in esc_lines]
+        escaped = [(e + "\\n").encode() for e in esc_lines]
         prefixes += [b"%d: " % k for k in range(len(prefixes) + 1, len(lines) + 1)]
-        pool.add([len(line) + 1 for line in lines], esc_lines, list(map(bytes.__add__, prefixes, esc_lines)))
+        pool.add([len(line) + 1 for line in lines], escaped, [prefix + line for prefix, line in zip(prefixes, escaped)])
     return pool.finish()
 
 

@@ -49,6 +49,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from .corpus import EFFORTS, MODELS, SESSION_NAME
 from .generator import Generator
@@ -79,7 +80,7 @@ class GeneratedSession:
     compactions: int
     rewinds: int
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (``path`` as a string)."""
         d = asdict(self)
         d["path"] = str(self.path)
@@ -112,7 +113,7 @@ def parse_size(text: str) -> int:
     if unit not in _UNITS:
         raise ValueError(f"invalid size {text!r}: unknown unit {m.group(2)!r} "
                          "(use B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)")
-    return int(round(float(m.group(1)) * _UNITS[unit]))
+    return round(float(m.group(1)) * _UNITS[unit])
 
 
 # --------------------------------------------------------------------------- API

@@ -12,6 +12,7 @@ import random
 import time
 from bisect import bisect_right
 from collections.abc import Callable
+from typing import Any, BinaryIO
 
 from .corpus import (
     _REF,
@@ -50,7 +51,7 @@ from .corpus import (
 class Generator:
     """Writes one session; the state needed for rewinds and compactions is kept small."""
 
-    def __init__(self, out, target: int, *, seed: int, cwd: str, auto_compact_tokens: int | None,
+    def __init__(self, out: BinaryIO, target: int, *, seed: int, cwd: str, auto_compact_tokens: int | None,
                  compactions: int, progress: Callable[[int], None] | None):
         self.out = out
         self.target = target
@@ -149,7 +150,7 @@ class Generator:
         r = self.rng
         return "%s/src/%s/%s.py" % (self.cwd, r.choice(SOURCE_DIRS), r.choice(FILE_WORDS))
 
-    def write_line(self, obj: dict) -> None:
+    def write_line(self, obj: dict[str, Any]) -> None:
         """Write obj as one JSON line, splicing in the pre-escaped texts it references."""
         line = _encode(obj)
         refs = self.refs
@@ -169,7 +170,7 @@ class Generator:
             self.next_progress = self.bytes + self.progress_every
             self.progress(self.bytes)
 
-    def entry(self, etype: str) -> dict:
+    def entry(self, etype: str) -> dict[str, Any]:
         """A new child of the leaf; texts made until emit() count towards its context size."""
         self.tick()
         self.refs = []
@@ -177,7 +178,7 @@ class Generator:
         return {"type": etype, "id": self.new_id(), "parentId": self.path[-1][0] if self.path else None,
                 "timestamp": self.iso()}
 
-    def emit(self, obj: dict, kind: int) -> None:
+    def emit(self, obj: dict[str, Any], kind: int) -> None:
         chars = self.ref_chars if kind in CONTEXT_KINDS else 0
         self.write_line(obj)
         self.entries += 1
@@ -208,14 +209,14 @@ class Generator:
                                  "messageId": self.uuid4()}}
         self.emit(e, PROMPT)
 
-    def usage(self, out_chars: int) -> dict:
+    def usage(self, out_chars: int) -> dict[str, Any]:
         r = self.rng
         inp = 6000 + self.live_chars // 4  # system prompt + tools + the live context
         return {"inputTokens": inp, "outputTokens": max(1, out_chars // 4),
                 "cacheReadTokens": self.randint(inp // 2, inp) if r.random() < 0.9 else 0,
                 "cacheWriteTokens": self.randint(0, 5000)}
 
-    def tool_input(self, name: str) -> dict:
+    def tool_input(self, name: str) -> dict[str, Any]:
         r = self.rng
         if name == "read_file":
             return {"file_path": self.source_path()}
@@ -226,7 +227,7 @@ class Generator:
                     "new_string": self.code(self.logu(40, 1500))}
         return {"file_path": self.source_path(), "content": self.code(self.logu(200, 8000))}
 
-    def tool_output(self, name: str, inp: dict) -> str:
+    def tool_output(self, name: str, inp: dict[str, Any]) -> str:
         r = self.rng
         path = inp.get("file_path")
         if r.random() < 0.04:  # Command Code has no is_error: errors are plain text
@@ -242,11 +243,11 @@ class Generator:
         n = min(self.logu(2048, 51200), max(512, self.remaining() // 3))
         return self.numbered_code(n) if name == "read_file" else self.code(n)
 
-    def assistant(self, final: bool) -> list[tuple[str, str, dict]]:
+    def assistant(self, final: bool) -> list[tuple[str, str, dict[str, Any]]]:
         r = self.rng
         e = self.entry("message")
-        content: list[dict] = []
-        calls: list[tuple[str, str, dict]] = []
+        content: list[dict[str, Any]] = []
+        calls: list[tuple[str, str, dict[str, Any]]] = []
         anthropic = self.model.startswith("anthropic/")
         if r.random() < 0.5:
             t = self.prose(self.logu(100, 4000))
@@ -275,7 +276,7 @@ class Generator:
         self.emit(e, ASSISTANT)
         return calls
 
-    def tool_results(self, calls: list[tuple[str, str, dict]]) -> None:
+    def tool_results(self, calls: list[tuple[str, str, dict[str, Any]]]) -> None:
         # one user message holds the tool_result blocks of one assistant step; no createdAt
         e = self.entry("message")
         blocks = [{"type": "tool_result", "tool_use_id": cid,

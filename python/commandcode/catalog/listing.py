@@ -11,16 +11,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from datetime import timezone
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from ..errors import AmbiguousSessionError, CommandcodeError, SessionNotFoundError
-from ..storage.ids import parse_iso
 from ..config.paths import is_transcript_name, project_dir, projects_dir
+from ..errors import AmbiguousSessionError, CommandcodeError, SessionNotFoundError
 from ..sessions.files import SessionFiles
-from ..sessions.refs import resolve_direct
 from ..sessions.reader import Session, open_session
+from ..sessions.refs import resolve_direct
+from ..storage.ids import parse_iso
 
 LISTING_CONCURRENCY = 10
 
@@ -103,7 +103,7 @@ def list_sessions(cwd: str | os.PathLike[str], *, include_headless: bool = False
         except (CommandcodeError, OSError) as error:
             message = str(error)
             return message if message.startswith(f"{path}: ") else f"{path}: {message}"
-        except Exception as error:  # noqa: BLE001 - one hostile file must not take the whole listing down
+        except Exception as error:
             return f"{path}: cannot be listed ({type(error).__name__}: {error})"
 
     summaries: list[SessionSummary] = []
@@ -131,7 +131,7 @@ def _epoch(timestamp: str) -> float:
     if moment is None:
         return float("-inf")
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
 
 

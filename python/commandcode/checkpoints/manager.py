@@ -22,7 +22,7 @@ import stat
 import time
 import weakref
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import CheckpointError
@@ -114,7 +114,7 @@ class CheckpointManager:
         self.cwd = Path(cwd)
         self.store = store if store is not None else backups.BackupStore()
         self._free_space = free_space if free_space is not None else backups.free_space
-        self._now = now if now is not None else (lambda: datetime.now(timezone.utc))
+        self._now = now if now is not None else (lambda: datetime.now(UTC))
         self._ledger = _Ledger(files.checkpoints, read_checkpoints(files.checkpoints))
         # Pending after-digests are written when the manager goes away or the process exits.
         weakref.finalize(self, self._ledger.flush_quietly)

@@ -8,7 +8,7 @@ being recorded).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from ..storage.ids import parse_iso
 from .records import Checkpoint
@@ -34,5 +34,5 @@ def _older_than(record: Checkpoint, cutoff: datetime) -> bool:
     if created is None:
         return False
     if created.tzinfo is None:
-        created = created.replace(tzinfo=timezone.utc)
+        created = created.replace(tzinfo=UTC)
     return created < cutoff

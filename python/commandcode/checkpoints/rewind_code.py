@@ -143,7 +143,8 @@ def restore_code(
     _record_restored_state(records, index, cwd, plan.targets)
     outcome = backups.restore_files(
         store, plan.targets, session_id=files.session_id, confine_to=confine, force=force,
-        companion=(files.checkpoints, checkpoints_bytes(records)), **(faults or {})
+        companion=(files.checkpoints, checkpoints_bytes(records)),
+        fail_before_step=(faults or {}).get("fail_before_step"), step_delay_ms=(faults or {}).get("step_delay_ms", 0),
     )
     _fill_changes(result, outcome)
 

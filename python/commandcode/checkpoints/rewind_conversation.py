@@ -53,7 +53,7 @@ def conversation_target(session: Session, checkpoint: Checkpoint) -> str | None:
     )
 
 
-def _context_messages_before(session: Session, target_entry_id: str | None) -> tuple[list[dict], list[dict], str | None]:
+def _context_messages_before(session: Session, target_entry_id: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None]:
     """Splits the context at the target entry: (messages up to it, messages after it, the id of
     the first entry after it)."""
     context = session.context()

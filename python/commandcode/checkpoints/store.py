@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 from .. import _native
 from ..config.paths import data_dir, objects_dir
@@ -29,6 +29,7 @@ SHA256 = "sha256"
 
 FileKind = Literal["regular", "missing", "symlink", "not_regular", "too_large"]
 Action = Literal["write", "delete", "unchanged"]
+Algorithm = Literal["blake3", "sha256"]
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class RestoreTarget:
         return _native.RestoreItem(
             os.fspath(self.path),
             digest=self.digest,
-            algorithm=self.algorithm,
+            algorithm=cast(Algorithm, self.algorithm),
             blob_folder=None if self.blob_folder is None else os.fspath(self.blob_folder),
             mode=self.mode,
             expected=self.expected,

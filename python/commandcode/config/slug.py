@@ -167,7 +167,7 @@ def _transliterate(text: str) -> str:
     phases, diacritics = _unicode_tables()
     text = unicodedata.normalize("NFC", text)
     for phase in phases:
-        if type(phase) is dict:
+        if isinstance(phase, dict):
             text = text.translate(phase)
         else:
             key, value = phase

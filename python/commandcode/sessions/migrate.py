@@ -145,7 +145,8 @@ def _convert(record: dict[str, Any]) -> dict[str, Any] | None:
     role = record.get("role")
     if role not in ("user", "assistant", "tool"):
         return None
-    metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+    raw_metadata = record.get("metadata")
+    metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
     blocks = [_convert_block(block) for block in _as_blocks(record.get("content"))]
     meta: dict[str, Any] = {"messageId": metadata.get("messageId") if isinstance(metadata.get("messageId"), str) else new_uuid()}
     parsed = parse_iso(_timestamp(record))

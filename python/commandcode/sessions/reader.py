@@ -206,7 +206,7 @@ class Session:
 
     def has_entry(self, entry_id: str) -> bool:
         """Whether an entry id is taken in the file (answered from the index's id hashes)."""
-        return entry_id in self._index
+        return entry_id in self._index  # answered from the index's id hashes, without raising
 
     def first_message(self) -> str | None:
         """The first visible user text in the file."""

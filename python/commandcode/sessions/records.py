@@ -30,7 +30,7 @@ class Header(Frozen):
     line: int | None
     synthesized: bool
 
-    def __init__(self, id: str, timestamp: str, cwd: str, *, parent_session: str | None = None,  # noqa: A002
+    def __init__(self, id: str, timestamp: str, cwd: str, *, parent_session: str | None = None,
                  session_id: str | None = None, line: int | None = None, synthesized: bool = False) -> None:
         self._set(id=id, timestamp=timestamp, cwd=cwd, parent_session=parent_session, session_id=session_id,
                   line=line, synthesized=synthesized)
@@ -98,7 +98,7 @@ class TreeRow(Frozen):
     label: str | None
     on_active_path: bool
 
-    def __init__(self, id: str, parent_id: str | None, type: str, timestamp: str, line: int,  # noqa: A002
+    def __init__(self, id: str, parent_id: str | None, type: str, timestamp: str, line: int,
                  label: str | None, on_active_path: bool) -> None:
         self._set(id=id, parent_id=parent_id, type=type, timestamp=timestamp, line=line, label=label,
                   on_active_path=on_active_path)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from ..errors import SessionNotFoundError
 from ..config.paths import is_transcript_name, project_root
+from ..errors import SessionNotFoundError
 from .files import SessionFiles
 
 

@@ -20,7 +20,7 @@ import contextlib
 import errno
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..errors import InvalidSessionError
 from ..storage.durable import FILE_MODE, create_new_file, ensure_dir, fsync_dir, write_all
@@ -95,7 +95,7 @@ class SessionWriter:
         self._known_ids.add(entry_id)
         return entry_id
 
-    def append_entry(self, entry_type: str, fields: dict[str, Any], *, parent_id: str | None | object = ...) -> str:
+    def append_entry(self, entry_type: str, fields: dict[str, Any], *, parent_id: str | object | None = ...) -> str:
         """Queues one entry (a child of the leaf unless `parent_id` is given) and returns its id.
 
         The entry reaches disk at the next `commit()`.
@@ -106,7 +106,7 @@ class SessionWriter:
             reserved = ENVELOPE_KEYS.intersection(fields)
             raise InvalidSessionError(f"entry fields may not set {', '.join(sorted(reserved))}; the writer sets them")
         entry_id = self._new_id()
-        parent = self.leaf_id if parent_id is ... else parent_id
+        parent = self.leaf_id if parent_id is ... else cast("str | None", parent_id)
         # The line of `{"type", "id", "parentId", "timestamp", **fields}`, without building that dict.
         self._pending.append(encode_entry(entry_type, entry_id, parent, iso_now(), fields))
         if entry_type == "message" and fields.get("message", {}).get("role") == "assistant":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import UTC
 
 TYPE_CHECKING = False  # `typing`, `datetime`, `uuid` and `re` are left out of the import of a session open
 if TYPE_CHECKING:
@@ -55,9 +56,9 @@ def iso_now() -> str:
 
 def iso_from_ms(milliseconds: int) -> str:
     """Epoch milliseconds as an ISO-8601 UTC string with milliseconds and `Z`."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    moment = datetime.fromtimestamp(milliseconds / 1000, tz=timezone.utc)
+    moment = datetime.fromtimestamp(milliseconds / 1000, tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{milliseconds % 1000:03d}Z"
 
 

@@ -39,11 +39,11 @@ encode_entry = _native.json_encode_entry
 
 # `json.dumps(value, ensure_ascii=False, default=str)` text (with or without `indent=2`), lone
 # surrogates escaped: what the CLI prints for `--json`, without importing `json`.
-_DISPLAY_PRETTY = {"indent": 2, "separators": (",", ": "), "allow_nan": True, "default": str}
-_DISPLAY_LINE = {"separators": (", ", ": "), "allow_nan": True, "default": str}
 
 
 def dumps_display(value: Any, *, pretty: bool) -> str:
     """`value` as the CLI shows JSON: pretty (2-space) or one line with `", "` separators; values
     JSON has no form for are shown with `str` (and NaN as `NaN`), never refused."""
-    return _native.json_dumps(value, **(_DISPLAY_PRETTY if pretty else _DISPLAY_LINE))
+    if pretty:
+        return _native.json_dumps(value, indent=2, separators=(",", ": "), allow_nan=True, default=str)
+    return _native.json_dumps(value, separators=(", ", ": "), allow_nan=True, default=str)
