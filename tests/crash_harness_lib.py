@@ -316,7 +316,7 @@ class Workspace:
             if name is not None and session.name not in {name, *self.pending_names.get(session_id, ())}:
                 violations.append(f"{label}: {transcript.name}: reported name {name!r}, session says {session.name!r}")
             for skipped in session.skipped_lines:
-                raw = _read_range(transcript, skipped["offset"], skipped["length"])
+                raw = _read_range(transcript, skipped.offset, skipped.length)
                 for match in _GLUED.finditer(raw, 1):
                     try:
                         value = json.loads(raw[match.start():])
