@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..errors import InvalidSessionError
-from ..storage.durable import FILE_MODE, create_new_file, ensure_dir, fsync_dir, write_all
+from ..storage.durable import create_new_file, ensure_dir, finish_write, fsync_dir, open_for_write, write_all
 from ..storage.ids import iso_now, new_entry_id
 from ..storage.jsonfmt import encode_entry, encode_line
 from ..storage.lock import WriterLock
@@ -166,13 +166,9 @@ class SessionWriter:
         header = build_header(self.files.session_id, self._started_at, self.cwd, extra=self._header_extra)
         data = encode_line(header) + payload
         temporary = transcript.with_name(f".{transcript.name}.{os.getpid()}.tmp")
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
+        descriptor = open_for_write(temporary, exclusive=False)
         try:
-            try:
-                write_all(descriptor, data)
-                os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
+            finish_write(descriptor, data)
             try:
                 os.link(temporary, transcript)
             except OSError as error:

@@ -52,6 +52,22 @@ def write_all(descriptor: int, data: bytes) -> None:
         view = view[os.write(descriptor, view):]
 
 
+def open_for_write(path: str | os.PathLike[str], *, exclusive: bool, mode: int = FILE_MODE) -> int:
+    """A write descriptor on a file created at `path` (`exclusive`: it must not exist yet; else
+    one there is truncated). Never follows a symlink at `path`."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_EXCL if exclusive else os.O_TRUNC)
+    return os.open(path, flags, mode)
+
+
+def finish_write(descriptor: int, data: bytes) -> None:
+    """Writes all of `data`, fsyncs and closes `descriptor` (closed also when that fails)."""
+    try:
+        write_all(descriptor, data)
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
 def create_new_file(path: str | os.PathLike[str], data: bytes, *, mode: int = FILE_MODE,
                     remove_on_failure: bool = True) -> None:
     """Creates `path` (never replacing or following anything there) holding `data`, fsynced.
@@ -63,13 +79,9 @@ def create_new_file(path: str | os.PathLike[str], data: bytes, *, mode: int = FI
         FileExistsError: something is at `path` already.
         OSError: the file could not be created or written.
     """
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    descriptor = open_for_write(path, exclusive=True, mode=mode)
     try:
-        try:
-            write_all(descriptor, data)
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
+        finish_write(descriptor, data)
     except BaseException:
         if remove_on_failure:
             try:
@@ -99,13 +111,9 @@ def atomic_write(path: Path, data: bytes, *, mode: int = FILE_MODE) -> None:
     is removed by the next successful write (see `_remove_stale_temporaries`).
     """
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+    descriptor = open_for_write(temporary, exclusive=False, mode=mode)
     try:
-        try:
-            write_all(descriptor, data)
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
+        finish_write(descriptor, data)
         os.replace(temporary, path)
     except BaseException:
         try:
