@@ -387,9 +387,12 @@ class Workspace:
 
     def _check_rewind(self, violations: list[str], label: str) -> None:
         from commandcode.checkpoints import store as backups
+        from commandcode.config.paths import project_dir
+        from commandcode.sessions.files import SessionFiles
 
         try:
-            outcome = backups.recover_pending(self.session_id or "")
+            files = SessionFiles(project_dir(self.project), self.session_id or "")
+            outcome = backups.recover_pending(files, self.project)
             if outcome is not None:
                 key = f"interrupted_restore_{outcome[0]}"
                 self.notes[key] = self.notes.get(key, 0) + 1

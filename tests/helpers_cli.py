@@ -119,9 +119,10 @@ def kill_group(process: subprocess.Popen[str]) -> None:
     process.communicate(timeout=30)
 
 
-def assert_error_lines(completed: subprocess.CompletedProcess[str], *, error_contains: str = "") -> str:
-    """Asserts exit 1 and a stderr of exactly one `error:` line plus one `hint:` line; returns the error line."""
-    assert completed.returncode == 1, completed
+def assert_error_lines(completed: subprocess.CompletedProcess[str], *, error_contains: str = "", exit_code: int = 1) -> str:
+    """Asserts `exit_code` (1: refused or failed; 2: a usage error) and a stderr of exactly one
+    `error:` line plus one `hint:` line; returns the error line."""
+    assert completed.returncode == exit_code, completed
     lines = completed.stderr.splitlines()
     assert len(lines) == 2, lines
     assert lines[0].startswith("error: "), lines

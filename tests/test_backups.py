@@ -276,8 +276,15 @@ def test_immutable_target_is_refused(home: Path, project: Path) -> None:
         subprocess.run(["chattr", "-i", str(target)], check=False)
 
 
+def _recover(home: Path) -> tuple[str, list[Path]] | None:
+    """Recovery of SESSION's pending restore, confined to `home`'s project folder."""
+    from commandcode.sessions.files import SessionFiles
+
+    return backups.recover_pending(SessionFiles(home / "projects" / "p", SESSION), home / "project")
+
+
 def test_recover_pending_is_a_no_op_without_a_journal(home: Path) -> None:
-    assert backups.recover_pending(SESSION) is None
+    assert _recover(home) is None
 
 
 def test_a_restore_in_progress_elsewhere_is_reported(home: Path) -> None:
@@ -289,8 +296,8 @@ def test_a_restore_in_progress_elsewhere_is_reported(home: Path) -> None:
     with open(f"{journal}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         with pytest.raises(RestoreError, match="another restore is running"):
-            backups.recover_pending(SESSION)
-    assert backups.recover_pending(SESSION) == ("rolled_back", [])
+            _recover(home)
+    assert _recover(home) == ("rolled_back", [])
     assert not journal.exists()
 
 
@@ -299,5 +306,5 @@ def test_an_unreadable_journal_is_kept_and_reported(home: Path) -> None:
     journal.parent.mkdir(parents=True)
     journal.write_text("{not json")
     with pytest.raises(RestoreError, match="unreadable restore journal"):
-        backups.recover_pending(SESSION)
+        _recover(home)
     assert journal.read_text() == "{not json"

@@ -50,7 +50,7 @@ def test_bench_keep_leaves_the_session_and_prints_a_table(home: Path, tmp_path: 
 
 def test_bench_refuses_a_bad_size_in_one_line(home: Path, tmp_path: Path, run_cli: Any) -> None:
     code, stdout, stderr = run_cli(["bench", "--size", "lots", "--dir", str(tmp_path / "work")], tmp_path)
-    assert (code, stdout) == (1, "")
+    assert (code, stdout) == (2, "")  # a usage error
     assert stderr.startswith("error: ") and "hint: " in stderr and len(stderr.splitlines()) == 2
     assert not (tmp_path / "work").exists()
 

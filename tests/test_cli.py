@@ -116,12 +116,12 @@ def test_print_json(cc_home: Path, workdir: Path) -> None:
                       "result": "Offline model reply. You said: hi", "is_error": False, "error": None,
                       "tool_calls": 0, "model": "commandcode/offline"}
     bad = run_cli(["-p", "hi", "--output-format", "xml"], workdir, cc_home)
-    assert_error_lines(bad, error_contains="xml")
+    assert_error_lines(bad, error_contains="xml", exit_code=2)
 
 
 def test_blank_prompt_is_refused(cc_home: Path, workdir: Path) -> None:
     for prompt in ("", "  \n "):
-        assert_error_lines(run_cli(["-p", prompt], workdir, cc_home), error_contains="the prompt is empty")
+        assert_error_lines(run_cli(["-p", prompt], workdir, cc_home), error_contains="the prompt is empty", exit_code=2)
     assert not cc_home.exists()
 
 
@@ -150,7 +150,7 @@ def test_models(cc_home: Path, workdir: Path) -> None:
         assert run_ok(["-p", "hi", "--model", model], workdir, cc_home).stdout.startswith("Offline model reply")
     before = snapshot(cc_home)
     nope = run_cli(["-p", "hi", "--model", "nope"], workdir, cc_home)
-    assert_error_lines(nope, error_contains="unknown model 'nope'")
+    assert_error_lines(nope, error_contains="unknown model 'nope'", exit_code=2)
     assert nope.stdout == ""
     assert snapshot(cc_home) == before
 
@@ -233,7 +233,7 @@ def test_resume_refusals(cc_home: Path, workdir: Path) -> None:
     missing = run_cli(["-p", "x", "-r", "no-such-session"], workdir, cc_home)
     assert_error_lines(missing, error_contains="no session matches 'no-such-session'")
     both = run_cli(["-p", "x", "-r", "abcd0001", "-c"], workdir, cc_home)
-    assert both.returncode == 1 and both.stderr.startswith("error: ")
+    assert both.returncode == 2 and both.stderr.startswith("error: ")  # a usage error
     assert snapshot(cc_home) == before  # a refused resume writes nothing
 
 
@@ -572,5 +572,5 @@ def test_help_and_version() -> None:
     assert version.exit_code == 0 and version.stdout.startswith("commandcode ")
     assert runner.invoke(app, []).exit_code == 0
     mixed = runner.invoke(app, ["-p", "x", "sessions", "list"])
-    assert mixed.exit_code == 1
+    assert mixed.exit_code == 2  # a usage error
 

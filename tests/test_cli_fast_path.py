@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from commandcode.cli.fast_path import FAST_COMMANDS, parse_fast, run_fast
-from helpers_cli import cc_home, cli_env, only_transcript, run_cli, run_ok, workdir
+from helpers_cli import cc_home, cli_env, only_transcript, run_cli, run_ok, workdir  # noqa: F401 (fixtures)
 
 
 @pytest.mark.parametrize(("argv", "expected"), [
@@ -80,7 +80,7 @@ def _both_paths(args: list[str], cwd: Path, data: Path) -> subprocess.CompletedP
     return fast
 
 
-def test_fast_and_typer_paths_print_the_same(cc_home: Path, workdir: Path) -> None:
+def test_fast_and_typer_paths_print_the_same(cc_home: Path, workdir: Path) -> None:  # noqa: F811
     run_ok(["-p", "hello there", "-n", "first"], workdir, cc_home)
     transcript = only_transcript(cc_home, workdir)
     session_id = transcript.stem
@@ -112,7 +112,7 @@ def test_fast_and_typer_paths_print_the_same(cc_home: Path, workdir: Path) -> No
     assert outcomes[("sessions", "show", "")].stderr.startswith("error: empty session reference")
 
 
-def test_a_sidecar_path_is_refused_on_the_fast_path(cc_home: Path, workdir: Path) -> None:
+def test_a_sidecar_path_is_refused_on_the_fast_path(cc_home: Path, workdir: Path) -> None:  # noqa: F811
     run_ok(["-p", "hello"], workdir, cc_home)
     transcript = only_transcript(cc_home, workdir)
     backup = transcript.with_name(f"{transcript.stem}.v2.bak.jsonl")
@@ -121,7 +121,7 @@ def test_a_sidecar_path_is_refused_on_the_fast_path(cc_home: Path, workdir: Path
     assert completed.returncode == 1 and "is a session sidecar, not a transcript" in completed.stderr
 
 
-def test_the_fast_path_imports_neither_typer_nor_json(cc_home: Path, workdir: Path) -> None:
+def test_the_fast_path_imports_neither_typer_nor_json(cc_home: Path, workdir: Path) -> None:  # noqa: F811
     run_ok(["-p", "hello"], workdir, cc_home)
     transcript = only_transcript(cc_home, workdir)
     probe = ("import sys; from commandcode.cli import run; code = run(sys.argv[1:]); "
@@ -149,7 +149,7 @@ def _imports(stderr: str) -> list[tuple[str, bool]]:
     return found
 
 
-def test_the_installed_command_imports_nothing_before_commandcode(cc_home: Path, workdir: Path) -> None:
+def test_the_installed_command_imports_nothing_before_commandcode(cc_home: Path, workdir: Path) -> None:  # noqa: F811
     """The `commandcode` script is our own two-line launcher, not pip's console-script one
     (which imports `re` first: about 10 ms, as much as a warm open of a 1 GB session)."""
     launcher = Path(sys.executable).parent / "commandcode"

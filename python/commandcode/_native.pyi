@@ -168,8 +168,17 @@ def restore_files(
         ChangedOutsideError: targets changed outside the tracked tools and `force` is off.
     """
 
-def recover_restore(journal: _Path) -> tuple[str, list[str]] | None:
-    """Completes or rolls back an interrupted restore; `(outcome, paths)` or None when there was none."""
+def recover_restore(
+    journal: _Path,
+    *,
+    root: _Path | None,
+    protected: list[_Path] = ...,
+    store: _Path | None = None,
+    blob_folder: _Path | None = None,
+    companion: _Path | None = None,
+) -> tuple[str, list[str]] | None:
+    """Completes or rolls back an interrupted restore; `(outcome, paths)` or None when there was none.
+    A journal naming a path outside the bounds given is kept and refused (`RestoreError`)."""
 
 def free_space(path: _Path) -> int | None: ...
 def content_id(data: bytes) -> str:

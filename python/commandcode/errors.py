@@ -67,6 +67,12 @@ class CheckpointError(CommandcodeError):
     """A checkpoint could not be recorded or read."""
 
 
+class SettingsError(CommandcodeError):
+    """A settings file cannot be read or changed: malformed JSON (the message names the file,
+    line and column), not a regular file, or a key whose current value is in the way of a write.
+    The file is left as it is."""
+
+
 __all__ = [
     "AmbiguousSessionError",
     "BackupIntegrityError",
@@ -77,6 +83,7 @@ __all__ = [
     "SessionChangedError",
     "SessionLockedError",
     "SessionNotFoundError",
+    "SettingsError",
     "UnsupportedFormatError",
     "UsageError",
 ]

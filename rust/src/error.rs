@@ -61,6 +61,10 @@ pub enum Error {
     /// A restore journal cannot be read; it is left in place for a human to look at.
     #[error("{path}: unreadable restore journal ({reason}); inspect it, then delete it")]
     JournalInvalid { path: PathBuf, reason: String },
+    /// A restore journal names a path outside what its restore could touch (see
+    /// `store/restore/bounds.rs`); it is left in place and nothing was touched.
+    #[error("{path}: restore journal refused, nothing was touched: {reason}; inspect it, then delete it")]
+    JournalUntrusted { path: PathBuf, reason: String },
 }
 
 impl Error {

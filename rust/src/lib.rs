@@ -14,6 +14,7 @@
 
 pub mod envelope;
 pub mod error;
+pub mod fsopen;
 pub mod index;
 pub mod json;
 pub mod json_text;

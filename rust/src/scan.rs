@@ -224,7 +224,7 @@ impl Source for MemorySource<'_> {
 /// Fails only on I/O errors and on a header that declares a newer format version
 /// ([`Error::NewerVersion`]); every malformed line is reported in [`ScanReport::skipped`].
 pub fn scan_file(path: &Path) -> Result<ScanReport> {
-    let file = File::open(path).map_err(|source| Error::io(path, source))?;
+    let file = crate::fsopen::open_regular_read(path, crate::fsopen::Follow::Yes).map_err(|source| Error::io(path, source))?;
     let size = file.metadata().map_err(|source| Error::io(path, source))?.len();
     scan_source(&FileSource { file, size }, path)
 }

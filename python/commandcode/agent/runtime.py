@@ -31,7 +31,6 @@ from ..checkpoints.rewind import (
     rewind,
 )
 from ..config.paths import project_root
-from ..config.slug import project_slug
 from ..errors import CheckpointError, CommandcodeError, SessionNotFoundError, UsageError
 from ..sessions.files import SessionFiles
 from ..sessions.format import clean_name, read_header_cwd
@@ -87,7 +86,26 @@ def session_folder(files: SessionFiles) -> Path:
 def _is_own_project(cwd: str, files: SessionFiles) -> bool:
     if "\x00" in cwd or not os.path.isabs(cwd) or os.path.normpath(cwd) != cwd:
         return False
-    return project_slug(cwd) == os.path.basename(files.folder)
+    return os.path.basename(project_root(cwd)) == os.path.basename(files.folder)  # a long slug's folder is cut
+
+
+def _skipped_newer(chosen: SessionFiles | None, unreadable: list[tuple[Path, str]]) -> list[str]:
+    """Which sessions `-c` passed over because they cannot be opened, when they are newer than the
+    one it continues (or it found none): the user may have meant one of those."""
+    try:
+        floor = chosen.transcript.stat().st_mtime if chosen is not None else float("-inf")
+    except OSError:
+        floor = float("-inf")
+    notices = []
+    for path, reason in unreadable:
+        try:
+            newer = path.stat().st_mtime >= floor
+        except OSError:
+            newer = True
+        if newer:
+            continues = f"continuing {chosen.session_id}" if chosen is not None else "not continuing it"
+            notices.append(f"-c skipped the newer session {path.name[:-len('.jsonl')]}: {reason}; {continues}")
+    return notices
 
 
 def _ignore(message: str) -> None:
@@ -148,7 +166,10 @@ class AgentSession:
         if reference:
             return cls(resolve_session(reference, cwd), cwd, is_new=False, **options)
         if continue_last:
-            files = most_recent(cwd, headless=True) or most_recent(cwd, headless=False)
+            unreadable: list[tuple[Path, str]] = []
+            files = most_recent(cwd, headless=True, unreadable=unreadable) or most_recent(cwd, headless=False)
+            for notice in _skipped_newer(files, unreadable):
+                options.get("notify", _ignore)(notice)
             if files is None:
                 raise SessionNotFoundError("no session to continue in this directory",
                                            hint="start one with `commandcode -p PROMPT`")
@@ -251,6 +272,9 @@ class AgentSession:
             result = conversation.run_turn(prompt)
         except CommandcodeError:
             raise
+        except OSError as error:  # a full disk: the transcript was cut back to its last commit
+            where = f" ({error.filename})" if error.filename else ""
+            raise CommandcodeError(f"the turn failed: {error.strerror or error}{where}") from error
         except Exception as error:  # the turn recorded it (`Error: …`); the caller gets one line, not a traceback
             raise CommandcodeError(f"the turn failed: {str(error) or type(error).__name__}") from error
         finally:  # a failed turn that reached disk is still labelled
@@ -275,10 +299,11 @@ class AgentSession:
     # ----------------------------------------------------------------------------------------
     # Checkpoints and rewinds
 
-    def recover_interrupted_restore(self) -> None:
+    def recover_interrupted_restore(self, *, allow_outside: bool = False) -> None:
         """Completes (or, for a journal of an older release, undoes) a restore of this session that
-        a crash interrupted, and says so: the user sees which state their files are in."""
-        outcome = recover_pending(self.files)
+        a crash interrupted, and says so: the user sees which state their files are in. The journal
+        may name nothing outside `folder` (`allow_outside`: a rewind the user lets out of it)."""
+        outcome = recover_pending(self.files, None if allow_outside else self.folder)
         if outcome is not None:
             state, targets = outcome
             verb = "finished" if state == "completed" else "undid"
@@ -306,12 +331,12 @@ class AgentSession:
         return records[index], available_modes(records, index, has_transcript=self.files.transcript.exists())
 
     def rewind(self, number: int, mode: RewindMode, *, dry_run: bool = False, force: bool = False,
-               allow_outside: bool = False) -> RewindResult:
+               allow_outside: bool = False, faults: dict[str, int] | None = None) -> RewindResult:
         """Rewinds to just before turn `number` (see `checkpoints.rewind.rewind`), confined to
         `folder` unless `allow_outside`; while the session is open for writing, through its own
-        writer and checkpoint manager."""
+        writer and checkpoint manager. `faults` are the native restore's test hooks."""
         return rewind(self.files, self.folder, number, mode, dry_run=dry_run, force=force, allow_outside=allow_outside,
-                      writer=self._writer, checkpoints=self._checkpoints, summarizer=self.summarizer)
+                      writer=self._writer, checkpoints=self._checkpoints, summarizer=self.summarizer, faults=faults)
 
     # ----------------------------------------------------------------------------------------
     # Hooks of later issues

@@ -4,8 +4,10 @@ A turn opens a checkpoint, appends the user message, then alternates model steps
 (one assistant entry per model call, one user tool-result entry per tool call, as the real CLI
 writes them) until the model answers without tools. `write_file`/`edit_file` targets are backed
 up before the tool runs. The turn's entries are committed together at the end; if the model
-fails, what the turn produced is committed with a synthetic `Error: …` user message, as the real
-CLI does.
+or a tool step fails, what the turn produced is committed with a synthetic `Error: …` user
+message, as the real CLI does, but never a dangling tool call: the step that failed (an assistant
+`tool_use` whose results are not all there) is dropped first. If the commit itself fails (a full
+disk), the writer cuts the transcript back to the previous commit.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from ..checkpoints.manager import CheckpointManager
 from ..sessions.writer import SessionWriter
 from ..storage.ids import epoch_ms, new_uuid
 from .providers.base import Model
-from .tools import EDITING_TOOLS, run_tool, target_path
+from .tools import EDITING_TOOLS, in_data_dir, nameable, run_tool, target_path
 
 MAX_STEPS_PER_TURN = 64
 
@@ -48,6 +50,15 @@ class Conversation:
         self.writer.append_message(message, **extra)
         self.messages.append(message)
 
+    def _mark(self) -> tuple[tuple[int, int, str | None, bool], int]:
+        """Where the turn stands: a step that fails goes back here."""
+        return self.writer.mark(), len(self.messages)
+
+    def _back_to(self, mark: tuple[tuple[int, int, str | None, bool], int]) -> None:
+        writer_mark, message_count = mark
+        self.writer.discard_to(writer_mark)
+        del self.messages[message_count:]
+
     def run_turn(self, prompt: str) -> TurnResult:
         """Runs one prompt to completion and commits it."""
         result = TurnResult(text="")
@@ -57,8 +68,10 @@ class Conversation:
             self.checkpoints.open_checkpoint(prompt, len(self.messages), last_id)
         self._append({"role": "user", "content": [{"type": "text", "text": prompt}],
                       "meta": {"source": "user", "createdAt": epoch_ms(), "messageId": new_uuid()}})
+        step = self._mark()
         try:
             for _ in range(MAX_STEPS_PER_TURN):
+                step = self._mark()  # a step is whole (its tool calls and all their results) or not written
                 reply = self.model.respond(self.messages)
                 self._append({"role": "assistant", "content": reply.content,
                               "meta": {"source": "model", "createdAt": epoch_ms(), "messageId": new_uuid()}},
@@ -72,29 +85,40 @@ class Conversation:
                 result.error = f"the model did not finish within {MAX_STEPS_PER_TURN} steps"
         except Exception as error:
             result.error = str(error) or type(error).__name__
+            self._back_to(step)
             self._append({"role": "user", "content": [{"type": "text", "text": f"Error: {result.error}"}],
                           "meta": {"messageId": new_uuid()}})
-            self._commit(force=True)
+            self._commit(force=True, result=result)
             raise
         if result.error:
             self._append({"role": "user", "content": [{"type": "text", "text": f"Error: {result.error}"}],
                           "meta": {"messageId": new_uuid()}})
-        self._commit(force=result.error is not None)
+        self._commit(force=result.error is not None, result=result)
+        if self.checkpoints is not None:
+            result.notices.extend(self.checkpoints.take_notices())  # once per turn
         return result
 
-    def _commit(self, *, force: bool) -> None:
-        """Commits the turn, then the checkpoint's after-edit digests (so both survive a crash)."""
+    def _commit(self, *, force: bool, result: TurnResult) -> None:
+        """Commits the turn, then the checkpoint's after-edit digests (so both survive a crash).
+
+        The digests only sharpen outside-edit detection: once the turn is committed, failing to
+        write them is a notice, not a failed turn."""
         self.writer.commit(force=force)
         if self.checkpoints is not None:
-            self.checkpoints.flush()
+            try:
+                self.checkpoints.flush()
+            except OSError as error:
+                result.notices.append(f"could not record this turn's after-edit digests: {error.strerror or error}")
 
     def _run_tool(self, tool_use: dict[str, Any], result: TurnResult) -> None:
         name = str(tool_use.get("name"))
         raw_input = tool_use.get("input")
         tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
         path = target_path(tool_input, self.cwd)
-        if path is not None and "\x00" in str(path):
-            path = None  # no file can have this name: nothing to back up, and the tool reports the error
+        if path is not None and not nameable(path):
+            path = None  # no file can have this name (NUL, lone surrogate): nothing to back up; the tool says so
+        if name in EDITING_TOOLS and path is not None and in_data_dir(path) is not None:
+            path = None  # the tool refuses it: none of our own files is backed up or recorded
         if name in EDITING_TOOLS and path is not None and self.checkpoints is not None:
             result.notices.extend(self.checkpoints.backup_before_edit(str(path)))
         outcome = run_tool(name, tool_input, self.cwd)

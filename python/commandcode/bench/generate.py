@@ -113,7 +113,10 @@ def parse_size(text: str) -> int:
     if unit not in _UNITS:
         raise ValueError(f"invalid size {text!r}: unknown unit {m.group(2)!r} "
                          "(use B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)")
-    return round(float(m.group(1)) * _UNITS[unit])
+    value = float(m.group(1)) * _UNITS[unit]
+    if value != value or value in (float("inf"), float("-inf")):  # 400 digits overflow a float
+        raise ValueError(f"invalid size {text!r}: too large")
+    return round(value)
 
 
 # --------------------------------------------------------------------------- API

@@ -40,7 +40,7 @@ from .records import (
     resolve_path,
     write_checkpoints,
 )
-from .retention import retained
+from .retention import cap_notice, retained
 from .sweep import register_external_location, sweep_objects
 
 RESUME_FREE_BYTES = 2 * 104_857_600
@@ -119,6 +119,7 @@ class CheckpointManager:
         # Pending after-digests are written when the manager goes away or the process exits.
         weakref.finalize(self, self._ledger.flush_quietly)
         self._current: Checkpoint | None = None
+        self._capped: list[int] = []  # turn numbers the backup cap dropped, not yet reported
         self.paused = False
         self._last_sweep = 0.0
         self._registered = False
@@ -135,7 +136,7 @@ class CheckpointManager:
     ) -> CheckpointManager:
         """Loads a session's checkpoints: finishes or undoes a restore a crash interrupted, drops
         checkpoints past retention, and sweeps objects no checkpoint references any more."""
-        backups.recover_pending(files.session_id)
+        backups.recover_pending(files, cwd, store=store)
         manager = cls(files, cwd, store=store, free_space=free_space, now=now)
         if manager.apply_retention():
             manager._save()
@@ -237,11 +238,22 @@ class CheckpointManager:
 
     def apply_retention(self) -> bool:
         """Drops checkpoints older than 30 days, then the oldest ones while the session holds
-        more than 200 backups (never the open one). Returns whether anything was dropped."""
-        kept = retained(self.records, self._current, self._now())
+        more than 200 backups (never the open one). Returns whether anything was dropped.
+        Checkpoints the cap drops are never dropped silently: `take_notices()` names them."""
+        kept, capped = retained(self.records, self._current, self._now())
+        self._capped.extend(record.turn_number for record in capped)
         dropped = len(kept) != len(self.records)
         self.records = kept
         return dropped
+
+    def take_notices(self) -> list[str]:
+        """The notice (at most one) for checkpoints the 200-backup cap dropped since the last
+        call, for the UI to show once per turn."""
+        if not self._capped:
+            return []
+        notice = cap_notice(self._capped)
+        self._capped = []
+        return [notice]
 
     def _backup(self, path: str, key: str, notices: list[str]) -> FileBackup | None:
         target = Path(key)

@@ -27,7 +27,7 @@ from ..errors import CheckpointError
 from ..storage.durable import atomic_write, ensure_dir
 from ..storage.jsonfmt import dumps_line
 from ..storage.jsonl import iter_values
-from ..storage.regular import NotRegularFileError, read_regular
+from ..storage.regular import NotRegularFileError, read_if_exists
 from . import store as backups
 
 PROMPT_PREVIEW_CHARS = 120
@@ -70,7 +70,7 @@ def _item_problem(value: dict[str, Any]) -> str | None:
     if problem is not None:
         return problem
     algorithm = value.get("algo", backups.SHA256)
-    if algorithm not in _ALGORITHMS:
+    if not isinstance(algorithm, str) or algorithm not in _ALGORITHMS:  # a list or object is unhashable
         return f"`algo` {_shown(algorithm)} is not blake3 or sha256"
     mode = value.get("mode")
     if mode is not None and (not isinstance(mode, int) or isinstance(mode, bool) or not 0 <= mode <= _MAX_MODE):
@@ -141,6 +141,15 @@ class FileBackup:
         return self.skipped is None and self.problem is None
 
 
+UNKNOWN_COUNT = -1
+"""`Checkpoint.message_count` of a record whose `messageCount` is not a count (a conversation
+rewind to it needs its `lastMessageId`)."""
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 @dataclass
 class Checkpoint:
     """One record: the state before one user prompt's turn."""
@@ -164,10 +173,12 @@ class Checkpoint:
         """Parses a record (legacy `messages` arrays are converted); `None` when unusable."""
         if not isinstance(value, dict) or not isinstance(value.get("id"), str):
             return None
-        message_count = value.get("messageCount")
+        raw_count = message_count = value.get("messageCount")
+        if not _is_count(message_count):
+            message_count = None
         last_message_id = value.get("lastMessageId")
         legacy_messages = value.get("messages")
-        if not isinstance(message_count, int) and isinstance(legacy_messages, list):
+        if message_count is None and isinstance(legacy_messages, list):
             message_count = len(legacy_messages)
             if legacy_messages and last_message_id is None:
                 meta = legacy_messages[-1].get("meta") if isinstance(legacy_messages[-1], dict) else None
@@ -183,10 +194,14 @@ class Checkpoint:
             turn_number=turn_number if isinstance(turn_number, int) and not isinstance(turn_number, bool) else position + 1,
             created_at=created_at if isinstance(created_at, str) else "",
             prompt=prompt if isinstance(prompt, str) else None,
-            message_count=message_count if isinstance(message_count, int) else 0,
+            # An unusable count (negative, a bool, a float, text) is UNKNOWN_COUNT, never 0 (that
+            # would silently mean "the first turn"); the stored value is kept as it was.
+            message_count=message_count if message_count is not None
+            else (0 if raw_count is None and "messageCount" not in value else UNKNOWN_COUNT),
             last_message_id=last_message_id if isinstance(last_message_id, str) else None,
             files=[item for item in map(FileBackup.from_json, files if isinstance(files, list) else []) if item],
-            extra={key: item for key, item in value.items() if key not in cls._KNOWN},
+            extra={key: item for key, item in value.items() if key not in cls._KNOWN}
+            | ({"messageCount": raw_count} if message_count is None and "messageCount" in value else {}),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -240,7 +255,7 @@ def read_checkpoints(path: Path) -> list[Checkpoint]:
             be read.
     """
     try:
-        data = read_regular(path)
+        data = read_if_exists(path, follow=True)  # a symlink is read through (our writes replace the link)
     except NotRegularFileError:
         raise CheckpointError(f"{path} is not a regular file; its checkpoints cannot be read") from None
     except OSError as error:

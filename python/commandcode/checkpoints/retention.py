@@ -17,16 +17,28 @@ RETENTION_DAYS = 30
 MAX_BACKUPS_PER_SESSION = 200
 
 
-def retained(records: Sequence[Checkpoint], current: Checkpoint | None, now: datetime) -> list[Checkpoint]:
-    """The records kept: those younger than 30 days (and `current`), then the oldest dropped
-    while more than 200 backups remain (never `current`, never the last one)."""
+def retained(records: Sequence[Checkpoint], current: Checkpoint | None,
+             now: datetime) -> tuple[list[Checkpoint], list[Checkpoint]]:
+    """`(kept, capped)`: the records kept are those younger than 30 days (and `current`), less the
+    oldest ones dropped while more than 200 backups remain (never `current`, never the last one);
+    `capped` are those the backup cap dropped (the age-outs are not named)."""
     cutoff = now - timedelta(days=RETENTION_DAYS)
     kept = [record for record in records if record is current or not _older_than(record, cutoff)]
+    capped: list[Checkpoint] = []
     while sum(record.backup_count for record in kept) > MAX_BACKUPS_PER_SESSION and len(kept) > 1:
         if kept[0] is current:
             break
-        kept.pop(0)
-    return kept
+        capped.append(kept.pop(0))
+    return kept, capped
+
+
+def cap_notice(turn_numbers: Sequence[int]) -> str:
+    """The notice naming the checkpoints the 200-backup cap dropped."""
+    numbers = ", ".join(str(number) for number in turn_numbers)
+    count = len(turn_numbers)
+    return (f"the session keeps at most {MAX_BACKUPS_PER_SESSION} backups: dropped the oldest "
+            f"{'checkpoint' if count == 1 else f'{count} checkpoints'} ({numbers}); "
+            f"{'that turn' if count == 1 else 'those turns'} can no longer be rewound")
 
 
 def _older_than(record: Checkpoint, cutoff: datetime) -> bool:

@@ -27,6 +27,7 @@ from ..errors import RestoreError, UsageError
 from ..sessions.files import SessionFiles
 from ..sessions.writer import SessionWriter
 from ..storage.lock import WriterLock
+from ..storage.signals import deferred_signals
 from . import store as backups
 from .manager import CheckpointManager
 from .modes import RewindMode
@@ -40,10 +41,11 @@ __all__ = ["RewindMode", "RewindResult", "SkippedFile", "Summarize", "available_
            "find_checkpoint", "recover_pending", "rewind"]
 
 
-def recover_pending(files: SessionFiles) -> tuple[str, list[Path]] | None:
-    """Finishes or undoes a restore of this session that a crash interrupted (see
-    `store.recover_pending`); `None` when there was none."""
-    return backups.recover_pending(files.session_id)
+def recover_pending(files: SessionFiles, root: Path | None, *, store: backups.BackupStore | None = None
+                    ) -> tuple[str, list[Path]] | None:
+    """Finishes or undoes a restore of this session that a crash interrupted, its journal checked
+    against the confinement `root` first (see `store.recover_pending`); `None` when there was none."""
+    return backups.recover_pending(files, root, store=store)
 
 
 def rewind(
@@ -77,7 +79,7 @@ def rewind(
             or failed; nothing was changed (the error names each failing file).
         InvalidSessionError: the transcript cannot be rewound to that point.
     """
-    backups.recover_pending(files.session_id)
+    backups.recover_pending(files, None if allow_outside else cwd, store=store)
     if checkpoints is not None:
         checkpoints.flush()
     try:
@@ -121,6 +123,10 @@ def _rewind(
             conversation = plan_conversation(files, records, index, mode, number, dry_run=dry_run,
                                              summarizer=summarizer)
             result.leaf_entry_id = conversation.target
+        if not dry_run:
+            # From the first file written to the checkpoints file, a Ctrl-C or `kill` waits: code,
+            # conversation and checkpoints land together, then the signal is delivered.
+            stack.enter_context(deferred_signals())
         if mode.restores_code:
             restore_code(files, cwd, records, index, result, store=store, force=force,
                          allow_outside=allow_outside, faults=faults)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import ChangedOutsideError, RestoreError
 from ..sessions.files import SessionFiles
+from ..storage.regular import read_regular
 from . import store as backups
 from .records import Checkpoint, FileBackup, checkpoints_bytes, resolve_path
 from .rewind_numbers import checkpoint_numbers
@@ -134,19 +135,31 @@ def restore_code(
         _fill_changes(result, outcome)
         result.problems = plan.problems + plan.conflicts + outcome.problems
         return
-    if plan.problems or (plan.conflicts and not force):
-        outcome = backups.check_restore(store, plan.targets, confine_to=confine)
-        raise _refusal(plan.problems + plan.conflicts + outcome.problems)
-    # The records learn the restored state before the restore runs, and the native restore
-    # replaces the checkpoints file in the same journaled step as the files: a crash leaves both
-    # old or both new, never restored files with records that call them changed outside.
-    _record_restored_state(records, index, cwd, plan.targets)
-    outcome = backups.restore_files(
-        store, plan.targets, session_id=files.session_id, confine_to=confine, force=force,
-        companion=(files.checkpoints, checkpoints_bytes(records)),
-        fail_before_step=(faults or {}).get("fail_before_step"), step_delay_ms=(faults or {}).get("step_delay_ms", 0),
-    )
+    try:
+        if plan.problems or (plan.conflicts and not force):
+            outcome = backups.check_restore(store, plan.targets, confine_to=confine)
+            raise _refusal(plan.problems + plan.conflicts + outcome.problems)
+        # The records learn the restored state before the restore runs, and the native restore
+        # replaces the checkpoints file in the same journaled step as the files: a crash leaves both
+        # old or both new, never restored files with records that call them changed outside.
+        _record_restored_state(records, index, cwd, plan.targets)
+        outcome = backups.restore_files(
+            store, plan.targets, session_id=files.session_id, confine_to=confine, force=force,
+            companion=(files.checkpoints, checkpoints_bytes(records)),
+            fail_before_step=(faults or {}).get("fail_before_step"), step_delay_ms=(faults or {}).get("step_delay_ms", 0),
+        )
+    except RestoreError as error:
+        if any(problem[1] == "outside" for problem in getattr(error, "problems", None) or ()):
+            error.hint = outside_hint(cwd)
+        raise
     _fill_changes(result, outcome)
+
+
+def outside_hint(cwd: Path) -> str:
+    """What to say when a rewind refuses files outside the session's folder (a session resumed
+    with `-r` from another folder edits files there)."""
+    return (f"the session's folder is {cwd}; to restore files outside it, pass --allow-outside "
+            "(preview with --dry-run)")
 
 
 def _restored_digest(target: backups.RestoreTarget) -> tuple[bool, str | None]:
@@ -156,7 +169,7 @@ def _restored_digest(target: backups.RestoreTarget) -> tuple[bool, str | None]:
     if target.algorithm == backups.BLAKE3:
         return True, target.digest.lower()
     try:  # a real-CLI blob is named by sha256; the records keep blake3
-        return True, backups.content_id((target.blob_folder or Path()).joinpath(target.digest).read_bytes())
+        return True, backups.content_id(read_regular((target.blob_folder or Path()).joinpath(target.digest)) or b"")
     except OSError:
         return False, None  # the restore refuses a missing blob anyway
 

@@ -44,6 +44,11 @@ def conversation_target(session: Session, checkpoint: Checkpoint) -> str | None:
         entry_id = session.message_id_map().get(checkpoint.last_message_id)
         if entry_id is not None:
             return entry_id
+    if checkpoint.message_count < 0:  # UNKNOWN_COUNT: the record's `messageCount` is not a count
+        raise InvalidSessionError(
+            f"checkpoint {checkpoint.turn_number} of {session.files.checkpoints} has no usable messageCount "
+            f"({checkpoint.extra.get('messageCount')!r}) and no lastMessageId found in the transcript",
+            hint="pick another checkpoint, or rewind with --mode code")
     context = session.context()
     if checkpoint.message_count <= len(context.entry_ids):
         return context.entry_ids[checkpoint.message_count - 1]

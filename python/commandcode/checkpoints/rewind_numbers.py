@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import UsageError
+from ..errors import InvalidSessionError, UsageError
 from .modes import RewindMode
 from .records import Checkpoint
 
@@ -23,12 +23,14 @@ def find_checkpoint(records: Sequence[Checkpoint], number: int) -> int:
 
     Raises:
         UsageError: there is no such checkpoint (the message lists the ones there are).
+        InvalidSessionError: the session has no checkpoints at all (no `--to` would do: a
+            refusal, not a usage error).
     """
     numbers = checkpoint_numbers(records)
     if number in numbers:
         return numbers.index(number)
     if not numbers:
-        raise UsageError("this session has no checkpoints")
+        raise InvalidSessionError("this session has no checkpoints", hint="a rewind needs a turn recorded with checkpoints")
     raise UsageError(f"no checkpoint {number}; this session has {_ranges(numbers)}")
 
 

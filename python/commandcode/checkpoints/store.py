@@ -21,6 +21,10 @@ from typing import Literal, cast
 from .. import _native
 from ..config.paths import data_dir, objects_dir
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..sessions.files import SessionFiles
+
 MAX_BACKUP_SIZE: int = _native.MAX_BACKUP_SIZE
 """Files over 10 MB (10,485,760 bytes) are never read: recorded `skipped: "too_large"`."""
 
@@ -248,19 +252,35 @@ def restore_files(
     return _outcome(plan, targets)
 
 
-def recover_pending(session_id: str) -> tuple[str, list[Path]] | None:
+def recover_pending(
+    files: SessionFiles, root: Path | None, *, store: BackupStore | None = None
+) -> tuple[str, list[Path]] | None:
     """Finishes or undoes a restore of this session that a crash interrupted.
+
+    The journal is checked first, in Rust, against the confinement the restore had: every
+    target inside `root` (the session's working directory; `None` only for a rewind the user let
+    outside it with `--allow-outside`), none in the data dir but the session's checkpoints file,
+    sources only from `store` (default: the shared one), the session's real-CLI blob folder or
+    the journal's companion copy, the trash only the journal's own. A journal that fails is kept
+    as it is and nothing is touched.
 
     Returns `None` when there was none, else `("rolled_back" | "completed", targets)`.
 
     Raises:
         RestoreError: another process is restoring this session right now, or the journal is
-            unreadable (it is left in place).
+            unreadable or names a path outside those bounds (it is left in place).
     """
-    journal = journal_path(session_id)
+    journal = journal_path(files.session_id)
     if not journal.exists():
         return None
-    outcome = _native.recover_restore(os.fspath(journal))
+    outcome = _native.recover_restore(
+        os.fspath(journal),
+        root=None if root is None else os.fspath(Path(root).absolute()),
+        protected=list[str | os.PathLike[str]](_protected()),
+        store=os.fspath(store.root if store is not None else objects_dir()),
+        blob_folder=os.fspath(files.file_history),
+        companion=os.fspath(files.checkpoints.absolute()),
+    )
     if outcome is None:
         return None
     state, targets = outcome

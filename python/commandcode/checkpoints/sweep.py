@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..config.paths import objects_dir, projects_dir
 from ..storage.durable import atomic_write
+from ..storage.regular import read_if_exists
 from . import store as backups
 from .records import read_checkpoints
 
@@ -38,10 +39,10 @@ def iter_checkpoint_files(root: Path | None = None, store_root: Path | None = No
 
 def _external_locations(store_root: Path | None) -> list[str]:
     listing = (store_root if store_root is not None else objects_dir()) / EXTERNAL_LOCATIONS_NAME
-    try:
-        return [line for line in listing.read_text(encoding="utf-8").split("\n") if line]
-    except FileNotFoundError:
+    data = read_if_exists(listing, follow=True)
+    if data is None:
         return []
+    return [line for line in data.decode("utf-8", errors="surrogateescape").split("\n") if line]
 
 
 def register_external_location(path: Path, store_root: Path) -> None:

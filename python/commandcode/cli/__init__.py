@@ -34,12 +34,39 @@ def run(argv: list[str]) -> object:
 
     try:
         if not run_fast(argv):
-            from .typer_app import app
+            from .typer_app import run_app
 
-            app(args=argv)
+            return run_app(argv)
         return 0
     except SystemExit as exit_request:
         return exit_request.code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:
+        from ..config.env import debug_enabled
+
+        if debug_enabled():
+            raise
+        return internal_error(error)
+
+
+INTERNAL_ERROR = "error: internal error"
+INTERNAL_HINT = ("hint: this is a bug in commandcode; please report it with the command you ran "
+                 "(COMMANDCODE_DEBUG=1 shows the traceback)")
+
+
+def internal_error(error: BaseException) -> int:
+    """Prints one `error:` line (and a hint to report it) for an exception no command handled;
+    returns exit code 1. Nothing else is printed: a traceback shown to a user is a bug."""
+    from .output import printable
+
+    detail = printable(f"{type(error).__name__}: {error}", one_line=True)
+    if len(detail) > 300:
+        detail = detail[:300] + "…"
+    sys.stdout.flush()
+    sys.stderr.write(f"{INTERNAL_ERROR} ({detail})\n{INTERNAL_HINT}\n")
+    sys.stderr.flush()
+    return 1
 
 
 def main() -> None:
@@ -49,6 +76,9 @@ def main() -> None:
     interpreter teardown alone took seconds (measured on a 1 GB session). Exit handlers still
     run first (checkpoint digests are flushed from one), then the output is flushed.
     """
+    from ..config.paths import data_root
+
+    data_root()  # a relative $COMMANDCODE_HOME is made absolute before anything can chdir
     code = run(sys.argv[1:])
     if isinstance(code, str):
         sys.stderr.write(code + "\n")

@@ -7,6 +7,8 @@ then measures, as whole processes: the `wc -l` floor, a cold open-to-context wit
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import sys
 import tempfile
@@ -15,8 +17,9 @@ from typing import Any, Optional
 
 import typer
 
-from ..errors import UsageError
-from .output import handle_errors, print_json, stdout
+from ..errors import CommandcodeError, UsageError
+from ..storage.regular import open_regular
+from .output import handle_errors, print_json, safe, stdout
 
 
 def _rows(path: Path, home: Path, runs: int) -> list[dict[str, Any]]:
@@ -39,6 +42,10 @@ def _rows(path: Path, home: Path, runs: int) -> list[dict[str, Any]]:
     return rows
 
 
+MIN_SIZE = 10_000
+"""The smallest `--size` (bytes): a few whole turns, so every measured command has a session to open."""
+
+
 @handle_errors
 def bench_command(
     size: str = typer.Option("100MB", "--size", help="Session size: 10MB, 1GB, 2GiB, ..."),
@@ -59,18 +66,29 @@ def bench_command(
         size_bytes = parse_size(size)
     except ValueError as error:
         raise UsageError(str(error), hint="sizes look like 10MB, 500MiB or 1GB") from None
+    if size_bytes < MIN_SIZE:  # checked before any folder is made
+        raise UsageError(f"--size {size} is too small: a bench session needs at least {MIN_SIZE // 1000} kB",
+                         hint="sizes look like 10MB, 500MiB or 1GB")
     work = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="commandcode-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
-    free = shutil.disk_usage(work).free
-    if free < size_bytes * 2:
-        raise UsageError(f"{work} has {free // 2**20} MiB free; the bench needs about {2 * size_bytes // 2**20} MiB")
+    created = [work] if directory is None else _missing_folders(work)
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+        free = shutil.disk_usage(work).free
+        if free < size_bytes * 2:
+            raise CommandcodeError(f"{work} has {free // 2**20} MiB free; the bench needs about "
+                                   f"{2 * size_bytes // 2**20} MiB", hint="pass a smaller --size, or --dir on a larger disk")
+    except BaseException:
+        for folder in created:  # a refused bench leaves no folder behind (only the empty ones it made)
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
     try:
         with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
                       TransferSpeedColumn(), transient=True, disable=as_json) as progress:
             task = progress.add_task("generating session", total=size_bytes)
             generated = generate_session(work / "sessions", size_bytes, seed=seed,
                                          progress=lambda written: progress.update(task, completed=written))
-        with open(generated.path, "rb") as handle:  # warm the page cache: we measure parsing, not the disk
+        with os.fdopen(open_regular(generated.path), "rb") as handle:  # warm the page cache: we measure parsing, not the disk
             while handle.read(1 << 24):
                 pass
         rows = _rows(generated.path, work / "home", runs)
@@ -85,19 +103,28 @@ def bench_command(
             table.add_column(column, justify="left" if column == "what" else "right")
         for row in rows:
             wall = row.get("wall_s")
-            table.add_row(row["name"], f"{wall:.3f}" if wall else row.get("error", "failed"),
+            table.add_row(safe(row["name"], one_line=True), f"{wall:.3f}" if wall else safe(row.get("error", "failed"), one_line=True),
                           f"{generated.bytes / 1e6 / wall:,.0f}" if wall else "",
                           f"{row['peak_rss_mib']:.0f}" if row.get("peak_rss_mib") else "",
                           f"{row['ratio_to_floor']:.1f}" if row.get("ratio_to_floor") else "")
         stdout.print(table)
         if keep:
-            stdout.print(f"kept {generated.path}")
+            stdout.print(f"kept {safe(generated.path, one_line=True)}")
     finally:
         if not keep:
             shutil.rmtree(work / "sessions", ignore_errors=True)
             shutil.rmtree(work / "home", ignore_errors=True)
             if directory is None:
                 shutil.rmtree(work, ignore_errors=True)
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """The folders `folder.mkdir(parents=True)` would create, deepest first."""
+    missing = []
+    while not folder.exists() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
 
 
 def register(app: typer.Typer) -> None:

@@ -82,15 +82,18 @@ def print_json_line(value: Any) -> None:
     sys.stdout.flush()
 
 
-def fail(message: str, hint: str | None = None) -> SystemExit:
-    """Prints `error: message` (and `hint: …`) to stderr; returns the exit (code 1) to raise.
+USAGE_EXIT_CODE = 2  # a usage error (bad options or arguments); a refused or failed operation is 1
+
+
+def fail(message: str, hint: str | None = None, *, code: int = 1) -> SystemExit:
+    """Prints `error: message` (and `hint: …`) to stderr; returns the exit (`code`) to raise.
 
     A plain `SystemExit`, not typer's: the fast path runs commands without importing typer, and
     under typer a `SystemExit` from a command passes through to `main()` unchanged."""
     stderr.print(f"[bold red]error[/]: {printable(message, one_line=True)}", markup=True, highlight=False)
     if hint:
         stderr.print(f"[bold cyan]hint[/]: {printable(hint, one_line=True)}", markup=True, highlight=False)
-    return SystemExit(1)
+    return SystemExit(code)
 
 
 def warn(message: str) -> None:
@@ -99,14 +102,18 @@ def warn(message: str) -> None:
 
 
 def handle_errors(function: F) -> F:
-    """Turns `CommandcodeError` (and I/O errors on user files) into one stderr line and exit 1."""
+    """Turns `CommandcodeError` (and I/O errors on user files) into one stderr line and exit 1
+    (exit 2 for a `UsageError`)."""
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
         except CommandcodeError as error:
-            raise fail(_escape(str(error)), _escape(error.hint) if error.hint else None) from None
+            from ..errors import UsageError
+
+            code = USAGE_EXIT_CODE if isinstance(error, UsageError) else 1
+            raise fail(_escape(str(error)), _escape(error.hint) if error.hint else None, code=code) from None
         except OSError as error:
             where = f"{error.filename}: " if error.filename else ""
             raise fail(_escape(f"{where}{error.strerror or error}")) from None

@@ -32,13 +32,14 @@ def _is_terminal() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def _open(ref: str) -> AgentSession:
+def _open(ref: str, *, allow_outside: bool = False) -> AgentSession:
     """The session a reference names (a `<id>.checkpoints.jsonl` path also works), with an
-    interrupted restore of it finished first (and said so on stderr)."""
+    interrupted restore of it finished first (and said so on stderr); the journal may name
+    nothing outside the session's folder unless `allow_outside`."""
     from ..agent.runtime import AgentSession
 
     agent = AgentSession.for_reference(ref, notify=warn)
-    agent.recover_interrupted_restore()
+    agent.recover_interrupted_restore(allow_outside=allow_outside)
     return agent
 
 
@@ -63,7 +64,7 @@ def _checkpoint_rows(agent: AgentSession) -> list[dict[str, Any]]:
             "id": choice.record.id,
             "createdAt": choice.record.created_at,
             "prompt": choice.record.prompt,
-            "messageCount": choice.record.message_count,
+            "messageCount": choice.record.message_count if choice.record.message_count >= 0 else None,  # None: not a count
             "files": [_file_row(item) for item in choice.record.files],
             "modes": [mode.value for mode in choice.modes],
         }
@@ -142,6 +143,10 @@ def _render(result: RewindResult, cwd: Path, as_json: bool) -> None:
         stdout.print(f"{'changed':<12} {safe(_display_path(path, cwd), one_line=True)} (changed outside the tracked tools)")
     for problem in result.problems:
         stderr.print(f"problem: {safe(problem.message, one_line=True)}")
+    if any(problem.code == "outside" for problem in result.problems):
+        from ..checkpoints.rewind_code import outside_hint
+
+        stderr.print(f"hint: {safe(outside_hint(cwd), one_line=True)}")
     action = "Would rewind" if result.dry_run else "Rewound"
     detail = f"{action} to checkpoint {result.number} ({result.mode.label.lower()})"
     if result.dropped_checkpoints:
@@ -166,7 +171,7 @@ def rewind_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Rewind a session to the state from just before turn N: code, conversation, or both."""
-    agent = _open(ref)
+    agent = _open(ref, allow_outside=allow_outside)
     cwd = agent.cwd
     chosen = mode
     if chosen is None:
@@ -179,7 +184,7 @@ def rewind_command(
         if chosen is None:
             stderr.print("Cancelled; nothing was changed")
             return
-    options: dict[str, Any] = {"force": force, "allow_outside": allow_outside}
+    options: dict[str, Any] = {"force": force, "allow_outside": allow_outside, "faults": _test_faults()}
     if not dry_run and not yes:
         if not _is_terminal():
             raise UsageError("refusing to rewind without confirmation", hint="pass --yes, or --dry-run to preview")
@@ -190,6 +195,15 @@ def rewind_command(
             stderr.print("Cancelled; nothing was changed")
             return
     _render(agent.rewind(to, chosen, dry_run=dry_run, **options), cwd, as_json)
+
+
+def _test_faults() -> dict[str, int] | None:
+    """The test hook `COMMANDCODE_TEST_STEP_DELAY_MS` (`config.env`): a pause before each restore
+    step, which widens the window the signal tests aim at. Unset (always, outside tests): none."""
+    from ..config.env import test_step_delay_ms
+
+    delay = test_step_delay_ms()
+    return {"step_delay_ms": delay} if delay is not None else None
 
 
 def register(app: typer.Typer) -> None:

@@ -155,7 +155,7 @@ def tree_view(ref: str, as_json: bool = False, offset: int = 0, limit: int = 0) 
             shown.add(row.line)
             marker = "[green]●[/]" if row.on_active_path else "○"
             label = f" [magenta]\\[{safe(row.label, one_line=True)}][/]" if row.label else ""
-            node = parent_node.add(f"{marker} {safe(row.id, one_line=True)} {row.type}{label} "
+            node = parent_node.add(f"{marker} {safe(row.id, one_line=True)} {safe(row.type, one_line=True)}{label} "
                                    f"[dim]{safe(row.timestamp, one_line=True)}[/]")
             kids = [child for child in sorted(children[row.id], key=lambda child: child.timestamp, reverse=True)
                     if child.line not in shown]

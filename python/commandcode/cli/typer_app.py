@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from . import bench_cmd, rewind_cmds, sessions
-from .output import handle_errors
+from .output import USAGE_EXIT_CODE, fail, handle_errors
 
 app = typer.Typer(
     name="commandcode",
@@ -58,3 +58,23 @@ def root(
 
     run_print(print_prompt, output_format=output_format, name=name, resume=resume, continue_last=continue_last,
               no_session=no_session, model_name=model)
+
+
+def run_app(argv: list[str]) -> object:
+    """Runs `app` on argv and returns the exit code. Click's own usage errors (an unknown option
+    or command, a missing or invalid value) are one `error:` line and a `hint:` line, exit 2, like
+    ours: not click's usage box, which also echoes the user's text unescaped."""
+    try:
+        code = app(args=argv, prog_name="commandcode", standalone_mode=False)
+    except typer.Abort:
+        raise fail("aborted") from None
+    except typer.TyperException as error:
+        if type(error).__name__ == "NoArgsIsHelpError":  # a group without a command: its help was shown
+            return USAGE_EXIT_CODE
+        from rich.markup import escape
+
+        context = getattr(error, "ctx", None)
+        where = context.command_path if context is not None else "commandcode"
+        raise fail(escape(error.format_message()), escape(f"see `{where} --help`"),
+                   code=getattr(error, "exit_code", USAGE_EXIT_CODE)) from None
+    return code if isinstance(code, int) else 0

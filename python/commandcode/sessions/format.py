@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from ..storage.ids import iso_from_ms, parse_iso
+from ..storage.ids import epoch_ms_value, iso_from_ms, parse_iso
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -69,15 +69,9 @@ def created_timestamp(created: object) -> str | None:
     numbers), `null`, arrays, objects, an out-of-range number — is no time at all, so the file's
     own time is used instead, as the real CLI falls back to the file's birthtime.
     """
-    if isinstance(created, bool):
-        return None
-    if isinstance(created, (int, float)):
-        if created != created or created in (float("inf"), float("-inf")):
-            return None
-        try:
-            return iso_from_ms(int(created))
-        except (OverflowError, ValueError, OSError):  # beyond what a date can hold
-            return None
+    milliseconds = epoch_ms_value(created)  # range-checked: 1e308 or 10**30 must not reach datetime
+    if milliseconds is not None:
+        return iso_from_ms(milliseconds)
     if isinstance(created, str) and parse_iso(created) is not None:
         return created
     return None

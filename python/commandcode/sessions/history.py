@@ -10,7 +10,6 @@ in its place (a FIFO, a folder, a symlink) is left alone rather than read or wri
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 from ..config.paths import data_dir
@@ -18,6 +17,7 @@ from ..storage.durable import FILE_MODE, atomic_write, ensure_dir, write_all
 from ..storage.ids import epoch_ms
 from ..storage.jsonfmt import encode_line
 from ..storage.jsonl import iter_objects
+from ..storage.regular import open_regular, read_all, read_regular
 
 MAX_PROMPT_CHARS = 50_000
 ROTATE_AT_BYTES = 5 * 1024 * 1024
@@ -31,15 +31,17 @@ def record_prompt(prompt: str) -> None:
     path = data_dir() / "history.jsonl"
     try:
         ensure_dir(path.parent)
+        # Never follows a symlink, never blocks on a FIFO: anything but a regular file fails here.
+        descriptor = open_regular(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, FILE_MODE)
         try:
-            if not stat.S_ISREG(os.lstat(path).st_mode):
-                return  # reading a FIFO would block, and a symlink is never followed
-        except FileNotFoundError:
-            pass
-        if _last_prompt(path) == prompt:
+            last = _last_prompt(descriptor)
+        except BaseException:
+            os.close(descriptor)
+            raise
+        if last == prompt:
+            os.close(descriptor)
             return
         record = encode_line({"p": prompt, "t": epoch_ms()})
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
         try:
             size = os.fstat(descriptor).st_size
             if size and os.pread(descriptor, 1, size - 1) != b"\n":
@@ -53,13 +55,11 @@ def record_prompt(prompt: str) -> None:
         return
 
 
-def _last_prompt(path: os.PathLike[str]) -> str | None:
+def _last_prompt(descriptor: int) -> str | None:
     try:
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - 65536))
-            tail = handle.read()
+        size = os.fstat(descriptor).st_size
+        os.lseek(descriptor, max(0, size - 65536), os.SEEK_SET)
+        tail = read_all(descriptor, limit=65536)
     except OSError:
         return None
     for record in reversed(list(iter_objects(tail))):  # the first line may be cut: it does not parse
@@ -69,8 +69,7 @@ def _last_prompt(path: os.PathLike[str]) -> str | None:
 
 
 def _rotate(path: os.PathLike[str]) -> None:
-    with open(path, "rb") as handle:
-        lines = handle.read().splitlines(keepends=True)
+    lines = read_regular(path).splitlines(keepends=True)
     kept: list[bytes] = []
     size = 0
     for line in reversed(lines):

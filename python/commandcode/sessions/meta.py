@@ -18,7 +18,17 @@ from typing import Any
 from ..errors import InvalidSessionError
 from ..storage.durable import atomic_write
 from ..storage.jsonfmt import dumps_pretty
-from ..storage.regular import read_regular as _read_regular
+from ..storage.regular import read_if_exists
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of the regular file at `path` (a symlink is read through), or `None` when there
+    is none.
+
+    Raises:
+        OSError: it cannot be read, or is not a regular file (a folder, FIFO or device).
+    """
+    return read_if_exists(path, follow=True)
 
 
 def read_meta(path: Path) -> dict[str, Any]:

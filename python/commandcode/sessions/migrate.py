@@ -29,6 +29,7 @@ from ..storage.ids import epoch_ms, iso_from_ms, new_entry_id, new_uuid, parse_i
 from ..storage.jsonfmt import encode_line
 from ..storage.jsonl import iter_objects
 from ..storage.lock import WriterLock
+from ..storage.regular import read_regular
 from .files import SessionFiles
 from .format import build_header, created_timestamp, header_timestamp
 from .meta import read_meta, update_meta
@@ -54,7 +55,7 @@ def migrate_legacy(files: SessionFiles) -> None:
         current = scan(files, use_index=False)
         if current.format not in LEGACY_FORMATS:
             return
-        raw = transcript.read_bytes()
+        raw = read_regular(transcript, follow=True)
         records = _parse_records(raw)
         meta = read_meta(files.meta)
         messages = _merge_tool_messages([message for record in records if (message := _convert(record)) is not None])
@@ -111,7 +112,7 @@ def _keep_original(files: SessionFiles, raw: bytes) -> Path:
     for number in range(_MAX_BACKUPS):
         path = first if number == 0 else first.with_name(f"{first.name}.{number}")
         try:
-            if path.read_bytes() == raw:
+            if read_regular(path) == raw:
                 return path
             continue
         except FileNotFoundError:

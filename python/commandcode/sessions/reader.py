@@ -229,10 +229,15 @@ class Session:
         """The full JSON objects of these entries, in the order given."""
         return list(self._index.read_entries(entry_ids))
 
+    def _clamp(self, start: int, stop: int | None) -> tuple[int, int]:
+        count = self._index.entry_count
+        start = min(max(start, 0), count)
+        return start, count if stop is None else min(max(stop, start), count)
+
     def entries(self, start: int = 0, stop: int | None = None) -> Iterator[dict[str, Any]]:
         """The full entries at positions `[start, stop)` in file order (an id that names several
-        entries names its last one, as the tree walk does)."""
-        ids = [row[0] for row in self._index.tree_rows(start, stop)]
+        entries names its last one, as the tree walk does); bounds are clamped like `tree_rows`'."""
+        ids = [row[0] for row in self._index.tree_rows(*self._clamp(start, stop))]
         yield from self._index.read_entries(ids)
 
     def context(self) -> Context:
@@ -246,7 +251,11 @@ class Session:
         return list(self._index.path_ids())
 
     def tree_rows(self, start: int = 0, stop: int | None = None) -> Iterator[TreeRow]:
-        """Entries `[start, stop)` in file order, with labels and active-path membership."""
+        """Entries `[start, stop)` in file order, with labels and active-path membership.
+
+        Bounds are clamped like a slice's (past the end is an empty page, not an error), before
+        they reach the native index's machine-sized integers (a 24-digit offset included)."""
+        start, stop = self._clamp(start, stop)
         labels = dict(self._index.labels())
         path_ids = self._index.path_ids()
         on_path = set(path_ids)

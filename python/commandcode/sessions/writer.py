@@ -6,6 +6,10 @@ Rules, each there for a reason:
 - Entries are committed per turn: `commit()` writes every pending line (JSON and newline
   together) in one `write` and fsyncs, so a process killed mid-turn leaves the file ending at the
   previous commit, or at worst with a torn tail that readers skip.
+- A commit that fails (a full disk: a short write, then `ENOSPC`; a failed fsync) is cut back to
+  where it started, so the file ends at the previous commit exactly as a kill before it would
+  leave it: never with half a turn (a prompt and a `tool_use` with no result) that the next
+  resume would take for the context. Only the bytes this commit wrote are cut, never older ones.
 - A new transcript appears whole (temp file, fsync, hard link), never empty or with a torn header.
 - Before the first append to a file that does not end in `\\n`, the torn tail is ended with a
   newline, so a new entry is never glued onto a broken fragment (pi and the real CLI lose the
@@ -27,6 +31,7 @@ from ..storage.durable import create_new_file, ensure_dir, finish_write, fsync_d
 from ..storage.ids import iso_now, new_entry_id
 from ..storage.jsonfmt import encode_entry, encode_line
 from ..storage.lock import WriterLock
+from ..storage.regular import open_regular
 from .files import SessionFiles
 from .format import ENTRY_TYPES, ENVELOPE_KEYS, LEAF_MARKER_TYPE, build_header
 from .reader import Session
@@ -45,6 +50,7 @@ class SessionWriter:
         self._lock = WriterLock(files.transcript) if persist else None
         self._pending: list[bytes] = []
         self._pending_has_assistant = False
+        self._commits = 0
         self._known_ids: set[str] = set()
         self._session: Session | None = None
         self._exists = False
@@ -124,6 +130,22 @@ class SessionWriter:
                     fields[key] = value
         return self.append_entry("message", fields)
 
+    def mark(self) -> tuple[int, int, str | None, bool]:
+        """A point among the pending entries that `discard_to` can go back to."""
+        return (self._commits, len(self._pending), self.leaf_id, self._pending_has_assistant)
+
+    def discard_to(self, mark: tuple[int, int, str | None, bool]) -> None:
+        """Drops the entries queued since `mark` (they never reach disk); the leaf goes back too.
+
+        Raises:
+            InvalidSessionError: a commit happened since the mark (committed entries stay).
+        """
+        commits, count, leaf_id, has_assistant = mark
+        if commits != self._commits:
+            raise InvalidSessionError("cannot discard entries that were committed since the mark")
+        del self._pending[count:]
+        self.leaf_id, self._pending_has_assistant = leaf_id, has_assistant
+
     def move_leaf(self, target_entry_id: str | None, data: dict[str, Any]) -> str:
         """Moves the leaf to `target_entry_id` (None: before the first entry) and persists it.
 
@@ -153,6 +175,7 @@ class SessionWriter:
         else:
             self._create(payload)
         self._pending.clear()
+        self._commits += 1
         return True
 
     def _create(self, payload: bytes) -> None:
@@ -183,21 +206,23 @@ class SessionWriter:
 
     @staticmethod
     def _create_in_place(transcript: Path, data: bytes) -> None:
-        create_new_file(transcript, data, remove_on_failure=False)  # a torn first write is a torn tail, kept
+        create_new_file(transcript, data)  # ours (O_EXCL): a failure leaves no half-created session
 
     def _append(self, payload: bytes) -> None:
         transcript = self.files.transcript
-        descriptor = os.open(transcript, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+        descriptor = open_regular(transcript, os.O_RDWR | os.O_APPEND)  # read: the torn-tail check
         try:
-            if self._needs_newline and not _ends_with_newline(transcript):
+            start = os.fstat(descriptor).st_size  # one writer (the lock): every byte past this is ours
+            if self._needs_newline and not _ends_with_newline(descriptor):
                 payload = b"\n" + payload
-            self._needs_newline = False
             try:
                 write_all(descriptor, payload)
+                os.fdatasync(descriptor)
             except BaseException:
-                self._needs_newline = True  # a partial write may have left a torn line
+                self._needs_newline = True  # if the cut fails, the next append first ends the torn line
+                _cut_back(descriptor, start)
                 raise
-            os.fdatasync(descriptor)
+            self._needs_newline = False
         finally:
             os.close(descriptor)
 
@@ -207,10 +232,15 @@ class SessionWriter:
             self._lock.release()
 
 
-def _ends_with_newline(path: Path) -> bool:
-    with open(path, "rb") as handle:
-        handle.seek(0, os.SEEK_END)
-        if handle.tell() == 0:
-            return True
-        handle.seek(-1, os.SEEK_END)
-        return handle.read(1) == b"\n"
+def _ends_with_newline(descriptor: int) -> bool:
+    size = os.fstat(descriptor).st_size
+    return size == 0 or os.pread(descriptor, 1, size - 1) == b"\n"
+
+
+def _cut_back(descriptor: int, start: int) -> None:
+    """Cuts a failed append back to `start`, the size the file had before it (best effort: when
+    even that fails, the torn tail is one that readers skip, and the next append ends it)."""
+    with contextlib.suppress(OSError):
+        if os.fstat(descriptor).st_size > start:
+            os.ftruncate(descriptor, start)
+            os.fdatasync(descriptor)

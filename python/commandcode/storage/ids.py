@@ -54,6 +54,19 @@ def iso_now() -> str:
     return f"{_second_prefix[1]}{milliseconds % 1000:03d}Z"
 
 
+_MIN_MS, _MAX_MS = -62_135_596_800_000, 253_402_300_799_999  # 0001-01-01 .. 9999-12-31, UTC
+
+
+def epoch_ms_value(value: object) -> int | None:
+    """`value` as epoch milliseconds `iso_from_ms` can show: an int or float (not a bool) within
+    years 1-9999; else None (a file's 1e308 or 10**30 must not reach `datetime`, which raises)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if not _MIN_MS <= value <= _MAX_MS:  # also false for NaN
+        return None
+    return int(value)
+
+
 def iso_from_ms(milliseconds: int) -> str:
     """Epoch milliseconds as an ISO-8601 UTC string with milliseconds and `Z`."""
     from datetime import datetime

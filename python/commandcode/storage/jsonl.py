@@ -11,12 +11,12 @@ migration); elsewhere the first line fails to parse, as `JSON.parse` fails on it
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import stat
 from collections.abc import Iterator
 from typing import Any
+
+from .regular import open_regular
 
 
 def split_lines(data: bytes | str, *, strip_bom: bool = False) -> list[str]:
@@ -50,7 +50,7 @@ def iter_objects(data: bytes | str, *, strip_bom: bool = False) -> Iterator[dict
             yield value
 
 
-def first_value_in_file(path: str | bytes | Any) -> tuple[bool, Any]:
+def first_value_in_file(path: str | os.PathLike[str]) -> tuple[bool, Any]:
     """`(True, value)` when the first non-blank line of the file at `path` is JSON, else
     `(False, None)`; reads no further than that line (a transcript may be gigabytes).
 
@@ -58,10 +58,7 @@ def first_value_in_file(path: str | bytes | Any) -> tuple[bool, Any]:
         OSError: the file cannot be opened or read, or is no regular file (a FIFO is refused,
             never waited on).
     """
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+    with os.fdopen(open_regular(path, follow=True), "rb") as handle:
         for raw in handle:
             if raw.strip():
                 return parse_line(raw)

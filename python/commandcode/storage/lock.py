@@ -19,6 +19,7 @@ from pathlib import Path
 from ..config.paths import locks_dir
 from ..errors import SessionLockedError
 from .durable import FILE_MODE, ensure_dir
+from .regular import open_regular
 
 _FLOCK_FORMAT = "hhqqi"  # struct flock on Linux: l_type, l_whence, l_start, l_len, l_pid
 _held_in_this_process: set[str] = set()
@@ -85,7 +86,7 @@ class WriterLock:
                     holder_pid=os.getpid(),
                 )
             ensure_dir(self.path.parent)
-            descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+            descriptor = open_regular(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE)
             try:
                 taken, pid = _take(descriptor)
             except OSError:

@@ -39,6 +39,7 @@ pub use format::{decode_sidecar, id_hash, FORMAT_VERSION};
 pub use summary::{PlanItem, Summary, FIRST_USER_IDS};
 
 use crate::error::{Error, Result};
+use crate::fsopen::{self, Follow};
 use crate::scan::{self, Entry, FileSource, ScanReport};
 use crate::tree::SessionTree;
 use format::{Segment, SegmentKind};
@@ -155,7 +156,7 @@ impl Session {
         }
         let Some(lazy) = &self.lazy else { return true };
         let hashes = self.id_hashes.get_or_init(|| {
-            let file = File::open(&lazy.sidecar).ok()?;
+            let file = open_sidecar(&lazy.sidecar).ok()?;
             lazy.segments.iter().map(|segment| format::read_hashes(&file, segment)).collect()
         });
         match hashes {
@@ -193,8 +194,18 @@ pub fn summarize(report: &ScanReport) -> Summary {
 }
 
 fn decode_lazy(lazy: &LazyEntries) -> Option<Vec<Entry>> {
-    let file = File::open(&lazy.sidecar).ok()?;
+    let file = open_sidecar(&lazy.sidecar).ok()?;
     format::read_all_entries(&file, &lazy.segments)
+}
+
+/// Opens a sidecar for reading: never through a symlink, never a FIFO or device.
+fn open_sidecar(sidecar: &Path) -> io::Result<File> {
+    fsopen::open_regular_read(sidecar, Follow::No)
+}
+
+/// Opens a transcript for reading (a transcript path a user names may be a symlink).
+fn open_transcript(transcript: &Path) -> io::Result<File> {
+    fsopen::open_regular_read(transcript, Follow::Yes)
 }
 
 /// Scans the transcript without any sidecar.
@@ -206,7 +217,7 @@ pub fn open_plain(transcript: &Path) -> Result<Session> {
 /// the appended bytes when the transcript grew, else scans everything; updates the sidecar
 /// whenever it was not used as is. Sidecar problems are never errors (the scan decides).
 pub fn open(transcript: &Path, sidecar: &Path) -> Result<Session> {
-    let file = File::open(transcript).map_err(|source| Error::io(transcript, source))?;
+    let file = open_transcript(transcript).map_err(|source| Error::io(transcript, source))?;
     let before = file.metadata().map_err(|source| Error::io(transcript, source))?;
     if is_same_file(sidecar, &before) || sidecar == transcript {
         // A sidecar path naming the transcript itself would replace it: never.
@@ -216,7 +227,7 @@ pub fn open(transcript: &Path, sidecar: &Path) -> Result<Session> {
             OpenKind::Scanned,
         ));
     }
-    let chain = File::open(sidecar).ok().and_then(|handle| format::read_chain(&handle).map(|chain| (handle, chain)));
+    let chain = open_sidecar(sidecar).ok().and_then(|handle| format::read_chain(&handle).map(|chain| (handle, chain)));
     if let Some((handle, (segments, identity, summary))) = chain {
         match judge(&file, &before, &identity) {
             Verdict::Unchanged => {
@@ -407,7 +418,7 @@ fn append_delta(
 /// `sidecar` and still ends where the loaded chain ends; returns where it went.
 fn append_segment(sidecar: &Path, handle: &File, bytes: &[u8]) -> io::Result<Segment> {
     let expected_end = handle.metadata()?.len();
-    let mut file = std::fs::OpenOptions::new().append(true).open(sidecar)?;
+    let mut file = fsopen::open_regular(sidecar, std::fs::OpenOptions::new().append(true), Follow::No)?;
     let metadata = file.metadata()?;
     let original = handle.metadata()?;
     if metadata.ino() != original.ino() || metadata.dev() != original.dev() || metadata.len() != expected_end {
@@ -421,7 +432,7 @@ fn append_segment(sidecar: &Path, handle: &File, bytes: &[u8]) -> io::Result<Seg
 
 /// Scans `[0, scanned_to)` of the transcript (the region a loaded sidecar described).
 fn rescan_prefix(transcript: &Path, scanned_to: u64) -> Result<ScanReport> {
-    let file = File::open(transcript).map_err(|source| Error::io(transcript, source))?;
+    let file = open_transcript(transcript).map_err(|source| Error::io(transcript, source))?;
     let size = file.metadata().map_err(|source| Error::io(transcript, source))?.len().min(scanned_to);
     scan::scan_source(&FileSource { file, size }, transcript)
 }
@@ -442,7 +453,7 @@ fn edge_hashes(file: &File, end: u64) -> io::Result<([u8; 32], [u8; 32])> {
 /// appending (then no sidecar is written).
 fn identity_after_scan(transcript: &Path, before: &Metadata, summary: &Summary) -> Option<Identity> {
     let scanned_to = summary.report.file_size;
-    let file = File::open(transcript).ok()?;
+    let file = open_transcript(transcript).ok()?;
     let (head_hash, tail_hash) = edge_hashes(&file, scanned_to).ok()?;
     let after = file.metadata().ok()?;
     let same_file = after.dev() == before.dev() && after.ino() == before.ino();
@@ -463,6 +474,7 @@ fn identity_after_scan(transcript: &Path, before: &Metadata, summary: &Summary) 
 
 /// Writes `bytes` to `path` through a fsynced temporary file (mode 0600) and a rename.
 fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    fsopen::check_replaceable(path)?;
     if let Some(parent) = path.parent() {
         std::fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
     }
@@ -470,7 +482,8 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|time| time.subsec_nanos()).unwrap_or(0);
     let temporary = path.with_file_name(format!(".{file_name}.{}.{nonce:08x}.tmp", std::process::id()));
     let result = (|| {
-        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temporary)?;
+        let mut file =
+            fsopen::open_regular(&temporary, std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600), Follow::No)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         std::fs::rename(&temporary, path)

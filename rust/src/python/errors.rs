@@ -28,6 +28,7 @@ impl From<Error> for PyErr {
             Error::RestoreFailed { .. }
             | Error::RestoreInProgress { .. }
             | Error::JournalInvalid { .. }
+            | Error::JournalUntrusted { .. }
             | Error::RecoveryIncomplete { .. } => {
                 RestoreError::new_err(message)
             }

@@ -69,7 +69,7 @@ impl SessionIndex {
         mut each: impl FnMut(usize, &[u8]) -> PyResult<()>,
     ) -> PyResult<()> {
         let path = &self.path;
-        let file = std::fs::File::open(path).map_err(|source| Error::io(path, source))?;
+        let file = crate::fsopen::open_regular_read(path, crate::fsopen::Follow::Yes).map_err(|source| Error::io(path, source))?;
         let mut buffer: Vec<u8> = Vec::new();
         let mut start = 0;
         while start < spans.len() {

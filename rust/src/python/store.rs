@@ -4,7 +4,7 @@
 
 use crate::store::{
     self, Algorithm, Backup, BackupSource, Companion, ContentId, Desired, Expected, FaultInjection, FileState as CoreFileState,
-    Plan, RecoveryOutcome, RestoreOptions, Sha256Digest,
+    Plan, RecoveryBounds, RecoveryOutcome, RestoreOptions, Sha256Digest,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -333,10 +333,23 @@ pub fn restore_files(
 }
 
 /// Finishes or undoes a restore a crash interrupted. Returns `None` when there was none, else
-/// `("rolled_back" | "completed", targets)`.
+/// `("rolled_back" | "completed", targets)`. Every path the journal names must lie within the
+/// bounds given (`root`: the session's working directory, `None` for a restore let outside it;
+/// `protected`: the data dir; `store`, `blob_folder`: the allowed sources; `companion`: the
+/// session's checkpoints file); a journal that does not is kept and nothing is touched.
 #[pyfunction]
-pub fn recover_restore(py: Python<'_>, journal: PathBuf) -> PyResult<Option<(&'static str, Vec<PathBuf>)>> {
-    let outcome = py.detach(|| store::recover(&journal))?;
+#[pyo3(signature = (journal, *, root, protected = Vec::new(), store = None, blob_folder = None, companion = None))]
+pub fn recover_restore(
+    py: Python<'_>,
+    journal: PathBuf,
+    root: Option<PathBuf>,
+    protected: Vec<PathBuf>,
+    store: Option<PathBuf>,
+    blob_folder: Option<PathBuf>,
+    companion: Option<PathBuf>,
+) -> PyResult<Option<(&'static str, Vec<PathBuf>)>> {
+    let bounds = RecoveryBounds { root, protected, store, blob_folder, companion };
+    let outcome = py.detach(|| store::recover(&journal, &bounds))?;
     Ok(outcome.map(|outcome| match outcome {
         RecoveryOutcome::RolledBack { targets } => ("rolled_back", targets),
         RecoveryOutcome::Completed { targets } => ("completed", targets),

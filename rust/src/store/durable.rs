@@ -5,6 +5,7 @@
 //! Nothing here knows about objects or checkpoints; every error names its path.
 
 use crate::error::{Error, Result};
+use crate::fsopen::{self, Follow};
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -42,30 +43,19 @@ pub fn temp_path_beside(target: &Path) -> PathBuf {
 
 /// Creates `path` exclusively (`O_CREAT|O_EXCL|O_NOFOLLOW`) with `mode`, for writing.
 pub fn create_exclusive(path: &Path, mode: u32) -> Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32 | rustix::fs::OFlags::CLOEXEC.bits() as i32)
-        .open(path)
+    fsopen::open_regular(path, OpenOptions::new().write(true).create_new(true).mode(mode), Follow::No)
         .map_err(|source| Error::io(path, source))
 }
 
 /// Opens `path` for reading without following a final symlink (`O_NOFOLLOW`).
+/// A folder, FIFO, socket or device fails with an error [`fsopen::is_not_regular`] knows.
 pub fn open_no_follow(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(
-            rustix::fs::OFlags::NOFOLLOW.bits() as i32
-                | rustix::fs::OFlags::CLOEXEC.bits() as i32
-                | rustix::fs::OFlags::NONBLOCK.bits() as i32,
-        )
-        .open(path)
+    fsopen::open_regular_read(path, Follow::No)
 }
 
 /// Flushes a folder's entries (a create or rename inside it) to disk.
 pub fn fsync_dir(path: &Path) -> Result<()> {
-    let folder = File::open(path).map_err(|source| Error::io(path, source))?;
+    let folder = fsopen::open_folder(path).map_err(|source| Error::io(path, source))?;
     folder.sync_all().map_err(|source| Error::io(path, source))
 }
 
@@ -98,6 +88,7 @@ pub fn create_dirs(path: &Path) -> Result<Vec<PathBuf>> {
 /// Writes `bytes` to a new temp file beside `target`, checks the length, fsyncs, sets `mode`,
 /// renames it over `target` and fsyncs the folder. The temp file is removed on any failure.
 pub fn write_atomic(target: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    fsopen::check_replaceable(target).map_err(|source| Error::io(target, source))?;
     let temporary = temp_path_beside(target);
     let result = (|| {
         let mut file = create_exclusive(&temporary, 0o600)?;

@@ -12,6 +12,7 @@ use super::digest::{ContentId, Sha256Digest};
 use super::durable::{self, TEMP_SUFFIX};
 use super::source::{read_file_state, FileState};
 use crate::error::{Error, Result};
+use crate::fsopen::{read_regular, Follow};
 use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -112,7 +113,7 @@ impl ObjectStore {
     pub fn open(root: impl Into<PathBuf>) -> Result<Self> {
         let root = root.into();
         let config = root.join("config");
-        match std::fs::read(&config) {
+        match read_regular(&config, Follow::Yes) {
             Ok(bytes) => {
                 let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|error| {
                     Error::UnsupportedStore { path: config.clone(), found: format!("unreadable config ({error})") }
@@ -192,7 +193,7 @@ impl ObjectStore {
     /// The original bytes of object `id`, verified: it must exist, decompress and hash to `id`.
     pub fn read(&self, id: &ContentId) -> Result<Vec<u8>> {
         let path = self.object_path(id);
-        let compressed = match std::fs::read(&path) {
+        let compressed = match read_regular(&path, Follow::Yes) {
             Ok(bytes) => bytes,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
                 return Err(Error::ObjectMissing { id: id.to_string(), path })
@@ -300,7 +301,7 @@ impl ObjectStore {
     /// When the object already exists, bumps its mtime (so a concurrent sweep keeps it) and
     /// returns true. Its bytes are never rewritten.
     fn refresh_existing(&self, path: &Path) -> bool {
-        match std::fs::File::open(path) {
+        match crate::fsopen::open_regular_read(path, Follow::No) {
             Ok(file) => {
                 let _ = file.set_modified(SystemTime::now());
                 true
@@ -313,7 +314,7 @@ impl ObjectStore {
 /// Reads a real-CLI raw blob `<folder>/<sha256>` and checks that its bytes hash to its name.
 pub fn read_raw_blob(folder: &Path, digest: &Sha256Digest) -> Result<Vec<u8>> {
     let path = folder.join(digest.to_string());
-    let bytes = match std::fs::read(&path) {
+    let bytes = match read_regular(&path, Follow::Yes) {
         Ok(bytes) => bytes,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::ObjectMissing { id: digest.to_string(), path })

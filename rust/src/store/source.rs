@@ -60,6 +60,7 @@ pub fn read_file_state(path: &Path, max_size: u64) -> Result<FileState> {
         Err(error) if error.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
             return Ok(FileState::Symlink)
         }
+        Err(error) if crate::fsopen::is_not_regular(&error) => return Ok(FileState::NotRegular),
         Err(source) => return Err(Error::io(path, source)),
     };
     let opened = file.metadata().map_err(|source| Error::io(path, source))?;

@@ -25,6 +25,7 @@
 
 use super::folders::{exists_at, remove_at, Folders};
 use super::journal::{Journal, JournalLock, JournalOp, JournalSource, JournalState, Method, Recovery, RecoveryOutcome};
+use super::bounds::{check as check_bounds, RecoveryBounds};
 use super::redo::redo_all;
 use super::target_io::{file_name, holds, overwrite};
 use super::verify::{load, Original, Step, Verified};
@@ -41,7 +42,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 const ROLLBACK_SUFFIX: &str = ".ccrollback";
-const TRASH_SUFFIX: &str = ".trash";
+pub(super) const TRASH_SUFFIX: &str = ".trash";
 
 fn exists(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()
@@ -98,7 +99,7 @@ fn device_of(folder: &Path) -> Option<u64> {
 
 /// Where the companion's new bytes are kept, durably, while a restore is open: recovery
 /// completes the companion from this copy.
-fn companion_copy(journal_path: &Path) -> PathBuf {
+pub(super) fn companion_copy(journal_path: &Path) -> PathBuf {
     let mut name = journal_path.as_os_str().to_owned();
     name.push(".companion");
     PathBuf::from(name)
@@ -153,11 +154,11 @@ fn journal_ops(steps: &[Step], trash: Option<&Path>, companion: &Path) -> Vec<Jo
 /// Makes the trash folder, writes the companion's copy, then the open journal, all durably:
 /// every source must be durable before the journal that names it, since recovery completes
 /// the restore from them. On failure nothing is left behind.
-fn open_restore(store: &ObjectStore, steps: &[Step], journal_path: &Path) -> Result<Journal> {
+fn open_restore(store: &ObjectStore, steps: &[Step], journal_path: &Path, root: Option<PathBuf>) -> Result<Journal> {
     let trash = new_trash_dir(journal_path)?;
     let companion = companion_copy(journal_path);
     let ops = journal_ops(steps, Some(&trash), &companion);
-    let journal = Journal::open(store.root(), missing_dirs(steps), Some(trash), ops);
+    let journal = Journal::open(store.root(), root, missing_dirs(steps), Some(trash), ops);
     let companion_bytes = steps
         .iter()
         .find(|step| step.action == Action::Write && step.source.is_none())
@@ -188,7 +189,8 @@ pub(super) fn run(
     if steps.is_empty() {
         return Ok(plan);
     }
-    let mut journal = open_restore(store, &steps, journal_path)?;
+    let trusted = options.confine_to.as_deref().and_then(|root| std::fs::canonicalize(root).ok());
+    let mut journal = open_restore(store, &steps, journal_path, trusted.clone())?;
     let companion = companion_copy(journal_path);
     // By op, the original of each target overwritten in place once its overwrite has begun:
     // an undo writes back exactly these (and never touches a file it did not write).
@@ -202,7 +204,6 @@ pub(super) fn run(
     if let Err(error) = staged {
         return Err(abandon(&journal, journal_path, error, &folders, &touched));
     }
-    let trusted = options.confine_to.as_deref().and_then(|root| std::fs::canonicalize(root).ok());
     let applied = apply_all(store, &steps, &journal, journal_path, options, &folders, trusted.as_deref(), &mut touched);
     if let Err(failure) = applied {
         return Err(abandon(&journal, journal_path, failure, &folders, &touched));
@@ -542,18 +543,21 @@ fn sweep_stale_trash(journal_path: &Path, keep: Option<&Path>) {
 ///
 /// Takes the journal lock; fails with [`Error::RestoreInProgress`] while another process is
 /// restoring.
-pub fn recover(journal: &Path) -> Result<Option<RecoveryOutcome>> {
+/// Every path the journal names is first checked against `bounds` (`bounds.rs`): a journal that
+/// names anything outside them fails with [`Error::JournalUntrusted`], kept, nothing touched.
+pub fn recover(journal: &Path, bounds: &RecoveryBounds) -> Result<Option<RecoveryOutcome>> {
     let _lock = JournalLock::acquire(journal)?;
-    recover_locked(journal)
+    recover_locked(journal, bounds)
 }
 
 /// [`recover`] for a caller that already holds the lock.
-pub(super) fn recover_locked(journal_path: &Path) -> Result<Option<RecoveryOutcome>> {
+pub(super) fn recover_locked(journal_path: &Path, bounds: &RecoveryBounds) -> Result<Option<RecoveryOutcome>> {
     let Some(journal) = Journal::read(journal_path)? else {
         sweep_stale_trash(journal_path, None);
         let _ = std::fs::remove_file(companion_copy(journal_path));
         return Ok(None);
     };
+    check_bounds(&journal, journal_path, bounds)?;
     sweep_stale_trash(journal_path, journal.trash.as_deref());
     let targets = journal.ops.iter().map(|op| op.target.clone()).collect();
     let folders = Folders::default();
@@ -652,13 +656,24 @@ mod tests {
             verified.steps.iter_mut().for_each(|step| step.original = None);
         }
         std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
-        let journal = open_restore(&fixture.store, &verified.steps, &fixture.journal).unwrap();
+        let root = options.confine_to.as_deref().map(|root| std::fs::canonicalize(root).unwrap());
+        let journal = open_restore(&fixture.store, &verified.steps, &fixture.journal, root).unwrap();
         if recovery == Recovery::Undo {
             let undo = Journal { recovery, ..journal };
             undo.write(&fixture.journal).unwrap();
             return (verified, undo);
         }
         (verified, journal)
+    }
+
+    /// What recovery may touch in these tests: the project, the store, the companion file.
+    fn bounds(fixture: &Fixture) -> RecoveryBounds {
+        RecoveryBounds {
+            root: Some(fixture.project.clone()),
+            store: Some(fixture.store.root().to_owned()),
+            companion: Some(fixture.project.join("../records.jsonl")),
+            ..RecoveryBounds::default()
+        }
     }
 
     fn options(fixture: &Fixture) -> RestoreOptions {
@@ -819,7 +834,7 @@ mod tests {
             for op in &journal.ops[..done] {
                 apply_op(op, &folders).unwrap();
             }
-            let outcome = recover(&fixture.journal).unwrap();
+            let outcome = recover(&fixture.journal, &bounds(&fixture)).unwrap();
             assert!(matches!(outcome, Some(RecoveryOutcome::RolledBack { .. })));
             assert_eq!(tree(&fixture.project), before, "crash after {done} steps");
         }
@@ -851,7 +866,7 @@ mod tests {
         rustix::fs::renameat_with(&*staged, staged_name, &*folder, name, RenameFlags::EXCHANGE).unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"restored");
         assert_eq!(std::fs::read(temp).unwrap(), b"original");
-        let outcome = recover(&fixture.journal).unwrap();
+        let outcome = recover(&fixture.journal, &bounds(&fixture)).unwrap();
         assert!(matches!(outcome, Some(RecoveryOutcome::RolledBack { .. })));
         assert_eq!(tree(&fixture.project), before);
     }
@@ -910,7 +925,7 @@ mod tests {
                     &mut touched,
                 );
             }
-            let outcome = recover(&fixture.journal).unwrap();
+            let outcome = recover(&fixture.journal, &bounds(&fixture)).unwrap();
             assert!(matches!(outcome, Some(RecoveryOutcome::Completed { .. })), "{outcome:?}");
             assert_eq!(tree(&fixture.project), wanted, "crash after {done} steps");
             assert!(!fixture.journal.exists());
@@ -936,7 +951,7 @@ mod tests {
         let companion = companion_copy(&fixture.journal);
         assert_eq!(journal.ops[3].source, Some(JournalSource::File(companion.clone())));
         // Crash before any target was touched.
-        recover(&fixture.journal).unwrap();
+        recover(&fixture.journal, &bounds(&fixture)).unwrap();
         assert_eq!(std::fs::read(&records).unwrap(), b"new records");
         assert_eq!(tree(&fixture.project), wanted);
         assert!(!companion.exists());
@@ -951,14 +966,14 @@ mod tests {
         let object = fixture.store.object_path(&id);
         let saved = std::fs::read(&object).unwrap();
         std::fs::remove_file(&object).unwrap();
-        let error = recover(&fixture.journal).unwrap_err();
+        let error = recover(&fixture.journal, &bounds(&fixture)).unwrap_err();
         assert!(matches!(error, Error::RecoveryIncomplete { .. }), "{error}");
         let message = error.to_string();
         assert!(message.contains("is missing") && message.contains("delete the journal"), "{message}");
         assert!(fixture.journal.exists());
         // With the backup back, the next attempt finishes.
         std::fs::write(&object, saved).unwrap();
-        assert!(matches!(recover(&fixture.journal).unwrap(), Some(RecoveryOutcome::Completed { .. })));
+        assert!(matches!(recover(&fixture.journal, &bounds(&fixture)).unwrap(), Some(RecoveryOutcome::Completed { .. })));
         assert_eq!(tree(&fixture.project), wanted);
     }
 
@@ -1087,12 +1102,12 @@ mod tests {
         }];
         let verified = super::super::verify::verify(&fixture.store, &items, &options(&fixture)).unwrap();
         let ops = journal_ops(&verified.steps, None, &companion_copy(&fixture.journal));
-        let journal = Journal::open(fixture.store.root(), vec![], None, ops);
+        let journal = Journal::open(fixture.store.root(), None, vec![], None, ops);
         std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
         journal.write(&fixture.journal).unwrap();
         // Crash before staging; meanwhile someone else creates the file.
         std::fs::write(&target, b"somebody else's").unwrap();
-        recover(&fixture.journal).unwrap();
+        recover(&fixture.journal, &bounds(&fixture)).unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"somebody else's");
     }
 
@@ -1177,7 +1192,7 @@ mod tests {
                     std::fs::write(&op.target, b"torn").unwrap();
                 }
             }
-            recover(&fixture.journal).unwrap();
+            recover(&fixture.journal, &bounds(&fixture)).unwrap();
             proptest::prop_assert_eq!(tree(&fixture.project), expected);
             proptest::prop_assert!(!fixture.journal.exists());
         }

@@ -126,6 +126,10 @@ pub struct Journal {
     pub recovery: Recovery,
     /// The object store the sources are in (version 2).
     pub store: Option<PathBuf>,
+    /// The confinement root the restore had (its real path; `None` in journals written before
+    /// it was recorded, and for a restore let outside it). Recovery keeps every target inside
+    /// it as well as inside the root its caller gives (see `bounds.rs`).
+    pub root: Option<PathBuf>,
     /// Folders this restore creates (outermost first); removed again, when empty, on undo.
     pub created_dirs: Vec<PathBuf>,
     /// The folder (beside the journal) that holds the set-aside originals of targets on the
@@ -196,11 +200,18 @@ fn source_from_json(value: &Value) -> Option<JournalSource> {
 
 impl Journal {
     /// An open journal of the current version, for these ops.
-    pub fn open(store: &Path, created_dirs: Vec<PathBuf>, trash: Option<PathBuf>, ops: Vec<JournalOp>) -> Journal {
+    pub fn open(
+        store: &Path,
+        root: Option<PathBuf>,
+        created_dirs: Vec<PathBuf>,
+        trash: Option<PathBuf>,
+        ops: Vec<JournalOp>,
+    ) -> Journal {
         Journal {
             state: JournalState::Open,
             recovery: Recovery::Redo,
             store: Some(store.to_owned()),
+            root,
             created_dirs,
             trash,
             ops,
@@ -235,6 +246,7 @@ impl Journal {
             "version": version,
             "state": self.state.as_str(),
             "store": self.store.as_deref().map(path_to_json),
+            "root": self.root.as_deref().map(path_to_json),
             "createdDirs": self.created_dirs.iter().map(|path| path_to_json(path)).collect::<Vec<_>>(),
             "trash": self.trash.as_deref().map(path_to_json),
             "ops": ops,
@@ -248,6 +260,10 @@ impl Journal {
             _ => return None,
         };
         let store = match value.get("store") {
+            None | Some(Value::Null) => None,
+            Some(other) => Some(path_from_json(other)?),
+        };
+        let root = match value.get("root") {
             None | Some(Value::Null) => None,
             Some(other) => Some(path_from_json(other)?),
         };
@@ -309,7 +325,7 @@ impl Journal {
         if recovery == Recovery::Undo && ops.iter().any(|op| op.method == Method::InPlace) {
             return None;
         }
-        Some(Journal { state, recovery, store, created_dirs, trash, ops })
+        Some(Journal { state, recovery, store, root, created_dirs, trash, ops })
     }
 
     /// Writes the journal atomically and durably.
@@ -319,7 +335,7 @@ impl Journal {
 
     /// Reads the journal at `path`; `None` when there is none.
     pub fn read(path: &Path) -> Result<Option<Journal>> {
-        let bytes = match std::fs::read(path) {
+        let bytes = match crate::fsopen::read_regular(path, crate::fsopen::Follow::Yes) {
             Ok(bytes) => bytes,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => return Err(Error::io(path, source)),
@@ -361,15 +377,12 @@ impl JournalLock {
         let mut name = journal.as_os_str().to_owned();
         name.push(".lock");
         let lock_path = PathBuf::from(name);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(&lock_path)
-            .map_err(|source| Error::io(&lock_path, source))?;
+        let file = crate::fsopen::open_regular(
+            &lock_path,
+            OpenOptions::new().read(true).write(true).create(true).truncate(false).mode(0o600),
+            crate::fsopen::Follow::No,
+        )
+        .map_err(|source| Error::io(&lock_path, source))?;
         match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => Ok(JournalLock { _file: file }),
             Err(rustix::io::Errno::WOULDBLOCK) => Err(Error::RestoreInProgress { journal: journal.to_owned() }),
@@ -402,6 +415,7 @@ mod tests {
         };
         let journal = Journal::open(
             Path::new("/tmp/objects"),
+            Some(PathBuf::from("/tmp/project")),
             vec![PathBuf::from("/tmp/new")],
             Some(PathBuf::from("/tmp/.j.trash")),
             vec![

@@ -28,6 +28,7 @@
 //! This module decides nothing about checkpoints: it gets targets and sources, not turns.
 
 mod apply;
+mod bounds;
 mod folders;
 pub mod journal;
 mod redo;
@@ -42,6 +43,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use apply::recover;
+pub use bounds::RecoveryBounds;
 pub use journal::RecoveryOutcome;
 
 /// Where the bytes of a backup come from.
@@ -300,13 +302,30 @@ pub fn check(store: &ObjectStore, items: &[RestoreItem], options: &RestoreOption
 /// put back, unless the error says otherwise).
 pub fn restore(store: &ObjectStore, items: &[RestoreItem], journal: &Path, options: &RestoreOptions) -> Result<Plan> {
     let _lock = journal::JournalLock::acquire(journal)?;
-    apply::recover_locked(journal)?;
+    apply::recover_locked(journal, &pending_bounds(store, journal, options))?;
     let verified = verify::verify(store, items, options)?;
     let blocking = verified.plan.blocking(options.force);
     if !blocking.is_empty() {
         return Err(Error::RestoreRefused { problems: blocking });
     }
     apply::run(store, verified, journal, options)
+}
+
+/// What a pending journal found before a restore may name: this restore's own confinement, store
+/// and companion, and the session's real-CLI blob folder (`<data>/file-history/<journal stem>`,
+/// the data dir being the journal folder's parent).
+fn pending_bounds(store: &ObjectStore, journal: &Path, options: &RestoreOptions) -> RecoveryBounds {
+    let blob_folder = match (journal.parent().and_then(Path::parent), journal.file_stem()) {
+        (Some(data), Some(stem)) => Some(data.join("file-history").join(stem)),
+        _ => None,
+    };
+    RecoveryBounds {
+        root: options.confine_to.clone(),
+        protected: options.protected.clone(),
+        store: Some(store.root().to_owned()),
+        blob_folder,
+        companion: options.companion.as_ref().map(|companion| companion.path.clone()),
+    }
 }
 
 /// One line naming every problem: `a.txt is a symlink (never followed); b.txt backup 3f2a… is missing`.

@@ -84,7 +84,10 @@ fn read_source(op: &JournalOp, content: &ContentId, store: Option<&ObjectStore>)
             (store.read(id)?, store.object_path(id))
         }
         JournalSource::RawBlob { folder, digest } => (read_raw_blob(folder, digest)?, folder.join(digest.to_string())),
-        JournalSource::File(path) => (std::fs::read(path).map_err(|source| Error::io(path, source))?, path.clone()),
+        JournalSource::File(path) => (
+            crate::fsopen::read_regular(path, crate::fsopen::Follow::No).map_err(|source| Error::io(path, source))?,
+            path.clone(),
+        ),
     };
     let actual = ContentId::of(&bytes);
     if actual != *content {

@@ -228,6 +228,10 @@ pub(super) fn verify(store: &ObjectStore, items: &[RestoreItem], options: &Resto
 fn companion_step(companion: &Companion, resolver: &Resolver) -> std::result::Result<Step, RestoreProblem> {
     let target = normalize(&companion.path);
     let problem = |kind: ProblemKind| RestoreProblem { target: target.clone(), kind };
+    if !target.is_absolute() {
+        // Refused before anything is written: every step opens folders from `/`.
+        return Err(problem(ProblemKind::NotAbsolute));
+    }
     let (original_existed, owner) = match std::fs::symlink_metadata(&target) {
         Ok(metadata) if metadata.is_file() || metadata.file_type().is_symlink() => {
             (true, Some((metadata.uid(), metadata.gid())))
