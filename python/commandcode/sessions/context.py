@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 
-from ..storage.jsonfmt import dumps_line
 from ..storage.values import Frozen
 
 TYPE_CHECKING = False
@@ -91,6 +90,8 @@ def block_tokens(block: dict[str, Any]) -> int:
     JavaScript (an emoji counts 2)."""
     if block.get("type") == "image":
         return IMAGE_TOKENS
+    from ..storage.jsonfmt import dumps_line  # not needed to open a session
+
     text = dumps_line(block)
     units = len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
     return -(-units // 4)

@@ -18,8 +18,6 @@ from ..errors import InvalidSessionError
 from ..storage.ids import iso_from_ms, parse_iso
 from .context import Context, build_messages, content_blocks
 from .files import SessionFiles
-from .format import header_timestamp
-from .records import Anomalies, Header, SkippedLine, TreeRow
 
 # A warm open of a 1 GB session takes a few milliseconds; importing `typing`, `pathlib`,
 # `dataclasses` or `json` takes longer than that, so this module (the one an embedder imports to
@@ -30,7 +28,20 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from .records import Anomalies, Header, SkippedLine, TreeRow
+
 __all__ = ["Anomalies", "Context", "Header", "Session", "SkippedLine", "TreeRow", "open_session"]
+_RECORDS = frozenset({"Anomalies", "Header", "SkippedLine", "TreeRow"})
+
+
+def __getattr__(name: str) -> object:
+    """The typed values of `records.py`, importable from here; loaded when first asked for (a warm
+    open that builds only the context never needs them)."""
+    if name in _RECORDS:
+        from . import records
+
+        return getattr(records, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def index_path_for(files: SessionFiles) -> str:
@@ -119,6 +130,9 @@ class Session:
     @property
     def header(self) -> Header:
         """The header; synthesized as the real CLI does when the file has none (format §2.6)."""
+        from .format import header_timestamp
+        from .records import Header
+
         header = self._index.header
         if header is not None:
             return Header.from_native(header)
@@ -188,10 +202,14 @@ class Session:
     @property
     def skipped_lines(self) -> list[SkippedLine]:
         """Torn or corrupt lines the scan skipped, in file order."""
+        from .records import SkippedLine
+
         return [SkippedLine.from_native(value) for value in self._index.skipped]
 
     @property
     def anomalies(self) -> Anomalies:
+        from .records import Anomalies
+
         return Anomalies.from_native(self._index.anomalies)
 
     @property
@@ -255,6 +273,8 @@ class Session:
 
         Bounds are clamped like a slice's (past the end is an empty page, not an error), before
         they reach the native index's machine-sized integers (a 24-digit offset included)."""
+        from .records import TreeRow
+
         start, stop = self._clamp(start, stop)
         labels = dict(self._index.labels())
         path_ids = self._index.path_ids()
