@@ -25,7 +25,6 @@ import json
 import os
 import random
 import shutil
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -36,10 +35,10 @@ try:
 except ImportError:
     sys.path.insert(0, str(ROOT / "python"))
 
-from commandcode.jsonfmt import encode_line  # noqa: E402
-from commandcode.paths import SessionFiles  # noqa: E402
-from commandcode.session import open_session  # noqa: E402
-from commandcode.writer import SessionWriter  # noqa: E402
+from commandcode.sessions.files import SessionFiles
+from commandcode.sessions.reader import open_session
+from commandcode.sessions.writer import SessionWriter
+from commandcode.storage.jsonfmt import encode_line
 
 TURN = 10
 TARGET_ENTRIES_PER_S = 50_000
@@ -75,13 +74,13 @@ def row(name: str, entries: int, elapsed: float, commits: list[float], note: str
 
 def bench_commandcode(work: Path, turns: list[list[dict]]) -> dict:
     files = SessionFiles(work / "project", "0a0a0a0a-0000-4000-8000-000000000000")
-    with SessionWriter.open(files, "/bench") as writer:  # a session that exists, as on resume
+    with SessionWriter(files, "/bench") as writer:  # a session that exists, as on resume
         writer.append_message(turns[0][0])
         writer.append_message(turns[0][1])
         writer.commit()
     commits: list[float] = []
     start = time.perf_counter()
-    with SessionWriter.open(files, "/bench") as writer:
+    with SessionWriter(files, "/bench") as writer:
         for messages in turns:
             for message in messages:
                 writer.append_message(message)
@@ -91,7 +90,7 @@ def bench_commandcode(work: Path, turns: list[list[dict]]) -> dict:
     elapsed = time.perf_counter() - start
     count = sum(map(len, turns))
     opened = open_session(files.transcript)
-    assert opened.index.entry_count == count + 2 and not opened.skipped_lines, "the appended session must read back whole"
+    assert opened.entry_count == count + 2 and not opened.skipped_lines, "the appended session must read back whole"
     return row("commandcode SessionWriter (fdatasync per commit)", count, elapsed, commits)
 
 

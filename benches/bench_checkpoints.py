@@ -47,12 +47,14 @@ try:
 except ImportError:
     sys.path.insert(0, str(ROOT / "python"))
 
-import make_project  # noqa: E402
-
-from commandcode import backups  # noqa: E402
-from commandcode.checkpoints import CheckpointManager, read_checkpoints  # noqa: E402
-from commandcode.paths import SessionFiles, data_dir, project_dir  # noqa: E402
-from commandcode.rewind import RewindMode, plan_code, rewind  # noqa: E402
+import make_project
+from commandcode.checkpoints import store as backups
+from commandcode.checkpoints.manager import CheckpointManager
+from commandcode.checkpoints.records import read_checkpoints
+from commandcode.checkpoints.rewind import RewindMode, rewind
+from commandcode.checkpoints.rewind_code import plan_code
+from commandcode.config.paths import data_dir, project_dir
+from commandcode.sessions.files import SessionFiles
 
 OPENCODE_RESTORE_1000_MS = 674.0
 GIT_ENV = {
@@ -138,7 +140,7 @@ def bench_edit(work: Path, runs: int) -> dict[str, object]:
             if run:
                 samples.append(backup + after)
                 open_samples.append(opened)
-        item = manager.checkpoints[-1].files[0]
+        item = manager.records[-1].files[0]
         assert manager.store.read(item.hash)[:64] == target.read_bytes()[:64]
         results[label] = {"edit_ms": median_ms(samples), "open_checkpoint_ms": median_ms(open_samples)}
         if label == "tmpfs":
@@ -183,7 +185,7 @@ def bench_turn(work: Path, project: Path, runs: int) -> dict[str, object]:
         if run:
             ours.append(spent)
             theirs.append(git_spent)
-    assert len(manager.checkpoints[-1].files) == 20
+    assert len(manager.records[-1].files) == 20
     return {
         "ours_turn_ms": median_ms(ours),
         "shadow_git_turn_ms": median_ms(theirs),

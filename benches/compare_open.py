@@ -41,7 +41,8 @@ import peers
 from commandcode.bench import measure
 
 REPO = Path(__file__).resolve().parents[1]
-GENERATE_PY = REPO / "python" / "commandcode" / "bench" / "generate.py"
+BENCH_DIR = REPO / "python" / "commandcode" / "bench"
+GENERATOR_FILES = ("generate.py", "generator.py", "corpus.py")
 RESULTS = REPO / "benches" / "results"
 WC = "wc -l"
 INTERPRETER = "python -c pass (interpreter start)"
@@ -51,13 +52,15 @@ INTERPRETER = "python -c pass (interpreter start)"
 
 def load_generator():
     """commandcode.bench.generate, loaded from its file: the package itself may not import yet."""
-    name = "commandcode_bench_generate"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, GENERATE_PY)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while the class is built
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    name = "commandcode_bench"
+    if f"{name}.generate" not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, BENCH_DIR / "__init__.py",
+                                                      submodule_search_locations=[str(BENCH_DIR)])
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[name] = package  # dataclasses look their module up while the class is built
+        spec.loader.exec_module(package)
+        importlib.import_module(f"{name}.generate")
+    return sys.modules[f"{name}.generate"]
 
 
 def session_for(size_text: str, seed: int, data_dir: Path) -> tuple[Path, dict]:
@@ -66,7 +69,7 @@ def session_for(size_text: str, seed: int, data_dir: Path) -> tuple[Path, dict]:
     size = gen.parse_size(size_text)
     folder = data_dir.resolve() / f"{size}-seed{seed}"  # the manifest keeps an absolute path
     manifest = folder / "generated.json"
-    source_sha = hashlib.sha256(GENERATE_PY.read_bytes()).hexdigest()
+    source_sha = hashlib.sha256(b"".join((BENCH_DIR / file).read_bytes() for file in GENERATOR_FILES)).hexdigest()
     try:
         info = json.loads(manifest.read_text(encoding="utf-8"))
         path = Path(info["path"])

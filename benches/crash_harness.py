@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-import crash_harness_lib as harness  # noqa: E402
+import crash_harness_lib as harness
 
 
 def _lane(arguments: tuple[str, str, int, int, bool]) -> harness.LaneResult:

@@ -192,8 +192,8 @@ def run_scan(data: bytes, work: Path) -> None:
     """Scans `data` as a transcript and rebuilds everything a reader asks for."""
     from commandcode import _native
     from commandcode.errors import CommandcodeError, SessionChangedError
-    from commandcode.paths import SessionFiles
-    from commandcode.session import Session
+    from commandcode.sessions.files import SessionFiles
+    from commandcode.sessions.reader import Session
 
     transcript = work / f"{SID}.jsonl"
     transcript.write_bytes(data)
@@ -211,7 +211,7 @@ def run_scan(data: bytes, work: Path) -> None:
         raise Failure(f"SessionChangedError on an unchanged file: {str(error).split(':')[0][-40:]}") from error
     except (CommandcodeError, OSError):
         return
-    except Exception as error:  # noqa: BLE001 - anything else is the finding
+    except Exception as error:
         raise Failure(f"{type(error).__name__} escapes the reader: {_first_line(error)}") from error
     accounted = len(rows) + len(index.skipped) + (1 if index.header is not None else 0)
     if accounted != _nonblank_lines(data):
@@ -261,7 +261,7 @@ def _check_index(transcript: Path, data: bytes, work: Path) -> None:
             warm = _view(_native.scan_session(str(transcript), str(sidecar)))
         except (CommandcodeError, OSError) as error:
             warm = ("error", type(error).__name__)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             raise Failure(f"{type(error).__name__} escapes an indexed scan: {_first_line(error)}") from error
         try:
             cold = _view(_native.scan_session(str(transcript)))
@@ -287,8 +287,9 @@ class PlanSandbox:
         (self.project / "filelink.txt").symlink_to(self.canary / "victim.txt")
         os.environ["COMMANDCODE_HOME"] = str(self.data)
         os.environ["COMMANDCODE_INDEX"] = "off"
-        from commandcode import backups
-        from commandcode.paths import SessionFiles, project_dir
+        from commandcode.checkpoints import store as backups
+        from commandcode.config.paths import project_dir
+        from commandcode.sessions.files import SessionFiles
 
         self.store = backups.BackupStore()
         self.digests = [self.store.put_bytes(f"content {number}\n".encode()) for number in range(3)]
@@ -323,7 +324,7 @@ class PlanSandbox:
                     shutil.rmtree(entry)
                 else:
                     entry.unlink()
-        for number, digest in enumerate(self.digests):
+        for number, _digest in enumerate(self.digests):
             (self.project / f"f{number}.txt").write_text(f"now {number}\n")
 
 
@@ -333,9 +334,9 @@ _SANDBOX: PlanSandbox | None = None
 def run_plan(data: bytes, work: Path, *, real: bool) -> None:
     """Plans (and, when `real`, carries out) a code rewind to each checkpoint of `data`."""
     global _SANDBOX
-    from commandcode.checkpoints import read_checkpoints
+    from commandcode.checkpoints.records import read_checkpoints
+    from commandcode.checkpoints.rewind import RewindMode, checkpoint_numbers, rewind
     from commandcode.errors import CommandcodeError
-    from commandcode.rewind import RewindMode, checkpoint_numbers, rewind
 
     if _SANDBOX is None or _SANDBOX.root.parent != work:
         _SANDBOX = PlanSandbox(work)
@@ -344,7 +345,7 @@ def run_plan(data: bytes, work: Path, *, real: bool) -> None:
     sandbox.files.checkpoints.write_bytes(sandbox.substitute(data))
     try:
         records = read_checkpoints(sandbox.files.checkpoints)
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         raise Failure(f"{type(error).__name__} escapes read_checkpoints: {_first_line(error)}") from error
     numbers = checkpoint_numbers(records)[:3]
     for number in numbers:
@@ -353,7 +354,7 @@ def run_plan(data: bytes, work: Path, *, real: bool) -> None:
                 rewind(sandbox.files, sandbox.project, number, RewindMode.CODE, dry_run=dry_run, force=True)
             except (CommandcodeError, OSError):
                 pass
-            except Exception as error:  # noqa: BLE001
+            except Exception as error:
                 raise Failure(f"{type(error).__name__} escapes rewind(dry_run={dry_run}): {_first_line(error)}") from error
             if sandbox._canary() != sandbox.canary_state:
                 raise Failure(f"a rewind (dry_run={dry_run}) changed a file outside the project")
@@ -408,9 +409,9 @@ def child(target: str, seed: int, seconds: float, work: Path, engine: str) -> No
         import atheris
 
         with atheris.instrument_imports(include=["commandcode"]):  # Python-level coverage feedback
-            import commandcode.checkpoints  # noqa: F401
-            import commandcode.rewind  # noqa: F401
-            import commandcode.session  # noqa: F401
+            import commandcode.checkpoints.manager
+            import commandcode.checkpoints.rewind
+            import commandcode.sessions.reader  # noqa: F401
         rng = random.Random(seed)
 
         def test_one_input(data: bytes) -> None:
@@ -512,7 +513,7 @@ def replay(path: Path, work: Path) -> str | None:
                 run_plan(path.read_bytes(), work, real=True)
         except Failure as failure:
             return str(failure)
-        except Exception:  # noqa: BLE001
+        except Exception:
             return traceback.format_exc()
     return None
 

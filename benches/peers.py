@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from commandcode.bench.measure import ERROR_CHARS, failed, gnu_time, measure_command, meter, output_tail
+from commandcode.bench.measure import failed, measure_command, output_tail
 
 BENCHES = Path(__file__).resolve().parent
 CACHE = BENCHES / ".cache"

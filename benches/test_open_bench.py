@@ -66,7 +66,7 @@ def test_commandcode_cold(benchmark, session_file: Path) -> None:
 def test_commandcode_warm(benchmark, session_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COMMANDCODE_INDEX", "on")
     expected = _commandcode_open(session_file)  # the first open writes the index sidecar
-    assert open_session(session_file).index.source == "loaded"
+    assert open_session(session_file).index_source == "loaded"
     assert benchmark(_commandcode_open, session_file) == expected == _baseline_open(session_file, json.loads)
 
 

@@ -72,7 +72,7 @@ def index_supported() -> bool:
             _native.scan_session(str(transcript), str(Path(folder) / "probe.idx"))
         except TypeError:
             return False
-        except Exception:  # noqa: BLE001 - it takes the argument; what it does with it is tested elsewhere
+        except Exception:
             return True
     return True
 
@@ -211,11 +211,12 @@ class Workspace:
         (self.project / f"big{number}.txt").write_text(f"VERSION {version}\n{body}\n")
 
     def _seed_session(self) -> str:
-        from commandcode.paths import SessionFiles, project_dir
-        from commandcode.writer import SessionWriter
+        from commandcode.config.paths import project_dir
+        from commandcode.sessions.files import SessionFiles
+        from commandcode.sessions.writer import SessionWriter
 
         files = SessionFiles(project_dir(self.project), str(uuid.uuid4()))
-        with SessionWriter.open(files, str(self.project)) as writer:
+        with SessionWriter(files, str(self.project)) as writer:
             writer.append_message({"role": "user", "content": [{"type": "text", "text": "seed turn"}],
                                    "meta": {"source": "user", "messageId": str(uuid.uuid4())}})
             writer.append_message({"role": "assistant", "content": [{"type": "text", "text": "seeded"}],
@@ -226,10 +227,11 @@ class Workspace:
     def _seed_rewind(self) -> None:
         """Turn 1 takes every file from state A to B, turn 2 from B to C; rewinds then alternate
         between checkpoint 1 (state A) and checkpoint 2 (state B)."""
-        from commandcode.checkpoints import CheckpointManager
+        from commandcode.checkpoints.manager import CheckpointManager
 
         self.session_id = self._seed_session()
-        from commandcode.paths import SessionFiles, project_dir
+        from commandcode.config.paths import project_dir
+        from commandcode.sessions.files import SessionFiles
 
         files = SessionFiles(project_dir(self.project), self.session_id)
         names = [f"pkg{index % 9}/file{index}.txt" for index in range(REWIND_FILES)]
@@ -260,7 +262,7 @@ class Workspace:
     # ---- checks
 
     def transcripts(self) -> list[Path]:
-        from commandcode.paths import is_transcript_name
+        from commandcode.config.paths import is_transcript_name
 
         found = []
         projects = self.data / "projects"
@@ -281,24 +283,24 @@ class Workspace:
 
     def _check_sessions(self, violations: list[str], label: str) -> None:
         from commandcode import _native
-        from commandcode.session import open_session
+        from commandcode.sessions.reader import open_session
 
         for transcript in self.transcripts():
             session_id = transcript.name[: -len(".jsonl")]
             try:
                 session = open_session(transcript)
                 context = session.context()
-            except Exception as error:  # noqa: BLE001 - any failure to open is the violation
+            except Exception as error:
                 violations.append(f"{label}: {transcript.name} does not open: {type(error).__name__}: {error}")
                 continue
-            header = session.index.header
-            if header is None or header["line"] != 1:
+            header = session.header
+            if header.synthesized or header.line != 1:
                 # A half-created transcript: the real CLI takes a file whose first line is not a
                 # header for v1 and "migrates" it to an empty session (format §2.6).
                 violations.append(f"{label}: {transcript.name} has no whole header line ({transcript.stat().st_size} bytes)")
             if self.index:
                 cold = _native.scan_session(str(transcript))
-                warm = [row[0] for row in session.index.tree_rows()]
+                warm = [row.id for row in session.tree_rows()]
                 if [row[0] for row in cold.tree_rows()] != warm or len(cold.skipped) != len(session.skipped_lines):
                     violations.append(f"{label}: {transcript.name}: the index gives another view than a cold scan")
             texts = set()
@@ -314,7 +316,7 @@ class Workspace:
             if name is not None and session.name not in {name, *self.pending_names.get(session_id, ())}:
                 violations.append(f"{label}: {transcript.name}: reported name {name!r}, session says {session.name!r}")
             for skipped in session.skipped_lines:
-                raw = _read_range(transcript, skipped["offset"], skipped["length"])
+                raw = _read_range(transcript, skipped.offset, skipped.length)
                 for match in _GLUED.finditer(raw, 1):
                     try:
                         value = json.loads(raw[match.start():])
@@ -361,7 +363,7 @@ class Workspace:
                     continue
                 try:
                     store.verify(content_id)
-                except Exception as error:  # noqa: BLE001
+                except Exception as error:
                     violations.append(f"{label}: object {content_id[:12]} fails verification: {error}")
                     continue
                 self.verified_objects.add(key)
@@ -384,8 +386,9 @@ class Workspace:
                 violations.append(f"{label}: {path.name}: reported name {name!r} not in the meta ({value.get('title')!r})")
 
     def _check_rewind(self, violations: list[str], label: str) -> None:
-        from commandcode import backups
-        from commandcode.paths import SessionFiles, project_dir
+        from commandcode.checkpoints import store as backups
+        from commandcode.config.paths import project_dir
+        from commandcode.sessions.files import SessionFiles
 
         try:
             files = SessionFiles(project_dir(self.project), self.session_id or "")
@@ -393,7 +396,7 @@ class Workspace:
             if outcome is not None:
                 key = f"interrupted_restore_{outcome[0]}"
                 self.notes[key] = self.notes.get(key, 0) + 1
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             violations.append(f"{label}: recovery failed: {type(error).__name__}: {error}")
         tree = tree_state(self.project)
         if tree not in (self.rewind_states[1], self.rewind_states[2], self.rewind_states.get(3)):

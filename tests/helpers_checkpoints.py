@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from commandcode.paths import SessionFiles, project_dir
+from commandcode.config.paths import project_dir
+from commandcode.sessions.files import SessionFiles
 
 SAMPLES = Path(__file__).resolve().parent / "real_cli_samples" / "home" / ".commandcode"
 SAMPLE_SESSION = "1ccb4627-5286-46c5-84a9-ce35adae899d"

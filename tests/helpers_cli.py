@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from commandcode.paths import project_dir
+from commandcode.config.paths import project_dir
 
 # The real CLI's sample files (see their README); `COMMANDCODE_SAMPLES_HOME` points elsewhere.
 SAMPLES_HOME = Path(os.environ.get("COMMANDCODE_SAMPLES_HOME", Path(__file__).resolve().parent / "real_cli_samples" / "home"))
@@ -207,11 +207,11 @@ _HOLDER_SCRIPT = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from commandcode.paths import SessionFiles
-    from commandcode.writer import SessionWriter
+    from commandcode.sessions.files import SessionFiles
+    from commandcode.sessions.writer import SessionWriter
 
     files = SessionFiles.for_transcript(Path(sys.argv[1]))
-    with SessionWriter.open(files, sys.argv[2]) as writer:
+    with SessionWriter(files, sys.argv[2]) as writer:
         print("ready", flush=True)
         time.sleep(float(sys.argv[3]))
     """

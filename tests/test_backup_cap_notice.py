@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from commandcode.checkpoints import MAX_BACKUPS_PER_SESSION
+from commandcode.checkpoints.retention import MAX_BACKUPS_PER_SESSION
 
 FILES = 60  # four turns of 60 backups pass the cap of 200 in the fourth
 

@@ -1,4 +1,4 @@
-"""The backup store facade (`commandcode.backups`): objects, sweeps, and verified all-or-nothing
+"""The backup store facade (`commandcode.checkpoints.store`): objects, sweeps, and verified all-or-nothing
 restores. Every refusal checks that nothing was written."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from commandcode import backups
-from commandcode.backups import BackupStore, RestoreTarget
+from commandcode.checkpoints import store as backups
+from commandcode.checkpoints.store import BackupStore, RestoreTarget
 from commandcode.errors import BackupIntegrityError, ChangedOutsideError, RestoreError, UnsupportedFormatError
-from helpers_checkpoints import project, read_only_tmpfs, small_tmpfs, snapshot, write  # noqa: F401
+from helpers_checkpoints import project, read_only_tmpfs, small_tmpfs, snapshot, write
 
 SESSION = "00000000-0000-4000-8000-000000000001"
 
@@ -278,7 +278,7 @@ def test_immutable_target_is_refused(home: Path, project: Path) -> None:
 
 def _recover(home: Path) -> tuple[str, list[Path]] | None:
     """Recovery of SESSION's pending restore, confined to `home`'s project folder."""
-    from commandcode.paths import SessionFiles
+    from commandcode.sessions.files import SessionFiles
 
     return backups.recover_pending(SessionFiles(home / "projects" / "p", SESSION), home / "project")
 

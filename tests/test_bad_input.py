@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from commandcode import open_session
+from commandcode.config.paths import project_dir
 from commandcode.errors import CommandcodeError, InvalidSessionError, SessionChangedError, UnsupportedFormatError
-from commandcode.ids import iso_from_ms
-from commandcode.paths import project_dir
+from commandcode.storage.ids import iso_from_ms
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SID = "0d6c2f3e-5b7a-4c1e-9f0a-2b3c4d5e6f70"
@@ -456,31 +457,31 @@ def test_library(name: str, home: Path, tmp_path: Path, monkeypatch: pytest.Monk
     if isinstance(expect, Migrates):
         assert (transcript.parent / f"{case.session_id}.v2.bak").read_bytes() == original
         assert_valid_v3(transcript, case.session_id, expect.roles)
-        assert session.index.format == "v3" and session.skipped_lines == []
+        assert session.format == "v3" and session.skipped_lines == []
         assert session.message_count == len(expect.roles)
         return
     assert session.id == case.session_id
-    assert [(line["line"], line["offset"], line["reason"]) for line in session.skipped_lines] == expect.skipped
+    assert [(line.line, line.offset, line.reason) for line in session.skipped_lines] == expect.skipped
     for line in session.skipped_lines:  # every reported offset is the first byte of its line
         start = 3 if original.startswith(b"\xef\xbb\xbf") else 0
         starts = [start] + [index + 1 for index, byte in enumerate(original) if byte == 0x0A]
-        assert line["offset"] == starts[line["line"] - 1]
-        assert line["detail"]
+        assert line.offset == starts[line.line - 1]
+        assert line.detail
     assert [(row.id, row.line) for row in session.tree_rows()] == expect.entries
     assert [(row.id, row.line) for row in session.tree_rows() if row.on_active_path] == expected_on_path(expect)
     assert session.leaf_id == expect.leaf
     assert session.path_ids() == expect.path
     assert session.message_count == expect.message_count
-    assert dict(session.index.anomalies) == expect.anomalies
+    assert session.anomalies.to_dict() == expect.anomalies
     assert session.name == expect.name
     assert session.model == expect.model
     header = session.header
     if expect.synthesized:
-        assert session.index.header is None
-        assert header["id"] == case.session_id and header["cwd"] == str(cwd) and header["synthesized"]
-        assert header["timestamp"] == iso_from_ms(int(transcript.stat().st_mtime * 1000))
+        assert session.header.synthesized
+        assert header.id == case.session_id and header.cwd == str(cwd) and header.synthesized
+        assert header.timestamp == iso_from_ms(int(transcript.stat().st_mtime * 1000))
     else:
-        assert header["id"] == expect.header_id
+        assert header.id == expect.header_id
     context = session.context()
     assert context.leaf_id == expect.leaf
     assert context.entry_ids == expect.context
@@ -505,7 +506,7 @@ def test_fixture_table_covers_every_fixture() -> None:
 
 def test_bad_entry_fields_name_the_failed_rule(home: Path, tmp_path: Path) -> None:
     transcript = place("bad_entry_fields", home, tmp_path)
-    details = [line["detail"] for line in open_session(transcript).skipped_lines]
+    details = [line.detail for line in open_session(transcript).skipped_lines]
     assert details == [
         "`id` is not a string",
         "`parentId` is neither null nor a string",
@@ -519,9 +520,9 @@ def test_bad_entry_fields_name_the_failed_rule(home: Path, tmp_path: Path) -> No
 
 def test_second_header_and_invalid_header_details(home: Path, tmp_path: Path) -> None:
     second = open_session(place("second_header", home, tmp_path)).skipped_lines
-    assert [line["detail"] for line in second] == ["a second session header"]
+    assert [line.detail for line in second] == ["a second session header"]
     invalid = open_session(place("invalid_header", home, tmp_path)).skipped_lines
-    assert [line["detail"] for line in invalid] == ["session header version is not 3",
+    assert [line.detail for line in invalid] == ["session header version is not 3",
                                                     "session header lacks a string `id`, `timestamp` or `cwd`"]
 
 
@@ -554,8 +555,8 @@ def test_duplicate_ids_mark_only_the_entry_on_the_path(home: Path, tmp_path: Pat
 def test_fork_quirk_keeps_the_file_name_as_the_session_id(home: Path, tmp_path: Path) -> None:
     session = open_session(place("fork_quirk", home, tmp_path))
     assert session.id == FORK_SID
-    assert session.header["id"] == FORK_PARENT
-    assert session.header["session_id"] == FORK_SID
+    assert session.header.id == FORK_PARENT
+    assert session.header.session_id == FORK_SID
     assert session.parent_session_id == FORK_PARENT
     copied, appended = session.read_entries(["1c72eb50", "d8f39eab"])
     assert copied["sessionId"] == FORK_SID  # lines copied by the fork carry the new id

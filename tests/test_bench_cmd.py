@@ -70,6 +70,6 @@ def test_opening_a_session_imports_no_heavy_module(tmp_path: Path) -> None:
                                check=True, env={"COMMANDCODE_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"})
     loaded = set(completed.stdout.split())
     heavy = {"typing", "dataclasses", "pathlib", "json", "re", "inspect", "typer", "rich", "commandcode.cli",
-             "commandcode.writer", "commandcode.catalog", "commandcode.checkpoints"}
+             "commandcode.sessions.writer", "commandcode.catalog", "commandcode.checkpoints"}
     assert loaded & heavy == set(), loaded & heavy
-    assert "commandcode.session" in loaded
+    assert "commandcode.sessions.reader" in loaded

@@ -16,18 +16,21 @@ from pathlib import Path
 
 import pytest
 
-GENERATE_PY = Path(__file__).resolve().parents[1] / "python" / "commandcode" / "bench" / "generate.py"
+BENCH_DIR = Path(__file__).resolve().parents[1] / "python" / "commandcode" / "bench"
 
 
 def _load_generate():
-    name = "commandcode_bench_generate_under_test"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, GENERATE_PY)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+    """`commandcode.bench.generate`, loaded from its folder as a package of its own (it imports
+    nothing from commandcode, so it works before the native extension is built)."""
+    name = "commandcode_bench_under_test"
+    if f"{name}.generate" in sys.modules:
+        return sys.modules[f"{name}.generate"]
+    spec = importlib.util.spec_from_file_location(name, BENCH_DIR / "__init__.py",
+                                                  submodule_search_locations=[str(BENCH_DIR)])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[name] = package  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(package)
+    return importlib.import_module(f"{name}.generate")
 
 
 gen = _load_generate()

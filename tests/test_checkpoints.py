@@ -6,24 +6,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
-from commandcode import backups
-from commandcode.checkpoints import (
-    MAX_BACKUPS_PER_SESSION,
-    RESUME_FREE_BYTES,
-    CheckpointManager,
-    read_checkpoints,
-    referenced_objects,
-    sweep_objects,
-    write_checkpoints,
-)
+from commandcode.checkpoints import store as backups
+from commandcode.checkpoints.manager import RESUME_FREE_BYTES, CheckpointManager
+from commandcode.checkpoints.records import read_checkpoints, write_checkpoints
+from commandcode.checkpoints.retention import MAX_BACKUPS_PER_SESSION
+from commandcode.checkpoints.sweep import referenced_objects, sweep_objects
 from commandcode.errors import CheckpointError
-from commandcode.paths import SessionFiles
-from helpers_checkpoints import (  # noqa: F401
+from commandcode.sessions.files import SessionFiles
+from helpers_checkpoints import (
     SAMPLE_SESSION,
     SAMPLES,
     memory_home,
@@ -171,7 +166,7 @@ def test_checkpoints_work_without_a_transcript(home: Path, project: Path) -> Non
     manager = CheckpointManager.for_session(files, project)
     manager.open_checkpoint("no session", 0, None)
     assert files.checkpoints.exists() and not files.transcript.exists()
-    assert CheckpointManager.for_session(files, project).checkpoints[0].prompt == "no session"
+    assert CheckpointManager.for_session(files, project).records[0].prompt == "no session"
 
 
 def test_the_oldest_checkpoints_age_out_past_two_hundred_backups(memory_home: Path, project: Path) -> None:
@@ -181,12 +176,12 @@ def test_the_oldest_checkpoints_age_out_past_two_hundred_backups(memory_home: Pa
         for index in range(60):
             target = write(project / f"f{index}.txt", f"{turn}-{index}")
             manager.backup_before_edit(str(target))
-    records = manager.checkpoints
+    records = list(manager.records)
     assert [record.prompt for record in records] == ["turn 2", "turn 3", "turn 4"]
     assert sum(record.backup_count for record in records) <= MAX_BACKUPS_PER_SESSION
     assert [record.turn_number for record in records] == [3, 4, 5]
     manager.open_checkpoint("turn 5", 10, None)
-    assert manager.checkpoints[-1].turn_number == 6, "numbers never repeat after an age-out"
+    assert manager.records[-1].turn_number == 6, "numbers never repeat after an age-out"
 
 
 def test_checkpoints_older_than_thirty_days_age_out_on_open(home: Path, project: Path) -> None:
@@ -194,12 +189,12 @@ def test_checkpoints_older_than_thirty_days_age_out_on_open(home: Path, project:
     manager = CheckpointManager.for_session(files, project)
     manager.open_checkpoint("old", 0, None)
     manager.open_checkpoint("new", 2, None)
-    later = lambda: datetime.now(timezone.utc) + timedelta(days=31)  # noqa: E731
+    later = lambda: datetime.now(UTC) + timedelta(days=31)  # noqa: E731
     records = read_checkpoints(files.checkpoints)
-    records[1].created_at = (datetime.now(timezone.utc) + timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    records[1].created_at = (datetime.now(UTC) + timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
     write_checkpoints(files.checkpoints, records)
     reopened = CheckpointManager.for_session(files, project, now=later)
-    assert [record.prompt for record in reopened.checkpoints] == ["new"]
+    assert [record.prompt for record in reopened.records] == ["new"]
 
 
 def test_sweep_never_deletes_an_object_another_session_references(home: Path, project: Path) -> None:
@@ -226,7 +221,7 @@ def test_a_fork_copies_no_object(home: Path, project: Path) -> None:
     objects_before = parent.store.usage()
     fork = new_session_files(project)
     shutil.copyfile(parent.files.checkpoints, fork.checkpoints)
-    assert CheckpointManager.for_session(fork, project).checkpoints[0].files[0].hash == parent.checkpoints[0].files[0].hash
+    assert CheckpointManager.for_session(fork, project).records[0].files[0].hash == parent.records[0].files[0].hash
     assert parent.store.usage() == objects_before
 
 
@@ -285,8 +280,8 @@ def test_after_digests_reach_disk_with_the_next_write_on_collection_or_at_exit(h
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from commandcode.checkpoints import CheckpointManager
-        from commandcode.paths import SessionFiles
+        from commandcode.checkpoints.manager import CheckpointManager
+        from commandcode.sessions.files import SessionFiles
         manager = CheckpointManager.for_session(SessionFiles(Path({str(files.directory)!r}), "exit-test"), Path({str(project)!r}))
         manager.open_checkpoint("turn", 0, None)
         manager.backup_before_edit({str(target)!r})
@@ -330,10 +325,10 @@ MALFORMED_ITEMS = [
 @pytest.mark.parametrize(("item", "reason"), MALFORMED_ITEMS)
 def test_a_malformed_item_is_unrestorable_and_written_back_unchanged(home: Path, project: Path,
                                                                     item: dict, reason: str) -> None:
-    from commandcode.rewind import plan_code
+    from commandcode.checkpoints.rewind_code import plan_code
 
     files = new_session_files(project)
-    from commandcode.ids import iso_now
+    from commandcode.storage.ids import iso_now
 
     record = {"id": "c1", "messageId": "c1", "turnNumber": 1, "createdAt": iso_now(),
               "messageCount": 0, "files": [item, {"path": "b.txt", "hash": None, "algo": "blake3"}]}

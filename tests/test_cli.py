@@ -14,10 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
+
+from commandcode.config.paths import project_dir
+from commandcode.sessions.files import SessionFiles
+from commandcode.sessions.writer import SessionWriter
+from commandcode.storage.ids import epoch_ms, new_uuid
 from helpers_cli import (
     LISTING_FIELDS_REQUIRED,
     assert_error_lines,
-    cc_home,  # noqa: F401
+    cc_home,
     cli_env,
     entries,
     only_transcript,
@@ -28,13 +34,8 @@ from helpers_cli import (
     run_ok,
     snapshot,
     transcripts,
-    workdir,  # noqa: F401
+    workdir,
 )
-from typer.testing import CliRunner
-
-from commandcode.ids import epoch_ms, new_uuid
-from commandcode.paths import SessionFiles, project_dir
-from commandcode.writer import SessionWriter
 
 
 def blocks(entry: dict[str, Any]) -> list[dict[str, Any]]:
@@ -64,7 +65,7 @@ def session_id_of(path: Path) -> str:
 def interactive_session(cwd: Path, prompt: str, *, name: str | None = None) -> SessionFiles:
     """A session as the interactive CLI leaves it (no `entrypoint` in meta), written in-process."""
     files = SessionFiles(project_dir(cwd), new_uuid())
-    with SessionWriter.open(files, str(cwd)) as writer:
+    with SessionWriter(files, str(cwd)) as writer:
         if name:
             writer.append_entry("session_info", {"name": name})
         writer.append_message({"role": "user", "content": [{"type": "text", "text": prompt}],
@@ -289,7 +290,7 @@ def test_no_session_resume_leaves_the_session_alone(cc_home: Path, workdir: Path
 
 def test_no_session_resume_still_gives_the_model_the_context(cc_home: Path, workdir: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from commandcode.agent.offline import OfflineModel
+    from commandcode.agent.providers.offline import OfflineModel
     from commandcode.cli import app
 
     run_ok(["-p", "remember this"], workdir, cc_home)
@@ -468,7 +469,7 @@ def test_listing_fields_and_filters(cc_home: Path, workdir: Path, tmp_path: Path
     everything_here = run_json(["sessions", "list", "--all", "--json"], workdir, cc_home)
     assert [item["name"] for item in everything_here] == [None, "Headless"]  # newest first
     headless = everything_here[1]
-    assert LISTING_FIELDS_REQUIRED <= set(headless)
+    assert set(headless) >= LISTING_FIELDS_REQUIRED
     transcript = Path(headless["path"])
     assert transcript.parent == project_dir(workdir) and headless["id"] == session_id_of(transcript)
     assert headless["entrypoint"] == "print" and headless["message_count"] == 2
@@ -518,7 +519,7 @@ def test_show_context_tree_shapes(cc_home: Path, workdir: Path) -> None:
 
 def test_tree_with_a_branch_and_a_label(cc_home: Path, workdir: Path) -> None:
     files = interactive_session(workdir, "root prompt")
-    with SessionWriter.open(files, str(workdir)) as writer:
+    with SessionWriter(files, str(workdir)) as writer:
         first_user = [entry["id"] for entry in entries(files.transcript)][0]
         side = writer.append_entry("custom", {"customType": "x"})  # a branch off the old leaf
         writer.append_entry("label", {"targetId": first_user, "label": "start"}, parent_id=first_user)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers_cli import cc_home, run_cli, run_json, snapshot, transcripts, workdir  # noqa: F401
+from helpers_cli import cc_home, run_cli, run_json, snapshot, transcripts, workdir
 
 SID_TOKEN = "{sid}"
 

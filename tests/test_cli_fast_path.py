@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers_cli import cc_home, cli_env, only_transcript, run_cli, run_ok, workdir  # noqa: F401 (fixtures)
 
 from commandcode.cli.fast_path import FAST_COMMANDS, parse_fast, run_fast
+from helpers_cli import cc_home, cli_env, only_transcript, run_cli, run_ok, workdir  # noqa: F401 (fixtures)
 
 
 @pytest.mark.parametrize(("argv", "expected"), [

@@ -25,9 +25,10 @@ from pathlib import Path
 import pytest
 
 import crash_harness_lib as harness
+from commandcode.config.paths import project_dir
 from commandcode.errors import SessionLockedError
-from commandcode.paths import SessionFiles, project_dir
-from commandcode.writer import SessionWriter
+from commandcode.sessions.files import SessionFiles
+from commandcode.sessions.writer import SessionWriter
 from helpers_cli import cli_env, hold_writer, stop
 
 SUPPORT = Path(__file__).parent / "support"
@@ -44,7 +45,7 @@ def _env(index: bool = False) -> dict[str, str]:
 
 def _new_session(cwd: Path, turns: int = 1) -> SessionFiles:
     files = SessionFiles(project_dir(cwd), str(uuid.uuid4()))
-    with SessionWriter.open(files, str(cwd)) as writer:
+    with SessionWriter(files, str(cwd)) as writer:
         for turn in range(turns):
             writer.append_message({"role": "user", "content": [{"type": "text", "text": f"seed {turn}"}],
                                    "meta": {"messageId": str(uuid.uuid4())}})
@@ -95,9 +96,8 @@ def test_a_second_writer_is_refused_naming_the_holder(home: Path, cwd: Path) -> 
     before = files.transcript.read_bytes()
     holder = hold_writer(files.transcript, cwd, home)
     try:
-        with pytest.raises(SessionLockedError) as raised:
-            with SessionWriter.open(files, str(cwd)):
-                pass
+        with pytest.raises(SessionLockedError) as raised, SessionWriter(files, str(cwd)):
+            pass
         assert raised.value.holder_pid == holder.pid
         assert f"process {holder.pid}" in str(raised.value)
         completed = subprocess.run([sys.executable, "-m", "commandcode", "-p", "second writer", "-r", files.session_id],

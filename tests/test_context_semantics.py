@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from commandcode import Session, open_session
-from commandcode.paths import project_dir
+from commandcode.config.paths import project_dir
 
 SID = "0d6c2f3e-5b7a-4c1e-9f0a-2b3c4d5e6f70"
 HEADER = {"type": "session", "version": 3, "id": SID, "timestamp": "2026-01-02T03:04:05.000Z", "cwd": "/home/alice/proj"}
@@ -245,7 +246,7 @@ def test_labels_newest_wins_and_clearing(write: Any) -> None:
         entry("label", "l4", "l3", targetId="m2"),  # no `label`: clears it
         entry("label", "x1", "m1", targetId="m1", label="from another branch, newest"),
     ])
-    assert dict(session.index.labels()) == {"m1": "from another branch, newest"}
+    assert dict(session.labels()) == {"m1": "from another branch, newest"}
     rows = {row.id: row.label for row in session.tree_rows()}
     assert rows["m1"] == "from another branch, newest" and rows["m2"] is None
     assert session.leaf_id == "x1" and session.path_ids() == ["m1", "x1"]
@@ -255,7 +256,7 @@ def test_labels_newest_wins_and_clearing(write: Any) -> None:
         entry("label", "l2", "l1", targetId="m1"),
         entry("label", "l3", "l2", targetId="m1", label="b"),
     ])
-    assert dict(cleared_then_set.index.labels()) == {"m1": "b"}
+    assert dict(cleared_then_set.labels()) == {"m1": "b"}
 
 
 def test_session_name(write: Any) -> None:
@@ -344,8 +345,8 @@ def test_session_id_is_the_file_name_not_the_header_id(write: Any) -> None:
     other = {**HEADER, "id": "11111111-2222-4333-8444-555555555555", "sessionId": SID}
     session = write([other, msg("m1", None, "user", text("one"), sessionId=SID)], header=False)
     assert session.id == SID
-    assert session.header["id"] == "11111111-2222-4333-8444-555555555555"
-    assert session.header["session_id"] == SID
+    assert session.header.id == "11111111-2222-4333-8444-555555555555"
+    assert session.header.session_id == SID
 
 
 @pytest.mark.parametrize(("created", "expected"), [
@@ -354,5 +355,5 @@ def test_session_id_is_the_file_name_not_the_header_id(write: Any) -> None:
 ])
 def test_synthesized_header_uses_meta_created_at(write: Any, created: Any, expected: str) -> None:
     session = write([msg("m1", None, "user", text("one"))], {"createdAt": created}, header=False)
-    assert session.index.header is None
-    assert session.header["id"] == SID and session.header["timestamp"] == expected
+    assert session.header.synthesized
+    assert session.header.id == SID and session.header.timestamp == expected

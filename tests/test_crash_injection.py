@@ -120,7 +120,7 @@ def test_disk_full_each_operation_fails_cleanly_and_works_once_space_is_freed(tm
         }
         failed = {}
         for step, (name, operation) in enumerate(operations.items(), start=1):
-            filler = _fill(mount)
+            _fill(mount)
             version = int((project / "big.txt").read_text()[8:].split("\n", 1)[0]) if step else 0
             outcome = operation(version)
             failed[name] = not _one_clear_outcome(outcome, f"{name} on a full disk")
@@ -139,7 +139,7 @@ def test_disk_full_each_operation_fails_cleanly_and_works_once_space_is_freed(tm
 
 
 def _assert_committed_intact(data: Path, session: str, committed: list[str]) -> None:
-    from commandcode.session import open_session
+    from commandcode.sessions.reader import open_session
 
     with harness.data_dir_env(data, index=False):
         [transcript] = [path for path in data.glob(f"projects/*/{session}.jsonl")]
@@ -156,7 +156,7 @@ def _assert_committed_intact(data: Path, session: str, committed: list[str]) -> 
 
 
 def _two_turn_session(project: Path):  # type: ignore[no-untyped-def]
-    from commandcode.checkpoints import CheckpointManager
+    from commandcode.checkpoints.manager import CheckpointManager
     from helpers_checkpoints import new_session_files
 
     target = project / "a.txt"
@@ -177,10 +177,10 @@ def test_a_crash_between_the_restore_and_the_checkpoints_update_is_not_an_outsid
     """The after-digests of a code rewind are written in the same journaled step as the files, so
     a process killed the moment the native restore returns leaves records that know the restored
     state (before the fix the next rewind was refused as `changed outside`)."""
-    from commandcode import backups
-    from commandcode import rewind as rewind_module
+    from commandcode.checkpoints import rewind as rewind_module
+    from commandcode.checkpoints import store as backups
+    from commandcode.checkpoints.rewind import RewindMode, rewind
     from commandcode.errors import ChangedOutsideError
-    from commandcode.rewind import RewindMode, rewind
 
     project = (tmp_path / "project").resolve()
     project.mkdir()
@@ -208,8 +208,8 @@ def test_a_crash_between_the_restore_and_the_checkpoints_update_is_not_an_outsid
 
 
 def test_a_failed_restore_puts_the_checkpoints_file_back_with_the_files(home: Path, tmp_path: Path) -> None:
+    from commandcode.checkpoints.rewind import RewindMode, rewind
     from commandcode.errors import RestoreError
-    from commandcode.rewind import RewindMode, rewind
 
     project = (tmp_path / "project").resolve()
     project.mkdir()

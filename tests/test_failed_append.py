@@ -24,7 +24,8 @@ from typing import Any
 
 import pytest
 
-from commandcode.session import content_blocks, open_session
+from commandcode.sessions.context import content_blocks
+from commandcode.sessions.reader import open_session
 from helpers_cli import cli_env, read_lines, run_json, transcripts
 
 KILLABLE = Path(__file__).resolve().parent / "support" / "killable_cli.py"
@@ -140,7 +141,7 @@ def test_a_resumed_turn_failing_at_any_write_leaves_whole_commits(pristine: tupl
 @pytest.mark.parametrize("mode", ["once", "full"])
 def test_a_first_turn_failing_at_any_write_leaves_no_half_session(pristine: tuple[Path, str], tmp_path: Path,
                                                                   mode: str) -> None:
-    root, session = pristine
+    root, _session = pristine
     args = ["-p", TOOL_TURN, "--output-format", "json"]
     data, project = _fresh_copy(root, tmp_path / "count-run")
     total = _count_calls(args, project.resolve(), data, tmp_path)

@@ -8,7 +8,7 @@ import os
 import time
 from pathlib import Path
 
-from commandcode.fsutil import STALE_TEMPORARY_SECONDS, atomic_write
+from commandcode.storage.durable import STALE_TEMPORARY_SECONDS, atomic_write
 
 NO_SUCH_PID = 99_999_999  # above any Linux pid_max: os.kill says ESRCH
 

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import pytest
 
-from commandcode.lock import lock_path_for
-from commandcode.paths import project_dir
+from commandcode.config.paths import project_dir
+from commandcode.storage.lock import lock_path_for
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HOSTILE = FIXTURES / "hostile"

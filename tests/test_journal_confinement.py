@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from commandcode import backups
+from commandcode.checkpoints import store as backups
 
 OTHER_SESSION = "00000000-0000-4000-8000-0000000000ff"
 RESTORED = b"restored\n"

@@ -14,11 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from commandcode import _native, migrate, open_session
+
+from commandcode import _native, open_session
+from commandcode.config.paths import project_dir
 from commandcode.errors import SessionLockedError
-from commandcode.ids import iso_from_ms
-from commandcode.migrate import migrate_legacy
-from commandcode.paths import SessionFiles, project_dir
+from commandcode.sessions import migrate
+from commandcode.sessions.files import SessionFiles
+from commandcode.sessions.migrate import migrate_legacy
+from commandcode.storage.ids import iso_from_ms
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SID = "0d6c2f3e-5b7a-4c1e-9f0a-2b3c4d5e6f70"
@@ -61,7 +64,7 @@ def v2(role: str, content: Any, second: int = 6, **metadata: Any) -> str:
 
 
 def ms(iso: str) -> int:
-    from commandcode.ids import parse_iso
+    from commandcode.storage.ids import parse_iso
 
     parsed = parse_iso(iso)
     assert parsed is not None
@@ -173,7 +176,7 @@ def test_meta_that_is_not_an_object_is_left_alone(home: Path, cwd: Path) -> None
     meta = transcript.with_name(f"{SID}.meta.json")
     before = meta.read_bytes()
     session = open_session(transcript)
-    assert session.message_count == 1 and session.index.format == "v3"
+    assert session.message_count == 1 and session.format == "v3"
     assert meta.read_bytes() == before
 
 
@@ -287,9 +290,9 @@ def test_a_stale_scan_does_not_migrate_twice(home: Path, cwd: Path) -> None:
     files = SessionFiles.for_transcript(transcript)
     stale = _native.scan_session(transcript)
     assert stale.format == "v2"
-    migrate_legacy(files, stale)
+    migrate_legacy(files)  # decides on a fresh scan under the lock, never on `stale`
     migrated = transcript.read_bytes()
-    migrate_legacy(files, stale)
+    migrate_legacy(files)
     assert transcript.read_bytes() == migrated
     assert open_session(transcript).message_count == 6
 
@@ -311,7 +314,7 @@ def test_concurrent_opens_all_succeed(home: Path, cwd: Path, run_cli: Any) -> No
 HOLD_LOCK = """
 import sys, time
 from pathlib import Path
-from commandcode.lock import WriterLock
+from commandcode.storage.lock import WriterLock
 lock = WriterLock(Path(sys.argv[1])).acquire()
 print("locked", flush=True)
 time.sleep(float(sys.argv[2]))

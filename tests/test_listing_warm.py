@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from helpers_cli import run_cli
 
 SID = "5e551015-0000-4000-8000-000000000001"
@@ -28,7 +29,7 @@ def _line(entry_id: str, parent: str | None, role: str, text: str) -> str:
 
 def test_a_warm_listing_reads_only_sidecars_and_appended_bytes(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from commandcode.paths import project_dir
+    from commandcode.config.paths import project_dir
 
     data = tmp_path / "data"
     cwd = (tmp_path / "work").resolve()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers_cli import cc_home, cli_env, run_cli, run_json, run_ok, snapshot, transcripts  # noqa: F401 (fixtures)
+from helpers_cli import cc_home, cli_env, run_cli, run_json, run_ok, snapshot, transcripts
 
 
 def assert_one_error(completed: subprocess.CompletedProcess[str], contains: str = "") -> None:
@@ -104,7 +104,7 @@ def session_state(data: Path) -> dict[str, tuple[bytes | None, int]]:
 
 def test_a_message_count_that_is_not_a_count_is_kept_as_written(cc_home: Path, project: Path) -> None:
     """The record is rewritten by later turns (file hashes); its odd count stays what it was."""
-    transcript, checkpoints = two_turns(cc_home, project)
+    _transcript, checkpoints = two_turns(cc_home, project)
     set_record_field(checkpoints, 1, messageCount=-100)
     run_ok(["-c", "-p", call("write_file", file_path="f.txt", content="three\n")], project, cc_home)
     first = json.loads(checkpoints.read_text().splitlines()[0])

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from commandcode.fsutil import NotRegularFileError, atomic_write, open_regular, read_regular, replace_file
+from commandcode.storage.durable import atomic_write, replace_file
+from commandcode.storage.regular import NotRegularFileError, open_regular, read_regular
 
 ACCESS = {"read": os.O_RDONLY, "write": os.O_WRONLY, "append": os.O_WRONLY | os.O_APPEND,
           "rdwr-create": os.O_RDWR | os.O_CREAT, "create-excl": os.O_WRONLY | os.O_CREAT | os.O_EXCL}

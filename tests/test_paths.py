@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from commandcode.paths import SessionFiles
-from commandcode.session import Context
+from commandcode.sessions.files import SessionFiles
+from commandcode.sessions.reader import Context
 
 
 def test_session_files_are_values_whatever_the_folder_spelling() -> None:

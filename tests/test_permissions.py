@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import crash_harness_lib as harness
-from helpers_cli import cc_home, cli_env, run_cli, umask_022, workdir  # noqa: F401
+from helpers_cli import cc_home, cli_env, run_cli, umask_022, workdir
 
 
 def _exercise(data: Path, cwd: Path, index: bool) -> None:

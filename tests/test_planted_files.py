@@ -152,9 +152,8 @@ def test_every_command_against_a_planted_non_file(template: dict[str, Any], plac
 def test_a_planted_non_file_in_place_of_a_real_cli_file_history_blob(tmp_path: Path, kind: str) -> None:
     """The real CLI's backups are raw blobs `<data>/file-history/<sid>/<sha256>`: a checkpoint
     listing and a code rewind read them."""
+    from commandcode.config.slug import project_slug
     from helpers_checkpoints import SAMPLE_CWD, SAMPLE_SESSION, SAMPLES
-
-    from commandcode.slug import project_slug
 
     project, data = tmp_path / "proj", tmp_path / "data"
     project.mkdir()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from commandcode import paths
+from commandcode.config import paths
 
 
 def run(work: Path, home: str, *args: str) -> subprocess.CompletedProcess[str]:

@@ -13,12 +13,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from commandcode import backups
-from commandcode.checkpoints import CheckpointManager, read_checkpoints, write_checkpoints
+from commandcode.checkpoints import store as backups
+from commandcode.checkpoints.manager import CheckpointManager
+from commandcode.checkpoints.records import read_checkpoints, write_checkpoints
+from commandcode.checkpoints.rewind import RewindMode, available_modes, rewind
+from commandcode.checkpoints.rewind_code import plan_code
 from commandcode.errors import BackupIntegrityError, ChangedOutsideError, RestoreError, UsageError
-from commandcode.paths import SessionFiles
-from commandcode.rewind import RewindMode, available_modes, plan_code, rewind
-from helpers_checkpoints import SAMPLE_CWD, SAMPLE_SESSION, SAMPLES, memory_home, new_session_files, project, snapshot, write  # noqa: F401
+from commandcode.sessions.files import SessionFiles
+from helpers_checkpoints import (
+    SAMPLE_CWD,
+    SAMPLE_SESSION,
+    SAMPLES,
+    memory_home,
+    new_session_files,
+    project,
+    snapshot,
+    write,
+)
 
 
 class Agent:

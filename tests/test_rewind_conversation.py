@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from commandcode.checkpoints import read_checkpoints
+from commandcode.checkpoints.records import read_checkpoints
 from commandcode.cli import app
-from commandcode.paths import SessionFiles, project_dir
-from commandcode.session import open_session
-from helpers_checkpoints import project, snapshot, write  # noqa: F401
+from commandcode.config.paths import project_dir
+from commandcode.sessions.files import SessionFiles
+from commandcode.sessions.reader import open_session
+from helpers_checkpoints import project, snapshot, write
 
 runner = CliRunner()
 
@@ -136,7 +137,7 @@ def test_cli_usage_errors(session: SessionFiles) -> None:
 
 
 def test_sessions_without_a_transcript_can_rewind_code(home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from commandcode.checkpoints import CheckpointManager
+    from commandcode.checkpoints.manager import CheckpointManager
 
     monkeypatch.chdir(project)
     files = SessionFiles(project_dir(project), "0f0f0f0f-0000-4000-8000-000000000000")
@@ -168,12 +169,12 @@ def test_on_a_terminal_the_six_choices_are_a_numbered_prompt(session: SessionFil
 
 
 def test_a_session_open_for_writing_is_rewound_only_by_its_holder(session: SessionFiles, project: Path) -> None:
+    from commandcode.checkpoints.rewind import RewindMode, rewind
     from commandcode.errors import SessionLockedError
-    from commandcode.rewind import RewindMode, rewind
-    from commandcode.writer import SessionWriter
+    from commandcode.sessions.writer import SessionWriter
 
     before, transcript = snapshot(project), session.transcript.read_bytes()
-    with SessionWriter.open(session, str(project)) as writer:
+    with SessionWriter(session, str(project)) as writer:
         for mode in (RewindMode.BOTH, RewindMode.CODE):
             with pytest.raises(SessionLockedError):
                 rewind(session, project, 2, mode)

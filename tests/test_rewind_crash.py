@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 import commandcode
-from commandcode import backups
-from commandcode.checkpoints import CheckpointManager
-from helpers_checkpoints import new_session_files, snapshot, write  # noqa: F401
+from commandcode.checkpoints import store as backups
+from commandcode.checkpoints.manager import CheckpointManager
+from helpers_checkpoints import new_session_files, snapshot, write
 
 FILES = 120
 
@@ -27,8 +27,8 @@ RESTORE_SCRIPT = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from commandcode.paths import SessionFiles
-    from commandcode.rewind import RewindMode, rewind
+    from commandcode.sessions.files import SessionFiles
+    from commandcode.checkpoints.rewind import RewindMode, rewind
     directory, session_id, project, delay = sys.argv[1:5]
     files = SessionFiles(Path(directory), session_id)
     print("ready", flush=True)

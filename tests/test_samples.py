@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
+
+from commandcode.config.paths import project_dir
 from helpers_cli import (
     SAMPLE_DATA,
     SAMPLE_PROJECT_CWD,
@@ -26,9 +29,6 @@ from helpers_cli import (
     run_json,
     snapshot,
 )
-from typer.testing import CliRunner
-
-from commandcode.paths import project_dir
 
 pytestmark = needs_samples
 

@@ -578,7 +578,7 @@ def test_a_failed_rename_leaves_the_old_file(data: Path, project: Path, monkeypa
     def refuse(source: Any, target: Any) -> None:
         raise OSError(5, "Input/output error", str(target))
 
-    monkeypatch.setattr("commandcode.fsutil.os.replace", refuse)
+    monkeypatch.setattr("commandcode.storage.durable.os.replace", refuse)
     with pytest.raises(SettingsError, match="Input/output error; the file was left as it was"):
         cs.add_to_list("local", "permissions.allow", "Read", cwd=project)
     assert local_file(project).read_bytes() == old

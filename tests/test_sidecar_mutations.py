@@ -254,7 +254,7 @@ def check(workspace: Workspace, which: str, what: str, *, allowed: tuple[Path, .
     for argv in workspace.commands(which):
         try:
             code, _stdout, stderr = run_in_process(argv)
-        except Exception as error:  # noqa: BLE001 - the point of the test
+        except Exception as error:
             raise AssertionError(f"{what}: `commandcode {' '.join(argv)}` raised {type(error).__name__}: {error}") from error
         assert code in (0, 1), (what, argv, code, stderr)
         assert "Traceback" not in stderr and "internal error" not in stderr, (what, argv, stderr)
@@ -290,7 +290,7 @@ def sweep_batches(workspace: Workspace) -> Iterator[tuple[str, list[tuple[tuple,
         by_file.setdefault(name, {}).setdefault(field[0], []).append(field)
     for name, lines in by_file.items():
         depth = max(len(fields) for fields in lines.values())
-        for kind, variants in VALUES_BY_TYPE.items():
+        for _kind, variants in VALUES_BY_TYPE.items():
             for round_number in range(depth):
                 batch = [(fields[round_number], variants[(round_number + line) % len(variants)])
                          for line, fields in lines.items() if round_number < len(fields)]
@@ -371,8 +371,8 @@ def test_random_values_in_two_fields_at_once(inside: Workspace, data: st.DataObj
                                     "json text", "zeros"])
 def test_a_damaged_index_sidecar_is_rebuilt_or_ignored(inside: Workspace, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
     monkeypatch.setenv("COMMANDCODE_INDEX", "on")
-    from commandcode.session import index_path_for
-    from commandcode.paths import SessionFiles
+    from commandcode.sessions.files import SessionFiles
+    from commandcode.sessions.reader import index_path_for
 
     run_in_process(["sessions", "show", inside.session_id])  # builds it
     index = Path(index_path_for(SessionFiles.for_transcript(inside.transcript)))

@@ -1,4 +1,4 @@
-"""Parity tests for :mod:`commandcode.slug`.
+"""Parity tests for :mod:`commandcode.config.slug`.
 
 Every expected slug below was produced by the real library
 (``@sindresorhus/slugify`` 2.2.1 / ``@sindresorhus/transliterate`` 1.6.0,
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from commandcode import slug as slug_module
+from commandcode.config import slug as slug_module
 
 project_slug = slug_module.project_slug
 
@@ -136,12 +136,12 @@ def test_rejects_non_strings() -> None:
 def test_the_ascii_fast_path_tables_are_the_ascii_part_of_the_full_tables() -> None:
     """ASCII paths never load the full tables; what they use instead must be exactly the ASCII
     subset of them (the one ASCII key, and the ASCII code points with the Diacritic property)."""
-    from commandcode._slug_tables import _DIACRITIC_RANGES
+    from commandcode.config._slug_tables import _DIACRITIC_RANGES
 
     table = slug_module._replacements()
-    assert slug_module._ASCII_REPLACEMENTS == tuple((k, v) for k, v in table.items() if k.isascii())
+    assert tuple((k, v) for k, v in table.items() if k.isascii()) == slug_module._ASCII_REPLACEMENTS
     ascii_diacritics = {cp: None for a, b in _DIACRITIC_RANGES for cp in range(a, min(b, 0x7F) + 1)}
-    assert slug_module._ASCII_DIACRITICS == ascii_diacritics
+    assert ascii_diacritics == slug_module._ASCII_DIACRITICS
 
 
 _PATH_ALPHABET = "abcxyz0189/-_. &^`~@#%+=,;:!?()[]{}\\\"\t\n"

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from commandcode.paths import project_folder_name
-from commandcode.slug import project_slug
-from helpers_cli import cc_home, cli_env, run_cli, run_json, run_ok, snapshot, transcripts  # noqa: F401 (fixtures)
+from commandcode.config.paths import project_folder_name
+from commandcode.config.slug import project_slug
+from helpers_cli import cc_home, cli_env, run_cli, run_json, run_ok, snapshot, transcripts
 
 
 def write_call(name: str, content: str) -> str:

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from commandcode import backups
-from commandcode.checkpoints import CheckpointManager
+from commandcode.checkpoints import store as backups
+from commandcode.checkpoints.manager import CheckpointManager
 from commandcode.errors import RestoreError
-from helpers_cli import cc_home, run_cli, workdir  # noqa: F401
 from helpers_checkpoints import new_session_files
+from helpers_cli import cc_home, run_cli, workdir
 
 
 @pytest.fixture
@@ -103,7 +103,7 @@ def test_a_parent_folder_swapped_for_a_symlink_during_the_restore_is_not_followe
     (project / "dir" / "victim.txt").write_text("made by the turn\n")
     manager.flush()
     records = manager.records
-    from commandcode.rewind import plan_code
+    from commandcode.checkpoints.rewind_code import plan_code
 
     plan = plan_code(records, 0, project, files)
     journal = backups.journal_path(files.session_id)

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers_cli import cc_home, cli_env, run_json  # noqa: F401
+from helpers_cli import cc_home, cli_env, run_json
 
 EVIL = "\x1b[31mRED\x1b]0;pwned\x07\x9b2J\x1b[8mhidden\x08\r\x7f\u202e"
 EVIL_JSON = json.dumps(EVIL)[1:-1]  # the same text inside a JSON string
@@ -45,7 +45,7 @@ def printable_arg(arg: str) -> str:
     return arg.encode("unicode_escape").decode("ascii")
 
 
-def test_planted_control_sequences_never_reach_the_terminal(cc_home: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_planted_control_sequences_never_reach_the_terminal(cc_home: Path, tmp_path: Path) -> None:
     folder = tmp_path / f"proj{EVIL}"
     folder.mkdir()
     prompt = "\n".join([
@@ -87,7 +87,7 @@ def test_planted_control_sequences_never_reach_the_terminal(cc_home: Path, tmp_p
             _assert_clean(args, _run(args, folder, cc_home, COMMANDCODE_FAST_PATH=fast_path), codes=(code,))
 
 
-def test_a_transcript_with_control_sequences_in_every_shown_field(cc_home: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_a_transcript_with_control_sequences_in_every_shown_field(cc_home: Path, tmp_path: Path) -> None:
     """Fields a hostile transcript or meta file sets directly, which the CLI never writes that way."""
     folder = tmp_path / "proj"
     folder.mkdir()

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from helpers_cli import cc_home, entries, run_cli, transcripts, workdir  # noqa: F401 - fixtures
+from helpers_cli import cc_home, entries, run_cli, transcripts, workdir
 
 ORIGINAL = "important data\n"
 REFUSED_DATA = "inside commandcode's data folder"

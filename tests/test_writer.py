@@ -1,6 +1,6 @@
 """The transcript writer and its sidecars (format §1.2, §2.1–2.3, §2.6, §3).
 
-Through `commandcode.writer.SessionWriter` directly and through real `commandcode` subprocesses:
+Through `commandcode.sessions.writer.SessionWriter` directly and through real `commandcode` subprocesses:
 buffering until the first assistant message, one write per commit holding whole lines, the entry
 envelope, ids and timestamps, torn tails, kill -9 mid-turn, the writer lock, file modes, and
 `meta.json` read-merge-write.
@@ -19,6 +19,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from commandcode.config.paths import project_dir
+from commandcode.errors import InvalidSessionError, SessionLockedError
+from commandcode.sessions.files import SessionFiles
+from commandcode.sessions.meta import read_meta, update_meta
+from commandcode.sessions.reader import open_session
+from commandcode.sessions.writer import SessionWriter
+from commandcode.storage import ids
+from commandcode.storage.durable import ensure_dir
+from commandcode.storage.jsonfmt import dumps_pretty
 from helpers_cli import (
     ENTRY_ID,
     ENVELOPE,
@@ -26,7 +36,7 @@ from helpers_cli import (
     SAMPLE_DATA,
     TIMESTAMP,
     UUID4,
-    cc_home,  # noqa: F401
+    cc_home,
     entries,
     hold_writer,
     kill_group,
@@ -40,19 +50,10 @@ from helpers_cli import (
     start_cli,
     stop,
     transcripts,
-    umask_022,  # noqa: F401
+    umask_022,
     wait_for,
-    workdir,  # noqa: F401
+    workdir,
 )
-
-from commandcode import ids
-from commandcode.errors import InvalidSessionError, SessionLockedError
-from commandcode.fsutil import ensure_dir
-from commandcode.jsonfmt import dumps_pretty
-from commandcode.meta import read_meta, update_meta
-from commandcode.paths import SessionFiles, project_dir
-from commandcode.session import open_session
-from commandcode.writer import SessionWriter
 
 
 def user_message(text: str) -> dict[str, Any]:
@@ -86,7 +87,7 @@ def write_spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, bytes
 def make_session(files: SessionFiles, cwd: Path, turns: int = 1) -> list[str]:
     """Writes a session with `turns` user/assistant turns; returns the entry ids."""
     written = []
-    with SessionWriter.open(files, str(cwd)) as writer:
+    with SessionWriter(files, str(cwd)) as writer:
         for turn in range(turns):
             written.append(writer.append_message(user_message(f"prompt {turn}")))
             written.append(writer.append_message(assistant_message(f"reply {turn}"), model="m",
@@ -102,7 +103,7 @@ def make_session(files: SessionFiles, cwd: Path, turns: int = 1) -> list[str]:
 def test_new_session_is_buffered_until_the_first_assistant_message(cc_home: Path, workdir: Path,
                                                                    write_spy: list[tuple[str, bytes]]) -> None:
     files = new_files(workdir)
-    with SessionWriter.open(files, str(workdir)) as writer:
+    with SessionWriter(files, str(workdir)) as writer:
         info_id = writer.append_entry("session_info", {"name": "buffered"})
         user_id = writer.append_message(user_message("hello"))
         assert writer.commit() is False  # no assistant message yet: nothing reaches disk
@@ -137,12 +138,12 @@ def test_new_session_is_buffered_until_the_first_assistant_message(cc_home: Path
 
 def test_a_new_session_without_assistant_message_never_reaches_disk(cc_home: Path, workdir: Path) -> None:
     files = new_files(workdir)
-    with SessionWriter.open(files, str(workdir)) as writer:
+    with SessionWriter(files, str(workdir)) as writer:
         writer.append_message(user_message("only a prompt"))
         writer.commit()
     assert not files.transcript.exists()
     # a failed first turn is still recorded when forced, as the real CLI does
-    with SessionWriter.open(files, str(workdir)) as writer:
+    with SessionWriter(files, str(workdir)) as writer:
         writer.append_message(user_message("fails"))
         writer.append_message({"role": "user", "content": [{"type": "text", "text": "Error: boom"}],
                                "meta": {"messageId": ids.new_uuid()}})
@@ -158,13 +159,13 @@ def test_uncommitted_entries_stay_in_memory_and_are_dropped_on_close(cc_home: Pa
     synced: list[int] = []
     real_fdatasync = os.fdatasync
     monkeypatch.setattr(os, "fdatasync", lambda descriptor: (synced.append(descriptor), real_fdatasync(descriptor))[1])
-    with SessionWriter.open(files, str(workdir)) as writer:
+    with SessionWriter(files, str(workdir)) as writer:
         writer.append_message(user_message("mid-turn"))
         writer.append_message(assistant_message("mid-turn"))
         assert files.transcript.read_bytes() == before  # nothing before the commit
     assert files.transcript.read_bytes() == before  # closed without commit: dropped, as a crash drops them
     assert synced == []
-    with SessionWriter.open(files, str(workdir)) as writer:
+    with SessionWriter(files, str(workdir)) as writer:
         writer.append_message(user_message("committed"))
         writer.commit()
     assert len(synced) == 1  # the commit is flushed to disk
@@ -230,7 +231,7 @@ def test_entry_ids_are_unique_within_the_file(cc_home: Path, workdir: Path, monk
     fresh = "abcdef01"
     sequence = iter([existing[0], existing[1], fresh, fresh, existing[0], "0badc0de"])
     monkeypatch.setattr(ids, "fresh_entry_id", lambda: next(sequence))
-    with SessionWriter.open(files, str(workdir)) as writer:
+    with SessionWriter(files, str(workdir)) as writer:
         first = writer.append_message(user_message("x"))
         second = writer.append_message(assistant_message("y"))
         writer.commit()
@@ -248,7 +249,7 @@ def test_entry_id_falls_back_to_a_full_uuid_after_100_collisions(monkeypatch: py
 
 
 def test_entry_fields_cannot_override_the_envelope(cc_home: Path, workdir: Path) -> None:
-    with SessionWriter.open(new_files(workdir), str(workdir)) as writer:
+    with SessionWriter(new_files(workdir), str(workdir)) as writer:
         with pytest.raises(InvalidSessionError):
             writer.append_entry("custom", {"customType": "x", "id": "deadbeef"})
         with pytest.raises(InvalidSessionError):
@@ -270,8 +271,8 @@ def test_append_after_a_torn_tail_via_the_writer(cc_home: Path, workdir: Path) -
     session = open_session(files.transcript)
     assert session.leaf_id == written[-1]
     [skipped] = session.skipped_lines
-    assert (skipped["line"], skipped["offset"]) == (4, len(original))
-    with SessionWriter.open(files, str(workdir)) as writer:
+    assert (skipped.line, skipped.offset) == (4, len(original))
+    with SessionWriter(files, str(workdir)) as writer:
         user_id = writer.append_message(user_message("after the tear"))
         assistant_id = writer.append_message(assistant_message("still here"))
         writer.commit()
@@ -284,7 +285,7 @@ def test_append_after_a_torn_tail_via_the_writer(cc_home: Path, workdir: Path) -
     assert parsed[0]["parentId"] == written[-1]  # the torn line never becomes a parent
     session = open_session(files.transcript)
     assert session.leaf_id == assistant_id
-    assert [(line["line"], line["offset"]) for line in session.skipped_lines] == [(4, len(original))]
+    assert [(line.line, line.offset) for line in session.skipped_lines] == [(4, len(original))]
     assert session.context().entry_ids == [*written, user_id, assistant_id]
 
 
@@ -293,7 +294,7 @@ def test_append_after_a_complete_last_line_without_newline(cc_home: Path, workdi
     written = make_session(files, workdir)
     raw = files.transcript.read_bytes()
     files.transcript.write_bytes(raw[:-1])  # a valid last line, just not terminated
-    with SessionWriter.open(files, str(workdir)) as writer:
+    with SessionWriter(files, str(workdir)) as writer:
         writer.append_message(user_message("next"))
         writer.commit()
     assert files.transcript.read_bytes().startswith(raw)
@@ -381,7 +382,7 @@ def test_a_second_writer_is_refused_while_reading_works(cc_home: Path, workdir: 
         assert completed.stdout == ""
         # in-process too, with the holder's pid on the exception
         with pytest.raises(SessionLockedError) as raised:
-            with SessionWriter.open(SessionFiles.for_transcript(transcript), str(workdir)):
+            with SessionWriter(SessionFiles.for_transcript(transcript), str(workdir)):
                 pass
         assert raised.value.holder_pid == holder.pid and str(holder.pid) in str(raised.value)
         # reading never needs the lock
@@ -397,12 +398,11 @@ def test_a_second_writer_is_refused_while_reading_works(cc_home: Path, workdir: 
 
 def test_a_second_writer_in_the_same_process_is_refused(cc_home: Path, workdir: Path) -> None:
     files = new_files(workdir)
-    with SessionWriter.open(files, str(workdir)):
-        with pytest.raises(SessionLockedError) as raised:
-            with SessionWriter.open(files, str(workdir)):
-                pass
+    with SessionWriter(files, str(workdir)):
+        with pytest.raises(SessionLockedError) as raised, SessionWriter(files, str(workdir)):
+            pass
         assert raised.value.holder_pid == os.getpid()
-    with SessionWriter.open(files, str(workdir)):  # released on close
+    with SessionWriter(files, str(workdir)):  # released on close
         pass
 
 
@@ -411,7 +411,7 @@ def test_no_session_writer_takes_no_lock(cc_home: Path, workdir: Path) -> None:
     make_session(files, workdir)
     holder = hold_writer(files.transcript, workdir, cc_home)
     try:
-        with SessionWriter.open(files, str(workdir), persist=False) as writer:
+        with SessionWriter(files, str(workdir), persist=False) as writer:
             writer.append_message(assistant_message("in memory"))
             assert writer.commit() is False
     finally:
@@ -561,7 +561,7 @@ def test_cli_refuses_a_bad_meta_before_running_the_turn(cc_home: Path, workdir: 
 def test_a_failed_first_turn_is_recorded_and_labelled_print(cc_home: Path, workdir: Path) -> None:
     script = (
         "import sys\n"
-        "from commandcode.agent import offline\n"
+        "from commandcode.agent.providers import offline\n"
         "def broken(self, messages):\n"
         "    raise RuntimeError('model exploded')\n"
         "offline.OfflineModel.respond = broken\n"

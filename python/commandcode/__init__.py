@@ -11,30 +11,32 @@ embedder that only opens a session never loads the writer, the catalog or the ch
 
 from __future__ import annotations
 
-from ._native import __version__
+from ._native import __version__ as __version__
 
 TYPE_CHECKING = False  # `typing` costs more to import than a warm open; checkers see the imports
 if TYPE_CHECKING:
     from typing import Any
 
-    from .catalog import SessionSummary, list_sessions, resolve_session
+    from .catalog.listing import SessionSummary, list_sessions, resolve_session
+    from .config.paths import data_dir, project_dir
     from .errors import CommandcodeError
-    from .paths import SessionFiles, data_dir, project_dir
-    from .session import Context, Session, open_session
-    from .writer import SessionWriter
+    from .sessions.context import Context
+    from .sessions.files import SessionFiles
+    from .sessions.reader import Session, open_session
+    from .sessions.writer import SessionWriter
 
 _HOMES = {
     "CommandcodeError": ".errors",
-    "Context": ".session",
-    "Session": ".session",
-    "SessionFiles": ".paths",
-    "SessionSummary": ".catalog",
-    "SessionWriter": ".writer",
-    "data_dir": ".paths",
-    "list_sessions": ".catalog",
-    "open_session": ".session",
-    "project_dir": ".paths",
-    "resolve_session": ".catalog",
+    "Context": ".sessions.context",
+    "Session": ".sessions.reader",
+    "SessionFiles": ".sessions.files",
+    "SessionSummary": ".catalog.listing",
+    "SessionWriter": ".sessions.writer",
+    "data_dir": ".config.paths",
+    "list_sessions": ".catalog.listing",
+    "open_session": ".sessions.reader",
+    "project_dir": ".config.paths",
+    "resolve_session": ".catalog.listing",
 }
 
 __all__ = sorted([*_HOMES, "__version__"])

@@ -18,6 +18,9 @@ _Path = str | PathLike[str]
 class SessionIndex:
     """A scanned transcript: header, entry envelopes, skipped lines and the session tree."""
 
+    def __contains__(self, id: object) -> bool:
+        """Whether an entry id is in the file (from the id hashes; never raises)."""
+
     @property
     def path(self) -> str: ...
     @property

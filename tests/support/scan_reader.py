@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from commandcode.session import open_session
+from commandcode.sessions.reader import open_session
 
 
 def main() -> None:
@@ -29,14 +29,14 @@ def main() -> None:
         number += 1
         try:
             session = open_session(transcript)
-            ids = [row[0] for row in session.index.tree_rows()]
+            ids = [row.id for row in session.tree_rows()]
             if number % 5 == 0:
                 context = session.context()
                 if context.entry_ids != session.path_ids():
                     errors.append(f"scan {number}: context entries are not the active path")
-            reasons = [line["reason"] for line in session.skipped_lines]
+            reasons = [line.reason for line in session.skipped_lines]
             scans.append([len(ids), hashlib.sha1("\n".join(ids).encode()).hexdigest(), *reasons])
-        except Exception as error:  # noqa: BLE001 - every failure is reported to the test
+        except Exception as error:
             errors.append(f"scan {number}: {type(error).__name__}: {error}")
     out.write_text(json.dumps({"scans": scans, "errors": errors}))
 

@@ -19,8 +19,8 @@ import uuid
 from pathlib import Path
 
 from commandcode.errors import SessionLockedError
-from commandcode.paths import SessionFiles
-from commandcode.writer import SessionWriter
+from commandcode.sessions.files import SessionFiles
+from commandcode.sessions.writer import SessionWriter
 
 
 def main() -> None:
@@ -31,7 +31,7 @@ def main() -> None:
     while committed < wanted:
         batch = min(wanted - committed, rng.randint(1, 8))
         try:
-            with SessionWriter.open(files, cwd) as writer:
+            with SessionWriter(files, cwd) as writer:
                 for offset in range(batch):
                     role = "assistant" if (committed + offset) % 2 else "user"
                     writer.append_message({"role": role, "content": [{"type": "text", "text": f"w{worker}-{committed + offset}"}],

@@ -7,7 +7,7 @@ raises into the agent loop.
 
 What the file tools touch, and how:
 - Only regular files. A FIFO, socket, device or folder at the target is refused with a tool error
-  (opened with `fsutil.open_regular`, so nothing can block).
+  (opened with `storage.regular.open_regular`, so nothing can block).
 - `read_file` follows symlinks and is bounded: at most `MAX_READ_LINES` lines, `MAX_READ_BYTES`
   bytes and `MAX_OUTPUT_CHARS` characters; a result cut at a bound says which bound and that the
   file goes on. Reading inside the data dir is allowed (it changes nothing, and the tool can read
@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..fsutil import NotRegularFileError, file_kind, open_regular, read_all, replace_file
-from ..paths import data_root
+from ..config.paths import data_root
+from ..storage.durable import replace_file
+from ..storage.regular import NotRegularFileError, open_regular, read_all
 
 EDITING_TOOLS = frozenset({"write_file", "edit_file"})
 BASH_TIMEOUT_SECONDS = 120

@@ -14,23 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from ..checkpoints import CheckpointManager
-from ..ids import epoch_ms, new_uuid
-from ..writer import SessionWriter
-from .offline import ModelReply
+from ..checkpoints.manager import CheckpointManager
+from ..sessions.writer import SessionWriter
+from ..storage.ids import epoch_ms, new_uuid
+from .providers.base import Model
 from .tools import EDITING_TOOLS, in_data_dir, nameable, run_tool, target_path
 
 MAX_STEPS_PER_TURN = 64
-
-
-class Model(Protocol):
-    """What the turn runner needs from a model."""
-
-    model_id: str
-
-    def respond(self, messages: list[dict[str, Any]]) -> ModelReply: ...
 
 
 @dataclass
@@ -91,7 +83,7 @@ class Conversation:
                     self._run_tool(tool_use, result)
             else:
                 result.error = f"the model did not finish within {MAX_STEPS_PER_TURN} steps"
-        except Exception as error:  # noqa: BLE001 - a model failure is recorded in the session, then re-raised
+        except Exception as error:
             result.error = str(error) or type(error).__name__
             self._back_to(step)
             self._append({"role": "user", "content": [{"type": "text", "text": f"Error: {result.error}"}],
@@ -120,7 +112,8 @@ class Conversation:
 
     def _run_tool(self, tool_use: dict[str, Any], result: TurnResult) -> None:
         name = str(tool_use.get("name"))
-        tool_input = tool_use.get("input") if isinstance(tool_use.get("input"), dict) else {}
+        raw_input = tool_use.get("input")
+        tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
         path = target_path(tool_input, self.cwd)
         if path is not None and not nameable(path):
             path = None  # no file can have this name (NUL, lone surrogate): nothing to back up; the tool says so

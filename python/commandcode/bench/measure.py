@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 TIME_BIN = "/usr/bin/time"
 ERROR_CHARS = 400
@@ -108,7 +109,7 @@ def _run_once(argv: Sequence[str], env: dict[str, str] | None, capture: bool) ->
 
 
 def measure_command(argv: Sequence[str], env: Mapping[str, str | None] | None = None, runs: int = 5,
-                    warmup: int = 1, *, name: str | None = None, capture: bool = False) -> dict:
+                    warmup: int = 1, *, name: str | None = None, capture: bool = False) -> dict[str, Any]:
     """Run ``argv`` ``warmup`` times unmeasured, then ``runs`` times; report the medians.
 
     ``env`` holds variables to set on top of this process's environment (``None``
@@ -117,7 +118,7 @@ def measure_command(argv: Sequence[str], env: Mapping[str, str | None] | None = 
     failing run (non-zero exit) stops the measurement; its stderr (or stdout) tail
     becomes ``"error"``.
     """
-    result: dict = {"name": name or " ".join(argv), "wall_s": None, "peak_rss_mib": None}
+    result: dict[str, Any] = {"name": name or " ".join(argv), "wall_s": None, "peak_rss_mib": None}
     full_env = _environment(env)
     walls: list[float] = []
     rss: list[float] = []
@@ -139,7 +140,7 @@ def measure_command(argv: Sequence[str], env: Mapping[str, str | None] | None = 
     return result
 
 
-def _add_detail(result: dict, out: bytes) -> None:
+def _add_detail(result: dict[str, Any], out: bytes) -> None:
     text = out.decode("utf-8", "replace").strip()
     if text and "\n" not in text and len(text) < 10_000:
         try:
@@ -152,6 +153,6 @@ def _add_detail(result: dict, out: bytes) -> None:
                 result["error"] = detail["error"][-ERROR_CHARS:]
 
 
-def failed(name: str, error: str) -> dict:
+def failed(name: str, error: str) -> dict[str, Any]:
     """A measurement that could not be taken."""
     return {"name": name, "wall_s": None, "peak_rss_mib": None, "error": error}

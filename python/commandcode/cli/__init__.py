@@ -42,8 +42,10 @@ def run(argv: list[str]) -> object:
         return exit_request.code
     except KeyboardInterrupt:
         return 130
-    except Exception as error:  # noqa: BLE001 - the net under the specific fixes: never a traceback
-        if os.environ.get("COMMANDCODE_DEBUG", "").strip().lower() in ("1", "true", "yes", "on"):
+    except Exception as error:
+        from ..config.env import debug_enabled
+
+        if debug_enabled():
             raise
         return internal_error(error)
 
@@ -74,7 +76,7 @@ def main() -> None:
     interpreter teardown alone took seconds (measured on a 1 GB session). Exit handlers still
     run first (checkpoint digests are flushed from one), then the output is flushed.
     """
-    from ..paths import data_root
+    from ..config.paths import data_root
 
     data_root()  # a relative $COMMANDCODE_HOME is made absolute before anything can chdir
     code = run(sys.argv[1:])

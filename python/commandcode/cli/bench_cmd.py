@@ -18,20 +18,21 @@ from typing import Any, Optional
 import typer
 
 from ..errors import CommandcodeError, UsageError
-from ..fsutil import open_regular
+from ..storage.regular import open_regular
 from .output import handle_errors, print_json, safe, stdout
 
 
 def _rows(path: Path, home: Path, runs: int) -> list[dict[str, Any]]:
     from ..bench.measure import BYTECODE_ENV, measure_command, open_commands
+    from ..config import env
 
-    base = {**BYTECODE_ENV, "COMMANDCODE_HOME": str(home)}
+    base = {**BYTECODE_ENV, env.HOME: str(home)}
     floor = measure_command(["wc", "-l", str(path)], runs=runs, warmup=1, name="wc -l (floor)")
     rows = [floor]
     for front, argv in open_commands(sys.executable, str(path)).items():
-        rows.append(measure_command(argv, env={**base, "COMMANDCODE_INDEX": "off"}, runs=runs, warmup=1,
+        rows.append(measure_command(argv, env={**base, env.INDEX: "off"}, runs=runs, warmup=1,
                                     name=f"commandcode {front} cold (no index)", capture=True))
-        rows.append(measure_command(argv, env={**base, "COMMANDCODE_INDEX": None}, runs=runs, warmup=1,
+        rows.append(measure_command(argv, env={**base, env.INDEX: None}, runs=runs, warmup=1,
                                     name=f"commandcode {front} warm (index)", capture=True))
     rows.append(measure_command([sys.executable, "-c", "pass"], env=base, runs=runs, warmup=1,
                                 name="python -c pass (interpreter start)"))

@@ -13,7 +13,7 @@ A test pins each entry to the typer declaration, so the two cannot drift apart.
 
 from __future__ import annotations
 
-import os
+from ..config.env import fast_path_enabled
 
 # (command words) -> (view function in session_views, positional parameter names,
 #                     {flag: keyword parameter set to True})
@@ -50,7 +50,7 @@ def run_fast(argv: list[str]) -> bool:
     """Runs argv if it is a fast command (and the fast path is on); False to leave it to typer.
 
     Raises SystemExit as the typer command would: code 1 after an error line, 130 on Ctrl-C."""
-    if os.environ.get("COMMANDCODE_FAST_PATH", "").lower() in ("off", "0", "false", "no"):
+    if not fast_path_enabled():
         return False
     parsed = parse_fast(argv)
     if parsed is None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import functools
 import sys
 
-from .. import _native
 from ..errors import CommandcodeError
+from ..storage.jsonfmt import dumps_display
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -70,21 +70,15 @@ def safe(text: object, *, one_line: bool = False) -> str:
     return escape(printable(str(text), one_line=one_line))
 
 
-# `json.dumps(value, ensure_ascii=False, default=str)` text (with or without `indent=2`), lone
-# surrogates escaped, written by the native encoder: `--json` output never imports `json`.
-_PRETTY = {"indent": 2, "separators": (",", ": "), "allow_nan": True, "default": str}
-_LINE = {"separators": (", ", ": "), "allow_nan": True, "default": str}
-
-
 def print_json(value: Any) -> None:
     """Writes `value` as pretty JSON to stdout (plain text, no markup)."""
-    sys.stdout.write(_native.json_dumps(value, **_PRETTY) + "\n")
+    sys.stdout.write(dumps_display(value, pretty=True) + "\n")
     sys.stdout.flush()
 
 
 def print_json_line(value: Any) -> None:
     """Writes `value` as one compact JSON line to stdout."""
-    sys.stdout.write(_native.json_dumps(value, **_LINE) + "\n")
+    sys.stdout.write(dumps_display(value, pretty=False) + "\n")
     sys.stdout.flush()
 
 

@@ -1,32 +1,26 @@
 """`commandcode checkpoints list` and `commandcode rewind`: thin commands over
-`commandcode.rewind` (parse → call → render). Data goes to stdout, messages to stderr; every
-refusal prints one line (plus a hint) and exits 1."""
+`agent.runtime.AgentSession` (parse → call → render). Data goes to stdout, messages to stderr;
+every refusal prints one line (plus a hint) and exits 1."""
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..checkpoints.modes import CANCEL_LABEL, RewindMode
 from ..errors import UsageError
-from ..fsutil import open_regular
-from ..ids import parse_iso
-from ..paths import SessionFiles
-from ..rewind_modes import CANCEL_LABEL, RewindMode
+from ..storage.ids import parse_iso
 from .output import handle_errors, print_json, safe, stderr, stdout, warn
 
 if TYPE_CHECKING:
-    from ..checkpoints import Checkpoint
-    from ..rewind import RewindResult
+    from ..agent.runtime import AgentSession
+    from ..checkpoints.rewind import RewindResult
 
-# The checkpoint and restore code is imported inside the commands that use it: every other
-# command would pay for it at start-up.
-
-CHECKPOINTS_SUFFIX = ".checkpoints.jsonl"
+# The agent, checkpoint and restore code is imported inside the commands that use it: every
+# other command would pay for it at start-up.
 _SKIP_REASONS = {
     "too_large": "over 10 MB, never backed up",
     "disk_full": "not backed up: the disk was low",
@@ -38,63 +32,15 @@ def _is_terminal() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def _resolve(ref: str) -> SessionFiles:
-    """A session reference; a `<id>.checkpoints.jsonl` path also works (sessions recorded with
-    `--no-session` have checkpoints but no transcript)."""
-    from ..catalog import resolve_session
+def _open(ref: str, *, allow_outside: bool = False) -> AgentSession:
+    """The session a reference names (a `<id>.checkpoints.jsonl` path also works), with an
+    interrupted restore of it finished first (and said so on stderr); the journal may name
+    nothing outside the session's folder unless `allow_outside`."""
+    from ..agent.runtime import AgentSession
 
-    as_path = Path(ref).expanduser()
-    if ref.endswith(CHECKPOINTS_SUFFIX) and as_path.is_file():
-        return SessionFiles(as_path.resolve().parent, as_path.name[: -len(CHECKPOINTS_SUFFIX)])
-    return resolve_session(ref, Path.cwd())
-
-
-def finish_interrupted_restore(files: SessionFiles, *, allow_outside: bool = False) -> None:
-    """Completes (or, for a journal of an older release, undoes) a restore of this session that a
-    crash interrupted, and says so on stderr: the user sees which state their files are in. The
-    journal may name nothing outside the session's working directory (`allow_outside`: a rewind
-    the user lets out of it), see `backups.recover_pending`."""
-    from .. import backups
-
-    outcome = backups.recover_pending(files, None if allow_outside else session_cwd(files))
-    if outcome is not None:
-        state, targets = outcome
-        verb = "finished" if state == "completed" else "undid"
-        warn(f"{verb} a restore of session {files.session_id} that was interrupted ({len(targets)} file(s))")
-
-
-def session_cwd(files: SessionFiles) -> Path:
-    """The session's working directory, outside of which a rewind writes nothing: the transcript
-    header's `cwd` when it is the project the session is filed under (an absolute, normalised path
-    whose slug is the name of the transcript's folder), else the current directory. A header can
-    be forged or copied: one that claims `/` must not open the whole disk to its checkpoints."""
-    recorded = _header_cwd(files)
-    if recorded is not None and _is_own_project(recorded, files):
-        return Path(recorded)
-    return Path.cwd()
-
-
-def _header_cwd(files: SessionFiles) -> str | None:
-    try:
-        with os.fdopen(open_regular(files.transcript, follow=True), "rb") as handle:
-            for raw in handle:
-                if not raw.strip():
-                    continue
-                header = json.loads(raw)
-                if isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("cwd"), str):
-                    return str(header["cwd"])
-                break
-    except (OSError, ValueError, RecursionError):
-        pass
-    return None
-
-
-def _is_own_project(cwd: str, files: SessionFiles) -> bool:
-    from ..paths import project_root
-
-    if "\x00" in cwd or not os.path.isabs(cwd) or os.path.normpath(cwd) != cwd:
-        return False
-    return os.path.basename(project_root(cwd)) == files.directory.name  # a long slug's folder is cut
+    agent = AgentSession.for_reference(ref, notify=warn)
+    agent.recover_interrupted_restore(allow_outside=allow_outside)
+    return agent
 
 
 def _display_path(path: Path | str, cwd: Path) -> str:
@@ -111,26 +57,19 @@ def _local_time(created_at: str) -> str:
     return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _checkpoint_rows(files: SessionFiles, cwd: Path) -> list[dict[str, Any]]:
-    from ..checkpoints import read_checkpoints
-    from ..rewind import available_modes, checkpoint_numbers
-
-    records = read_checkpoints(files.checkpoints)
-    has_transcript = files.transcript.exists()
-    rows = []
-    for index, (record, number) in enumerate(zip(records, checkpoint_numbers(records))):
-        rows.append(
-            {
-                "number": number,
-                "id": record.id,
-                "createdAt": record.created_at,
-                "prompt": record.prompt,
-                "messageCount": record.message_count if record.message_count >= 0 else None,  # None: not a count
-                "files": [_file_row(item) for item in record.files],
-                "modes": [mode.value for mode in available_modes(records, index, has_transcript=has_transcript)],
-            }
-        )
-    return rows
+def _checkpoint_rows(agent: AgentSession) -> list[dict[str, Any]]:
+    return [
+        {
+            "number": choice.number,
+            "id": choice.record.id,
+            "createdAt": choice.record.created_at,
+            "prompt": choice.record.prompt,
+            "messageCount": choice.record.message_count if choice.record.message_count >= 0 else None,  # None: not a count
+            "files": [_file_row(item) for item in choice.record.files],
+            "modes": [mode.value for mode in choice.modes],
+        }
+        for choice in agent.checkpoint_choices()
+    ]
 
 
 def _file_row(item: Any) -> dict[str, Any]:
@@ -146,19 +85,18 @@ def list_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List a session's checkpoints: number, time, prompt, files, and the rewind choices."""
-    files = _resolve(ref)
-    finish_interrupted_restore(files)
-    cwd = session_cwd(files)
-    rows = _checkpoint_rows(files, cwd)
+    agent = _open(ref)
+    cwd = agent.cwd
+    rows = _checkpoint_rows(agent)
     if as_json:
-        print_json({"session": files.session_id, "cwd": str(cwd), "checkpoints": rows})
+        print_json({"session": agent.session_id, "cwd": str(cwd), "checkpoints": rows})
         return
     if not rows:
-        stderr.print(f"session {safe(files.session_id, one_line=True)} has no checkpoints")
+        stderr.print(f"session {safe(agent.session_id, one_line=True)} has no checkpoints")
         return
     from rich.table import Table  # terminal output only: rich stays out of start-up
 
-    table = Table(title=f"Checkpoints of {safe(files.session_id, one_line=True)}", title_justify="left")
+    table = Table(title=f"Checkpoints of {safe(agent.session_id, one_line=True)}", title_justify="left")
     for column in ("#", "time", "prompt", "files", "choices"):
         table.add_column(column, overflow="fold")
     for row in rows:
@@ -176,12 +114,10 @@ def list_command(
     stdout.print(table)
 
 
-def _choose_mode(records: list[Checkpoint], index: int, files: SessionFiles, number: int) -> RewindMode | None:
+def _choose_mode(agent: AgentSession, number: int) -> RewindMode | None:
     """The numbered rich prompt of the six choices; `None` for cancel."""
-    from ..rewind import available_modes
-
-    offered = available_modes(records, index, has_transcript=files.transcript.exists())
-    stderr.print(f"Rewind to checkpoint {number}: {safe(records[index].prompt or '(no prompt)', one_line=True)}")
+    record, offered = agent.offered_modes(number)
+    stderr.print(f"Rewind to checkpoint {number}: {safe(record.prompt or '(no prompt)', one_line=True)}")
     for position, mode in enumerate(offered, start=1):
         stderr.print(f"  {position}. {mode.label}")
     stderr.print(f"  {len(offered) + 1}. {CANCEL_LABEL}")
@@ -208,7 +144,7 @@ def _render(result: RewindResult, cwd: Path, as_json: bool) -> None:
     for problem in result.problems:
         stderr.print(f"problem: {safe(problem.message, one_line=True)}")
     if any(problem.code == "outside" for problem in result.problems):
-        from ..rewind import outside_hint
+        from ..checkpoints.rewind_code import outside_hint
 
         stderr.print(f"hint: {safe(outside_hint(cwd), one_line=True)}")
     action = "Would rewind" if result.dry_run else "Rewound"
@@ -235,12 +171,8 @@ def rewind_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Rewind a session to the state from just before turn N: code, conversation, or both."""
-    from ..checkpoints import read_checkpoints
-    from ..rewind import find_checkpoint, rewind
-
-    files = _resolve(ref)
-    finish_interrupted_restore(files, allow_outside=allow_outside)
-    cwd = session_cwd(files)
+    agent = _open(ref, allow_outside=allow_outside)
+    cwd = agent.cwd
     chosen = mode
     if chosen is None:
         if not _is_terminal():
@@ -248,8 +180,7 @@ def rewind_command(
                 "--mode is required when not on a terminal",
                 hint="pass --mode both|conversation|code|summarize-from|summarize-to",
             )
-        records = read_checkpoints(files.checkpoints)
-        chosen = _choose_mode(records, find_checkpoint(records, to), files, to)
+        chosen = _choose_mode(agent, to)
         if chosen is None:
             stderr.print("Cancelled; nothing was changed")
             return
@@ -257,20 +188,22 @@ def rewind_command(
     if not dry_run and not yes:
         if not _is_terminal():
             raise UsageError("refusing to rewind without confirmation", hint="pass --yes, or --dry-run to preview")
-        _render(rewind(files, cwd, to, chosen, dry_run=True, **options), cwd, as_json=False)
+        _render(agent.rewind(to, chosen, dry_run=True, **options), cwd, as_json=False)
         from rich.prompt import Confirm
 
         if not Confirm.ask("Proceed?", default=False, console=stderr):
             stderr.print("Cancelled; nothing was changed")
             return
-    _render(rewind(files, cwd, to, chosen, dry_run=dry_run, **options), cwd, as_json)
+    _render(agent.rewind(to, chosen, dry_run=dry_run, **options), cwd, as_json)
 
 
 def _test_faults() -> dict[str, int] | None:
-    """The test hook `COMMANDCODE_TEST_STEP_DELAY_MS`: a pause before each restore step, which
-    widens the window the signal tests aim at. Unset (always, outside tests): none."""
-    delay = os.environ.get("COMMANDCODE_TEST_STEP_DELAY_MS", "")
-    return {"step_delay_ms": int(delay)} if delay.isdigit() else None
+    """The test hook `COMMANDCODE_TEST_STEP_DELAY_MS` (`config.env`): a pause before each restore
+    step, which widens the window the signal tests aim at. Unset (always, outside tests): none."""
+    from ..config.env import test_step_delay_ms
+
+    delay = test_step_delay_ms()
+    return {"step_delay_ms": delay} if delay is not None else None
 
 
 def register(app: typer.Typer) -> None:

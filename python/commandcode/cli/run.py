@@ -1,56 +1,23 @@
-"""`commandcode -p PROMPT`: one headless turn in the current directory, written as a real session."""
+"""`commandcode -p PROMPT`: one headless turn in the current directory, written as a real session.
+
+A thin caller of `agent.runtime.AgentSession`: it checks the options, decodes argv text as Node
+does, runs the turn and prints the reply.
+"""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
-from typing import Any
 
-from ..agent.offline import OfflineModel
-from ..agent.turn import Conversation, Model
-from ..catalog import most_recent, resolve_session
-from ..checkpoints import CheckpointManager
-from ..errors import CheckpointError, CommandcodeError, SessionNotFoundError, UsageError
-from ..history import record_prompt
-from ..ids import new_uuid
-from ..meta import read_meta_for_update, update_meta
-from ..paths import SessionFiles, node_text, project_dir
-from ..session import open_session
-from ..writer import SessionWriter
+from ..agent.runtime import AgentSession, resolve_model
+from ..config.paths import node_text
+from ..errors import CommandcodeError, UsageError
 from .output import print_json, printable, stdout, warn
-from .rewind_cmds import finish_interrupted_restore
-
-AVAILABLE_MODELS = ("offline",)
-
-
-def resolve_model(name: str) -> Model:
-    """The model a `--model` value names."""
-    if name in ("offline", OfflineModel.model_id):
-        return OfflineModel()
-    raise UsageError(f"unknown model {name!r}", hint=f"available models: {', '.join(AVAILABLE_MODELS)}")
 
 
 def from_argv(text: str) -> str:
     """Command-line text as Node reads it: bytes that are not UTF-8 become U+FFFD (Python keeps
     them as lone surrogates, which would reach the transcript as `\\udcXX` escapes)."""
     return node_text(text)
-
-
-def clean_name(name: str) -> str:
-    """A session name as the real CLI stores it: CR/LF become spaces, trimmed."""
-    return name.replace("\r", " ").replace("\n", " ").strip()
-
-
-def git_branch(cwd: Path) -> str | None:
-    """The current git branch of `cwd` (also a branch with no commits yet), or None outside a
-    repository and on a detached HEAD."""
-    try:
-        completed = subprocess.run(["git", "symbolic-ref", "--quiet", "--short", "HEAD"], cwd=cwd, capture_output=True,
-                                   text=True, timeout=5, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    branch = completed.stdout.strip()
-    return branch if completed.returncode == 0 and branch else None
 
 
 def run_print(prompt: str, *, output_format: str, name: str | None, resume: str | None, continue_last: bool,
@@ -64,49 +31,19 @@ def run_print(prompt: str, *, output_format: str, name: str | None, resume: str 
     name = from_argv(name) if name else name
     if not prompt.strip():
         raise UsageError("the prompt is empty", hint='pass the prompt text: commandcode -p "PROMPT"')
-    cwd = Path.cwd()
     model = resolve_model(model_name)
-    files, is_new = _pick_session(cwd, resume, continue_last)
+    agent = AgentSession.start(Path.cwd(), reference=resume, continue_last=continue_last, persist=not no_session,
+                               model=model, entrypoint="print", notify=warn)
     if no_session:
         warn("--no-session: this turn's edits are not checkpointed; no rewind can undo them")
-    messages: list[dict[str, Any]] = []
-    with SessionWriter.open(files, str(cwd), persist=not no_session) as writer:
-        if not is_new:  # a resumed session (also with --no-session, which only stops writing)
-            session = open_session(files.transcript)
-            messages = session.context().messages
-            if session.skipped_lines:
-                warn(f"{files.transcript.name}: {len(session.skipped_lines)} unreadable line(s) skipped")
-        cleaned = clean_name(name) if name else ""
-        if cleaned and not no_session:
-            read_meta_for_update(files.meta)  # refuse a meta file we could not update before the turn runs
-        if cleaned:
-            writer.append_entry("session_info", {"name": cleaned})
-        checkpoints = None if no_session else _checkpoint_manager(files, cwd)
-        conversation = Conversation(writer, model, cwd, messages, checkpoints)
-        try:
-            result = conversation.run_turn(prompt)
-        except CommandcodeError:
-            raise
-        except OSError as error:  # a full disk: the transcript was cut back to its last commit
-            where = f" ({error.filename})" if error.filename else ""
-            raise CommandcodeError(f"the turn failed: {error.strerror or error}{where}") from error
-        except Exception as error:  # the turn recorded it (`Error: …`); the user gets one line, not a traceback
-            raise CommandcodeError(f"the turn failed: {str(error) or type(error).__name__}") from error
-        finally:  # a failed turn that reached disk is still a print session
-            if not no_session and writer.exists_on_disk:
-                patch: dict[str, Any] = {}
-                if is_new:
-                    patch.update({"entrypoint": "print", "gitBranch": git_branch(cwd)})
-                if cleaned:
-                    patch.update({"title": cleaned, "userRenamed": True})
-                if patch:
-                    update_meta(files.meta, patch)
-    if not no_session:
-        record_prompt(prompt)
+    with agent:
+        if name:
+            agent.rename(name)
+        result = agent.run_turn(prompt)
     for notice in result.notices:
         warn(notice)
     if output_format == "json":
-        payload = {"type": "result", "session_id": None if no_session else files.session_id,
+        payload: dict[str, object] = {"type": "result", "session_id": None if no_session else agent.session_id,
                    "result": result.text, "is_error": result.error is not None, "error": result.error,
                    "tool_calls": result.tool_calls, "model": model.model_id}
         if result.notices:  # e.g. checkpoints the 200-backup cap dropped
@@ -116,46 +53,4 @@ def run_print(prompt: str, *, output_format: str, name: str | None, resume: str 
         stdout.out(printable(result.text), highlight=False)  # tool output and file names: no raw control bytes
     if result.error is not None:  # recorded in the session (`Error: …`), and a failed run for the caller
         raise CommandcodeError(f"the turn failed: {result.error}",
-                               hint=None if no_session else f"the turn and its error are saved in session {files.session_id}")
-
-
-def _checkpoint_manager(files: SessionFiles, cwd: Path) -> CheckpointManager | None:
-    """The session's checkpoint manager; `None`, with a warning, when its checkpoints file cannot
-    be read (a FIFO or folder in its place): the turn runs, its edits are not checkpointed, and
-    that file is left as it is (like the disk-low pause)."""
-    try:
-        finish_interrupted_restore(files)
-        return CheckpointManager.for_session(files, cwd)
-    except CheckpointError as error:
-        warn(f"{error}; this turn's edits are not checkpointed")
-        return None
-
-
-def _warn_skipped_newer(chosen: SessionFiles | None, unreadable: list[tuple[Path, str]]) -> None:
-    """Says which sessions `-c` passed over because they cannot be opened, when they are newer
-    than the one it continues (or it found none): the user may have meant one of those."""
-    try:
-        floor = chosen.transcript.stat().st_mtime if chosen is not None else float("-inf")
-    except OSError:
-        floor = float("-inf")
-    for path, reason in unreadable:
-        try:
-            newer = path.stat().st_mtime >= floor
-        except OSError:
-            newer = True
-        if newer:
-            continues = f"continuing {chosen.session_id}" if chosen is not None else "not continuing it"
-            warn(f"-c skipped the newer session {path.name[:-len('.jsonl')]}: {reason}; {continues}")
-
-
-def _pick_session(cwd: Path, resume: str | None, continue_last: bool) -> tuple[SessionFiles, bool]:
-    if resume:
-        return resolve_session(resume, cwd), False
-    if continue_last:
-        unreadable: list[tuple[Path, str]] = []
-        files = most_recent(cwd, headless=True, unreadable=unreadable) or most_recent(cwd, headless=False)
-        _warn_skipped_newer(files, unreadable)
-        if files is None:
-            raise SessionNotFoundError("no session to continue in this directory", hint="start one with `commandcode -p PROMPT`")
-        return files, False
-    return SessionFiles(project_dir(cwd), new_uuid()), True
+                               hint=None if no_session else f"the turn and its error are saved in session {agent.session_id}")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from ..session import Session, open_session
-from ..session_refs import resolve_direct
+from ..sessions.reader import Session, open_session
+from ..sessions.refs import resolve_direct
 from .output import handle_errors, print_json, print_json_line, safe, stdout, warn
 
 TYPE_CHECKING = False
@@ -22,7 +22,7 @@ def load(ref: str) -> Session:
     """The session a reference names (id, unique id prefix, name, or transcript path)."""
     files = resolve_direct(ref.strip(), os.getcwd())
     if files is None:
-        from ..catalog import resolve_session  # names, prefixes and other projects
+        from ..catalog.listing import resolve_session  # names, prefixes and other projects
 
         files = resolve_session(ref, os.getcwd())
     return open_session(files.sidecar_path(".jsonl"))
@@ -32,13 +32,13 @@ def _warn_skipped(session: Session) -> None:
     skipped = session.skipped_lines
     if skipped:
         first = skipped[0]
-        warn(f"{session.path.name}: skipped {len(skipped)} unreadable line(s) (first: line {first['line']}, {first['reason']})")
+        warn(f"{session.path.name}: skipped {len(skipped)} unreadable line(s) (first: line {first.line}, {first.reason})")
 
 
 @handle_errors
 def list_view(all_sessions: bool = False, all_projects: bool = False, as_json: bool = False) -> None:
     """Sessions of this directory's project (or every project), newest first."""
-    from ..catalog import list_sessions
+    from ..catalog.listing import list_sessions
 
     errors: list[str] = []
     summaries = list_sessions(os.getcwd(), include_headless=all_sessions, all_projects=all_projects,
@@ -79,10 +79,10 @@ def describe(session: Session) -> dict[str, Any]:
         "effort": session.effort,
         "parent_session_id": session.parent_session_id,
         "entrypoint": session.entrypoint,
-        "header_id": session.header.get("id"),
-        "skipped_lines": [{"line": line["line"], "offset": line["offset"], "reason": line["reason"], "detail": line["detail"]}
+        "header_id": session.header.id,
+        "skipped_lines": [{"line": line.line, "offset": line.offset, "reason": line.reason, "detail": line.detail}
                           for line in session.skipped_lines],
-        "anomalies": dict(session.index.anomalies),
+        "anomalies": session.anomalies.to_dict(),
     }
 
 
@@ -107,7 +107,7 @@ def context_view(ref: str, as_json: bool = False, stats: bool = False) -> None:
     session = load(ref)
     context = session.context()
     if stats:
-        print_json_line({"leaf": context.leaf_id, "entries": session.index.entry_count,
+        print_json_line({"leaf": context.leaf_id, "entries": session.entry_count,
                          "context_messages": len(context.messages), "skipped_lines": len(session.skipped_lines)})
         return
     if as_json:
@@ -127,7 +127,7 @@ def tree_view(ref: str, as_json: bool = False, offset: int = 0, limit: int = 0) 
     stop = offset + limit if limit else None
     rows = list(session.tree_rows(offset, stop))
     if as_json:
-        print_json({"leaf": session.leaf_id, "entry_count": session.index.entry_count, "entries": [
+        print_json({"leaf": session.leaf_id, "entry_count": session.entry_count, "entries": [
             {"id": row.id, "parent_id": row.parent_id, "type": row.type, "timestamp": row.timestamp,
              "label": row.label, "on_active_path": row.on_active_path, "line": row.line} for row in rows]})
         return

@@ -75,6 +75,6 @@ def run_app(argv: list[str]) -> object:
 
         context = getattr(error, "ctx", None)
         where = context.command_path if context is not None else "commandcode"
-        raise fail(escape(error.format_message()), escape(f"see `{where} --help`"),  # type: ignore[attr-defined]
+        raise fail(escape(error.format_message()), escape(f"see `{where} --help`"),
                    code=getattr(error, "exit_code", USAGE_EXIT_CODE)) from None
     return code if isinstance(code, int) else 0

@@ -42,9 +42,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SettingsError
-from ..fsutil import NotRegularFileError, atomic_write, ensure_dir, read_regular
-from ..paths import data_root
-from ..values import Frozen
+from ..storage.durable import atomic_write, ensure_dir
+from ..storage.regular import NotRegularFileError, read_regular
+from ..storage.values import Frozen
+from .paths import data_root
 from .settings_json import kind, parse_settings, settings_bytes
 
 LAYERS = ("user", "project", "local")

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from ..errors import SettingsError
-from ..jsonfmt import dumps_pretty
+from ..storage.jsonfmt import dumps_pretty
 
 BOM = b"\xef\xbb\xbf"
 FIX_HINT = "fix the file by hand; commandcode never overwrites a file it cannot read"

@@ -1,0 +1,116 @@
+"""The built-in offline model: deterministic, no network, no keys.
+
+A prompt line `call TOOL_NAME {JSON input}` makes the model call that tool with that input; the
+calls run one per model step, in the order written. After the last tool result the model answers
+with a short summary of what the tools did. A `call` line whose input is not a JSON object gets a
+reply naming the line, and no tool runs. Any other prompt gets a short deterministic reply.
+Its summaries (compaction, rewinds) are `agent.summarize.offline_summary`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ...sessions.context import content_blocks, estimate_tokens
+from ..summarize import first_line as _first_line
+from .base import ModelReply
+
+MODEL_ID = "commandcode/offline"
+_CALL_LINE = re.compile(r"^\s*call\s+([A-Za-z_][A-Za-z0-9_]*)\s*(.*?)\s*$")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool the prompt asked for."""
+
+    name: str
+    input: dict[str, Any]
+
+
+def parse_tool_calls(prompt: str) -> list[ToolCall]:
+    """The `call TOOL {JSON}` lines of a prompt, in order.
+
+    Raises:
+        ValueError: a `call` line's input is not a JSON object (one-line message naming the line).
+    """
+    calls = []
+    for number, line in enumerate(prompt.splitlines(), start=1):
+        match = _CALL_LINE.match(line)
+        if not match:
+            continue
+        raw_input = match.group(2) or "{}"
+        try:
+            tool_input = json.loads(raw_input, parse_constant=_reject_constant, parse_float=_finite_float)
+        except ValueError as error:
+            reason = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
+            raise ValueError(f"line {number} of the prompt: the input of `call {match.group(1)}` is not valid JSON ({reason})") from None
+        if not isinstance(tool_input, dict):
+            raise ValueError(f"line {number} of the prompt: the input of `call {match.group(1)}` must be a JSON object")
+        calls.append(ToolCall(match.group(1), tool_input))
+    return calls
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"{text} is out of range")
+    return value
+
+
+def _last_prompt(messages: list[dict[str, Any]]) -> tuple[str, int]:
+    """The text of the newest user prompt and the index of its message."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.get("role") != "user" or (message.get("meta") or {}).get("isMeta"):
+            continue
+        texts = [block["text"] for block in content_blocks(message.get("content"))
+                 if block.get("type") == "text" and isinstance(block.get("text"), str)]
+        if texts and not any(block.get("type") == "tool_result" for block in content_blocks(message.get("content"))):
+            return "\n".join(texts), index
+    return "", -1
+
+
+class OfflineModel:
+    """The deterministic built-in model."""
+
+    model_id = MODEL_ID
+
+    def respond(self, messages: list[dict[str, Any]]) -> ModelReply:
+        """The next assistant step for this context."""
+        prompt, prompt_index = _last_prompt(messages)
+        usage = {"inputTokens": estimate_tokens(messages), "outputTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0}
+        try:
+            calls = parse_tool_calls(prompt)
+        except ValueError as error:
+            return self._reply([{"type": "text", "text": f"I could not run the tools you asked for: {error}"}], usage)
+        results = [block for message in messages[prompt_index + 1:] if message.get("role") == "user"
+                   for block in content_blocks(message.get("content")) if block.get("type") == "tool_result"]
+        if len(results) < len(calls):
+            call = calls[len(results)]
+            call_id = f"call_{prompt_index:04d}_{len(results):03d}"
+            return self._reply([{"type": "tool_use", "id": call_id, "name": call.name, "input": call.input}], usage)
+        if calls:
+            lines = [f"- {call.name}: {_first_line(_result_text(result))}" for call, result in zip(calls, results)]
+            return self._reply([{"type": "text", "text": f"Ran {len(calls)} tool call(s):\n" + "\n".join(lines)}], usage)
+        first_line = prompt.strip().splitlines()[0] if prompt.strip() else ""
+        return self._reply([{"type": "text", "text": f"Offline model reply. You said: {first_line}"}], usage)
+
+    @staticmethod
+    def _reply(content: list[dict[str, Any]], usage: dict[str, Any]) -> ModelReply:
+        usage = dict(usage)
+        usage["outputTokens"] = estimate_tokens([{"content": content}])
+        return ModelReply(content, usage)
+
+
+def _result_text(result: dict[str, Any]) -> str:
+    return "\n".join(str(block.get("text", "")) for block in content_blocks(result.get("content")) if block.get("type") == "text")
+
+

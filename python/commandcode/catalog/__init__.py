@@ -1,0 +1,1 @@
+"""Services: finding sessions — directory scans, listings and reference resolution."""

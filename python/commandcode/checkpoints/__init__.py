@@ -1,0 +1,1 @@
+"""Services: checkpoint records, the backup store facade, and rewinds."""

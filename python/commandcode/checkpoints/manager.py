@@ -1,0 +1,340 @@
+"""The `CheckpointManager`: what the agent loop calls to record checkpoints and backups (format §4).
+
+Every non-meta user prompt opens a checkpoint; before `write_file`/`edit_file` change a file,
+its bytes are backed up (only the first backup of a path within one checkpoint counts); after
+the tool ran, the digest of what it wrote is recorded, so a later rewind can tell edits made
+outside the tracked tools (bash, an editor) from our own. The after-digest is written with the
+next durable write, by `flush()`, or when the manager goes away, not fsynced on its own: it only
+sharpens outside-edit detection, and a lost one never loses a backup.
+
+A symlink is never followed: it is recorded `skipped: "symlink"` and a notice names it. Files
+over 10 MB are `skipped: "too_large"`; retention is `retention.py`'s; objects are deleted only
+when no session's checkpoints reference them, after a grace period (`sweep.py`). When free space
+is under twice a file's size, checkpointing pauses for the session (`skipped: "disk_full"`)
+until twice 100 MiB is free again.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import time
+import weakref
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ..errors import CheckpointError
+from ..sessions.files import SessionFiles
+from ..storage.ids import iso_now, new_uuid
+from . import store as backups
+from .records import (
+    SKIPPED_DISK_FULL,
+    SKIPPED_SYMLINK,
+    SKIPPED_TOO_LARGE,
+    Checkpoint,
+    FileBackup,
+    prompt_preview,
+    read_checkpoints,
+    resolve_path,
+    write_checkpoints,
+)
+from .retention import cap_notice, retained
+from .sweep import register_external_location, sweep_objects
+
+RESUME_FREE_BYTES = 2 * 104_857_600
+SWEEP_INTERVAL_SECONDS = 600.0
+
+FreeSpace = Callable[[Path], "int | None"]
+
+
+def _format_bytes(count: int) -> str:
+    size = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{count} B"
+
+
+class _Ledger:
+    """A manager's records and whether some are not on disk yet. Kept apart from the manager so
+    they can still be written when the manager is collected or the process exits; that late
+    write is skipped if the file changed since this ledger last read or wrote it (a rewind ran
+    meanwhile), so it can never clobber newer records."""
+
+    def __init__(self, path: Path, records: list[Checkpoint]) -> None:
+        self.path = path
+        self.records = records
+        self.dirty = False
+        self.stamp = _stamp(path)
+
+    def write(self) -> None:
+        write_checkpoints(self.path, self.records)
+        self.dirty = False
+        self.stamp = _stamp(self.path)
+
+    def flush_quietly(self) -> None:
+        if not self.dirty or _stamp(self.path) != self.stamp:
+            return
+        try:
+            self.write()
+        except OSError:
+            pass  # at exit there is no one to tell; only advisory after-digests are lost
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+class CheckpointManager:
+    """Records checkpoints and backups for one session, as the agent loop runs.
+
+    The loop calls `open_checkpoint` at each non-meta user prompt, `backup_before_edit` before
+    `write_file`/`edit_file` change a file (showing the returned notices), and
+    `record_after_edit` after the tool wrote it (optionally `flush()` at the end of a turn).
+    Works for sessions without a transcript.
+    """
+
+    def __init__(
+        self,
+        files: SessionFiles,
+        cwd: Path,
+        *,
+        store: backups.BackupStore | None = None,
+        free_space: FreeSpace | None = None,
+        now: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.files = files
+        self.cwd = Path(cwd)
+        self.store = store if store is not None else backups.BackupStore()
+        self._free_space = free_space if free_space is not None else backups.free_space
+        self._now = now if now is not None else (lambda: datetime.now(UTC))
+        self._ledger = _Ledger(files.checkpoints, read_checkpoints(files.checkpoints))
+        # Pending after-digests are written when the manager goes away or the process exits.
+        weakref.finalize(self, self._ledger.flush_quietly)
+        self._current: Checkpoint | None = None
+        self._capped: list[int] = []  # turn numbers the backup cap dropped, not yet reported
+        self.paused = False
+        self._last_sweep = 0.0
+        self._registered = False
+
+    @classmethod
+    def for_session(
+        cls,
+        files: SessionFiles,
+        cwd: Path,
+        *,
+        store: backups.BackupStore | None = None,
+        free_space: FreeSpace | None = None,
+        now: Callable[[], datetime] | None = None,
+    ) -> CheckpointManager:
+        """Loads a session's checkpoints: finishes or undoes a restore a crash interrupted, drops
+        checkpoints past retention, and sweeps objects no checkpoint references any more."""
+        backups.recover_pending(files, cwd, store=store)
+        manager = cls(files, cwd, store=store, free_space=free_space, now=now)
+        if manager.apply_retention():
+            manager._save()
+            manager._sweep(force=True)
+        return manager
+
+    @property
+    def records(self) -> list[Checkpoint]:
+        return self._ledger.records
+
+    @records.setter
+    def records(self, value: list[Checkpoint]) -> None:
+        self._ledger.records = value
+
+    def reload(self) -> None:
+        """Re-reads the file (after a rewind changed it); the open checkpoint is kept only if it
+        is still there. Unsaved after-digests are written first unless the file changed."""
+        self._ledger.flush_quietly()
+        self._ledger.dirty = False
+        self._ledger = _Ledger(self.files.checkpoints, read_checkpoints(self.files.checkpoints))
+        weakref.finalize(self, self._ledger.flush_quietly)
+        current = self._current
+        self._current = next((record for record in self.records if current and record.id == current.id), None)
+
+    @property
+    def current(self) -> Checkpoint | None:
+        """The checkpoint opened by this manager's last `open_checkpoint`."""
+        return self._current
+
+    def open_checkpoint(self, prompt: str, message_count: int, last_message_id: str | None) -> None:
+        """Opens the checkpoint of a new turn (before any of its tools run)."""
+        identifier = new_uuid()
+        previous = max((record.turn_number for record in self.records), default=0)
+        record = Checkpoint(
+            id=identifier,
+            message_id=identifier,
+            turn_number=max(previous, len(self.records)) + 1,
+            created_at=iso_now(),
+            prompt=prompt_preview(prompt),
+            message_count=message_count,
+            last_message_id=last_message_id,
+        )
+        self.records.append(record)
+        self._current = record
+        dropped = self.apply_retention()
+        self._save()
+        if dropped:
+            self._sweep(force=False)
+
+    def backup_before_edit(self, path: str) -> list[str]:
+        """Backs up `path` before a tool changes it; returns notices for the UI.
+
+        Raises:
+            CheckpointError: no checkpoint is open, or the file could not be read.
+        """
+        record = self._require_current()
+        key = resolve_path(path, self.cwd)
+        if record.backup_for(key, self.cwd) is not None:
+            return []
+        notices: list[str] = []
+        item = self._backup(path, key, notices)
+        if item is not None:
+            record.files.append(item)
+            dropped = item.hash is not None and self.apply_retention()
+            self._save()
+            if dropped:
+                self._sweep(force=False)
+        return notices
+
+    def record_after_edit(self, path: str) -> None:
+        """Records the digest of what the tool left at `path` (for outside-edit detection)."""
+        record = self._current
+        if record is None:
+            return
+        item = record.backup_for(resolve_path(path, self.cwd), self.cwd)
+        if item is None or item.skipped in (SKIPPED_SYMLINK, SKIPPED_TOO_LARGE):
+            return
+        try:
+            state = self.store.inspect_file(Path(resolve_path(path, self.cwd)))
+        except OSError:
+            state = None
+        if state is not None and state.kind == "regular":
+            item.after_known, item.after_hash = True, state.content_id
+        elif state is not None and state.kind == "missing":
+            item.after_known, item.after_hash = True, None
+        else:
+            item.after_known, item.after_hash = False, None
+        # Not fsynced on its own: the after-digest only sharpens outside-edit detection, and
+        # each durable write costs fsyncs on every edit. It reaches disk with the next backup or
+        # checkpoint, with `flush()`, or when the process exits; a crash before that only makes
+        # the check skip this file (never a false alarm, never a lost backup).
+        self._ledger.dirty = True
+
+    def flush(self) -> None:
+        """Writes after-digests recorded since the last write (call at the end of a turn for
+        them to survive a crash; process exit does it too)."""
+        if self._ledger.dirty:
+            self._save()
+
+    def apply_retention(self) -> bool:
+        """Drops checkpoints older than 30 days, then the oldest ones while the session holds
+        more than 200 backups (never the open one). Returns whether anything was dropped.
+        Checkpoints the cap drops are never dropped silently: `take_notices()` names them."""
+        kept, capped = retained(self.records, self._current, self._now())
+        self._capped.extend(record.turn_number for record in capped)
+        dropped = len(kept) != len(self.records)
+        self.records = kept
+        return dropped
+
+    def take_notices(self) -> list[str]:
+        """The notice (at most one) for checkpoints the 200-backup cap dropped since the last
+        call, for the UI to show once per turn."""
+        if not self._capped:
+            return []
+        notice = cap_notice(self._capped)
+        self._capped = []
+        return [notice]
+
+    def _backup(self, path: str, key: str, notices: list[str]) -> FileBackup | None:
+        target = Path(key)
+        try:
+            status = os.lstat(target)
+        except FileNotFoundError:
+            return FileBackup(path=path, hash=None, algorithm=backups.BLAKE3, after_known=False)
+        except OSError as error:
+            raise CheckpointError(f"cannot back up {path}: {error.strerror}") from None
+        if stat.S_ISLNK(status.st_mode):
+            notices.append(f"{path} is a symlink; it was not followed or backed up, and a rewind leaves it as it is")
+            return FileBackup(path=path, hash=None, skipped=SKIPPED_SYMLINK)
+        if not stat.S_ISREG(status.st_mode):
+            notices.append(f"{path} is not a regular file; it was not backed up")
+            return None
+        if status.st_size > backups.MAX_BACKUP_SIZE:
+            notices.append(f"{path} is over 10 MB; it was not backed up, and a rewind leaves it as it is")
+            return FileBackup(path=path, hash=None, skipped=SKIPPED_TOO_LARGE)
+        if not self._space_for(status.st_size, path, notices):
+            return FileBackup(path=path, hash=None, skipped=SKIPPED_DISK_FULL)
+        try:
+            snapshot = self.store.backup_file(target)
+        except OSError as error:
+            if error.errno in (errno.ENOSPC, errno.EDQUOT):
+                self._pause(path, notices, None)
+                return FileBackup(path=path, hash=None, skipped=SKIPPED_DISK_FULL)
+            raise CheckpointError(f"cannot back up {path}: {error.strerror or error}") from None
+        if snapshot.kind == "regular":
+            return FileBackup(path=path, hash=snapshot.content_id, algorithm=backups.BLAKE3, mode=snapshot.mode)
+        if snapshot.kind == "missing":
+            return FileBackup(path=path, hash=None, algorithm=backups.BLAKE3)
+        if snapshot.kind == "symlink":
+            notices.append(f"{path} is a symlink; it was not followed or backed up, and a rewind leaves it as it is")
+            return FileBackup(path=path, hash=None, skipped=SKIPPED_SYMLINK)
+        if snapshot.kind == "too_large":
+            notices.append(f"{path} is over 10 MB; it was not backed up, and a rewind leaves it as it is")
+            return FileBackup(path=path, hash=None, skipped=SKIPPED_TOO_LARGE)
+        notices.append(f"{path} is not a regular file; it was not backed up")
+        return None
+
+    def _space_for(self, size: int, path: str, notices: list[str]) -> bool:
+        """The disk-low pause: pause below twice the file's size, resume at twice 100 MiB."""
+        free = self._free_space(self.store.root)
+        if self.paused:
+            if free is None or free >= RESUME_FREE_BYTES:
+                self.paused = False
+                notices.append(f"disk space is available again ({_format_bytes(free or 0)} free); checkpointing resumed")
+            else:
+                return False
+        if free is not None and free < 2 * size:
+            self._pause(path, notices, free)
+            return False
+        return True
+
+    def _pause(self, path: str, notices: list[str], free: int | None) -> None:
+        if self.paused:
+            return
+        self.paused = True
+        shown = "" if free is None else f" ({_format_bytes(free)} free)"
+        notices.append(
+            f"disk space is low{shown}: checkpointing is paused for this session and {path} was not backed up; "
+            f"it resumes once {_format_bytes(RESUME_FREE_BYTES)} are free"
+        )
+
+    def _require_current(self) -> Checkpoint:
+        if self._current is None:
+            raise CheckpointError("no checkpoint is open; call open_checkpoint at the start of the turn")
+        return self._current
+
+    def _save(self) -> None:
+        if not self._registered:
+            register_external_location(self.files.checkpoints, self.store.root)
+            self._registered = True
+        self._ledger.write()
+
+    def _sweep(self, *, force: bool) -> None:
+        moment = time.monotonic()
+        if not force and moment - self._last_sweep < SWEEP_INTERVAL_SECONDS:
+            return
+        self._last_sweep = moment
+        try:
+            sweep_objects(self.store)
+        except CheckpointError:
+            pass  # some session's checkpoints cannot be read, so any object may be needed: keep all

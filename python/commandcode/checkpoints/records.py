@@ -1,0 +1,281 @@
+"""`<session id>.checkpoints.jsonl`: the checkpoint records and their file items (format §4.1).
+
+Owns: `Checkpoint`, `FileBackup`, their validation, and reading and writing the file. Records are
+the real CLI's (`id`/`messageId`, `turnNumber`, `createdAt`, `prompt`, `messageCount`,
+`lastMessageId`, `files[{path, hash, skipped?}]`) and the file is rewritten whole, atomically:
+lines joined with `\\n`, no trailing newline. Our `files` items add keys the real CLI ignores:
+
+- `algo: "blake3"` — `hash` names an object of our shared store (absent: the real CLI's sha256
+  raw blob in `file-history/`), so the two are never confused;
+- `mode` — the permission bits to restore;
+- `afterHash` — blake3 of what our tool left (`null`: it left no file; absent: unknown).
+
+An item whose fields a restore would act on are malformed is kept byte for byte (`raw`) and
+never restored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import CheckpointError
+from ..storage.durable import atomic_write, ensure_dir
+from ..storage.jsonfmt import dumps_line
+from ..storage.jsonl import iter_values
+from ..storage.regular import NotRegularFileError, read_if_exists
+from . import store as backups
+
+PROMPT_PREVIEW_CHARS = 120
+SKIPPED_TOO_LARGE = "too_large"
+SKIPPED_DISK_FULL = "disk_full"
+SKIPPED_SYMLINK = "symlink"
+
+_HEX_DIGEST = re.compile(r"[0-9a-fA-F]{64}")
+_MAX_MODE = 2**32 - 1
+_ALGORITHMS = frozenset({backups.BLAKE3, backups.SHA256})
+
+
+def _digest_problem(field_name: str, value: Any) -> str | None:
+    """Why `value` is not a digest field (`None`: it is one, or null)."""
+    if value is None or (isinstance(value, str) and _HEX_DIGEST.fullmatch(value)):
+        return None
+    return f"`{field_name}` {_shown(value)} is not a 64-digit hex digest"
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _item_problem(value: dict[str, Any]) -> str | None:
+    """Why a `files` item cannot be used as it is: a field a restore would act on is malformed.
+    Such an item is never restored (a rewind that needs it is refused, naming the file)."""
+    path = value["path"]
+    try:
+        path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return "`path` holds a lone surrogate escape that names no file"
+    if "\x00" in path:
+        return "`path` holds a NUL character"
+    if "hash" in value and value["hash"] is not None and not isinstance(value["hash"], str):
+        return f"`hash` {_shown(value['hash'])} is not a string"
+    problem = _digest_problem("hash", value.get("hash"))
+    if problem is None and "afterHash" in value:
+        problem = _digest_problem("afterHash", value["afterHash"])
+    if problem is not None:
+        return problem
+    algorithm = value.get("algo", backups.SHA256)
+    if not isinstance(algorithm, str) or algorithm not in _ALGORITHMS:  # a list or object is unhashable
+        return f"`algo` {_shown(algorithm)} is not blake3 or sha256"
+    mode = value.get("mode")
+    if mode is not None and (not isinstance(mode, int) or isinstance(mode, bool) or not 0 <= mode <= _MAX_MODE):
+        return f"`mode` {_shown(mode)} is not a permission number"
+    return None
+
+
+@dataclass
+class FileBackup:
+    """One `files` item: the state of `path` before the first edit of it in a checkpoint.
+
+    `problem` says why an item read from disk is malformed (a bad digest, mode, algorithm or
+    path); such an item is unrestorable and is written back exactly as it was read (`raw`).
+    """
+
+    path: str
+    hash: str | None
+    skipped: str | None = None
+    algorithm: str = backups.SHA256
+    mode: int | None = None
+    after_known: bool = False
+    after_hash: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    problem: str | None = None
+    raw: dict[str, Any] | None = None
+
+    _KNOWN = frozenset({"path", "hash", "skipped", "algo", "mode", "afterHash"})
+
+    @classmethod
+    def from_json(cls, value: Any) -> FileBackup | None:
+        """Parses an item; `None` when it has no string `path`."""
+        if not isinstance(value, dict) or not isinstance(value.get("path"), str):
+            return None
+        problem = _item_problem(value)
+        skipped = value.get("skipped")
+        if problem is not None:
+            return cls(path=value["path"], hash=None, skipped=skipped if isinstance(skipped, str) else None,
+                       problem=problem, raw=value)
+        return cls(
+            path=value["path"],
+            hash=value.get("hash"),
+            skipped=skipped if isinstance(skipped, str) else None,
+            algorithm=value.get("algo", backups.SHA256),
+            mode=value.get("mode"),
+            after_known="afterHash" in value,
+            after_hash=value.get("afterHash"),
+            extra={key: item for key, item in value.items() if key not in cls._KNOWN},
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        if self.raw is not None:
+            return dict(self.raw)
+        out: dict[str, Any] = {"path": self.path, "hash": self.hash}
+        if self.skipped is not None:
+            out["skipped"] = self.skipped
+        if self.algorithm != backups.SHA256:
+            out["algo"] = self.algorithm
+        if self.mode is not None:
+            out["mode"] = self.mode
+        if self.after_known:
+            out["afterHash"] = self.after_hash
+        out.update(self.extra)
+        return out
+
+    @property
+    def restorable(self) -> bool:
+        """Whether a rewind can put this state back (it was backed up, or did not exist)."""
+        return self.skipped is None and self.problem is None
+
+
+UNKNOWN_COUNT = -1
+"""`Checkpoint.message_count` of a record whose `messageCount` is not a count (a conversation
+rewind to it needs its `lastMessageId`)."""
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+@dataclass
+class Checkpoint:
+    """One record: the state before one user prompt's turn."""
+
+    id: str
+    message_id: str
+    turn_number: int
+    created_at: str
+    prompt: str | None
+    message_count: int
+    last_message_id: str | None
+    files: list[FileBackup] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _KNOWN = frozenset(
+        {"id", "messageId", "turnNumber", "createdAt", "prompt", "messageCount", "lastMessageId", "files", "messages"}
+    )
+
+    @classmethod
+    def from_json(cls, value: Any, position: int) -> Checkpoint | None:
+        """Parses a record (legacy `messages` arrays are converted); `None` when unusable."""
+        if not isinstance(value, dict) or not isinstance(value.get("id"), str):
+            return None
+        raw_count = message_count = value.get("messageCount")
+        if not _is_count(message_count):
+            message_count = None
+        last_message_id = value.get("lastMessageId")
+        legacy_messages = value.get("messages")
+        if message_count is None and isinstance(legacy_messages, list):
+            message_count = len(legacy_messages)
+            if legacy_messages and last_message_id is None:
+                meta = legacy_messages[-1].get("meta") if isinstance(legacy_messages[-1], dict) else None
+                last_message_id = meta.get("messageId") if isinstance(meta, dict) else None
+        turn_number = value.get("turnNumber")
+        files = value.get("files")
+        prompt = value.get("prompt")
+        created_at = value.get("createdAt")
+        message_id = value.get("messageId")
+        return cls(
+            id=value["id"],
+            message_id=message_id if isinstance(message_id, str) else value["id"],
+            turn_number=turn_number if isinstance(turn_number, int) and not isinstance(turn_number, bool) else position + 1,
+            created_at=created_at if isinstance(created_at, str) else "",
+            prompt=prompt if isinstance(prompt, str) else None,
+            # An unusable count (negative, a bool, a float, text) is UNKNOWN_COUNT, never 0 (that
+            # would silently mean "the first turn"); the stored value is kept as it was.
+            message_count=message_count if message_count is not None
+            else (0 if raw_count is None and "messageCount" not in value else UNKNOWN_COUNT),
+            last_message_id=last_message_id if isinstance(last_message_id, str) else None,
+            files=[item for item in map(FileBackup.from_json, files if isinstance(files, list) else []) if item],
+            extra={key: item for key, item in value.items() if key not in cls._KNOWN}
+            | ({"messageCount": raw_count} if message_count is None and "messageCount" in value else {}),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "messageId": self.message_id,
+            "turnNumber": self.turn_number,
+            "createdAt": self.created_at,
+        }
+        if self.prompt is not None:
+            out["prompt"] = self.prompt
+        out["messageCount"] = self.message_count
+        if self.last_message_id is not None:
+            out["lastMessageId"] = self.last_message_id
+        out["files"] = [item.to_json() for item in self.files]
+        out.update(self.extra)
+        return out
+
+    def backup_for(self, key: str, cwd: Path) -> FileBackup | None:
+        """The item of this checkpoint for a resolved path, if any (the first one counts)."""
+        for item in self.files:
+            if resolve_path(item.path, cwd) == key:
+                return item
+        return None
+
+    @property
+    def backup_count(self) -> int:
+        return sum(1 for item in self.files if item.hash is not None)
+
+
+def prompt_preview(prompt: str) -> str | None:
+    """The first non-blank line, trimmed, cut to 120 characters; `None` when there is none."""
+    for line in prompt.splitlines():
+        stripped = line.strip()
+        if stripped:
+            return stripped[:PROMPT_PREVIEW_CHARS]
+    return None
+
+
+def resolve_path(path: str, cwd: Path) -> str:
+    """A tool's `file_path` as an absolute, lexically normalised path (relative to `cwd`)."""
+    return os.path.normpath(os.path.join(os.fspath(cwd), path))
+
+
+def read_checkpoints(path: Path) -> list[Checkpoint]:
+    """The records of a checkpoints file; unparseable lines (invalid JSON, or nested deeper than
+    the parser can follow) are skipped, a missing file is `[]`.
+
+    Raises:
+        CheckpointError: `path` is a FIFO, folder or device (opening it never blocks), or cannot
+            be read.
+    """
+    try:
+        data = read_if_exists(path, follow=True)  # a symlink is read through (our writes replace the link)
+    except NotRegularFileError:
+        raise CheckpointError(f"{path} is not a regular file; its checkpoints cannot be read") from None
+    except OSError as error:
+        raise CheckpointError(f"cannot read {path}: {error.strerror or error}") from None
+    if data is None:
+        return []
+    records: list[Checkpoint] = []
+    for value in iter_values(data):
+        record = Checkpoint.from_json(value, len(records))
+        if record is not None:
+            records.append(record)
+    return records
+
+
+def checkpoints_bytes(records: list[Checkpoint]) -> bytes:
+    """The file's content for `records`: lines joined with `\\n`, no trailing newline."""
+    return "\n".join(dumps_line(record.to_json()) for record in records).encode("utf-8")
+
+
+def write_checkpoints(path: Path, records: list[Checkpoint]) -> None:
+    """Rewrites the file whole and atomically."""
+    ensure_dir(path.parent)
+    atomic_write(path, checkpoints_bytes(records))

@@ -1,0 +1,136 @@
+"""The conversation side of a rewind: moving the leaf back, or summarizing from or up to a turn.
+
+- **Conversation**: a `commandcode.leaf` custom entry is appended whose parent is the entry the
+  checkpoint started from, so both this tool and the real CLI (whose leaf is the last valid line)
+  resume there; checkpoint N and every later one are dropped.
+- **Summarize from here**: the turns after N are replaced in the context by a `branch_summary`
+  appended under N's starting entry; files and the original messages stay.
+- **Summarize up to here**: a `compaction` whose `firstKeptEntryId` is the first entry of turn N;
+  files and the original messages stay.
+
+The summary text comes from the `summarizer` the caller passes (the agent's provider), so
+nothing here knows which model writes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InvalidSessionError, UsageError
+from ..sessions.context import estimate_tokens
+from ..sessions.files import SessionFiles
+from ..sessions.reader import Session, open_session
+from ..sessions.writer import SessionWriter
+from .modes import RewindMode
+from .records import Checkpoint
+from .rewind_result import RewindResult
+
+Summarize = Callable[[list[dict[str, Any]]], str]
+"""Writes the summary of a run of messages (`agent.summarize.Summarizer` has this shape)."""
+
+
+def conversation_target(session: Session, checkpoint: Checkpoint) -> str | None:
+    """The entry the checkpoint's turn started from: the entry of `lastMessageId`, else the
+    context entry that covers `messageCount` messages; `None` when the turn was the first.
+
+    Raises:
+        InvalidSessionError: the transcript no longer holds that point.
+    """
+    if checkpoint.message_count == 0:
+        return None
+    if checkpoint.last_message_id is not None:
+        entry_id = session.message_id_map().get(checkpoint.last_message_id)
+        if entry_id is not None:
+            return entry_id
+    if checkpoint.message_count < 0:  # UNKNOWN_COUNT: the record's `messageCount` is not a count
+        raise InvalidSessionError(
+            f"checkpoint {checkpoint.turn_number} of {session.files.checkpoints} has no usable messageCount "
+            f"({checkpoint.extra.get('messageCount')!r}) and no lastMessageId found in the transcript",
+            hint="pick another checkpoint, or rewind with --mode code")
+    context = session.context()
+    if checkpoint.message_count <= len(context.entry_ids):
+        return context.entry_ids[checkpoint.message_count - 1]
+    raise InvalidSessionError(
+        f"{session.files.transcript} does not reach checkpoint {checkpoint.turn_number}'s starting point "
+        f"({checkpoint.message_count} messages, the context has {len(context.entry_ids)})"
+    )
+
+
+def _context_messages_before(session: Session, target_entry_id: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None]:
+    """Splits the context at the target entry: (messages up to it, messages after it, the id of
+    the first entry after it)."""
+    context = session.context()
+    ids, messages = list(context.entry_ids), list(context.messages)
+    if target_entry_id is None:
+        return [], messages, ids[0] if ids else None
+    if target_entry_id not in ids:
+        raise InvalidSessionError(f"entry {target_entry_id} is not in the current context; it may have been compacted")
+    cut = ids.index(target_entry_id) + 1
+    return messages[:cut], messages[cut:], ids[cut] if cut < len(ids) else None
+
+
+def _open_session(files: SessionFiles) -> Session:
+    if not files.transcript.exists():
+        raise InvalidSessionError(f"session {files.session_id} has no transcript; only code can be rewound")
+    return open_session(files.transcript)
+
+
+@dataclass(frozen=True)
+class ConversationPlan:
+    """What a conversation-side rewind appends, worked out before anything is written."""
+
+    target: str | None
+    summary_entry: tuple[str, dict[str, Any], Any] | None = None  # (type, fields, parent_id or ...)
+
+
+def plan_conversation(
+    files: SessionFiles, records: list[Checkpoint], index: int, mode: RewindMode, number: int, *, dry_run: bool,
+    summarizer: Summarize | None,
+) -> ConversationPlan:
+    checkpoint = records[index]
+    session = _open_session(files)
+    target = conversation_target(session, checkpoint)
+    if mode.moves_conversation:
+        return ConversationPlan(target)
+    before, after, first_kept = _context_messages_before(session, target)
+    if summarizer is None and not dry_run:
+        raise UsageError(f"--mode {mode.value} needs a summarizer to write the summary")
+    summarize: Summarize = summarizer or _no_summary
+    fields: dict[str, Any]
+    if mode is RewindMode.SUMMARIZE_FROM:
+        if not after:
+            raise UsageError(f"nothing after checkpoint {number} to summarize")
+        modified = sorted({item.path for record in records[index:] for item in record.files})
+        fields = {
+            "fromId": session.leaf_id or "root",
+            "summary": "" if dry_run else summarize(after),
+            "details": {"readFiles": [], "modifiedFiles": modified},
+        }
+        return ConversationPlan(target, ("branch_summary", fields, target))
+    if not before:
+        raise UsageError(f"nothing before checkpoint {number} to summarize")
+    fields = {
+        "summary": "" if dry_run else summarize(before),
+        "firstKeptEntryId": first_kept or "",
+        "tokensBefore": estimate_tokens(before),
+    }
+    return ConversationPlan(target, ("compaction", fields, ...))
+
+
+def apply_conversation(
+    writer: SessionWriter, plan: ConversationPlan, records: list[Checkpoint], index: int, result: RewindResult
+) -> None:
+    if plan.summary_entry is None:
+        writer.move_leaf(plan.target, {"reason": "rewind", "checkpointId": records[index].id})
+        result.dropped_checkpoints = len(records) - index
+        del records[index:]
+        return
+    entry_type, fields, parent = plan.summary_entry
+    result.summary_entry_id = writer.append_entry(entry_type, fields, parent_id=parent)
+    writer.commit(force=True)
+
+
+def _no_summary(messages: list[dict[str, Any]]) -> str:
+    return ""

@@ -1,0 +1,57 @@
+"""How checkpoints are numbered and which rewinds each one offers (what `checkpoints list` shows)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..errors import InvalidSessionError, UsageError
+from .modes import RewindMode
+from .records import Checkpoint
+
+
+def checkpoint_numbers(records: Sequence[Checkpoint]) -> list[int]:
+    """The number each checkpoint is shown and chosen by: its `turnNumber` (1 is the first
+    prompt), or its position when the file holds duplicate or missing numbers."""
+    numbers = [record.turn_number for record in records]
+    if len(set(numbers)) == len(numbers) and all(number > 0 for number in numbers):
+        return numbers
+    return list(range(1, len(records) + 1))
+
+
+def find_checkpoint(records: Sequence[Checkpoint], number: int) -> int:
+    """The index of checkpoint `number`.
+
+    Raises:
+        UsageError: there is no such checkpoint (the message lists the ones there are).
+        InvalidSessionError: the session has no checkpoints at all (no `--to` would do: a
+            refusal, not a usage error).
+    """
+    numbers = checkpoint_numbers(records)
+    if number in numbers:
+        return numbers.index(number)
+    if not numbers:
+        raise InvalidSessionError("this session has no checkpoints", hint="a rewind needs a turn recorded with checkpoints")
+    raise UsageError(f"no checkpoint {number}; this session has {_ranges(numbers)}")
+
+
+def _ranges(numbers: list[int]) -> str:
+    return ", ".join(str(number) for number in numbers) if len(numbers) < 8 else f"{numbers[0]}–{numbers[-1]}"
+
+
+def available_modes(records: Sequence[Checkpoint], index: int, *, has_transcript: bool) -> list[RewindMode]:
+    """The choices a checkpoint offers. A rewind that would change no file offers no code
+    restore; a session with no transcript offers code only; summarizing up to a checkpoint
+    needs something before it."""
+    has_code = any(item.restorable or item.problem for record in records[index:] for item in record.files)
+    modes = []
+    if has_transcript:
+        if has_code:
+            modes.append(RewindMode.BOTH)
+        modes.append(RewindMode.CONVERSATION)
+    if has_code:
+        modes.append(RewindMode.CODE)
+    if has_transcript:
+        modes.append(RewindMode.SUMMARIZE_FROM)
+        if records[index].message_count > 0:
+            modes.append(RewindMode.SUMMARIZE_TO)
+    return modes

@@ -1,0 +1,287 @@
+"""Facade over the native backup store: the only Python module that imports it.
+
+Our backups are objects in one content-addressed store shared by every session
+(`paths.objects_dir()`, `<data dir>/objects/ab/cdef…`): named by the blake3 of the original
+bytes, zstd-compressed, written atomically and never modified. The real CLI's backups are raw
+sha256 blobs in `file-history/<session id>/`; both can be restored. Restores run in Rust:
+verified before anything is written, applied all or nothing, journaled so a crash is finished
+or undone by the next open (`recover_pending`).
+
+Paths become `str` here and nowhere deeper; callers pass and get `pathlib.Path`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, cast
+
+from .. import _native
+from ..config.paths import data_dir, objects_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..sessions.files import SessionFiles
+
+MAX_BACKUP_SIZE: int = _native.MAX_BACKUP_SIZE
+"""Files over 10 MB (10,485,760 bytes) are never read: recorded `skipped: "too_large"`."""
+
+BLAKE3 = "blake3"
+SHA256 = "sha256"
+
+FileKind = Literal["regular", "missing", "symlink", "not_regular", "too_large"]
+Action = Literal["write", "delete", "unchanged"]
+Algorithm = Literal["blake3", "sha256"]
+
+
+@dataclass(frozen=True)
+class FileSnapshot:
+    """What is at a path: its kind, and for a regular file its blake3, size and mode bits."""
+
+    kind: FileKind
+    content_id: str | None
+    size: int | None
+    mode: int | None
+    stored_now: bool = False
+
+
+def _snapshot(state: _native.FileState) -> FileSnapshot:
+    return FileSnapshot(state.kind, state.content_id, state.size, state.mode, state.stored_now)
+
+
+@dataclass(frozen=True)
+class RestoreTarget:
+    """One file to put back.
+
+    Attributes:
+        path: Absolute target path.
+        digest: The backup's digest, or `None` when the file must not exist (it is deleted).
+        algorithm: `"blake3"` (our store) or `"sha256"` (a real-CLI blob in `blob_folder`).
+        blob_folder: The real CLI's `file-history/<session id>` folder, for sha256 backups.
+        mode: Permission bits to restore; `None` keeps the current file's (else 0644).
+        expected: The last state our tools left: `None` (unknown, not checked), `"absent"`, or a
+            blake3 digest. A differing file counts as changed outside the tracked tools.
+    """
+
+    path: Path
+    digest: str | None
+    algorithm: str = BLAKE3
+    blob_folder: Path | None = None
+    mode: int | None = None
+    expected: str | None = None
+
+    def _native_item(self) -> _native.RestoreItem:
+        return _native.RestoreItem(
+            os.fspath(self.path),
+            digest=self.digest,
+            algorithm=cast(Algorithm, self.algorithm),
+            blob_folder=None if self.blob_folder is None else os.fspath(self.blob_folder),
+            mode=self.mode,
+            expected=self.expected,
+        )
+
+
+@dataclass(frozen=True)
+class PlannedChange:
+    """What a restore does to one target; `content_id` is the blake3 it ends up with."""
+
+    path: Path
+    action: Action
+    changed_outside: bool
+    content_id: str | None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why one target cannot be restored; `code` is e.g. `outside`, `symlink`, `object_missing`."""
+
+    path: Path
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class RestoreOutcome:
+    """The changes a restore made (or, from `check_restore`, would make) and what stops it."""
+
+    changes: list[PlannedChange]
+    problems: list[Problem]
+
+
+def _outcome(plan: _native.RestorePlan, targets: Sequence[RestoreTarget]) -> RestoreOutcome:
+    # The native module hands back `str` targets; the caller's own `Path` objects are reused.
+    known = {os.fspath(target.path): target.path for target in targets}
+
+    def path(text: str) -> Path:
+        return known.get(text) or Path(text)
+
+    changes = [PlannedChange(path(target), action, changed, content) for target, action, changed, content in plan.entries]
+    problems = [Problem(path(target), code, message) for target, code, message in plan.problems]
+    return RestoreOutcome(changes, problems)
+
+
+class BackupStore:
+    """The shared object store. Cheap to create; holds no open files."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self._native = _native.ObjectStore(os.fspath(root if root is not None else objects_dir()))
+
+    @property
+    def root(self) -> Path:
+        return Path(self._native.root)
+
+    def backup_file(self, path: Path, *, max_size: int = MAX_BACKUP_SIZE) -> FileSnapshot:
+        """Stores the bytes of `path` (never through a symlink; nothing over `max_size` is read).
+
+        Returns the snapshot; `kind` says when nothing was stored (missing, symlink, too large).
+
+        Raises:
+            OSError: the file or the store could not be read or written (`ENOSPC` included).
+        """
+        return _snapshot(self._native.backup_file(os.fspath(path), max_size))
+
+    def inspect_file(self, path: Path, *, max_size: int = MAX_BACKUP_SIZE) -> FileSnapshot:
+        """The state of `path` and the blake3 of its bytes; stores nothing."""
+        return _snapshot(self._native.inspect_file(os.fspath(path), max_size))
+
+    def put_bytes(self, data: bytes) -> str:
+        """Stores `data`; returns its content id."""
+        content_id, _ = self._native.put_bytes(data)
+        return content_id
+
+    def read(self, content_id: str) -> bytes:
+        """The verified original bytes of an object.
+
+        Raises:
+            BackupIntegrityError: the object is missing, does not decompress or hash to its name.
+        """
+        return self._native.read(content_id)
+
+    def verify(self, content_id: str) -> None:
+        """Raises `BackupIntegrityError` unless the object is intact."""
+        self._native.verify(content_id)
+
+    def contains(self, content_id: str) -> bool:
+        return self._native.contains(content_id)
+
+    def object_path(self, content_id: str) -> Path:
+        return Path(self._native.object_path(content_id))
+
+    def sweep(self, referenced: Iterable[str], *, grace_seconds: float) -> dict[str, int]:
+        """Deletes objects not in `referenced` and older than the grace period."""
+        return dict(self._native.sweep(sorted(set(referenced)), grace_seconds))
+
+    def usage(self) -> tuple[int, int]:
+        """`(objects, bytes on disk)`."""
+        return self._native.usage()
+
+
+def free_space(path: Path) -> int | None:
+    """Bytes free on the file system holding `path`, or `None` when it cannot be asked."""
+    return _native.free_space(os.fspath(path))
+
+
+def content_id(data: bytes) -> str:
+    """The blake3 content id of `data`."""
+    return _native.content_id(data)
+
+
+def journal_path(session_id: str) -> Path:
+    """The restore journal of a session: `<data dir>/journals/<session id>.json`."""
+    return data_dir() / "journals" / f"{session_id}.json"
+
+
+def check_restore(store: BackupStore, targets: Sequence[RestoreTarget], *, confine_to: Path | None) -> RestoreOutcome:
+    """Verifies a restore without writing anything (the dry run)."""
+    items = [target._native_item() for target in targets]
+    confine = None if confine_to is None else os.fspath(confine_to)
+    return _outcome(_native.check_restore(store._native, items, confine_to=confine, protected=_protected()), targets)
+
+
+def _protected() -> list[str]:
+    """Folders no restore may write in: commandcode's own data dir (its transcripts, objects
+    and journals), even when it lies inside the project (cwd = $HOME)."""
+    return [os.fspath(data_dir().absolute())]
+
+
+def restore_files(
+    store: BackupStore,
+    targets: Sequence[RestoreTarget],
+    *,
+    session_id: str,
+    confine_to: Path | None,
+    force: bool = False,
+    companion: tuple[Path, bytes] | None = None,
+    in_place: bool = True,
+    fail_before_step: int | None = None,
+    step_delay_ms: int = 0,
+) -> RestoreOutcome:
+    """Verifies, then restores every target, all or nothing.
+
+    `companion` is `(path, bytes)` of a file of ours replaced in the same all-or-nothing,
+    journaled step (the checkpoints file with the restored state's after-digests): a crash
+    leaves both old or both new.
+
+    `in_place` (the default) overwrites an existing single-link, non-executable file in place; `False` replaces
+    every target by a new file (each changes atomically for concurrent readers, at several
+    times the cost on disks that trim freed blocks).
+
+    `fail_before_step` and `step_delay_ms` are test hooks for the rollback and crash tests.
+
+    Raises:
+        BackupIntegrityError: a backup is missing or corrupt (nothing written; `.problems`).
+        ChangedOutsideError: targets changed outside the tracked tools and `force` is off.
+        RestoreError: another refusal (outside path, symlink, not writable) or a failure midway,
+            after which every file already written was put back.
+    """
+    items = [target._native_item() for target in targets]
+    plan = _native.restore_files(
+        store._native,
+        items,
+        os.fspath(journal_path(session_id)),
+        confine_to=None if confine_to is None else os.fspath(confine_to),
+        protected=_protected(),
+        companion=None if companion is None else (os.fspath(companion[0]), companion[1]),
+        force=force,
+        in_place=in_place,
+        fail_before_step=fail_before_step,
+        step_delay_ms=step_delay_ms,
+    )
+    return _outcome(plan, targets)
+
+
+def recover_pending(
+    files: SessionFiles, root: Path | None, *, store: BackupStore | None = None
+) -> tuple[str, list[Path]] | None:
+    """Finishes or undoes a restore of this session that a crash interrupted.
+
+    The journal is checked first, in Rust, against the confinement the restore had: every
+    target inside `root` (the session's working directory; `None` only for a rewind the user let
+    outside it with `--allow-outside`), none in the data dir but the session's checkpoints file,
+    sources only from `store` (default: the shared one), the session's real-CLI blob folder or
+    the journal's companion copy, the trash only the journal's own. A journal that fails is kept
+    as it is and nothing is touched.
+
+    Returns `None` when there was none, else `("rolled_back" | "completed", targets)`.
+
+    Raises:
+        RestoreError: another process is restoring this session right now, or the journal is
+            unreadable or names a path outside those bounds (it is left in place).
+    """
+    journal = journal_path(files.session_id)
+    if not journal.exists():
+        return None
+    outcome = _native.recover_restore(
+        os.fspath(journal),
+        root=None if root is None else os.fspath(Path(root).absolute()),
+        protected=list[str | os.PathLike[str]](_protected()),
+        store=os.fspath(store.root if store is not None else objects_dir()),
+        blob_folder=os.fspath(files.file_history),
+        companion=os.fspath(files.checkpoints.absolute()),
+    )
+    if outcome is None:
+        return None
+    state, targets = outcome
+    return state, [Path(target) for target in targets]

@@ -1,0 +1,73 @@
+"""Objects no checkpoint needs any more: finding every checkpoints file, and sweeping the store.
+
+Owns: the list of checkpoints files kept outside the projects folder (`external-checkpoints.txt`
+in the store), `referenced_objects` and `sweep_objects`. Objects are shared by every session, so
+a sweep reads every session's checkpoints; one it cannot read stops the sweep (any object may be
+needed) rather than deleting on a guess.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..config.paths import objects_dir, projects_dir
+from ..storage.durable import atomic_write
+from ..storage.regular import read_if_exists
+from . import store as backups
+from .records import read_checkpoints
+
+SWEEP_GRACE_SECONDS = 3600.0
+
+EXTERNAL_LOCATIONS_NAME = "external-checkpoints.txt"
+
+
+def iter_checkpoint_files(root: Path | None = None, store_root: Path | None = None) -> Iterator[Path]:
+    """Every `*.checkpoints.jsonl` under the projects folder, plus the checkpoints files kept
+    elsewhere (a session resumed in place outside the projects folder) that the store lists."""
+    base = root if root is not None else projects_dir()
+    if base.is_dir():
+        for project in sorted(base.iterdir()):
+            if project.is_dir() and not project.is_symlink():
+                yield from sorted(project.glob("*.checkpoints.jsonl"))
+    for line in _external_locations(store_root):
+        path = Path(line)
+        if path.is_file():
+            yield path
+
+
+def _external_locations(store_root: Path | None) -> list[str]:
+    listing = (store_root if store_root is not None else objects_dir()) / EXTERNAL_LOCATIONS_NAME
+    data = read_if_exists(listing, follow=True)
+    if data is None:
+        return []
+    return [line for line in data.decode("utf-8", errors="surrogateescape").split("\n") if line]
+
+
+def register_external_location(path: Path, store_root: Path) -> None:
+    """Lists a checkpoints file that lives outside the projects folder, so sweeps keep its
+    objects (a sweep only sees what it can find)."""
+    location = os.path.abspath(path)
+    if os.path.commonpath([location, os.path.abspath(projects_dir())]) == os.path.abspath(projects_dir()):
+        return
+    known = _external_locations(store_root)
+    if location not in known:
+        atomic_write(store_root / EXTERNAL_LOCATIONS_NAME, "\n".join([*known, location]).encode("utf-8"))
+
+
+def referenced_objects(root: Path | None = None, store_root: Path | None = None) -> set[str]:
+    """The blake3 objects referenced by any checkpoint of any session."""
+    referenced = set()
+    for path in iter_checkpoint_files(root, store_root):
+        for record in read_checkpoints(path):
+            for item in record.files:
+                if item.algorithm == backups.BLAKE3 and item.hash is not None:
+                    referenced.add(item.hash)
+    return referenced
+
+
+def sweep_objects(store: backups.BackupStore, *, grace_seconds: float = SWEEP_GRACE_SECONDS) -> dict[str, int]:
+    """Deletes objects that no session's checkpoints reference and that are older than the grace
+    period (which protects an object another session has written but not yet recorded)."""
+    return store.sweep(referenced_objects(store_root=store.root), grace_seconds=grace_seconds)

@@ -1,0 +1,102 @@
+"""The model context: how entries become the messages a model sees (format §2.5, §11).
+
+Owns: `Context`, the message helpers (`content_blocks`, `entry_to_message`, `build_messages`) and
+the one token estimate (`estimate_tokens`: the real CLI's `ceil(len(JSON.stringify(block)) / 4)`
+per content block, 1,500 per image). Cheap to import: a warm open builds its context here.
+"""
+
+from __future__ import annotations
+
+import gc
+
+from ..storage.values import Frozen
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+COMPACTION_PREFIX = (
+    "This is an auto-compacted summary of the earlier conversation that ran out of context.\n\n"
+)
+BRANCH_SUMMARY_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+BRANCH_SUMMARY_SUFFIX = "</summary>"
+IMAGE_TOKENS = 1500
+
+
+class Context(Frozen):
+    """The model context at the leaf: the entries that produce it and the messages themselves."""
+
+    __slots__ = ("leaf_id", "entry_ids", "messages")
+    leaf_id: str | None
+    entry_ids: list[str]
+    messages: list[dict[str, Any]]
+
+    def __init__(self, leaf_id: str | None, entry_ids: list[str], messages: list[dict[str, Any]]) -> None:
+        self._set(leaf_id=leaf_id, entry_ids=entry_ids, messages=messages)
+
+
+def content_blocks(content: Any) -> list[dict[str, Any]]:
+    """Message content as a list of blocks; a plain string becomes one text block."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [block for block in content if isinstance(block, dict)]
+    return []
+
+
+def entry_to_message(entry: dict[str, Any], *, strip_thinking: bool = False) -> dict[str, Any]:
+    """One context entry as the message the model sees (format §2.5 step 4)."""
+    entry_type = entry.get("type")
+    if entry_type == "compaction":
+        return {"role": "user", "content": [{"type": "text", "text": COMPACTION_PREFIX + str(entry.get("summary", ""))}],
+                "meta": {"isSummary": True, "summaryEntryId": entry.get("id")}}
+    if entry_type == "branch_summary":
+        text = BRANCH_SUMMARY_PREFIX + str(entry.get("summary", "")) + BRANCH_SUMMARY_SUFFIX
+        return {"role": "user", "content": [{"type": "text", "text": text}],
+                "meta": {"isMeta": False, "isSummary": True, "source": "branch-summary", "summaryEntryId": entry.get("id")}}
+    if entry_type == "custom_message":
+        return {"role": "user", "content": content_blocks(entry.get("content")),
+                "meta": {"isMeta": not entry.get("display"), "source": f"mod:{entry.get('customType')}"}}
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return {"role": "user", "content": [], "meta": {}}
+    message = dict(message)
+    message["content"] = content_blocks(message.get("content"))
+    if strip_thinking and message.get("role") == "assistant":
+        message["content"] = [block for block in message["content"] if block.get("type") != "thinking"]
+    return message
+
+
+def build_messages(entries: list[dict[str, Any]], strip_thinking_until: int) -> list[dict[str, Any]]:
+    """The messages of context entries; thinking is stripped from the first `strip_thinking_until`.
+
+    The cyclic garbage collector is paused meanwhile: building tens of thousands of acyclic
+    message dicts otherwise triggers repeated full collections that cost more than the building
+    itself (measured: 0.57 s → 0.12 s on a 1 GB session).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return [entry_to_message(entry, strip_thinking=position < strip_thinking_until)
+                for position, entry in enumerate(entries)]
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def block_tokens(block: dict[str, Any]) -> int:
+    """The real CLI's estimate for one content block: 1,500 for an image, else
+    `ceil(len(JSON.stringify(block)) / 4)`, the length counted in UTF-16 code units as in
+    JavaScript (an emoji counts 2)."""
+    if block.get("type") == "image":
+        return IMAGE_TOKENS
+    from ..storage.jsonfmt import dumps_line  # not needed to open a session
+
+    text = dumps_line(block)
+    units = len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
+    return -(-units // 4)
+
+
+def estimate_tokens(messages: list[dict[str, Any]]) -> int:
+    """The real CLI's token estimate of messages: the sum over their content blocks."""
+    return sum(block_tokens(block) for message in messages for block in content_blocks(message.get("content")))

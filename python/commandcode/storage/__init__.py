@@ -1,0 +1,1 @@
+"""Core: bytes on disk — durable writes, JSON text, locks, ids and small value classes."""
