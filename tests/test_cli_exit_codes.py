@@ -42,8 +42,6 @@ USAGE_ERRORS: dict[str, list[str]] = {
     "rewind without --yes": ["rewind", SID_TOKEN, "--to", "1", "--mode", "code"],
     "an unknown --mode": ["rewind", SID_TOKEN, "--to", "1", "--mode", "sideways"],
     "a --to that is not a number": ["rewind", SID_TOKEN, "--to", "two", "--mode", "code", "--yes"],
-    "a --to naming no checkpoint": ["rewind", SID_TOKEN, "--to", "9", "--mode", "code", "--yes"],
-    "a mode the checkpoint does not offer": ["rewind", SID_TOKEN, "--to", "1", "--mode", "summarize-to", "--yes"],
     "bench --size 0": ["bench", "--size", "0"],
     "bench --size lots": ["bench", "--size", "lots"],
     "bench --size -5MB": ["bench", "--size", "-5MB"],
@@ -101,6 +99,23 @@ def test_every_refusal_exits_1_with_one_line(cc_home: Path, workdir: Path, tmp_p
     empty = tmp_path / "empty"
     empty.mkdir()
     _assert_one_error(run_cli(["-p", "x", "-c"], empty, cc_home), 1, "-c with nothing to continue")
+
+
+# Well-formed requests that this session's data cannot satisfy: refusals (1), not usage errors.
+DATA_REFUSALS: dict[str, list[str]] = {
+    "a --to naming no checkpoint": ["rewind", SID_TOKEN, "--to", "9", "--mode", "code", "--yes"],
+    "a mode the checkpoint does not offer": ["rewind", SID_TOKEN, "--to", "1", "--mode", "summarize-to", "--yes"],
+}
+
+
+@pytest.mark.parametrize("fast_path", ["on", "off"])
+def test_a_request_the_session_cannot_satisfy_is_a_refusal(cc_home: Path, workdir: Path, one_session: str,
+                                                           fast_path: str) -> None:
+    before = snapshot(cc_home)
+    for what, template in DATA_REFUSALS.items():
+        args = [one_session if token == SID_TOKEN else token for token in template]
+        _assert_one_error(run_cli(args, workdir, cc_home, COMMANDCODE_FAST_PATH=fast_path), 1, what)
+        assert snapshot(cc_home) == before, what
 
 
 def _unfinished_prompt() -> str:

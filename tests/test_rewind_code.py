@@ -18,7 +18,7 @@ from commandcode.checkpoints.manager import CheckpointManager
 from commandcode.checkpoints.records import read_checkpoints, write_checkpoints
 from commandcode.checkpoints.rewind import RewindMode, available_modes, rewind
 from commandcode.checkpoints.rewind_code import plan_code
-from commandcode.errors import BackupIntegrityError, ChangedOutsideError, RestoreError, UsageError
+from commandcode.errors import BackupIntegrityError, ChangedOutsideError, CheckpointError, RestoreError
 from commandcode.sessions.files import SessionFiles
 from helpers_checkpoints import (
     SAMPLE_CWD,
@@ -262,9 +262,9 @@ def test_modes_offered(home: Path, project: Path) -> None:
         RewindMode.CONVERSATION, RewindMode.SUMMARIZE_FROM, RewindMode.SUMMARIZE_TO
     ]
     assert available_modes(records, 1, has_transcript=False) == [RewindMode.CODE]
-    with pytest.raises(UsageError, match="offers"):
+    with pytest.raises(CheckpointError, match="offers"):
         code_rewind(agent, 3)
-    with pytest.raises(UsageError, match="no checkpoint 9"):
+    with pytest.raises(CheckpointError, match="no checkpoint 9"):
         code_rewind(agent, 9)
 
 

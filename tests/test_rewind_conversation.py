@@ -128,10 +128,10 @@ def test_a_refused_code_restore_leaves_the_conversation_alone(session: SessionFi
 
 
 def test_cli_usage_errors(session: SessionFiles) -> None:
-    # Usage errors exit 2 (README), refused operations 1.
+    # Usage errors exit 2 (README), refused operations 1 (no checkpoint 7 is a refusal).
     assert "--mode is required" in cli("rewind", session.session_id, "--to", "2", expect=2)
     assert "confirmation" in cli("rewind", session.session_id, "--to", "2", "--mode", "code", expect=2)
-    assert "no checkpoint 7" in cli("rewind", session.session_id, "--to", "7", "--mode", "code", "--yes", expect=2)
+    assert "no checkpoint 7" in cli("rewind", session.session_id, "--to", "7", "--mode", "code", "--yes", expect=1)
     dry = cli("rewind", session.session_id, "--to", "2", "--mode", "code", "--dry-run")
     assert "would delete" in dry and "newfile.txt" in dry
 

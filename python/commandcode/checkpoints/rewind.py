@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from ..errors import RestoreError, UsageError
+from ..errors import CheckpointError, RestoreError
 from ..sessions.files import SessionFiles
 from ..sessions.writer import SessionWriter
 from ..storage.lock import WriterLock
@@ -73,7 +73,7 @@ def rewind(
     modes (the agent passes its provider's); `faults` passes test hooks to the native restore.
 
     Raises:
-        UsageError: no such checkpoint, or the mode is not offered for it.
+        CheckpointError: no such checkpoint, or the mode is not offered for it.
         SessionLockedError: another process has the session open for writing.
         BackupIntegrityError, ChangedOutsideError, RestoreError: the code restore was refused
             or failed; nothing was changed (the error names each failing file).
@@ -109,7 +109,7 @@ def _rewind(
     offered = available_modes(records, index, has_transcript=files.transcript.exists())
     if mode not in offered:
         choices = ", ".join(choice.value for choice in offered) or "none"
-        raise UsageError(f"checkpoint {number} does not offer --mode {mode.value}; it offers: {choices}")
+        raise CheckpointError(f"checkpoint {number} does not offer --mode {mode.value}; it offers: {choices}")
     result = RewindResult(number=number, mode=mode, dry_run=dry_run)
     store = store if store is not None else backups.BackupStore()
     with contextlib.ExitStack() as stack:

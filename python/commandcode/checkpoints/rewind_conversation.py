@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InvalidSessionError, UsageError
+from ..errors import CheckpointError, InvalidSessionError, UsageError
 from ..sessions.context import estimate_tokens
 from ..sessions.files import SessionFiles
 from ..sessions.reader import Session, open_session
@@ -101,7 +101,7 @@ def plan_conversation(
     fields: dict[str, Any]
     if mode is RewindMode.SUMMARIZE_FROM:
         if not after:
-            raise UsageError(f"nothing after checkpoint {number} to summarize")
+            raise CheckpointError(f"nothing after checkpoint {number} to summarize")
         modified = sorted({item.path for record in records[index:] for item in record.files})
         fields = {
             "fromId": session.leaf_id or "root",
@@ -110,7 +110,7 @@ def plan_conversation(
         }
         return ConversationPlan(target, ("branch_summary", fields, target))
     if not before:
-        raise UsageError(f"nothing before checkpoint {number} to summarize")
+        raise CheckpointError(f"nothing before checkpoint {number} to summarize")
     fields = {
         "summary": "" if dry_run else summarize(before),
         "firstKeptEntryId": first_kept or "",

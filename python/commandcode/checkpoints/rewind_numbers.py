@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import InvalidSessionError, UsageError
+from ..errors import CheckpointError, InvalidSessionError
 from .modes import RewindMode
 from .records import Checkpoint
 
@@ -22,7 +22,7 @@ def find_checkpoint(records: Sequence[Checkpoint], number: int) -> int:
     """The index of checkpoint `number`.
 
     Raises:
-        UsageError: there is no such checkpoint (the message lists the ones there are).
+        CheckpointError: there is no such checkpoint (the message lists the ones there are).
         InvalidSessionError: the session has no checkpoints at all (no `--to` would do: a
             refusal, not a usage error).
     """
@@ -31,7 +31,7 @@ def find_checkpoint(records: Sequence[Checkpoint], number: int) -> int:
         return numbers.index(number)
     if not numbers:
         raise InvalidSessionError("this session has no checkpoints", hint="a rewind needs a turn recorded with checkpoints")
-    raise UsageError(f"no checkpoint {number}; this session has {_ranges(numbers)}")
+    raise CheckpointError(f"no checkpoint {number}; this session has {_ranges(numbers)}")
 
 
 def _ranges(numbers: list[int]) -> str:
