@@ -22,6 +22,11 @@ use crate::store::objects::{read_raw_blob, ObjectStore};
 /// Brings every target of `journal` to its restored state (see the module docs).
 pub(super) fn redo_all(journal: &Journal, folders: &Folders) -> Result<()> {
     let store = journal.store.as_deref().map(ObjectStore::open).transpose()?;
+    // A write that names no new content, or no source to read it from, is a journal of the wrong
+    // shape: refused before the first folder is made or target touched, not halfway through.
+    if let Some(op) = journal.ops.iter().find(|op| !names_its_content(op, store.is_some())) {
+        return Err(malformed(op));
+    }
     for folder in &journal.created_dirs {
         folders.make_dir(folder).map_err(|source| Error::io(folder, source))?;
     }
@@ -70,6 +75,17 @@ fn redo_op(op: &JournalOp, store: Option<&ObjectStore>, folders: &Folders) -> Re
         Action::Unchanged => {}
     }
     Ok(())
+}
+
+/// Whether a write names its new content and a source it can be read from (`read_source`).
+fn names_its_content(op: &JournalOp, has_store: bool) -> bool {
+    op.action != Action::Write
+        || (op.content.is_some()
+            && match &op.source {
+                None => false,
+                Some(JournalSource::Object(_)) => has_store,
+                Some(_) => true,
+            })
 }
 
 fn malformed(op: &JournalOp) -> Error {
