@@ -333,7 +333,7 @@ def cases(world: World) -> Iterator[tuple[str, bytes, tuple[str, ...]]]:
     for form, document in (("plain", world.document), ("hex", with_hex_paths(world.document))):
         fields = the_fields(document)
         for number, field in enumerate(fields):
-            for kind, variants in VALUES_BY_TYPE.items():
+            for _kind, variants in VALUES_BY_TYPE.items():
                 if form == "hex" and field[-1] != "hex":
                     continue  # in the hex form only the hex strings themselves are new fields
                 value = variants[number % len(variants)]
