@@ -23,7 +23,7 @@ coverage only, the Rust core is not instrumented) when it is installed, else `ra
 mutator driven by a seeded PRNG). Each runs in a child process that writes the input to a file
 before executing it, so an input that kills the process is kept. Failures are grouped by
 signature; `--save` writes the first input of each new signature to
-`tests/fixtures/fuzz_regressions/` (replayed by `tests/test_hostile.py`). Prints a JSON report:
+`tests/fixtures/fuzz_regressions/` (replayed by `tests/e2e/test_hostile.py`). Prints a JSON report:
 executions per target, failures per signature, the budget used.
 """
 

@@ -4,7 +4,7 @@ Real `commandcode` processes are SIGKILLed at random moments (a random delay, or
 Python-level write, fsync or rename, sometimes mid-write) while appending a turn, writing a new
 session, backing files up, restoring a rewind and updating meta; after each kill every session
 must open, every reported turn must be there, no line may be glued, every object must verify, and
-the project must be wholly before or after the rewind (see `tests/crash_harness_lib.py`).
+the project must be wholly before or after the rewind (see `tests/helpers/crash_harness.py`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-import crash_harness_lib as harness
+from helpers import crash_harness as harness
+from helpers.checkpoints import fill_disk
 
 POINTS_PER_OPERATION = 8  # 40 points in all; the bench runs 1,000+
 
@@ -49,27 +50,6 @@ def test_kill_9_with_the_index_sidecars_on(tmp_path: Path) -> None:
 # Disk full: the same operations on a 1 MiB tmpfs
 
 
-def _fill(mount: Path) -> Path:
-    """Fills the file system to the last byte; returns the filler file (which may be empty when
-    the disk was full already)."""
-    filler = mount / f"filler{len(list(mount.glob('filler*')))}"
-    try:
-        descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    except OSError:
-        return filler
-    try:
-        for size in (1 << 16, 1 << 12, 1 << 9, 1):
-            while True:
-                try:
-                    if os.write(descriptor, b"\0" * size) < size:
-                        break
-                except OSError:
-                    break
-    finally:
-        os.close(descriptor)
-    return filler
-
-
 def _one_clear_outcome(completed: subprocess.CompletedProcess[str], what: str) -> bool:
     """Success, or exit 1 with one `error:` line (and at most a hint); never a traceback."""
     assert "Traceback" not in completed.stderr, (what, completed.stderr)
@@ -84,7 +64,7 @@ def _one_clear_outcome(completed: subprocess.CompletedProcess[str], what: str) -
 @pytest.mark.parametrize("index", [False, pytest.param(True, marks=pytest.mark.skipif(
     not harness.index_supported(), reason="_native.scan_session takes no index path yet (index sidecars)"))])
 def test_disk_full_each_operation_fails_cleanly_and_works_once_space_is_freed(tmp_path: Path, index: bool) -> None:
-    from helpers_checkpoints import small_tmpfs
+    from helpers.checkpoints import small_tmpfs
 
     with small_tmpfs(tmp_path / "small", "1m") as mount:
         data = mount / "home" / ".commandcode"
@@ -120,7 +100,7 @@ def test_disk_full_each_operation_fails_cleanly_and_works_once_space_is_freed(tm
         }
         failed = {}
         for step, (name, operation) in enumerate(operations.items(), start=1):
-            filler = _fill(mount)
+            filler = fill_disk(mount)
             version = int((project / "big.txt").read_text()[8:].split("\n", 1)[0]) if step else 0
             outcome = operation(version)
             failed[name] = not _one_clear_outcome(outcome, f"{name} on a full disk")
@@ -157,7 +137,7 @@ def _assert_committed_intact(data: Path, session: str, committed: list[str]) -> 
 
 def _two_turn_session(project: Path):  # type: ignore[no-untyped-def]
     from commandcode.checkpoints import CheckpointManager
-    from helpers_checkpoints import new_session_files
+    from helpers.checkpoints import new_session_files
 
     target = project / "a.txt"
     target.write_text("one\n")

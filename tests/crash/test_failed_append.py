@@ -25,9 +25,10 @@ from typing import Any
 import pytest
 
 from commandcode.session import content_blocks, open_session
-from helpers_cli import cli_env, read_lines, run_json, transcripts
+from helpers.cli import cli_env, read_lines, run_json, transcripts
 
-KILLABLE = Path(__file__).resolve().parent / "support" / "killable_cli.py"
+from helpers.locations import KILLABLE
+
 TOOL_TURN = "\n".join([
     'call write_file {"file_path": "a.txt", "content": "one\\n"}',
     'call edit_file {"file_path": "a.txt", "old_string": "one", "new_string": "two"}',
@@ -182,8 +183,7 @@ def test_a_full_tmpfs_mid_append_cuts_the_turn_back(tmp_path: Path) -> None:
     """The issue's example for real: the disk fills up during the turn's append, after the prompt
     and the assistant `tool_use` lines but inside the (large) tool result. The transcript is cut
     back to the last commit, and the session resumes without a dangling call."""
-    from helpers_checkpoints import small_tmpfs
-    from test_crash_injection import _fill
+    from helpers.checkpoints import fill_disk, small_tmpfs
 
     with small_tmpfs(tmp_path / "small", "1m") as mount:
         data, project = mount / "data", mount / "proj"
@@ -193,7 +193,7 @@ def test_a_full_tmpfs_mid_append_cuts_the_turn_back(tmp_path: Path) -> None:
         before = transcript.read_bytes()
         reserve = mount / "reserve"
         reserve.write_bytes(b"r" * 4096)  # one page, freed below: room for the checkpoint, not the turn
-        filler = _fill(mount)
+        filler = fill_disk(mount)
         reserve.unlink()
         prompt = 'call bash {"command": "yes y | head -c 12000"}'
         completed = subprocess.run([sys.executable, "-m", "commandcode", "-r", session, "-p", prompt], cwd=project,

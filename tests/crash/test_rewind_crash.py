@@ -19,7 +19,7 @@ import pytest
 import commandcode
 from commandcode import backups
 from commandcode.checkpoints import CheckpointManager
-from helpers_checkpoints import new_session_files, snapshot, write  # noqa: F401
+from helpers.checkpoints import new_session_files, snapshot, write  # noqa: F401
 
 FILES = 120
 

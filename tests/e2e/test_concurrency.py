@@ -13,24 +13,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-import crash_harness_lib as harness
+from helpers import crash_harness as harness
 from commandcode.errors import SessionLockedError
 from commandcode.paths import SessionFiles, project_dir
 from commandcode.writer import SessionWriter
-from helpers_cli import cli_env, hold_writer, stop
+from helpers.cli import cli_env, hold_writer, stop
 
-SUPPORT = Path(__file__).parent / "support"
+from helpers.locations import SUPPORT
+
 WORKERS = 8
 ENTRIES_PER_WORKER = 1250  # 10,000 in all
 
@@ -63,20 +61,6 @@ def _lines(transcript: Path) -> list[dict]:
         assert isinstance(value, dict), number
         records.append(value)
     return records
-
-
-@pytest.fixture
-def shm_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A data dir on tmpfs (fsync is free there): the stress test is about interleaving, and
-    10,000 fsynced commits on a disk would only measure the disk."""
-    base = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
-    folder = Path(tempfile.mkdtemp(prefix="commandcode-stress-", dir=base))
-    monkeypatch.setenv("COMMANDCODE_HOME", str(folder / ".commandcode"))
-    monkeypatch.setenv("COMMANDCODE_INDEX", "off")
-    try:
-        yield folder / ".commandcode"
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
@@ -145,9 +129,10 @@ def test_racing_cli_turns_each_commit_whole_or_are_refused_clearly(home: Path, c
 # Stress: 10,000 appends from racing processes
 
 
+@pytest.mark.home_on_tmpfs  # fsync is free there: the test is about interleaving, not the disk
 @pytest.mark.parametrize("index", [False, pytest.param(True, marks=pytest.mark.skipif(
     not harness.index_supported(), reason="_native.scan_session takes no index path yet (index sidecars)"))])
-def test_ten_thousand_racing_appends_stay_whole_and_chained(shm_home: Path, cwd: Path, index: bool) -> None:
+def test_ten_thousand_racing_appends_stay_whole_and_chained(home: Path, cwd: Path, index: bool) -> None:
     files = _new_session(cwd)
     seed_entries = len(_lines(files.transcript)) - 1
     workers = [subprocess.Popen([sys.executable, str(SUPPORT / "stress_writer.py"), str(files.transcript), str(cwd),

@@ -33,7 +33,8 @@ import pytest
 from commandcode.lock import lock_path_for
 from commandcode.paths import project_dir
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from helpers.locations import FIXTURES, REPO
+
 HOSTILE = FIXTURES / "hostile"
 REGRESSIONS = FIXTURES / "fuzz_regressions"
 SID = "6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
@@ -615,7 +616,7 @@ def _regressions() -> list[object]:
 
 @pytest.mark.parametrize("path", _regressions())
 def test_fuzz_regression_replays(path: Path, tmp_path: Path) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benches"))
+    sys.path.insert(0, str(REPO / "benches"))
     try:
         import fuzz_scan
     finally:

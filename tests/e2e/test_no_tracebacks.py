@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers_cli import cc_home, cli_env, run_cli, run_json, run_ok, snapshot, transcripts  # noqa: F401 (fixtures)
+from helpers.cli import cli_env, run_cli, run_json, run_ok, snapshot, transcripts
 
 
 def assert_one_error(completed: subprocess.CompletedProcess[str], contains: str = "") -> None:
@@ -49,11 +49,11 @@ def call(tool: str, **arguments: str) -> str:
     (["--offset", "1", "--limit", str(2**64)], 1), (["--offset", str(2**63)], 0),
 ])
 @pytest.mark.parametrize("as_json", [True, False])
-def test_tree_pages_past_the_end_are_empty(cc_home: Path, project: Path, page: list[str], shown: int, as_json: bool) -> None:
-    run_ok(["-p", "hello"], project, cc_home)  # two entries: the prompt and the reply
-    (transcript,) = transcripts(cc_home)
+def test_tree_pages_past_the_end_are_empty(home: Path, project: Path, page: list[str], shown: int, as_json: bool) -> None:
+    run_ok(["-p", "hello"], project, home)  # two entries: the prompt and the reply
+    (transcript,) = transcripts(home)
     command = ["sessions", "tree", transcript.stem, *page, *(["--json"] if as_json else [])]
-    completed = run_cli(command, project, cc_home)
+    completed = run_cli(command, project, home)
     assert completed.returncode == 0, completed
     assert "Traceback" not in completed.stderr
     if as_json:
@@ -84,17 +84,17 @@ def set_record_field(checkpoints: Path, number: int, **fields: object) -> None:
 
 @pytest.mark.parametrize("count", [-100, -1, True, False, 1.5, "2", None, [], {}])
 @pytest.mark.parametrize("mode", ["conversation", "both"])
-def test_a_message_count_that_is_not_a_count_refuses_the_conversation_rewind(cc_home: Path, project: Path, count: object,
+def test_a_message_count_that_is_not_a_count_refuses_the_conversation_rewind(home: Path, project: Path, count: object,
                                                                               mode: str) -> None:
-    transcript, checkpoints = two_turns(cc_home, project)
+    transcript, checkpoints = two_turns(home, project)
     set_record_field(checkpoints, 2, messageCount=count, lastMessageId=KeyError)
-    listing = run_json(["checkpoints", "list", transcript.stem, "--json"], project, cc_home)["checkpoints"]
+    listing = run_json(["checkpoints", "list", transcript.stem, "--json"], project, home)["checkpoints"]
     assert listing[1]["messageCount"] is None
-    before = session_state(cc_home), (project / "f.txt").read_bytes()
+    before = session_state(home), (project / "f.txt").read_bytes()
     for dry in ([], ["--dry-run"]):
-        completed = run_cli(["rewind", transcript.stem, "--to", "2", "--mode", mode, "--yes", *dry], project, cc_home)
+        completed = run_cli(["rewind", transcript.stem, "--to", "2", "--mode", mode, "--yes", *dry], project, home)
         assert_one_error(completed)
-        assert (session_state(cc_home), (project / "f.txt").read_bytes()) == before  # nothing moved, not to a wrong point
+        assert (session_state(home), (project / "f.txt").read_bytes()) == before  # nothing moved, not to a wrong point
 
 
 def session_state(data: Path) -> dict[str, tuple[bytes | None, int]]:
@@ -102,20 +102,20 @@ def session_state(data: Path) -> dict[str, tuple[bytes | None, int]]:
     return {path: value for path, value in snapshot(data).items() if not path.startswith("locks/")}
 
 
-def test_a_message_count_that_is_not_a_count_is_kept_as_written(cc_home: Path, project: Path) -> None:
+def test_a_message_count_that_is_not_a_count_is_kept_as_written(home: Path, project: Path) -> None:
     """The record is rewritten by later turns (file hashes); its odd count stays what it was."""
-    transcript, checkpoints = two_turns(cc_home, project)
+    transcript, checkpoints = two_turns(home, project)
     set_record_field(checkpoints, 1, messageCount=-100)
-    run_ok(["-c", "-p", call("write_file", file_path="f.txt", content="three\n")], project, cc_home)
+    run_ok(["-c", "-p", call("write_file", file_path="f.txt", content="three\n")], project, home)
     first = json.loads(checkpoints.read_text().splitlines()[0])
     assert first["messageCount"] == -100
 
 
-def test_a_valid_last_message_id_still_wins_over_a_bad_count(cc_home: Path, project: Path) -> None:
-    transcript, checkpoints = two_turns(cc_home, project)
+def test_a_valid_last_message_id_still_wins_over_a_bad_count(home: Path, project: Path) -> None:
+    transcript, checkpoints = two_turns(home, project)
     set_record_field(checkpoints, 2, messageCount=-1)
-    run_ok(["rewind", transcript.stem, "--to", "2", "--mode", "conversation", "--yes"], project, cc_home)
-    context = run_json(["sessions", "context", transcript.stem, "--json"], project, cc_home)
+    run_ok(["rewind", transcript.stem, "--to", "2", "--mode", "conversation", "--yes"], project, home)
+    context = run_json(["sessions", "context", transcript.stem, "--json"], project, home)
     assert len(context["messages"]) == 4  # turn 1 (prompt, tool call, result, reply), not a wrong point
 
 
@@ -124,21 +124,21 @@ def test_a_valid_last_message_id_still_wins_over_a_bad_count(cc_home: Path, proj
 
 
 @pytest.mark.parametrize("title", [["a", "list"], {"an": "object"}, 7, 1e308, True, None, "", "\x1b[31m"])
-def test_a_neighbours_odd_title_breaks_no_lookup(cc_home: Path, project: Path, title: object) -> None:
-    run_ok(["-p", "mine", "-n", "Mine"], project, cc_home)
-    run_ok(["-p", "theirs", "-n", "Theirs"], project, cc_home)
-    by_name = {item["name"]: item["id"] for item in run_json(["sessions", "list", "--all", "--json"], project, cc_home)}
+def test_a_neighbours_odd_title_breaks_no_lookup(home: Path, project: Path, title: object) -> None:
+    run_ok(["-p", "mine", "-n", "Mine"], project, home)
+    run_ok(["-p", "theirs", "-n", "Theirs"], project, home)
+    by_name = {item["name"]: item["id"] for item in run_json(["sessions", "list", "--all", "--json"], project, home)}
     mine, theirs = by_name["Mine"], by_name["Theirs"]
-    meta = next(path for path in transcripts(cc_home) if path.stem == theirs).with_name(theirs + ".meta.json")
+    meta = next(path for path in transcripts(home) if path.stem == theirs).with_name(theirs + ".meta.json")
     meta.write_text(json.dumps({**json.loads(meta.read_text()), "title": title, "name": title}))
     for ref in (mine, mine[:8], "mine", "MINE "):
-        assert run_json(["sessions", "show", ref, "--json"], project, cc_home)["id"] == mine
-    assert run_json(["sessions", "show", theirs, "--json"], project, cc_home)["id"] == theirs
-    run_ok(["sessions", "show", theirs], project, cc_home)
-    run_ok(["sessions", "list", "--all"], project, cc_home)
-    run_ok(["-r", "mine", "-p", "again"], project, cc_home)
-    run_ok(["-r", mine[:8], "-p", "again"], project, cc_home)
-    missing = run_cli(["sessions", "show", "nobody"], project, cc_home)
+        assert run_json(["sessions", "show", ref, "--json"], project, home)["id"] == mine
+    assert run_json(["sessions", "show", theirs, "--json"], project, home)["id"] == theirs
+    run_ok(["sessions", "show", theirs], project, home)
+    run_ok(["sessions", "list", "--all"], project, home)
+    run_ok(["-r", "mine", "-p", "again"], project, home)
+    run_ok(["-r", mine[:8], "-p", "again"], project, home)
+    missing = run_cli(["sessions", "show", "nobody"], project, home)
     assert_one_error(missing, "no session matches")
 
 
@@ -147,9 +147,9 @@ def test_a_neighbours_odd_title_breaks_no_lookup(cc_home: Path, project: Path, t
 
 
 @pytest.mark.parametrize("size", ["0", "0MB", "0.0001kB", "1", "1B", "9" * 400, "9" * 400 + "GB", "1e3", "-5", ""])
-def test_bench_sizes_that_cannot_be_generated_are_refused(cc_home: Path, tmp_path: Path, project: Path, size: str) -> None:
+def test_bench_sizes_that_cannot_be_generated_are_refused(home: Path, tmp_path: Path, project: Path, size: str) -> None:
     work = tmp_path / "bench-dir"
-    completed = run_cli(["bench", "--size", size, "--dir", str(work)], project, cc_home)
+    completed = run_cli(["bench", "--size", size, "--dir", str(work)], project, home)
     assert completed.returncode in (1, 2), completed
     assert "Traceback" not in completed.stderr and "internal error" not in completed.stderr, completed.stderr
     assert not work.exists() or not any(work.iterdir())
@@ -174,8 +174,8 @@ NET_SCRIPT = textwrap.dedent("""
 
 @pytest.mark.parametrize("fast_path", ["on", "off"])
 @pytest.mark.parametrize("argv", [["sessions", "list"], ["sessions", "list", "--all", "--json"]])
-def test_an_unhandled_exception_is_one_line_and_exit_1(cc_home: Path, project: Path, argv: list[str], fast_path: str) -> None:
-    env = cli_env(cc_home, COMMANDCODE_FAST_PATH=fast_path)
+def test_an_unhandled_exception_is_one_line_and_exit_1(home: Path, project: Path, argv: list[str], fast_path: str) -> None:
+    env = cli_env(home, COMMANDCODE_FAST_PATH=fast_path)
     completed = subprocess.run([sys.executable, "-c", NET_SCRIPT, *argv], cwd=project, env=env, capture_output=True,
                                text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert completed.returncode == 1, completed

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import crash_harness_lib as harness
-from helpers_cli import cc_home, cli_env, run_cli, umask_022, workdir  # noqa: F401
+from helpers import crash_harness as harness
+from helpers.cli import cli_env, run_cli
 
 
 def _exercise(data: Path, cwd: Path, index: bool) -> None:
@@ -50,28 +50,28 @@ def _exposed(data: Path) -> list[str]:
 
 @pytest.mark.parametrize("index", [False, pytest.param(True, marks=pytest.mark.skipif(
     not harness.index_supported(), reason="_native.scan_session takes no index path yet (index sidecars)"))])
-def test_nothing_commandcode_creates_is_readable_by_others(cc_home: Path, workdir: Path, umask_022: None,
+def test_nothing_commandcode_creates_is_readable_by_others(home: Path, workdir: Path, umask_022: None,
                                                           index: bool) -> None:
-    _exercise(cc_home, workdir, index)
-    kinds = {path.relative_to(cc_home).parts[0] for path in cc_home.rglob("*")}
+    _exercise(home, workdir, index)
+    kinds = {path.relative_to(home).parts[0] for path in home.rglob("*")}
     expected = {"projects", "objects", "locks", "history.jsonl", "journals"} | ({"index"} if index else set())
     assert expected <= kinds, kinds  # every kind of file was made
-    objects = [path for path in (cc_home / "objects").rglob("*") if path.is_file() and len(path.name) == 62]
+    objects = [path for path in (home / "objects").rglob("*") if path.is_file() and len(path.name) == 62]
     assert objects, "the edit must have stored a backup object"
     assert all(stat.S_IMODE(path.stat().st_mode) == 0o400 for path in objects)
-    assert _exposed(cc_home) == []
+    assert _exposed(home) == []
 
 
-def test_existing_loose_folders_are_left_alone_but_new_files_are_private(cc_home: Path, workdir: Path,
+def test_existing_loose_folders_are_left_alone_but_new_files_are_private(home: Path, workdir: Path,
                                                                         umask_022: None) -> None:
     """A data dir made by the real CLI (0755 folders) keeps its modes; what we add is still 0600."""
-    (cc_home / "projects").mkdir(parents=True)
-    os.chmod(cc_home, 0o755)
-    os.chmod(cc_home / "projects", 0o755)
-    _exercise(cc_home, workdir, False)
-    assert stat.S_IMODE(cc_home.stat().st_mode) == 0o755
-    files = [path for path in cc_home.rglob("*") if path.is_file()]
+    (home / "projects").mkdir(parents=True)
+    os.chmod(home, 0o755)
+    os.chmod(home / "projects", 0o755)
+    _exercise(home, workdir, False)
+    assert stat.S_IMODE(home.stat().st_mode) == 0o755
+    files = [path for path in home.rglob("*") if path.is_file()]
     assert files and all(path.stat().st_mode & 0o077 == 0 for path in files), [
         (str(path), oct(path.stat().st_mode)) for path in files if path.stat().st_mode & 0o077]
-    env = cli_env(cc_home)
-    assert env["COMMANDCODE_HOME"] == str(cc_home)
+    env = cli_env(home)
+    assert env["COMMANDCODE_HOME"] == str(home)

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from helpers_cli import cli_env
+from helpers.cli import cli_env
 
 KINDS = ("fifo", "socket", "chardev", "folder", "zero_link")
 HANG_SECONDS = 60
@@ -152,7 +152,7 @@ def test_every_command_against_a_planted_non_file(template: dict[str, Any], plac
 def test_a_planted_non_file_in_place_of_a_real_cli_file_history_blob(tmp_path: Path, kind: str) -> None:
     """The real CLI's backups are raw blobs `<data>/file-history/<sid>/<sha256>`: a checkpoint
     listing and a code rewind read them."""
-    from helpers_checkpoints import SAMPLE_CWD, SAMPLE_SESSION, SAMPLES
+    from helpers.checkpoints import SAMPLE_CWD, SAMPLE_SESSION, SAMPLES
 
     from commandcode.slug import project_slug
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_cli import (
+from helpers.cli import (
     SAMPLE_DATA,
     SAMPLE_PROJECT_CWD,
     SAMPLE_SLUG,

@@ -20,7 +20,7 @@ import pytest
 
 from commandcode.paths import project_folder_name
 from commandcode.slug import project_slug
-from helpers_cli import cc_home, cli_env, run_cli, run_json, run_ok, snapshot, transcripts  # noqa: F401 (fixtures)
+from helpers.cli import cli_env, run_cli, run_json, run_ok, snapshot, transcripts
 
 
 def write_call(name: str, content: str) -> str:
@@ -48,65 +48,65 @@ def only_session(data: Path, cwd: Path) -> str:
     return listing[0]["id"]
 
 
-def test_continue_in_a_twin_folder_does_not_take_the_other_folders_session(cc_home: Path, twins: tuple[Path, Path]) -> None:
+def test_continue_in_a_twin_folder_does_not_take_the_other_folders_session(home: Path, twins: tuple[Path, Path]) -> None:
     spaced, underscored = twins
-    run_ok(["-p", write_call("f.txt", "A\n")], spaced, cc_home)
-    before = snapshot(cc_home)
-    refused = run_cli(["-c", "-p", write_call("g.txt", "B\n")], underscored, cc_home)
+    run_ok(["-p", write_call("f.txt", "A\n")], spaced, home)
+    before = snapshot(home)
+    refused = run_cli(["-c", "-p", write_call("g.txt", "B\n")], underscored, home)
     assert refused.returncode == 1, refused
     assert refused.stderr.startswith("error: no session to continue in this directory"), refused.stderr
     assert "Traceback" not in refused.stderr
-    assert snapshot(cc_home) == before and not (underscored / "g.txt").exists()
+    assert snapshot(home) == before and not (underscored / "g.txt").exists()
 
-    run_ok(["-p", write_call("g.txt", "B\n")], underscored, cc_home)
-    mine = only_session(cc_home, underscored)
-    theirs = only_session(cc_home, spaced)
+    run_ok(["-p", write_call("g.txt", "B\n")], underscored, home)
+    mine = only_session(home, underscored)
+    theirs = only_session(home, spaced)
     assert mine != theirs
-    run_ok(["-c", "-p", write_call("g.txt", "C\n")], underscored, cc_home)
-    assert only_session(cc_home, underscored) == mine  # -c continued this folder's session
+    run_ok(["-c", "-p", write_call("g.txt", "C\n")], underscored, home)
+    assert only_session(home, underscored) == mine  # -c continued this folder's session
     assert (underscored / "g.txt").read_text() == "C\n"
     # ...and its rewind puts this folder's file back: the edit is not "outside" its session.
-    run_ok(["rewind", mine, "--to", "2", "--mode", "code", "--yes"], underscored, cc_home)
+    run_ok(["rewind", mine, "--to", "2", "--mode", "code", "--yes"], underscored, home)
     assert (underscored / "g.txt").read_text() == "B\n"
     assert (spaced / "f.txt").read_text() == "A\n"
     # Both sessions are in the one project folder the real CLI uses, and --all-projects sees both.
-    assert {Path(path).parent for path in transcripts(cc_home)} == {cc_home / "projects" / project_slug(str(spaced))}
-    assert session_ids(run_json(["sessions", "list", "--all", "--all-projects", "--json"], spaced, cc_home)) == {mine, theirs}
+    assert {Path(path).parent for path in transcripts(home)} == {home / "projects" / project_slug(str(spaced))}
+    assert session_ids(run_json(["sessions", "list", "--all", "--all-projects", "--json"], spaced, home)) == {mine, theirs}
 
 
-def test_names_and_prefixes_resolve_to_this_folders_session_first(cc_home: Path, twins: tuple[Path, Path], tmp_path: Path) -> None:
+def test_names_and_prefixes_resolve_to_this_folders_session_first(home: Path, twins: tuple[Path, Path], tmp_path: Path) -> None:
     spaced, underscored = twins
-    run_ok(["-p", "hello", "-n", "Same name"], spaced, cc_home)
-    run_ok(["-p", "hello", "-n", "Same name"], underscored, cc_home)
-    theirs, mine = only_session(cc_home, spaced), only_session(cc_home, underscored)
+    run_ok(["-p", "hello", "-n", "Same name"], spaced, home)
+    run_ok(["-p", "hello", "-n", "Same name"], underscored, home)
+    theirs, mine = only_session(home, spaced), only_session(home, underscored)
     for cwd, expected in ((spaced, theirs), (underscored, mine)):
-        assert run_json(["sessions", "show", "same name", "--json"], cwd, cc_home)["id"] == expected
-        assert run_json(["sessions", "show", expected[:6], "--json"], cwd, cc_home)["id"] == expected
-        run_ok(["-r", "same name", "-p", "again"], cwd, cc_home)
+        assert run_json(["sessions", "show", "same name", "--json"], cwd, home)["id"] == expected
+        assert run_json(["sessions", "show", expected[:6], "--json"], cwd, home)["id"] == expected
+        run_ok(["-r", "same name", "-p", "again"], cwd, home)
     # Elsewhere both match: a name is ambiguous there, never a silent pick.
     third = tmp_path / "third"
     third.mkdir()
-    ambiguous = run_cli(["sessions", "show", "same name"], third, cc_home)
+    ambiguous = run_cli(["sessions", "show", "same name"], third, home)
     assert ambiguous.returncode == 1 and "2 sessions are named" in ambiguous.stderr, ambiguous
     # An explicit id from the other folder still resumes there (resuming elsewhere is allowed).
-    run_ok(["-r", theirs, "-p", "from the twin"], underscored, cc_home)
-    shown = run_json(["sessions", "context", theirs, "--json"], spaced, cc_home)
+    run_ok(["-r", theirs, "-p", "from the twin"], underscored, home)
+    shown = run_json(["sessions", "context", theirs, "--json"], spaced, home)
     texts = [block.get("text") for message in shown["messages"] for block in message["content"]]
     assert "from the twin" in texts
 
 
-def test_a_prefix_shared_across_twins_prefers_this_folder(cc_home: Path, twins: tuple[Path, Path]) -> None:
+def test_a_prefix_shared_across_twins_prefers_this_folder(home: Path, twins: tuple[Path, Path]) -> None:
     """Two session ids sharing a prefix, one per twin folder: each folder's prefix is its own."""
     spaced, underscored = twins
-    run_ok(["-p", "one"], spaced, cc_home)
-    run_ok(["-p", "two"], underscored, cc_home)
-    folder = cc_home / "projects" / project_slug(str(spaced))
+    run_ok(["-p", "one"], spaced, home)
+    run_ok(["-p", "two"], underscored, home)
+    folder = home / "projects" / project_slug(str(spaced))
     for cwd, new_id in ((spaced, "abcdef01-0000-4000-8000-000000000001"), (underscored, "abcdef01-0000-4000-8000-000000000002")):
-        old_id = only_session(cc_home, cwd)
+        old_id = only_session(home, cwd)
         for path in folder.glob(f"{old_id}*"):
             path.rename(folder / path.name.replace(old_id, new_id))
-    assert run_json(["sessions", "show", "abcdef01", "--json"], spaced, cc_home)["id"].endswith("1")
-    assert run_json(["sessions", "show", "abcdef01", "--json"], underscored, cc_home)["id"].endswith("2")
+    assert run_json(["sessions", "show", "abcdef01", "--json"], spaced, home)["id"].endswith("1")
+    assert run_json(["sessions", "show", "abcdef01", "--json"], underscored, home)["id"].endswith("2")
 
 
 def deep_folder(tmp_path: Path, slug_bytes: int) -> Path:
@@ -128,27 +128,27 @@ def test_long_slug_folder_rule() -> None:
 
 
 @pytest.mark.parametrize("slug_bytes", [300, 1000])
-def test_a_cwd_with_a_too_long_slug_lists_resumes_and_rewinds(cc_home: Path, tmp_path: Path, slug_bytes: int) -> None:
+def test_a_cwd_with_a_too_long_slug_lists_resumes_and_rewinds(home: Path, tmp_path: Path, slug_bytes: int) -> None:
     cwd = deep_folder(tmp_path, slug_bytes)
     slug = project_slug(str(cwd))
     assert len(slug) > 255
-    run_ok(["-p", write_call("f.txt", "one\n")], cwd, cc_home)
-    sid = only_session(cc_home, cwd)
-    folder = cc_home / "projects" / project_folder_name(slug)
+    run_ok(["-p", write_call("f.txt", "one\n")], cwd, home)
+    sid = only_session(home, cwd)
+    folder = home / "projects" / project_folder_name(slug)
     assert (folder / f"{sid}.jsonl").is_file() and len(folder.name) <= 255
-    run_ok(["-c", "-p", write_call("f.txt", "two\n")], cwd, cc_home)
-    assert only_session(cc_home, cwd) == sid
-    assert len(run_json(["checkpoints", "list", sid, "--json"], cwd, cc_home)["checkpoints"]) == 2
-    run_ok(["rewind", sid, "--to", "2", "--mode", "both", "--yes"], cwd, cc_home)
+    run_ok(["-c", "-p", write_call("f.txt", "two\n")], cwd, home)
+    assert only_session(home, cwd) == sid
+    assert len(run_json(["checkpoints", "list", sid, "--json"], cwd, home)["checkpoints"]) == 2
+    run_ok(["rewind", sid, "--to", "2", "--mode", "both", "--yes"], cwd, home)
     assert (cwd / "f.txt").read_text() == "one\n"
     # From another folder too: the session's own cwd (its header, whose cut folder it is in) bounds it.
-    run_ok(["-r", sid, "-p", write_call(str(cwd / "f.txt"), "three\n")], cwd, cc_home)
+    run_ok(["-r", sid, "-p", write_call(str(cwd / "f.txt"), "three\n")], cwd, home)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    run_ok(["rewind", sid, "--to", "2", "--mode", "code", "--yes"], elsewhere, cc_home)
+    run_ok(["rewind", sid, "--to", "2", "--mode", "code", "--yes"], elsewhere, home)
     assert (cwd / "f.txt").read_text() == "one\n"
-    run_ok(["sessions", "list"], cwd, cc_home)
-    assert session_ids(run_json(["sessions", "list", "--all", "--all-projects", "--json"], tmp_path, cc_home)) == {sid}
+    run_ok(["sessions", "list"], cwd, home)
+    assert session_ids(run_json(["sessions", "list", "--all", "--all-projects", "--json"], tmp_path, home)) == {sid}
 
 
 @pytest.mark.parametrize("command", [
@@ -157,39 +157,39 @@ def test_a_cwd_with_a_too_long_slug_lists_resumes_and_rewinds(cc_home: Path, tmp
     ["-r", "{ref}", "-p", "hello"],
 ])
 @pytest.mark.parametrize("ref", ["x" * 300, "y" * 5000, "z" * 300 + ".jsonl", "/" + "d" * 300 + "/s.jsonl"])
-def test_a_reference_too_long_for_a_file_name_is_not_found(cc_home: Path, tmp_path: Path, command: list[str], ref: str) -> None:
+def test_a_reference_too_long_for_a_file_name_is_not_found(home: Path, tmp_path: Path, command: list[str], ref: str) -> None:
     cwd = tmp_path / "proj"
     cwd.mkdir()
-    run_ok(["-p", "hello"], cwd, cc_home)
-    before = snapshot(cc_home)
-    completed = run_cli([part.replace("{ref}", ref) for part in command], cwd, cc_home)
+    run_ok(["-p", "hello"], cwd, home)
+    before = snapshot(home)
+    completed = run_cli([part.replace("{ref}", ref) for part in command], cwd, home)
     assert completed.returncode == 1, completed
     assert completed.stderr.startswith("error: no session matches"), completed.stderr
     assert "Traceback" not in completed.stderr and "too long" not in completed.stderr
-    assert snapshot(cc_home) == before
+    assert snapshot(home) == before
 
 
-def test_a_session_id_too_long_for_its_sidecars(cc_home: Path, tmp_path: Path) -> None:
+def test_a_session_id_too_long_for_its_sidecars(home: Path, tmp_path: Path) -> None:
     """A transcript named with 249 characters fits; its `.meta.json` and `.checkpoints.jsonl`
     names do not. Every read command says so in one line or shows the session."""
     cwd = tmp_path / "proj"
     cwd.mkdir()
-    run_ok(["-p", "hello"], cwd, cc_home)
-    (old,) = transcripts(cc_home)
+    run_ok(["-p", "hello"], cwd, home)
+    (old,) = transcripts(home)
     long_id = "l" * 249
     long_transcript = old.with_name(long_id + ".jsonl")
     shutil.copyfile(old, long_transcript)
-    before = snapshot(cc_home)
+    before = snapshot(home)
     for command in (["sessions", "list", "--all", "--json"], ["sessions", "show", long_id], ["sessions", "show", "lll"],
                     ["sessions", "context", long_id], ["sessions", "tree", long_id, "--json"],
                     ["checkpoints", "list", long_id], ["rewind", long_id, "--to", "1", "--mode", "code", "--dry-run"],
                     ["sessions", "show", str(long_transcript)]):
-        completed = run_cli(command, cwd, cc_home)
+        completed = run_cli(command, cwd, home)
         assert completed.returncode in (0, 1), (command, completed)
         assert "Traceback" not in completed.stderr and "internal error" not in completed.stderr, (command, completed.stderr)
         if completed.returncode:
             assert len(completed.stderr.splitlines()) <= 2 and completed.stderr.startswith("error: "), completed.stderr
-    assert snapshot(cc_home) == before
+    assert snapshot(home) == before
 
 
 def run_raw(args: list[str], cwd: Path, data: Path) -> tuple[int, str, str]:
@@ -200,22 +200,22 @@ def run_raw(args: list[str], cwd: Path, data: Path) -> tuple[int, str, str]:
             completed.stderr.decode("utf-8", "surrogateescape"))
 
 
-def test_a_cwd_that_is_not_utf8(cc_home: Path, tmp_path: Path) -> None:
+def test_a_cwd_that_is_not_utf8(home: Path, tmp_path: Path) -> None:
     raw = os.fsencode(tmp_path) + b"/caf\xe9-\xff"
     os.mkdir(raw)
     cwd = Path(os.fsdecode(raw))
     for args in (["-p", write_call("f.txt", "one\n")], ["-c", "-p", write_call("f.txt", "two\n")]):
-        code, _, stderr = run_raw(args, cwd, cc_home)
+        code, _, stderr = run_raw(args, cwd, home)
         assert code == 0, stderr
-    code, stdout, stderr = run_raw(["sessions", "list", "--all", "--json"], cwd, cc_home)
+    code, stdout, stderr = run_raw(["sessions", "list", "--all", "--json"], cwd, home)
     assert code == 0, stderr
     (listed,) = json.loads(stdout)
-    code, _, stderr = run_raw(["rewind", listed["id"], "--to", "2", "--mode", "code", "--yes"], cwd, cc_home)
+    code, _, stderr = run_raw(["rewind", listed["id"], "--to", "2", "--mode", "code", "--yes"], cwd, home)
     assert code == 0, stderr
     assert (cwd / "f.txt").read_text() == "one\n"
 
 
-def test_a_cwd_deeper_than_path_max(cc_home: Path, tmp_path: Path) -> None:
+def test_a_cwd_deeper_than_path_max(home: Path, tmp_path: Path) -> None:
     """A cwd of 5,000+ bytes (beyond PATH_MAX, reachable only step by step): sessions start,
     list and continue; a file edit there cannot be backed up by absolute path, so the turn is
     refused with one line and the file is not written (nothing half done, no traceback)."""
@@ -228,7 +228,7 @@ def test_a_cwd_deeper_than_path_max(cc_home: Path, tmp_path: Path) -> None:
             folder = deeper
 
         def run(args: list[str]) -> subprocess.CompletedProcess[str]:
-            return subprocess.run([sys.executable, "-m", "commandcode", *args], env=cli_env(cc_home), capture_output=True,
+            return subprocess.run([sys.executable, "-m", "commandcode", *args], env=cli_env(home), capture_output=True,
                                   text=True, timeout=60, stdin=subprocess.DEVNULL, pass_fds=(folder,),
                                   preexec_fn=lambda: os.fchdir(folder))
 
@@ -245,15 +245,15 @@ def test_a_cwd_deeper_than_path_max(cc_home: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("header_cwd", ["/somewhere/else", "relative/dir", "", None, 7])
-def test_a_session_whose_header_names_no_twin_stays_visible(cc_home: Path, twins: tuple[Path, Path], header_cwd: object) -> None:
+def test_a_session_whose_header_names_no_twin_stays_visible(home: Path, twins: tuple[Path, Path], header_cwd: object) -> None:
     """Only a twin (a directory filed in this same folder) claims a session away: a header cwd
     that would be filed elsewhere (a copied-in or forged session) leaves it listed where it is."""
     spaced, underscored = twins
-    run_ok(["-p", "hello"], spaced, cc_home)
-    (transcript,) = transcripts(cc_home)
+    run_ok(["-p", "hello"], spaced, home)
+    (transcript,) = transcripts(home)
     lines = transcript.read_text().splitlines(keepends=True)
     header = json.loads(lines[0])
     header["cwd"] = header_cwd
     transcript.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
     for cwd in (spaced, underscored):
-        assert session_ids(run_json(["sessions", "list", "--all", "--json"], cwd, cc_home)) == {transcript.stem}
+        assert session_ids(run_json(["sessions", "list", "--all", "--json"], cwd, home)) == {transcript.stem}

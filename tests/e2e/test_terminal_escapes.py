@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers_cli import cc_home, cli_env, run_json  # noqa: F401
+from helpers.cli import cli_env, run_json
 
 EVIL = "\x1b[31mRED\x1b]0;pwned\x07\x9b2J\x1b[8mhidden\x08\r\x7f\u202e"
 EVIL_JSON = json.dumps(EVIL)[1:-1]  # the same text inside a JSON string
@@ -45,7 +45,7 @@ def printable_arg(arg: str) -> str:
     return arg.encode("unicode_escape").decode("ascii")
 
 
-def test_planted_control_sequences_never_reach_the_terminal(cc_home: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_planted_control_sequences_never_reach_the_terminal(home: Path, tmp_path: Path) -> None:  # noqa: F811
     folder = tmp_path / f"proj{EVIL}"
     folder.mkdir()
     prompt = "\n".join([
@@ -55,11 +55,11 @@ def test_planted_control_sequences_never_reach_the_terminal(cc_home: Path, tmp_p
         'call read_file {"file_path": "missing%s"}' % EVIL_JSON,
     ])
     turn = ["-p", prompt, "-n", f"name {EVIL}"]
-    _assert_clean(turn, _run(turn, folder, cc_home))  # the reply quotes the tool output and file names
-    session = run_json(["sessions", "list", "--all", "--json"], folder, cc_home)[0]["id"]
+    _assert_clean(turn, _run(turn, folder, home))  # the reply quotes the tool output and file names
+    session = run_json(["sessions", "list", "--all", "--json"], folder, home)[0]["id"]
     second = ["-p", f"second {EVIL}\n" + 'call edit_file {"file_path": "f%s.txt", "old_string": "x", "new_string": "y"}'
               % EVIL_JSON, "-c"]
-    _assert_clean(second, _run(second, folder, cc_home))
+    _assert_clean(second, _run(second, folder, home))
     commands = [
         ["sessions", "list"], ["sessions", "list", "--all"], ["sessions", "list", "--all", "--all-projects"],
         ["sessions", "show", session], ["sessions", "show", f"name {EVIL}".replace("\r", " ")], ["sessions", "context", session],
@@ -70,9 +70,9 @@ def test_planted_control_sequences_never_reach_the_terminal(cc_home: Path, tmp_p
     ]
     for args in commands:
         for fast_path in ("on", "off"):
-            _assert_clean(args, _run(args, folder, cc_home, COMMANDCODE_FAST_PATH=fast_path))
+            _assert_clean(args, _run(args, folder, home, COMMANDCODE_FAST_PATH=fast_path))
     rewind = ["rewind", session, "--to", "2", "--mode", "both", "--yes"]  # prints the restored file names
-    _assert_clean(rewind, _run(rewind, folder, cc_home))
+    _assert_clean(rewind, _run(rewind, folder, home))
     refused = [
         (["-p", "x", "-r", EVIL], 1), (["sessions", "show", EVIL], 1), (["checkpoints", "list", EVIL], 1),
         (["rewind", EVIL, "--to", "1", "--mode", "code", "--yes"], 1),
@@ -84,15 +84,15 @@ def test_planted_control_sequences_never_reach_the_terminal(cc_home: Path, tmp_p
     ]
     for args, code in refused:
         for fast_path in ("on", "off"):
-            _assert_clean(args, _run(args, folder, cc_home, COMMANDCODE_FAST_PATH=fast_path), codes=(code,))
+            _assert_clean(args, _run(args, folder, home, COMMANDCODE_FAST_PATH=fast_path), codes=(code,))
 
 
-def test_a_transcript_with_control_sequences_in_every_shown_field(cc_home: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_a_transcript_with_control_sequences_in_every_shown_field(home: Path, tmp_path: Path) -> None:  # noqa: F811
     """Fields a hostile transcript or meta file sets directly, which the CLI never writes that way."""
     folder = tmp_path / "proj"
     folder.mkdir()
-    session = run_json(["-p", "hello", "--output-format", "json"], folder, cc_home)["session_id"]
-    [transcript] = sorted(cc_home.glob(f"projects/*/{session}.jsonl"))
+    session = run_json(["-p", "hello", "--output-format", "json"], folder, home)["session_id"]
+    [transcript] = sorted(home.glob(f"projects/*/{session}.jsonl"))
     lines = transcript.read_text().splitlines()
     last = json.loads(lines[-1])
     planted = [
@@ -111,4 +111,4 @@ def test_a_transcript_with_control_sequences_in_every_shown_field(cc_home: Path,
     for args in (["sessions", "list", "--all"], ["sessions", "show", session], ["sessions", "context", session],
                  ["sessions", "tree", session], ["checkpoints", "list", session], ["-p", "again", "-c"]):
         for fast_path in ("on", "off"):
-            _assert_clean(args, _run(args, folder, cc_home, COMMANDCODE_FAST_PATH=fast_path))
+            _assert_clean(args, _run(args, folder, home, COMMANDCODE_FAST_PATH=fast_path))

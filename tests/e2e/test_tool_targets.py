@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from helpers_cli import cc_home, entries, run_cli, transcripts, workdir  # noqa: F401 - fixtures
+from helpers.cli import entries, run_cli, transcripts
 
 ORIGINAL = "important data\n"
 REFUSED_DATA = "inside commandcode's data folder"
@@ -61,10 +61,10 @@ def _state(path: Path) -> tuple[Any, ...]:
 
 
 @pytest.fixture
-def targets(workdir: Path, cc_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Path]]:
+def targets(workdir: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Path]]:
     """One target of each kind in `workdir`, plus a session (the one `-c` continues)."""
-    assert run_cli(["-p", "hello"], workdir, cc_home).returncode == 0
-    [transcript] = transcripts(cc_home, workdir)
+    assert run_cli(["-p", "hello"], workdir, home).returncode == 0
+    [transcript] = transcripts(home, workdir)
     made: dict[str, Path] = {}
     for kind in ("regular", "surrogate", "regular2"):
         (workdir / f"{kind}.txt").write_text(ORIGINAL)
@@ -88,8 +88,8 @@ def targets(workdir: Path, cc_home: Path, monkeypatch: pytest.MonkeyPatch) -> It
         (workdir / f"link_{kind}").symlink_to(pointee)
         made[f"link_{kind}"] = workdir / f"link_{kind}"
     made["own_transcript"] = transcript
-    (workdir / "datalink").symlink_to(cc_home, target_is_directory=True)
-    made["through_folder_link"] = workdir / "datalink" / transcript.relative_to(cc_home)
+    (workdir / "datalink").symlink_to(home, target_is_directory=True)
+    made["through_folder_link"] = workdir / "datalink" / transcript.relative_to(home)
     try:
         yield made
     finally:
@@ -118,13 +118,13 @@ def _tool_results(transcript: Path) -> list[str]:
 
 @pytest.mark.parametrize("tool", ["read_file", "write_file", "edit_file"])
 def test_each_tool_against_each_kind_of_target(tool: str, targets: dict[str, Path], workdir: Path,
-                                               cc_home: Path) -> None:
+                                               home: Path) -> None:
     kinds = [kind for kind in EXPECTED if tool in EXPECTED[kind]]
     watched = {name: _state(path) for name, path in targets.items() if name not in ("own_transcript", "through_folder_link")}
     transcript = targets["own_transcript"]
     committed = transcript.read_bytes()
     prompt = "\n".join(_call(tool, kind, targets[kind]) for kind in kinds)
-    completed = run_cli(["-c", "-p", prompt, "--output-format", "json"], workdir, cc_home, timeout=120)
+    completed = run_cli(["-c", "-p", prompt, "--output-format", "json"], workdir, home, timeout=120)
     assert completed.returncode == 0, completed.stderr
     assert "Traceback" not in completed.stderr
     assert json.loads(completed.stdout)["is_error"] is False
@@ -151,7 +151,7 @@ def test_each_tool_against_each_kind_of_target(tool: str, targets: dict[str, Pat
     assert leftovers == [], "no temp file is left behind"
 
 
-def test_a_failed_write_leaves_the_file_exactly_as_it_was(workdir: Path, cc_home: Path) -> None:
+def test_a_failed_write_leaves_the_file_exactly_as_it_was(workdir: Path, home: Path) -> None:
     """The issue's example: encoding used to fail after the file was opened for writing (and
     emptied)."""
     target = workdir / "a.txt"
@@ -159,7 +159,7 @@ def test_a_failed_write_leaves_the_file_exactly_as_it_was(workdir: Path, cc_home
     target.chmod(0o640)
     for call in ('call write_file {"file_path":"a.txt","content":"x\\ud800y"}',
                  'call edit_file {"file_path":"a.txt","old_string":"data","new_string":"\\ud800"}'):
-        completed = run_cli(["-p", call], workdir, cc_home)
+        completed = run_cli(["-p", call], workdir, home)
         assert completed.returncode == 0, completed.stderr
         assert "cannot encode its text as UTF-8" in completed.stdout and "the file was not changed" in completed.stdout
         assert target.read_text() == ORIGINAL
@@ -167,83 +167,83 @@ def test_a_failed_write_leaves_the_file_exactly_as_it_was(workdir: Path, cc_home
     assert sorted(os.listdir(workdir)) == ["a.txt"]
 
 
-def test_a_write_keeps_mode_and_gives_a_hard_linked_target_a_file_of_its_own(workdir: Path, cc_home: Path) -> None:
+def test_a_write_keeps_mode_and_gives_a_hard_linked_target_a_file_of_its_own(workdir: Path, home: Path) -> None:
     target = workdir / "script.sh"
     target.write_text("#!/bin/sh\necho old\n")
     target.chmod(0o751)
     other_name = workdir / "other-name.sh"
     os.link(target, other_name)
     call = 'call edit_file {"file_path":"script.sh","old_string":"old","new_string":"new"}'
-    assert run_cli(["-p", call], workdir, cc_home).returncode == 0
+    assert run_cli(["-p", call], workdir, home).returncode == 0
     assert target.read_text() == "#!/bin/sh\necho new\n"
     assert stat.S_IMODE(target.stat().st_mode) == 0o751
     assert other_name.read_text() == "#!/bin/sh\necho old\n", "the other name keeps the old bytes (documented)"
     assert target.stat().st_nlink == 1
 
 
-def test_the_issue_example_writing_its_own_transcript_is_refused(workdir: Path, cc_home: Path) -> None:
-    assert run_cli(["-p", "first turn"], workdir, cc_home).returncode == 0
-    [transcript] = transcripts(cc_home, workdir)
+def test_the_issue_example_writing_its_own_transcript_is_refused(workdir: Path, home: Path) -> None:
+    assert run_cli(["-p", "first turn"], workdir, home).returncode == 0
+    [transcript] = transcripts(home, workdir)
     before = transcript.read_bytes()
     call = f"call write_file {json.dumps({'file_path': str(transcript), 'content': 'garbage' + chr(10)})}"
-    completed = run_cli(["-c", "-p", call], workdir, cc_home)
+    completed = run_cli(["-c", "-p", call], workdir, home)
     assert completed.returncode == 0, completed.stderr
     assert REFUSED_DATA in completed.stdout
     assert transcript.read_bytes().startswith(before)
-    assert run_cli(["sessions", "context", transcript.name[:8]], workdir, cc_home).returncode == 0
+    assert run_cli(["sessions", "context", transcript.name[:8]], workdir, home).returncode == 0
     checkpoints = transcript.with_name(transcript.name.replace(".jsonl", ".checkpoints.jsonl"))
     last = json.loads(checkpoints.read_text().split("\n")[-1])
     assert last["files"] == [], "nothing inside the data dir is backed up for a refused write"
 
 
-def _read_result(workdir: Path, cc_home: Path, name: str) -> str:
-    completed = run_cli(["-p", f"call read_file {json.dumps({'file_path': name})}"], workdir, cc_home, timeout=120)
+def _read_result(workdir: Path, home: Path, name: str) -> str:
+    completed = run_cli(["-p", f"call read_file {json.dumps({'file_path': name})}"], workdir, home, timeout=120)
     assert completed.returncode == 0, completed.stderr
-    [transcript] = [path for path in transcripts(cc_home, workdir)
+    [transcript] = [path for path in transcripts(home, workdir)
                     if f'"{name}"' in path.read_text()]
     return _tool_results(transcript)[-1]
 
 
-def test_read_file_is_bounded_and_says_so(workdir: Path, cc_home: Path) -> None:
+def test_read_file_is_bounded_and_says_so(workdir: Path, home: Path) -> None:
     (workdir / "many.txt").write_text("".join(f"line {number}\n" for number in range(1, 3001)))
-    result = _read_result(workdir, cc_home, "many.txt")
+    result = _read_result(workdir, home, "many.txt")
     assert result.startswith("Read 1/1 file, first 2000 lines of 28,893 bytes (cut at the read bound of 2,000 lines;")
     assert result.endswith("2000: line 2000")
     (workdir / "wide.txt").write_bytes(b"y" * (1 << 20))
-    result = _read_result(workdir, cc_home, "wide.txt")
+    result = _read_result(workdir, home, "wide.txt")
     assert "(cut at the read bound of" in result and "the file goes on" in result
     assert len(result) < 31_000
     (workdir / "zero").symlink_to("/dev/zero")
-    assert "is a character device, not a regular file" in _read_result(workdir, cc_home, "zero")
+    assert "is a character device, not a regular file" in _read_result(workdir, home, "zero")
     (workdir / "exact.txt").write_text("".join(f"{number}\n" for number in range(2000)))
-    assert _read_result(workdir, cc_home, "exact.txt").startswith("Read 1/1 file, 2000 lines\n")
+    assert _read_result(workdir, home, "exact.txt").startswith("Read 1/1 file, 2000 lines\n")
 
 
 @pytest.mark.parametrize("tool", ["read_file", "write_file", "edit_file"])
 @pytest.mark.parametrize("name, why", [("a\\ud800b", "is not valid Unicode (a lone surrogate)"),
                                        ("a\\u0000b", "contains a NUL byte")])
 def test_a_file_name_no_file_can_have_is_a_tool_error(tool: str, name: str, why: str, workdir: Path,
-                                                      cc_home: Path) -> None:
+                                                      home: Path) -> None:
     """Used to fail the whole turn (`'utf-8' codec can't encode ...`) for the editing tools."""
     call = f'call {tool} {{"file_path": "{name}", "content": "x", "old_string": "a", "new_string": "b"}}'
-    completed = run_cli(["-p", call, "--output-format", "json"], workdir, cc_home)
+    completed = run_cli(["-p", call, "--output-format", "json"], workdir, home)
     assert completed.returncode == 0, completed.stderr
     assert "Traceback" not in completed.stderr
-    [transcript] = transcripts(cc_home, workdir)
+    [transcript] = transcripts(home, workdir)
     [result] = _tool_results(transcript)
     assert result.startswith(f"Error: {tool}: the file name ") and result.endswith(why), result
     assert os.listdir(workdir) == []
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another owner")
-def test_a_write_keeps_the_owner_of_the_replaced_file(workdir: Path, cc_home: Path) -> None:
+def test_a_write_keeps_the_owner_of_the_replaced_file(workdir: Path, home: Path) -> None:
     target = workdir / "theirs.txt"
     target.write_text(ORIGINAL)
     os.chown(target, 4321, 4322)
     target.chmod(0o4755)  # a set-id bit survives the chown that gives the new file back
     for call in ('call write_file {"file_path": "theirs.txt", "content": "replaced\\n"}',
                  'call edit_file {"file_path": "theirs.txt", "old_string": "replaced", "new_string": "edited"}'):
-        assert run_cli(["-p", call], workdir, cc_home).returncode == 0
+        assert run_cli(["-p", call], workdir, home).returncode == 0
         status = target.stat()
         assert (status.st_uid, status.st_gid, stat.S_IMODE(status.st_mode)) == (4321, 4322, 0o4755)
     assert target.read_text() == "edited\n"

@@ -1,6 +1,6 @@
-"""Shared helpers for the backup, checkpoint and rewind tests: a data dir on tmpfs, a project
-folder, tree snapshots (bytes and modes) and size-limited tmpfs mounts. (The per-test data dir
-`home` comes from `conftest.py`.)"""
+"""Shared helpers for the backup, checkpoint and rewind tests: fresh session files, tree
+snapshots (bytes and modes) and size-limited tmpfs mounts. (The fixtures `home`, on tmpfs with
+`@pytest.mark.home_on_tmpfs`, and `project` come from `helpers.fixtures`.)"""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import contextlib
 import os
 import shutil
 import subprocess
-import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,33 +15,11 @@ from pathlib import Path
 import pytest
 
 from commandcode.paths import SessionFiles, project_dir
+from helpers.locations import SAMPLES_HOME
 
-SAMPLES = Path(__file__).resolve().parent / "real_cli_samples" / "home" / ".commandcode"
+SAMPLES = SAMPLES_HOME / ".commandcode"
 SAMPLE_SESSION = "1ccb4627-5286-46c5-84a9-ce35adae899d"
 SAMPLE_CWD = "/home/dev/proj"
-
-
-@pytest.fixture
-def memory_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A `COMMANDCODE_HOME` on tmpfs (`/dev/shm`), where fsync is free: for tests that make
-    hundreds of durable writes and are about counts, not durability."""
-    base = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
-    folder = Path(tempfile.mkdtemp(prefix="commandcode-test-", dir=base))
-    data = folder / ".commandcode"
-    data.mkdir()
-    monkeypatch.setenv("COMMANDCODE_HOME", str(data))
-    try:
-        yield data
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """An empty project folder (the session's working directory)."""
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
 
 
 def new_session_files(cwd: Path) -> SessionFiles:
@@ -106,3 +83,24 @@ def read_only_tmpfs(where: Path, files: dict[str, bytes]) -> Iterator[Path]:
         if result.returncode != 0:
             pytest.skip(f"cannot remount read-only ({result.stderr.strip()})")
         yield mount
+
+
+def fill_disk(mount: Path) -> Path:
+    """Fills the file system to the last byte; returns the filler file (which may be empty when
+    the disk was full already)."""
+    filler = mount / f"filler{len(list(mount.glob('filler*')))}"
+    try:
+        descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    except OSError:
+        return filler
+    try:
+        for size in (1 << 16, 1 << 12, 1 << 9, 1):
+            while True:
+                try:
+                    if os.write(descriptor, b"\0" * size) < size:
+                        break
+                except OSError:
+                    break
+    finally:
+        os.close(descriptor)
+    return filler

@@ -1,4 +1,4 @@
-"""Helpers for the CLI, writer and sample tests: an isolated data dir, real `commandcode`
+"""Helpers for the CLI, writer and sample tests: real `commandcode`
 subprocesses, transcript readers, tree snapshots and a process that holds a writer lock.
 
 Every subprocess runs `[sys.executable, "-m", "commandcode", ...]` with `COMMANDCODE_HOME` set to
@@ -16,16 +16,14 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from commandcode.paths import project_dir
+from helpers.locations import SAMPLES_HOME
 
-# The real CLI's sample files (see their README); `COMMANDCODE_SAMPLES_HOME` points elsewhere.
-SAMPLES_HOME = Path(os.environ.get("COMMANDCODE_SAMPLES_HOME", Path(__file__).resolve().parent / "real_cli_samples" / "home"))
 SAMPLE_DATA = SAMPLES_HOME / ".commandcode"
 needs_samples = pytest.mark.skipif(not SAMPLE_DATA.is_dir(), reason=f"the real CLI's sample files are not at {SAMPLES_HOME}")
 SAMPLE_PROJECT_CWD = "/home/dev/proj"
@@ -38,38 +36,6 @@ ENVELOPE = ["type", "id", "parentId", "timestamp"]
 HEADER_KEYS = ["type", "version", "id", "timestamp", "cwd"]
 LISTING_FIELDS_REQUIRED = frozenset({"id", "name", "created", "modified", "message_count", "first_message", "git_branch",
                                      "entrypoint", "parent_session_id", "path"})
-
-
-# --------------------------------------------------------------------------------------------
-# Fixtures
-
-
-@pytest.fixture
-def cc_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private, not yet created `COMMANDCODE_HOME` (commandcode creates it on first write)."""
-    data = tmp_path / "data" / ".commandcode"
-    data.parent.mkdir()
-    monkeypatch.setenv("COMMANDCODE_HOME", str(data))
-    monkeypatch.setenv("COMMANDCODE_INDEX", "off")
-    return data
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    """The working directory of the commands under test (resolved: it is what getcwd reports)."""
-    folder = tmp_path / "work" / "proj"
-    folder.mkdir(parents=True)
-    return folder.resolve()
-
-
-@pytest.fixture
-def umask_022() -> Iterator[None]:
-    """Runs the test (and the subprocesses it starts) under umask 022."""
-    previous = os.umask(0o022)
-    try:
-        yield
-    finally:
-        os.umask(previous)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Crash injection: run real `commandcode` processes, SIGKILL them at random moments, then check
-every promise the files make. Shared by `tests/test_crash_injection.py` (a small budget in CI)
+every promise the files make. Shared by `tests/crash/test_crash_injection.py` (a small budget in CI)
 and `benches/crash_harness.py` (the full run, `--points N --seed S`).
 
 Five operations, each in its own workspace (a data dir and a project folder):
@@ -51,8 +51,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-KILLABLE = ROOT / "tests" / "support" / "killable_cli.py"
+from helpers.locations import KILLABLE
+
 OPERATIONS = ("append", "first_write", "backup", "rewind", "meta")
 LANE_POINTS = 40  # a fresh workspace after this many points (bounds data growth)
 REWIND_FILES = 90  # two turns stay under the 200-backups-per-session cap

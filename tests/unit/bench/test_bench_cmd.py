@@ -23,9 +23,9 @@ EXPECTED_ROWS = {
 }
 
 
-def test_bench_measures_every_row_and_removes_what_it_generated(home: Path, tmp_path: Path, run_cli: Any) -> None:
+def test_bench_measures_every_row_and_removes_what_it_generated(home: Path, tmp_path: Path, cli_in_home: Any) -> None:
     work = tmp_path / "work"
-    code, stdout, stderr = run_cli(["bench", "--size", "1MB", "--runs", "1", "--json", "--dir", str(work)], tmp_path)
+    code, stdout, stderr = cli_in_home(["bench", "--size", "1MB", "--runs", "1", "--json", "--dir", str(work)], tmp_path)
     assert code == 0, stderr
     report = json.loads(stdout)
     rows = {row["name"]: row for row in report["rows"]}
@@ -39,17 +39,17 @@ def test_bench_measures_every_row_and_removes_what_it_generated(home: Path, tmp_
     assert list(home.iterdir()) == []  # the user's own data dir is never touched
 
 
-def test_bench_keep_leaves_the_session_and_prints_a_table(home: Path, tmp_path: Path, run_cli: Any) -> None:
+def test_bench_keep_leaves_the_session_and_prints_a_table(home: Path, tmp_path: Path, cli_in_home: Any) -> None:
     work = tmp_path / "work"
-    code, stdout, stderr = run_cli(["bench", "--size", "1MB", "--runs", "1", "--keep", "--dir", str(work)], tmp_path)
+    code, stdout, stderr = cli_in_home(["bench", "--size", "1MB", "--runs", "1", "--keep", "--dir", str(work)], tmp_path)
     assert code == 0, stderr
     assert "commandcode library warm (index)" in stdout and "wc -l (floor)" in stdout
     [kept] = (work / "sessions").glob("*.jsonl")
     assert f"kept {kept}" in " ".join(stdout.split())  # a long path may wrap
 
 
-def test_bench_refuses_a_bad_size_in_one_line(home: Path, tmp_path: Path, run_cli: Any) -> None:
-    code, stdout, stderr = run_cli(["bench", "--size", "lots", "--dir", str(tmp_path / "work")], tmp_path)
+def test_bench_refuses_a_bad_size_in_one_line(home: Path, tmp_path: Path, cli_in_home: Any) -> None:
+    code, stdout, stderr = cli_in_home(["bench", "--size", "lots", "--dir", str(tmp_path / "work")], tmp_path)
     assert (code, stdout) == (2, "")  # a usage error
     assert stderr.startswith("error: ") and "hint: " in stderr and len(stderr.splitlines()) == 2
     assert not (tmp_path / "work").exists()

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-GENERATE_PY = Path(__file__).resolve().parents[1] / "python" / "commandcode" / "bench" / "generate.py"
+from helpers.locations import REPO
+
+GENERATE_PY = REPO / "python" / "commandcode" / "bench" / "generate.py"
 
 
 def _load_generate():

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers_cli import run_cli
+from helpers.cli import run_cli
 
 SID = "5e551015-0000-4000-8000-000000000001"
 

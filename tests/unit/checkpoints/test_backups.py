@@ -13,7 +13,7 @@ import pytest
 from commandcode import backups
 from commandcode.backups import BackupStore, RestoreTarget
 from commandcode.errors import BackupIntegrityError, ChangedOutsideError, RestoreError, UnsupportedFormatError
-from helpers_checkpoints import project, read_only_tmpfs, small_tmpfs, snapshot, write  # noqa: F401
+from helpers.checkpoints import read_only_tmpfs, small_tmpfs, snapshot, write
 
 SESSION = "00000000-0000-4000-8000-000000000001"
 

@@ -23,12 +23,10 @@ from commandcode.checkpoints import (
 )
 from commandcode.errors import CheckpointError
 from commandcode.paths import SessionFiles
-from helpers_checkpoints import (  # noqa: F401
+from helpers.checkpoints import (  # noqa: F401
     SAMPLE_SESSION,
     SAMPLES,
-    memory_home,
     new_session_files,
-    project,
     small_tmpfs,
     write,
 )
@@ -174,7 +172,8 @@ def test_checkpoints_work_without_a_transcript(home: Path, project: Path) -> Non
     assert CheckpointManager.for_session(files, project).checkpoints[0].prompt == "no session"
 
 
-def test_the_oldest_checkpoints_age_out_past_two_hundred_backups(memory_home: Path, project: Path) -> None:
+@pytest.mark.home_on_tmpfs
+def test_the_oldest_checkpoints_age_out_past_two_hundred_backups(home: Path, project: Path) -> None:
     manager = manager_for(project)
     for turn in range(5):
         manager.open_checkpoint(f"turn {turn}", turn * 2, None)

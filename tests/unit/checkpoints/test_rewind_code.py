@@ -18,7 +18,7 @@ from commandcode.checkpoints import CheckpointManager, read_checkpoints, write_c
 from commandcode.errors import BackupIntegrityError, ChangedOutsideError, RestoreError, UsageError
 from commandcode.paths import SessionFiles
 from commandcode.rewind import RewindMode, available_modes, plan_code, rewind
-from helpers_checkpoints import SAMPLE_CWD, SAMPLE_SESSION, SAMPLES, memory_home, new_session_files, project, snapshot, write  # noqa: F401
+from helpers.checkpoints import SAMPLE_CWD, SAMPLE_SESSION, SAMPLES, new_session_files, snapshot, write
 
 
 class Agent:
@@ -296,9 +296,10 @@ operations = st.one_of(
 turns = st.lists(st.lists(operations, max_size=6), min_size=1, max_size=5)
 
 
+@pytest.mark.home_on_tmpfs
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(history=turns, initial=st.dictionaries(st.sampled_from(NAMES), contents, max_size=3), pick=st.integers(0, 10))
-def test_property_rewind_gives_back_the_exact_earlier_tree(memory_home: Path, tmp_path_factory: pytest.TempPathFactory, history, initial, pick) -> None:  # type: ignore[no-untyped-def]
+def test_property_rewind_gives_back_the_exact_earlier_tree(home: Path, tmp_path_factory: pytest.TempPathFactory, history, initial, pick) -> None:  # type: ignore[no-untyped-def]
     project = tmp_path_factory.mktemp("project")
     for name, data in initial.items():
         write(project / name, data, 0o644)

@@ -13,7 +13,7 @@ from commandcode.checkpoints import read_checkpoints
 from commandcode.cli import app
 from commandcode.paths import SessionFiles, project_dir
 from commandcode.session import open_session
-from helpers_checkpoints import project, snapshot, write  # noqa: F401
+from helpers.checkpoints import snapshot, write
 
 runner = CliRunner()
 

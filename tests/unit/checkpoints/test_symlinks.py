@@ -16,8 +16,8 @@ import pytest
 from commandcode import backups
 from commandcode.checkpoints import CheckpointManager
 from commandcode.errors import RestoreError
-from helpers_cli import cc_home, run_cli, workdir  # noqa: F401
-from helpers_checkpoints import new_session_files
+from helpers.cli import run_cli
+from helpers.checkpoints import new_session_files
 
 
 @pytest.fixture
@@ -45,27 +45,27 @@ def _session(data: Path, cwd: Path) -> str:
     return first
 
 
-def test_a_backup_of_a_symlink_is_skipped_with_a_warning(cc_home: Path, workdir: Path, outside: Path) -> None:
+def test_a_backup_of_a_symlink_is_skipped_with_a_warning(home: Path, workdir: Path, outside: Path) -> None:
     (workdir / "link.txt").symlink_to(outside / "target.txt")
     completed = run_cli(["-p", 'call edit_file {"file_path": "link.txt", "old_string": "never", "new_string": "now"}',
-                         "--output-format", "json"], workdir, cc_home)
+                         "--output-format", "json"], workdir, home)
     assert completed.returncode == 0, completed.stderr
     warnings = [line for line in completed.stderr.splitlines() if line.startswith("warning: ")]
     assert len(warnings) == 1 and "link.txt is a symlink; it was not followed or backed up" in warnings[0]
-    [checkpoints] = list((cc_home / "projects").glob("*/*.checkpoints.jsonl"))
+    [checkpoints] = list((home / "projects").glob("*/*.checkpoints.jsonl"))
     [item] = json.loads(checkpoints.read_text().split("\n")[-1])["files"]
     assert (item["hash"], item["skipped"]) == (None, "symlink")
-    stored = [path for path in (cc_home / "objects").rglob("*") if path.is_file() and len(path.name) == 62]
+    stored = [path for path in (home / "objects").rglob("*") if path.is_file() and len(path.name) == 62]
     assert stored == [], "nothing behind the symlink may be stored"
 
 
-def test_a_target_that_became_a_symlink_after_planning_is_refused(cc_home: Path, workdir: Path, outside: Path) -> None:
-    session = _session(cc_home, workdir)
-    dry = _ok(["rewind", session, "--to", "2", "--mode", "code", "--dry-run"], workdir, cc_home)
+def test_a_target_that_became_a_symlink_after_planning_is_refused(home: Path, workdir: Path, outside: Path) -> None:
+    session = _session(home, workdir)
+    dry = _ok(["rewind", session, "--to", "2", "--mode", "code", "--dry-run"], workdir, home)
     assert "would write  a.txt" in dry
     (workdir / "a.txt").unlink()
     (workdir / "a.txt").symlink_to(outside / "target.txt")
-    completed = run_cli(["rewind", session, "--to", "2", "--mode", "code", "--yes", "--force"], workdir, cc_home)
+    completed = run_cli(["rewind", session, "--to", "2", "--mode", "code", "--yes", "--force"], workdir, home)
     assert completed.returncode == 1
     assert completed.stderr.splitlines()[0].endswith("a.txt is a symlink (never followed)")
     assert (outside / "target.txt").read_text() == "outside, never touched\n"
@@ -73,14 +73,14 @@ def test_a_target_that_became_a_symlink_after_planning_is_refused(cc_home: Path,
     assert (workdir / "dir" / "b.txt").read_text() == "after b\n", "all or nothing: no other file was restored"
 
 
-def test_a_parent_folder_that_became_a_symlink_after_planning_is_refused(cc_home: Path, workdir: Path,
+def test_a_parent_folder_that_became_a_symlink_after_planning_is_refused(home: Path, workdir: Path,
                                                                         outside: Path) -> None:
-    session = _session(cc_home, workdir)
-    _ok(["rewind", session, "--to", "2", "--mode", "code", "--dry-run"], workdir, cc_home)
+    session = _session(home, workdir)
+    _ok(["rewind", session, "--to", "2", "--mode", "code", "--dry-run"], workdir, home)
     (outside / "b.txt").write_text("outside b\n")
     (workdir / "dir").rename(workdir / "dir.moved")
     (workdir / "dir").symlink_to(outside, target_is_directory=True)
-    completed = run_cli(["rewind", session, "--to", "2", "--mode", "code", "--yes", "--force"], workdir, cc_home)
+    completed = run_cli(["rewind", session, "--to", "2", "--mode", "code", "--yes", "--force"], workdir, home)
     assert completed.returncode == 1
     assert "b.txt is outside" in completed.stderr.splitlines()[0]
     assert (outside / "b.txt").read_text() == "outside b\n"
@@ -131,9 +131,9 @@ def test_a_parent_folder_swapped_for_a_symlink_during_the_restore_is_not_followe
     assert not backups.journal_path(files.session_id).exists()
 
 
-def test_our_own_files_are_never_written_through_a_symlink(cc_home: Path, workdir: Path, outside: Path) -> None:
-    session = _session(cc_home, workdir)
-    [folder] = list((cc_home / "projects").iterdir())
+def test_our_own_files_are_never_written_through_a_symlink(home: Path, workdir: Path, outside: Path) -> None:
+    session = _session(home, workdir)
+    [folder] = list((home / "projects").iterdir())
     transcript = folder / f"{session}.jsonl"
     for suffix in (".meta.json", ".checkpoints.jsonl"):
         sidecar = folder / f"{session}{suffix}"
@@ -141,12 +141,12 @@ def test_our_own_files_are_never_written_through_a_symlink(cc_home: Path, workdi
         copy.write_bytes(sidecar.read_bytes())
         sidecar.unlink()
         sidecar.symlink_to(copy)
-    history = cc_home / "history.jsonl"
+    history = home / "history.jsonl"
     (outside / "history.jsonl").write_bytes(history.read_bytes())
     history.unlink()
     history.symlink_to(outside / "history.jsonl")
     before = {path.name: path.read_bytes() for path in outside.iterdir()}
-    _ok(["-p", "a turn that renames", "-r", session, "-n", "renamed"], workdir, cc_home)
+    _ok(["-p", "a turn that renames", "-r", session, "-n", "renamed"], workdir, home)
     assert {path.name: path.read_bytes() for path in outside.iterdir()} == before
     assert not (folder / f"{session}.meta.json").is_symlink()  # the link itself was replaced
     assert json.loads((folder / f"{session}.meta.json").read_text())["title"] == "renamed"
@@ -156,7 +156,7 @@ def test_our_own_files_are_never_written_through_a_symlink(cc_home: Path, workdi
     transcript.unlink()
     transcript.symlink_to(outside / "transcript.jsonl")
     before = (outside / "transcript.jsonl").read_bytes()
-    completed = run_cli(["-p", "through the link", "-r", session], workdir, cc_home)
+    completed = run_cli(["-p", "through the link", "-r", session], workdir, home)
     assert completed.returncode == 1
     assert completed.stderr.splitlines()[0].startswith("error: ")
     assert "Traceback" not in completed.stderr and len(completed.stderr.splitlines()) <= 2

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers_cli import cc_home, cli_env, only_transcript, run_cli, run_ok, workdir  # noqa: F401 (fixtures)
+from helpers.cli import cli_env, only_transcript, run_cli, run_ok
 
 from commandcode.cli.fast_path import FAST_COMMANDS, parse_fast, run_fast
 
@@ -80,11 +80,11 @@ def _both_paths(args: list[str], cwd: Path, data: Path) -> subprocess.CompletedP
     return fast
 
 
-def test_fast_and_typer_paths_print_the_same(cc_home: Path, workdir: Path) -> None:  # noqa: F811
-    run_ok(["-p", "hello there", "-n", "first"], workdir, cc_home)
-    transcript = only_transcript(cc_home, workdir)
+def test_fast_and_typer_paths_print_the_same(home: Path, workdir: Path) -> None:  # noqa: F811
+    run_ok(["-p", "hello there", "-n", "first"], workdir, home)
+    transcript = only_transcript(home, workdir)
     session_id = transcript.stem
-    run_ok(["-p", "again", "-n", "second"], workdir, cc_home)
+    run_ok(["-p", "again", "-n", "second"], workdir, home)
     broken = transcript.with_name("0b0b0b0b-0000-4000-8000-000000000000.jsonl")
     broken.write_bytes(transcript.read_bytes() + b'{"type":"message", torn\n')
     sidecar = transcript.with_name(f"{session_id}.checkpoints.jsonl")
@@ -101,7 +101,7 @@ def test_fast_and_typer_paths_print_the_same(cc_home: Path, workdir: Path) -> No
                  ["sessions", "list", "--all-projects", "--all"],
                  ["sessions", "context", "no-such-session"], ["sessions", "show", ""],
                  ["sessions", "context", str(sidecar)]):
-        outcomes[tuple(args)] = _both_paths(args, workdir, cc_home)
+        outcomes[tuple(args)] = _both_paths(args, workdir, home)
 
     assert outcomes[("sessions", "context", session_id, "--stats")].stdout.startswith('{"leaf": ')
     assert "first" in outcomes[("sessions", "list", "--all")].stdout
@@ -112,29 +112,29 @@ def test_fast_and_typer_paths_print_the_same(cc_home: Path, workdir: Path) -> No
     assert outcomes[("sessions", "show", "")].stderr.startswith("error: empty session reference")
 
 
-def test_a_sidecar_path_is_refused_on_the_fast_path(cc_home: Path, workdir: Path) -> None:  # noqa: F811
-    run_ok(["-p", "hello"], workdir, cc_home)
-    transcript = only_transcript(cc_home, workdir)
+def test_a_sidecar_path_is_refused_on_the_fast_path(home: Path, workdir: Path) -> None:  # noqa: F811
+    run_ok(["-p", "hello"], workdir, home)
+    transcript = only_transcript(home, workdir)
     backup = transcript.with_name(f"{transcript.stem}.v2.bak.jsonl")
     backup.write_bytes(transcript.read_bytes())
-    completed = _both_paths(["sessions", "context", str(backup), "--stats"], workdir, cc_home)
+    completed = _both_paths(["sessions", "context", str(backup), "--stats"], workdir, home)
     assert completed.returncode == 1 and "is a session sidecar, not a transcript" in completed.stderr
 
 
-def test_the_fast_path_imports_neither_typer_nor_json(cc_home: Path, workdir: Path) -> None:  # noqa: F811
-    run_ok(["-p", "hello"], workdir, cc_home)
-    transcript = only_transcript(cc_home, workdir)
+def test_the_fast_path_imports_neither_typer_nor_json(home: Path, workdir: Path) -> None:  # noqa: F811
+    run_ok(["-p", "hello"], workdir, home)
+    transcript = only_transcript(home, workdir)
     probe = ("import sys; from commandcode.cli import run; code = run(sys.argv[1:]); "
              "sys.stdout.flush(); sys.stderr.write(' '.join(sorted(sys.modules))); sys.exit(code)")
     for args in (["sessions", "context", str(transcript), "--stats"], ["sessions", "context", transcript.stem, "--json"]):
-        completed = subprocess.run([sys.executable, "-c", probe, *args], cwd=workdir, env=cli_env(cc_home),
+        completed = subprocess.run([sys.executable, "-c", probe, *args], cwd=workdir, env=cli_env(home),
                                    capture_output=True, text=True, check=True)
         loaded = set(completed.stderr.split())
         assert '"leaf"' in completed.stdout
         assert loaded & {"typer", "click", "rich", "pathlib", "typing", "dataclasses", "json", "re", "enum",
                           "commandcode.catalog"} == set(), args
     slow = subprocess.run([sys.executable, "-c", probe, "sessions", "list"], cwd=workdir,
-                          env=cli_env(cc_home, COMMANDCODE_FAST_PATH="off"), capture_output=True, text=True, check=True)
+                          env=cli_env(home, COMMANDCODE_FAST_PATH="off"), capture_output=True, text=True, check=True)
     assert "typer" in slow.stderr.split(), "COMMANDCODE_FAST_PATH=off must route through typer (the comparison relies on it)"
 
 
@@ -149,14 +149,14 @@ def _imports(stderr: str) -> list[tuple[str, bool]]:
     return found
 
 
-def test_the_installed_command_imports_nothing_before_commandcode(cc_home: Path, workdir: Path) -> None:  # noqa: F811
+def test_the_installed_command_imports_nothing_before_commandcode(home: Path, workdir: Path) -> None:  # noqa: F811
     """The `commandcode` script is our own two-line launcher, not pip's console-script one
     (which imports `re` first: about 10 ms, as much as a warm open of a 1 GB session)."""
     launcher = Path(sys.executable).parent / "commandcode"
     assert launcher.is_file(), f"commandcode is not installed beside {sys.executable}"
-    run_ok(["-p", "hello"], workdir, cc_home)
-    transcript = only_transcript(cc_home, workdir)
-    env = cli_env(cc_home, PYTHONPROFILEIMPORTTIME="1")
+    run_ok(["-p", "hello"], workdir, home)
+    transcript = only_transcript(home, workdir)
+    env = cli_env(home, PYTHONPROFILEIMPORTTIME="1")
     startup = {name for name, _ in _imports(subprocess.run([sys.executable, "-c", "pass"], env=env,
                                                            capture_output=True, text=True, check=True).stderr)}
     completed = subprocess.run([str(launcher), "sessions", "context", str(transcript), "--stats"], cwd=workdir, env=env,

@@ -39,7 +39,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from commandcode import cli
-from helpers_cli import cli_env, run_ok
+from helpers.cli import cli_env, run_ok
 
 # Bound now: once any in-process `-p` imports the `commandcode.cli.run` submodule (other test
 # modules do, through typer's CliRunner), the package attribute `cli.run` names that module.

@@ -26,7 +26,8 @@ from commandcode.errors import CommandcodeError, InvalidSessionError, SessionCha
 from commandcode.ids import iso_from_ms
 from commandcode.paths import project_dir
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from helpers.locations import FIXTURES
+
 SID = "0d6c2f3e-5b7a-4c1e-9f0a-2b3c4d5e6f70"
 FORK_SID = "9e07fc17-d9dc-44f4-9ea9-6398425fd60d"
 FORK_PARENT = "1ccb4627-5286-46c5-84a9-ce35adae899d"
@@ -525,11 +526,11 @@ def test_second_header_and_invalid_header_details(home: Path, tmp_path: Path) ->
                                                     "session header lacks a string `id`, `timestamp` or `cwd`"]
 
 
-def test_show_without_json_warns_once_about_skipped_lines(home: Path, tmp_path: Path, run_cli: Any) -> None:
+def test_show_without_json_warns_once_about_skipped_lines(home: Path, tmp_path: Path, cli_in_home: Any) -> None:
     cwd = (tmp_path / "work").resolve()
     cwd.mkdir()
     place("nul_bytes", home, cwd)
-    code, stdout, stderr = run_cli(["sessions", "show", SID], cwd)
+    code, stdout, stderr = cli_in_home(["sessions", "show", SID], cwd)
     assert code == 0
     assert stderr.splitlines() == [f"warning: {SID}.jsonl: skipped 3 unreadable line(s) (first: line 3, invalid JSON)"]
     assert "skipped_lines: 3" in stdout
@@ -571,35 +572,35 @@ def test_meta_that_is_not_an_object_reads_as_empty_and_stays(home: Path, tmp_pat
     assert meta.read_bytes() == before
 
 
-def test_sidecars_without_a_transcript(home: Path, tmp_path: Path, run_cli: Any) -> None:
+def test_sidecars_without_a_transcript(home: Path, tmp_path: Path, cli_in_home: Any) -> None:
     """`--no-session` leaves meta and checkpoints behind (§9): not a session, never touched."""
     cwd = (tmp_path / "work").resolve()
     cwd.mkdir()
     folder = project_dir(cwd)
     shutil.copytree(FIXTURES / "sidecars_only", folder)
     before = snapshot(home)
-    code, stdout, stderr = run_cli(["sessions", "list", "--all", "--json"], cwd)
+    code, stdout, stderr = cli_in_home(["sessions", "list", "--all", "--json"], cwd)
     assert (code, json.loads(stdout), stderr) == (0, [], "")
     for command in ("show", "context", "tree"):
-        code, stdout, stderr = run_cli(["sessions", command, ORPHAN_SID, "--json"], cwd)
+        code, stdout, stderr = cli_in_home(["sessions", command, ORPHAN_SID, "--json"], cwd)
         assert (code, stdout) == (1, "")
         lines = stderr.splitlines()
         assert lines[0] == f"error: no session matches '{ORPHAN_SID}'"
         assert len(lines) == 1 or (len(lines) == 2 and lines[1].startswith("hint: ")), stderr
-    code, stdout, stderr = run_cli(["sessions", "show", ORPHAN_SID[:8], "--json"], cwd)
+    code, stdout, stderr = cli_in_home(["sessions", "show", ORPHAN_SID[:8], "--json"], cwd)
     assert code == 1 and stderr.startswith(f"error: no session matches '{ORPHAN_SID[:8]}'")
     with pytest.raises(InvalidSessionError, match="no transcript at"):
         open_session(folder / f"{ORPHAN_SID}.jsonl")
     assert snapshot(home) == before
 
 
-def test_newer_version_is_refused_even_when_listed_across_projects(home: Path, tmp_path: Path, run_cli: Any) -> None:
+def test_newer_version_is_refused_even_when_listed_across_projects(home: Path, tmp_path: Path, cli_in_home: Any) -> None:
     cwd = (tmp_path / "work").resolve()
     cwd.mkdir()
     transcript = place("newer_version", home, cwd)
     place("torn_tail", home, tmp_path)  # a healthy neighbour in another project still lists
     before = snapshot(home)
-    code, stdout, stderr = run_cli(["sessions", "list", "--all-projects", "--json"], cwd)
+    code, stdout, stderr = cli_in_home(["sessions", "list", "--all-projects", "--json"], cwd)
     assert code == 0
     assert [row["id"] for row in json.loads(stdout)] == [SID]
     assert [row["path"] for row in json.loads(stdout)] != [str(transcript)]
@@ -652,7 +653,7 @@ def _write_session(home: Path, cwd: Path, data: bytes) -> Path:
     return transcript
 
 
-def test_50_mb_single_line(home: Path, tmp_path: Path, run_cli: Any) -> None:
+def test_50_mb_single_line(home: Path, tmp_path: Path, cli_in_home: Any) -> None:
     big = "x" * (50 << 20)
     data = b"".join([_header(), _message("aaaa0001", None, "user", "hi"), b"\n",
                      _message("aaaa0002", "aaaa0001", "assistant", big), b"\n",
@@ -665,24 +666,24 @@ def test_50_mb_single_line(home: Path, tmp_path: Path, run_cli: Any) -> None:
     assert session.skipped_lines == [] and session.path_ids() == ["aaaa0001", "aaaa0002", "aaaa0003"]
     messages = session.context().messages
     assert len(messages[1]["content"][0]["text"]) == 50 << 20
-    code, stdout, stderr = run_cli(["sessions", "show", SID, "--json"], cwd)
+    code, stdout, stderr = cli_in_home(["sessions", "show", SID, "--json"], cwd)
     assert code == 0, stderr
     shown = json.loads(stdout)
     assert (shown["leaf"], shown["message_count"], shown["skipped_lines"]) == ("aaaa0003", 3, [])
-    code, stdout, stderr = run_cli(["sessions", "context", SID, "--json"], cwd)
+    code, stdout, stderr = cli_in_home(["sessions", "context", SID, "--json"], cwd)
     assert code == 0, stderr
     assert len(json.loads(stdout)["messages"][1]["content"][0]["text"]) == 50 << 20
     assert transcript.stat().st_mtime_ns == stat.st_mtime_ns and transcript.stat().st_size == len(data)
 
 
-def test_50_mb_torn_tail(home: Path, tmp_path: Path, run_cli: Any) -> None:
+def test_50_mb_torn_tail(home: Path, tmp_path: Path, cli_in_home: Any) -> None:
     """A 50 MB line cut before its end (no newline) is one skipped torn tail, not an error."""
     head = _header() + _message("aaaa0001", None, "user", "hi") + b"\n"
     torn = _message("aaaa0002", "aaaa0001", "assistant", "y" * (50 << 20))[: (50 << 20) - 7]
     cwd = (tmp_path / "work").resolve()
     cwd.mkdir()
     transcript = _write_session(home, cwd, head + torn)
-    code, stdout, stderr = run_cli(["sessions", "show", SID, "--json"], cwd)
+    code, stdout, stderr = cli_in_home(["sessions", "show", SID, "--json"], cwd)
     assert code == 0, stderr
     shown = json.loads(stdout)
     assert shown["leaf"] == "aaaa0001"
@@ -691,7 +692,7 @@ def test_50_mb_torn_tail(home: Path, tmp_path: Path, run_cli: Any) -> None:
 
 
 @pytest.mark.slow
-def test_million_entry_parent_chain(home: Path, tmp_path: Path, run_cli: Any) -> None:
+def test_million_entry_parent_chain(home: Path, tmp_path: Path, cli_in_home: Any) -> None:
     """1,000,000 entries in one chain: the path walk and context plan need no recursion."""
     count = 1_000_000
     parts = [_header()]
@@ -706,13 +707,13 @@ def test_million_entry_parent_chain(home: Path, tmp_path: Path, run_cli: Any) ->
     path = session.path_ids()
     assert len(path) == count and path[0] == "00000000" and path[-1] == f"{count - 1:08x}"
     assert session.context().entry_ids == [f"{count - 1:08x}"]
-    code, stdout, stderr = run_cli(["sessions", "show", SID, "--json"], cwd)
+    code, stdout, stderr = cli_in_home(["sessions", "show", SID, "--json"], cwd)
     assert code == 0, stderr
     shown = json.loads(stdout)
     assert (shown["leaf"], shown["message_count"], shown["anomalies"]) == (f"{count - 1:08x}", 1, NO_ANOMALIES)
 
 
-def test_deep_nesting_in_the_context_is_refused_clearly(home: Path, tmp_path: Path, run_cli: Any) -> None:
+def test_deep_nesting_in_the_context_is_refused_clearly(home: Path, tmp_path: Path, cli_in_home: Any) -> None:
     """100,000 levels inside a message on the active path: the scan, show and tree work; context
     cannot be decoded into Python objects, so it must fail with a one-line error that says why
     (not a false "file changed" error)."""
@@ -726,13 +727,13 @@ def test_deep_nesting_in_the_context_is_refused_clearly(home: Path, tmp_path: Pa
     before = snapshot(home)
     session = open_session(transcript)
     assert session.skipped_lines == [] and session.leaf_id == "aaaa0002"
-    code, stdout, stderr = run_cli(["sessions", "show", SID, "--json"], cwd)
+    code, stdout, stderr = cli_in_home(["sessions", "show", SID, "--json"], cwd)
     assert code == 0 and json.loads(stdout)["message_count"] == 2
     with pytest.raises(CommandcodeError) as raised:
         session.context()
     assert not isinstance(raised.value, SessionChangedError)
     assert "nest" in str(raised.value)
-    code, stdout, stderr = run_cli(["sessions", "context", SID, "--json"], cwd)
+    code, stdout, stderr = cli_in_home(["sessions", "context", SID, "--json"], cwd)
     assert code == 1 and stdout == ""
     assert len(stderr.splitlines()) <= 2 and stderr.startswith("error: ") and "nest" in stderr.splitlines()[0]
     assert snapshot(home) == before

@@ -20,7 +20,8 @@ from commandcode.ids import iso_from_ms
 from commandcode.migrate import migrate_legacy
 from commandcode.paths import SessionFiles, project_dir
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from helpers.locations import FIXTURES
+
 SID = "0d6c2f3e-5b7a-4c1e-9f0a-2b3c4d5e6f70"
 PARENT = "1ccb4627-5286-46c5-84a9-ce35adae899d"
 
@@ -294,7 +295,7 @@ def test_a_stale_scan_does_not_migrate_twice(home: Path, cwd: Path) -> None:
     assert open_session(transcript).message_count == 6
 
 
-def test_concurrent_opens_all_succeed(home: Path, cwd: Path, run_cli: Any) -> None:
+def test_concurrent_opens_all_succeed(home: Path, cwd: Path, cli_in_home: Any) -> None:
     original = fixture("legacy_v2.jsonl")
     transcript = install(home, cwd, original)
     processes = [subprocess.Popen([sys.executable, "-m", "commandcode", "sessions", "show", SID, "--json"], cwd=cwd,
@@ -348,14 +349,14 @@ def test_lock_held_too_long_is_a_clear_error_and_changes_nothing(home: Path, cwd
     assert sorted(path.name for path in transcript.parent.iterdir()) == [transcript.name]
 
 
-def test_cli_reports_a_failed_migration_in_one_line(home: Path, cwd: Path, run_cli: Any) -> None:
+def test_cli_reports_a_failed_migration_in_one_line(home: Path, cwd: Path, cli_in_home: Any) -> None:
     """The transcript's folder cannot take the backup (a directory sits at `<id>.v2.bak.1` and a
     different `.v2.bak` exists): exit 1, one error line, nothing changed."""
     original = fixture("legacy_v1.jsonl")
     transcript = install(home, cwd, original)
     transcript.with_name(f"{SID}.v2.bak").write_bytes(b"older\n")
     transcript.with_name(f"{SID}.v2.bak.1").mkdir()
-    code, stdout, stderr = run_cli(["sessions", "show", SID, "--json"], cwd)
+    code, stdout, stderr = cli_in_home(["sessions", "show", SID, "--json"], cwd)
     assert (code, stdout) == (1, "")
     assert len(stderr.splitlines()) == 1 and stderr.startswith("error: "), stderr
     assert transcript.read_bytes() == original

@@ -19,14 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_cli import (
+from helpers.cli import (
     ENTRY_ID,
     ENVELOPE,
     HEADER_KEYS,
     SAMPLE_DATA,
     TIMESTAMP,
     UUID4,
-    cc_home,  # noqa: F401
     entries,
     hold_writer,
     kill_group,
@@ -40,9 +39,7 @@ from helpers_cli import (
     start_cli,
     stop,
     transcripts,
-    umask_022,  # noqa: F401
     wait_for,
-    workdir,  # noqa: F401
 )
 
 from commandcode import ids
@@ -99,7 +96,7 @@ def make_session(files: SessionFiles, cwd: Path, turns: int = 1) -> list[str]:
 # Buffering and writes
 
 
-def test_new_session_is_buffered_until_the_first_assistant_message(cc_home: Path, workdir: Path,
+def test_new_session_is_buffered_until_the_first_assistant_message(home: Path, workdir: Path,
                                                                    write_spy: list[tuple[str, bytes]]) -> None:
     files = new_files(workdir)
     with SessionWriter.open(files, str(workdir)) as writer:
@@ -135,7 +132,7 @@ def test_new_session_is_buffered_until_the_first_assistant_message(cc_home: Path
         assert files.transcript.read_bytes().endswith(transcript_writes[-1])
 
 
-def test_a_new_session_without_assistant_message_never_reaches_disk(cc_home: Path, workdir: Path) -> None:
+def test_a_new_session_without_assistant_message_never_reaches_disk(home: Path, workdir: Path) -> None:
     files = new_files(workdir)
     with SessionWriter.open(files, str(workdir)) as writer:
         writer.append_message(user_message("only a prompt"))
@@ -150,7 +147,7 @@ def test_a_new_session_without_assistant_message_never_reaches_disk(cc_home: Pat
     assert [entry["message"]["content"][0]["text"] for entry in entries(files.transcript)] == ["fails", "Error: boom"]
 
 
-def test_uncommitted_entries_stay_in_memory_and_are_dropped_on_close(cc_home: Path, workdir: Path,
+def test_uncommitted_entries_stay_in_memory_and_are_dropped_on_close(home: Path, workdir: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     files = new_files(workdir)
     make_session(files, workdir)
@@ -171,13 +168,13 @@ def test_uncommitted_entries_stay_in_memory_and_are_dropped_on_close(cc_home: Pa
     assert files.transcript.read_bytes().startswith(before)
 
 
-def test_envelope_and_header_key_order_from_the_cli(cc_home: Path, workdir: Path) -> None:
+def test_envelope_and_header_key_order_from_the_cli(home: Path, workdir: Path) -> None:
     (workdir / "f.txt").write_text("one\n")
     run_ok(["-p", 'call read_file {"file_path": "f.txt"}\ncall edit_file {"file_path": "f.txt", '
             '"old_string": "one", "new_string": "two"}\ncall bash {"command": "cat f.txt"}', "-n", "keys"],
-           workdir, cc_home)
-    transcript = only_transcript(cc_home, workdir)
-    run_ok(["-p", "second turn", "-r", "keys"], workdir, cc_home)
+           workdir, home)
+    transcript = only_transcript(home, workdir)
+    run_ok(["-p", "second turn", "-r", "keys"], workdir, home)
     lines = read_lines(transcript)
     assert list(lines[0]) == HEADER_KEYS
     assert lines[0]["version"] == 3 and lines[0]["id"] == transcript.name[:-6] and lines[0]["cwd"] == str(workdir)
@@ -197,10 +194,10 @@ def test_envelope_and_header_key_order_from_the_cli(cc_home: Path, workdir: Path
 # Ids and timestamps
 
 
-def test_ids_and_timestamps_have_the_real_shapes(cc_home: Path, workdir: Path) -> None:
+def test_ids_and_timestamps_have_the_real_shapes(home: Path, workdir: Path) -> None:
     for turn in range(3):
-        run_ok(["-p", f'call bash {{"command": "echo {turn}"}}', *(["-c"] if turn else [])], workdir, cc_home)
-    transcript = only_transcript(cc_home, workdir)
+        run_ok(["-p", f'call bash {{"command": "echo {turn}"}}', *(["-c"] if turn else [])], workdir, home)
+    transcript = only_transcript(home, workdir)
     session_id = transcript.name[: -len(".jsonl")]
     assert UUID4.match(session_id) and uuid.UUID(session_id).version == 4
     lines = read_lines(transcript)
@@ -223,7 +220,7 @@ def test_ids_and_timestamps_have_the_real_shapes(cc_home: Path, workdir: Path) -
     assert TIMESTAMP.match(ids.iso_now())
 
 
-def test_entry_ids_are_unique_within_the_file(cc_home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_entry_ids_are_unique_within_the_file(home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = new_files(workdir)
     existing = make_session(files, workdir)
     # the next uuids start with the ids already in the file, then with one this writer just used
@@ -247,7 +244,7 @@ def test_entry_id_falls_back_to_a_full_uuid_after_100_collisions(monkeypatch: py
     assert ids.new_entry_id(taken) == "12345678-1234-4234-8234-123456789abc"
 
 
-def test_entry_fields_cannot_override_the_envelope(cc_home: Path, workdir: Path) -> None:
+def test_entry_fields_cannot_override_the_envelope(home: Path, workdir: Path) -> None:
     with SessionWriter.open(new_files(workdir), str(workdir)) as writer:
         with pytest.raises(InvalidSessionError):
             writer.append_entry("custom", {"customType": "x", "id": "deadbeef"})
@@ -261,7 +258,7 @@ def test_entry_fields_cannot_override_the_envelope(cc_home: Path, workdir: Path)
 TORN = b'{"type":"message","id":"deadbeef","parentId":"x'
 
 
-def test_append_after_a_torn_tail_via_the_writer(cc_home: Path, workdir: Path) -> None:
+def test_append_after_a_torn_tail_via_the_writer(home: Path, workdir: Path) -> None:
     files = new_files(workdir)
     written = make_session(files, workdir)
     original = files.transcript.read_bytes()
@@ -288,7 +285,7 @@ def test_append_after_a_torn_tail_via_the_writer(cc_home: Path, workdir: Path) -
     assert session.context().entry_ids == [*written, user_id, assistant_id]
 
 
-def test_append_after_a_complete_last_line_without_newline(cc_home: Path, workdir: Path) -> None:
+def test_append_after_a_complete_last_line_without_newline(home: Path, workdir: Path) -> None:
     files = new_files(workdir)
     written = make_session(files, workdir)
     raw = files.transcript.read_bytes()
@@ -302,17 +299,17 @@ def test_append_after_a_complete_last_line_without_newline(cc_home: Path, workdi
     assert open_session(files.transcript).skipped_lines == []
 
 
-def test_append_after_a_torn_tail_via_the_cli(cc_home: Path, workdir: Path) -> None:
-    run_ok(["-p", "first", "-n", "torn session"], workdir, cc_home)
-    transcript = only_transcript(cc_home, workdir)
+def test_append_after_a_torn_tail_via_the_cli(home: Path, workdir: Path) -> None:
+    run_ok(["-p", "first", "-n", "torn session"], workdir, home)
+    transcript = only_transcript(home, workdir)
     leaf = entries(transcript)[-1]["id"]
     with open(transcript, "ab") as handle:
         handle.write(TORN)
     torn_bytes = transcript.read_bytes()
-    shown = run_json(["sessions", "show", "torn session", "--json"], workdir, cc_home)
+    shown = run_json(["sessions", "show", "torn session", "--json"], workdir, home)
     assert [(line["line"], line["offset"], line["reason"]) for line in shown["skipped_lines"]] == \
         [(5, len(torn_bytes) - len(TORN), "torn tail without newline")]
-    completed = run_cli(["-p", "second", "-r", "TORN SESSION "], workdir, cc_home)
+    completed = run_cli(["-p", "second", "-r", "TORN SESSION "], workdir, home)
     assert completed.returncode == 0
     assert completed.stdout == "Offline model reply. You said: second\n"
     assert "1 unreadable line(s) skipped" in completed.stderr
@@ -321,7 +318,7 @@ def test_append_after_a_torn_tail_via_the_cli(cc_home: Path, workdir: Path) -> N
     new = [json.loads(line) for line in raw[len(torn_bytes) + 1:].splitlines()]
     assert [entry["message"]["role"] for entry in new] == ["user", "assistant"]
     assert new[0]["parentId"] == leaf
-    shown = run_json(["sessions", "show", "torn session", "--json"], workdir, cc_home)
+    shown = run_json(["sessions", "show", "torn session", "--json"], workdir, home)
     assert shown["leaf"] == new[-1]["id"] and shown["message_count"] == 4
     assert [(line["line"], line["offset"]) for line in shown["skipped_lines"]] == [(5, len(torn_bytes) - len(TORN))]
 
@@ -332,48 +329,48 @@ def test_append_after_a_torn_tail_via_the_cli(cc_home: Path, workdir: Path) -> N
 SLOW_TURN = 'call bash {"command": "touch started && sleep 30"}'
 
 
-def test_kill_mid_turn_leaves_the_file_at_the_previous_commit(cc_home: Path, workdir: Path) -> None:
-    run_ok(["-p", "a committed turn"], workdir, cc_home)
-    transcript = only_transcript(cc_home, workdir)
+def test_kill_mid_turn_leaves_the_file_at_the_previous_commit(home: Path, workdir: Path) -> None:
+    run_ok(["-p", "a committed turn"], workdir, home)
+    transcript = only_transcript(home, workdir)
     session_id = transcript.name[:-6]
     committed = transcript.read_bytes()
-    process = start_cli(["-p", SLOW_TURN, "-r", session_id], workdir, cc_home)
+    process = start_cli(["-p", SLOW_TURN, "-r", session_id], workdir, home)
     try:
         wait_for(lambda: (workdir / "started").exists(), what="the bash tool to start")
     finally:
         kill_group(process)
     assert process.returncode == -9
     assert transcript.read_bytes() == committed  # the turn's user and tool_use entries never reached disk
-    shown = run_json(["sessions", "show", session_id, "--json"], workdir, cc_home)
+    shown = run_json(["sessions", "show", session_id, "--json"], workdir, home)
     assert shown["skipped_lines"] == [] and shown["message_count"] == 2
     # the kernel dropped the killed writer's lock: the session can be resumed at once
-    assert run_ok(["-p", "after the crash", "-r", session_id], workdir, cc_home).stdout.startswith("Offline model reply")
+    assert run_ok(["-p", "after the crash", "-r", session_id], workdir, home).stdout.startswith("Offline model reply")
     assert transcript.read_bytes().startswith(committed)
     assert len(entries(transcript)) == 4
 
 
-def test_kill_during_the_first_turn_leaves_no_transcript(cc_home: Path, workdir: Path) -> None:
-    process = start_cli(["-p", SLOW_TURN], workdir, cc_home)
+def test_kill_during_the_first_turn_leaves_no_transcript(home: Path, workdir: Path) -> None:
+    process = start_cli(["-p", SLOW_TURN], workdir, home)
     try:
         wait_for(lambda: (workdir / "started").exists(), what="the bash tool to start")
     finally:
         kill_group(process)
-    assert transcripts(cc_home) == []
-    assert run_json(["sessions", "list", "--all", "--json"], workdir, cc_home) == []
+    assert transcripts(home) == []
+    assert run_json(["sessions", "list", "--all", "--json"], workdir, home) == []
 
 
 # --------------------------------------------------------------------------------------------
 # The writer lock
 
 
-def test_a_second_writer_is_refused_while_reading_works(cc_home: Path, workdir: Path) -> None:
-    run_ok(["-p", "locked session"], workdir, cc_home)
-    transcript = only_transcript(cc_home, workdir)
+def test_a_second_writer_is_refused_while_reading_works(home: Path, workdir: Path) -> None:
+    run_ok(["-p", "locked session"], workdir, home)
+    transcript = only_transcript(home, workdir)
     session_id = transcript.name[:-6]
     before = transcript.read_bytes()
-    holder = hold_writer(transcript, workdir, cc_home)
+    holder = hold_writer(transcript, workdir, home)
     try:
-        completed = run_cli(["-p", "second writer", "-r", session_id], workdir, cc_home)
+        completed = run_cli(["-p", "second writer", "-r", session_id], workdir, home)
         assert completed.returncode == 1
         error, hint = completed.stderr.splitlines()
         assert error == f"error: session {transcript.name} is open for writing by process {holder.pid}"
@@ -385,17 +382,17 @@ def test_a_second_writer_is_refused_while_reading_works(cc_home: Path, workdir: 
                 pass
         assert raised.value.holder_pid == holder.pid and str(holder.pid) in str(raised.value)
         # reading never needs the lock
-        shown = run_json(["sessions", "show", session_id, "--json"], workdir, cc_home)
+        shown = run_json(["sessions", "show", session_id, "--json"], workdir, home)
         assert shown["message_count"] == 2
-        assert run_json(["sessions", "context", session_id, "--json"], workdir, cc_home)["leaf"] == shown["leaf"]
+        assert run_json(["sessions", "context", session_id, "--json"], workdir, home)["leaf"] == shown["leaf"]
         assert transcript.read_bytes() == before
     finally:
         stop(holder)
-    run_ok(["-p", "now it is free", "-r", session_id], workdir, cc_home)
+    run_ok(["-p", "now it is free", "-r", session_id], workdir, home)
     assert len(entries(transcript)) == 4
 
 
-def test_a_second_writer_in_the_same_process_is_refused(cc_home: Path, workdir: Path) -> None:
+def test_a_second_writer_in_the_same_process_is_refused(home: Path, workdir: Path) -> None:
     files = new_files(workdir)
     with SessionWriter.open(files, str(workdir)):
         with pytest.raises(SessionLockedError) as raised:
@@ -406,10 +403,10 @@ def test_a_second_writer_in_the_same_process_is_refused(cc_home: Path, workdir: 
         pass
 
 
-def test_no_session_writer_takes_no_lock(cc_home: Path, workdir: Path) -> None:
+def test_no_session_writer_takes_no_lock(home: Path, workdir: Path) -> None:
     files = new_files(workdir)
     make_session(files, workdir)
-    holder = hold_writer(files.transcript, workdir, cc_home)
+    holder = hold_writer(files.transcript, workdir, home)
     try:
         with SessionWriter.open(files, str(workdir), persist=False) as writer:
             writer.append_message(assistant_message("in memory"))
@@ -427,27 +424,27 @@ def mode(path: Path) -> int:
 
 
 @pytest.mark.usefixtures("umask_022")
-def test_new_files_are_0600_and_new_folders_0700(cc_home: Path, workdir: Path) -> None:
+def test_new_files_are_0600_and_new_folders_0700(home: Path, workdir: Path) -> None:
     (workdir / "existing.txt").write_text("before\n")
-    assert not cc_home.exists()
+    assert not home.exists()
     run_ok(["-p", 'call edit_file {"file_path": "existing.txt", "old_string": "before", "new_string": "after"}\n'
-            'call write_file {"file_path": "new.txt", "content": "x"}', "-n", "modes"], workdir, cc_home)
-    transcript = only_transcript(cc_home, workdir)
+            'call write_file {"file_path": "new.txt", "content": "x"}', "-n", "modes"], workdir, home)
+    transcript = only_transcript(home, workdir)
     files = SessionFiles.for_transcript(transcript)
-    for path in (transcript, files.meta, files.checkpoints, cc_home / "history.jsonl"):
+    for path in (transcript, files.meta, files.checkpoints, home / "history.jsonl"):
         assert path.exists() and mode(path) == 0o600, path
-    folders = [Path(folder) for folder, _, _ in os.walk(cc_home)]
-    assert {cc_home, cc_home / "projects", transcript.parent} <= set(folders)
+    folders = [Path(folder) for folder, _, _ in os.walk(home)]
+    assert {home, home / "projects", transcript.parent} <= set(folders)
     for folder in folders:
         assert mode(folder) == 0o700, folder
-    for folder, _, names in os.walk(cc_home):
+    for folder, _, names in os.walk(home):
         for name in names:
             assert mode(Path(folder) / name) & 0o077 == 0, name  # nothing readable by others
     # the user's own files keep the ordinary umask
     assert mode(workdir / "new.txt") == 0o644
 
 
-def test_modes_do_not_depend_on_the_umask(cc_home: Path, workdir: Path) -> None:
+def test_modes_do_not_depend_on_the_umask(home: Path, workdir: Path) -> None:
     previous = os.umask(0)
     try:
         files = new_files(workdir)
@@ -456,7 +453,7 @@ def test_modes_do_not_depend_on_the_umask(cc_home: Path, workdir: Path) -> None:
     finally:
         os.umask(previous)
     assert mode(files.transcript) == 0o600 and mode(files.meta) == 0o600
-    assert mode(files.directory) == 0o700 and mode(cc_home) == 0o700 and mode(cc_home / "projects") == 0o700
+    assert mode(files.directory) == 0o700 and mode(home) == 0o700 and mode(home / "projects") == 0o700
 
 
 @pytest.mark.usefixtures("umask_022")
@@ -537,20 +534,20 @@ def without_locks(tree: dict[str, Any]) -> dict[str, Any]:
     return {path: value for path, value in tree.items() if not path.startswith("locks/")}
 
 
-def test_cli_refuses_a_bad_meta_before_running_the_turn(cc_home: Path, workdir: Path) -> None:
-    run_ok(["-p", "first"], workdir, cc_home)
-    transcript = only_transcript(cc_home, workdir)
+def test_cli_refuses_a_bad_meta_before_running_the_turn(home: Path, workdir: Path) -> None:
+    run_ok(["-p", "first"], workdir, home)
+    transcript = only_transcript(home, workdir)
     meta = SessionFiles.for_transcript(transcript).meta
     meta.write_bytes(b"[]")
-    before = without_locks(snapshot(cc_home))
-    completed = run_cli(["-p", "rename me", "-r", transcript.name[:-6], "-n", "new name"], workdir, cc_home)
+    before = without_locks(snapshot(home))
+    completed = run_cli(["-p", "rename me", "-r", transcript.name[:-6], "-n", "new name"], workdir, home)
     assert completed.returncode == 1
     error, hint = completed.stderr.splitlines()
     assert error.startswith("error: ") and "meta.json is not a JSON object" in error
     assert hint.startswith("hint: ")
-    assert without_locks(snapshot(cc_home)) == before  # neither the meta nor the transcript changed
+    assert without_locks(snapshot(home)) == before  # neither the meta nor the transcript changed
     # a bad meta does not stop a plain resume (nothing needs to be merged into it)
-    run_ok(["-p", "no rename", "-r", transcript.name[:-6]], workdir, cc_home)
+    run_ok(["-p", "no rename", "-r", transcript.name[:-6]], workdir, home)
     assert meta.read_bytes() == b"[]"
 
 
@@ -558,7 +555,7 @@ def test_cli_refuses_a_bad_meta_before_running_the_turn(cc_home: Path, workdir: 
 # A headless session that fails is still labelled as one
 
 
-def test_a_failed_first_turn_is_recorded_and_labelled_print(cc_home: Path, workdir: Path) -> None:
+def test_a_failed_first_turn_is_recorded_and_labelled_print(home: Path, workdir: Path) -> None:
     script = (
         "import sys\n"
         "from commandcode.agent import offline\n"
@@ -569,12 +566,12 @@ def test_a_failed_first_turn_is_recorded_and_labelled_print(cc_home: Path, workd
         "from commandcode.cli import main\n"
         "main()\n"
     )
-    env = {**os.environ, "COMMANDCODE_HOME": str(cc_home), "COMMANDCODE_INDEX": "off"}
+    env = {**os.environ, "COMMANDCODE_HOME": str(home), "COMMANDCODE_INDEX": "off"}
     completed = subprocess.run([sys.executable, "-c", script], cwd=workdir, env=env, capture_output=True, text=True,
                                timeout=60)
     assert completed.returncode == 1
     assert completed.stderr.splitlines() == ["error: the turn failed: model exploded"]
-    transcript = only_transcript(cc_home, workdir)
+    transcript = only_transcript(home, workdir)
     assert [entry["message"]["content"][0]["text"] for entry in entries(transcript)] == \
         ["will fail", "Error: model exploded"]
     assert read_meta(SessionFiles.for_transcript(transcript).meta)["entrypoint"] == "print"
