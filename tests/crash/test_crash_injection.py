@@ -36,10 +36,12 @@ def _assert_clean(report: dict) -> None:
         assert stats["survived"] == stats["killed"], (operation, stats)
 
 
+@pytest.mark.slow
 def test_kill_9_at_random_points_breaks_no_promise(tmp_path: Path) -> None:
     _assert_clean(_run(tmp_path, index=False))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not harness.index_supported(), reason="_native.scan_session takes no index path yet "
                     "(engineer A's index sidecars); rerun with the index on once it does")
 def test_kill_9_with_the_index_sidecars_on(tmp_path: Path) -> None:

@@ -107,6 +107,7 @@ def pristine(tmp_path: Path) -> tuple[Path, str]:
     return root, session
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["once", "full"])
 def test_a_resumed_turn_failing_at_any_write_leaves_whole_commits(pristine: tuple[Path, str], tmp_path: Path,
                                                                   mode: str) -> None:
@@ -137,6 +138,7 @@ def test_a_resumed_turn_failing_at_any_write_leaves_whole_commits(pristine: tupl
     assert failed >= total // 2, f"only {failed} of {total} failure points made the turn fail"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["once", "full"])
 def test_a_first_turn_failing_at_any_write_leaves_no_half_session(pristine: tuple[Path, str], tmp_path: Path,
                                                                   mode: str) -> None:

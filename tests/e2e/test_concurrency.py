@@ -129,6 +129,7 @@ def test_racing_cli_turns_each_commit_whole_or_are_refused_clearly(home: Path, c
 # Stress: 10,000 appends from racing processes
 
 
+@pytest.mark.slow
 @pytest.mark.home_on_tmpfs  # fsync is free there: the test is about interleaving, not the disk
 @pytest.mark.parametrize("index", [False, pytest.param(True, marks=pytest.mark.skipif(
     not harness.index_supported(), reason="_native.scan_session takes no index path yet (index sidecars)"))])

@@ -577,6 +577,7 @@ def test_a_200_mb_line(tmp_path: Path) -> None:
     assert_untouched(world, before)
 
 
+@pytest.mark.slow
 def test_a_200_mb_torn_line_is_one_skipped_tail(tmp_path: Path) -> None:
     """Generated sparse-free but cheap: the torn line is 200 MB of one byte, never read into Python."""
     world = make_world(tmp_path)

@@ -296,6 +296,7 @@ operations = st.one_of(
 turns = st.lists(st.lists(operations, max_size=6), min_size=1, max_size=5)
 
 
+@pytest.mark.slow
 @pytest.mark.home_on_tmpfs
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(history=turns, initial=st.dictionaries(st.sampled_from(NAMES), contents, max_size=3), pick=st.integers(0, 10))

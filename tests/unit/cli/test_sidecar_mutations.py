@@ -342,6 +342,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])
 @given(data=st.data())

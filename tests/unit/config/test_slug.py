@@ -147,6 +147,7 @@ def test_the_ascii_fast_path_tables_are_the_ascii_part_of_the_full_tables() -> N
 _PATH_ALPHABET = "abcxyz0189/-_. &^`~@#%+=,;:!?()[]{}\\\"\t\n"
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @given(st.text(alphabet=_PATH_ALPHABET, max_size=40))
 def test_the_regex_free_path_equals_the_pattern_pipeline(cwd: str) -> None:

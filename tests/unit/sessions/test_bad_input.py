@@ -653,6 +653,7 @@ def _write_session(home: Path, cwd: Path, data: bytes) -> Path:
     return transcript
 
 
+@pytest.mark.slow
 def test_50_mb_single_line(home: Path, tmp_path: Path, cli_in_home: Any) -> None:
     big = "x" * (50 << 20)
     data = b"".join([_header(), _message("aaaa0001", None, "user", "hi"), b"\n",
@@ -676,6 +677,7 @@ def test_50_mb_single_line(home: Path, tmp_path: Path, cli_in_home: Any) -> None
     assert transcript.stat().st_mtime_ns == stat.st_mtime_ns and transcript.stat().st_size == len(data)
 
 
+@pytest.mark.slow
 def test_50_mb_torn_tail(home: Path, tmp_path: Path, cli_in_home: Any) -> None:
     """A 50 MB line cut before its end (no newline) is one skipped torn tail, not an error."""
     head = _header() + _message("aaaa0001", None, "user", "hi") + b"\n"

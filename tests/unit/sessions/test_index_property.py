@@ -204,6 +204,7 @@ OPERATIONS = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32), start=st.integers(0, 40), operations=OPERATIONS)
 def test_the_sidecar_never_changes_what_a_scan_says(
