@@ -24,6 +24,7 @@ EXPECTED_ROWS = {
 
 
 def test_bench_measures_every_row_and_removes_what_it_generated(home: Path, tmp_path: Path, cli_in_home: Any) -> None:
+    home.mkdir()  # an existing data dir, to check it is left alone
     work = tmp_path / "work"
     code, stdout, stderr = cli_in_home(["bench", "--size", "1MB", "--runs", "1", "--json", "--dir", str(work)], tmp_path)
     assert code == 0, stderr
