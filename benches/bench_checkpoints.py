@@ -50,8 +50,9 @@ except ImportError:
 import make_project
 from commandcode.checkpoints import store as backups
 from commandcode.checkpoints.manager import CheckpointManager
+from commandcode.checkpoints.modes import RewindMode
 from commandcode.checkpoints.records import read_checkpoints
-from commandcode.checkpoints.rewind import RewindMode, rewind
+from commandcode.checkpoints.rewind import rewind
 from commandcode.checkpoints.rewind_code import plan_code
 from commandcode.config.paths import data_dir, project_dir
 from commandcode.sessions.files import SessionFiles

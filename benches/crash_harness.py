@@ -8,7 +8,7 @@
 The points are spread evenly over the operations (appending a turn, the first write of a new
 session, a checkpoint backup, a rewind restore, a meta update); each operation runs in its own
 workspaces, in `--jobs` worker processes. After every kill the harness checks every promise the
-files make (see `tests/crash_harness_lib.py`) and prints a JSON report: per operation the runs,
+files make (see `tests/helpers/crash_harness.py`) and prints a JSON report: per operation the runs,
 kills, kills survived with every check passing, violations, and kills that came after the result
 was already reported. Exit status 1 when any violation was found.
 
@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-import crash_harness_lib as harness
+from helpers import crash_harness as harness
 
 
 def _lane(arguments: tuple[str, str, int, int, bool]) -> harness.LaneResult:

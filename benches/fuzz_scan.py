@@ -23,7 +23,7 @@ coverage only, the Rust core is not instrumented) when it is installed, else `ra
 mutator driven by a seeded PRNG). Each runs in a child process that writes the input to a file
 before executing it, so an input that kills the process is kept. Failures are grouped by
 signature; `--save` writes the first input of each new signature to
-`tests/fixtures/fuzz_regressions/` (replayed by `tests/test_hostile.py`). Prints a JSON report:
+`tests/fixtures/fuzz_regressions/` (replayed by `tests/e2e/test_hostile.py`). Prints a JSON report:
 executions per target, failures per signature, the budget used.
 """
 
@@ -334,8 +334,10 @@ _SANDBOX: PlanSandbox | None = None
 def run_plan(data: bytes, work: Path, *, real: bool) -> None:
     """Plans (and, when `real`, carries out) a code rewind to each checkpoint of `data`."""
     global _SANDBOX
+    from commandcode.checkpoints.modes import RewindMode
     from commandcode.checkpoints.records import read_checkpoints
-    from commandcode.checkpoints.rewind import RewindMode, checkpoint_numbers, rewind
+    from commandcode.checkpoints.rewind import rewind
+    from commandcode.checkpoints.rewind_numbers import checkpoint_numbers
     from commandcode.errors import CommandcodeError
 
     if _SANDBOX is None or _SANDBOX.root.parent != work:

@@ -1,0 +1,13 @@
+"""The test suite's support package: what many test files share, loaded once.
+
+- `helpers.fixtures`: every shared pytest fixture (the one `home`, `workdir`, `project`,
+  `umask_022`, `cli_in_home`), registered as a plugin by `tests/conftest.py`;
+- `helpers.locations`: where the suite's files are (fixtures, support scripts, the samples);
+- `helpers.cli`: running `commandcode` as a subprocess and reading what it wrote;
+- `helpers.checkpoints`: trees, tmpfs mounts and fresh session files for the checkpoint tests;
+- `helpers.crash_harness`: the crash-injection harness (also run by `benches/crash_harness.py`).
+
+`tests/` is on `sys.path` through `pythonpath` in `pyproject.toml`, so a test imports these as
+`from helpers.cli import ...`; test files themselves are imported with `--import-mode=importlib`
+(same basenames in different folders are fine, and no test imports another).
+"""

@@ -1,0 +1,102 @@
+"""Every shared fixture of the suite, defined once; `tests/conftest.py` loads this module as a
+pytest plugin. (Fixtures that only one test file needs stay in that file.)
+
+- `home`: the test's private data dir, the one home fixture;
+- `workdir`, `project`: a working directory for the commands under test;
+- `umask_022`: the test runs under umask 022;
+- `cli_in_home`: `commandcode` as a subprocess in the test's environment, returning a tuple.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+CliResult = tuple[int, str, str]
+CliInHome = Callable[..., CliResult]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "home_on_tmpfs: the `home` fixture's data dir is on tmpfs (/dev/shm), where fsync is free")
+
+
+@pytest.fixture
+def home(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The test's private `COMMANDCODE_HOME`, NOT yet created (commandcode creates it on its first
+    write, as for a new user; a test that needs it first makes it), with the index sidecar off
+    (`COMMANDCODE_INDEX=off`) and `NO_COLOR=1`. Its parent folder exists.
+
+    Under `@pytest.mark.home_on_tmpfs` it lives on tmpfs (`/dev/shm`), where fsync is free: for
+    tests that make hundreds or thousands of durable writes and are about counts or interleaving,
+    not durability."""
+    on_tmpfs = request.node.get_closest_marker("home_on_tmpfs") is not None
+    if on_tmpfs:
+        base = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
+        folder = Path(tempfile.mkdtemp(prefix="commandcode-test-", dir=base))
+    else:
+        folder = tmp_path / "home"
+        folder.mkdir()
+    data = folder / ".commandcode"
+    monkeypatch.setenv("COMMANDCODE_HOME", str(data))
+    monkeypatch.setenv("COMMANDCODE_INDEX", "off")
+    monkeypatch.setenv("NO_COLOR", "1")
+    try:
+        yield data
+    finally:
+        if on_tmpfs:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """The working directory of the commands under test (resolved: it is what getcwd reports)."""
+    folder = tmp_path / "work" / "proj"
+    folder.mkdir(parents=True)
+    return folder.resolve()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project folder (the session's working directory)."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def umask_022() -> Iterator[None]:
+    """Runs the test (and the subprocesses it starts) under umask 022."""
+    previous = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+@pytest.fixture
+def cli_in_home(home: Path) -> CliInHome:
+    """`cli_in_home(args, cwd)` runs `python -m commandcode *args` in `cwd` with the test's
+    environment (so with `home`) and returns `(exit code, stdout, stderr)`. (`helpers.cli.run_cli`
+    is the plain function that takes the data dir and returns the `CompletedProcess`.)"""
+
+    def run(args: Sequence[str], cwd: Path | str, *, timeout: float = 300) -> CliResult:
+        completed = subprocess.run(
+            [sys.executable, "-m", "commandcode", *args],
+            cwd=cwd,
+            env={**os.environ, "COLUMNS": "200"},
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+        return (completed.returncode, completed.stdout.decode("utf-8", errors="surrogateescape"),
+                completed.stderr.decode("utf-8", errors="surrogateescape"))
+
+    return run

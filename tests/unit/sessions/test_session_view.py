@@ -1,0 +1,76 @@
+"""The typed read API: `Session` hands out `Header`, `SkippedLine`, `Anomalies` and `TreeRow`
+values (never the native index or untyped dicts) and implements the `SessionView` protocol
+that other readers (Claude Code, pi) will implement."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from commandcode.sessions.reader import Session, open_session
+from commandcode.sessions.records import Anomalies, Header, SkippedLine, TreeRow
+from commandcode.sessions.view import SessionView
+from commandcode.storage.values import Frozen
+
+HEADER = b'{"type":"session","version":3,"id":"hdr","timestamp":"2026-01-02T03:04:05.000Z","cwd":"/w"}\n'
+ENTRIES = [
+    b'{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-02T03:04:06.000Z",'
+    b'"message":{"role":"user","content":"first"}}\n',
+    b'{"type":"message","id":"m2","parentId":"m1","timestamp":"2026-01-02T03:04:07.000Z",'
+    b'"message":{"role":"assistant","content":[{"type":"text","text":"second"}]}}\n',
+    b'{"type":"label","id":"l1","parentId":"m2","timestamp":"2026-01-02T03:04:08.000Z","targetId":"m1","label":"start"}\n',
+    b'{"type":"message","id":"m3","parentId":"gone","timestamp":"2026-01-02T03:04:09.000Z",'
+    b'"message":{"role":"user","content":"orphan"}}\n',
+]
+
+
+@pytest.fixture
+def session(home: Path, tmp_path: Path) -> Session:
+    path = tmp_path / "s1.jsonl"
+    path.write_bytes(HEADER + b"".join(ENTRIES) + b'{"torn": ')
+    return open_session(path)
+
+
+def test_a_session_is_a_session_view(session: Session) -> None:
+    assert isinstance(session, SessionView)
+
+
+def test_the_native_index_is_private(session: Session) -> None:
+    assert not hasattr(session, "index")
+
+
+def test_header_skipped_lines_and_anomalies_are_typed(session: Session) -> None:
+    header = session.header
+    assert isinstance(header, Header) and isinstance(header, Frozen)
+    assert (header.id, header.timestamp, header.cwd, header.line, header.synthesized) == \
+        ("hdr", "2026-01-02T03:04:05.000Z", "/w", 1, False)
+    [skipped] = session.skipped_lines
+    assert isinstance(skipped, SkippedLine) and (skipped.line, skipped.reason) == (6, "torn tail without newline")
+    assert skipped.offset == len(HEADER) + sum(map(len, ENTRIES)) and skipped.length == len(b'{"torn": ')
+    anomalies = session.anomalies
+    assert isinstance(anomalies, Anomalies) and anomalies.unknown_parents == 1 and not anomalies.cycle_detected
+    with pytest.raises(AttributeError):
+        header.cwd = "/"  # type: ignore[misc]
+
+
+def test_tree_rows_entries_and_context_by_position(session: Session) -> None:
+    rows = list(session.tree_rows())
+    assert all(isinstance(row, TreeRow) for row in rows)
+    assert [row.id for row in rows] == ["m1", "m2", "l1", "m3"] and session.entry_count == 4
+    assert rows[0].label == "start" and session.labels() == {"m1": "start"}
+    assert [entry["id"] for entry in session.entries(1, 3)] == ["m2", "l1"]
+    assert [entry["id"] for entry in session.entries()] == ["m1", "m2", "l1", "m3"]
+    assert session.context().entry_ids == ["m3"]  # the leaf is the last entry; its parent is unknown
+
+
+def test_the_view_protocol_stays_out_of_a_warm_open(home: Path, tmp_path: Path) -> None:
+    path = tmp_path / "s2.jsonl"
+    path.write_bytes(HEADER + ENTRIES[0])
+    probe = ("import sys, commandcode; s = commandcode.open_session(sys.argv[1]); s.context(); s.header; "
+             "print(' '.join(sorted(sys.modules)))")
+    loaded = set(subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True,
+                                check=True).stdout.split())
+    assert "commandcode.sessions.view" not in loaded and "typing" not in loaded
