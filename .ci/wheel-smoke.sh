@@ -7,7 +7,7 @@
 set -euo pipefail
 wheel=$(realpath "${1:?usage: .ci/wheel-smoke.sh WHEEL}")
 repo=$(cd "$(dirname "$0")/.." && pwd)
-python=${PYTHON:-/usr/bin/python3}
+python=${PYTHON:-python3}  # resolved before PATH is narrowed
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
