@@ -289,7 +289,7 @@ def test_no_session_resume_leaves_the_session_alone(home: Path, workdir: Path) -
 def test_no_session_resume_still_gives_the_model_the_context(home: Path, workdir: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     from commandcode.agent.providers.offline import OfflineModel
-    from commandcode.cli.sessions import app
+    from commandcode.cli import app
 
     run_ok(["-p", "remember this"], workdir, home)
     session_id = session_id_of(only_transcript(home, workdir))
@@ -563,7 +563,7 @@ def test_a_sidecar_path_is_not_a_session(home: Path, workdir: Path) -> None:
 
 
 def test_help_and_version() -> None:
-    from commandcode.cli.sessions import app
+    from commandcode.cli import app
 
     runner = CliRunner()
     version = runner.invoke(app, ["--version"])

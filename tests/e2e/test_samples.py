@@ -247,7 +247,7 @@ def test_listing_all_projects(sample_home: Path, sample_cwd: Path, pristine: obj
 
 def test_listing_of_the_sample_project_directory(sample_home: Path, pristine: object,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from commandcode.cli.sessions import app
+    from commandcode.cli import app
 
     monkeypatch.setenv("COMMANDCODE_HOME", str(sample_home))
     monkeypatch.setenv("COMMANDCODE_INDEX", "off")

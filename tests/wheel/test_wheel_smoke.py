@@ -100,8 +100,9 @@ def test_the_wheel_holds_the_package_and_launchers_only() -> None:
 
 @pytest.mark.parametrize("launcher", ["commandcode", "cmd"])
 def test_version_is_cargos(user: Path, launcher: str) -> None:
-    import commandcode
     from importlib.metadata import version
+
+    import commandcode
 
     assert commandcode.__version__ == cargo_version() == version("commandcode")
     assert cc("--version", launcher=launcher).stdout == f"commandcode {cargo_version()}\n"

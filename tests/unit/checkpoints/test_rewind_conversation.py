@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from commandcode.checkpoints.records import read_checkpoints
-from commandcode.cli.sessions import app
+from commandcode.cli import app
 from commandcode.config.paths import project_dir
 from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.reader import open_session

@@ -54,8 +54,7 @@ def test_each_fast_command_matches_its_typer_declaration() -> None:
     typer side fails here rather than making the two paths disagree."""
     import typer.main
 
-    from commandcode.cli import session_views
-    from commandcode.cli.sessions import app
+    from commandcode.cli import app, session_views
 
     root = typer.main.get_command(app)
     for words, (view_name, positional_names, flags) in FAST_COMMANDS.items():
