@@ -29,9 +29,7 @@ impl From<Error> for PyErr {
             | Error::RestoreInProgress { .. }
             | Error::JournalInvalid { .. }
             | Error::JournalUntrusted { .. }
-            | Error::RecoveryIncomplete { .. } => {
-                RestoreError::new_err(message)
-            }
+            | Error::RecoveryIncomplete { .. } => RestoreError::new_err(message),
             #[allow(unreachable_patterns, reason = "Error is non_exhaustive")]
             _ => CommandcodeError::new_err(message),
         }

@@ -188,10 +188,11 @@ impl<'a, 'py> Encoder<'a, 'py> {
             Err(_) => {
                 // Lone surrogates: take them as 3-byte sequences, which `write_string` escapes.
                 let py = text.py();
-                let encoded = py
-                    .get_type::<PyString>()
-                    .getattr(intern!(py, "encode"))?
-                    .call1((text, intern!(py, "utf-8"), intern!(py, "surrogatepass")))?;
+                let encoded = py.get_type::<PyString>().getattr(intern!(py, "encode"))?.call1((
+                    text,
+                    intern!(py, "utf-8"),
+                    intern!(py, "surrogatepass"),
+                ))?;
                 write_string(&mut self.out, encoded.cast::<PyBytes>()?.as_bytes());
             }
         }
@@ -214,7 +215,13 @@ impl<'a, 'py> Encoder<'a, 'py> {
     fn float(&mut self, float: &Bound<'py, PyFloat>) -> PyResult<()> {
         let value = float.value();
         write_float(&mut self.out, value, self.allow_nan).map_err(|OutOfRange| {
-            let shown = if value.is_nan() { "nan" } else if value > 0.0 { "inf" } else { "-inf" };
+            let shown = if value.is_nan() {
+                "nan"
+            } else if value > 0.0 {
+                "inf"
+            } else {
+                "-inf"
+            };
             PyValueError::new_err(format!("Out of range float values are not JSON compliant: {shown}"))
         })
     }
@@ -289,7 +296,8 @@ fn dict_items<'py>(dict: &Bound<'py, PyDict>) -> PyResult<Vec<(Bound<'py, PyAny>
 }
 
 fn into_str<'py>(py: Python<'py>, out: &[u8]) -> PyResult<Bound<'py, PyString>> {
-    let text = std::str::from_utf8(out).map_err(|error| PyValueError::new_err(format!("encoder wrote invalid UTF-8: {error}")))?;
+    let text = std::str::from_utf8(out)
+        .map_err(|error| PyValueError::new_err(format!("encoder wrote invalid UTF-8: {error}")))?;
     Ok(PyString::new(py, text))
 }
 
