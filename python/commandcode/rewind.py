@@ -233,13 +233,10 @@ class RewindResult:
 
 def _refusal(problems: list[backups.Problem]) -> RestoreError:
     message = "nothing was restored: " + "; ".join(problem.message for problem in problems)
-    error: RestoreError
+    rows = [(str(problem.path), problem.code, problem.message) for problem in problems]
     if all(problem.code == "changed_outside" for problem in problems):
-        error = ChangedOutsideError(message)
-    else:
-        error = RestoreError(message)
-    error.problems = [(str(problem.path), problem.code, problem.message) for problem in problems]  # type: ignore[attr-defined]
-    return error
+        return ChangedOutsideError(message, problems=rows)
+    return RestoreError(message, problems=rows)
 
 
 def _fill_changes(result: RewindResult, outcome: backups.RestoreOutcome) -> None:
@@ -284,7 +281,7 @@ def _restore_code(
             companion=(files.checkpoints, checkpoints_bytes(records)), **(faults or {})
         )
     except RestoreError as error:
-        if any(problem[1] == "outside" for problem in getattr(error, "problems", None) or ()):
+        if any(code == "outside" for _, code, _ in error.problems):
             error.hint = outside_hint(cwd)
         raise
     _fill_changes(result, outcome)
