@@ -36,8 +36,28 @@ impl Random {
 /// Source-like text as a JSON string body: quotes, backslashes, newlines and tabs escaped.
 fn source_text(random: &mut Random, bytes: usize) -> String {
     const WORDS: &[&str] = &[
-        "fn ", "let ", "self.", "value", " = ", "return ", "(x)", ";\\n", "    ", "if ", "else ", "\\\"text\\\"", "path\\\\to",
-        "\\t", "é", "→ ", "{ ", "}\\n", "// comment\\n", "0x1f", "match ", "=> ",
+        "fn ",
+        "let ",
+        "self.",
+        "value",
+        " = ",
+        "return ",
+        "(x)",
+        ";\\n",
+        "    ",
+        "if ",
+        "else ",
+        "\\\"text\\\"",
+        "path\\\\to",
+        "\\t",
+        "é",
+        "→ ",
+        "{ ",
+        "}\\n",
+        "// comment\\n",
+        "0x1f",
+        "match ",
+        "=> ",
     ];
     let mut out = String::with_capacity(bytes + 32);
     while out.len() < bytes {
@@ -58,7 +78,9 @@ fn transcript(target: usize) -> Vec<u8> {
         let id = random.id();
         let parent = match ids.last() {
             // Now and then a rewind: the new entry hangs off an older one.
-            Some(_) if random.below(50) == 0 && ids.len() > 10 => format!("\"{}\"", ids[ids.len() - 1 - random.below(10) as usize]),
+            Some(_) if random.below(50) == 0 && ids.len() > 10 => {
+                format!("\"{}\"", ids[ids.len() - 1 - random.below(10) as usize])
+            }
             Some(parent) => format!("\"{parent}\""),
             None => "null".to_owned(),
         };
@@ -132,7 +154,9 @@ fn bench_scan(criterion: &mut Criterion) {
             (report.entries.len(), plan.entries.len())
         })
     });
-    group.bench_function("cold_open_summary", |bench| bench.iter(|| index::open_plain(&path).unwrap().summary.plan.len()));
+    group.bench_function("cold_open_summary", |bench| {
+        bench.iter(|| index::open_plain(&path).unwrap().summary.plan.len())
+    });
     let sidecar = folder.path().join("index").join("session.idx");
     index::open(&path, &sidecar).unwrap();
     group.bench_function("warm_open_unchanged", |bench| {
@@ -143,7 +167,8 @@ fn bench_scan(criterion: &mut Criterion) {
         })
     });
     group.bench_function("warm_open_appended", |bench| {
-        let extra = b"{\"type\":\"custom\",\"id\":\"c0ffee00\",\"parentId\":null,\"timestamp\":\"t\",\"customType\":\"x\"}\n";
+        let extra =
+            b"{\"type\":\"custom\",\"id\":\"c0ffee00\",\"parentId\":null,\"timestamp\":\"t\",\"customType\":\"x\"}\n";
         bench.iter_batched(
             || {
                 std::fs::write(&path, &data).unwrap();

@@ -7,7 +7,28 @@ Errors: `commandcode.errors.UnsupportedFormatError` (newer transcript version),
 
 from collections.abc import Callable, Sequence
 from os import PathLike
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Literal, Self, final
+
+__all__ = [
+    "MAX_BACKUP_SIZE",
+    "SUPPORTED_VERSION",
+    "FileState",
+    "ObjectStore",
+    "RestoreItem",
+    "RestorePlan",
+    "SessionIndex",
+    "__version__",
+    "check_restore",
+    "content_id",
+    "free_space",
+    "json_dumps",
+    "json_encode_entry",
+    "json_encode_line",
+    "recover_restore",
+    "restore_files",
+    "scan_session",
+]
 
 __version__: str
 SUPPORTED_VERSION: int
@@ -15,14 +36,18 @@ MAX_BACKUP_SIZE: int
 
 _Path = str | PathLike[str]
 
+@final
 class SessionIndex:
     """A scanned transcript: header, entry envelopes, skipped lines and the session tree."""
 
-    def __contains__(self, id: object) -> bool:
+    def __contains__(self, id: object, /) -> bool:
         """Whether an entry id is in the file (from the id hashes; never raises)."""
 
     @property
-    def path(self) -> str: ...
+    def path(self) -> Path: ...
+    @property
+    def source(self) -> Literal["scanned", "rebuilt", "loaded", "appended", "appended_rewritten"]:
+        """How the index was obtained: without a sidecar, rebuilt, loaded as is, or appended to."""
     @property
     def header(self) -> dict[str, Any] | None: ...
     @property
@@ -48,6 +73,9 @@ class SessionIndex:
     @property
     def leaf_id(self) -> str | None: ...
     @property
+    def path_length(self) -> int:
+        """Number of entries on the active path."""
+    @property
     def name(self) -> str | None: ...
     @property
     def model(self) -> str | None: ...
@@ -62,6 +90,12 @@ class SessionIndex:
         """`(entry_ids, compaction_id, strip_thinking_until)` of the context rebuild."""
     def read_context(self) -> list[dict[str, Any]]:
         """The context entries, parsed, in context order.
+
+        Raises:
+            SessionChangedError: the transcript changed since the scan.
+        """
+    def read_context_raw(self) -> list[bytes]:
+        """The context entries' raw lines (without the `\\n`), in context order.
 
         Raises:
             SessionChangedError: the transcript changed since the scan.
@@ -90,6 +124,7 @@ def scan_session(path: _Path, index_path: _Path | None = None) -> SessionIndex:
         OSError: the transcript cannot be read.
     """
 
+@final
 class FileState:
     """What is (or was backed up) at a path."""
 
@@ -99,12 +134,13 @@ class FileState:
     mode: int | None
     stored_now: bool
 
+@final
 class ObjectStore:
     """The shared blake3 + zstd content-addressed backup store."""
 
-    def __init__(self, root: _Path) -> None: ...
+    def __new__(cls, root: _Path) -> Self: ...
     @property
-    def root(self) -> str: ...
+    def root(self) -> Path: ...
     def backup_file(self, path: _Path, max_size: int = ...) -> FileState:
         """Backs up `path` without following symlinks; nothing over `max_size` is read."""
     def inspect_file(self, path: _Path, max_size: int = ...) -> FileState: ...
@@ -114,16 +150,17 @@ class ObjectStore:
     def verify(self, content_id: str) -> None:
         """Raises `BackupIntegrityError` unless the object exists, decompresses and hashes to its name."""
     def contains(self, content_id: str) -> bool: ...
-    def object_path(self, content_id: str) -> str: ...
+    def object_path(self, content_id: str) -> Path: ...
     def sweep(self, referenced: Sequence[str], grace_seconds: float) -> list[tuple[str, int]]: ...
     def usage(self) -> tuple[int, int]:
         """`(objects, bytes_on_disk)`."""
 
+@final
 class RestoreItem:
     """One target of a restore: the content it should get (or absence), and what we expect there now."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         target: _Path,
         *,
         digest: str | None = None,
@@ -131,10 +168,11 @@ class RestoreItem:
         blob_folder: _Path | None = None,
         mode: int | None = None,
         expected: str | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
-    def target(self) -> str: ...
+    def target(self) -> Path: ...
 
+@final
 class RestorePlan:
     """`entries`: `(target, action, changed_outside, content_id)`; `problems`: `(target, code, message)`."""
 
@@ -143,7 +181,7 @@ class RestorePlan:
 
 def check_restore(
     object_store: ObjectStore, items: Sequence[RestoreItem], *, confine_to: _Path | None = None,
-    protected: Sequence[_Path] = (),
+    protected: Sequence[_Path] = ...,
 ) -> RestorePlan:
     """Verifies a restore (objects, digests, targets) without writing anything."""
 
@@ -153,7 +191,7 @@ def restore_files(
     journal: _Path,
     *,
     confine_to: _Path | None = None,
-    protected: Sequence[_Path] = (),
+    protected: Sequence[_Path] = ...,
     companion: tuple[_Path, bytes] | None = None,
     force: bool = False,
     in_place: bool = True,
@@ -176,7 +214,7 @@ def recover_restore(
     store: _Path | None = None,
     blob_folder: _Path | None = None,
     companion: _Path | None = None,
-) -> tuple[str, list[str]] | None:
+) -> tuple[str, list[Path]] | None:
     """Completes or rolls back an interrupted restore; `(outcome, paths)` or None when there was none.
     A journal naming a path outside the bounds given is kept and refused (`RestoreError`)."""
 

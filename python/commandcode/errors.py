@@ -9,14 +9,21 @@ from __future__ import annotations
 
 
 class CommandcodeError(Exception):
-    """Base class. `hint` is an optional second line telling the user what to do."""
+    """Base class. `hint` is an optional second line telling the user what to do. `problems` is
+    `(path, code, message)` for each file that stopped an operation on many files (a refused
+    restore: `BackupIntegrityError`, `RestoreError`, `ChangedOutsideError`), else empty; the
+    native extension passes it to the constructor like any other caller."""
 
     hint: str | None = None
+    problems: list[tuple[str, str, str]]
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, hint: str | None = None, problems: list[tuple[str, str, str]] | None = None
+    ) -> None:
         super().__init__(message)
         if hint is not None:
             self.hint = hint
+        self.problems = [] if problems is None else list(problems)
 
 
 class UnsupportedFormatError(CommandcodeError):
@@ -42,8 +49,15 @@ class AmbiguousSessionError(CommandcodeError):
 class SessionLockedError(CommandcodeError):
     """Another process holds the transcript open for writing."""
 
-    def __init__(self, message: str, *, holder_pid: int | None = None, hint: str | None = None) -> None:
-        super().__init__(message, hint=hint)
+    def __init__(
+        self,
+        message: str,
+        *,
+        holder_pid: int | None = None,
+        hint: str | None = None,
+        problems: list[tuple[str, str, str]] | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint, problems=problems)
         self.holder_pid = holder_pid
 
 

@@ -153,7 +153,10 @@ mod tests {
         let refused = read_regular(&link, Follow::No).unwrap_err();
         assert_eq!(refused.raw_os_error(), Some(rustix::io::Errno::LOOP.raw_os_error()));
         assert_eq!(read_regular(&regular, Follow::No).unwrap(), b"x");
-        assert_eq!(read_regular(&folder.path().join("missing"), Follow::No).unwrap_err().kind(), io::ErrorKind::NotFound);
+        assert_eq!(
+            read_regular(&folder.path().join("missing"), Follow::No).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
         assert!(open_folder(&fifo).is_err() && open_folder(folder.path()).is_ok());
         assert!(is_not_regular(&check_replaceable(&fifo).unwrap_err()));
         assert!(check_replaceable(&link).is_ok() && check_replaceable(&regular).is_ok());

@@ -50,7 +50,9 @@ impl fmt::Display for JsonError {
                 write!(formatter, "unexpected '{}' at column {column}", byte as char)
             }
             JsonErrorKind::UnexpectedByte(byte) => write!(formatter, "unexpected byte 0x{byte:02x} at column {column}"),
-            JsonErrorKind::ControlCharacterInString => write!(formatter, "control character in a string at column {column}"),
+            JsonErrorKind::ControlCharacterInString => {
+                write!(formatter, "control character in a string at column {column}")
+            }
             JsonErrorKind::InvalidEscape => write!(formatter, "invalid escape at column {column}"),
             JsonErrorKind::InvalidNumber => write!(formatter, "invalid number at column {column}"),
             JsonErrorKind::TrailingCharacters => write!(formatter, "trailing characters at column {column}"),
@@ -648,10 +650,31 @@ mod tests {
     #[test]
     fn agrees_with_serde_json_on_validity() {
         let cases = [
-            "{}", "[]", "{\"a\":[1,2,{\"b\":null}],\"c\":\"x\\n\\u00e9\"}", "1", "-0.5e+10", "\"\"", "true",
-            "{\"a\":}", "[1,]", "{,}", "01", "1.", "-", "\"\\x\"", "\"\\u12\"", "\"a\u{1}\"", "{\"a\" 1}",
-            "[1 2]", "nul", "{\"a\":1}}", "\"unterminated", "[[[[]]]]", "{\"k\":\"long string with no escapes at all, more than eight bytes\"}",
-            "\"\\ud800\"", " { \"a\" : [ true , false ] } ",
+            "{}",
+            "[]",
+            "{\"a\":[1,2,{\"b\":null}],\"c\":\"x\\n\\u00e9\"}",
+            "1",
+            "-0.5e+10",
+            "\"\"",
+            "true",
+            "{\"a\":}",
+            "[1,]",
+            "{,}",
+            "01",
+            "1.",
+            "-",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "\"a\u{1}\"",
+            "{\"a\" 1}",
+            "[1 2]",
+            "nul",
+            "{\"a\":1}}",
+            "\"unterminated",
+            "[[[[]]]]",
+            "{\"k\":\"long string with no escapes at all, more than eight bytes\"}",
+            "\"\\ud800\"",
+            " { \"a\" : [ true , false ] } ",
         ];
         for case in cases {
             let expected = serde_json::from_str::<serde::de::IgnoredAny>(case).is_ok();
@@ -717,8 +740,31 @@ mod tests {
             };
             for _ in 0..length {
                 out.push_str(self.pick(&[
-                    "a", "b", "z", " ", "0", "é", "→", "😀", "\\n", "\\\"", "\\\\", "\\/", "\\t", "\\r", "\\b", "\\f",
-                    "\\u00e9", "\\uD83D\\uDE00", "\\ud800", "\\uDC00", "'", "{", "]", ":", ",",
+                    "a",
+                    "b",
+                    "z",
+                    " ",
+                    "0",
+                    "é",
+                    "→",
+                    "😀",
+                    "\\n",
+                    "\\\"",
+                    "\\\\",
+                    "\\/",
+                    "\\t",
+                    "\\r",
+                    "\\b",
+                    "\\f",
+                    "\\u00e9",
+                    "\\uD83D\\uDE00",
+                    "\\ud800",
+                    "\\uDC00",
+                    "'",
+                    "{",
+                    "]",
+                    ":",
+                    ",",
                 ]));
             }
             out.push('"');
@@ -728,7 +774,17 @@ mod tests {
             self.whitespace(out);
             match self.below(if depth > 4 { 6 } else { 9 }) {
                 0 => out.push_str(self.pick(&["true", "false", "null"])),
-                1 | 2 => out.push_str(self.pick(&["0", "-0", "1", "-12", "3.25", "1e5", "-2.5E-3", "10e+2", "123456789012345678901234567890"])),
+                1 | 2 => out.push_str(self.pick(&[
+                    "0",
+                    "-0",
+                    "1",
+                    "-12",
+                    "3.25",
+                    "1e5",
+                    "-2.5E-3",
+                    "10e+2",
+                    "123456789012345678901234567890",
+                ])),
                 3..=5 => self.string(out),
                 6 | 7 => {
                     out.push('{');

@@ -40,7 +40,10 @@ fn needs_look(word: u64) -> bool {
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let has_zero = |value: u64| value.wrapping_sub(ONES) & !value & HIGHS;
     let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
-    (below_space | has_zero(word ^ (ONES * u64::from(b'"'))) | has_zero(word ^ (ONES * u64::from(b'\\'))) | has_zero(word ^ (ONES * 0xed)))
+    (below_space
+        | has_zero(word ^ (ONES * u64::from(b'"')))
+        | has_zero(word ^ (ONES * u64::from(b'\\')))
+        | has_zero(word ^ (ONES * 0xed)))
         != 0
 }
 
@@ -155,7 +158,14 @@ fn write_escape(out: &mut Vec<u8>, byte: u8, rest: &[u8]) -> usize {
             }
         },
         b'u' => {
-            out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0xf)]]);
+            out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(byte >> 4)],
+                HEX[usize::from(byte & 0xf)],
+            ]);
             1
         }
         escape => {
@@ -199,7 +209,8 @@ pub fn write_float(out: &mut Vec<u8>, value: f64, allow_nan: bool) -> Result<(),
 /// power of two, where the interval is lopsided), when the shortest digits are the only other.
 pub fn write_float_repr(out: &mut Vec<u8>, value: f64) {
     let shortest = format!("{value:e}"); // "-1.2345e-7", "1e16", "0e0", "-0e0"
-    let length = shortest.split_once('e').map_or(1, |(mantissa, _)| mantissa.bytes().filter(u8::is_ascii_digit).count());
+    let length =
+        shortest.split_once('e').map_or(1, |(mantissa, _)| mantissa.bytes().filter(u8::is_ascii_digit).count());
     let rounded = format!("{value:.precision$e}", precision = length - 1);
     let scientific = if rounded.parse::<f64>() == Ok(value) { rounded } else { shortest };
     let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
@@ -300,7 +311,9 @@ mod tests {
                 0x0c => out.extend_from_slice(b"\\f"),
                 0..0x20 => out.extend_from_slice(format!("\\u{byte:04x}").as_bytes()),
                 0xed if text.get(index + 1).is_some_and(|&second| second >= 0xa0) && index + 2 < text.len() => {
-                    let code = (u32::from(byte & 0x0f) << 12) | (u32::from(text[index + 1] & 0x3f) << 6) | u32::from(text[index + 2] & 0x3f);
+                    let code = (u32::from(byte & 0x0f) << 12)
+                        | (u32::from(text[index + 1] & 0x3f) << 6)
+                        | u32::from(text[index + 2] & 0x3f);
                     out.extend_from_slice(format!("\\u{code:04x}").as_bytes());
                     index += 2;
                 }
@@ -314,8 +327,24 @@ mod tests {
 
     #[test]
     fn the_word_at_a_time_writer_matches_the_byte_wise_rules() {
-        let pieces: &[&[u8]] = &[b"a", b"bcdefghijklmnopqrstuvwxyz0123456789", b"\"", b"\\", b"\n", b"\x00", b"\x1f", b" ",
-            b"\x7f", "é".as_bytes(), "😀".as_bytes(), "\u{d7ff}".as_bytes(), b"\xed\xa0\x80", b"\xed\xbf\xbf", b"!", b"~"];
+        let pieces: &[&[u8]] = &[
+            b"a",
+            b"bcdefghijklmnopqrstuvwxyz0123456789",
+            b"\"",
+            b"\\",
+            b"\n",
+            b"\x00",
+            b"\x1f",
+            b" ",
+            b"\x7f",
+            "é".as_bytes(),
+            "😀".as_bytes(),
+            "\u{d7ff}".as_bytes(),
+            b"\xed\xa0\x80",
+            b"\xed\xbf\xbf",
+            b"!",
+            b"~",
+        ];
         let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
         for _ in 0..20_000 {
             let mut text = Vec::new();

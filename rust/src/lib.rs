@@ -27,5 +27,5 @@ mod python;
 
 pub use envelope::{EntryKind, Extra, Role};
 pub use error::{Error, Result};
-pub use scan::{scan_file, scan_bytes, Entry, Header, ScanReport, SkipReason, SkippedLine, SourceFormat};
+pub use scan::{scan_bytes, scan_file, Entry, Header, ScanReport, SkipReason, SkippedLine, SourceFormat};
 pub use tree::{ContextPlan, SessionTree};

@@ -141,7 +141,11 @@ enum LineOutcome {
     NewerHeader(f64),
     Entry(Entry),
     /// A JSON object that is neither a valid header nor a valid entry.
-    OtherObject { detail: &'static str, legacy: Option<SourceFormat>, entrypoint: Option<String> },
+    OtherObject {
+        detail: &'static str,
+        legacy: Option<SourceFormat>,
+        entrypoint: Option<String>,
+    },
     Skip(SkipReason, String),
 }
 
@@ -224,7 +228,8 @@ impl Source for MemorySource<'_> {
 /// Fails only on I/O errors and on a header that declares a newer format version
 /// ([`Error::NewerVersion`]); every malformed line is reported in [`ScanReport::skipped`].
 pub fn scan_file(path: &Path) -> Result<ScanReport> {
-    let file = crate::fsopen::open_regular_read(path, crate::fsopen::Follow::Yes).map_err(|source| Error::io(path, source))?;
+    let file =
+        crate::fsopen::open_regular_read(path, crate::fsopen::Follow::Yes).map_err(|source| Error::io(path, source))?;
     let size = file.metadata().map_err(|source| Error::io(path, source))?.len();
     scan_source(&FileSource { file, size }, path)
 }
@@ -266,7 +271,13 @@ pub(crate) fn resume_scan(source: &impl Source, start: u64, report: ScanReport, 
     run(source, start, builder, path, PIECE_BYTES)
 }
 
-fn run(source: &impl Source, start: u64, mut builder: ReportBuilder, path: &Path, piece_bytes: u64) -> Result<ScanReport> {
+fn run(
+    source: &impl Source,
+    start: u64,
+    mut builder: ReportBuilder,
+    path: &Path,
+    piece_bytes: u64,
+) -> Result<ScanReport> {
     let size = source.size();
     builder.report.file_size = size;
     let piece_count = size.saturating_sub(start).div_ceil(piece_bytes);
@@ -429,7 +440,15 @@ impl ReportBuilder {
         Ok(())
     }
 
-    fn apply(&mut self, outcome: LineOutcome, line: u64, offset: u64, length: u64, torn: bool, path: &Path) -> Result<()> {
+    fn apply(
+        &mut self,
+        outcome: LineOutcome,
+        line: u64,
+        offset: u64,
+        length: u64,
+        torn: bool,
+        path: &Path,
+    ) -> Result<()> {
         if outcome.is_object() && !self.seen_object {
             self.seen_object = true;
             self.report.format = Some(match &outcome {
@@ -466,12 +485,16 @@ impl ReportBuilder {
                 self.report.skipped.push(skip(SkipReason::FailsValidation, "a second session header".into()))
             }
             LineOutcome::NewerHeader(found) if self.report.header.is_none() => {
-                return Err(Error::NewerVersion { path: path.to_path_buf(), found: found as u64, supported: SUPPORTED_VERSION });
+                return Err(Error::NewerVersion {
+                    path: path.to_path_buf(),
+                    found: found as u64,
+                    supported: SUPPORTED_VERSION,
+                });
             }
-            LineOutcome::NewerHeader(found) => self
-                .report
-                .skipped
-                .push(skip(SkipReason::FailsValidation, format!("a session header of version {found} after the header"))),
+            LineOutcome::NewerHeader(found) => self.report.skipped.push(skip(
+                SkipReason::FailsValidation,
+                format!("a session header of version {found} after the header"),
+            )),
             LineOutcome::Entry(mut entry) => {
                 entry.line = line;
                 if self.report.header.is_none() {
@@ -627,10 +650,9 @@ fn extra_for(kind: EntryKind, fields: &LineFields<'_>) -> Extra {
             first_kept_entry_id: boxed(&fields.first_kept_entry_id).unwrap_or_default(),
             strip_thinking_from_kept: fields.strip_thinking_from_kept.as_ref().is_some_and(Loose::truthy),
         },
-        EntryKind::Label => Extra::Label {
-            target_id: boxed(&fields.target_id).unwrap_or_default(),
-            label: boxed(&fields.label),
-        },
+        EntryKind::Label => {
+            Extra::Label { target_id: boxed(&fields.target_id).unwrap_or_default(), label: boxed(&fields.label) }
+        }
         EntryKind::SessionInfo => Extra::SessionInfo { name: boxed(&fields.name) },
         EntryKind::ModelChange => Extra::ModelChange { model: boxed(&fields.model) },
         EntryKind::EffortChange => Extra::EffortChange { effort: boxed(&fields.effort) },
@@ -646,7 +668,9 @@ mod tests {
 
     fn entry(id: &str, parent: Option<&str>) -> String {
         let parent = parent.map_or("null".to_owned(), |parent| format!("\"{parent}\""));
-        format!(r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"t","message":{{"role":"user","content":[]}}}}"#)
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"t","message":{{"role":"user","content":[]}}}}"#
+        )
     }
 
     #[test]
@@ -700,13 +724,18 @@ mod tests {
         assert_eq!(report.skipped.len(), 5);
         assert!(report.skipped.iter().all(|skipped| skipped.reason == SkipReason::NotObject));
         let first = &report.entries[0];
-        assert_eq!(&data.as_bytes()[first.offset as usize..(first.offset + first.length) as usize], entry("e0", None).as_bytes());
+        assert_eq!(
+            &data.as_bytes()[first.offset as usize..(first.offset + first.length) as usize],
+            entry("e0", None).as_bytes()
+        );
     }
 
     #[test]
     fn invalid_utf8_is_read_lossily_like_the_real_cli() {
         let mut data = format!("{HEADER}\n").into_bytes();
-        data.extend_from_slice(b"{\"type\":\"custom\",\"id\":\"x\",\"parentId\":null,\"timestamp\":\"t\",\"data\":\"\xff\"}\n");
+        data.extend_from_slice(
+            b"{\"type\":\"custom\",\"id\":\"x\",\"parentId\":null,\"timestamp\":\"t\",\"data\":\"\xff\"}\n",
+        );
         data.extend_from_slice(b"{\"type\":\"custom\",\"id\":\"\xfe\",\"parentId\":null,\"timestamp\":\"t\"}\n");
         let report = scan_bytes(&data).unwrap();
         assert_eq!(report.entries.len(), 2);
@@ -747,7 +776,14 @@ mod tests {
             let offset = (base + from) as u64;
             if !is_blank(line) {
                 let torn = tail && index + 1 == spans.len();
-                builder.apply(classify(line, offset), index as u64 + 1, offset, line.len() as u64, torn, Path::new("x"))?;
+                builder.apply(
+                    classify(line, offset),
+                    index as u64 + 1,
+                    offset,
+                    line.len() as u64,
+                    torn,
+                    Path::new("x"),
+                )?;
             }
             builder.report.last_line_offset = Some(offset);
         }
@@ -821,7 +857,9 @@ mod tests {
             for piece_bytes in [1, 2, 3, 7, 64, 1000, PIECE_BYTES] {
                 let actual = scan_source_in_pieces(&MemorySource(&data), Path::new("x"), piece_bytes);
                 match (&expected, &actual) {
-                    (Ok(expected), Ok(actual)) => assert_eq!(expected, actual, "round {round}, pieces of {piece_bytes}"),
+                    (Ok(expected), Ok(actual)) => {
+                        assert_eq!(expected, actual, "round {round}, pieces of {piece_bytes}")
+                    }
                     (Err(Error::NewerVersion { .. }), Err(Error::NewerVersion { .. })) => {}
                     _ => panic!("round {round}, pieces of {piece_bytes}: {expected:?} vs {actual:?}"),
                 }
@@ -868,7 +906,8 @@ mod tests {
                 continue;
             }
             // Resume at every line start after the header.
-            let header_end = whole.header.as_ref().map(|header| header.offset + header.length + 1).unwrap_or(0) as usize;
+            let header_end =
+                whole.header.as_ref().map(|header| header.offset + header.length + 1).unwrap_or(0) as usize;
             for cut in header_end..=data.len() {
                 if cut < data.len() && cut > 0 && data[cut - 1] != b'\n' {
                     continue;

@@ -68,7 +68,15 @@ impl SessionTree {
                 found
             })
             .collect();
-        let mut tree = SessionTree { by_id, parents, leaf, path: Vec::new(), cycle_detected: false, unknown_parents, duplicate_ids };
+        let mut tree = SessionTree {
+            by_id,
+            parents,
+            leaf,
+            path: Vec::new(),
+            cycle_detected: false,
+            unknown_parents,
+            duplicate_ids,
+        };
         tree.walk_path();
         tree
     }
@@ -114,11 +122,17 @@ impl SessionTree {
     pub fn context_plan(&self, entries: &[Entry]) -> ContextPlan {
         let compaction_position = self.path.iter().rposition(|&index| entries[index].kind == EntryKind::Compaction);
         let Some(compaction_position) = compaction_position else {
-            return ContextPlan { entries: self.contextual(entries, &self.path), compaction: None, strip_thinking_until: 0 };
+            return ContextPlan {
+                entries: self.contextual(entries, &self.path),
+                compaction: None,
+                strip_thinking_until: 0,
+            };
         };
         let compaction = self.path[compaction_position];
         let (first_kept, strip) = match &entries[compaction].extra {
-            Extra::Compaction { first_kept_entry_id, strip_thinking_from_kept } => (first_kept_entry_id.as_ref(), *strip_thinking_from_kept),
+            Extra::Compaction { first_kept_entry_id, strip_thinking_from_kept } => {
+                (first_kept_entry_id.as_ref(), *strip_thinking_from_kept)
+            }
             _ => ("", false),
         };
         let before = &self.path[..compaction_position];
@@ -165,10 +179,7 @@ pub fn labels(entries: &[Entry]) -> Vec<(Box<str>, Box<str>)> {
             }
         }
     }
-    order
-        .into_iter()
-        .filter_map(|target| labels[target].map(|label| (Box::from(target), Box::from(label))))
-        .collect()
+    order.into_iter().filter_map(|target| labels[target].map(|label| (Box::from(target), Box::from(label)))).collect()
 }
 
 /// The name from the latest `session_info` entry in the file; `None` when it is missing or empty.

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "python" / "commandcode"
+from helpers.locations import REPO
+
+PACKAGE = REPO / "python" / "commandcode"
 
 CORE, SERVICES, FRONT_ENDS, FACADE = 0, 1, 2, 3
 LAYER_NAMES = {CORE: "core", SERVICES: "services", FRONT_ENDS: "front ends", FACADE: "the package facade"}

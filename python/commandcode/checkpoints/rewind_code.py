@@ -97,13 +97,10 @@ def _conflicts_between_turns(path: Path, entries: list[tuple[int, FileBackup]]) 
 
 def _refusal(problems: list[backups.Problem]) -> RestoreError:
     message = "nothing was restored: " + "; ".join(problem.message for problem in problems)
-    error: RestoreError
+    rows = [(str(problem.path), problem.code, problem.message) for problem in problems]
     if all(problem.code == "changed_outside" for problem in problems):
-        error = ChangedOutsideError(message)
-    else:
-        error = RestoreError(message)
-    error.problems = [(str(problem.path), problem.code, problem.message) for problem in problems]  # type: ignore[attr-defined]
-    return error
+        return ChangedOutsideError(message, problems=rows)
+    return RestoreError(message, problems=rows)
 
 
 def _fill_changes(result: RewindResult, outcome: backups.RestoreOutcome) -> None:
@@ -149,7 +146,7 @@ def restore_code(
             fail_before_step=(faults or {}).get("fail_before_step"), step_delay_ms=(faults or {}).get("step_delay_ms", 0),
         )
     except RestoreError as error:
-        if any(problem[1] == "outside" for problem in getattr(error, "problems", None) or ()):
+        if any(problem[1] == "outside" for problem in error.problems):
             error.hint = outside_hint(cwd)
         raise
     _fill_changes(result, outcome)

@@ -133,7 +133,11 @@ fn parse_header(offset: u64, header: &[u8; HEADER_BYTES]) -> Option<Segment> {
         hashes_hash: hash(136)?,
     };
     // Lengths that do not add up are garbage, not a reason to overflow.
-    segment.summary_at().checked_add(segment.summary_length)?.checked_add(segment.entries_length)?.checked_add(segment.hashes_length)?;
+    segment
+        .summary_at()
+        .checked_add(segment.summary_length)?
+        .checked_add(segment.entries_length)?
+        .checked_add(segment.hashes_length)?;
     (segment.hashes_length % 8 == 0).then_some(segment)
 }
 
@@ -183,7 +187,8 @@ pub(super) fn read_all_entries(file: &File, segments: &[Segment]) -> Option<Vec<
 /// The sorted id hashes of one segment.
 pub(super) fn read_hashes(file: &File, segment: &Segment) -> Option<Vec<u64>> {
     let bytes = read_section(file, segment.hashes_at(), segment.hashes_length, &segment.hashes_hash)?;
-    let hashes: Vec<u64> = bytes.chunks_exact(8).map(|chunk| u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]))).collect();
+    let hashes: Vec<u64> =
+        bytes.chunks_exact(8).map(|chunk| u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]))).collect();
     hashes.is_sorted().then_some(hashes)
 }
 
@@ -463,8 +468,13 @@ fn format_from(code: u8) -> Option<Option<SourceFormat>> {
     })
 }
 
-const REASONS: [SkipReason; 5] =
-    [SkipReason::InvalidJson, SkipReason::NotObject, SkipReason::FailsValidation, SkipReason::BeforeHeader, SkipReason::TornTail];
+const REASONS: [SkipReason; 5] = [
+    SkipReason::InvalidJson,
+    SkipReason::NotObject,
+    SkipReason::FailsValidation,
+    SkipReason::BeforeHeader,
+    SkipReason::TornTail,
+];
 
 const KINDS: [EntryKind; 9] = [
     EntryKind::Message,
@@ -558,7 +568,8 @@ fn read_items(input: &mut Reader<'_>, entry_count: u64) -> Option<Vec<PlanItem>>
     let count = input.length()?;
     let mut items = Vec::with_capacity(count);
     for _ in 0..count {
-        let item = PlanItem { index: input.varint()?, id: input.string()?, offset: input.varint()?, length: input.varint()? };
+        let item =
+            PlanItem { index: input.varint()?, id: input.string()?, offset: input.varint()?, length: input.varint()? };
         if item.index >= entry_count {
             return None;
         }
@@ -625,7 +636,8 @@ fn read_summary(input: &mut Reader<'_>) -> Option<Summary> {
     let first_users = read_items(input, entry_count)?;
     let first_users_complete = input.bool()?;
     let in_range = |value: &Option<(u64, String)>| value.as_ref().is_none_or(|(index, _)| *index < entry_count);
-    if !in_range(&leaf) || !in_range(&compaction) || strip_thinking_until > plan.len() as u64 || path_len > entry_count {
+    if !in_range(&leaf) || !in_range(&compaction) || strip_thinking_until > plan.len() as u64 || path_len > entry_count
+    {
         return None;
     }
     Some(Summary {
@@ -764,7 +776,9 @@ fn read_extra(input: &mut Reader<'_>) -> Option<Extra> {
             message_id: input.opt_boxed()?,
             model: input.opt_boxed()?,
         },
-        2 => Extra::Compaction { first_kept_entry_id: Box::from(input.str()?), strip_thinking_from_kept: input.bool()? },
+        2 => {
+            Extra::Compaction { first_kept_entry_id: Box::from(input.str()?), strip_thinking_from_kept: input.bool()? }
+        }
         3 => Extra::Label { target_id: Box::from(input.str()?), label: input.opt_boxed()? },
         4 => Extra::SessionInfo { name: input.opt_boxed()? },
         5 => Extra::ModelChange { model: input.opt_boxed()? },

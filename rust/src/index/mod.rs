@@ -253,7 +253,9 @@ pub fn open(transcript: &Path, sidecar: &Path) -> Result<Session> {
 /// still what was scanned (else writes nothing: the next open rebuilds). Best effort: a sidecar
 /// that cannot be written is only a cache miss next time.
 fn write_base_sidecar(transcript: &Path, sidecar: &Path, before: &Metadata, session: &Session) {
-    if let (Some(identity), Some(full)) = (identity_after_scan(transcript, before, &session.summary), session.full.get()) {
+    if let (Some(identity), Some(full)) =
+        (identity_after_scan(transcript, before, &session.summary), session.full.get())
+    {
         let bytes = format::encode_segment(
             SegmentKind::Base,
             [0; 32],
@@ -385,7 +387,14 @@ fn append_delta(
     let mut segments = segments.to_vec();
     if let Some(identity) = identity_after_scan(transcript, before, &summary) {
         let previous = segments.last().map(|segment| segment.summary_hash).unwrap_or([0; 32]);
-        let bytes = format::encode_segment(SegmentKind::Delta, previous, &identity, &summary, &added, &format::sorted_hashes(&added));
+        let bytes = format::encode_segment(
+            SegmentKind::Delta,
+            previous,
+            &identity,
+            &summary,
+            &added,
+            &format::sorted_hashes(&added),
+        );
         if let Ok(segment) = append_segment(sidecar, handle, &bytes) {
             segments.push(segment);
         } else {
@@ -397,7 +406,12 @@ fn append_delta(
             }
             entries.extend(added);
             let report = ScanReport { entries, ..summary::without_entries(&summary.report) };
-            return Ok(Some(Session::with_full(transcript, summary, OpenKind::Appended, OnceLock::from(Full::new(report)))));
+            return Ok(Some(Session::with_full(
+                transcript,
+                summary,
+                OpenKind::Appended,
+                OnceLock::from(Full::new(report)),
+            )));
         }
     } else {
         // The transcript changed during the scan: nothing is written, and nothing lazy either.
@@ -407,7 +421,12 @@ fn append_delta(
         };
         entries.extend(added);
         let report = ScanReport { entries, ..summary::without_entries(&summary.report) };
-        return Ok(Some(Session::with_full(transcript, summary, OpenKind::Appended, OnceLock::from(Full::new(report)))));
+        return Ok(Some(Session::with_full(
+            transcript,
+            summary,
+            OpenKind::Appended,
+            OnceLock::from(Full::new(report)),
+        )));
     }
     let scanned_to = summary.report.file_size;
     let lazy = LazyEntries { sidecar: sidecar.to_path_buf(), segments, scanned_to };
@@ -457,7 +476,8 @@ fn identity_after_scan(transcript: &Path, before: &Metadata, summary: &Summary) 
     let (head_hash, tail_hash) = edge_hashes(&file, scanned_to).ok()?;
     let after = file.metadata().ok()?;
     let same_file = after.dev() == before.dev() && after.ino() == before.ino();
-    let unchanged = after.len() == scanned_to && after.mtime() == before.mtime() && after.mtime_nsec() == before.mtime_nsec();
+    let unchanged =
+        after.len() == scanned_to && after.mtime() == before.mtime() && after.mtime_nsec() == before.mtime_nsec();
     if !same_file || scanned_to != before.len() || !(unchanged || after.len() > scanned_to) {
         return None;
     }
@@ -479,11 +499,15 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
         std::fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
     }
     let file_name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-    let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|time| time.subsec_nanos()).unwrap_or(0);
+    let nonce =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|time| time.subsec_nanos()).unwrap_or(0);
     let temporary = path.with_file_name(format!(".{file_name}.{}.{nonce:08x}.tmp", std::process::id()));
     let result = (|| {
-        let mut file =
-            fsopen::open_regular(&temporary, std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600), Follow::No)?;
+        let mut file = fsopen::open_regular(
+            &temporary,
+            std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600),
+            Follow::No,
+        )?;
         file.write_all(bytes)?;
         file.sync_all()?;
         std::fs::rename(&temporary, path)
@@ -517,10 +541,25 @@ mod tests {
             let id = format!("e{index}");
             let parent = (index > 0).then(|| format!("e{}", index - 1));
             let line = match index % 7 {
-                3 => format!(r#"{{"type":"compaction","id":"{id}","parentId":"{}","timestamp":"t","summary":"s","firstKeptEntryId":"e{}","tokensBefore":1}}"#, parent.clone().unwrap_or_default(), index / 2),
-                5 => format!(r#"{{"type":"label","id":"{id}","parentId":"{}","timestamp":"t","targetId":"e0","label":"l{index}"}}"#, parent.clone().unwrap_or_default()),
-                6 => format!(r#"{{"type":"session_info","id":"{id}","parentId":"{}","timestamp":"t","name":"n{index}"}}"#, parent.clone().unwrap_or_default()),
-                _ => message(&id, parent.as_deref(), if index % 2 == 0 { "user" } else { "assistant" }, &"x".repeat(index * 13 % 300)),
+                3 => format!(
+                    r#"{{"type":"compaction","id":"{id}","parentId":"{}","timestamp":"t","summary":"s","firstKeptEntryId":"e{}","tokensBefore":1}}"#,
+                    parent.clone().unwrap_or_default(),
+                    index / 2
+                ),
+                5 => format!(
+                    r#"{{"type":"label","id":"{id}","parentId":"{}","timestamp":"t","targetId":"e0","label":"l{index}"}}"#,
+                    parent.clone().unwrap_or_default()
+                ),
+                6 => format!(
+                    r#"{{"type":"session_info","id":"{id}","parentId":"{}","timestamp":"t","name":"n{index}"}}"#,
+                    parent.clone().unwrap_or_default()
+                ),
+                _ => message(
+                    &id,
+                    parent.as_deref(),
+                    if index % 2 == 0 { "user" } else { "assistant" },
+                    &"x".repeat(index * 13 % 300),
+                ),
             };
             data.push_str(&line);
             data.push('\n');
@@ -577,7 +616,14 @@ mod tests {
             tail_hash: [7; 32],
         };
         let entries = &plain.full().unwrap().report.entries;
-        let bytes = format::encode_segment(SegmentKind::Base, [0; 32], &identity, &plain.summary, entries, &format::sorted_hashes(entries));
+        let bytes = format::encode_segment(
+            SegmentKind::Base,
+            [0; 32],
+            &identity,
+            &plain.summary,
+            entries,
+            &format::sorted_hashes(entries),
+        );
         let (decoded_identity, summary, decoded_entries) = decode_sidecar(&bytes).unwrap();
         assert_eq!(decoded_identity, identity);
         assert_eq!(summary, plain.summary);
@@ -641,7 +687,8 @@ mod tests {
         let fixture = fixture(&transcript(25));
         open_and_compare(&fixture);
         let good = std::fs::read(&fixture.sidecar).unwrap();
-        let mut variants: Vec<Vec<u8>> = vec![Vec::new(), b"garbage".to_vec(), good[..good.len() / 2].to_vec(), good[..HEADER_BYTES].to_vec()];
+        let mut variants: Vec<Vec<u8>> =
+            vec![Vec::new(), b"garbage".to_vec(), good[..good.len() / 2].to_vec(), good[..HEADER_BYTES].to_vec()];
         let mut doubled = good.clone();
         doubled.extend_from_slice(&good);
         variants.push(doubled);
@@ -649,7 +696,18 @@ mod tests {
         extended.push(0);
         variants.push(extended);
         let summary_length = u64::from_le_bytes(good[16..24].try_into().unwrap()) as usize;
-        for position in [0, 9, 13, 20, 40, 100, 170, HEADER_BYTES + 3, HEADER_BYTES + summary_length / 2, HEADER_BYTES + summary_length - 1] {
+        for position in [
+            0,
+            9,
+            13,
+            20,
+            40,
+            100,
+            170,
+            HEADER_BYTES + 3,
+            HEADER_BYTES + summary_length / 2,
+            HEADER_BYTES + summary_length - 1,
+        ] {
             let mut flipped = good.clone();
             flipped[position] ^= 0x40;
             variants.push(flipped);
@@ -665,7 +723,8 @@ mod tests {
             let good = std::fs::read(&fixture.sidecar).unwrap();
             let entries_start = HEADER_BYTES + u64::from_le_bytes(good[16..24].try_into().unwrap()) as usize;
             let entries_length = u64::from_le_bytes(good[24..32].try_into().unwrap()) as usize;
-            let position = [entries_start, entries_start + entries_length / 2, entries_start + entries_length - 1][which];
+            let position =
+                [entries_start, entries_start + entries_length / 2, entries_start + entries_length - 1][which];
             let mut damaged = good.clone();
             damaged[position] ^= 1;
             std::fs::write(&fixture.sidecar, &damaged).unwrap();
@@ -716,13 +775,22 @@ mod tests {
         assert_eq!(open_and_compare(&fixture), OpenKind::AppendedRewritten);
         append(&fixture.transcript, &format!("{}\n", message("e3", Some("b1"), "user", "dup")));
         assert_eq!(open_and_compare(&fixture), OpenKind::AppendedRewritten);
-        append(&fixture.transcript, r#"{"type":"compaction","id":"c9","parentId":"e3","timestamp":"t","summary":"s","firstKeptEntryId":"e5","tokensBefore":1,"stripThinkingFromKept":true}"#);
+        append(
+            &fixture.transcript,
+            r#"{"type":"compaction","id":"c9","parentId":"e3","timestamp":"t","summary":"s","firstKeptEntryId":"e5","tokensBefore":1,"stripThinkingFromKept":true}"#,
+        );
         append(&fixture.transcript, "\n");
         assert_eq!(open_and_compare(&fixture), OpenKind::AppendedRewritten);
-        append(&fixture.transcript, "{\"type\":\"session_info\",\"id\":\"i9\",\"parentId\":\"c9\",\"timestamp\":\"t\",\"name\":\"  \"}\n");
+        append(
+            &fixture.transcript,
+            "{\"type\":\"session_info\",\"id\":\"i9\",\"parentId\":\"c9\",\"timestamp\":\"t\",\"name\":\"  \"}\n",
+        );
         assert_eq!(open_and_compare(&fixture), OpenKind::Appended);
         append(&fixture.transcript, &format!("{}\n", message("k1", Some("i9"), "user", "kept")));
-        append(&fixture.transcript, r#"{"type":"compaction","id":"c10","parentId":"k1","timestamp":"t","summary":"s","firstKeptEntryId":"k1","tokensBefore":1}"#);
+        append(
+            &fixture.transcript,
+            r#"{"type":"compaction","id":"c10","parentId":"k1","timestamp":"t","summary":"s","firstKeptEntryId":"k1","tokensBefore":1}"#,
+        );
         append(&fixture.transcript, &format!("\n{}\n", message("after", Some("c10"), "assistant", "x")));
         assert_eq!(open_and_compare(&fixture), OpenKind::Appended);
         append(&fixture.transcript, &format!("{}\n", message("root2", None, "user", "new root")));
@@ -788,7 +856,11 @@ mod tests {
         for _ in 0..60 {
             let mut lines = vec![HEADER.to_owned()];
             for index in 0..(5 + random(25)) as usize {
-                let id = if random(15) == 0 && index > 0 { format!("e{}", random(index as u64)) } else { format!("e{index}") };
+                let id = if random(15) == 0 && index > 0 {
+                    format!("e{}", random(index as u64))
+                } else {
+                    format!("e{index}")
+                };
                 let parent = match random(10) {
                     0 => None,
                     1 => Some("ghost".to_owned()),
@@ -819,7 +891,8 @@ mod tests {
                 let prefix = scan::scan_bytes(&data.as_bytes()[..cut]).unwrap();
                 let old = Summary::from_scan(&prefix, &SessionTree::build(&prefix.entries));
                 let source = scan::MemorySource(data.as_bytes());
-                let merged = scan::resume_scan(&source, cut as u64, summary::without_entries(&prefix), Path::new("x")).unwrap();
+                let merged =
+                    scan::resume_scan(&source, cut as u64, summary::without_entries(&prefix), Path::new("x")).unwrap();
                 let old_ids: std::collections::HashSet<&str> = prefix.entries.iter().map(|entry| &*entry.id).collect();
                 match old.extend(&merged, |id| old_ids.contains(id)) {
                     Some(extended) => {

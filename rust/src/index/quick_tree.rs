@@ -110,7 +110,8 @@ impl QuickTree {
             })
             .collect();
         let unknown_parents =
-            entries.iter().zip(&parents).filter(|(entry, &parent)| parent == NONE && entry.parent_id.is_some()).count() as u64;
+            entries.iter().zip(&parents).filter(|(entry, &parent)| parent == NONE && entry.parent_id.is_some()).count()
+                as u64;
         let leaf = entries.len().checked_sub(1);
         let mut visited = vec![false; entries.len()];
         let mut path = Vec::new();
@@ -149,20 +150,29 @@ impl QuickTree {
             PlanItem { index: u64::from(index), id: entry.id.to_string(), offset: entry.offset, length: entry.length }
         };
         let contextual = |indices: &[u32]| -> Vec<PlanItem> {
-            indices.iter().filter(|&&index| entries[index as usize].kind.is_contextual()).map(|&index| item(index)).collect()
+            indices
+                .iter()
+                .filter(|&&index| entries[index as usize].kind.is_contextual())
+                .map(|&index| item(index))
+                .collect()
         };
         // The context plan (format §2.5), as `SessionTree::context_plan`.
-        let compaction_position = self.path.iter().rposition(|&index| entries[index as usize].kind == EntryKind::Compaction);
+        let compaction_position =
+            self.path.iter().rposition(|&index| entries[index as usize].kind == EntryKind::Compaction);
         let (plan, compaction, strip_thinking_until) = match compaction_position {
             None => (contextual(&self.path), None, 0),
             Some(position) => {
                 let compaction = self.path[position];
                 let (first_kept, strip) = match &entries[compaction as usize].extra {
-                    Extra::Compaction { first_kept_entry_id, strip_thinking_from_kept } => (&**first_kept_entry_id, *strip_thinking_from_kept),
+                    Extra::Compaction { first_kept_entry_id, strip_thinking_from_kept } => {
+                        (&**first_kept_entry_id, *strip_thinking_from_kept)
+                    }
                     _ => ("", false),
                 };
                 let before = &self.path[..position];
-                let kept_start = before.iter().position(|&index| !first_kept.is_empty() && &*entries[index as usize].id == first_kept);
+                let kept_start = before
+                    .iter()
+                    .position(|&index| !first_kept.is_empty() && &*entries[index as usize].id == first_kept);
                 let kept: &[u32] = kept_start.map_or(&[], |start| &before[start..]);
                 let mut plan = vec![item(compaction)];
                 plan.extend(contextual(kept));
@@ -252,10 +262,15 @@ mod tests {
             state % bound
         };
         for round in 0..400 {
-            let mut data = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n");
+            let mut data =
+                String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n");
             let count = random(40) as usize;
             for index in 0..count {
-                let id = if random(6) == 0 && index > 0 { format!("e{}", random(index as u64)) } else { format!("e{index}") };
+                let id = if random(6) == 0 && index > 0 {
+                    format!("e{}", random(index as u64))
+                } else {
+                    format!("e{index}")
+                };
                 let parent = match random(8) {
                     0 => "null".to_owned(),
                     1 => "\"ghost\"".to_owned(),
@@ -264,9 +279,15 @@ mod tests {
                     _ => "null".to_owned(),
                 };
                 let body = match random(8) {
-                    0 => format!(r#""type":"compaction","summary":"s","firstKeptEntryId":"{}","tokensBefore":1,"stripThinkingFromKept":{}"#, ["", "e1", "e3", "zz"][random(4) as usize], random(2) == 0),
+                    0 => format!(
+                        r#""type":"compaction","summary":"s","firstKeptEntryId":"{}","tokensBefore":1,"stripThinkingFromKept":{}"#,
+                        ["", "e1", "e3", "zz"][random(4) as usize],
+                        random(2) == 0
+                    ),
                     1 => format!(r#""type":"model_change"{}"#, if random(2) == 0 { r#","model":"m""# } else { "" }),
-                    2 => format!(r#""type":"effort_change"{}"#, if random(2) == 0 { r#","effort":"high""# } else { "" }),
+                    2 => {
+                        format!(r#""type":"effort_change"{}"#, if random(2) == 0 { r#","effort":"high""# } else { "" })
+                    }
                     3 => r#""type":"branch_summary","fromId":"root","summary":"b""#.to_owned(),
                     4 => r#""type":"label","targetId":"e1","label":"x""#.to_owned(),
                     _ => format!(
@@ -275,14 +296,18 @@ mod tests {
                         if random(2) == 0 { format!(r#","model":"x{index}""#) } else { String::new() }
                     ),
                 };
-                data.push_str(&format!("{{\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"t{}\",{body}}}\n", random(9)));
+                data.push_str(&format!(
+                    "{{\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"t{}\",{body}}}\n",
+                    random(9)
+                ));
             }
             let report = scan_bytes(data.as_bytes()).unwrap();
             let expected = Summary::from_scan(&report, &SessionTree::build(&report.entries));
             let quick = QuickTree::build(&report.entries).unwrap();
             assert_eq!(quick.summarize(&report), expected, "round {round}: {data}");
             let tree = SessionTree::build(&report.entries);
-            let parents: Vec<Option<usize>> = quick.parents.iter().map(|&parent| (parent != NONE).then_some(parent as usize)).collect();
+            let parents: Vec<Option<usize>> =
+                quick.parents.iter().map(|&parent| (parent != NONE).then_some(parent as usize)).collect();
             assert_eq!(parents, tree.parents(), "round {round}");
         }
     }
@@ -295,4 +320,3 @@ mod tests {
         }
     }
 }
-

@@ -287,7 +287,9 @@ impl Summary {
             Some(position) => {
                 let compaction = chain[position];
                 let (first_kept, strip) = match &added[compaction].extra {
-                    Extra::Compaction { first_kept_entry_id, strip_thinking_from_kept } => (&**first_kept_entry_id, *strip_thinking_from_kept),
+                    Extra::Compaction { first_kept_entry_id, strip_thinking_from_kept } => {
+                        (&**first_kept_entry_id, *strip_thinking_from_kept)
+                    }
                     _ => ("", false),
                 };
                 let before = &chain[..position];
@@ -298,7 +300,9 @@ impl Summary {
                         // The old path can hold no new id, so this is its first place on the path.
                         Some(start) => Some(start),
                         // Somewhere on the old path, or nowhere: only the old entries can tell.
-                        None if reaches_old_path && (maybe_old_id(first_kept) || Some(first_kept) == old_leaf) => return None,
+                        None if reaches_old_path && (maybe_old_id(first_kept) || Some(first_kept) == old_leaf) => {
+                            return None
+                        }
                         None => None,
                     }
                 };
@@ -317,7 +321,11 @@ impl Summary {
             }
         }
         let on_chain = |pick: &dyn Fn(&Extra) -> Option<Option<&str>>| -> Option<Option<String>> {
-            chain.iter().rev().find_map(|&index| pick(&added[index].extra).flatten()).map(|found| Some(found.to_owned()))
+            chain
+                .iter()
+                .rev()
+                .find_map(|&index| pick(&added[index].extra).flatten())
+                .map(|found| Some(found.to_owned()))
         };
         let model = on_chain(&|extra| match extra {
             Extra::ModelChange { model } => Some(model.as_deref()),

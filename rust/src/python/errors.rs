@@ -3,7 +3,9 @@
 
 use crate::Error;
 use pyo3::exceptions::PyOSError;
-use pyo3::PyErr;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use pyo3::PyTypeInfo;
 
 pyo3::import_exception!(commandcode.errors, UnsupportedFormatError);
 pyo3::import_exception!(commandcode.errors, SessionChangedError);
@@ -29,9 +31,7 @@ impl From<Error> for PyErr {
             | Error::RestoreInProgress { .. }
             | Error::JournalInvalid { .. }
             | Error::JournalUntrusted { .. }
-            | Error::RecoveryIncomplete { .. } => {
-                RestoreError::new_err(message)
-            }
+            | Error::RecoveryIncomplete { .. } => RestoreError::new_err(message),
             #[allow(unreachable_patterns, reason = "Error is non_exhaustive")]
             _ => CommandcodeError::new_err(message),
         }
@@ -40,23 +40,26 @@ impl From<Error> for PyErr {
 
 /// A refused restore: `BackupIntegrityError` when only backups are bad, `ChangedOutsideError`
 /// when only outside edits stop it, else `RestoreError`; `.problems` holds
-/// `(target, code, message)` for each failing file.
+/// `(target, code, message)` for each failing file, passed as the classes' `problems=` argument.
 fn restore_refused(message: String, problems: &[crate::store::RestoreProblem]) -> PyErr {
     use crate::store::ProblemKind;
-    let error = if problems.iter().all(|problem| problem.kind.is_integrity()) {
-        BackupIntegrityError::new_err(message)
-    } else if problems.iter().all(|problem| problem.kind == ProblemKind::ChangedOutside) {
-        ChangedOutsideError::new_err(message)
-    } else {
-        RestoreError::new_err(message)
-    };
     let rows: Vec<(String, &'static str, String)> = problems
         .iter()
         .map(|problem| (problem.target.display().to_string(), problem.kind.code(), problem.to_string()))
         .collect();
     pyo3::Python::attach(|py| {
-        // Best effort: the message already names every file.
-        let _ = pyo3::types::PyAnyMethods::setattr(error.value(py).as_any(), "problems", rows);
-    });
-    error
+        let class = if problems.iter().all(|problem| problem.kind.is_integrity()) {
+            BackupIntegrityError::type_object(py)
+        } else if problems.iter().all(|problem| problem.kind == ProblemKind::ChangedOutside) {
+            ChangedOutsideError::type_object(py)
+        } else {
+            RestoreError::type_object(py)
+        };
+        let kwargs = PyDict::new(py);
+        let instance = kwargs.set_item("problems", rows).and_then(|()| class.call((message,), Some(&kwargs)));
+        match instance {
+            Ok(instance) => PyErr::from_value(instance),
+            Err(error) => error,
+        }
+    })
 }

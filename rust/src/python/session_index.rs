@@ -69,7 +69,8 @@ impl SessionIndex {
         mut each: impl FnMut(usize, &[u8]) -> PyResult<()>,
     ) -> PyResult<()> {
         let path = &self.path;
-        let file = crate::fsopen::open_regular_read(path, crate::fsopen::Follow::Yes).map_err(|source| Error::io(path, source))?;
+        let file = crate::fsopen::open_regular_read(path, crate::fsopen::Follow::Yes)
+            .map_err(|source| Error::io(path, source))?;
         let mut buffer: Vec<u8> = Vec::new();
         let mut start = 0;
         while start < spans.len() {
@@ -346,12 +347,7 @@ impl SessionIndex {
 
     /// Rows `(id, parent_id, type, timestamp, line)` for entries `[start, stop)` in file order.
     #[pyo3(signature = (start=0, stop=None))]
-    fn tree_rows<'py>(
-        &self,
-        py: Python<'py>,
-        start: usize,
-        stop: Option<usize>,
-    ) -> PyResult<Vec<TreeRow<'_>>> {
+    fn tree_rows<'py>(&self, py: Python<'py>, start: usize, stop: Option<usize>) -> PyResult<Vec<TreeRow<'_>>> {
         let count = self.session.summary.entry_count as usize;
         let stop = stop.unwrap_or(count).min(count);
         if start > stop {

@@ -3,8 +3,8 @@
 //! disk work runs with the GIL released, results are converted last. No logic lives here.
 
 use crate::store::{
-    self, Algorithm, Backup, BackupSource, Companion, ContentId, Desired, Expected, FaultInjection, FileState as CoreFileState,
-    Plan, RecoveryBounds, RecoveryOutcome, RestoreOptions, Sha256Digest,
+    self, Algorithm, Backup, BackupSource, Companion, ContentId, Desired, Expected, FaultInjection,
+    FileState as CoreFileState, Plan, RecoveryBounds, RecoveryOutcome, RestoreOptions, Sha256Digest,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

@@ -157,7 +157,7 @@ def test_every_refusal_writes_nothing(home: Path, project: Path, tmp_path: Path,
     assert snapshot(project) == before_project
     assert snapshot(outside) == before_outside
     assert not Path("/etc/commandcode-test-x").exists()
-    problems = raised.value.problems  # type: ignore[attr-defined]
+    problems = raised.value.problems
     assert len(problems) == 1 and Path(problems[0][0]).name == bad.path.name
     assert bad.path.name in str(raised.value)
 

@@ -23,9 +23,9 @@
 //! (completed from the durable sources), a `committed` one whose new files are on disk, or none
 //! (the new files are on disk; the trash is swept by the next recovery).
 
+use super::bounds::{check as check_bounds, RecoveryBounds};
 use super::folders::{exists_at, remove_at, Folders};
 use super::journal::{Journal, JournalLock, JournalOp, JournalSource, JournalState, Method, Recovery, RecoveryOutcome};
-use super::bounds::{check as check_bounds, RecoveryBounds};
 use super::redo::redo_all;
 use super::target_io::{file_name, holds, overwrite};
 use super::verify::{load, Original, Step, Verified};
@@ -119,9 +119,7 @@ fn journal_ops(steps: &[Step], trash: Option<&Path>, companion: &Path) -> Vec<Jo
         .map(|(index, step)| {
             let device = *devices.entry(&step.folder).or_insert_with(|| device_of(&step.folder));
             let rollback = match trash {
-                Some(folder) if trash_device.is_some() && device == trash_device => {
-                    folder.join(index.to_string())
-                }
+                Some(folder) if trash_device.is_some() && device == trash_device => folder.join(index.to_string()),
                 _ => sibling(&step.folder, &step.target, ROLLBACK_SUFFIX),
             };
             let write = step.action == Action::Write;
@@ -572,9 +570,9 @@ pub(super) fn recover_locked(journal_path: &Path, bounds: &RecoveryBounds) -> Re
             RecoveryOutcome::RolledBack { targets }
         }
         (JournalState::Open, Recovery::Redo) => {
-            redo_all(&journal, &folders)
-                .and_then(|()| sync_filesystems(&journal.ops, &folders))
-                .map_err(|error| Error::RecoveryIncomplete { journal: journal_path.to_owned(), reason: error.to_string() })?;
+            redo_all(&journal, &folders).and_then(|()| sync_filesystems(&journal.ops, &folders)).map_err(|error| {
+                Error::RecoveryIncomplete { journal: journal_path.to_owned(), reason: error.to_string() }
+            })?;
             finish(&journal, &folders);
             remove_trash(&journal);
             RecoveryOutcome::Completed { targets }
@@ -883,7 +881,11 @@ mod tests {
                 expected: Expected::Unknown,
             },
             RestoreItem { target: targets[1].clone(), desired: Desired::Absent, expected: Expected::Unknown },
-            RestoreItem { target: targets[2].clone(), desired: content(fixture, b"TWO", 0o755), expected: Expected::Unknown },
+            RestoreItem {
+                target: targets[2].clone(),
+                desired: content(fixture, b"TWO", 0o755),
+                expected: Expected::Unknown,
+            },
         ];
         let wanted = BTreeMap::from([
             (targets[0].clone(), (b"ZERO".to_vec(), 0o600)),
@@ -944,7 +946,11 @@ mod tests {
         std::fs::write(&records, b"old records").unwrap();
         let (items, wanted) = mixed_items(&fixture);
         let with_companion = RestoreOptions {
-            companion: Some(super::super::Companion { path: records.clone(), bytes: b"new records".to_vec(), mode: 0o600 }),
+            companion: Some(super::super::Companion {
+                path: records.clone(),
+                bytes: b"new records".to_vec(),
+                mode: 0o600,
+            }),
             ..options(&fixture)
         };
         let (_, journal) = open_journal_with(&fixture, &items, Recovery::Redo, &with_companion);
@@ -973,7 +979,10 @@ mod tests {
         assert!(fixture.journal.exists());
         // With the backup back, the next attempt finishes.
         std::fs::write(&object, saved).unwrap();
-        assert!(matches!(recover(&fixture.journal, &bounds(&fixture)).unwrap(), Some(RecoveryOutcome::Completed { .. })));
+        assert!(matches!(
+            recover(&fixture.journal, &bounds(&fixture)).unwrap(),
+            Some(RecoveryOutcome::Completed { .. })
+        ));
         assert_eq!(tree(&fixture.project), wanted);
     }
 
@@ -988,8 +997,16 @@ mod tests {
         std::fs::hard_link(&linked, &other_link).unwrap();
         let inode = std::fs::metadata(&single).unwrap().ino();
         let items = vec![
-            RestoreItem { target: single.clone(), desired: content(&fixture, b"single then", 0o644), expected: Expected::Unknown },
-            RestoreItem { target: linked.clone(), desired: content(&fixture, b"linked then", 0o644), expected: Expected::Unknown },
+            RestoreItem {
+                target: single.clone(),
+                desired: content(&fixture, b"single then", 0o644),
+                expected: Expected::Unknown,
+            },
+            RestoreItem {
+                target: linked.clone(),
+                desired: content(&fixture, b"linked then", 0o644),
+                expected: Expected::Unknown,
+            },
         ];
         restore(&fixture.store, &items, &fixture.journal, &options(&fixture)).unwrap();
         assert_eq!(std::fs::read(&single).unwrap(), b"single then");
@@ -1012,13 +1029,21 @@ mod tests {
         std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o644)).unwrap();
         let verified = super::super::verify::verify(
             &fixture.store,
-            &[RestoreItem { target: program.clone(), desired: content(&fixture, b"x", 0o644), expected: Expected::Unknown }],
+            &[RestoreItem {
+                target: program.clone(),
+                desired: content(&fixture, b"x", 0o644),
+                expected: Expected::Unknown,
+            }],
             &options(&fixture),
         )
         .unwrap();
         assert!(verified.steps[0].original.is_some(), "planned in place");
         let items = vec![
-            RestoreItem { target: program.clone(), desired: content(&fixture, b"#!/bin/sh\n", 0o755), expected: Expected::Unknown },
+            RestoreItem {
+                target: program.clone(),
+                desired: content(&fixture, b"#!/bin/sh\n", 0o755),
+                expected: Expected::Unknown,
+            },
             RestoreItem {
                 target: fixture.project.join("second"),
                 desired: content(&fixture, b"x", 0o644),
@@ -1150,7 +1175,10 @@ mod tests {
     fn file_states() -> impl proptest::strategy::Strategy<Value = Vec<Option<(Vec<u8>, u32)>>> {
         use proptest::prelude::*;
         proptest::collection::vec(
-            proptest::option::of((proptest::collection::vec(any::<u8>(), 0..64), proptest::sample::select(vec![0o600u32, 0o644, 0o755]))),
+            proptest::option::of((
+                proptest::collection::vec(any::<u8>(), 0..64),
+                proptest::sample::select(vec![0o600u32, 0o644, 0o755]),
+            )),
             4,
         )
     }

@@ -125,7 +125,11 @@ impl Checker<'_> {
             }
         }
         if let Some(folder) = self.protected.iter().find(|folder| folder.holds(path)) {
-            return Err(refuse(field, path, &format!("is inside commandcode's data folder {}", folder.lexical.display())));
+            return Err(refuse(
+                field,
+                path,
+                &format!("is inside commandcode's data folder {}", folder.lexical.display()),
+            ));
         }
         if folder && !real_folder(path) {
             return Err(refuse(field, path, "lies under a symlink"));
@@ -141,8 +145,8 @@ impl Checker<'_> {
     }
 
     fn rollback(&self, op: &JournalOp) -> std::result::Result<(), Refusal> {
-        let in_trash = plain(&op.rollback)
-            && self.trash.as_deref().is_some_and(|trash| op.rollback.parent() == Some(trash));
+        let in_trash =
+            plain(&op.rollback) && self.trash.as_deref().is_some_and(|trash| op.rollback.parent() == Some(trash));
         if in_trash {
             return Ok(());
         }
@@ -218,9 +222,10 @@ fn check_trash(journal: &Journal, journal_path: &Path) -> std::result::Result<Op
     let name = String::from_utf8_lossy(&name[..name.len().min(120)]).into_owned();
     let own = plain(trash)
         && trash.parent().is_some_and(|parent| folder.as_ref().is_some_and(|folder| folder.is(parent)))
-        && trash.file_name().map(|file| file.to_string_lossy()).is_some_and(|file| {
-            file.starts_with(&format!(".{name}.")) && file.ends_with(super::apply::TRASH_SUFFIX)
-        });
+        && trash
+            .file_name()
+            .map(|file| file.to_string_lossy())
+            .is_some_and(|file| file.starts_with(&format!(".{name}.")) && file.ends_with(super::apply::TRASH_SUFFIX));
     if !own {
         return Err(refuse("trash", trash, "is not the journal's own trash folder"));
     }

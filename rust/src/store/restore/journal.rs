@@ -62,7 +62,10 @@ impl Method {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum JournalSource {
     Object(ContentId),
-    RawBlob { folder: PathBuf, digest: Sha256Digest },
+    RawBlob {
+        folder: PathBuf,
+        digest: Sha256Digest,
+    },
     /// A file holding exactly the new bytes (the companion's copy beside the journal).
     File(PathBuf),
 }
@@ -182,7 +185,9 @@ fn optional_id(value: &Value) -> Option<Option<ContentId>> {
 fn source_to_json(source: &JournalSource) -> Value {
     match source {
         JournalSource::Object(id) => json!({ "object": id.to_string() }),
-        JournalSource::RawBlob { folder, digest } => json!({ "blob": path_to_json(folder), "sha256": digest.to_string() }),
+        JournalSource::RawBlob { folder, digest } => {
+            json!({ "blob": path_to_json(folder), "sha256": digest.to_string() })
+        }
         JournalSource::File(path) => json!({ "file": path_to_json(path) }),
     }
 }

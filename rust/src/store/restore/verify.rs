@@ -7,14 +7,14 @@ use super::{
     Action, BackupSource, Companion, Desired, Expected, Plan, PlanEntry, ProblemKind, RestoreItem, RestoreOptions,
     RestoreProblem,
 };
-use std::io::Read;
-use std::os::unix::fs::MetadataExt;
 use crate::error::{Error, Result};
 use crate::store::digest::ContentId;
 use crate::store::durable::open_no_follow;
 use crate::store::objects::{read_raw_blob, ObjectStore};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
@@ -132,14 +132,14 @@ impl Resolver {
         // name, unless it is a symlink, which the system resolves. A folder that does not exist
         // yet keeps its name (the restore creates it).
         let resolved = match (folder.parent(), folder.file_name()) {
-            (Some(parent), Some(name)) => self.resolve(parent).and_then(|real_parent| {
-                match std::fs::symlink_metadata(folder) {
+            (Some(parent), Some(name)) => {
+                self.resolve(parent).and_then(|real_parent| match std::fs::symlink_metadata(folder) {
                     Ok(metadata) if metadata.file_type().is_symlink() => {
                         std::fs::canonicalize(folder).map_err(|error| error.to_string())
                     }
                     _ => Ok(real_parent.join(name)),
-                }
-            }),
+                })
+            }
             _ => Ok(folder.to_path_buf()),
         };
         self.resolved.lock().expect("no panics while held").insert(folder.to_owned(), resolved.clone());
@@ -452,7 +452,8 @@ fn current_state(
     if rustix::fs::FileType::from_raw_mode(opened.stx_mode.into()) != rustix::fs::FileType::RegularFile {
         return Err(ProblemKind::NotRegular);
     }
-    let locked = opened.stx_attributes.intersects(rustix::fs::StatxAttributes::IMMUTABLE | rustix::fs::StatxAttributes::APPEND);
+    let locked =
+        opened.stx_attributes.intersects(rustix::fs::StatxAttributes::IMMUTABLE | rustix::fs::StatxAttributes::APPEND);
     let size = opened.stx_size.min(i64::MAX as u64) as i64;
     let mode = u32::from(opened.stx_mode) & 0o7777;
     let keep = in_place
@@ -481,13 +482,7 @@ fn current_state(
         hasher.update_reader(&mut file).map_err(unreadable)?;
         (hasher.finalize().into(), None)
     };
-    let current = Current::File {
-        content,
-        mode,
-        uid: opened.stx_uid,
-        gid: opened.stx_gid,
-        locked,
-    };
+    let current = Current::File { content, mode, uid: opened.stx_uid, gid: opened.stx_gid, locked };
     Ok((current, kept))
 }
 
