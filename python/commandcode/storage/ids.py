@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import UTC
 
 TYPE_CHECKING = False  # `typing`, `datetime`, `uuid` and `re` are left out of the import of a session open
 if TYPE_CHECKING:
@@ -69,7 +68,7 @@ def epoch_ms_value(value: object) -> int | None:
 
 def iso_from_ms(milliseconds: int) -> str:
     """Epoch milliseconds as an ISO-8601 UTC string with milliseconds and `Z`."""
-    from datetime import datetime
+    from datetime import UTC, datetime  # not at the top: a session open must not load `datetime`
 
     moment = datetime.fromtimestamp(milliseconds / 1000, tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{milliseconds % 1000:03d}Z"

@@ -70,7 +70,7 @@ def test_opening_a_session_imports_no_heavy_module(tmp_path: Path) -> None:
     completed = subprocess.run([sys.executable, "-c", probe, str(transcript)], capture_output=True, text=True,
                                check=True, env={"COMMANDCODE_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"})
     loaded = set(completed.stdout.split())
-    heavy = {"typing", "dataclasses", "pathlib", "json", "re", "inspect", "typer", "rich", "commandcode.cli",
+    heavy = {"typing", "dataclasses", "pathlib", "json", "re", "inspect", "datetime", "typer", "rich", "commandcode.cli",
              "commandcode.sessions.writer", "commandcode.catalog", "commandcode.checkpoints"}
     assert loaded & heavy == set(), loaded & heavy
     assert "commandcode.sessions.reader" in loaded
