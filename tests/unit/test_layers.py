@@ -1,6 +1,7 @@
 """The layer rule of `python/commandcode` (docs/architecture.md), read from the source with `ast`.
 
-Front ends (`cli`, `bench`) → services (`agent`, `catalog`, `checkpoints`) → core (`sessions`,
+Front ends (`cli`, `bench`, `shell`, `ui`, `share`) → services (`agent`, `catalog`, `checkpoints`,
+`export`, `interop`, `workspace`) → core (`sessions`,
 `storage`, `config`, `errors`, `_native`). Every import counts: top level, inside functions and
 under `TYPE_CHECKING`. Nothing imports upward; inside core, `config` and `storage` never import
 `sessions`; only the modules in `NATIVE_IMPORTERS` import `_native`; front ends never write a
@@ -30,8 +31,14 @@ LAYERS = {
     "commandcode.agent": SERVICES,
     "commandcode.catalog": SERVICES,
     "commandcode.checkpoints": SERVICES,
+    "commandcode.export": SERVICES,
+    "commandcode.interop": SERVICES,
+    "commandcode.workspace": SERVICES,
     "commandcode.cli": FRONT_ENDS,
     "commandcode.bench": FRONT_ENDS,
+    "commandcode.shell": FRONT_ENDS,
+    "commandcode.ui": FRONT_ENDS,
+    "commandcode.share": FRONT_ENDS,
     "commandcode.__main__": FRONT_ENDS,
     "commandcode": FACADE,  # the root `__init__`: re-exports the library API lazily
 }
@@ -140,7 +147,8 @@ def test_front_ends_neither_write_sessions_nor_touch_the_store() -> None:
 
 def test_the_cross_service_imports_are_the_known_ones() -> None:
     """Services may use each other; these are the ones that do (docs/architecture.md lists them)."""
-    services = ("commandcode.agent", "commandcode.catalog", "commandcode.checkpoints")
+    services = ("commandcode.agent", "commandcode.catalog", "commandcode.checkpoints", "commandcode.export",
+                "commandcode.interop", "commandcode.workspace")
 
     def service(module: str) -> str | None:
         return next((prefix for prefix in services if _in(module, (prefix,))), None)
