@@ -7,6 +7,8 @@ the test's own data dir, `COMMANDCODE_INDEX=off` and `NO_COLOR=1`.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -21,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from commandcode import cli as _cli
 from commandcode.config.paths import project_dir
 from helpers.locations import SAMPLES_HOME
 
@@ -41,6 +44,10 @@ LISTING_FIELDS_REQUIRED = frozenset({"id", "name", "created", "modified", "messa
 # --------------------------------------------------------------------------------------------
 # Running the CLI
 
+# The argv runner, bound at collection: once an in-process `-p` imports the `commandcode.cli.run`
+# submodule (typer's CliRunner tests do), the package attribute `cli.run` names that module.
+_RUN_ARGV = _cli.run
+
 
 def cli_env(data: Path, **extra: str) -> dict[str, str]:
     """The environment of a `commandcode` subprocess that uses the data dir `data`."""
@@ -49,6 +56,15 @@ def cli_env(data: Path, **extra: str) -> dict[str, str]:
                 "PYTHONUNBUFFERED": "1", "GIT_CONFIG_NOSYSTEM": "1"})
     env.update(extra)
     return env
+
+
+def run_in_process(argv: list[str]) -> tuple[object, str, str]:
+    """Runs one command line in this process (`commandcode.cli.run`, as `main()` does without
+    exiting): `(exit code, stdout, stderr)`. For tests that run hundreds of commands."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = _RUN_ARGV(argv)
+    return code, out.getvalue(), err.getvalue()
 
 
 def run_cli(args: list[str], cwd: Path, data: Path, *, timeout: float = 60, **extra_env: str) -> subprocess.CompletedProcess[str]:

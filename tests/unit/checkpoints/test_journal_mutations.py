@@ -47,11 +47,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from commandcode import cli
-from helpers.cli import cli_env, run_ok
-
-# Bound now (see test_sidecar_mutations): the package attribute `cli.run` may later name a module.
-RUN_ARGV = cli.run if callable(cli.run) else cli.__dict__["run"]
+from helpers.cli import cli_env, run_in_process, run_ok
 
 VALUES_BY_TYPE: dict[str, list[Any]] = {
     "null": [None],
@@ -180,12 +176,6 @@ def tree(base: Path) -> dict[str, Any]:
                     out[key] = ("file", info.st_mode, handle.read())
     return out
 
-
-def run_in_process(argv: list[str]) -> tuple[object, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = RUN_ARGV(argv)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

@@ -38,12 +38,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from commandcode import cli
-from helpers.cli import cli_env, run_ok
-
-# Bound now: once any in-process `-p` imports the `commandcode.cli.run` submodule (other test
-# modules do, through typer's CliRunner), the package attribute `cli.run` names that module.
-RUN_ARGV = cli.run if callable(cli.run) else cli.__dict__["run"]
+from helpers.cli import cli_env, run_in_process, run_ok
+from helpers.crash_harness import data_dir_env
 
 # --------------------------------------------------------------------------------------------
 # The values a field is set to, by JSON type
@@ -146,17 +142,8 @@ class Workspace:
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
     root = tmp_path_factory.mktemp("mutations").resolve()
-    saved = {key: os.environ.get(key) for key in ("COMMANDCODE_HOME", "COMMANDCODE_INDEX")}
-    os.environ["COMMANDCODE_HOME"] = str(root / "data")
-    os.environ["COMMANDCODE_INDEX"] = "off"
-    try:
+    with data_dir_env(root / "data", index=False):
         yield Workspace(root)
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 @pytest.fixture
@@ -241,12 +228,6 @@ def state(workspace: Workspace, allowed: tuple[Path, ...] = ()) -> dict[str, tup
                     out[path] = (handle.read(), os.lstat(path).st_mtime_ns)
     return out
 
-
-def run_in_process(argv: list[str]) -> tuple[object, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = RUN_ARGV(argv)
-    return code, out.getvalue(), err.getvalue()
 
 
 def check(workspace: Workspace, which: str, what: str, *, allowed: tuple[Path, ...] = ()) -> None:
