@@ -22,21 +22,13 @@ class NotRegularFileError(OSError):
     """The path names a folder, FIFO, socket or device where a regular file was expected."""
 
 
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symlink"))
+
+
 def file_kind(mode: int) -> str:
     """What `st_mode` describes, as the error messages name it ("a FIFO", "a folder", ...)."""
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISLNK(mode):
-        return "a symlink"
-    return "not a regular file"
+    return next((kind for is_kind, kind in _KINDS if is_kind(mode)), "not a regular file")
 
 
 def not_regular_error(path: str | os.PathLike[str], mode: int) -> NotRegularFileError:

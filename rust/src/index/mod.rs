@@ -397,40 +397,22 @@ fn append_delta(
         );
         if let Ok(segment) = append_segment(sidecar, handle, &bytes) {
             segments.push(segment);
-        } else {
-            // The delta could not be added: the loaded chain is still valid for what it holds,
-            // but the entries of this session now live only in memory.
-            let mut entries = format::read_all_entries(handle, &segments).unwrap_or_default();
-            if entries.len() as u64 != old.entry_count {
-                return Ok(None);
-            }
-            entries.extend(added);
-            let report = ScanReport { entries, ..summary::without_entries(&summary.report) };
-            return Ok(Some(Session::with_full(
-                transcript,
-                summary,
-                OpenKind::Appended,
-                OnceLock::from(Full::new(report)),
-            )));
+            let scanned_to = summary.report.file_size;
+            let lazy = LazyEntries { sidecar: sidecar.to_path_buf(), segments, scanned_to };
+            return Ok(Some(Session::lazy(transcript, summary, OpenKind::Appended, lazy)));
         }
-    } else {
-        // The transcript changed during the scan: nothing is written, and nothing lazy either.
-        let mut entries = match format::read_all_entries(handle, &segments) {
-            Some(entries) if entries.len() as u64 == old.entry_count => entries,
-            _ => return Ok(None),
-        };
-        entries.extend(added);
-        let report = ScanReport { entries, ..summary::without_entries(&summary.report) };
-        return Ok(Some(Session::with_full(
-            transcript,
-            summary,
-            OpenKind::Appended,
-            OnceLock::from(Full::new(report)),
-        )));
+        // The delta could not be added: the loaded chain is still valid for what it holds,
+        // but the entries of this session now live only in memory.
     }
-    let scanned_to = summary.report.file_size;
-    let lazy = LazyEntries { sidecar: sidecar.to_path_buf(), segments, scanned_to };
-    Ok(Some(Session::lazy(transcript, summary, OpenKind::Appended, lazy)))
+    // Here the delta was not written (or the transcript changed during the scan: then nothing is
+    // written, and nothing lazy either): the old entries are read whole and the new ones added.
+    let mut entries = format::read_all_entries(handle, &segments).unwrap_or_default();
+    if entries.len() as u64 != old.entry_count {
+        return Ok(None);
+    }
+    entries.extend(added);
+    let report = ScanReport { entries, ..summary::without_entries(&summary.report) };
+    Ok(Some(Session::with_full(transcript, summary, OpenKind::Appended, OnceLock::from(Full::new(report)))))
 }
 
 /// Appends a segment to the sidecar `handle` was opened from, if that is still the file at
