@@ -30,6 +30,7 @@ from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.reader import open_session
 from commandcode.sessions.writer import SessionWriter
 from commandcode.storage import jsonfmt
+from helpers.threads import in_thread
 
 # ---------------------------------------------------------------------------------------------
 # The oracle: what jsonfmt and cli/output.py did with Python's json module.
@@ -302,26 +303,17 @@ def test_deep_nesting_raises_recursion_error_not_a_crash() -> None:
 def test_deep_nesting_under_a_raised_recursion_limit_stays_within_the_stack() -> None:
     """With the limit raised far up, the native cap (3,000 levels) still stops the walk, and a
     thread with a 2 MB stack survives it."""
-    old = sys.getrecursionlimit()
-    outcome_box: list[Any] = []
-
-    def run() -> None:
+    def run() -> tuple[RecursionError | None, int]:
+        caught = None
         try:
             _native.json_dumps(nested(1_000_000))
         except RecursionError as error:
-            outcome_box.append(error)
-        outcome_box.append(_native.json_dumps(nested(2_990), indent=2).count("["))
+            caught = error
+        return caught, _native.json_dumps(nested(2_990), indent=2).count("[")
 
-    sys.setrecursionlimit(10_000_000)
-    old_size = threading.stack_size(2 * 1024 * 1024)
-    try:
-        thread = threading.Thread(target=run)
-        thread.start()
-        thread.join()
-    finally:
-        threading.stack_size(old_size)
-        sys.setrecursionlimit(old)
-    assert isinstance(outcome_box[0], RecursionError) and outcome_box[1] == 2_991
+    outcome = in_thread(run, stack_size=2 * 1024 * 1024, recursion_limit=10_000_000)
+    assert isinstance(outcome, tuple), outcome
+    assert isinstance(outcome[0], RecursionError) and outcome[1] == 2_991
 
 
 def test_lone_surrogates_in_keys_and_values_become_escapes() -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from commandcode import _native
+from helpers.threads import in_thread
 
 DEPTH = 2_990  # containers on the walk at the deepest point: under the native cap of 3,000
 SMALL_STACK = 256 * 1024
@@ -77,25 +78,7 @@ ENTRY_POINTS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
 
 def in_small_thread(call: Callable[[], Any]) -> Any:
     """`call()` in a thread with a 256 KiB stack, the recursion limit raised out of the way."""
-    box: list[Any] = []
-
-    def run() -> None:
-        try:
-            box.append(call())
-        except BaseException as error:  # noqa: BLE001 - handed back to the test
-            box.append(error)
-
-    old_limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(100_000)
-    old_size = threading.stack_size(SMALL_STACK)
-    try:
-        thread = threading.Thread(target=run)
-        thread.start()
-        thread.join()
-    finally:
-        threading.stack_size(old_size)
-        sys.setrecursionlimit(old_limit)
-    return box[0]
+    return in_thread(call, stack_size=SMALL_STACK, recursion_limit=100_000)
 
 
 @pytest.mark.parametrize("entry_point", list(ENTRY_POINTS))
