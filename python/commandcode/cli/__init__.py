@@ -42,7 +42,9 @@ def run(argv: list[str]) -> object:
         return exit_request.code
     except KeyboardInterrupt:
         return 130
-    except Exception as error:
+    except BaseException as error:  # also a Rust panic: pyo3's PanicException is a BaseException
+        if not isinstance(error, Exception) and type(error).__module__ != "pyo3_runtime":
+            raise  # GeneratorExit and the like
         from ..config.env import debug_enabled
 
         if debug_enabled():
