@@ -91,10 +91,11 @@ def test_the_wheel_holds_the_package_and_launchers_only() -> None:
     assert strays == []
     assert sorted(n for n in names if n.startswith(data)) == [f"{data}scripts/cmd", f"{data}scripts/commandcode"]
     for needed in ("commandcode/_native.abi3.so", "commandcode/_native.pyi", "commandcode/py.typed",
-                   "commandcode/__main__.py", "commandcode/cli/__init__.py"):
+                   "commandcode/__main__.py", "commandcode/cli/__init__.py", "commandcode/config/slug_tables.json"):
         assert needed in names
     package = [n for n in names if n.startswith("commandcode/")]
-    assert all(n.endswith((".py", ".pyi", ".typed", ".abi3.so")) for n in package), package
+    # Code, the stub, and package data: the slug tables (JSON) and the screens' styles (Textual CSS).
+    assert all(n.endswith((".py", ".pyi", ".typed", ".abi3.so", ".json", ".tcss")) for n in package), package
     assert not [n for n in package if re.search(r"(^|/)(tests?|benches|fixtures)(/|$)|test_", n)]
 
 

@@ -22,9 +22,9 @@ mirrors that library step by step:
 7. Replace every run of characters outside ``[a-z0-9]`` with ``-``,
    collapse repeated ``-`` and trim one from each end.
 
-Pure Python, no dependencies.  The tables (in ``_slug_tables``, generated from
-the npm packages themselves) are loaded and compiled on the first non-ASCII
-input only: ASCII paths, the common case, need two small tables kept here
+Pure Python, no dependencies.  The tables (``slug_tables.json`` beside this
+module, generated from the npm packages themselves) are loaded and compiled on
+the first non-ASCII input only: ASCII paths, the common case, need two small tables kept here
 (pinned to the full ones by a test).  The test suite pins outputs produced by
 the real library.
 
@@ -51,12 +51,25 @@ def _cp(cp: int) -> str:
     return f"\\U{cp:08x}"
 
 
+@functools.cache
+def upstream_tables() -> tuple[dict[str, str], dict[str, str], tuple[tuple[int, int], ...]]:
+    """The transliterate and slugify replacement tables (in upstream order) and the
+    ``\\p{Diacritic}`` code-point ranges, read from ``slug_tables.json``."""
+    import json
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "slug_tables.json")
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    return (dict(data["transliterate"]), dict(data["slugify"]),
+            tuple((first, last) for first, last in data["diacritic_ranges"]))
+
+
 def _replacements() -> dict[str, str]:
     """The merged table, JS ``Map`` semantics (``{**a, **b}`` keeps a's order and lets b
     override values in place, appending new keys)."""
-    from ._slug_tables import _SLUGIFY_REPLACEMENTS, _TRANSLITERATE_REPLACEMENTS
-
-    return {**_TRANSLITERATE_REPLACEMENTS, **_SLUGIFY_REPLACEMENTS}
+    transliterate, slugify, _ = upstream_tables()
+    return {**transliterate, **slugify}
 
 
 def _build_phases(
@@ -99,10 +112,8 @@ def _unicode_tables() -> tuple[tuple[dict[int, str] | tuple[str, str], ...], re.
     """The replacement phases and the diacritic pattern, built on first non-ASCII input."""
     import re
 
-    from ._slug_tables import _DIACRITIC_RANGES
-
     diacritics = re.compile(
-        "[" + "".join(_cp(a) if a == b else f"{_cp(a)}-{_cp(b)}" for a, b in _DIACRITIC_RANGES) + "]+"
+        "[" + "".join(_cp(a) if a == b else f"{_cp(a)}-{_cp(b)}" for a, b in upstream_tables()[2]) + "]+"
     )
     return _build_phases(list(_replacements().items())), diacritics
 
