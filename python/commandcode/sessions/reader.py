@@ -218,6 +218,11 @@ class Session:
         source = getattr(self._index, "source", None)
         return source if isinstance(source, str) else None
 
+    @property
+    def scanned_size(self) -> int:
+        """The transcript's size when scanned: skipped lines and entries lie within it."""
+        return self._index.file_size
+
     def ends_with_newline(self) -> bool:
         """Whether the file ended in `\\n` when scanned (the writer ends a torn tail first)."""
         return self._index.ends_with_newline
@@ -225,6 +230,14 @@ class Session:
     def has_entry(self, entry_id: str) -> bool:
         """Whether an entry id is taken in the file (answered from the index's id hashes)."""
         return entry_id in self._index  # answered from the index's id hashes, without raising
+
+    def parent_of(self, entry_id: str) -> str | None:
+        """The parent id of an entry (None for a root).
+
+        Raises:
+            KeyError: no such entry.
+        """
+        return self._index.envelope(entry_id)[1]
 
     def first_message(self) -> str | None:
         """The first visible user text in the file."""
