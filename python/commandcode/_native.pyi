@@ -111,6 +111,8 @@ class SessionIndex:
         """`(type, parent_id, timestamp, line)` of one entry. Raises `KeyError`."""
     def tree_rows(self, start: int = 0, stop: int | None = None) -> list[tuple[str, str | None, str, str, int]]:
         """`(id, parent_id, type, timestamp, line)` for entries `[start, stop)` in file order."""
+    def tree_details(self, start: int = 0, stop: int | None = None) -> list[tuple[str | None, bool, int]]:
+        """`(role, is_meta, line length)` for entries `[start, stop)`; role is `None` for non-messages."""
     def labels(self) -> list[tuple[str, str]]: ...
     def message_ids(self) -> list[tuple[str, str]]:
         """`(meta.messageId, entry id)` for every message entry that has one."""

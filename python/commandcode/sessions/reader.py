@@ -281,6 +281,12 @@ class Session:
         """Entry ids of the active path, root first."""
         return list(self._index.path_ids())
 
+    def tree_table(self) -> tuple[list[tuple[str, str | None, str, str, int]], list[tuple[str | None, bool, int]]]:
+        """Every entry as the index holds it, in file order, without building a `TreeRow` each (a
+        navigator's 143k rows): `(id, parent_id, type, timestamp, line)` and, aligned with it,
+        `(role, is_meta, line length)` (role `None` for entries other than messages)."""
+        return self._index.tree_rows(), self._index.tree_details()
+
     def tree_rows(self, start: int = 0, stop: int | None = None) -> Iterator[TreeRow]:
         """Entries `[start, stop)` in file order, with labels and active-path membership.
 

@@ -360,6 +360,38 @@ impl SessionIndex {
             .collect())
     }
 
+    /// `(role, is_meta, length)` for entries `[start, stop)` in file order: a message's role
+    /// (`"user"`, `"assistant"`, `"other"`; `None` for other entry types), its `isMeta` flag, and
+    /// the line's byte length (what the tree navigator filters and sizes rows by, unread).
+    #[pyo3(signature = (start=0, stop=None))]
+    fn tree_details(
+        &self,
+        py: Python<'_>,
+        start: usize,
+        stop: Option<usize>,
+    ) -> PyResult<Vec<(Option<&'static str>, bool, u64)>> {
+        let count = self.session.summary.entry_count as usize;
+        let stop = stop.unwrap_or(count).min(count);
+        if start > stop {
+            return Err(PyValueError::new_err("start is past stop"));
+        }
+        let full = self.full(py)?;
+        Ok(full.report.entries[start..stop]
+            .iter()
+            .map(|entry| match &entry.extra {
+                Extra::Message { role, is_meta, .. } => {
+                    let name = match role {
+                        Role::User => "user",
+                        Role::Assistant => "assistant",
+                        Role::Other => "other",
+                    };
+                    (Some(name), *is_meta, entry.length)
+                }
+                _ => (None, false, entry.length),
+            })
+            .collect())
+    }
+
     /// Labels by target entry id (newest wins; cleared labels are absent).
     fn labels(&self) -> Vec<(String, String)> {
         self.session.summary.labels()

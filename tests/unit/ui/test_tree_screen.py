@@ -1,0 +1,143 @@
+"""The tree navigator (`ui/screens/tree.py`) driven by Pilot: keys pressed, the screen's rows and
+the session's files asserted (the jump, the label and the summary reach the transcript)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from commandcode.agent.runtime import AgentSession
+from commandcode.sessions.reader import open_session
+from commandcode.ui.app import ScreenApp
+from commandcode.ui.screens.dialogs import PromptScreen, SummaryScreen
+from commandcode.ui.screens.tree import TreeScreen
+from commandcode.ui.widgets.tree_view import TreeView
+from helpers.trees import branched_session
+
+pytestmark = pytest.mark.asyncio
+
+
+def _agent(home: Path, workdir: Path) -> tuple[AgentSession, dict[str, str]]:
+    files, ids = branched_session(workdir)
+    return AgentSession(files, workdir, is_new=False), ids
+
+
+def _screen_text(app: ScreenApp) -> str:
+    view = app.screen.query_one(TreeView)
+    return "\n".join(view.render_line(y).text for y in range(min(len(view.model.rows), view.size.height)))
+
+
+def _select(app: ScreenApp, entry_id: str) -> None:
+    view = app.screen.query_one(TreeView)
+    view.cursor = next(row for row, (index, _d) in enumerate(view.model.rows) if view.model.ids[index] == entry_id)
+
+
+async def test_every_branch_is_shown_with_the_active_path_and_the_leaf(home: Path, workdir: Path) -> None:
+    agent, ids = _agent(home, workdir)
+    app = ScreenApp(TreeScreen(agent))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        text = _screen_text(app)
+        lines = text.splitlines()
+        assert [line.split()[1] for line in lines] == [ids[k] for k in ("u1", "a1", "u2", "a2", "r2", "a3", "u3", "a4", "r4", "a5")]
+        assert "◆ " + ids["a5"] in text and "○ " + ids["u2"] in text and "● " + ids["u3"] in text
+        assert "second prompt on branch A" in text and "read_file" in text and "7 tok" in text
+        assert lines[2].startswith("  ")  and not lines[1].startswith(" ")  # a fork indents its branches
+        view = app.screen.query_one(TreeView)
+        assert view.model.rows[view.cursor][0] == view.model.position[ids["a5"]]  # the cursor starts on the leaf
+        await pilot.press("q")
+    assert app.return_value is None
+
+
+async def test_enter_jumps_and_the_summary_can_be_kept_as_edited(home: Path, workdir: Path) -> None:
+    agent, ids = _agent(home, workdir)
+    before = open_session(agent.files.transcript).entry_count
+    app = ScreenApp(TreeScreen(agent))
+    async with app.run_test(size=(120, 30)) as pilot:
+        _select(app, ids["a3"])
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, SummaryScreen)
+        area = app.screen.query_one("#summary")
+        area.text = "my own summary of branch B"  # type: ignore[attr-defined]
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    assert app.return_value is not None and f"moved to entry {ids['a3']}" in app.return_value
+    session = open_session(agent.files.transcript)
+    assert session.entry_count == before + 1
+    summary = session.read_entries([session.leaf_id])[0]
+    assert summary["type"] == "branch_summary" and summary["parentId"] == ids["a3"]
+    assert summary["summary"] == "my own summary of branch B" and summary["fromId"] == ids["a5"]
+    assert summary["details"]["modifiedFiles"] == [str(workdir / "b.txt")]
+    assert ids["a3"] in session.context().entry_ids
+
+
+async def test_skipping_the_summary_moves_the_leaf_with_a_marker(home: Path, workdir: Path) -> None:
+    agent, ids = _agent(home, workdir)
+    app = ScreenApp(TreeScreen(agent))
+    async with app.run_test(size=(120, 30)) as pilot:
+        _select(app, ids["u2"])
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.click("#skip")
+        await pilot.pause()
+    session = open_session(agent.files.transcript)
+    marker = session.read_entries([session.leaf_id])[0]
+    assert marker["type"] == "custom" and marker["data"] == {"reason": "goto"} and marker["parentId"] == ids["u2"]
+
+
+async def test_escape_in_the_summary_cancels_the_jump_and_writes_nothing(home: Path, workdir: Path) -> None:
+    agent, ids = _agent(home, workdir)
+    before = agent.files.transcript.read_bytes()
+    app = ScreenApp(TreeScreen(agent))
+    async with app.run_test(size=(120, 30)) as pilot:
+        _select(app, ids["u2"])
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, TreeScreen)
+        assert "cancelled" in str(app.screen.query_one("#status").render())
+        await pilot.press("q")
+    assert agent.files.transcript.read_bytes() == before
+
+
+async def test_fold_filter_search_and_labels(home: Path, workdir: Path) -> None:
+    agent, ids = _agent(home, workdir)
+    app = ScreenApp(TreeScreen(agent))
+    async with app.run_test(size=(120, 30)) as pilot:
+        view = app.screen.query_one(TreeView)
+        _select(app, ids["u2"])
+        await pilot.press("space")
+        assert ids["a2"] not in _screen_text(app) and "▸ " + ids["u2"] in _screen_text(app)
+        await pilot.press("space")
+        assert ids["a2"] in _screen_text(app)
+        await pilot.press("f")  # no tools
+        assert view.model.filter == "no tools" and ids["a2"] not in _screen_text(app) and ids["a3"] in _screen_text(app)
+        await pilot.press("f")  # user only
+        assert [line.split()[1] for line in _screen_text(app).splitlines()] == [ids["u1"], ids["u2"], ids["u3"]]
+        await pilot.press("f", "f")  # labeled only (none yet), then default
+        assert view.model.filter == "default"
+        await pilot.press("slash")
+        await pilot.pause()
+        assert isinstance(app.screen, PromptScreen)
+        await pilot.press(*"branch a", "enter")
+        await pilot.pause()
+        assert view.model.ids[view.selected] == ids["u2"]  # type: ignore[index]
+        await pilot.press("l")
+        await pilot.pause()
+        await pilot.press(*"try-a", "enter")
+        await pilot.pause()
+        assert "[try-a]" in _screen_text(app)
+        await pilot.press("f", "f", "f")
+        assert [line.split()[1] for line in _screen_text(app).splitlines()] == [ids["u2"]]
+        await pilot.press("f", "L")  # back to default, clear the label of the selected entry
+        await pilot.pause()
+        assert "[try-a]" not in _screen_text(app)
+        await pilot.press("escape")
+    assert app.return_value == f"labelled {ids['u2']}; cleared the label of {ids['u2']}"
+    session = open_session(agent.files.transcript)
+    labels = [entry for entry in session.entries() if entry["type"] == "label"]
+    assert [entry.get("label") for entry in labels] == ["try-a", None] and session.labels() == {}
+    assert session.context().entry_ids[-1] == ids["a5"]  # labels never move the conversation
