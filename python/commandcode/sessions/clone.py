@@ -76,6 +76,7 @@ def clone_files(session: Session, target: SessionFiles) -> CopyResult:
                 if entry.get("targetId") in kept:
                     entry["parentId"] = previous
                     previous = entry["id"]
+                    kept.add(previous)  # a label of this label is kept too
                     tail.append(encode_line(entry))
             write_all(descriptor, b"".join(tail))
             os.fsync(descriptor)
