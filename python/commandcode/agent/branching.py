@@ -52,7 +52,8 @@ def check_new_name(name: str, cwd: Path) -> str:
     if not cleaned:
         raise UsageError("the name is empty", hint="pass a name, or leave the option out")
     if len(cleaned) > MAX_NAME_LENGTH:
-        raise UsageError(f"the name is {len(cleaned)} characters long; at most {MAX_NAME_LENGTH} are allowed")
+        raise UsageError(f"the name is {len(cleaned)} characters long; at most {MAX_NAME_LENGTH} are allowed",
+                         hint="pick a shorter name")
     wanted = cleaned.casefold()
     for summary in list_sessions(cwd, include_headless=True):
         if isinstance(summary.name, str) and summary.name.strip().casefold() == wanted:
@@ -125,7 +126,8 @@ def goto_entry(files: SessionFiles, writer: SessionWriter, entry: str, *, summar
     """
     session, target = resolve_target(files, entry)
     if target == session.leaf_id:
-        raise CommandcodeError(f"the session is already at entry {target}")
+        raise CommandcodeError(f"the session is already at entry {target}",
+                               hint="pick another entry from `commandcode sessions tree REF`")
     behind = left_behind(session, target)
     if summary is None:
         summary = load_settings(cwd).branch_summary

@@ -70,7 +70,7 @@ def goto_command(ref: str = REF_ARGUMENT, entry: str = ENTRY_ARGUMENT,
     """Move a session's leaf to an entry, so it resumes there (a summary of the branch left behind
     is written unless --no-summary; the default follows the `branchSummary` setting)."""
     if summary is not None and no_summary:
-        raise UsageError("--summary and --no-summary cannot be used together")
+        raise UsageError("--summary and --no-summary cannot be used together", hint="pass one of them")
     choice: str | bool | None = summary if summary is not None else (False if no_summary else None)
     result = _open(ref).goto(entry, summary=choice)
     if as_json:
