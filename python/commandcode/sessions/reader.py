@@ -281,11 +281,23 @@ class Session:
         """Entry ids of the active path, root first."""
         return list(self._index.path_ids())
 
-    def tree_table(self) -> tuple[list[tuple[str, str | None, str, str, int]], list[tuple[str | None, bool, int]]]:
-        """Every entry as the index holds it, in file order, without building a `TreeRow` each (a
-        navigator's 143k rows): `(id, parent_id, type, timestamp, line)` and, aligned with it,
+    def tree_table(self, start: int = 0, stop: int | None = None) -> tuple[
+            list[tuple[str, str | None, str, str, int]], list[tuple[str | None, bool, int]]]:
+        """Entries `[start, stop)` as the index holds them, in file order, without building a
+        `TreeRow` each: `(id, parent_id, type, timestamp, line)` and, aligned with it,
         `(role, is_meta, line length)` (role `None` for entries other than messages)."""
-        return self._index.tree_rows(), self._index.tree_details()
+        start, stop = self._clamp(start, stop)
+        return self._index.tree_rows(start, stop), self._index.tree_details(start, stop)
+
+    def tree_layout(self, hidden: list[str]) -> tuple[bytes, bytes, bytes, bytes]:
+        """A navigator's rows, laid out natively: `(order, depth, flags, size)` as packed
+        little-endian u32 (flags a byte per row: 1 on the active path, 2 has children), entries of
+        the `hidden` types left out (see `rust/src/layout.rs`)."""
+        return self._index.tree_layout(hidden)
+
+    def position(self, entry_id: str) -> int | None:
+        """The file-order position of the entry an id names (its last one), or None."""
+        return self._index.position(entry_id)
 
     def tree_rows(self, start: int = 0, stop: int | None = None) -> Iterator[TreeRow]:
         """Entries `[start, stop)` in file order, with labels and active-path membership.

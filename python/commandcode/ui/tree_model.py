@@ -1,9 +1,10 @@
 """What the tree navigator shows, without Textual: the session tree flattened into rows.
 
-Owns `TreeModel`: every entry of the session (every branch) from the index (`Session.tree_table`,
-no line read), children ordered by time, flattened depth-first into display rows — a chain stays
-at one depth and only a fork in the tree indents — with folds and the four filters (default,
-no tools, user only, labeled only). Text is read only for the rows asked for (`texts`), so a
+Owns `TreeModel`: every entry of the session (every branch), laid out by the index
+(`Session.tree_layout`: children ordered by time, flattened depth-first, a chain at one depth and
+only a fork in the tree indenting) into packed arrays, so no object is built per entry of a
+143k-entry session; per-entry facts (id, type, time, role) are fetched for the rows asked for.
+Folds and the four filters (default, no tools, user only, labeled only) derive new rows. Text is read only for the rows asked for (`texts`), so a
 screen of a 1 GB session reads a screen's worth of lines; the two filters that need to know
 what a message holds (no tools, user only) read message lines once, in batches, when first
 chosen. Search reads forward from the cursor until it finds a match.
@@ -11,6 +12,8 @@ chosen. Search reads forward from the cursor until it finds a match.
 
 from __future__ import annotations
 
+import sys
+from array import array
 from collections.abc import Iterable
 from typing import Any
 
@@ -88,54 +91,94 @@ def _first_line(text: str) -> str:
     return ""
 
 
+class EntryInfo:
+    """What the index knows of one entry (no line read)."""
+
+    __slots__ = ("id", "parent_id", "type", "timestamp", "role", "is_meta")
+
+    def __init__(self, row: tuple[str, str | None, str, str, int], detail: tuple[str | None, bool, int]) -> None:
+        self.id, self.parent_id, self.type, self.timestamp = row[0], row[1], row[2], row[3]
+        self.role, self.is_meta = detail[0], detail[1]
+
+
+class Rows:
+    """The shown rows: `rows[i]` is `(entry index, depth)`; packed arrays, no object per row."""
+
+    __slots__ = ("order", "depth", "flags", "size")
+
+    def __init__(self, order: array[int], depth: array[int], flags: bytes | bytearray, size: array[int]) -> None:
+        self.order, self.depth, self.flags, self.size = order, depth, flags, size
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def __getitem__(self, row: int) -> tuple[int, int]:
+        return self.order[row], self.depth[row]
+
+    def window(self, start: int, stop: int) -> list[int]:
+        return list(self.order[max(0, start):max(0, stop)])
+
+
+def _u32(data: bytes) -> array[int]:
+    values = array("I")
+    values.frombytes(data)
+    if sys.byteorder != "little":
+        values.byteswap()
+    return values
+
+
 class TreeModel:
     """The navigator's rows of one session (reopen the session and build a new model after a write)."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        rows, details = session.tree_table()
-        self.ids = [row[0] for row in rows]
-        self.types = [row[2] for row in rows]
-        self.times = [row[3] for row in rows]
-        self.roles = [detail[0] for detail in details]
-        self.meta = [detail[1] for detail in details]
+        self.entry_count = session.entry_count
         self.labels = session.labels()
         self.leaf_id = session.leaf_id
-        position = {entry_id: index for index, entry_id in enumerate(self.ids)}  # a repeated id names its last
-        self.position = position
-        self.children: list[list[int]] = [[] for _ in rows]
-        self.roots: list[int] = []
-        for index, row in enumerate(rows):
-            parent = position.get(row[1]) if row[1] is not None else None
-            if parent is None or parent == index:
-                self.roots.append(index)
-            else:
-                self.children[parent].append(index)
-        for kids in self.children:
-            if len(kids) > 1:
-                kids.sort(key=lambda child: (self.times[child], child))
-        self.roots.sort(key=lambda root: (self.times[root], root))
-        self.active = {position[entry_id] for entry_id in session.path_ids() if entry_id in position}
         self.folded: set[int] = set()
         self.filter = FILTERS[0]
+        self._info: dict[int, EntryInfo] = {}
         self._texts: dict[int, RowText] = {}
         self._tools_known = False
-        self.rows: list[tuple[int, int]] = []  # (entry index, depth)
-        self.refresh()
+        self._layouts: dict[bool, Rows] = {}
+        self.rows = self._layout(hide_bookkeeping=True)
+
+    def _layout(self, *, hide_bookkeeping: bool) -> Rows:
+        if hide_bookkeeping not in self._layouts:
+            order, depth, flags, size = self.session.tree_layout(sorted(HIDDEN_BY_DEFAULT) if hide_bookkeeping else [])
+            self._layouts[hide_bookkeeping] = Rows(_u32(order), _u32(depth), flags, _u32(size))
+        return self._layouts[hide_bookkeeping]
+
+    # ---------------------------------------------------------------------------------------
+    # What the index knows, per entry, fetched for the rows asked for
+
+    def info(self, index: int) -> EntryInfo:
+        found = self._info.get(index)
+        if found is None:
+            rows, details = self.session.tree_table(index, index + 1)
+            found = self._info[index] = EntryInfo(rows[0], details[0])
+        return found
+
+    def id_of(self, index: int) -> str:
+        return self.info(index).id
+
+    def position_of(self, entry_id: str | None) -> int | None:
+        return self.session.position(entry_id) if entry_id is not None else None
+
+    def on_path(self, row: int) -> bool:
+        return bool(self.rows.flags[row] & 1)
 
     # ---------------------------------------------------------------------------------------
     # Rows
 
-    def shown(self, index: int) -> bool:
-        kind = self.types[index]
+    def _keep(self, index: int) -> bool:
         if self.filter == "labeled only":
-            return self.ids[index] in self.labels
-        if kind in HIDDEN_BY_DEFAULT:
-            return False
+            return self.id_of(index) in self.labels
         if self.filter == "user only":
-            return kind == "message" and self.roles[index] == "user" and not self.meta[index] and not self._is_tool(index)
+            info = self.info(index)
+            return info.type == "message" and info.role == "user" and not info.is_meta and not self._is_tool(index)
         if self.filter == "no tools":
-            return not (kind == "message" and self._is_tool(index))
+            return not (self.info(index).type == "message" and self._is_tool(index))
         return True
 
     def _is_tool(self, index: int) -> bool:
@@ -143,44 +186,65 @@ class TreeModel:
         return text is not None and text.tool
 
     def refresh(self) -> None:
-        """Rebuilds `rows` from the tree, the folds and the filter (depth-first, iteratively)."""
+        """Rebuilds `rows` from the layout, the folds and the filter."""
+        base = self._layout(hide_bookkeeping=self.filter != "labeled only")
+        if self.filter == "default" and not self.folded:
+            self.rows = base
+            return
         if self.filter in ("no tools", "user only") and not self._tools_known:
-            self._read([index for index, kind in enumerate(self.types) if kind == "message"])
-            self._tools_known = True
-        rows: list[tuple[int, int]] = []
-        stack: list[tuple[int, int]] = [(root, 0 if len(self.roots) == 1 else 1) for root in reversed(self.roots)]
-        while stack:
-            index, depth = stack.pop()
-            if self.shown(index):
-                rows.append((index, depth))
-            if index in self.folded:
-                continue
-            kids = self.children[index]
-            child_depth = depth + 1 if len(kids) > 1 else depth
-            stack.extend((child, child_depth) for child in reversed(kids))
-        self.rows = rows
+            self._prefetch_messages(base)
+        labelled = {self.position_of(entry_id) for entry_id in self.labels} if self.filter == "labeled only" else None
+        order, depth, size = array("I"), array("I"), array("I")
+        flags = bytearray()
+        open_rows: list[tuple[int, int]] = []  # (base row where a kept subtree ends, kept row)
+        row, count = 0, len(base)
+        while row < count:
+            while open_rows and open_rows[-1][0] <= row:
+                _end, kept = open_rows.pop()
+                size[kept] = len(order) - kept - 1
+            index = base.order[row]
+            keep = (index in labelled) if labelled is not None else self._keep(index)
+            if keep:
+                open_rows.append((row + base.size[row] + 1, len(order)))
+                order.append(index)
+                depth.append(base.depth[row])
+                flags.append(base.flags[row])
+                size.append(0)
+            row += base.size[row] + 1 if index in self.folded else 1
+        while open_rows:
+            _end, kept = open_rows.pop()
+            size[kept] = len(order) - kept - 1
+        self.rows = Rows(order, depth, flags, size)
+
+    def _prefetch_messages(self, base: Rows) -> None:
+        rows, details = self.session.tree_table()
+        for index, (row, detail) in enumerate(zip(rows, details)):
+            self._info.setdefault(index, EntryInfo(row, detail))
+        self._read([index for index in base.order if self._info[index].type == "message"])
+        self._tools_known = True
 
     def cycle_filter(self) -> str:
         self.filter = FILTERS[(FILTERS.index(self.filter) + 1) % len(FILTERS)]
         self.refresh()
         return self.filter
 
-    def toggle_fold(self, index: int) -> bool:
-        """Folds (or unfolds) what lies under `index`; False when it has nothing under it."""
-        if not self.children[index]:
+    def toggle_fold(self, row: int) -> bool:
+        """Folds (or unfolds) what lies under the entry of `row`; False when nothing does."""
+        index = self.rows.order[row]
+        if not self.rows.flags[row] & 2:
             return False
         self.folded.symmetric_difference_update({index})
         self.refresh()
         return True
 
-    def hidden_under(self, index: int) -> int:
-        """How many entries a fold at `index` hides."""
-        count, stack = 0, list(self.children[index])
-        while stack:
-            node = stack.pop()
-            count += 1
-            stack.extend(self.children[node])
-        return count
+    def hidden_under(self, row: int) -> int:
+        """How many rows a fold at `row` hides (in the unfolded layout of the filter)."""
+        base = self._layout(hide_bookkeeping=self.filter != "labeled only")
+        index = self.rows.order[row]
+        for position in range(len(base)):
+            if base.order[position] == index:
+                return int(base.size[position])
+        return 0
 
     # ---------------------------------------------------------------------------------------
     # Text, read only for what is asked
@@ -190,7 +254,7 @@ class TreeModel:
         for start in range(0, len(wanted), _READ_BATCH):
             batch = wanted[start:start + _READ_BATCH]
             # An id repeated in the file names its last entry; a row of an earlier twin shows that one's text.
-            for index, entry in zip(batch, self.session.read_entries([self.ids[index] for index in batch])):
+            for index, entry in zip(batch, self.session.read_entries([self.id_of(index) for index in batch])):
                 self._texts[index] = describe(entry)
 
     def texts(self, indexes: list[int]) -> list[RowText]:
@@ -202,28 +266,27 @@ class TreeModel:
         return len(self._texts)
 
     def search(self, query: str, start: int, *, forward: bool = True) -> int | None:
-        """The next row (after `start`, wrapping) whose text holds `query`, case-insensitively."""
+        """The next row (after `start`, wrapping) whose text or label holds `query`, case-insensitively."""
         wanted = query.casefold()
         count = len(self.rows)
-        order = [(start + step) % count for step in range(1, count + 1)] if forward else \
-                [(start - step) % count for step in range(1, count + 1)]
+        step = 1 if forward else -1
+        order = [(start + step * offset) % count for offset in range(1, count + 1)]
         for begin in range(0, len(order), _READ_BATCH):
             chunk = order[begin:begin + _READ_BATCH]
-            for row, text in zip(chunk, self.texts([self.rows[row][0] for row in chunk])):
-                label = self.labels.get(self.ids[self.rows[row][0]], "")
+            for row, text in zip(chunk, self.texts([self.rows.order[row] for row in chunk])):
+                label = self.labels.get(self.id_of(self.rows.order[row]), "")
                 if wanted in text.text.casefold() or wanted in label.casefold():
                     return row
         return None
 
     def row_of(self, entry_id: str | None) -> int:
         """The row showing `entry_id` (or its nearest shown ancestor); 0 when none."""
-        index = self.position.get(entry_id) if entry_id is not None else None
-        shown = {entry: row for row, (entry, _depth) in enumerate(self.rows)}
+        index = self.position_of(entry_id)
         seen: set[int] = set()
         while index is not None and index not in seen:
-            if index in shown:
-                return shown[index]
-            seen.add(index)
-            parent_id = self.session.parent_of(self.ids[index])
-            index = self.position.get(parent_id) if parent_id is not None else None
+            try:
+                return self.rows.order.index(index)
+            except ValueError:
+                seen.add(index)
+                index = self.position_of(self.info(index).parent_id)
         return 0

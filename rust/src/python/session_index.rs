@@ -392,6 +392,33 @@ impl SessionIndex {
             .collect())
     }
 
+    /// The navigator's rows (`crate::layout`): `(order, depth, flags, size)` as packed
+    /// little-endian `u32` (flags: one byte per row), entries of the `hidden` types left out.
+    fn tree_layout<'py>(
+        &self,
+        py: Python<'py>,
+        hidden: Vec<String>,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let full = self.full(py)?;
+        let rows = py.detach(|| {
+            crate::layout::layout(&full.report.entries, full.tree(), &|entry| {
+                hidden.iter().any(|kind| kind == entry.kind.as_str())
+            })
+        });
+        let pack = |values: &[u32]| values.iter().flat_map(|value| value.to_le_bytes()).collect::<Vec<u8>>();
+        Ok((
+            PyBytes::new(py, &pack(&rows.order)),
+            PyBytes::new(py, &pack(&rows.depth)),
+            PyBytes::new(py, &rows.flags),
+            PyBytes::new(py, &pack(&rows.size)),
+        ))
+    }
+
+    /// The file-order position of the entry an id names (its last entry), or `None`.
+    fn position(&self, py: Python<'_>, id: &str) -> PyResult<Option<usize>> {
+        Ok(self.full(py)?.tree().index_of(id))
+    }
+
     /// Labels by target entry id (newest wins; cleared labels are absent).
     fn labels(&self) -> Vec<(String, String)> {
         self.session.summary.labels()

@@ -30,7 +30,8 @@ def _screen_text(app: ScreenApp) -> str:
 
 def _select(app: ScreenApp, entry_id: str) -> None:
     view = app.screen.query_one(TreeView)
-    view.cursor = next(row for row, (index, _d) in enumerate(view.model.rows) if view.model.ids[index] == entry_id)
+    view.cursor = view.model.row_of(entry_id)
+    assert view.model.id_of(view.model.rows[view.cursor][0]) == entry_id
 
 
 async def test_every_branch_is_shown_with_the_active_path_and_the_leaf(home: Path, workdir: Path) -> None:
@@ -45,7 +46,7 @@ async def test_every_branch_is_shown_with_the_active_path_and_the_leaf(home: Pat
         assert "second prompt on branch A" in text and "read_file" in text and "7 tok" in text
         assert lines[2].startswith("  ")  and not lines[1].startswith(" ")  # a fork indents its branches
         view = app.screen.query_one(TreeView)
-        assert view.model.rows[view.cursor][0] == view.model.position[ids["a5"]]  # the cursor starts on the leaf
+        assert view.model.rows[view.cursor][0] == view.model.position_of(ids["a5"])  # the cursor starts on the leaf
         await pilot.press("q")
     assert app.return_value is None
 
@@ -124,7 +125,7 @@ async def test_fold_filter_search_and_labels(home: Path, workdir: Path) -> None:
         assert isinstance(app.screen, PromptScreen)
         await pilot.press(*"branch a", "enter")
         await pilot.pause()
-        assert view.model.ids[view.selected] == ids["u2"]  # type: ignore[index]
+        assert view.model.id_of(view.selected) == ids["u2"]  # type: ignore[arg-type]
         await pilot.press("l")
         await pilot.pause()
         await pilot.press(*"try-a", "enter")

@@ -69,19 +69,19 @@ class TreeScreen(Screen[str | None]):
     def _title(self) -> str:
         name = self.model.session.name
         return (f"{self.agent.session_id}" + (f" · {name}" if name else "")
-                + f" · {len(self.model.ids)} entries · filter: {self.model.filter}")
+                + f" · {self.model.entry_count} entries · filter: {self.model.filter}")
 
     def _status(self, text: str) -> None:
         self.query_one("#status", Static).update(text)
 
     def _selected_id(self) -> str | None:
         index = self.view.selected
-        return self.model.ids[index] if index is not None else None
+        return self.model.id_of(index) if index is not None else None
 
     def _reload(self, select: str | None) -> None:
         old = self.model
         self.model = TreeModel(open_session(self.agent.files.transcript))
-        self.model.folded = {index for index in old.folded if index < len(self.model.ids)}
+        self.model.folded = {index for index in old.folded if index < self.model.entry_count}
         if old.filter != self.model.filter:
             self.model.filter = old.filter
         self.model.refresh()
@@ -134,9 +134,11 @@ class TreeScreen(Screen[str | None]):
         index = self.view.selected
         if index is None:
             return
-        if self.model.toggle_fold(index):
+        row = self.view.cursor
+        if self.model.toggle_fold(row):
             folded = index in self.model.folded
-            self._status(f"folded {self.model.hidden_under(index)} entries" if folded else "unfolded")
+            self._status(f"folded {self.model.hidden_under(self.model.row_of(self.model.id_of(index)))} rows"
+                         if folded else "unfolded")
             self.view.sync()
         else:
             self._status("nothing to fold under this entry")

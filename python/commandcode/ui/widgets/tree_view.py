@@ -84,8 +84,7 @@ class TreeView(ScrollView, can_focus=True):
     def render_lines(self, crop):  # type: ignore[no-untyped-def]
         """Reads the text of every row about to be drawn in one batch, then draws them."""
         top = int(self.scroll_y) + crop.y
-        rows = self.model.rows[top:top + crop.height]
-        self.model.texts([index for index, _depth in rows])
+        self.model.texts(self.model.rows.window(top, top + crop.height))
         return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
@@ -95,14 +94,15 @@ class TreeView(ScrollView, can_focus=True):
             return Strip.blank(width, Style())
         index, depth = self.model.rows[row]
         model = self.model
-        entry_id = model.ids[index]
+        info = model.info(index)
+        entry_id = info.id
         text = model.texts([index])[0]
-        active = index in model.active
+        active = model.on_path(row)
         marker = "◆" if entry_id == model.leaf_id else "▸" if index in model.folded else "●" if active else "○"
-        kind = model.roles[index] or model.types[index]
-        if model.types[index] == "message" and text.tool:
+        kind = info.role or info.type
+        if info.type == "message" and text.tool:
             kind = f"{kind}·tool"
-        time = model.times[index][11:19] if len(model.times[index]) >= 19 else model.times[index]
+        time = info.timestamp[11:19] if len(info.timestamp) >= 19 else info.timestamp
         tokens = f"{text.tokens} tok" if text.tokens else ""
         left = f"{'  ' * min(depth, 30)}{marker} {entry_id} {kind:<14} "
         right = f" {time} {tokens:>9}"
