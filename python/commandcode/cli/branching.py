@@ -86,7 +86,7 @@ def tree_command(ref: str = REF_ARGUMENT) -> None:
     """Browse a session's whole tree full-screen: jump, fold, search, label, filter."""
     import sys
 
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):  # Textual draws on stderr
         raise UsageError("the tree navigator needs a terminal", hint="use `commandcode sessions tree REF --json` in scripts")
     from ..ui.app import run_screen
     from ..ui.screens.tree import TreeScreen
