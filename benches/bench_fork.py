@@ -52,6 +52,17 @@ def linked_session(size: str, seed: int, data: Path, work: Path) -> tuple[Path, 
     return source, info, work / "home"
 
 
+def session_options(parser: argparse.ArgumentParser) -> None:
+    """The options that pick the benchmark session and where it is linked (shared with
+    `bench_tree_screen.py`)."""
+    parser.add_argument("--size", default="1GB")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--data", type=Path, default=Path("/work/bench/data"))
+    parser.add_argument("--work", type=Path, default=Path("/tmp/ccfork"), help="where the session is linked")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--json", type=Path)
+
+
 def line_copy(source: str, target: str) -> None:
     new_id = "00000000-0000-4000-8000-000000000000"
     with open(source, "rb") as reader, open(target, "wb") as writer:
@@ -68,12 +79,7 @@ def line_copy(source: str, target: str) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size", default="1GB")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--data", type=Path, default=Path("/work/bench/data"))
-    parser.add_argument("--work", type=Path, default=Path("/tmp/ccfork"))
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--json", type=Path)
+    session_options(parser)
     parser.add_argument("--line-copy", nargs=2, metavar=("SRC", "DST"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.line_copy:

@@ -33,6 +33,8 @@ from typing import ClassVar
 BENCHES = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCHES))
 
+from bench_fork import linked_session, session_options
+
 
 async def _first_paint(make_screen, *, scroll: bool) -> dict[str, float]:
     from commandcode.ui.app import ScreenApp
@@ -89,19 +91,12 @@ def child(kind: str, transcript: str) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size", default="1GB")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--data", type=Path, default=Path("/work/bench/data"))
-    parser.add_argument("--work", type=Path, default=Path("/tmp/ccfork"), help="where bench_fork.py links the session")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--json", type=Path)
+    session_options(parser)
     parser.add_argument("--child", nargs=2, metavar=("KIND", "TRANSCRIPT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return 0
-    from bench_fork import linked_session
-
     transcript, info, home = linked_session(args.size, args.seed, args.data, args.work.resolve())
     env = {**os.environ, "COMMANDCODE_HOME": str(home)}
     env.pop("COMMANDCODE_INDEX", None)

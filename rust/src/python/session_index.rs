@@ -53,6 +53,16 @@ impl SessionIndex {
         Ok(py.detach(|| self.session.full())?)
     }
 
+    /// Entries `[start, stop)` clamped to the file (`stop` None: to the end).
+    fn span(&self, start: usize, stop: Option<usize>) -> PyResult<std::ops::Range<usize>> {
+        let count = self.session.summary.entry_count as usize;
+        let stop = stop.unwrap_or(count).min(count);
+        if start > stop {
+            return Err(PyValueError::new_err("start is past stop"));
+        }
+        Ok(start..stop)
+    }
+
     fn entry<'a>(&self, full: &'a Full, id: &str) -> PyResult<&'a Entry> {
         full.tree()
             .index_of(id)
@@ -348,13 +358,8 @@ impl SessionIndex {
     /// Rows `(id, parent_id, type, timestamp, line)` for entries `[start, stop)` in file order.
     #[pyo3(signature = (start=0, stop=None))]
     fn tree_rows<'py>(&self, py: Python<'py>, start: usize, stop: Option<usize>) -> PyResult<Vec<TreeRow<'_>>> {
-        let count = self.session.summary.entry_count as usize;
-        let stop = stop.unwrap_or(count).min(count);
-        if start > stop {
-            return Err(PyValueError::new_err("start is past stop"));
-        }
         let full = self.full(py)?;
-        Ok(full.report.entries[start..stop]
+        Ok(full.report.entries[self.span(start, stop)?]
             .iter()
             .map(|entry| (&*entry.id, entry.parent_id.as_deref(), entry.kind.as_str(), &*entry.timestamp, entry.line))
             .collect())
@@ -370,13 +375,8 @@ impl SessionIndex {
         start: usize,
         stop: Option<usize>,
     ) -> PyResult<Vec<(Option<&'static str>, bool, u64)>> {
-        let count = self.session.summary.entry_count as usize;
-        let stop = stop.unwrap_or(count).min(count);
-        if start > stop {
-            return Err(PyValueError::new_err("start is past stop"));
-        }
         let full = self.full(py)?;
-        Ok(full.report.entries[start..stop]
+        Ok(full.report.entries[self.span(start, stop)?]
             .iter()
             .map(|entry| match &entry.extra {
                 Extra::Message { role, is_meta, .. } => {
