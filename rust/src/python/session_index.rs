@@ -19,6 +19,9 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
+/// `tree_layout`'s packed arrays: order, depth, flags, subtree sizes.
+type PackedLayout<'py> = (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>);
+
 /// Raw bytes read from the transcript per batch when parsing lines (bounds the memory a
 /// context read needs beside the objects it returns).
 const READ_BATCH_BYTES: u64 = 8 << 20;
@@ -394,11 +397,7 @@ impl SessionIndex {
 
     /// The navigator's rows (`crate::layout`): `(order, depth, flags, size)` as packed
     /// little-endian `u32` (flags: one byte per row), entries of the `hidden` types left out.
-    fn tree_layout<'py>(
-        &self,
-        py: Python<'py>,
-        hidden: Vec<String>,
-    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    fn tree_layout<'py>(&self, py: Python<'py>, hidden: Vec<String>) -> PyResult<PackedLayout<'py>> {
         let full = self.full(py)?;
         let rows = py.detach(|| {
             crate::layout::layout(&full.report.entries, full.tree(), &|entry| {
