@@ -110,3 +110,22 @@ def test_a_locked_session_is_refused_for_goto_and_label(home: Path, workdir: Pat
         assert fork.returncode == 0
     finally:
         stop(holder)
+
+
+def test_a_rewind_in_a_fork_restores_from_the_shared_store(home: Path, workdir: Path) -> None:
+    target = workdir / "hello.txt"
+    first = json.loads(run_cli(["-p", 'call write_file {"file_path": "hello.txt", "content": "one\\n"}',
+                                "--output-format", "json"], workdir, home).stdout)
+    session_id = first["session_id"]
+    assert run_cli(["-p", 'call write_file {"file_path": "hello.txt", "content": "two\\n"}', "-r", session_id],
+                   workdir, home).returncode == 0
+    objects_before = sorted(path.name for path in (home / "objects").rglob("*") if path.is_file())
+    fork = json.loads(run_cli(["sessions", "fork", session_id, "--json"], workdir, home).stdout)
+    assert sorted(path.name for path in (home / "objects").rglob("*") if path.is_file()) == objects_before  # shared
+    source_checkpoints = Path(fork["path"]).with_name(f"{session_id}.checkpoints.jsonl")
+    before = source_checkpoints.read_bytes()
+    assert Path(fork["path"]).with_name(f"{fork['id']}.checkpoints.jsonl").read_bytes() == before
+    rewound = run_cli(["rewind", fork["id"], "--to", "2", "--mode", "code", "--yes"], workdir, home)
+    assert rewound.returncode == 0, rewound.stderr
+    assert target.read_text() == "one\n"
+    assert source_checkpoints.read_bytes() == before  # the fork's rewind leaves the source alone
