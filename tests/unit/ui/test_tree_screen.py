@@ -142,3 +142,31 @@ async def test_fold_filter_search_and_labels(home: Path, workdir: Path) -> None:
     labels = [entry for entry in session.entries() if entry["type"] == "label"]
     assert [entry.get("label") for entry in labels] == ["try-a", None] and session.labels() == {}
     assert session.context().entry_ids[-1] == ids["a5"]  # labels never move the conversation
+
+
+async def test_a_refused_jump_is_one_status_line_and_writes_nothing(home: Path, workdir: Path) -> None:
+    from helpers.cli import hold_writer, stop
+
+    agent, ids = _agent(home, workdir)
+    holder = hold_writer(agent.files.transcript, workdir, home)
+    try:
+        before = agent.files.transcript.read_bytes()
+        app = ScreenApp(TreeScreen(agent))
+        async with app.run_test(size=(120, 30)) as pilot:
+            _select(app, ids["u2"])
+            await pilot.press("enter")
+            await pilot.pause()
+            await pilot.click("#skip")
+            await pilot.pause()
+            assert isinstance(app.screen, TreeScreen)
+            assert "error: " in str(app.screen.query_one("#status").render())
+            assert "open for writing by process" in str(app.screen.query_one("#status").render())
+            await pilot.press("l")
+            await pilot.pause()
+            await pilot.press(*"x", "enter")
+            await pilot.pause()
+            assert "error: " in str(app.screen.query_one("#status").render())
+            await pilot.press("q")
+        assert app.return_value is None and agent.files.transcript.read_bytes() == before
+    finally:
+        stop(holder)

@@ -101,7 +101,7 @@ class TreeScreen(Screen[str | None]):
             return
         try:
             behind, draft = self.agent.summary_draft(entry)
-        except CommandcodeError as error:
+        except (CommandcodeError, OSError) as error:  # one line in the status bar, never a traceback
             self._status(f"error: {error}")
             return
         if draft is None:
@@ -120,7 +120,7 @@ class TreeScreen(Screen[str | None]):
     def _goto(self, entry: str, summary: str | bool) -> None:
         try:
             result = self.agent.goto(entry, summary=summary)
-        except CommandcodeError as error:
+        except (CommandcodeError, OSError) as error:  # one line in the status bar, never a traceback
             self._status(f"error: {error}")
             return
         note = f" with a summary of {result.left_entries} entries left behind" if result.summary_entry_id else ""
@@ -192,7 +192,7 @@ class TreeScreen(Screen[str | None]):
             return
         try:
             _target, changed = self.agent.label(entry, text or None)
-        except CommandcodeError as error:
+        except (CommandcodeError, OSError) as error:  # one line in the status bar, never a traceback
             self._status(f"error: {error}")
             return
         if not changed:
