@@ -192,7 +192,7 @@ class TreeModel:
             self.rows = base
             return
         if self.filter in ("no tools", "user only") and not self._tools_known:
-            self._prefetch_messages(base)
+            self.read_messages()
         labelled = {self.position_of(entry_id) for entry_id in self.labels} if self.filter == "labeled only" else None
         order, depth, size = array("I"), array("I"), array("I")
         flags = bytearray()
@@ -216,7 +216,17 @@ class TreeModel:
             size[kept] = len(order) - kept - 1
         self.rows = Rows(order, depth, flags, size)
 
-    def _prefetch_messages(self, base: Rows) -> None:
+    def next_filter(self) -> str:
+        return FILTERS[(FILTERS.index(self.filter) + 1) % len(FILTERS)]
+
+    def needs_reading(self, name: str) -> bool:
+        """Whether filter `name` must first read every message once (to tell tool calls apart)."""
+        return name in ("no tools", "user only") and not self._tools_known
+
+    def read_messages(self) -> None:
+        """Reads every message's line once (what "no tools" and "user only" need); safe to run
+        in a worker thread while the screen draws."""
+        base = self._layout(hide_bookkeeping=True)
         rows, details = self.session.tree_table()
         for index, (row, detail) in enumerate(zip(rows, details)):
             self._info.setdefault(index, EntryInfo(row, detail))

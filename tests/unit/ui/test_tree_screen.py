@@ -170,3 +170,20 @@ async def test_a_refused_jump_is_one_status_line_and_writes_nothing(home: Path, 
         assert app.return_value is None and agent.files.transcript.read_bytes() == before
     finally:
         stop(holder)
+
+
+async def test_a_huge_sessions_filter_reads_in_a_worker(home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from commandcode.ui.screens import tree
+
+    monkeypatch.setattr(tree, "INLINE_READ_LIMIT", 0)  # every session counts as huge
+    agent, ids = _agent(home, workdir)
+    app = ScreenApp(TreeScreen(agent))
+    async with app.run_test(size=(120, 30)) as pilot:
+        view = app.screen.query_one(TreeView)
+        await pilot.press("f")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert view.model.filter == "no tools" and ids["a2"] not in _screen_text(app) and ids["a3"] in _screen_text(app)
+        await pilot.press("f")  # user only: the messages are known, no second read
+        assert [line.split()[1] for line in _screen_text(app).splitlines()] == [ids["u1"], ids["u2"], ids["u3"]]
+        await pilot.press("q")
