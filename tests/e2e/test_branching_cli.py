@@ -129,3 +129,15 @@ def test_a_rewind_in_a_fork_restores_from_the_shared_store(home: Path, workdir: 
     assert rewound.returncode == 0, rewound.stderr
     assert target.read_text() == "one\n"
     assert source_checkpoints.read_bytes() == before  # the fork's rewind leaves the source alone
+
+
+def test_copies_of_a_session_with_corrupt_lines_say_how_many_were_left_out(home: Path, workdir: Path) -> None:
+    files, _ids = branched_session(workdir)
+    with open(files.transcript, "ab") as handle:
+        handle.write(b"not json\n{\"half\": \n")
+    for command in ("fork", "clone"):
+        completed = run_cli(["sessions", command, files.session_id, "--json"], workdir, home)
+        assert completed.returncode == 0, completed.stderr
+        assert f"warning: {files.transcript.name}: 2 unreadable line(s) left out of the copy" in completed.stderr
+        copy = open_session(json.loads(completed.stdout)["path"])
+        assert copy.skipped_lines == []

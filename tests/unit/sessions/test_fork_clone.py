@@ -163,3 +163,22 @@ def test_clone_is_the_active_branch_as_a_chain_with_labels_after_it(home: Path, 
     assert not result.files.checkpoints.exists()
     meta = json.loads(result.files.meta.read_text())
     assert meta["parentSessionId"] == files.session_id and meta["model"] == "offline" and "branchPoint" not in meta
+
+
+def test_a_valid_last_line_without_newline_is_forked_whole(home: Path, workdir: Path) -> None:
+    files, ids = branched_session(workdir)
+    data = files.transcript.read_bytes()
+    files.transcript.write_bytes(data[:-1])  # the last entry, valid, unterminated (the real CLI reads it)
+    result = branching.fork_session(files, workdir, name="tail")
+    forked = open_session(result.files.transcript)
+    assert forked.skipped_lines == [] and forked.has_entry(ids["a5"]) and forked.name == "tail"
+    assert forked.read_entries([forked.leaf_id])[0]["parentId"] == ids["a5"]
+
+
+def test_a_header_only_session_forks_to_a_header_only_session(home: Path, workdir: Path) -> None:
+    files = SessionFiles(SessionFiles(workdir, "x").directory, "0b0e7a44-7b5e-4a55-9b4c-8f0b7f3f7a10")
+    files.transcript.write_bytes(b'{"type":"session","version":3,"id":"h","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}')
+    result = branching.fork_session(files, workdir)
+    lines = result.files.transcript.read_bytes().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["id"] == result.files.session_id
+    assert open_session(result.files.transcript).entry_count == 0
