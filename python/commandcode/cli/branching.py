@@ -67,8 +67,10 @@ def goto_command(ref: str = REF_ARGUMENT, entry: str = ENTRY_ARGUMENT,
                  summary: Optional[str] = typer.Option(None, "--summary", help="Summary of the branch left behind."),
                  no_summary: bool = typer.Option(False, "--no-summary", help="Write no branch summary."),
                  as_json: bool = JSON_OPTION) -> None:
-    """Move a session's leaf to an entry, so it resumes there (a summary of the branch left behind
-    is written unless --no-summary; the default follows the `branchSummary` setting)."""
+    """Move a session's leaf to an entry, so it resumes there.
+
+    A summary of the branch left behind is written unless --no-summary (by default as the
+    `branchSummary` setting says; --summary gives the text)."""
     if summary is not None and no_summary:
         raise UsageError("--summary and --no-summary cannot be used together", hint="pass one of them")
     choice: str | bool | None = summary if summary is not None else (False if no_summary else None)
