@@ -12,6 +12,7 @@ chosen. Search reads forward from the cursor until it finds a match.
 
 from __future__ import annotations
 
+import re
 import sys
 from array import array
 from collections.abc import Iterable
@@ -32,7 +33,7 @@ class RowText:
     __slots__ = ("text", "tokens", "tool")
 
     def __init__(self, text: str, tokens: int, tool: bool) -> None:
-        self.text, self.tokens, self.tool = text, tokens, tool
+        self.text, self.tokens, self.tool = visible(text), tokens, tool
 
 
 def describe(entry: dict[str, Any]) -> RowText:
@@ -82,6 +83,16 @@ def _brief(value: object) -> str:
     if isinstance(value, str):
         return value
     return ""
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def visible(text: str) -> str:
+    """`text` safe to draw: control characters (a hostile transcript's escape sequences, bidi
+    overrides) shown as `\\xNN` / `\\uNNNN`, never sent to the terminal."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}" if ord(match.group()) < 0x100
+                        else f"\\u{ord(match.group()):04x}", text)
 
 
 def _first_line(text: str) -> str:

@@ -187,3 +187,21 @@ async def test_a_huge_sessions_filter_reads_in_a_worker(home: Path, workdir: Pat
         await pilot.press("f")  # user only: the messages are known, no second read
         assert [line.split()[1] for line in _screen_text(app).splitlines()] == [ids["u1"], ids["u2"], ids["u3"]]
         await pilot.press("q")
+
+
+async def test_hostile_text_is_drawn_inert(home: Path, workdir: Path) -> None:
+    from commandcode.sessions.writer import SessionWriter
+
+    agent, ids = _agent(home, workdir)
+    with SessionWriter(agent.files, str(workdir)) as writer:
+        writer.append_message({"role": "user", "content": "evil \x1b]2;pwned\x07 [bold]x[/] \u202e"})
+        writer.append_entry("session_info", {"name": "[/]\x1b[31m"})
+        writer.append_entry("label", {"targetId": ids["u1"], "label": "\x1b[2J"})
+        writer.commit(force=True)
+    app = ScreenApp(TreeScreen(agent))
+    async with app.run_test(size=(160, 30)) as pilot:
+        await pilot.pause()
+        text = _screen_text(app)
+        assert "\x1b" not in text and "\\x1b]2;pwned\\x07 [bold]x[/] \\u202e" in text and "[\\x1b[2J]" in text
+        assert "\\x1b[31m" in str(app.screen.query_one("#title").render())
+        await pilot.press("q")

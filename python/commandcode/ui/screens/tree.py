@@ -22,7 +22,7 @@ from textual.widgets import Footer, Static
 from ...config.settings import load_settings
 from ...errors import CommandcodeError
 from ...sessions.reader import open_session
-from ..tree_model import TreeModel
+from ..tree_model import TreeModel, visible
 from ..widgets.tree_view import TreeView
 from .dialogs import PromptScreen, SummaryScreen
 
@@ -58,9 +58,9 @@ class TreeScreen(Screen[str | None]):
         self._reading = False
 
     def compose(self) -> ComposeResult:
-        yield Static(self._title(), id="title")
+        yield Static(self._title(), id="title", markup=False)  # names and errors come from files
         yield TreeView(self.model, id="tree")
-        yield Static("", id="status")
+        yield Static("", id="status", markup=False)
         yield Footer()
 
     @property
@@ -73,11 +73,11 @@ class TreeScreen(Screen[str | None]):
 
     def _title(self) -> str:
         name = self.model.session.name
-        return (f"{self.agent.session_id}" + (f" · {name}" if name else "")
+        return (f"{self.agent.session_id}" + (f" · {visible(name)}" if name else "")
                 + f" · {self.model.entry_count} entries · filter: {self.model.filter}")
 
     def _status(self, text: str) -> None:
-        self.query_one("#status", Static).update(text)
+        self.query_one("#status", Static).update(visible(text))
 
     def _selected_id(self) -> str | None:
         index = self.view.selected

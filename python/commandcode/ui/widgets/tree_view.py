@@ -19,7 +19,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ..tree_model import TreeModel
+from ..tree_model import TreeModel, visible
 
 _CURSOR = Style(reverse=True)
 _ACTIVE = Style(bold=True)
@@ -96,18 +96,19 @@ class TreeView(ScrollView, can_focus=True):
         model = self.model
         info = model.info(index)
         entry_id = info.id
+        shown_id = visible(entry_id)
         text = model.texts([index])[0]
         active = model.on_path(row)
         marker = "◆" if entry_id == model.leaf_id else "▸" if index in model.folded else "●" if active else "○"
         kind = info.role or info.type
         if info.type == "message" and text.tool:
             kind = f"{kind}·tool"
-        time = info.timestamp[11:19] if len(info.timestamp) >= 19 else info.timestamp
+        time = visible(info.timestamp[11:19] if len(info.timestamp) >= 19 else info.timestamp)
         tokens = f"{text.tokens} tok" if text.tokens else ""
-        left = f"{'  ' * min(depth, 30)}{marker} {entry_id} {kind:<14} "
+        left = f"{'  ' * min(depth, 30)}{marker} {shown_id} {visible(kind):<14} "
         right = f" {time} {tokens:>9}"
         label = model.labels.get(entry_id)
-        label_text = f"[{label}] " if label else ""
+        label_text = f"[{visible(label)}] " if label else ""
         room = max(0, width - len(left) - len(right) - len(label_text))
         body = text.text[:room].ljust(room)
         base = _ACTIVE if active else _OFF
