@@ -34,6 +34,23 @@ def _select(app: ScreenApp, entry_id: str) -> None:
     assert view.model.id_of(view.model.rows[view.cursor][0]) == entry_id
 
 
+async def _offer_jump(pilot: object, app: ScreenApp, entry_id: str, answer: str) -> None:
+    """Selects `entry_id`, presses Enter, and answers the summary offer (a key, or `#id` to click)."""
+    _select(app, entry_id)
+    await pilot.press("enter")  # type: ignore[attr-defined]
+    await pilot.pause()  # type: ignore[attr-defined]
+    assert isinstance(app.screen, SummaryScreen)
+    if answer.startswith("#"):
+        await pilot.click(answer)  # type: ignore[attr-defined]
+    else:
+        await pilot.press(answer)  # type: ignore[attr-defined]
+    await pilot.pause()  # type: ignore[attr-defined]
+
+
+def _status(app: ScreenApp) -> str:
+    return str(app.screen.query_one("#status").render())
+
+
 async def test_every_branch_is_shown_with_the_active_path_and_the_leaf(home: Path, workdir: Path) -> None:
     agent, ids = _agent(home, workdir)
     app = ScreenApp(TreeScreen(agent))
@@ -78,11 +95,7 @@ async def test_skipping_the_summary_moves_the_leaf_with_a_marker(home: Path, wor
     agent, ids = _agent(home, workdir)
     app = ScreenApp(TreeScreen(agent))
     async with app.run_test(size=(120, 30)) as pilot:
-        _select(app, ids["u2"])
-        await pilot.press("enter")
-        await pilot.pause()
-        await pilot.click("#skip")
-        await pilot.pause()
+        await _offer_jump(pilot, app, ids["u2"], "#skip")
     session = open_session(agent.files.transcript)
     marker = session.read_entries([session.leaf_id])[0]
     assert marker["type"] == "custom" and marker["data"] == {"reason": "goto"} and marker["parentId"] == ids["u2"]
@@ -93,13 +106,8 @@ async def test_escape_in_the_summary_cancels_the_jump_and_writes_nothing(home: P
     before = agent.files.transcript.read_bytes()
     app = ScreenApp(TreeScreen(agent))
     async with app.run_test(size=(120, 30)) as pilot:
-        _select(app, ids["u2"])
-        await pilot.press("enter")
-        await pilot.pause()
-        await pilot.press("escape")
-        await pilot.pause()
-        assert isinstance(app.screen, TreeScreen)
-        assert "cancelled" in str(app.screen.query_one("#status").render())
+        await _offer_jump(pilot, app, ids["u2"], "escape")
+        assert isinstance(app.screen, TreeScreen) and "cancelled" in _status(app)
         await pilot.press("q")
     assert agent.files.transcript.read_bytes() == before
 
@@ -153,19 +161,14 @@ async def test_a_refused_jump_is_one_status_line_and_writes_nothing(home: Path, 
         before = agent.files.transcript.read_bytes()
         app = ScreenApp(TreeScreen(agent))
         async with app.run_test(size=(120, 30)) as pilot:
-            _select(app, ids["u2"])
-            await pilot.press("enter")
-            await pilot.pause()
-            await pilot.click("#skip")
-            await pilot.pause()
+            await _offer_jump(pilot, app, ids["u2"], "#skip")
             assert isinstance(app.screen, TreeScreen)
-            assert "error: " in str(app.screen.query_one("#status").render())
-            assert "open for writing by process" in str(app.screen.query_one("#status").render())
+            assert _status(app).startswith("error: ") and "open for writing by process" in _status(app)
             await pilot.press("l")
             await pilot.pause()
             await pilot.press(*"x", "enter")
             await pilot.pause()
-            assert "error: " in str(app.screen.query_one("#status").render())
+            assert _status(app).startswith("error: ")
             await pilot.press("q")
         assert app.return_value is None and agent.files.transcript.read_bytes() == before
     finally:
