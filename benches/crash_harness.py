@@ -44,13 +44,13 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--index", choices=("auto", "on", "off"), default="auto")
-    parser.add_argument("--operations", default=",".join(harness.OPERATIONS))
+    parser.add_argument("--operations", default=",".join(harness.ALL_OPERATIONS))
     parser.add_argument("--work", type=Path, default=None, help="where the workspaces go (default: a temp dir)")
     parser.add_argument("--json", type=Path, default=None, help="also write the report here")
     options = parser.parse_args()
 
     operations = tuple(name for name in options.operations.split(",") if name)
-    unknown = set(operations) - set(harness.OPERATIONS)
+    unknown = set(operations) - set(harness.ALL_OPERATIONS)
     if unknown:
         parser.error(f"unknown operations: {', '.join(sorted(unknown))}")
     supported = harness.index_supported()

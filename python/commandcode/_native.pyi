@@ -111,6 +111,13 @@ class SessionIndex:
         """`(type, parent_id, timestamp, line)` of one entry. Raises `KeyError`."""
     def tree_rows(self, start: int = 0, stop: int | None = None) -> list[tuple[str, str | None, str, str, int]]:
         """`(id, parent_id, type, timestamp, line)` for entries `[start, stop)` in file order."""
+    def tree_details(self, start: int = 0, stop: int | None = None) -> list[tuple[str | None, bool, int]]:
+        """`(role, is_meta, line length)` for entries `[start, stop)`; role is `None` for non-messages."""
+    def tree_layout(self, hidden: Sequence[str]) -> tuple[bytes, bytes, bytes, bytes]:
+        """The navigator's rows: `(order, depth, flags, size)`, packed little-endian u32 (flags: a
+        byte per row; 1 on the active path, 2 has children); entries of the `hidden` types left out."""
+    def position(self, id: str) -> int | None:
+        """The file-order position of the entry an id names, or None."""
     def labels(self) -> list[tuple[str, str]]: ...
     def message_ids(self) -> list[tuple[str, str]]:
         """`(meta.messageId, entry id)` for every message entry that has one."""

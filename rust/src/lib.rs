@@ -18,6 +18,7 @@ pub mod fsopen;
 pub mod index;
 pub mod json;
 pub mod json_text;
+pub mod layout;
 pub mod scan;
 pub mod store;
 pub mod tree;

@@ -51,9 +51,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from helpers import crash_branching
+from helpers.crash_branching import BRANCHING_OPERATIONS
 from helpers.locations import KILLABLE
 
 OPERATIONS = ("append", "first_write", "backup", "rewind", "meta")
+ALL_OPERATIONS = OPERATIONS + BRANCHING_OPERATIONS  # fork, clone, goto, label: `helpers.crash_branching`
 LANE_POINTS = 40  # a fresh workspace after this many points (bounds data growth)
 REWIND_FILES = 90  # two turns stay under the 200-backups-per-session cap
 BACKUP_FILES = 4
@@ -178,6 +181,7 @@ class Workspace:
         self.calls = 0
         self.journal_window = 0.04  # how long a rewind's restore journal exists (calibrated)
         self.notes: dict[str, int] = {}  # what the checks saw, e.g. interrupted restores and their fate
+        self.branching: dict[str, Any] = {}  # the state of a branching operation (`crash_branching`)
         self.setup()
 
     # ---- environment
@@ -203,6 +207,8 @@ class Workspace:
                 self.session_id = self._seed_session()
             elif self.operation == "rewind":
                 self._seed_rewind()
+            elif self.operation in BRANCHING_OPERATIONS:
+                crash_branching.seed(self)
 
     def _write_big(self, number: int, version: int) -> None:
         rng = random.Random(number)
@@ -280,6 +286,8 @@ class Workspace:
             self._check_meta(violations, label)
             if self.operation == "rewind":
                 self._check_rewind(violations, label)
+            if self.operation in BRANCHING_OPERATIONS:
+                crash_branching.check(self, violations, label)
 
     def _check_sessions(self, violations: list[str], label: str) -> None:
         from commandcode import _native
@@ -435,6 +443,8 @@ class Run:
 def _next_run(workspace: Workspace, rng: random.Random) -> Run:
     marker = f"marker-{uuid.uuid4().hex[:16]}"
     operation = workspace.operation
+    if operation in BRANCHING_OPERATIONS:
+        return Run(crash_branching.next_run(workspace, rng, marker), marker)
     if operation == "append":
         return Run(["-p", f"{marker} append", "-r", workspace.session_id or "", "--output-format", "json"], marker)
     if operation == "first_write":
@@ -461,6 +471,8 @@ def _next_run(workspace: Workspace, rng: random.Random) -> Run:
 
 def _record_report(workspace: Workspace, run: Run, stdout: str) -> bool:
     """Whether the run's result was read whole; if so, records what it promised."""
+    if workspace.operation in BRANCHING_OPERATIONS:
+        return crash_branching.record_report(workspace, run.args, stdout)
     try:
         value = json.loads(stdout)
     except ValueError:
@@ -481,6 +493,8 @@ def _record_report(workspace: Workspace, run: Run, stdout: str) -> bool:
 def _start(workspace: Workspace, run: Run, extra_env: dict[str, str], *, killable: bool) -> subprocess.Popen[bytes]:
     if run.name is not None and workspace.session_id is not None:
         workspace.pending_names.setdefault(workspace.session_id, set()).add(run.name)
+    if workspace.operation in BRANCHING_OPERATIONS:
+        crash_branching.started(workspace, run.args)
     command = [sys.executable, str(KILLABLE)] if killable else [sys.executable, "-m", "commandcode"]
     return subprocess.Popen([*command, *run.args], cwd=workspace.project, env={**workspace.env(), **extra_env},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
@@ -621,7 +635,7 @@ def run_lane(operation: str, root: Path, points: int, seed: int, index: bool) ->
     return LaneResult(operation, stats, violations)
 
 
-def split_points(points: int, operations: tuple[str, ...] = OPERATIONS) -> dict[str, int]:
+def split_points(points: int, operations: tuple[str, ...] = ALL_OPERATIONS) -> dict[str, int]:
     """`points` spread over the operations as evenly as possible."""
     base, extra = divmod(points, len(operations))
     return {operation: base + (1 if position < extra else 0) for position, operation in enumerate(operations)}
@@ -641,7 +655,7 @@ def report(results: list[LaneResult], *, seed: int, index: bool, elapsed: float)
         "seed": seed,
         "index": "on" if index else "off",
         "elapsed_seconds": round(elapsed, 1),
-        "operations": {name: per_operation[name].to_json() for name in OPERATIONS if name in per_operation},
+        "operations": {name: per_operation[name].to_json() for name in ALL_OPERATIONS if name in per_operation},
         "total": total.to_json(),
         "violation_list": violations[:100],
     }

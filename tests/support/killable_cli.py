@@ -6,7 +6,7 @@ Environment:
 
 - `COMMANDCODE_TEST_KILL_AT=N` (or `N:torn`): the process SIGKILLs itself at the N-th mutating
   file-system call made from Python (`os.write` to a regular file, `os.pwrite`, `os.fsync`,
-  `os.fdatasync`, `os.ftruncate`, `os.replace`, `os.rename`, `os.link`, `os.unlink`, `os.mkdir`,
+  `os.fdatasync`, `os.ftruncate`, `os.replace`, `os.rename`, `os.link`, `os.unlink`, `os.mkdir`, `os.copy_file_range`,
   and `os.open` with `O_CREAT`). The kill lands just before the call, except with `:torn` on a
   write, where half the bytes are written first (a torn write, as a real SIGKILL can leave one).
 - `COMMANDCODE_TEST_FAIL_AT=N` (or `N:full`): instead of a kill, the N-th such call fails with
@@ -84,7 +84,7 @@ def _regular(descriptor: int) -> bool:
 
 def _install() -> None:
     real = {name: getattr(os, name) for name in ("write", "pwrite", "fsync", "fdatasync", "ftruncate", "replace",
-                                                 "rename", "link", "unlink", "mkdir", "open")}
+                                                 "rename", "link", "unlink", "mkdir", "open", "copy_file_range")}
 
     def write(descriptor: int, data: object) -> int:
         if not _regular(descriptor):
@@ -128,7 +128,7 @@ def _install() -> None:
 
     os.write = write  # type: ignore[assignment]
     os.pwrite = pwrite  # type: ignore[assignment]
-    for name in ("fsync", "fdatasync", "ftruncate", "replace", "rename", "link", "unlink", "mkdir"):
+    for name in ("fsync", "fdatasync", "ftruncate", "replace", "rename", "link", "unlink", "mkdir", "copy_file_range"):
         setattr(os, name, simple(name))
     os.open = open_  # type: ignore[assignment]
 

@@ -7,7 +7,8 @@ rewind may write into (`folder`) and the recovery of a restore a crash interrupt
 come from the `summarizer` it is given (the offline one by default), so a real provider can
 write them. Messages for the user go to `notify` (the CLI prints them as `warning:` lines).
 
-Later issues add fork, clone, compact and export here (the stubs below name them).
+Fork, clone, goto and label live in `branching.py` (thin methods here); compact and export are
+stubs of later issues.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..catalog.listing import most_recent, resolve_session
 from ..checkpoints.manager import CheckpointManager
@@ -33,18 +34,22 @@ from ..checkpoints.rewind import (
 from ..config.paths import project_root
 from ..errors import CheckpointError, CommandcodeError, SessionNotFoundError, UsageError
 from ..sessions.files import SessionFiles
+from ..sessions.fork import CopyResult
 from ..sessions.format import clean_name, read_header_cwd
 from ..sessions.history import record_prompt
 from ..sessions.meta import read_meta_for_update, update_meta
+from ..sessions.navigate import LeftBehind
 from ..sessions.reader import open_session
 from ..sessions.writer import SessionWriter
 from ..storage.ids import new_uuid
+from .branching import GotoResult, clone_session, fork_session, goto_entry, label_entry, summary_draft
 from .providers.base import Model
 from .providers.offline import OfflineModel
 from .summarize import Summarizer, offline_summary
 from .turn import Conversation, TurnResult
 
 Notify = Callable[[str], None]
+T = TypeVar("T")
 AVAILABLE_MODELS = ("offline",)
 CHECKPOINTS_SUFFIX = ".checkpoints.jsonl"
 
@@ -147,22 +152,29 @@ class AgentSession:
         self._checkpoints_loaded = False
         self._name: str | None = None
         self._labelled = False
+        self.copied_from: CopyResult | None = None  # set on a fork or clone: its source and skipped lines
 
     # ----------------------------------------------------------------------------------------
     # Creating and resuming
 
     @classmethod
-    def start(cls, cwd: Path, *, reference: str | None = None, continue_last: bool = False, **options: Any) -> AgentSession:
+    def start(cls, cwd: Path, *, reference: str | None = None, continue_last: bool = False, fork: bool = False,
+              **options: Any) -> AgentSession:
         """A session to run turns in: the one `reference` names (`-r`), the most recent one of
-        this directory (`continue_last`, `-c`: headless ones first), else a new one.
+        this directory (`continue_last`, `-c`: headless ones first), else a new one. With `fork`
+        (`--fork-session`), a fork of the resolved session instead, which is left untouched.
 
         Raises:
-            UsageError: both `reference` and `continue_last`.
+            UsageError: both `reference` and `continue_last`; `fork` without either.
             SessionNotFoundError, AmbiguousSessionError: the reference names no single session,
                 or there is none to continue.
         """
         if reference and continue_last:
             raise UsageError("-r and -c cannot be used together")
+        if fork:
+            if not (reference or continue_last):
+                raise UsageError("--fork-session needs a session to fork", hint="add -r REF or -c")
+            return cls.start(cwd, reference=reference, continue_last=continue_last, **options).fork()
         if reference:
             return cls(resolve_session(reference, cwd), cwd, is_new=False, **options)
         if continue_last:
@@ -341,13 +353,47 @@ class AgentSession:
     # ----------------------------------------------------------------------------------------
     # Hooks of later issues
 
-    def fork(self, *args: Any, **kwargs: Any) -> AgentSession:
-        """A new session continuing from an entry of this one (a later issue)."""
-        raise NotImplementedError("fork comes with a later issue")
+    def fork(self, name: str | None = None) -> AgentSession:
+        """A new session holding this one's whole tree and checkpoints (`agent/branching.py`);
+        this one is untouched. The result is not open for writing yet."""
+        result = fork_session(self.files, self.cwd, name=name)
+        return self._copy_made(result)
 
-    def clone(self, *args: Any, **kwargs: Any) -> AgentSession:
-        """A copy of this session under a new id (a later issue)."""
-        raise NotImplementedError("clone comes with a later issue")
+    def clone(self) -> AgentSession:
+        """A new session holding only this one's active branch, without checkpoints."""
+        return self._copy_made(clone_session(self.files))
+
+    def _copy_made(self, result: CopyResult) -> AgentSession:
+        if result.skipped:
+            self.notify(f"{self.files.transcript.name}: {result.skipped} unreadable line(s) left out of the copy")
+        copy = AgentSession(result.files, self.cwd, is_new=False, persist=self.persist, model=self.model,
+                            entrypoint=self.entrypoint, summarizer=self.summarizer, notify=self.notify)
+        copy.copied_from = result
+        return copy
+
+    def summary_draft(self, entry: str) -> tuple[LeftBehind, str | None]:
+        """What a jump to `entry` would leave behind, and the summary `summarizer` writes of it."""
+        return summary_draft(self.files, entry, self.summarizer)
+
+    def goto(self, entry: str, *, summary: str | bool | None = None) -> GotoResult:
+        """Moves the leaf to `entry`, persisted, with a branch summary of the work left behind
+        (a text; True: written by `summarizer`; False: none; None: the `branchSummary` setting)."""
+        return self._with_writer(lambda writer: goto_entry(self.files, writer, entry, summary=summary,
+                                                           summarizer=self.summarizer, cwd=self.cwd))
+
+    def label(self, entry: str, text: str | None) -> tuple[str, bool]:
+        """Labels `entry` (no text: clears its label); returns its id and whether anything changed."""
+        return self._with_writer(lambda writer: label_entry(self.files, writer, entry, text))
+
+    def _with_writer(self, action: Callable[[SessionWriter], T]) -> T:
+        """Runs `action` with this session's writer, or one held just for it; an open session's
+        context is reloaded after (the leaf may have moved)."""
+        if self._writer is None:
+            with SessionWriter(self.files, str(self.cwd)) as writer:
+                return action(writer)
+        result = action(self._writer)
+        self.messages = open_session(self.files.transcript).context().messages
+        return result
 
     def compact(self, *args: Any, **kwargs: Any) -> None:
         """Summarizes the older context with `summarizer` (a later issue)."""

@@ -218,6 +218,11 @@ class Session:
         source = getattr(self._index, "source", None)
         return source if isinstance(source, str) else None
 
+    @property
+    def scanned_size(self) -> int:
+        """The transcript's size when scanned: skipped lines and entries lie within it."""
+        return self._index.file_size
+
     def ends_with_newline(self) -> bool:
         """Whether the file ended in `\\n` when scanned (the writer ends a torn tail first)."""
         return self._index.ends_with_newline
@@ -225,6 +230,14 @@ class Session:
     def has_entry(self, entry_id: str) -> bool:
         """Whether an entry id is taken in the file (answered from the index's id hashes)."""
         return entry_id in self._index  # answered from the index's id hashes, without raising
+
+    def parent_of(self, entry_id: str) -> str | None:
+        """The parent id of an entry (None for a root).
+
+        Raises:
+            KeyError: no such entry.
+        """
+        return self._index.envelope(entry_id)[1]
 
     def first_message(self) -> str | None:
         """The first visible user text in the file."""
@@ -267,6 +280,24 @@ class Session:
     def path_ids(self) -> list[str]:
         """Entry ids of the active path, root first."""
         return list(self._index.path_ids())
+
+    def tree_table(self, start: int = 0, stop: int | None = None) -> tuple[
+            list[tuple[str, str | None, str, str, int]], list[tuple[str | None, bool, int]]]:
+        """Entries `[start, stop)` as the index holds them, in file order, without building a
+        `TreeRow` each: `(id, parent_id, type, timestamp, line)` and, aligned with it,
+        `(role, is_meta, line length)` (role `None` for entries other than messages)."""
+        start, stop = self._clamp(start, stop)
+        return self._index.tree_rows(start, stop), self._index.tree_details(start, stop)
+
+    def tree_layout(self, hidden: list[str]) -> tuple[bytes, bytes, bytes, bytes]:
+        """A navigator's rows, laid out natively: `(order, depth, flags, size)` as packed
+        little-endian u32 (flags a byte per row: 1 on the active path, 2 has children), entries of
+        the `hidden` types left out (see `rust/src/layout.rs`)."""
+        return self._index.tree_layout(hidden)
+
+    def position(self, entry_id: str) -> int | None:
+        """The file-order position of the entry an id names (its last one), or None."""
+        return self._index.position(entry_id)
 
     def tree_rows(self, start: int = 0, stop: int | None = None) -> Iterator[TreeRow]:
         """Entries `[start, stop)` in file order, with labels and active-path membership.

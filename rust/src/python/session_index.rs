@@ -19,6 +19,9 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
+/// `tree_layout`'s packed arrays: order, depth, flags, subtree sizes.
+type PackedLayout<'py> = (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>);
+
 /// Raw bytes read from the transcript per batch when parsing lines (bounds the memory a
 /// context read needs beside the objects it returns).
 const READ_BATCH_BYTES: u64 = 8 << 20;
@@ -51,6 +54,16 @@ pub fn scan_session(py: Python<'_>, path: PathBuf, index_path: Option<PathBuf>) 
 impl SessionIndex {
     fn full(&self, py: Python<'_>) -> PyResult<&Full> {
         Ok(py.detach(|| self.session.full())?)
+    }
+
+    /// Entries `[start, stop)` clamped to the file (`stop` None: to the end).
+    fn span(&self, start: usize, stop: Option<usize>) -> PyResult<std::ops::Range<usize>> {
+        let count = self.session.summary.entry_count as usize;
+        let stop = stop.unwrap_or(count).min(count);
+        if start > stop {
+            return Err(PyValueError::new_err("start is past stop"));
+        }
+        Ok(start..stop)
     }
 
     fn entry<'a>(&self, full: &'a Full, id: &str) -> PyResult<&'a Entry> {
@@ -348,16 +361,61 @@ impl SessionIndex {
     /// Rows `(id, parent_id, type, timestamp, line)` for entries `[start, stop)` in file order.
     #[pyo3(signature = (start=0, stop=None))]
     fn tree_rows<'py>(&self, py: Python<'py>, start: usize, stop: Option<usize>) -> PyResult<Vec<TreeRow<'_>>> {
-        let count = self.session.summary.entry_count as usize;
-        let stop = stop.unwrap_or(count).min(count);
-        if start > stop {
-            return Err(PyValueError::new_err("start is past stop"));
-        }
         let full = self.full(py)?;
-        Ok(full.report.entries[start..stop]
+        Ok(full.report.entries[self.span(start, stop)?]
             .iter()
             .map(|entry| (&*entry.id, entry.parent_id.as_deref(), entry.kind.as_str(), &*entry.timestamp, entry.line))
             .collect())
+    }
+
+    /// `(role, is_meta, length)` for entries `[start, stop)` in file order: a message's role
+    /// (`"user"`, `"assistant"`, `"other"`; `None` for other entry types), its `isMeta` flag, and
+    /// the line's byte length (what the tree navigator filters and sizes rows by, unread).
+    #[pyo3(signature = (start=0, stop=None))]
+    fn tree_details(
+        &self,
+        py: Python<'_>,
+        start: usize,
+        stop: Option<usize>,
+    ) -> PyResult<Vec<(Option<&'static str>, bool, u64)>> {
+        let full = self.full(py)?;
+        Ok(full.report.entries[self.span(start, stop)?]
+            .iter()
+            .map(|entry| match &entry.extra {
+                Extra::Message { role, is_meta, .. } => {
+                    let name = match role {
+                        Role::User => "user",
+                        Role::Assistant => "assistant",
+                        Role::Other => "other",
+                    };
+                    (Some(name), *is_meta, entry.length)
+                }
+                _ => (None, false, entry.length),
+            })
+            .collect())
+    }
+
+    /// The navigator's rows (`crate::layout`): `(order, depth, flags, size)` as packed
+    /// little-endian `u32` (flags: one byte per row), entries of the `hidden` types left out.
+    fn tree_layout<'py>(&self, py: Python<'py>, hidden: Vec<String>) -> PyResult<PackedLayout<'py>> {
+        let full = self.full(py)?;
+        let rows = py.detach(|| {
+            crate::layout::layout(&full.report.entries, full.tree(), &|entry| {
+                hidden.iter().any(|kind| kind == entry.kind.as_str())
+            })
+        });
+        let pack = |values: &[u32]| values.iter().flat_map(|value| value.to_le_bytes()).collect::<Vec<u8>>();
+        Ok((
+            PyBytes::new(py, &pack(&rows.order)),
+            PyBytes::new(py, &pack(&rows.depth)),
+            PyBytes::new(py, &rows.flags),
+            PyBytes::new(py, &pack(&rows.size)),
+        ))
+    }
+
+    /// The file-order position of the entry an id names (its last entry), or `None`.
+    fn position(&self, py: Python<'_>, id: &str) -> PyResult<Option<usize>> {
+        Ok(self.full(py)?.tree().index_of(id))
     }
 
     /// Labels by target entry id (newest wins; cleared labels are absent).

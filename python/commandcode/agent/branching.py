@@ -1,0 +1,153 @@
+"""Branching as a service: fork, clone, goto and label, with their checks and their wording.
+
+What the CLI, the shell and the tree screen share, above the file work of `sessions/fork.py`,
+`sessions/clone.py` and `sessions/navigate.py`:
+
+- `fork_session` / `clone_session`: refuse a session with nothing saved yet, check a fork's name
+  (at most 200 characters, unique in the project, case-insensitive and trimmed), pick the new
+  id (retried on the rare collision) and make the copy;
+- `summary_draft`: the branch summary a jump would write, from the summarizer passed in (the
+  offline model writes an extractive one);
+- `goto_entry` / `label_entry`: the moves, through the writer the caller holds; `goto_entry`'s
+  summary is a text, `True` (write one), `False` (none) or `None` (the `branchSummary` setting).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..catalog.listing import list_sessions
+from ..config.settings import load_settings
+from ..errors import CommandcodeError, InvalidSessionError, UsageError
+from ..sessions.clone import clone_files
+from ..sessions.files import SessionFiles
+from ..sessions.fork import CopyResult, fork_files
+from ..sessions.format import clean_name
+from ..sessions.lineage import MAX_NAME_LENGTH
+from ..sessions.navigate import LeftBehind, find_entry, left_behind, left_messages, write_goto, write_label
+from ..sessions.reader import Session, open_session
+from ..sessions.writer import SessionWriter
+from ..storage.ids import new_uuid
+from ..storage.values import Frozen
+from .summarize import Summarizer
+
+ID_RETRIES = 5
+
+
+def _saved_session(files: SessionFiles, what: str) -> Session:
+    if not files.transcript.is_file():
+        raise InvalidSessionError(f"session {files.session_id} has nothing to {what} yet",
+                                  hint="its transcript is written with the first answered prompt")
+    return open_session(files.transcript)
+
+
+def check_new_name(name: str, cwd: Path) -> str:
+    """`name` cleaned (CR/LF → space, trimmed), when a new session may take it.
+
+    Raises:
+        UsageError: empty, or over 200 characters.
+        CommandcodeError: another session of this project has that name.
+    """
+    cleaned = clean_name(name)
+    if not cleaned:
+        raise UsageError("the name is empty", hint="pass a name, or leave the option out")
+    if len(cleaned) > MAX_NAME_LENGTH:
+        raise UsageError(f"the name is {len(cleaned)} characters long; at most {MAX_NAME_LENGTH} are allowed",
+                         hint="pick a shorter name")
+    wanted = cleaned.casefold()
+    for summary in list_sessions(cwd, include_headless=True):
+        if isinstance(summary.name, str) and summary.name.strip().casefold() == wanted:
+            raise CommandcodeError(f"the name {cleaned!r} is taken by session {summary.id}",
+                                   hint="pick another name")
+    return cleaned
+
+
+def _new_files(source: SessionFiles) -> SessionFiles:
+    for _ in range(ID_RETRIES):
+        files = SessionFiles(source.folder, new_uuid())
+        if not files.transcript.exists() and not files.meta.exists():
+            return files
+    raise CommandcodeError("could not pick a free session id")  # pragma: no cover - five uuid4 collisions
+
+
+def fork_session(source: SessionFiles, cwd: Path, *, name: str | None = None) -> CopyResult:
+    """Forks the whole tree and checkpoints of `source` into a new session of the same project."""
+    cleaned = check_new_name(name, cwd) if name is not None else None
+    session = _saved_session(source, "fork")
+    return fork_files(session, _new_files(source), name=cleaned)
+
+
+def clone_session(source: SessionFiles) -> CopyResult:
+    """Clones the active branch of `source` into a new session of the same project."""
+    session = _saved_session(source, "clone")
+    return clone_files(session, _new_files(source))
+
+
+class GotoResult(Frozen):
+    """A jump: the entry it went to, the new leaf, the summary entry (if one was written) and
+    how many entries it left behind."""
+
+    __slots__ = ("target", "leaf_id", "summary_entry_id", "left_entries")
+    target: str
+    leaf_id: str
+    summary_entry_id: str | None
+    left_entries: int
+
+    def __init__(self, target: str, leaf_id: str, summary_entry_id: str | None, left_entries: int) -> None:
+        self._set(target=target, leaf_id=leaf_id, summary_entry_id=summary_entry_id, left_entries=left_entries)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"target": self.target, "leaf_id": self.leaf_id, "summary_entry_id": self.summary_entry_id,
+                "left_entries": self.left_entries}
+
+
+def resolve_target(files: SessionFiles, entry: str) -> tuple[Session, str]:
+    session = _saved_session(files, "navigate")
+    return session, find_entry(session, entry)
+
+
+def summary_draft(files: SessionFiles, entry: str, summarizer: Summarizer) -> tuple[LeftBehind, str | None]:
+    """What a jump to `entry` leaves behind and the summary the summarizer writes of it (None
+    when the jump leaves nothing behind)."""
+    session, target = resolve_target(files, entry)
+    behind = left_behind(session, target)
+    if not behind.entry_ids:
+        return behind, None
+    return behind, summarizer(left_messages(session, behind))
+
+
+def goto_entry(files: SessionFiles, writer: SessionWriter, entry: str, *, summary: str | bool | None,
+               summarizer: Summarizer, cwd: Path) -> GotoResult:
+    """Moves the leaf to `entry` (see `sessions.navigate.write_goto`).
+
+    Raises:
+        InvalidSessionError: no such entry, or the session has nothing saved.
+        CommandcodeError: the leaf is already there.
+    """
+    session, target = resolve_target(files, entry)
+    if target == session.leaf_id:
+        raise CommandcodeError(f"the session is already at entry {target}",
+                               hint="pick another entry from `commandcode sessions tree REF`")
+    behind = left_behind(session, target)
+    if summary is None:
+        summary = load_settings(cwd).branch_summary
+    text: str | None
+    if isinstance(summary, str):
+        text = summary.strip() or None
+        if text is None:
+            raise UsageError("the summary is empty", hint="pass --no-summary to write none")
+    elif summary and behind.entry_ids:
+        text = summarizer(left_messages(session, behind))
+    else:
+        text = None
+    written = text is not None and bool(behind.entry_ids)
+    leaf = write_goto(writer, target, from_id=session.leaf_id, summary=text if written else None,
+                      behind=behind if written else None)
+    return GotoResult(target, leaf, leaf if written else None, len(behind.entry_ids))
+
+
+def label_entry(files: SessionFiles, writer: SessionWriter, entry: str, text: str | None) -> tuple[str, bool]:
+    """Attaches (or, with no text, clears) the label of `entry`; returns its id and whether
+    anything was written."""
+    session, target = resolve_target(files, entry)
+    return target, write_label(writer, session, target, text)

@@ -1,0 +1,107 @@
+"""`commandcode sessions fork|clone|label|goto` and `commandcode tree`: thin commands over
+`AgentSession` (parse → call → render), registered on the `sessions` group and the root app.
+
+Data goes to stdout (`--json`: one object), notices to stderr; every refusal is one `error:`
+line (plus a `hint:`), exit 1, and a usage error exit 2.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import typer
+
+from ..errors import UsageError
+from .output import handle_errors, print_json, safe, stdout, warn
+
+if TYPE_CHECKING:
+    from ..agent.runtime import AgentSession
+
+REF_ARGUMENT = typer.Argument(..., help="Session id, id prefix, name or transcript path.")
+ENTRY_ARGUMENT = typer.Argument(..., help="Entry id (or a unique prefix of one), from `sessions tree REF`.")
+JSON_OPTION = typer.Option(False, "--json", help="Print JSON.")
+
+
+def _open(ref: str) -> AgentSession:
+    from ..agent.runtime import AgentSession
+
+    return AgentSession.for_reference(ref, notify=warn)
+
+
+def _print_copy(source: AgentSession, copy: AgentSession, verb: str, as_json: bool) -> None:
+    if as_json:
+        print_json({"id": copy.session_id, "path": str(copy.files.transcript), "parent_session_id": source.session_id})
+        return
+    stdout.print(f"{verb} {safe(source.session_id)} into {safe(copy.session_id)}")
+    stdout.print(safe(str(copy.files.transcript)))
+
+
+def fork_command(ref: str = REF_ARGUMENT,
+                 name: Optional[str] = typer.Option(None, "--name", "-n", help="Name the fork (unique in the project)."),
+                 as_json: bool = JSON_OPTION) -> None:
+    """Copy a session's whole tree and checkpoints into a new session (the original is untouched)."""
+    source = _open(ref)
+    _print_copy(source, source.fork(name), "forked", as_json)
+
+
+def clone_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
+    """Copy only a session's active branch into a new session, without checkpoints."""
+    source = _open(ref)
+    _print_copy(source, source.clone(), "cloned", as_json)
+
+
+def label_command(ref: str = REF_ARGUMENT, entry: str = ENTRY_ARGUMENT,
+                  text: Optional[str] = typer.Argument(None, help="The label; leave it out to clear the label.")) -> None:
+    """Attach a label to an entry of a session's tree, or clear it."""
+    target, changed = _open(ref).label(entry, text)
+    if not changed:
+        stdout.print(f"entry {safe(target)}: " + ("no label to clear" if not (text or "").strip() else "already labelled so")
+                     + "; nothing written")
+    elif (text or "").strip():
+        stdout.print(f"labelled entry {safe(target)}")
+    else:
+        stdout.print(f"cleared the label of entry {safe(target)}")
+
+
+def goto_command(ref: str = REF_ARGUMENT, entry: str = ENTRY_ARGUMENT,
+                 summary: Optional[str] = typer.Option(None, "--summary", help="Summary of the branch left behind."),
+                 no_summary: bool = typer.Option(False, "--no-summary", help="Write no branch summary."),
+                 as_json: bool = JSON_OPTION) -> None:
+    """Move a session's leaf to an entry, so it resumes there.
+
+    A summary of the branch left behind is written unless --no-summary (by default as the
+    `branchSummary` setting says; --summary gives the text)."""
+    if summary is not None and no_summary:
+        raise UsageError("--summary and --no-summary cannot be used together", hint="pass one of them")
+    choice: str | bool | None = summary if summary is not None else (False if no_summary else None)
+    result = _open(ref).goto(entry, summary=choice)
+    if as_json:
+        print_json(result.to_dict())
+        return
+    stdout.print(f"moved to entry {safe(result.target)}; the session resumes there")
+    if result.summary_entry_id:
+        stdout.print(f"summarized {result.left_entries} entr{'y' if result.left_entries == 1 else 'ies'} left behind "
+                     f"(entry {safe(result.summary_entry_id)})")
+
+
+def tree_command(ref: str = REF_ARGUMENT) -> None:
+    """Browse a session's whole tree full-screen: jump, fold, search, label, filter."""
+    import sys
+
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):  # Textual draws on stderr
+        raise UsageError("the tree navigator needs a terminal", hint="use `commandcode sessions tree REF --json` in scripts")
+    from ..ui.app import run_screen
+    from ..ui.screens.tree import TreeScreen
+
+    result = run_screen(TreeScreen(_open(ref)))
+    if isinstance(result, str) and result:
+        stdout.print(safe(result))
+
+
+def register(app: typer.Typer, sessions_app: typer.Typer) -> None:
+    """Adds the commands to the root app (`tree`) and to the `sessions` group."""
+    sessions_app.command("fork")(handle_errors(fork_command))
+    sessions_app.command("clone")(handle_errors(clone_command))
+    sessions_app.command("label")(handle_errors(label_command))
+    sessions_app.command("goto")(handle_errors(goto_command))
+    app.command("tree")(handle_errors(tree_command))

@@ -1,0 +1,160 @@
+"""Forking a session's files: the whole tree, every branch, and its checkpoints (format §4.8).
+
+`fork_files(source_session, target, name=)` writes a new session beside nothing the source owns:
+
+- the transcript is a fresh header (the new id: we do not keep the parent's id as the real CLI
+  does) followed by the source's body **copied by the kernel** (`copy_file_range`, a reflink
+  where the file system makes one), range by range around the lines the scan skipped, so torn or
+  corrupt lines stay out of the new tree (the count is returned); a name adds one `session_info`
+  entry under the source's leaf;
+- the checkpoints file is copied as it is: its backups name objects of the shared store (or the
+  real CLI's raw blobs, which are hard-linked into the fork's `file-history/`), so nothing is
+  copied twice and a rewind in the fork restores the same bytes;
+- the meta records the lineage (`parentSessionId`, `forkedAt`, `branchPoint`, `model`, and
+  `title` + `userRenamed` when named).
+
+The source is only read. `NewSessionFiles` makes the result all or nothing.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+from ..errors import InvalidSessionError
+from ..storage.durable import write_all
+from ..storage.ids import iso_now
+from ..storage.jsonfmt import encode_entry, encode_line
+from ..storage.regular import open_regular, read_if_exists
+from ..storage.values import Frozen
+from .files import SessionFiles
+from .format import build_header
+from .lineage import EntryIds, NewSessionFiles, lineage_meta
+from .reader import Session
+
+_CHUNK = 1 << 30
+_HEADER_PROBE = 1 << 16
+
+
+class CopyResult(Frozen):
+    """A new session made from another: its files, the source's id, how many unreadable source
+    lines were left out, and the source entry it branched from."""
+
+    __slots__ = ("files", "parent_session_id", "skipped", "branch_point")
+    files: SessionFiles
+    parent_session_id: str
+    skipped: int
+    branch_point: str | None
+
+    def __init__(self, files: SessionFiles, parent_session_id: str, skipped: int, branch_point: str | None) -> None:
+        self._set(files=files, parent_session_id=parent_session_id, skipped=skipped, branch_point=branch_point)
+
+
+def body_ranges(session: Session) -> list[tuple[int, int]]:
+    """The `(offset, length)` byte ranges of the source transcript after its header line, without
+    the lines the scan skipped (each with its newline), as scanned (bytes appended since are not
+    part of the fork)."""
+    size = session.scanned_size
+    start = _header_end(session) if not session.header.synthesized else 0
+    ranges: list[tuple[int, int]] = []
+    for skipped in session.skipped_lines:
+        if skipped.offset < start:
+            continue
+        if skipped.offset > start:
+            ranges.append((start, skipped.offset - start))
+        start = min(size, skipped.offset + skipped.length + 1)
+    if size > start:
+        ranges.append((start, size - start))
+    return ranges
+
+
+def _header_end(session: Session) -> int:
+    """The offset just past the header line's newline (the header is line `header.line`)."""
+    wanted = session.header.line or 1
+    descriptor = open_regular(session.path)
+    try:
+        offset, line = 0, 1
+        while True:
+            chunk = os.pread(descriptor, _HEADER_PROBE, offset)
+            if not chunk:
+                return offset
+            position = 0
+            while True:
+                newline = chunk.find(b"\n", position)
+                if newline < 0:
+                    break
+                if line == wanted:
+                    return offset + newline + 1
+                line, position = line + 1, newline + 1
+            offset += len(chunk)
+    finally:
+        os.close(descriptor)
+
+
+def copy_range(source: int, target: int, offset: int, length: int) -> None:
+    """Appends `length` bytes of `source` from `offset` to `target`, in the kernel
+    (`copy_file_range`; `sendfile` or a plain read/write where that is refused)."""
+    end = offset + length
+    while offset < end:
+        try:
+            copied = os.copy_file_range(source, target, min(_CHUNK, end - offset), offset)
+        except OSError as error:
+            if error.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP):
+                raise
+            _copy_plainly(source, target, offset, end)
+            return
+        if copied == 0:
+            raise InvalidSessionError("the transcript shrank while it was being copied; nothing was forked")
+        offset += copied
+
+
+def _copy_plainly(source: int, target: int, offset: int, end: int) -> None:
+    while offset < end:
+        data = os.pread(source, min(1 << 20, end - offset), offset)
+        if not data:
+            raise InvalidSessionError("the transcript shrank while it was being copied; nothing was forked")
+        write_all(target, data)
+        offset += len(data)
+
+
+def fork_files(session: Session, target: SessionFiles, *, name: str | None = None) -> CopyResult:
+    """Forks `session` (opened by the caller) into the new session `target`.
+
+    Raises:
+        FileExistsError: `target` exists already (nothing was touched).
+        InvalidSessionError: the source changed under the copy (nothing was left behind).
+        OSError: a file could not be read or written (nothing was left behind).
+    """
+    source = session.files
+    ranges = body_ranges(session)
+    checkpoints = read_if_exists(source.checkpoints, follow=False)
+    branch_point = session.leaf_id
+    with NewSessionFiles(target) as new:
+        descriptor = new.open_transcript()
+        try:
+            write_all(descriptor, encode_line(build_header(target.session_id, iso_now(), session.cwd)))
+            last = b"\n"
+            reader = open_regular(session.path)
+            try:
+                for offset, length in ranges:
+                    copy_range(reader, descriptor, offset, length)
+                if ranges:
+                    offset, length = ranges[-1]
+                    last = os.pread(reader, 1, offset + length - 1)
+            finally:
+                os.close(reader)
+            tail = b"" if last == b"\n" else b"\n"  # a valid last line without its newline
+            if name:
+                entry_id = EntryIds(session).new()
+                tail += encode_entry("session_info", entry_id, session.leaf_id, iso_now(), {"name": name})
+            if tail:
+                write_all(descriptor, tail)
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        new.link_file_history(source.file_history)
+        if checkpoints is not None:
+            new.write_sidecar(target.checkpoints, checkpoints)
+        new.write_meta(lineage_meta(session, title=name, named=bool(name), branch_point=branch_point))
+        new.publish()
+    return CopyResult(target, session.id, len(session.skipped_lines), branch_point)

@@ -1,0 +1,313 @@
+"""What the tree navigator shows, without Textual: the session tree flattened into rows.
+
+Owns `TreeModel`: every entry of the session (every branch), laid out by the index
+(`Session.tree_layout`: children ordered by time, flattened depth-first, a chain at one depth and
+only a fork in the tree indenting) into packed arrays, so no object is built per entry of a
+143k-entry session; per-entry facts (id, type, time, role) are fetched for the rows asked for.
+Folds and the four filters (default, no tools, user only, labeled only) derive new rows. Text is read only for the rows asked for (`texts`), so a
+screen of a 1 GB session reads a screen's worth of lines; the two filters that need to know
+what a message holds (no tools, user only) read message lines once, in batches, when first
+chosen. Search reads forward from the cursor until it finds a match.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from array import array
+from collections.abc import Iterable
+from typing import Any
+
+from ..sessions.context import content_blocks, estimate_tokens
+from ..sessions.format import LEAF_MARKER_TYPE
+from ..sessions.reader import Session
+
+FILTERS = ("default", "no tools", "user only", "labeled only")
+HIDDEN_BY_DEFAULT = frozenset({"label", "custom"})  # bookkeeping: never sent to the model
+_READ_BATCH = 1000
+
+
+class RowText:
+    """What a row says: first line of text and a token count (usage, else the estimate)."""
+
+    __slots__ = ("text", "tokens", "tool")
+
+    def __init__(self, text: str, tokens: int, tool: bool) -> None:
+        self.text, self.tokens, self.tool = visible(text), tokens, tool
+
+
+def describe(entry: dict[str, Any]) -> RowText:
+    """The text, tokens and tool-ness of one entry, as a row shows it."""
+    kind = entry.get("type")
+    if kind == "message":
+        message = _dict(entry.get("message"))
+        blocks = content_blocks(message.get("content"))
+        texts = [str(block.get("text", "")) for block in blocks if block.get("type") == "text"]
+        tools = [block for block in blocks if block.get("type") in ("tool_use", "tool_result")]
+        tool = bool(tools) and not any(text.strip() for text in texts)
+        if tool:
+            first = tools[0]
+            texts = [f"{first.get('name') or 'tool result'} {_brief(first.get('input') or first.get('content'))}"]
+        usage = _dict(entry.get("usage"))
+        tokens = usage.get("outputTokens")
+        if not isinstance(tokens, int):
+            tokens = estimate_tokens([message]) if message else 0
+        return RowText(_first_line(" ".join(texts)), tokens, tool)
+    if kind in ("compaction", "branch_summary"):
+        return RowText(_first_line(str(entry.get("summary", ""))), 0, False)
+    if kind == "label":
+        return RowText(f"label {entry.get('targetId')}: {entry.get('label', '(cleared)')}", 0, False)
+    if kind == "session_info":
+        return RowText(f"name: {entry.get('name', '')}", 0, False)
+    if kind in ("model_change", "effort_change"):
+        return RowText(str(entry.get("model") or entry.get("effort") or ""), 0, False)
+    if kind == "custom":
+        data = _dict(entry.get("data"))
+        if entry.get("customType") == LEAF_MARKER_TYPE:
+            return RowText(f"leaf moved ({data.get('reason', '?')})", 0, False)
+        return RowText(str(entry.get("customType", "")), 0, False)
+    if kind == "custom_message":
+        return RowText(_first_line(" ".join(str(b.get("text", "")) for b in content_blocks(entry.get("content")))), 0, False)
+    return RowText("", 0, False)
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _brief(value: object) -> str:
+    if isinstance(value, dict):
+        path = value.get("file_path") or value.get("path") or value.get("command")
+        if isinstance(path, str):
+            return path
+    if isinstance(value, str):
+        return value
+    return ""
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def visible(text: str) -> str:
+    """`text` safe to draw: control characters (a hostile transcript's escape sequences, bidi
+    overrides) shown as `\\xNN` / `\\uNNNN`, never sent to the terminal."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}" if ord(match.group()) < 0x100
+                        else f"\\u{ord(match.group()):04x}", text)
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+class EntryInfo:
+    """What the index knows of one entry (no line read)."""
+
+    __slots__ = ("id", "parent_id", "type", "timestamp", "role", "is_meta")
+
+    def __init__(self, row: tuple[str, str | None, str, str, int], detail: tuple[str | None, bool, int]) -> None:
+        self.id, self.parent_id, self.type, self.timestamp = row[0], row[1], row[2], row[3]
+        self.role, self.is_meta = detail[0], detail[1]
+
+
+class Rows:
+    """The shown rows: `rows[i]` is `(entry index, depth)`; packed arrays, no object per row."""
+
+    __slots__ = ("order", "depth", "flags", "size")
+
+    def __init__(self, order: array[int], depth: array[int], flags: bytes | bytearray, size: array[int]) -> None:
+        self.order, self.depth, self.flags, self.size = order, depth, flags, size
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def __getitem__(self, row: int) -> tuple[int, int]:
+        return self.order[row], self.depth[row]
+
+    def window(self, start: int, stop: int) -> list[int]:
+        return list(self.order[max(0, start):max(0, stop)])
+
+
+def _u32(data: bytes) -> array[int]:
+    values = array("I")
+    values.frombytes(data)
+    if sys.byteorder != "little":
+        values.byteswap()
+    return values
+
+
+class TreeModel:
+    """The navigator's rows of one session (reopen the session and build a new model after a write)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.entry_count = session.entry_count
+        self.labels = session.labels()
+        self.leaf_id = session.leaf_id
+        self.folded: set[int] = set()
+        self.filter = FILTERS[0]
+        self._info: dict[int, EntryInfo] = {}
+        self._texts: dict[int, RowText] = {}
+        self._tools_known = False
+        self._layouts: dict[bool, Rows] = {}
+        self.rows = self._layout(hide_bookkeeping=True)
+
+    def _layout(self, *, hide_bookkeeping: bool) -> Rows:
+        if hide_bookkeeping not in self._layouts:
+            order, depth, flags, size = self.session.tree_layout(sorted(HIDDEN_BY_DEFAULT) if hide_bookkeeping else [])
+            self._layouts[hide_bookkeeping] = Rows(_u32(order), _u32(depth), flags, _u32(size))
+        return self._layouts[hide_bookkeeping]
+
+    # ---------------------------------------------------------------------------------------
+    # What the index knows, per entry, fetched for the rows asked for
+
+    def info(self, index: int) -> EntryInfo:
+        found = self._info.get(index)
+        if found is None:
+            rows, details = self.session.tree_table(index, index + 1)
+            found = self._info[index] = EntryInfo(rows[0], details[0])
+        return found
+
+    def id_of(self, index: int) -> str:
+        return self.info(index).id
+
+    def position_of(self, entry_id: str | None) -> int | None:
+        return self.session.position(entry_id) if entry_id is not None else None
+
+    def on_path(self, row: int) -> bool:
+        return bool(self.rows.flags[row] & 1)
+
+    # ---------------------------------------------------------------------------------------
+    # Rows
+
+    def _keep(self, index: int) -> bool:
+        if self.filter == "labeled only":
+            return self.id_of(index) in self.labels
+        if self.filter == "user only":
+            info = self.info(index)
+            return info.type == "message" and info.role == "user" and not info.is_meta and not self._is_tool(index)
+        if self.filter == "no tools":
+            return not (self.info(index).type == "message" and self._is_tool(index))
+        return True
+
+    def _is_tool(self, index: int) -> bool:
+        text = self._texts.get(index)
+        return text is not None and text.tool
+
+    def refresh(self) -> None:
+        """Rebuilds `rows` from the layout, the folds and the filter."""
+        base = self._layout(hide_bookkeeping=self.filter != "labeled only")
+        if self.filter == "default" and not self.folded:
+            self.rows = base
+            return
+        if self.filter in ("no tools", "user only") and not self._tools_known:
+            self.read_messages()
+        labelled = {self.position_of(entry_id) for entry_id in self.labels} if self.filter == "labeled only" else None
+        order, depth, size = array("I"), array("I"), array("I")
+        flags = bytearray()
+        open_rows: list[tuple[int, int]] = []  # (base row where a kept subtree ends, kept row)
+        row, count = 0, len(base)
+        while row < count:
+            while open_rows and open_rows[-1][0] <= row:
+                _end, kept = open_rows.pop()
+                size[kept] = len(order) - kept - 1
+            index = base.order[row]
+            keep = (index in labelled) if labelled is not None else self._keep(index)
+            if keep:
+                open_rows.append((row + base.size[row] + 1, len(order)))
+                order.append(index)
+                depth.append(base.depth[row])
+                flags.append(base.flags[row])
+                size.append(0)
+            row += base.size[row] + 1 if index in self.folded else 1
+        while open_rows:
+            _end, kept = open_rows.pop()
+            size[kept] = len(order) - kept - 1
+        self.rows = Rows(order, depth, flags, size)
+
+    def next_filter(self) -> str:
+        return FILTERS[(FILTERS.index(self.filter) + 1) % len(FILTERS)]
+
+    def needs_reading(self, name: str) -> bool:
+        """Whether filter `name` must first read every message once (to tell tool calls apart)."""
+        return name in ("no tools", "user only") and not self._tools_known
+
+    def read_messages(self) -> None:
+        """Reads every message's line once (what "no tools" and "user only" need); safe to run
+        in a worker thread while the screen draws."""
+        base = self._layout(hide_bookkeeping=True)
+        rows, details = self.session.tree_table()
+        for index, (row, detail) in enumerate(zip(rows, details)):
+            self._info.setdefault(index, EntryInfo(row, detail))
+        self._read([index for index in base.order if self._info[index].type == "message"])
+        self._tools_known = True
+
+    def cycle_filter(self) -> str:
+        self.filter = FILTERS[(FILTERS.index(self.filter) + 1) % len(FILTERS)]
+        self.refresh()
+        return self.filter
+
+    def toggle_fold(self, row: int) -> bool:
+        """Folds (or unfolds) what lies under the entry of `row`; False when nothing does."""
+        index = self.rows.order[row]
+        if not self.rows.flags[row] & 2:
+            return False
+        self.folded.symmetric_difference_update({index})
+        self.refresh()
+        return True
+
+    def hidden_under(self, row: int) -> int:
+        """How many rows a fold at `row` hides (in the unfolded layout of the filter)."""
+        base = self._layout(hide_bookkeeping=self.filter != "labeled only")
+        index = self.rows.order[row]
+        for position in range(len(base)):
+            if base.order[position] == index:
+                return int(base.size[position])
+        return 0
+
+    # ---------------------------------------------------------------------------------------
+    # Text, read only for what is asked
+
+    def _read(self, indexes: Iterable[int]) -> None:
+        wanted = [index for index in indexes if index not in self._texts]
+        for start in range(0, len(wanted), _READ_BATCH):
+            batch = wanted[start:start + _READ_BATCH]
+            # An id repeated in the file names its last entry; a row of an earlier twin shows that one's text.
+            for index, entry in zip(batch, self.session.read_entries([self.id_of(index) for index in batch])):
+                self._texts[index] = describe(entry)
+
+    def texts(self, indexes: list[int]) -> list[RowText]:
+        self._read(indexes)
+        return [self._texts[index] for index in indexes]
+
+    @property
+    def texts_read(self) -> int:
+        return len(self._texts)
+
+    def search(self, query: str, start: int, *, forward: bool = True) -> int | None:
+        """The next row (after `start`, wrapping) whose text or label holds `query`, case-insensitively."""
+        wanted = query.casefold()
+        count = len(self.rows)
+        step = 1 if forward else -1
+        order = [(start + step * offset) % count for offset in range(1, count + 1)]
+        for begin in range(0, len(order), _READ_BATCH):
+            chunk = order[begin:begin + _READ_BATCH]
+            for row, text in zip(chunk, self.texts([self.rows.order[row] for row in chunk])):
+                label = self.labels.get(self.id_of(self.rows.order[row]), "")
+                if wanted in text.text.casefold() or wanted in label.casefold():
+                    return row
+        return None
+
+    def row_of(self, entry_id: str | None) -> int:
+        """The row showing `entry_id` (or its nearest shown ancestor); 0 when none."""
+        index = self.position_of(entry_id)
+        seen: set[int] = set()
+        while index is not None and index not in seen:
+            try:
+                return self.rows.order.index(index)
+            except ValueError:
+                seen.add(index)
+                index = self.position_of(self.info(index).parent_id)
+        return 0

@@ -1,0 +1,26 @@
+"""Crash injection for fork, clone, goto and label (`helpers.crash_branching`): real
+`commandcode sessions ...` processes SIGKILLed at random moments; after each kill there is either
+no new session or a complete one, the source of a fork or clone is byte-identical, and every
+reported jump, label and copy is on disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import crash_harness as harness
+from helpers.crash_branching import BRANCHING_OPERATIONS
+
+POINTS_PER_OPERATION = 8
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("operation", BRANCHING_OPERATIONS)
+def test_kill_9_at_random_points_breaks_no_promise(tmp_path: Path, operation: str) -> None:
+    result = harness.run_lane(operation, tmp_path / operation, POINTS_PER_OPERATION, 20261201, index=False)
+    report = harness.report([result], seed=20261201, index=False, elapsed=0.0)
+    assert report["violation_list"] == []
+    stats = report["operations"][operation]
+    assert stats["killed"] >= POINTS_PER_OPERATION // 2, stats
+    assert stats["survived"] == stats["killed"], stats

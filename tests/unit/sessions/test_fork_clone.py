@@ -1,0 +1,184 @@
+"""Fork and clone of a session's files (`sessions/fork.py`, `sessions/clone.py`, `agent/branching.py`):
+what the new files hold, what the source keeps, and what a failure leaves (nothing)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from commandcode.agent import branching
+from commandcode.agent.runtime import AgentSession
+from commandcode.errors import CommandcodeError, InvalidSessionError, UsageError
+from commandcode.sessions import fork as fork_module
+from commandcode.sessions.files import SessionFiles
+from commandcode.sessions.reader import open_session
+from commandcode.sessions.writer import SessionWriter
+from helpers.locations import FIXTURES
+from helpers.trees import branched_session
+
+
+def _lines(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def test_fork_copies_every_branch_byte_for_byte_under_a_fresh_header(home: Path, workdir: Path) -> None:
+    files, ids = branched_session(workdir)
+    files.checkpoints.write_text('{"id":"c1","files":[]}')
+    before = {path: path.read_bytes() for path in files.directory.iterdir()}
+    result = branching.fork_session(files, workdir)
+    assert {path: path.read_bytes() for path in files.directory.iterdir() if path in before} == before
+    new = result.files
+    source_lines, fork_lines = _lines(files.transcript), _lines(new.transcript)
+    header = json.loads(fork_lines[0])
+    assert header["id"] == new.session_id and "parentSession" not in header and header["cwd"] == str(workdir)
+    assert fork_lines[1:] == source_lines[1:]
+    assert new.checkpoints.read_bytes() == files.checkpoints.read_bytes()
+    meta = json.loads(new.meta.read_text())
+    assert meta["parentSessionId"] == files.session_id and meta["branchPoint"] == ids["a5"]
+    assert meta["model"] == "offline" and "title" not in meta and "userRenamed" not in meta and "forkedAt" in meta
+    forked = open_session(new.transcript)
+    assert forked.context().messages == open_session(files.transcript).context().messages
+    assert os.stat(new.transcript).st_mode & 0o777 == 0o600
+
+
+def test_a_named_fork_records_the_name_as_entry_and_meta(home: Path, workdir: Path) -> None:
+    files, ids = branched_session(workdir)
+    result = branching.fork_session(files, workdir, name="  experiment one\n")
+    forked = open_session(result.files.transcript)
+    assert forked.name == "experiment one"
+    last = forked.read_entries([forked.leaf_id])[0]
+    assert last["type"] == "session_info" and last["parentId"] == ids["a5"]
+    meta = json.loads(result.files.meta.read_text())
+    assert meta["title"] == "experiment one" and meta["userRenamed"] is True
+    with pytest.raises(CommandcodeError, match="taken"):
+        branching.fork_session(files, workdir, name="EXPERIMENT ONE")
+    with pytest.raises(UsageError, match="at most 200"):
+        branching.fork_session(files, workdir, name="x" * 201)
+    with pytest.raises(UsageError, match="empty"):
+        branching.fork_session(files, workdir, name="  ")
+
+
+def test_fork_leaves_corrupt_lines_out_and_counts_them(home: Path, workdir: Path) -> None:
+    files, _ids = branched_session(workdir)
+    with open(files.transcript, "ab") as handle:
+        handle.write(b'{"broken\n')
+    with SessionWriter(files, str(workdir)) as writer:
+        writer.append_message({"role": "user", "content": "after the corrupt line"})
+        writer.commit(force=True)
+    with open(files.transcript, "ab") as handle:
+        handle.write(b'{"type":"message","id":"torn')  # a torn tail
+    notices: list[str] = []
+    agent = AgentSession(files, workdir, is_new=False, notify=notices.append)
+    fork = agent.fork()
+    data = fork.files.transcript.read_bytes()
+    assert b'{"broken' not in data and b'"torn' not in data and data.endswith(b"\n")
+    forked = open_session(fork.files.transcript)
+    assert forked.skipped_lines == [] and forked.entry_count == open_session(files.transcript).entry_count
+    assert notices == [f"{files.transcript.name}: 2 unreadable line(s) left out of the copy"]
+
+
+def test_a_real_cli_fork_quirk_file_forks_and_reads_right(home: Path, workdir: Path) -> None:
+    folder = SessionFiles(workdir, "x").directory  # any folder of ours
+    files = SessionFiles(folder, "9e07fc17-d9dc-44f4-9ea9-6398425fd60d")
+    shutil.copy(FIXTURES / "fork_quirk.jsonl", files.transcript)
+    source = open_session(files.transcript)
+    assert source.header.id != files.session_id  # the quirk: the parent's id in the header
+    result = branching.fork_session(files, workdir)
+    forked = open_session(result.files.transcript)
+    assert forked.header.id == result.files.session_id and forked.header.session_id is None
+    assert forked.context().messages == source.context().messages
+    assert forked.leaf_id == source.leaf_id
+
+
+def test_a_failed_fork_removes_every_file_it_created(home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files, _ids = branched_session(workdir)
+    files.checkpoints.write_text('{"id":"c1","files":[]}')
+    history = files.file_history
+    history.mkdir(parents=True)
+    (history / ("a" * 64)).write_bytes(b"raw blob")
+    listing = sorted(os.listdir(files.directory))
+
+    def broken_publish(self: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fork_module.NewSessionFiles, "publish", broken_publish)
+    with pytest.raises(OSError):
+        branching.fork_session(files, workdir)
+    assert sorted(os.listdir(files.directory)) == listing
+    assert sorted(os.listdir(history.parent)) == [files.session_id]
+
+
+def test_fork_shares_raw_blobs_by_hard_link(home: Path, workdir: Path) -> None:
+    files, _ids = branched_session(workdir)
+    history = files.file_history
+    history.mkdir(parents=True)
+    blob = history / ("b" * 64)
+    blob.write_bytes(b"raw blob")
+    result = branching.fork_session(files, workdir)
+    shared = result.files.file_history / blob.name
+    assert shared.read_bytes() == b"raw blob" and os.stat(shared).st_ino == os.stat(blob).st_ino
+
+
+def test_nothing_saved_yet_is_refused(home: Path, workdir: Path) -> None:
+    agent = AgentSession.start(workdir)
+    with pytest.raises(InvalidSessionError, match="nothing to fork"):
+        agent.fork()
+    with pytest.raises(InvalidSessionError, match="nothing to clone"):
+        agent.clone()
+
+
+def test_start_with_fork_forks_the_resolved_session(home: Path, workdir: Path) -> None:
+    files, _ids = branched_session(workdir)
+    agent = AgentSession.start(workdir, reference=files.session_id, fork=True)
+    assert agent.session_id != files.session_id and agent.copied_from is not None
+    assert json.loads(agent.files.meta.read_text())["parentSessionId"] == files.session_id
+    with pytest.raises(UsageError, match="--fork-session"):
+        AgentSession.start(workdir, fork=True)
+
+
+def test_clone_is_the_active_branch_as_a_chain_with_labels_after_it(home: Path, workdir: Path) -> None:
+    files, ids = branched_session(workdir)
+    with SessionWriter(files, str(workdir)) as writer:
+        writer.append_entry("label", {"targetId": ids["u3"], "label": "b-start"})
+        writer.append_entry("label", {"targetId": ids["u2"], "label": "off the path"})
+        writer.append_message({"role": "user", "content": "after the labels"})
+        writer.commit(force=True)
+    source = open_session(files.transcript)
+    result = branching.clone_session(files)
+    lines = [json.loads(line) for line in _lines(result.files.transcript)]
+    header, entries = lines[0], lines[1:]
+    assert header["parentSession"] == str(files.transcript) and header["id"] == result.files.session_id
+    kinds = [entry["type"] for entry in entries]
+    assert kinds[-1] == "label" and "label" not in kinds[:-1]  # the label on a kept entry, after the chain
+    assert entries[-1]["targetId"] == ids["u3"]
+    assert [entry["parentId"] for entry in entries] == [None] + [entry["id"] for entry in entries[:-1]]
+    clone = open_session(result.files.transcript)
+    assert clone.context().messages == source.context().messages
+    assert clone.labels() == {ids["u3"]: "b-start"}
+    assert ids["u2"] not in {entry["id"] for entry in entries}
+    assert not result.files.checkpoints.exists()
+    meta = json.loads(result.files.meta.read_text())
+    assert meta["parentSessionId"] == files.session_id and meta["model"] == "offline" and "branchPoint" not in meta
+
+
+def test_a_valid_last_line_without_newline_is_forked_whole(home: Path, workdir: Path) -> None:
+    files, ids = branched_session(workdir)
+    data = files.transcript.read_bytes()
+    files.transcript.write_bytes(data[:-1])  # the last entry, valid, unterminated (the real CLI reads it)
+    result = branching.fork_session(files, workdir, name="tail")
+    forked = open_session(result.files.transcript)
+    assert forked.skipped_lines == [] and forked.has_entry(ids["a5"]) and forked.name == "tail"
+    assert forked.read_entries([forked.leaf_id])[0]["parentId"] == ids["a5"]
+
+
+def test_a_header_only_session_forks_to_a_header_only_session(home: Path, workdir: Path) -> None:
+    files = SessionFiles(SessionFiles(workdir, "x").directory, "0b0e7a44-7b5e-4a55-9b4c-8f0b7f3f7a10")
+    files.transcript.write_bytes(b'{"type":"session","version":3,"id":"h","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}')
+    result = branching.fork_session(files, workdir)
+    lines = result.files.transcript.read_bytes().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["id"] == result.files.session_id
+    assert open_session(result.files.transcript).entry_count == 0
