@@ -15,6 +15,7 @@ __all__ = [
     "SUPPORTED_VERSION",
     "FileState",
     "ObjectStore",
+    "Redactor",
     "RestoreItem",
     "RestorePlan",
     "SessionIndex",
@@ -244,3 +245,16 @@ def json_encode_line(value: Any) -> bytes:
 def json_encode_entry(entry_type: str, id: str, parent_id: str | None, timestamp: str, fields: dict[str, Any]) -> bytes:
     """The record of `{"type": entry_type, "id": id, "parentId": parent_id, "timestamp": timestamp,
     **fields}`, as `json_encode_line` writes it, without building that dict."""
+
+@final
+class Redactor:
+    """A compiled secret-redaction rule table (`export/redact.py` owns the rules).
+
+    Raises:
+        ValueError: a pattern does not compile, or patterns and markers differ in number.
+    """
+
+    def __new__(cls, patterns: Sequence[str], markers: Sequence[str]) -> Self: ...
+    def redact(self, text: str) -> tuple[str, list[tuple[int, int]]]:
+        """`(text, [(rule index, replacements), ...])`; every match's `s` group replaced by its
+        rule's marker, rules applied in order; `text` itself when nothing matched."""
