@@ -28,6 +28,8 @@ __all__ = [
     "json_encode_line",
     "recover_restore",
     "restore_files",
+    "sanitize_path",
+    "sanitize_paths",
     "scan_session",
 ]
 
@@ -258,3 +260,11 @@ class Redactor:
     def redact(self, text: str) -> tuple[str, list[tuple[int, int]]]:
         """`(text, [(rule index, replacements), ...])`; every match's `s` group replaced by its
         rule's marker, rules applied in order; `text` itself when nothing matched."""
+
+def sanitize_paths(text: str, project: str | None = None, home: str | None = None) -> str:
+    """`text` with every absolute path sanitized: `./rel` inside `project`, `~/rel` inside `home`,
+    `<user-home>/rel` in another user's home, else `<system-path>/<basename>`; `text` itself
+    when it has none."""
+
+def sanitize_path(path: str, project: str | None = None, home: str | None = None) -> str:
+    """One absolute path, sanitized as `sanitize_paths` does."""

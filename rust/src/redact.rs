@@ -2,9 +2,9 @@
 //!
 //! The rules (patterns and their markers) come from the caller (`export/redact.py` owns the
 //! table); this module only matches. Rules run one after the other over the text, each on the
-//! output of the previous one, so a marker written by an earlier rule is never matched again by a
-//! later one (markers contain no secret shape). A rule without a group named `s` replaces its
-//! whole match.
+//! output of the previous one; a match that holds a marker already written (the markers' common
+//! prefix, e.g. `[REDACTED:`) is left alone, so `TOKEN=ghp_…` counts once, as a GitHub token. A
+//! rule without a group named `s` replaces its whole match.
 
 use regex::Regex;
 
@@ -20,6 +20,7 @@ struct Rule {
 #[derive(Debug)]
 pub struct Redactor {
     rules: Vec<Rule>,
+    marker_prefix: String,
 }
 
 impl Redactor {
@@ -37,7 +38,8 @@ impl Redactor {
             let group = regex.capture_names().position(|name| name == Some("s"));
             rules.push(Rule { regex, group, marker: marker.clone() });
         }
-        Ok(Redactor { rules })
+        let marker_prefix = common_prefix(markers);
+        Ok(Redactor { rules, marker_prefix })
     }
 
     /// `text` with every rule applied, and `(rule index, replacements)` for each rule that matched.
@@ -48,7 +50,7 @@ impl Redactor {
         let mut counts = Vec::new();
         for (index, rule) in self.rules.iter().enumerate() {
             let source = current.as_deref().unwrap_or(text);
-            if let Some((replaced, count)) = rule.apply(source) {
+            if let Some((replaced, count)) = rule.apply(source, &self.marker_prefix) {
                 counts.push((index, count));
                 current = Some(replaced);
             }
@@ -57,18 +59,39 @@ impl Redactor {
     }
 }
 
+fn common_prefix(markers: &[String]) -> String {
+    let Some(first) = markers.first() else { return String::new() };
+    let mut length = first.len();
+    for marker in &markers[1..] {
+        length = first.bytes().zip(marker.bytes()).take(length).take_while(|(a, b)| a == b).count();
+    }
+    while !first.is_char_boundary(length) {
+        length -= 1;
+    }
+    first[..length].to_owned()
+}
+
 impl Rule {
-    fn apply(&self, text: &str) -> Option<(String, usize)> {
+    fn apply(&self, text: &str, marker_prefix: &str) -> Option<(String, usize)> {
+        let holds_marker =
+            |start: usize, end: usize| !marker_prefix.is_empty() && text[start..end].contains(marker_prefix);
         let mut spans: Vec<(usize, usize)> = Vec::new();
         match self.group {
             Some(group) => {
                 for captures in self.regex.captures_iter(text) {
                     if let Some(found) = captures.get(group) {
-                        spans.push((found.start(), found.end()));
+                        if !holds_marker(found.start(), found.end()) {
+                            spans.push((found.start(), found.end()));
+                        }
                     }
                 }
             }
-            None => spans.extend(self.regex.find_iter(text).map(|found| (found.start(), found.end()))),
+            None => spans.extend(
+                self.regex
+                    .find_iter(text)
+                    .map(|found| (found.start(), found.end()))
+                    .filter(|&(start, end)| !holds_marker(start, end)),
+            ),
         }
         if spans.is_empty() {
             return None;
@@ -115,6 +138,14 @@ mod tests {
         let (text, counts) = table.redact("aa bb aa b");
         assert_eq!(text.as_deref(), Some("<1> <2> <1> <2>"));
         assert_eq!(counts, vec![(0, 2), (1, 2)]);
+    }
+
+    #[test]
+    fn a_marker_is_not_matched_again() {
+        let table = redactor(&[(r"(?P<s>ghp_[a-z]+)", "[X:github]"), (r"TOKEN=(?P<s>\S+)", "[X:env]")]);
+        let (text, counts) = table.redact("TOKEN=ghp_abc TOKEN=plain");
+        assert_eq!(text.as_deref(), Some("TOKEN=[X:github] TOKEN=[X:env]"));
+        assert_eq!(counts, vec![(0, 1), (1, 1)]);
     }
 
     #[test]

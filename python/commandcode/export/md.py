@@ -33,7 +33,7 @@ def _one_line(text: str) -> str:
 
 
 def fence(text: str) -> str:
-    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0) if "```" in text else 0
     marks = "`" * max(3, longest + 1)
     return f"{marks}\n{text}\n{marks}"
 

@@ -21,8 +21,9 @@ from collections.abc import Sequence
 
 from .. import _native
 
-# A token boundary: start of text or a character that cannot be part of a token.
-_B = r"(?:^|[^A-Za-z0-9_\-])"
+# An ASCII word boundary (Rust `regex` syntax; `re` reads it as `\b`): the lazy DFA keeps it, and
+# a literal after it still drives the prefilter, where a consumed boundary character would not.
+_B = r"(?-u:\b)"
 _ENV_NAME = r"(?:[A-Za-z0-9]+_)*(?:SECRET|TOKEN|PASSWORD|PASSWD|PWD|APIKEY|API_KEY|SECRET_KEY|ACCESS_KEY|PRIVATE_KEY|AUTH_KEY|CREDENTIALS|ACCESS_TOKEN|AUTH_TOKEN|CLIENT_SECRET)"
 
 # (rule name, pattern). Order matters only where shapes overlap: the first rule to claim a span wins.
@@ -35,19 +36,22 @@ RULES: tuple[tuple[str, str], ...] = (
     ("gitlab-token", _B + r"(?P<s>glpat-[A-Za-z0-9_\-]{20,})"),
     ("slack-token", _B + r"(?P<s>xox[abposr]-[0-9]{6,}-[A-Za-z0-9\-]{10,})"),
     ("stripe-key", _B + r"(?P<s>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,})"),
-    ("aws-access-key-id", _B + r"(?P<s>(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})(?:[^A-Za-z0-9]|$)"),
+    ("aws-access-key-id", _B + r"(?P<s>(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})(?-u:\b)"),
     ("aws-secret-key", r"(?i:aws_?secret_?(?:access_?)?key)[\"']?\s*[:=]\s*[\"']?(?P<s>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)"),
     ("jwt", _B + r"(?P<s>eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,})"),
-    ("bearer-token", r"(?i:\b(?:bearer|token))\s+(?P<s>[A-Za-z0-9._~+/\-]{20,}=*)"),
-    ("basic-auth", r"(?i:\bauthorization)[\"']?\s*[:=]\s*[\"']?(?i:basic)\s+(?P<s>[A-Za-z0-9+/]{12,}=*)"),
-    ("connection-password", r"\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@\"'<>]{1,64}:(?P<s>[^\s@/\"'<>]{1,128})@[A-Za-z0-9.\-\[\]]"),
-    ("env-secret", r"(?m:^[ \t]*(?:export[ \t]+)?" + _ENV_NAME + r"[ \t]*=[ \t]*(?P<s>\"[^\"\s$]{4,}\"|'[^'\s$]{4,}'|[^\s\"'$#]{4,}))"),
+    ("bearer-token", r"(?-u:\b)(?i:bearer)\s+(?P<s>[A-Za-z0-9._~+/\-]{20,}=*)"),
+    ("basic-auth", r"(?-u:\b)(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:basic)\s+(?P<s>[A-Za-z0-9+/]{12,}=*)"),
+    ("connection-password", r"(?-u:\b)[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@\"'<>]{1,64}:(?P<s>[^\s@/\"'<>]{1,128})@[A-Za-z0-9.\-\[\]]"),
+    ("env-secret", _B + _ENV_NAME + r"[ \t]*=[ \t]*[\"']?(?P<s>[^\s\"'$#]{4,})"),
     ("quoted-secret", r"[\"'](?i:password|passwd|secret|api_?key|access_?token|auth_?token|client_?secret|secret_?key)[\"']\s*[:=]\s*[\"'](?P<s>[^\"'\s$]{4,})[\"']"),
 )
 
 
+_MARKER_PREFIX = "[REDACTED:"
+
+
 def marker(rule: str) -> str:
-    return f"[REDACTED:{rule}]"
+    return f"{_MARKER_PREFIX}{rule}]"
 
 
 class Redactor:
@@ -59,7 +63,7 @@ class Redactor:
         if engine == "native":
             self._native = _native.Redactor([pattern for _name, pattern in RULES], [marker(name) for name, _ in RULES])
         else:
-            self._compiled = [(name, re.compile(pattern)) for name, pattern in RULES]
+            self._compiled = [(name, re.compile(pattern.replace("(?-u:\\b)", "\\b"))) for name, pattern in RULES]
 
     @property
     def total(self) -> int:
@@ -84,6 +88,8 @@ class Redactor:
             last = 0
             for match in pattern.finditer(text):
                 start, end = match.span("s")
+                if _MARKER_PREFIX in text[start:end]:
+                    continue  # an earlier rule's marker (the native matcher's rule too)
                 pieces += [text[last:start], marker(name)]
                 last = end
                 self.counts[name] = self.counts.get(name, 0) + 1

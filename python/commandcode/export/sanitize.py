@@ -2,18 +2,17 @@
 an absolute path inside the project becomes `./rel` (the project itself `.`), one in the user's
 home `~/rel`, one in another user's home `<user-home>/rel`, and any other `<system-path>/<basename>`.
 
-A path is an absolute path token that starts a word: a `/` after the start of the text,
-whitespace, a quote, a bracket, `=`, `,` or `;` — so URLs (`https://host/a`), fractions (`1/2`)
-and relative paths (`src/a.py`) are left alone.
+A path in a text is a `/` that starts a word (after the start, whitespace, a quote, a bracket,
+`=`, `:`, `,`, `;` or `|`) and the path characters after it, so URLs (`https://host/a`),
+fractions (`1/2`), relative paths (`src/a.py`) and `// comments` are left alone. The matching is
+the Rust core's (`rust/src/paths.rs`): Python's `re` did 33 MB/s, a fifth of an export's speed.
 """
 
 from __future__ import annotations
 
 import os
-import re
 
-_PATH = re.compile(r"(^|[\s\"'`(\[{<=,;|])(/(?:[A-Za-z0-9._@%+~\-]+/?)+)")
-_OTHER_HOMES = re.compile(r"^/(?:home|Users)/[^/]+(/.*)?$")
+from .. import _native
 
 
 class PathSanitizer:
@@ -25,19 +24,7 @@ class PathSanitizer:
 
     def path(self, path: str) -> str:
         """One absolute path, sanitized."""
-        trailing = "/" if path.endswith("/") and len(path) > 1 else ""
-        bare = path.rstrip("/") or "/"
-        for folder, prefix in ((self.project, "."), (self.home, "~")):
-            if folder is None:
-                continue
-            if bare == folder:
-                return prefix + trailing
-            if bare.startswith(folder + "/"):
-                return f"{prefix}/{bare[len(folder) + 1:]}{trailing}"
-        other = _OTHER_HOMES.match(bare)
-        if other is not None:
-            return "<user-home>" + (other.group(1) or "") + trailing
-        return f"<system-path>/{os.path.basename(bare)}{trailing}"
+        return _native.sanitize_path(path, self.project, self.home)
 
     def relative(self, path: str) -> str:
         """A tool argument: the path inside the project without `./` (the real CLI's badge text),
@@ -47,14 +34,7 @@ class PathSanitizer:
 
     def text(self, text: str) -> str:
         """Every absolute path in `text`, sanitized."""
-        if "/" not in text:
-            return text
-        return _PATH.sub(self._replace, text)
-
-    def _replace(self, match: re.Match[str]) -> str:
-        path = match.group(2)
-        stripped = path.rstrip(".")  # a sentence's full stop is not part of the path
-        return match.group(1) + (self.path(stripped) + path[len(stripped):] if stripped else path)
+        return _native.sanitize_paths(text, self.project, self.home) if "/" in text else text
 
 
 def _folder(path: str | None) -> str | None:

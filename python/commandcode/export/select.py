@@ -77,27 +77,31 @@ class Selection:
         total = self.entry_count
         done = 0
         position = 0
-        pending: list[str | BranchOpen | BranchClose] = []
-        for step in [*self.plan, None]:
-            if step is not None:
-                pending.append(step)
-            ids = [item for item in pending if isinstance(item, str)]
-            if step is not None and len(ids) < CHUNK:
-                continue
+        plan = self.plan
+        start = 0
+        while start < len(plan):
+            stop, ids = start, list[str]()
+            while stop < len(plan) and len(ids) < CHUNK:
+                step = plan[stop]
+                if isinstance(step, str):
+                    ids.append(step)
+                stop += 1
             entries = iter(self.session.read_entries(ids)) if ids else iter(())
-            for item in pending:
-                if not isinstance(item, str):
-                    yield item
+            for step in plan[start:stop]:
+                if not isinstance(step, str):
+                    yield step
                     continue
                 entry = next(entries)
-                message = entry_to_message(entry, strip_thinking=self.mode == "context"
-                                           and position < self.strip_thinking_until)
+                strip = self.mode == "context" and position < self.strip_thinking_until
                 position += 1
+                if entry.get("type") not in _MESSAGE_TYPES:
+                    continue
+                message = entry_to_message(entry, strip_thinking=strip)
                 meta = message.get("meta")
-                if entry.get("type") in _MESSAGE_TYPES and not (isinstance(meta, dict) and meta.get("isMeta")):
+                if not (isinstance(meta, dict) and meta.get("isMeta")):
                     yield message
             done += len(ids)
-            pending = []
+            start = stop
             if progress is not None:
                 progress(done, total)
 

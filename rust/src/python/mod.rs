@@ -30,5 +30,7 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(json_encode::json_encode_line, module)?)?;
     module.add_function(wrap_pyfunction!(json_encode::json_encode_entry, module)?)?;
     module.add_class::<redact::PyRedactor>()?;
+    module.add_function(wrap_pyfunction!(redact::sanitize_paths, module)?)?;
+    module.add_function(wrap_pyfunction!(redact::sanitize_path, module)?)?;
     Ok(())
 }
