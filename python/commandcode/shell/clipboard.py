@@ -58,7 +58,7 @@ def _run(command: list[str], text: str) -> bool:
 
 
 def copy(text: str, *, env: Mapping[str, str] | None = None,
-         terminal: Callable[[bytes], None] | None | bool = True) -> str:
+         terminal: Callable[[bytes], None] | bool | None = True) -> str:
     """Copies `text` every way that applies; returns the line to show. `terminal` is where OSC 52
     goes (`True`: the controlling terminal, `None`/`False`: nowhere)."""
     environment = os.environ if env is None else env
@@ -71,9 +71,9 @@ def copy(text: str, *, env: Mapping[str, str] | None = None,
             ways.append("OSC 52")
         except OSError:
             pass
-    if environment.get("TMUX") and shutil.which("tmux", path=environment.get("PATH")):
-        if _run(["tmux", "load-buffer", "-w", "-"], text):
-            ways.append("tmux buffer")
+    tmux = shutil.which("tmux", path=environment.get("PATH")) if environment.get("TMUX") else None
+    if tmux and _run([tmux, "load-buffer", "-w", "-"], text):
+        ways.append("tmux buffer")
     for tool, arguments, needs in TOOLS:
         if needs is not None and not environment.get(needs):
             continue
