@@ -55,8 +55,9 @@ def test_html_has_the_real_clis_content(sample_data: Path, tmp_path: Path) -> No
                 'existing.txt</span></summary><div class="tool-body"><pre class="tool-output">Read 1/1 file, 1 line\n'
                 '1: base</pre></div></details>'):
         assert row in page
-    assert "<dt>Session</dt><dd>1ccb4627-5286-46c5-84a9-ce35adae899d</dd>" in page
-    assert "<dt>Model</dt><dd>local/stub-model</dd>" in page and "<dt>Messages</dt><dd>12</dd>" in page
+    assert '<dt>Session</dt><dd data-field="session">1ccb4627-5286-46c5-84a9-ce35adae899d</dd>' in page
+    assert '<dt>Model</dt><dd data-field="model">local/stub-model</dd>' in page
+    assert '<dt>Messages</dt><dd data-field="messages">12</dd>' in page
     assert ">Expand all</button>" in page and ">Collapse all</button>" in page
     assert "/home/dev" not in page
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page), "the page loads something from the network"

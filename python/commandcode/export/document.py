@@ -104,17 +104,25 @@ def _stream(session: Session, renderer: Renderer, write: Callable[[str], None], 
     return walk.messages
 
 
+def render_rows(session: Session, fmt: str = "html", *, selection: str = "context",
+                engine: str = "native") -> tuple[list[str], int, dict[str, int]]:
+    """Each row of the document as its own text (html or md), redacted; the messages shown and
+    the secrets redacted per rule. The share page streams these."""
+    renderer = renderer_for(fmt, tree=selection == "all")
+    scrub = scrubber(session, engine=engine)
+    walk = Walk(scrub)
+    rows = [renderer.row(row) for row in walk.rows(Selection(session, selection).items())]
+    return rows, walk.messages, dict(scrub.redactor.counts) if scrub.redactor is not None else {}
+
+
 def render_text(session: Session, fmt: str, *, selection: str = "context", live_script: str | None = None,
                 engine: str = "native") -> tuple[str, ExportResult]:
     """The whole document as text (html or md), redacted, and what went into it."""
     if fmt == "jsonl":
         raise ValueError("render_text renders html or md")
     renderer = renderer_for(fmt, tree=selection == "all", live_script=live_script)
-    scrub = scrubber(session, engine=engine)
-    body: list[str] = []
-    messages = _stream(session, renderer, body.append, Selection(session, selection), scrub, None)
-    counts = dict(scrub.redactor.counts) if scrub.redactor is not None else {}
-    text = renderer.header(title_of(session), header_fields(session, messages, counts, selection)) + "".join(body) \
+    rows, messages, counts = render_rows(session, fmt, selection=selection, engine=engine)
+    text = renderer.header(title_of(session), header_fields(session, messages, counts, selection)) + "".join(rows) \
         + renderer.footer()
     return text, ExportResult(None, fmt, messages, counts, len(session.skipped_lines), len(text.encode()))
 
@@ -221,4 +229,4 @@ def _redact_value(value: Any, redactor: Redactor) -> Any:
     return value
 
 
-__all__ = ["ExportResult", "export_for", "export_session", "render_text"]
+__all__ = ["ExportResult", "export_for", "export_session", "render_rows", "render_text"]

@@ -122,7 +122,8 @@ class HtmlRenderer:
     def header(self, title: str, fields: list[tuple[str, str]]) -> str:
         scripts = [SCRIPT] + ([self.live_script] if self.live_script else [])
         shown = escape(title)
-        meta = "".join(f"<div><dt>{escape(name)}</dt><dd>{escape(value)}</dd></div>" for name, value in fields)
+        meta = "".join(f'<div><dt>{escape(name)}</dt><dd data-field="{escape(name.lower())}">{escape(value)}</dd></div>'
+                       for name, value in fields)
         note = ('<p class="tree-note">Every branch of the session: the active path reads top to bottom; other '
                 'branches are folded where they leave it.</p>\n') if self.tree else ""
         live = '<p class="live-status" id="live-status">Live: new turns appear as they are committed.</p>\n' \
