@@ -41,11 +41,12 @@ def share_command(
         _serve(host, port)
         return
     from ..export.redact import summary
-    from ..share.client import preview, publish
+    from ..share.client import ensure_running, preview, publish
     from ..share.state import parse_expires
 
     expires_in = parse_expires(expires)
     files = _files(ref)
+    ensure_running()  # before anything is rendered or asked
     shown = preview(files)
     question = f"Share {shown.messages} message(s) of {files.session_id} ({summary(shown.redactions)})?"
     if not yes:

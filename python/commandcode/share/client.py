@@ -69,6 +69,11 @@ def _call(path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
     return answer if isinstance(answer, dict) else {}
 
 
+def ensure_running() -> None:
+    """Raises `CommandcodeError` (one line and a hint) unless the share server answers."""
+    _call("/api/status")
+
+
 def current(files: SessionFiles) -> dict[str, Any] | None:
     """The session's share as `<id>.share.json` records it, unless it has expired."""
     info = read_share_file(files)

@@ -15,7 +15,7 @@ from ..slash import Shell, SlashCommand
 
 
 def run_share(shell: Shell, args: str) -> None:
-    from ...share.client import current, preview, publish
+    from ...share.client import current, ensure_running, preview, publish
 
     words = args.split()
     if words and words[0] == "gist":
@@ -24,6 +24,7 @@ def run_share(shell: Shell, args: str) -> None:
     if words:
         raise UsageError(f"/share does not take {args.strip()!r}", hint="use /share or /share gist [html|md|jsonl]")
     files = shell.agent.files
+    ensure_running()
     if current(files) is not None:
         url = publish(files)  # the same link and secret; a restarted server serves it again
         shell.print(f"Shared at {url}")
