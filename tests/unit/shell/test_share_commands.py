@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
