@@ -13,7 +13,7 @@ from typing import Any, Optional
 import typer
 
 from ..errors import UsageError
-from .output import handle_errors, safe, stderr, stdout, warn
+from .output import handle_errors, safe, stdout, warn
 
 PROGRESS_FROM_ENTRIES = 2_000  # smaller sessions export before a bar would be drawn
 
@@ -68,10 +68,11 @@ class _Progress:
         if self._bar is None:
             if not sys.stderr.isatty() or total < PROGRESS_FROM_ENTRIES:
                 return
+            from rich.console import Console
             from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
             self._bar = Progress(TextColumn("exporting"), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(),
-                                 console=stderr, transient=True)
+                                 console=Console(stderr=True), transient=True)
             self._bar.start()
             self._task = self._bar.add_task("export", total=total)
         self._bar.update(self._task, completed=done, total=total)

@@ -48,20 +48,32 @@ def pygments_css() -> str:
     return f"{dark}\n@media (prefers-color-scheme: light) {{\n{light}\n}}\n"
 
 
-def _highlight(code: str, language: str, _attributes: str) -> str:
-    """A fenced block's html, highlighted when its language is known (markdown-it wraps it)."""
-    from pygments import highlight
+@lru_cache(maxsize=1)
+def _formatter() -> Any:
     from pygments.formatters import HtmlFormatter
+
+    return HtmlFormatter(nowrap=True)
+
+
+@lru_cache(maxsize=64)
+def _lexer(language: str) -> Any:
     from pygments.lexers import get_lexer_by_name
     from pygments.util import ClassNotFound
 
-    if not language:
-        return ""  # markdown-it escapes it as plain code
     try:
-        lexer = get_lexer_by_name(language.split()[0])
+        return get_lexer_by_name(language)
     except ClassNotFound:
-        return ""
-    return str(highlight(code, lexer, HtmlFormatter(nowrap=True)))
+        return None
+
+
+def _highlight(code: str, language: str, _attributes: str) -> str:
+    """A fenced block's html, highlighted when its language is known (markdown-it wraps it)."""
+    from pygments import highlight
+
+    lexer = _lexer(language.split()[0].lower()) if language.strip() else None
+    if lexer is None:
+        return ""  # markdown-it escapes it as plain code
+    return str(highlight(code, lexer, _formatter()))
 
 
 def markdown(text: str) -> str:
