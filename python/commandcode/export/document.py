@@ -189,23 +189,27 @@ def _export_jsonl(session: Session, target: Path, redact: bool, progress: Progre
     skipped = {line.offset for line in session.skipped_lines}
     redactor = Redactor(engine=engine) if redact else None
     total = os.path.getsize(session.path) or 1
-    messages = 0
     with open(session.path, "rb") as source, Output(target) as output:
-        offset = 0
-        for line in source:
-            start, offset = offset, offset + len(line)
-            if start in skipped or not line.strip():
-                continue
-            if redactor is not None:
-                line = _redact_line(line, redactor)
-            output.write(line if line.endswith(b"\n") else line + b"\n")
-            messages += line.startswith(b'{"type":"message"')
-            if progress is not None and offset % (64 << 20) < len(line):
-                progress(offset, total)
+        if not skipped and redactor is None:  # a byte copy: no line needs looking at
+            while chunk := source.read(_SPOOL_COPY * 8):
+                output.write(chunk)
+                if progress is not None:
+                    progress(output.bytes_written, total)
+        else:
+            offset = 0
+            for line in source:
+                start, offset = offset, offset + len(line)
+                if start in skipped or not line.strip():
+                    continue
+                if redactor is not None:
+                    line = _redact_line(line, redactor)
+                output.write(line if line.endswith(b"\n") else line + b"\n")
+                if progress is not None and offset % (64 << 20) < len(line):
+                    progress(offset, total)
     if progress is not None:
         progress(total, total)
     counts = dict(redactor.counts) if redactor is not None else {}
-    return ExportResult(target, "jsonl", messages, counts, len(skipped), output.bytes_written)
+    return ExportResult(target, "jsonl", session.message_count, counts, len(skipped), output.bytes_written)
 
 
 def _redact_line(line: bytes, redactor: Redactor) -> bytes:
