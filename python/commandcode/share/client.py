@@ -114,3 +114,15 @@ def unpublish(files: SessionFiles) -> bool:
     _call("/api/unpublish", {"sessionId": files.session_id, "secret": existing["secret"]})
     remove_share_file(files)
     return True
+
+
+def rearm(files: SessionFiles) -> str | None:
+    """For a shell resuming a session: when `<id>.share.json` records a live share, publishes it
+    again with its secret (a server that lost it serves it again) and returns a notice; None
+    when the session is not shared. Never raises: a share server that is down is the notice."""
+    if current(files) is None:
+        return None
+    try:
+        return f"this session is shared live at {publish(files)}"
+    except CommandcodeError as error:
+        return f"this session is shared, but its page is not live: {error}"

@@ -156,3 +156,22 @@ def test_share_gist_without_gh_or_login_is_one_line(home: Path, workdir: Path, t
     assert [call["args"][0] for call in _calls(record)] == ["auth"], "nothing was posted"
     with pytest.raises(UsageError):
         _run(SHARE, FakeShell(files, workdir), "gist pdf")
+
+
+def test_rearm_on_resume(home: Path, workdir: Path) -> None:
+    from commandcode.share.client import rearm
+
+    files = _session(home, workdir)
+    assert rearm(files) is None, "not shared"
+    with share_server(home, workdir):
+        shell = FakeShell(files, workdir)
+        _run(SHARE, shell)
+        url = shell.copied[0]
+    notice = rearm(files)
+    assert notice is not None and "not live" in notice and "not running" in notice
+    (home / "share" / "shares.json").unlink()  # the next server never heard of the share
+    with share_server(home, workdir) as server:
+        assert http_get(server["port"], "/" + url.split("/", 3)[3])[0] == 404
+        notice = rearm(files)
+        assert notice is not None and "shared live at" in notice
+        assert http_get(server["port"], "/" + notice.split(" at ", 1)[1].split("/", 3)[3])[0] == 200
