@@ -1,7 +1,9 @@
 """A shared page in a real browser follows the session live: each turn committed after the page
 opened appears without a reload. The delay from the commit (the turn's return, in this process)
 to the row being in the page's DOM (a MutationObserver's clock) is measured and written to
-`target/share-latency.json`; the issue's target is 200 ms (reported, not asserted: timing
+`target/share-latency.json`: from the turn's start (an upper bound: the commit is inside the
+turn) and from its return (a lower bound: the turn patches meta and history after its commit,
+so the page may be first). The issue's target is 200 ms (reported, not asserted: timing
 assertions fail on a loaded machine)."""
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def test_each_commit_appears_on_the_open_page(home: Path, workdir: Path, monkeyp
     builder.user("first prompt")
     builder.assistant("first reply")
     builder.write(home)
-    latencies = []
+    latencies, after_return = [], []
     with share_server(home, workdir) as server, chromium() as browser:
         url = run_ok(["share", builder.session_id, "--yes"], workdir, home).stdout.strip()
         page = browser.new_page()
@@ -50,17 +52,22 @@ def test_each_commit_appears_on_the_open_page(home: Path, workdir: Path, monkeyp
         with AgentSession.start(workdir, reference=builder.session_id) as agent:
             for turn in range(5):
                 marker = f"live-turn-{turn}"
+                started = time.time() * 1000
                 agent.run_turn(f"please answer {marker}")
-                committed = time.time() * 1000
+                returned = time.time() * 1000
                 # page.wait_for_function evaluates through `new Function`, which the page's CSP forbids
                 wait_for(lambda marker=marker: page.evaluate(f"'{marker}' in window.__seen"), what=marker)
-                latencies.append(page.evaluate(f"window.__seen['{marker}']") - committed)
+                seen = page.evaluate(f"window.__seen['{marker}']")
+                latencies.append(seen - started)
+                after_return.append(seen - returned)
         assert page.evaluate("document.querySelector('dd[data-field=\"messages\"]').textContent") == "12"
         page.close()
         assert watch.errors == [], watch.errors
         assert server["process"].poll() is None
-    report = {"latencies_ms": [round(value, 1) for value in latencies], "median_ms": round(statistics.median(latencies), 1),
-              "max_ms": round(max(latencies), 1), "target_ms": 200}
+    report = {"from_turn_start_ms": [round(value, 1) for value in latencies],
+              "from_turn_return_ms": [round(value, 1) for value in after_return],
+              "median_upper_bound_ms": round(statistics.median(latencies), 1), "max_upper_bound_ms": round(max(latencies), 1),
+              "target_ms": 200}
     target = Path(__file__).resolve().parents[2] / "target"
     target.mkdir(exist_ok=True)
     (target / "share-latency.json").write_text(json.dumps(report, indent=2) + "\n")
