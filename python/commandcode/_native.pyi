@@ -15,6 +15,7 @@ __all__ = [
     "SUPPORTED_VERSION",
     "FileState",
     "ObjectStore",
+    "Redactor",
     "RestoreItem",
     "RestorePlan",
     "SessionIndex",
@@ -27,6 +28,8 @@ __all__ = [
     "json_encode_line",
     "recover_restore",
     "restore_files",
+    "sanitize_path",
+    "sanitize_paths",
     "scan_session",
 ]
 
@@ -251,3 +254,24 @@ def json_encode_line(value: Any) -> bytes:
 def json_encode_entry(entry_type: str, id: str, parent_id: str | None, timestamp: str, fields: dict[str, Any]) -> bytes:
     """The record of `{"type": entry_type, "id": id, "parentId": parent_id, "timestamp": timestamp,
     **fields}`, as `json_encode_line` writes it, without building that dict."""
+
+@final
+class Redactor:
+    """A compiled secret-redaction rule table (`export/redact.py` owns the rules).
+
+    Raises:
+        ValueError: a pattern does not compile, or patterns and markers differ in number.
+    """
+
+    def __new__(cls, patterns: Sequence[str], markers: Sequence[str]) -> Self: ...
+    def redact(self, text: str) -> tuple[str, list[tuple[int, int]]]:
+        """`(text, [(rule index, replacements), ...])`; every match's `s` group replaced by its
+        rule's marker, rules applied in order; `text` itself when nothing matched."""
+
+def sanitize_paths(text: str, project: str | None = None, home: str | None = None) -> str:
+    """`text` with every absolute path sanitized: `./rel` inside `project`, `~/rel` inside `home`,
+    `<user-home>/rel` in another user's home, else `<system-path>/<basename>`; `text` itself
+    when it has none."""
+
+def sanitize_path(path: str, project: str | None = None, home: str | None = None) -> str:
+    """One absolute path, sanitized as `sanitize_paths` does."""

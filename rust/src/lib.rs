@@ -6,6 +6,8 @@
 //! - [`envelope`]: what one line is: its type, ids and the few fields the tree needs.
 //! - [`tree`]: the session tree (leaf, active path, labels, context plan) over scanned envelopes.
 //! - [`index`]: the index sidecar (a cached scan, reused when the transcript is unchanged or appended).
+//! - [`paths`]: path sanitizing of text that leaves (`./rel`, `~/…`, `<system-path>/…`).
+//! - [`redact`]: secret redaction, a caller's rule table applied to text.
 //! - [`store`]: the shared blake3+zstd backup store and verified, all-or-nothing restore.
 //! - [`error`]: the one error type of the crate.
 //!
@@ -19,6 +21,8 @@ pub mod index;
 pub mod json;
 pub mod json_text;
 pub mod layout;
+pub mod paths;
+pub mod redact;
 pub mod scan;
 pub mod store;
 pub mod tree;

@@ -8,7 +8,9 @@ Five operations, each in its own workspace (a data dir and a project folder):
 - `first_write`: `commandcode -p PROMPT` starting a new session (its first turn writes a file);
 - `backup`: a turn whose `edit_file` calls back up multi-megabyte files first;
 - `rewind`: `commandcode rewind SID --to N --mode code --yes` over a few hundred files;
-- `meta`: `commandcode -p PROMPT -r SID -n NAME` (a `session_info` entry and a meta update).
+- `meta`: `commandcode -p PROMPT -r SID -n NAME` (a `session_info` entry and a meta update);
+- `export`: `commandcode export SID -o out.(md|html|jsonl)` over an existing export of the same
+  name (the target must be the old export or a whole new one, the transcript unchanged).
 
 A point is one run killed either after a random delay (up to the operation's measured duration;
 for a rewind also 0-40 ms after its restore journal appears, so kills land inside the native
@@ -55,8 +57,9 @@ from helpers import crash_branching
 from helpers.crash_branching import BRANCHING_OPERATIONS
 from helpers.locations import KILLABLE
 
-OPERATIONS = ("append", "first_write", "backup", "rewind", "meta")
+OPERATIONS = ("append", "first_write", "backup", "rewind", "meta", "export")
 ALL_OPERATIONS = OPERATIONS + BRANCHING_OPERATIONS  # fork, clone, goto, label: `helpers.crash_branching`
+EXPORT_TURNS = 300  # the exported session: enough rows that a kill lands mid-render or mid-write
 LANE_POINTS = 40  # a fresh workspace after this many points (bounds data growth)
 REWIND_FILES = 90  # two turns stay under the 200-backups-per-session cap
 BACKUP_FILES = 4
@@ -182,6 +185,8 @@ class Workspace:
         self.journal_window = 0.04  # how long a rewind's restore journal exists (calibrated)
         self.notes: dict[str, int] = {}  # what the checks saw, e.g. interrupted restores and their fate
         self.branching: dict[str, Any] = {}  # the state of a branching operation (`crash_branching`)
+        self.last_killed = False
+        self.last_format = ""
         self.setup()
 
     # ---- environment
@@ -200,7 +205,11 @@ class Workspace:
         self.project = self.project.resolve()
         self.data.parent.mkdir(parents=True, exist_ok=True)
         with data_dir_env(self.data, self.index):
-            if self.operation in ("append", "meta", "backup"):
+            if self.operation == "export":
+                self.session_id = self._seed_session(turns=EXPORT_TURNS)
+                self.exported: dict[str, bytes] = {}
+                self.export_source = next(iter(self.transcripts())).read_bytes()
+            elif self.operation in ("append", "meta", "backup"):
                 if self.operation == "backup":
                     for number in range(BACKUP_FILES):
                         self._write_big(number, 0)
@@ -216,17 +225,19 @@ class Workspace:
         body = " ".join(rng.choice(words) for _ in range(BACKUP_FILE_BYTES // 8))
         (self.project / f"big{number}.txt").write_text(f"VERSION {version}\n{body}\n")
 
-    def _seed_session(self) -> str:
+    def _seed_session(self, turns: int = 1) -> str:
         from commandcode.config.paths import project_dir
         from commandcode.sessions.files import SessionFiles
         from commandcode.sessions.writer import SessionWriter
 
         files = SessionFiles(project_dir(self.project), str(uuid.uuid4()))
         with SessionWriter(files, str(self.project)) as writer:
-            writer.append_message({"role": "user", "content": [{"type": "text", "text": "seed turn"}],
-                                   "meta": {"source": "user", "messageId": str(uuid.uuid4())}})
-            writer.append_message({"role": "assistant", "content": [{"type": "text", "text": "seeded"}],
-                                   "meta": {"source": "model", "messageId": str(uuid.uuid4())}}, model="seed")
+            for turn in range(turns):
+                writer.append_message({"role": "user", "content": [{"type": "text", "text": "seed turn"}],
+                                       "meta": {"source": "user", "messageId": str(uuid.uuid4())}})
+                reply = "seeded" if turn == 0 else f"reply {turn}: " + "lorem ipsum dolor sit amet " * 200
+                writer.append_message({"role": "assistant", "content": [{"type": "text", "text": reply}],
+                                       "meta": {"source": "model", "messageId": str(uuid.uuid4())}}, model="seed")
             writer.commit()
         return files.session_id
 
@@ -288,6 +299,29 @@ class Workspace:
                 self._check_rewind(violations, label)
             if self.operation in BRANCHING_OPERATIONS:
                 crash_branching.check(self, violations, label)
+            if self.operation == "export":
+                self._check_export(violations, label)
+
+    def _check_export(self, violations: list[str], label: str) -> None:
+        """The transcript is unchanged; each target is absent, the previous export or a whole new
+        one (its format's end); a temporary file is left only by a killed export."""
+        if next(iter(self.transcripts())).read_bytes() != self.export_source:
+            violations.append(f"{label}: the export changed the transcript")
+        ends = {"md": b"_Exported from Command Code_\n", "html": b"</html>\n"}
+        for name in ("md", "html", "jsonl"):
+            target = self.project / f"out.{name}"
+            if not target.exists():
+                continue
+            data = target.read_bytes()
+            whole = data == self.export_source if name == "jsonl" else data.endswith(ends[name])
+            if data != self.exported.get(name) and not whole:
+                violations.append(f"{label}: {target.name} is half written ({len(data)} bytes)")
+            self.exported[name] = data
+        if not self.last_killed:
+            prefix = f".out.{self.last_format}."
+            leftovers = [path.name for path in self.project.iterdir() if path.name.startswith(prefix)]
+            if leftovers:
+                violations.append(f"{label}: an export that finished left {leftovers}")
 
     def _check_sessions(self, violations: list[str], label: str) -> None:
         from commandcode import _native
@@ -459,6 +493,10 @@ def _next_run(workspace: Workspace, rng: random.Random) -> Run:
                                                         "new_string": f"VERSION {version}"}))
         return Run(["-p", f"{marker} backup\n" + "\n".join(calls), "-r", workspace.session_id or "",
                     "--output-format", "json"], marker)
+    if operation == "export":
+        fmt = rng.choice(("md", "html", "jsonl"))
+        workspace.last_format = fmt
+        return Run(["export", workspace.session_id or "", "--full", "-o", str(workspace.project / f"out.{fmt}")], marker)
     if operation == "meta":
         name = f"name {marker}"
         return Run(["-p", f"{marker} meta", "-r", workspace.session_id or "", "-n", name, "--output-format", "json"],
@@ -473,6 +511,8 @@ def _record_report(workspace: Workspace, run: Run, stdout: str) -> bool:
     """Whether the run's result was read whole; if so, records what it promised."""
     if workspace.operation in BRANCHING_OPERATIONS:
         return crash_branching.record_report(workspace, run.args, stdout)
+    if workspace.operation == "export":
+        return stdout.startswith("exported ")
     try:
         value = json.loads(stdout)
     except ValueError:
@@ -596,6 +636,7 @@ def run_point(workspace: Workspace, rng: random.Random, stats: OperationStats, v
         violations.append(f"{label}: a run hung for 300 s")
     stats.runs += 1
     killed = process.returncode == -signal.SIGKILL
+    workspace.last_killed = killed
     if killed:
         stats.killed += 1
         stats.kill_modes[mode] = stats.kill_modes.get(mode, 0) + 1

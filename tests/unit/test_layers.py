@@ -53,6 +53,8 @@ NATIVE_IMPORTERS = {
     "commandcode.storage.jsonfmt",
     "commandcode.sessions.reader",
     "commandcode.checkpoints.store",
+    "commandcode.export.redact",  # secret redaction: the rule table matched by the Rust `regex` crate
+    "commandcode.export.sanitize",  # path sanitizing of what leaves (Python's `re`: 33 MB/s)
 }
 # Front ends reach these only through services (`agent.runtime`, `checkpoints.*`).
 FRONT_END_FORBIDDEN = ("commandcode.sessions.writer", "commandcode.checkpoints.store")
@@ -136,7 +138,9 @@ def test_config_and_storage_never_import_sessions() -> None:
 def test_only_the_named_modules_import_native() -> None:
     importers = {name for name, _, target in _all_imports() if target == "commandcode._native"}
     assert importers <= NATIVE_IMPORTERS, importers - NATIVE_IMPORTERS
-    assert all(_layer(name) == CORE or name in ("commandcode", "commandcode.checkpoints.store") for name in importers)
+    assert all(_layer(name) == CORE or name in ("commandcode", "commandcode.checkpoints.store", "commandcode.export.redact",
+                                                               "commandcode.export.sanitize")
+               for name in importers)
 
 
 def test_front_ends_neither_write_sessions_nor_touch_the_store() -> None:
@@ -155,7 +159,8 @@ def test_the_cross_service_imports_are_the_known_ones() -> None:
 
     edges = {(service(name), service(target)) for name, _, target in _all_imports()
              if service(name) and service(target) and service(name) != service(target)}
-    assert edges == {("commandcode.agent", "commandcode.catalog"), ("commandcode.agent", "commandcode.checkpoints")}
+    assert edges == {("commandcode.agent", "commandcode.catalog"), ("commandcode.agent", "commandcode.checkpoints"),
+                     ("commandcode.agent", "commandcode.export")}
 
 
 def test_only_config_env_names_a_commandcode_variable() -> None:

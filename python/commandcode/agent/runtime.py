@@ -7,8 +7,8 @@ rewind may write into (`folder`) and the recovery of a restore a crash interrupt
 come from the `summarizer` it is given (the offline one by default), so a real provider can
 write them. Messages for the user go to `notify` (the CLI prints them as `warning:` lines).
 
-Fork, clone, goto and label live in `branching.py` (thin methods here); compact and export are
-stubs of later issues.
+Fork, clone, goto and label live in `branching.py` (thin methods here); `export` writes the
+session as html, md or jsonl through `export.document`; compact is a stub of a later issue.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..catalog.listing import most_recent, resolve_session
 from ..checkpoints.manager import CheckpointManager
@@ -47,6 +47,9 @@ from .providers.base import Model
 from .providers.offline import OfflineModel
 from .summarize import Summarizer, offline_summary
 from .turn import Conversation, TurnResult
+
+if TYPE_CHECKING:
+    from ..export.document import ExportResult
 
 Notify = Callable[[str], None]
 T = TypeVar("T")
@@ -399,6 +402,11 @@ class AgentSession:
         """Summarizes the older context with `summarizer` (a later issue)."""
         raise NotImplementedError("compact comes with a later issue")
 
-    def export(self, *args: Any, **kwargs: Any) -> str:
-        """The session as a document (a later issue)."""
-        raise NotImplementedError("export comes with a later issue")
+    def export(self, path: str | None = None, fmt: str | None = None, *, selection: str = "context",
+               redact_jsonl: bool = False, progress: Callable[[int, int], None] | None = None) -> ExportResult:
+        """Writes the session to a file: html, md or jsonl, to `path` or the default name in `cwd`
+        (see `export.document.export_for`; secrets redacted in html and md, in jsonl if asked)."""
+        from ..export.document import export_for
+
+        return export_for(self.files.transcript, self.session_id, self.cwd, path=path, fmt=fmt, selection=selection,
+                          redact_jsonl=redact_jsonl, progress=progress)

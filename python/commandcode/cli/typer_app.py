@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from . import bench_cmd, branching, rewind_cmds, sessions
+from . import bench_cmd, branching, export_cmd, rewind_cmds, sessions, share_cmd
 from .output import USAGE_EXIT_CODE, fail, handle_errors
 
 app = typer.Typer(
@@ -25,6 +25,8 @@ app.add_typer(sessions.app, name="sessions")
 rewind_cmds.register(app)
 branching.register(app, sessions.app)
 bench_cmd.register(app)
+export_cmd.register(app)
+share_cmd.register(app)
 
 
 @app.callback()

@@ -322,6 +322,13 @@ class Settings:
         return chosen
 
     @property
+    def default_share_gist_format(self) -> str:
+        """`/share gist`'s format (the real CLI's "Default share gist format")."""
+        chosen: str = self._checked("defaultShareGistFormat", lambda value: value in EXPORT_FORMATS,
+                                    " or ".join(f'"{name}"' for name in EXPORT_FORMATS), "html")
+        return chosen
+
+    @property
     def cleanup_period_days(self) -> int:
         days: int = self._checked("cleanupPeriodDays", _is_count, "a whole number of days (0 or more)", 30)
         return days

@@ -277,6 +277,13 @@ class Session:
         messages = build_messages(self._index.read_context(), strip_until)
         return Context(self.leaf_id, list(entry_ids), messages)
 
+    def context_plan(self) -> tuple[list[str], int]:
+        """The entry ids of `context()` in context order, and how many of the first ones lose
+        their thinking blocks (a compaction's `stripThinkingFromKept`): an export reads them in
+        chunks instead of all at once."""
+        entry_ids, _compaction_id, strip_until = self._index.context_plan()
+        return list(entry_ids), strip_until
+
     def path_ids(self) -> list[str]:
         """Entry ids of the active path, root first."""
         return list(self._index.path_ids())

@@ -3,6 +3,7 @@
 
 mod errors;
 mod json_encode;
+mod redact;
 mod session_index;
 mod store;
 
@@ -28,5 +29,8 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(json_encode::json_dumps, module)?)?;
     module.add_function(wrap_pyfunction!(json_encode::json_encode_line, module)?)?;
     module.add_function(wrap_pyfunction!(json_encode::json_encode_entry, module)?)?;
+    module.add_class::<redact::PyRedactor>()?;
+    module.add_function(wrap_pyfunction!(redact::sanitize_paths, module)?)?;
+    module.add_function(wrap_pyfunction!(redact::sanitize_path, module)?)?;
     Ok(())
 }

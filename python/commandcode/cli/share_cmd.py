@@ -1,0 +1,88 @@
+"""`commandcode share serve [--port P] [--host H]`, `commandcode share REF [--expires 24h] [--yes]`
+and `commandcode unshare REF`: thin commands over `share/` (the server and its client)."""
+
+from __future__ import annotations
+
+import errno
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from ..errors import CommandcodeError, UsageError
+from .output import handle_errors, safe, stderr, stdout
+
+DEFAULT_PORT = 7787
+
+
+def register(app: typer.Typer) -> None:
+    app.command("share")(share_command)
+    app.command("unshare")(unshare_command)
+
+
+def _files(ref: str) -> Any:
+    from ..catalog.listing import resolve_session
+
+    return resolve_session(ref, Path.cwd())
+
+
+@handle_errors
+def share_command(
+    ref: str = typer.Argument(..., help="`serve` to run the share server, else the session to share."),
+    port: int = typer.Option(DEFAULT_PORT, "--port", min=0, max=65535, help="serve: the port (0: any free one)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="serve: the address to bind (pages then need their secret)."),
+    expires: Optional[str] = typer.Option(None, "--expires", help="End the share by itself after 90s, 30m, 24h, 7d..."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Publish without asking."),
+) -> None:
+    """Run the share server, or publish a session's live page on it."""
+    if ref == "serve":
+        _serve(host, port)
+        return
+    from ..export.redact import summary
+    from ..share.client import ensure_running, preview, publish
+    from ..share.state import parse_expires
+
+    expires_in = parse_expires(expires)
+    files = _files(ref)
+    ensure_running()  # before anything is rendered or asked
+    shown = preview(files)
+    question = f"Share {shown.messages} message(s) of {files.session_id} ({summary(shown.redactions)})?"
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError("sharing asks first, and there is no terminal to ask on", hint="pass --yes to publish")
+        if not typer.confirm(question, default=False):
+            raise CommandcodeError("nothing was shared")
+    else:
+        stderr.print(safe(question.replace("?", ": publishing")), highlight=False)
+    url = publish(files, expires_in=expires_in)
+    stdout.print(safe(url), highlight=False, soft_wrap=True)
+
+
+@handle_errors
+def unshare_command(ref: str = typer.Argument(..., help="Session id, id prefix, name or transcript path.")) -> None:
+    """Revoke a session's share: its page ends and its link stops working."""
+    from ..share.client import unpublish
+
+    files = _files(ref)
+    if not unpublish(files):
+        raise CommandcodeError(f"session {files.session_id} is not shared")
+    stdout.print(f"unshared {safe(files.session_id)}")
+
+
+def _serve(host: str, port: int) -> None:
+    from ..share.server import ShareServer
+
+    try:
+        server = ShareServer(host, port)
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            raise CommandcodeError(f"port {port} is in use on {host}", hint="pick another with --port") from None
+        raise CommandcodeError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    stderr.print(f"serving shares at {safe(server.hub.base_url)} (Ctrl-C to stop)", highlight=False)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass

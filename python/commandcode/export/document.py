@@ -1,0 +1,236 @@
+"""Exporting a session: choose the entries, turn them into rows, render, write — streaming.
+
+`export_session` is what `commandcode export`, `/export` and `AgentSession.export` run;
+`render_text` renders a whole document in memory (share pages, gists). An html or md export
+writes its rows into an unnamed spool file first (the header's message count is known only at
+the end), then the header, the spooled body and the footer into the target's temporary file,
+which is renamed over the target: memory stays at one chunk of entries whatever the size.
+
+Secrets are always redacted and paths sanitized in html and md (`redact=False` is not offered
+for them); a jsonl export is a byte copy of the transcript's readable lines unless `redact`, where
+a line with a secret in one of its strings is re-encoded with the secret replaced. Corrupt lines
+are left out of every format and counted (`ExportResult.skipped_lines`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..sessions.reader import Session, open_session
+from ..storage.ids import iso_now
+from ..storage.jsonfmt import dumps_line
+from .redact import Redactor
+from .rows import Row, Scrubber, Walk
+from .sanitize import PathSanitizer
+from .select import Progress, Selection
+from .target import Output
+
+_SPOOL_COPY = 1 << 20
+
+
+class Renderer(Protocol):
+    extension: str
+
+    def header(self, title: str, fields: list[tuple[str, str]]) -> str: ...
+    def row(self, item: Row) -> str: ...
+    def footer(self) -> str: ...
+
+
+class ExportResult:
+    """What an export wrote: the file, its format and size, the messages shown, the secrets
+    redacted per rule, and the corrupt lines left out."""
+
+    __slots__ = ("bytes", "format", "messages", "path", "redactions", "skipped_lines")
+
+    def __init__(self, path: Path | None, fmt: str, messages: int, redactions: dict[str, int], skipped_lines: int,
+                 size: int) -> None:
+        self.path, self.format, self.messages = path, fmt, messages
+        self.redactions, self.skipped_lines, self.bytes = redactions, skipped_lines, size
+
+
+def renderer_for(fmt: str, *, tree: bool = False, live_script: str | None = None) -> Renderer:
+    if fmt == "md":
+        from .md import MarkdownRenderer
+
+        return MarkdownRenderer()
+    from .html import HtmlRenderer
+
+    return HtmlRenderer(tree=tree, live_script=live_script)
+
+
+def title_of(session: Session) -> str:
+    """The user-renamed title, else the session id (the real CLI's rule)."""
+    return session.name or session.id
+
+
+def header_fields(session: Session, messages: int, redactions: dict[str, int], selection: str) -> list[tuple[str, str]]:
+    fields = [("Session", session.id), ("Exported", iso_now())]
+    if session.model:
+        fields.append(("Model", session.model))
+    fields.append(("Messages", str(messages)))
+    if selection != "context":
+        fields.append(("Branch", "every branch" if selection == "all" else "active path, in full"))
+    total = sum(redactions.values())
+    if total:
+        fields.append(("Redacted", f"{total} secret{'s' if total != 1 else ''}"))
+    return fields
+
+
+def scrubber(session: Session, *, redact: bool = True, engine: str = "native") -> Scrubber:
+    """The redactor and path sanitizer for what leaves `session` (its project, the user's home)."""
+    home = os.path.expanduser("~")
+    return Scrubber(Redactor(engine=engine) if redact else None, PathSanitizer(session.cwd, home if home != "~" else None))
+
+
+def _stream(session: Session, renderer: Renderer, write: Callable[[str], None], selection: Selection,
+            scrub: Scrubber, progress: Progress | None) -> int:
+    walk = Walk(scrub)
+    pieces: list[str] = []
+    size = 0
+    for row in walk.rows(selection.items(progress)):
+        text = renderer.row(row)
+        pieces.append(text)
+        size += len(text)
+        if size > _SPOOL_COPY:
+            write("".join(pieces))
+            pieces, size = [], 0
+    if pieces:
+        write("".join(pieces))
+    return walk.messages
+
+
+def render_rows(session: Session, fmt: str = "html", *, selection: str = "context",
+                engine: str = "native") -> tuple[list[str], int, dict[str, int]]:
+    """Each row of the document as its own text (html or md), redacted; the messages shown and
+    the secrets redacted per rule. The share page streams these."""
+    renderer = renderer_for(fmt, tree=selection == "all")
+    scrub = scrubber(session, engine=engine)
+    walk = Walk(scrub)
+    rows = [renderer.row(row) for row in walk.rows(Selection(session, selection).items())]
+    return rows, walk.messages, dict(scrub.redactor.counts) if scrub.redactor is not None else {}
+
+
+def render_text(session: Session, fmt: str, *, selection: str = "context", live_script: str | None = None,
+                engine: str = "native") -> tuple[str, ExportResult]:
+    """The whole document as text (html or md), redacted, and what went into it."""
+    if fmt == "jsonl":
+        raise ValueError("render_text renders html or md")
+    renderer = renderer_for(fmt, tree=selection == "all", live_script=live_script)
+    rows, messages, counts = render_rows(session, fmt, selection=selection, engine=engine)
+    text = renderer.header(title_of(session), header_fields(session, messages, counts, selection)) + "".join(rows) \
+        + renderer.footer()
+    return text, ExportResult(None, fmt, messages, counts, len(session.skipped_lines), len(text.encode()))
+
+
+def export_session(transcript: Path, target: Path, fmt: str, *, selection: str = "context", redact_jsonl: bool = False,
+                   progress: Progress | None = None, engine: str = "native") -> ExportResult:
+    """Writes the session at `transcript` to `target` in `fmt` (see the module docstring).
+
+    Raises:
+        CommandcodeError: the session cannot be opened, or the target is the transcript itself.
+        OSError: the target cannot be written (nothing was changed there).
+    """
+    from ..errors import CommandcodeError
+
+    session = open_session(transcript)
+    if os.path.exists(target) and os.path.samefile(target, transcript):
+        raise CommandcodeError(f"{target} is the session's own transcript", hint="export to another file")
+    if fmt == "jsonl":
+        return _export_jsonl(session, target, redact_jsonl, progress, engine)
+    renderer = renderer_for(fmt, tree=selection == "all")
+    scrub = scrubber(session, engine=engine)
+    chosen = Selection(session, selection)
+    with tempfile.TemporaryFile(mode="w+b", dir=os.path.dirname(os.fspath(target)) or ".") as spool:
+        def spill(text: str) -> None:
+            spool.write(text.encode("utf-8", "surrogateescape"))
+
+        messages = _stream(session, renderer, spill, chosen, scrub, progress)
+        spool.flush()
+        counts = dict(scrub.redactor.counts) if scrub.redactor is not None else {}
+        with Output(target) as output:
+            output.write(renderer.header(title_of(session), header_fields(session, messages, counts, selection)))
+            spool.seek(0)
+            while chunk := spool.read(_SPOOL_COPY * 4):
+                output.write(chunk)
+            output.write(renderer.footer())
+    return ExportResult(target, fmt, messages, counts, len(session.skipped_lines), output.bytes_written)
+
+
+def export_for(transcript: Path, session_id: str, cwd: Path, *, path: str | None = None, fmt: str | None = None,
+               selection: str = "context", redact_jsonl: bool = False, progress: Progress | None = None) -> ExportResult:
+    """An export as the user asks for one: `path` (a file or folder, else the default name in
+    `cwd`) and `fmt` (else the extension's, else the `defaultExportFormat` setting, else html).
+
+    Raises:
+        UsageError: a bad format, extension or selection.
+        CommandcodeError: nothing to export yet, or a folder or target that cannot be used.
+        OSError: the target cannot be written (it was left as it was).
+    """
+    from ..config.settings import load_settings
+    from ..errors import CommandcodeError, UsageError
+    from .select import SELECTIONS
+    from .target import resolve_target
+
+    if selection not in SELECTIONS:
+        raise UsageError(f"unknown selection {selection!r}", hint="use the active branch (default), --full or --branch all")
+    if not transcript.is_file():
+        raise CommandcodeError("the session has nothing to export yet", hint="export it after its first turn")
+    default_format = load_settings(cwd).default_export_format
+    target, chosen = resolve_target(session_id, cwd, path=path, fmt=fmt, default_format=default_format)
+    return export_session(transcript, target, chosen, selection=selection, redact_jsonl=redact_jsonl, progress=progress)
+
+
+def _export_jsonl(session: Session, target: Path, redact: bool, progress: Progress | None, engine: str) -> ExportResult:
+    skipped = {line.offset for line in session.skipped_lines}
+    redactor = Redactor(engine=engine) if redact else None
+    total = os.path.getsize(session.path) or 1
+    with open(session.path, "rb") as source, Output(target) as output:
+        if not skipped and redactor is None:  # a byte copy: no line needs looking at
+            while chunk := source.read(_SPOOL_COPY * 8):
+                output.write(chunk)
+                if progress is not None:
+                    progress(output.bytes_written, total)
+        else:
+            offset = 0
+            for line in source:
+                start, offset = offset, offset + len(line)
+                if start in skipped or not line.strip():
+                    continue
+                if redactor is not None:
+                    line = _redact_line(line, redactor)
+                output.write(line if line.endswith(b"\n") else line + b"\n")
+                if progress is not None and offset % (64 << 20) < len(line):
+                    progress(offset, total)
+    if progress is not None:
+        progress(total, total)
+    counts = dict(redactor.counts) if redactor is not None else {}
+    return ExportResult(target, "jsonl", session.message_count, counts, len(skipped), output.bytes_written)
+
+
+def _redact_line(line: bytes, redactor: Redactor) -> bytes:
+    """The line with secrets in its strings replaced (re-encoded), or the same bytes."""
+    before = redactor.total
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return line
+    cleaned = _redact_value(value, redactor)
+    return line if redactor.total == before else (dumps_line(cleaned) + "\n").encode("utf-8", "surrogatepass")
+
+
+def _redact_value(value: Any, redactor: Redactor) -> Any:
+    if isinstance(value, str):
+        return redactor.redact(value)
+    if isinstance(value, list):
+        return [_redact_value(item, redactor) for item in value]
+    if isinstance(value, dict):
+        return {key: _redact_value(item, redactor) for key, item in value.items()}
+    return value
+
+
+__all__ = ["ExportResult", "export_for", "export_session", "render_rows", "render_text"]

@@ -1,0 +1,91 @@
+"""The md export, in the real CLI's layout (reference format doc §10, `samples/exports/*.md`).
+
+A `# title` line and a header list (Session, Exported, Model, Messages), then one section per
+row separated by blank lines: a user turn as a quote block (`> ❯ ` on its first line, `> ` on the
+others, `_[image]_` per image), assistant text raw, a tool call as `<details>` with a `BADGE arg`
+summary around its output in a fence longer than any backtick run inside (`_No result captured._`
+without one), thinking as `<details>` with `<em>Thinking</em>` and each line as `> *line*`; then
+the closing `---` rule and the italic "Exported from Command Code" line.
+
+Additions of ours, in the same idiom: summaries and (with `--branch all`) other branches are
+`<details>` blocks too, and a `Redacted` line in the header says how many secrets were removed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .rows import Row, SummaryRow, TextRow, ThinkingRow, ToolRow, UserRow
+from .select import BranchOpen
+
+_BACKTICKS = re.compile(r"`+")
+FOOTER = "---\n\n_Exported from Command Code_\n"
+
+
+def header(title: str, fields: list[tuple[str, str]]) -> str:
+    lines = [f"# {_one_line(title)}", ""]
+    lines += [f"- **{name}:** {_one_line(value)}" for name, value in fields]
+    return "\n".join(lines) + "\n\n"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def fence(text: str) -> str:
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0) if "```" in text else 0
+    marks = "`" * max(3, longest + 1)
+    return f"{marks}\n{text}\n{marks}"
+
+
+def _quote(lines: list[str], first_prefix: str) -> str:
+    out = []
+    for position, line in enumerate(lines):
+        prefix = first_prefix if position == 0 else "> "
+        out.append((prefix + line).rstrip() if line else prefix.rstrip())
+    return "\n".join(out)
+
+
+def _html_text(text: str) -> str:
+    """Text inside a `<summary>`: no tags, no line breaks."""
+    return _one_line(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def row(item: Row) -> str:
+    """One row as its md section (without the separating blank line)."""
+    if isinstance(item, UserRow):
+        lines = item.text.split("\n") if item.text else []
+        lines += ["_[image]_"] * len(item.images)
+        return _quote(lines or [""], "> ❯ ")
+    if isinstance(item, TextRow):
+        return item.text.strip("\n")
+    if isinstance(item, ToolRow):
+        summary = _html_text(f"{item.badge} {item.argument}".strip())
+        parts = [fence(item.output)] if item.output else []
+        parts += ["_[image]_"] * len(item.images)
+        body = "\n\n".join(parts) if parts else "_No result captured._"
+        return f"<details>\n<summary>{summary}</summary>\n\n{body}\n\n</details>"
+    if isinstance(item, ThinkingRow):
+        lines = [f"> *{line.strip()}*" if line.strip() else ">" for line in item.text.strip("\n").split("\n")]
+        return "<details>\n<summary><em>Thinking</em></summary>\n\n" + "\n".join(lines) + "\n\n</details>"
+    if isinstance(item, SummaryRow):
+        return f"<details>\n<summary><em>{_html_text(item.title)}</em></summary>\n\n{item.text.strip()}\n\n</details>"
+    if isinstance(item, BranchOpen):
+        return (f"<details>\n<summary>Branch from {_html_text(item.timestamp)} "
+                f"({item.entries} entr{'y' if item.entries == 1 else 'ies'}, not on the active path)</summary>")
+    return "</details>"
+
+
+class MarkdownRenderer:
+    """Writes md sections to a text sink."""
+
+    extension = "md"
+
+    def header(self, title: str, fields: list[tuple[str, str]]) -> str:
+        return header(title, fields)
+
+    def row(self, item: Row) -> str:
+        return row(item) + "\n\n"
+
+    def footer(self) -> str:
+        return FOOTER

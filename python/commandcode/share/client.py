@@ -1,0 +1,128 @@
+"""Publishing and revoking shares: what `commandcode share`, `/share` and `/unshare` call.
+
+The share server is found through `<data dir>/share/server.json` (written by `share serve`);
+its control API takes the token from that file. A share's link and secret are kept in the
+session's `<id>.share.json`, as the real CLI keeps them, so `/share` again re-copies the same
+link and a share survives the process that made it (the server follows the transcript itself).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+from ..errors import CommandcodeError
+from ..sessions.files import SessionFiles
+from .state import expired, read_json, read_share_file, remove_share_file, server_file, write_share_file
+
+NOT_RUNNING_HINT = "start it with `commandcode share serve` (in another terminal)"
+
+
+class Preview:
+    """What a share would publish: the messages shown and the secrets redacted per rule."""
+
+    __slots__ = ("messages", "redactions")
+
+    def __init__(self, messages: int, redactions: dict[str, int]) -> None:
+        self.messages, self.redactions = messages, redactions
+
+
+def preview(files: SessionFiles) -> Preview:
+    from ..export.document import render_rows
+    from ..sessions.reader import open_session
+
+    if not files.transcript.is_file():
+        raise CommandcodeError("the session has nothing to share yet", hint="share it after its first turn")
+    _rows, messages, counts = render_rows(open_session(files.transcript))
+    return Preview(messages, counts)
+
+
+def _server() -> dict[str, Any]:
+    info = read_json(server_file())
+    if not isinstance(info, dict) or not isinstance(info.get("url"), str) or not isinstance(info.get("token"), str):
+        raise CommandcodeError("the share server is not running", hint=NOT_RUNNING_HINT)
+    return info
+
+
+def _call(path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    info = _server()
+    request = urllib.request.Request(str(info["url"]) + path, data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Authorization": f"Bearer {info['token']}",
+                                              "Content-Type": "application/json"},
+                                     method="GET" if body is None else "POST")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            answer = json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        try:
+            reason = json.loads(error.read()).get("error", error.reason)
+        except ValueError:
+            reason = error.reason
+        raise CommandcodeError(f"the share server refused: {reason}",
+                               hint="restart it with `commandcode share serve`" if error.code == 401 else None) from None
+    except (urllib.error.URLError, OSError, ValueError):
+        raise CommandcodeError(f"the share server is not running (nothing answers at {info['url']})",
+                               hint=NOT_RUNNING_HINT) from None
+    return answer if isinstance(answer, dict) else {}
+
+
+def ensure_running() -> None:
+    """Raises `CommandcodeError` (one line and a hint) unless the share server answers."""
+    _call("/api/status")
+
+
+def current(files: SessionFiles) -> dict[str, Any] | None:
+    """The session's share as `<id>.share.json` records it, unless it has expired."""
+    info = read_share_file(files)
+    return None if info is None or expired(info.get("expiresAt")) else info
+
+
+def publish(files: SessionFiles, *, expires_in: float | None = None) -> str:
+    """Publishes (or re-arms, with its recorded secret) the session's share; returns the link.
+
+    Raises:
+        CommandcodeError: the server is not running or refused, or the session has no file yet.
+    """
+    if not files.transcript.is_file():
+        raise CommandcodeError("the session has nothing to share yet", hint="share it after its first turn")
+    existing = current(files)
+    expires_at = time.time() + expires_in if expires_in is not None else None
+    if expires_at is None and existing is not None and isinstance(existing.get("expiresAt"), int):
+        expires_at = existing["expiresAt"] / 1000
+    answer = _call("/api/publish", {"sessionId": files.session_id, "transcript": str(files.transcript.resolve()),
+                                    "secret": existing["secret"] if existing else None,
+                                    "expiresAt": int(expires_at * 1000) if expires_at is not None else None})
+    url, secret = answer.get("url"), answer.get("secret")
+    if not isinstance(url, str) or not isinstance(secret, str):
+        raise CommandcodeError("the share server gave no link", hint="restart it with `commandcode share serve`")
+    write_share_file(files, url, secret, expires_at)
+    return url
+
+
+def unpublish(files: SessionFiles) -> bool:
+    """Revokes the session's share and removes `<id>.share.json`; False when it had none.
+
+    Raises:
+        CommandcodeError: the server is not running (the file is kept, so the share can still be revoked).
+    """
+    existing = read_share_file(files)
+    if existing is None:
+        return False
+    _call("/api/unpublish", {"sessionId": files.session_id, "secret": existing["secret"]})
+    remove_share_file(files)
+    return True
+
+
+def rearm(files: SessionFiles) -> str | None:
+    """For a shell resuming a session: when `<id>.share.json` records a live share, publishes it
+    again with its secret (a server that lost it serves it again) and returns a notice; None
+    when the session is not shared. Never raises: a share server that is down is the notice."""
+    if current(files) is None:
+        return None
+    try:
+        return f"this session is shared live at {publish(files)}"
+    except CommandcodeError as error:
+        return f"this session is shared, but its page is not live: {error}"

@@ -1,0 +1,77 @@
+"""`/share`, `/share gist [html|md|jsonl]` and `/unshare` (the share server and gists: `share/`).
+
+`/share` shows what will leave (messages, secrets redacted) and asks; then publishes the session
+on the running share server, prints the link and copies it (`Shell.copy`). The page follows every
+later commit by itself (the server watches the transcript), also after a resume. `/share` on a
+shared session re-copies its link (re-arming it on a restarted server). `/unshare` revokes it.
+"""
+
+from __future__ import annotations
+
+from ...errors import CommandcodeError, UsageError
+from ...export.redact import summary
+from ...export.target import FORMATS
+from ..slash import Shell, SlashCommand
+
+
+def run_share(shell: Shell, args: str) -> None:
+    from ...share.client import current, ensure_running, preview, publish
+
+    words = args.split()
+    if words and words[0] == "gist":
+        _gist(shell, words[1:])
+        return
+    if words:
+        raise UsageError(f"/share does not take {args.strip()!r}", hint="use /share or /share gist [html|md|jsonl]")
+    files = shell.agent.files
+    ensure_running()
+    if current(files) is not None:
+        url = publish(files)  # the same link and secret; a restarted server serves it again
+        shell.print(f"Shared at {url}")
+        shell.notice(shell.copy(url))
+        return
+    shown = preview(files)
+    if not shell.confirm(f"Publish {shown.messages} message(s) of this session ({summary(shown.redactions)}) "
+                         "on the share server? Later turns appear on the page as they are committed."):
+        shell.notice("nothing was shared")
+        return
+    url = publish(files)
+    shell.print(f"Shared at {url}")
+    shell.notice(shell.copy(url))
+
+
+def _gist(shell: Shell, words: list[str]) -> None:
+    from ...config.settings import load_settings
+    from ...share.gist import create_gist
+
+    if len(words) > 1 or (words and words[0] not in FORMATS):
+        raise UsageError(f"unknown gist format {' '.join(words)!r}", hint="use /share gist [html|md|jsonl]")
+    fmt = words[0] if words else load_settings(shell.cwd).default_share_gist_format
+    url = create_gist(shell.agent.files, fmt)
+    shell.print(f"Secret gist ({fmt}) at {url}")
+    shell.notice(shell.copy(url))
+
+
+def run_unshare(shell: Shell, args: str) -> None:
+    from ...share.client import unpublish
+
+    if args.strip():
+        raise UsageError("/unshare takes no arguments")
+    if not unpublish(shell.agent.files):
+        raise CommandcodeError("this session is not shared")
+    shell.print("Unshared: the link no longer works and the open pages ended")
+
+
+def complete(shell: Shell, prefix: str) -> list[str]:
+    options = ["gist", *(f"gist {name}" for name in FORMATS)]
+    return [option for option in options if option.startswith(prefix)]
+
+
+COMMANDS = [
+    SlashCommand("share", run_share, "Publish a live page of this session, or a secret gist",
+                 help="/share: show what will leave (messages, secrets redacted), ask, publish on the share server "
+                      "(`commandcode share serve`), print and copy the link; the page follows every later turn. "
+                      "/share again re-copies it. /share gist [html|md|jsonl]: a secret GitHub gist through gh "
+                      "(format from the defaultShareGistFormat setting).", complete=complete),
+    SlashCommand("unshare", run_unshare, "Revoke this session's share link"),
+]
