@@ -44,6 +44,10 @@ from .providers.offline import OfflineModel
 from .summarize import Summarizer, offline_summary
 from .turn import Conversation, TurnResult
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..workspace.session_space import ToolSpace
+
 Notify = Callable[[str], None]
 AVAILABLE_MODELS = ("offline",)
 CHECKPOINTS_SUFFIX = ".checkpoints.jsonl"
@@ -147,6 +151,7 @@ class AgentSession:
         self._checkpoints_loaded = False
         self._name: str | None = None
         self._labelled = False
+        self._space: ToolSpace | None = None
 
     # ----------------------------------------------------------------------------------------
     # Creating and resuming
@@ -267,7 +272,9 @@ class AgentSession:
                 recorded in the session first); a failure of ours keeps its own class.
         """
         writer = self._require_writer()
-        conversation = Conversation(writer, self.model, self.cwd, self.messages, self.checkpoints())
+        space = self.tool_space()
+        conversation = Conversation(writer, self.model, self.cwd, self.messages, self.checkpoints(),
+                                    tool_env=space.env, tool_guard=space.guard)
         try:
             result = conversation.run_turn(prompt)
         except CommandcodeError:
@@ -337,6 +344,18 @@ class AgentSession:
         writer and checkpoint manager. `faults` are the native restore's test hooks."""
         return rewind(self.files, self.folder, number, mode, dry_run=dry_run, force=force, allow_outside=allow_outside,
                       writer=self._writer, checkpoints=self._checkpoints, summarizer=self.summarizer, faults=faults)
+
+    # ----------------------------------------------------------------------------------------
+    # Workspace: the scratchpad and the worktree the tools work in (workspace/session_space.py)
+
+    def tool_space(self) -> ToolSpace:
+        """The session's scratchpad (provisioned once; `$COMMANDCODE_SCRATCHPAD`, its prompt lines)
+        and the worktree guard every tool call passes."""
+        if self._space is None:
+            from ..workspace.session_space import prepare
+
+            self._space = prepare(self.session_id, self.cwd, self.notify)
+        return self._space
 
     # ----------------------------------------------------------------------------------------
     # Hooks of later issues
