@@ -2,7 +2,7 @@
 subprocesses, transcript readers, tree snapshots and a process that holds a writer lock.
 
 Every subprocess runs `[sys.executable, "-m", "commandcode", ...]` with `COMMANDCODE_HOME` set to
-the test's own data dir, `COMMANDCODE_INDEX=off` and `NO_COLOR=1`.
+the test's own data dir, `COMMANDCODE_INDEX=off`, `NO_COLOR=1` and `COMMANDCODE_SCRATCHPAD_BASE` beside the data dir.
 """
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ def cli_env(data: Path, **extra: str) -> dict[str, str]:
     """The environment of a `commandcode` subprocess that uses the data dir `data`."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("COMMANDCODE_")}
     env.update({"COMMANDCODE_HOME": str(data), "COMMANDCODE_INDEX": "off", "NO_COLOR": "1",
-                "PYTHONUNBUFFERED": "1", "GIT_CONFIG_NOSYSTEM": "1"})
+                "PYTHONUNBUFFERED": "1", "GIT_CONFIG_NOSYSTEM": "1",
+                # scratchpads beside the test's data dir, not in the machine's /tmp/commandcode-<uid>
+                "COMMANDCODE_SCRATCHPAD_BASE": str(Path(data).absolute().parent / "scratchpads")})
     env.update(extra)
     return env
 

@@ -64,7 +64,7 @@ def _summary(report: Any) -> None:
         stdout.print(f"finished {report.finished_interrupted} session(s) an interrupted sweep had started")
     for row in report.sessions:
         name = f" ({safe(row['name'], one_line=True)})" if row.get("name") else ""
-        stdout.print(f"{verb} {row['id']}{name} [{safe(row['project'], one_line=True)}] {_human(row['bytes'])}")
+        stdout.print(f"{verb} {row['id']}{name} ({safe(row['project'], one_line=True)}) {_human(row['bytes'])}")
     for row in report.skipped:
         stdout.print(f"kept {row['id']}: {row['reason']}")
     count = len(report.sessions)
@@ -93,7 +93,7 @@ def _restore(session_id: str, as_json: bool) -> None:
         print_json({"restored": trailer["sessionId"], "project": trailer["project"], "files": len(trailer["files"]),
                     "objects": len(trailer["objects"])})
     else:
-        stdout.print(f"restored session {trailer['sessionId']} [{safe(trailer['project'], one_line=True)}]: "
+        stdout.print(f"restored session {trailer['sessionId']} in project {safe(trailer['project'], one_line=True)}: "
                      f"{len(trailer['files'])} file(s), {len(trailer['objects'])} checkpoint object(s)")
 
 
@@ -115,7 +115,7 @@ def _list_archives(as_json: bool) -> None:
         return
     for row in rows:
         state = f"damaged: {row['problem']}" if "problem" in row else f"archived {row.get('created')}"
-        stdout.print(f"{row['id']} [{safe(row['project'], one_line=True)}] {_human(row['bytes'])} {safe(state, one_line=True)}")
+        stdout.print(f"{row['id']} ({safe(row['project'], one_line=True)}) {_human(row['bytes'])} {safe(state, one_line=True)}")
 
 
 def register(app: typer.Typer) -> None:
