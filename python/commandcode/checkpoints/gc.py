@@ -138,6 +138,9 @@ def collect(*, dry_run: bool = False, grace_seconds: float = SWEEP_GRACE_SECONDS
     report = GcReport(dry_run=dry_run)
     if not store.is_dir():
         return report
+    if dry_run:  # deletes nothing, so it needs no lock (and creates no lock file)
+        _sweep(store, marked(extra_referenced), time.time() - grace_seconds, report)
+        return report
     run_lock = _open_lock(store / RUN_LOCK_NAME)
     try:
         try:
@@ -155,17 +158,19 @@ def collect(*, dry_run: bool = False, grace_seconds: float = SWEEP_GRACE_SECONDS
 
 def _sweep(store: Path, keep: set[str], cutoff: float, report: GcReport) -> None:
     entries = list(_entries(store))
+    if report.dry_run:
+        for path, content_id in entries:
+            _judge(path, content_id, keep, cutoff, report)
+        return
     gc_lock = _open_lock(store / GC_LOCK_NAME)
     try:
         for start in range(0, len(entries), BATCH):
-            if not report.dry_run:
-                fcntl.flock(gc_lock, fcntl.LOCK_EX)  # no put runs while a batch is judged and unlinked
+            fcntl.flock(gc_lock, fcntl.LOCK_EX)  # no put runs while a batch is judged and unlinked
             try:
                 for path, content_id in entries[start:start + BATCH]:
                     _judge(path, content_id, keep, cutoff, report)
             finally:
-                if not report.dry_run:
-                    fcntl.flock(gc_lock, fcntl.LOCK_UN)
+                fcntl.flock(gc_lock, fcntl.LOCK_UN)
     finally:
         os.close(gc_lock)
 

@@ -137,7 +137,8 @@ def register(app: typer.Typer) -> None:
         """Delete (or --archive) sessions whose last activity is older than the retention period."""
         if restore is not None:
             if dry_run or archive or older_than or include_named or list_archives:
-                raise UsageError("--restore takes no other sweep option but --json")
+                raise UsageError("--restore takes no other sweep option but --json",
+                                 hint="run `commandcode sweep --restore ID` on its own")
             _restore(restore, as_json)
             return
         if list_archives:

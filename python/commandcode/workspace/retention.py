@@ -27,13 +27,12 @@ from ..checkpoints.records import read_checkpoints
 from ..checkpoints.store import BLAKE3
 from ..checkpoints.sweep import iter_checkpoint_files
 from ..config.paths import data_dir, objects_dir
-from ..errors import SessionLockedError
 from ..sessions.files import SessionFiles
 from ..sessions.format import read_header_cwd
 from ..sessions.meta import read_meta
 from ..sessions.reader import open_session
 from ..storage.ids import parse_iso
-from ..storage.lock import WriterLock
+from ..storage.lock import is_locked
 from .parts import index_part, session_parts, size_of
 from .scratchpad import folder_bytes, scratchpad_path
 
@@ -125,14 +124,9 @@ def _line_time(line: bytes) -> float | None:
 
 
 def open_now(transcript: Path) -> bool:
-    """Whether a writer holds the session's lock right now (probed by taking and dropping it)."""
-    try:
-        with WriterLock(transcript):
-            return False
-    except SessionLockedError:
-        return True
-    except OSError:
-        return False
+    """Whether a writer (in another process) holds the session's lock right now; the sweep takes
+    the lock itself before it removes anything, so this only sorts the plan."""
+    return is_locked(transcript)
 
 
 def session_name(files: SessionFiles) -> str | None:

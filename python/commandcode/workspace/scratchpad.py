@@ -120,6 +120,8 @@ def _walk(path: str, *, create: bool) -> int:
     if relative.startswith(".."):
         raise UnsafeScratchpad(f"{path} is not under {base}")
     try:
+        if create and scratchpad_base() is not None:
+            os.makedirs(os.path.dirname(base), exist_ok=True)  # `mkdir -p` of $COMMANDCODE_SCRATCHPAD_BASE
         current = os.open(os.path.dirname(base), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as error:
         raise UnsafeScratchpad(f"{os.path.dirname(base)}: {error.strerror}") from None

@@ -1,0 +1,190 @@
+"""`commandcode sweep` end to end on sessions made by the real CLI and then aged: what is taken
+(last activity, not mtime), what never is (open, named, cleanupPeriodDays 0), the cascade, archive
+and exact restore, damaged archives, an interrupted sweep finished by the next run."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from commandcode.checkpoints.store import BackupStore
+from commandcode.workspace.archive import list_archives
+from helpers.cli import assert_error_lines, hold_writer, run_cli, run_json, snapshot, stop
+from helpers.workspace import age_session, make_session
+
+
+def _sweep(args: list[str], cwd: Path, home: Path) -> dict:
+    return dict(run_json(["sweep", "--json", *args], cwd, home))
+
+
+def _sidecar(transcript: Path, suffix: str) -> Path:
+    return transcript.with_name(transcript.stem + suffix)
+
+
+def _edit_session(home: Path, workdir: Path, name: str = "a.txt") -> Path:
+    (workdir / name).write_text(f"{name} one\n")
+    call = json.dumps({"file_path": name, "content": f"{name} two\n"})
+    return make_session(home, workdir, f"call write_file {call}")
+
+
+def test_last_activity_not_mtime_decides(home: Path, workdir: Path) -> None:
+    old, recent = make_session(home, workdir), make_session(home, workdir)
+    age_session(old, 40)
+    long_ago = time.time() - 90 * 86400
+    os.utime(recent, (long_ago, long_ago))  # an old mtime on a recent session: kept
+    os.utime(old, None)  # a fresh mtime on an old session: swept
+    report = _sweep(["--dry-run"], workdir, home)
+    assert [row["id"] for row in report["sessions"]] == [old.stem]
+    assert old.exists()
+    report = _sweep([], workdir, home)
+    assert report["mode"] == "delete" and [row["id"] for row in report["sessions"]] == [old.stem]
+    assert not old.exists() and recent.exists()
+
+
+def test_named_open_and_disabled_sessions_stay(home: Path, workdir: Path) -> None:
+    named = make_session(home, workdir)
+    run_cli(["-p", "more", "-r", named.stem, "-n", "keep me"], workdir, home)
+    held = make_session(home, workdir)
+    for transcript in (named, held):
+        age_session(transcript, 40)
+    holder = hold_writer(held, workdir, home)
+    try:
+        report = _sweep([], workdir, home)
+    finally:
+        stop(holder)
+    reasons = {row["id"]: row["reason"] for row in report["skipped"]}
+    assert reasons == {named.stem: "named", held.stem: "open now"}
+    assert named.exists() and held.exists()
+    (home / "settings.json").write_text(json.dumps({"cleanupPeriodDays": 0}))
+    before = snapshot(home / "projects")
+    disabled = _sweep(["--include-named", "--older-than", "1d"], workdir, home)
+    assert disabled["disabled_by"] == "cleanupPeriodDays is 0" and disabled["sessions"] == []
+    assert snapshot(home / "projects") == before
+    (home / "settings.json").write_text("{}")
+    taken = _sweep(["--include-named"], workdir, home)
+    assert {row["id"] for row in taken["sessions"]} == {named.stem, held.stem}
+
+
+def test_the_cascade_and_the_store(home: Path, workdir: Path) -> None:
+    doomed, kept = _edit_session(home, workdir, "a.txt"), _edit_session(home, workdir, "b.txt")
+    age_session(doomed, 40)
+    store = BackupStore()
+    for path in store.root.rglob("*"):
+        if path.is_file() and len(path.name) == 62:
+            os.utime(path, (time.time() - 7200, time.time() - 7200))  # past the GC grace hour
+    doomed_refs = {item["hash"] for line in _sidecar(doomed, ".checkpoints.jsonl").read_text().splitlines()
+                   for item in json.loads(line)["files"] if item.get("hash")}
+    assert doomed_refs
+    pad = home.parent / "scratchpads"
+    doomed_pads = list(pad.rglob(doomed.stem))
+    assert doomed_pads, "the -p turn provisioned a scratchpad"
+    report = _sweep([], workdir, home)
+    assert report["sessions"][0]["id"] == doomed.stem and report["gc"]["deleted_objects"] == len(doomed_refs)
+    for suffix in (".jsonl", ".meta.json", ".checkpoints.jsonl"):
+        assert not _sidecar(doomed, suffix).exists(), suffix
+    assert not any(pad.rglob(doomed.stem))
+    assert not any(store.contains(object_id) for object_id in doomed_refs)
+    assert kept.exists() and _sidecar(kept, ".checkpoints.jsonl").exists()
+    rewind = run_cli(["rewind", kept.stem, "--to", "1", "--mode", "code", "--yes"], workdir, home)
+    assert rewind.returncode == 0, rewind.stderr
+    assert (workdir / "b.txt").read_text() == "b.txt one\n"
+
+
+def test_archive_and_an_exact_restore(home: Path, workdir: Path) -> None:
+    doomed = _edit_session(home, workdir)
+    age_session(doomed, 40)
+    os.chmod(_sidecar(doomed, ".meta.json"), 0o640)
+    before = {path: (path.read_bytes(), path.stat().st_mode, path.stat().st_mtime_ns)
+              for path in doomed.parent.iterdir() if path.name.startswith(doomed.stem)}
+    objects = {p.name: p.read_bytes() for p in (home / "objects").rglob("*") if p.is_file() and len(p.name) == 62}
+    for path in (home / "objects").rglob("*"):
+        if path.is_file() and len(path.name) == 62:
+            os.utime(path, (time.time() - 7200, time.time() - 7200))
+    report = _sweep(["--archive"], workdir, home)
+    assert report["mode"] == "archive" and report["sessions"][0]["archive_bytes"] > 0
+    assert not doomed.exists() and len(list_archives()) == 1
+    assert report["gc"]["deleted_objects"] == len(objects)  # they live in the archive now
+    listed = run_cli(["sweep", "--list-archives"], workdir, home)
+    assert doomed.stem in listed.stdout
+    restored = run_json(["sweep", "--restore", doomed.stem[:8], "--json"], workdir, home)
+    assert restored["restored"] == doomed.stem and restored["objects"] == len(objects)
+    after = {path: (path.read_bytes(), path.stat().st_mode, path.stat().st_mtime_ns)
+             for path in doomed.parent.iterdir() if path.name.startswith(doomed.stem)}
+    assert after == before
+    assert {p.name: p.read_bytes() for p in (home / "objects").rglob("*") if p.is_file() and len(p.name) == 62} == objects
+    assert list_archives() == []
+    rewind = run_cli(["rewind", doomed.stem, "--to", "1", "--mode", "code", "--yes"], workdir, home)
+    assert rewind.returncode == 0, rewind.stderr
+    assert (workdir / "a.txt").read_text() == "a.txt one\n"
+
+
+def _archived(home: Path, workdir: Path) -> tuple[Path, Path]:
+    doomed = make_session(home, workdir)
+    age_session(doomed, 40)
+    _sweep(["--archive"], workdir, home)
+    return doomed, list_archives()[0]
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "footer", "empty"])
+def test_a_damaged_archive_is_refused_and_kept(home: Path, workdir: Path, damage: str) -> None:
+    doomed, archive = _archived(home, workdir)
+    data = bytearray(archive.read_bytes())
+    if damage == "truncate":
+        data = data[: len(data) // 2]
+    elif damage == "flip":
+        data[10] ^= 0xFF
+    elif damage == "footer":
+        data = data[:-3]
+    else:
+        data = bytearray()
+    archive.write_bytes(bytes(data))
+    completed = run_cli(["sweep", "--restore", doomed.stem], workdir, home)
+    line = assert_error_lines(completed)
+    assert "truncated" in line or "checksum" in line or "damaged" in line, line
+    assert archive.read_bytes() == bytes(data) and not doomed.exists()
+    assert not any(path.name.endswith(".ccrestore") for path in home.rglob("*"))
+
+
+def test_restore_refusals(home: Path, workdir: Path) -> None:
+    doomed, archive = _archived(home, workdir)
+    assert_error_lines(run_cli(["sweep", "--restore", "nosuch"], workdir, home), error_contains="no archived session")
+    assert_error_lines(run_cli(["sweep", "--restore", "../x"], workdir, home), exit_code=2)
+    assert_error_lines(run_cli(["sweep", "--restore", doomed.stem, "--archive"], workdir, home), exit_code=2)
+    assert_error_lines(run_cli(["sweep", "--older-than", "soon"], workdir, home), error_contains="invalid age",
+                       exit_code=2)
+    doomed.write_text("someone else's session\n")
+    line = assert_error_lines(run_cli(["sweep", "--restore", doomed.stem], workdir, home))
+    assert "exists again" in line and archive.exists()
+    assert doomed.read_text() == "someone else's session\n"
+
+
+def test_an_interrupted_sweep_is_finished_by_the_next_run(home: Path, workdir: Path) -> None:
+    doomed = make_session(home, workdir)
+    status = doomed.stat()
+    record = {"sessionId": doomed.stem, "transcript": str(doomed), "size": status.st_size,
+              "mtimeNs": status.st_mtime_ns, "cwd": str(workdir), "fileHistory": str(home / "file-history" / doomed.stem),
+              "parts": [str(_sidecar(doomed, ".meta.json"))]}
+    (home / "sweep").mkdir()
+    (home / "sweep" / f"{doomed.stem}.json").write_text(json.dumps(record))
+    changed = make_session(home, workdir)
+    stale = dict(record, sessionId=changed.stem, transcript=str(changed), size=1, parts=[])
+    (home / "sweep" / f"{changed.stem}.json").write_text(json.dumps(stale))
+    report = _sweep([], workdir, home)
+    assert report["finished_interrupted"] == 1
+    assert not doomed.exists() and not _sidecar(doomed, ".meta.json").exists()
+    assert changed.exists()  # it changed since its record: kept
+    assert list((home / "sweep").glob("*.json")) == []
+
+
+def test_dry_run_and_text_summary(home: Path, workdir: Path) -> None:
+    doomed = make_session(home, workdir)
+    age_session(doomed, 40)
+    before = snapshot(home)
+    completed = run_cli(["sweep", "--dry-run", "--archive"], workdir, home)
+    assert completed.returncode == 0, completed.stderr
+    assert f"would archive {doomed.stem}" in completed.stdout and "would archive 1 session; would free" in completed.stdout
+    assert snapshot(home) == before
