@@ -175,6 +175,8 @@ def run_sweep(plan: SweepPlan, *, archive: bool, dry_run: bool, progress: Progre
     for number, candidate in enumerate(plan.chosen, start=1):
         if progress is not None:
             progress(number - 1, total, candidate.session_id)
+        if not dry_run and not candidate.files.transcript.exists():
+            continue  # finished just now, from the record of an interrupted sweep
         if dry_run:
             report.sessions.append({"id": candidate.session_id, "project": os.path.basename(candidate.files.folder),
                                     "name": candidate.name, "last_activity": candidate.last_activity,
