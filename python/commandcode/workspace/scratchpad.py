@@ -138,6 +138,18 @@ def _walk(path: str, *, create: bool) -> int:
         raise
 
 
+def _safe(path: str, *, create: bool, notify: Notify | None = None, refusal: str = "") -> bool:
+    """Whether every folder from the base down to `path` is (or, `create`, was made) a real
+    folder of this user; when not, `notify` gets `refusal` and why."""
+    try:
+        os.close(_walk(path, create=create))
+    except UnsafeScratchpad as error:
+        if notify is not None:
+            notify(f"{refusal}: {error} (under {base_dir()})")
+        return False
+    return True
+
+
 # --------------------------------------------------------------------------------------------
 # The scratchpad of a session
 
@@ -169,11 +181,7 @@ def provision(session_id: str, cwd: str, *, disabled: bool = False, notify: Noti
     path = scratchpad_path(session_id, cwd)
     if path is None:
         return None
-    try:
-        os.close(_walk(path, create=True))
-    except UnsafeScratchpad as error:
-        if notify is not None:
-            notify(f"the scratchpad is off for this session: {error} (under {base_dir()})")
+    if not _safe(path, create=True, notify=notify, refusal="the scratchpad is off for this session"):
         return None
     return Scratchpad(path)
 
@@ -273,11 +281,7 @@ def copy_scratchpad(source_id: str, destination_id: str, cwd: str, *, notify: No
     source = scratchpad_path(source_id, cwd)
     if source is None or not os.path.isdir(source) or os.path.islink(source):
         return False
-    try:
-        os.close(_walk(source, create=False))
-    except UnsafeScratchpad as error:
-        if notify is not None:
-            notify(f"the scratchpad of {source_id} was not copied: {error}")
+    if not _safe(source, create=False, notify=notify, refusal=f"the scratchpad of {source_id} was not copied"):
         return False
     target = provision(destination_id, cwd, notify=notify)
     if target is None:
@@ -289,9 +293,7 @@ def copy_scratchpad(source_id: str, destination_id: str, cwd: str, *, notify: No
 def _remove_session_folder(project_folder: str, name: str) -> int:
     """Removes `<project folder>/<name>` (a session's folder) if it is ours; returns bytes freed."""
     path = os.path.join(project_folder, name)
-    try:
-        os.close(_walk(path, create=False))
-    except UnsafeScratchpad:
+    if not _safe(path, create=False):
         return 0
     freed = folder_bytes(path)
     shutil.rmtree(path, ignore_errors=True)  # rmtree never follows a symlink inside
@@ -338,9 +340,8 @@ def stale_scratchpads(*, keep: frozenset[str] = frozenset(), now: float | None =
     moment = time.time() if now is None else now
     found: list[tuple[str, str, int]] = []
     try:
-        os.close(_walk(base, create=False))
-        projects = sorted(os.listdir(base))
-    except (UnsafeScratchpad, OSError):
+        projects = sorted(os.listdir(base)) if _safe(base, create=False) else []
+    except OSError:
         return found
     for project in projects:
         folder = os.path.join(base, project)
