@@ -208,15 +208,19 @@ def scratchpad_prompt(path: str) -> str:
 # After a compaction: what is in it
 
 
+def _names(folder: str) -> list[str]:
+    """The sorted names in `folder` ([] when it cannot be listed)."""
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
+
+
 def _entries(root: str, depth: int) -> Iterator[tuple[str, os.stat_result]]:
     """`(relative path, lstat)` of everything under `root`, sorted, at most `depth` folders deep;
     symlinks are listed, never followed."""
     def visit(folder: str, prefix: str, level: int) -> Iterator[tuple[str, os.stat_result]]:
-        try:
-            names = sorted(os.listdir(folder))
-        except OSError:
-            return
-        for name in names:
+        for name in _names(folder):
             path = os.path.join(folder, name)
             try:
                 status = os.lstat(path)
@@ -339,19 +343,11 @@ def stale_scratchpads(*, keep: frozenset[str] = frozenset(), now: float | None =
     base = base_dir()
     moment = time.time() if now is None else now
     found: list[tuple[str, str, int]] = []
-    try:
-        projects = sorted(os.listdir(base)) if _safe(base, create=False) else []
-    except OSError:
-        return found
-    for project in projects:
+    for project in _names(base) if _safe(base, create=False) else []:
         folder = os.path.join(base, project)
         if os.path.islink(folder) or not os.path.isdir(folder):
             continue
-        try:
-            sessions = sorted(os.listdir(folder))
-        except OSError:
-            continue
-        for session_id in sessions:
+        for session_id in _names(folder):
             path = os.path.join(folder, session_id)
             if session_id in keep or os.path.islink(path) or not os.path.isdir(path):
                 continue
