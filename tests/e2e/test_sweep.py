@@ -13,7 +13,7 @@ import pytest
 
 from commandcode.checkpoints.store import BackupStore
 from commandcode.workspace.archive import list_archives
-from helpers.cli import assert_error_lines, hold_writer, run_cli, run_json, snapshot, stop
+from helpers.cli import SCRATCHPAD_BASE, assert_error_lines, hold_writer, run_cli, run_json, snapshot, stop
 from helpers.workspace import age_session, make_session
 
 
@@ -79,7 +79,7 @@ def test_the_cascade_and_the_store(home: Path, workdir: Path) -> None:
     doomed_refs = {item["hash"] for line in _sidecar(doomed, ".checkpoints.jsonl").read_text().splitlines()
                    for item in json.loads(line)["files"] if item.get("hash")}
     assert doomed_refs
-    pad = home.parent / "scratchpads"
+    pad = Path(SCRATCHPAD_BASE)
     doomed_pads = list(pad.rglob(doomed.stem))
     assert doomed_pads, "the -p turn provisioned a scratchpad"
     report = _sweep([], workdir, home)
