@@ -357,6 +357,19 @@ class AgentSession:
             self._space = prepare(self.session_id, self.cwd, self.notify)
         return self._space
 
+    def scratchpad_manifest(self) -> str | None:
+        """What is in the scratchpad (names, sizes, times; bounded), for the context after a compaction."""
+        from ..workspace.scratchpad import scratchpad_manifest
+
+        pad = self.tool_space().scratchpad
+        return scratchpad_manifest(pad.path if pad is not None else None)
+
+    def disk_line(self) -> str:
+        """The session's footprint for `/status` (`disk: … transcript · … checkpoints · …`)."""
+        from ..workspace.footprint import status_line
+
+        return status_line(self.files)
+
     # ----------------------------------------------------------------------------------------
     # Hooks of later issues
 

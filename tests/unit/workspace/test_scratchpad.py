@@ -214,3 +214,16 @@ def test_the_shell_tool_gets_the_scratchpad(home: Path, workdir: Path, scratch_b
     path = Path(line.split("pad=", 1)[1].strip())
     assert path.parent.parent.parent == scratch_base / f"commandcode-{os.getuid()}"
     assert path.name == "scratchpad" and (path / "made").is_file()
+
+
+def test_the_agent_session_hooks(home: Path, workdir: Path, scratch_base: Path) -> None:
+    from commandcode.agent.runtime import AgentSession
+
+    with AgentSession.start(workdir) as agent:
+        pad_path = agent.tool_space().scratchpad
+        assert pad_path is not None and agent.scratchpad_manifest() is None
+        (Path(pad_path.path) / "plan.md").write_text("steps\n")
+        manifest = agent.scratchpad_manifest()
+        assert manifest is not None and "- plan.md (6 bytes, modified " in manifest
+        agent.run_turn("hello")
+        assert agent.disk_line().startswith("disk: ") and "transcript" in agent.disk_line()
