@@ -123,7 +123,13 @@ def _entries(root: Path) -> Iterable[tuple[Path, str | None]]:
 
 
 def _open_lock(path: Path) -> int:
-    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    """Opens (creating) a lock file of the store; one that cannot be opened (a planted symlink,
+    a folder) stops the collection: puts that cannot take it then run unguarded, so none may run."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError as error:
+        raise CommandcodeError(f"cannot lock the object store for garbage collection: {path}: {error.strerror}",
+                               hint="remove whatever is in that lock file's place, then retry") from None
 
 
 def collect(*, dry_run: bool = False, grace_seconds: float = SWEEP_GRACE_SECONDS,

@@ -77,6 +77,8 @@ def sweep_objects(store: backups.BackupStore, *, grace_seconds: float = SWEEP_GR
         report = collect(grace_seconds=grace_seconds, root=store.root)
     except CheckpointError:
         raise
-    except CommandcodeError:  # another collection is running: it does this one's work
+    except CommandcodeError:  # another collection is running (it does this one's work), or none can lock
+        return {"deleted_objects": 0}
+    except OSError:  # housekeeping: a turn never fails for it; the next collection tries again
         return {"deleted_objects": 0}
     return {"deleted_objects": report.deleted, "deleted_bytes": report.deleted_bytes, "kept_objects": report.kept}

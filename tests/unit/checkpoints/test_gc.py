@@ -140,3 +140,18 @@ def test_doctor_gc_cli(home: Path, workdir: Path) -> None:
     assert text.returncode == 0 and "removed 1 unreferenced object" in text.stdout
     assert not store.contains(garbage)
     assert_error_lines(run_cli(["doctor"], workdir, home), error_contains="nothing to do", exit_code=2)
+
+
+def test_a_planted_lock_stops_the_collection_but_not_backups(home: Path, tmp_path: Path) -> None:
+    store = BackupStore()
+    garbage = store.put_bytes(b"garbage")
+    _age(store, garbage)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("not a lock")
+    (store.root / GC_LOCK_NAME).unlink(missing_ok=True)
+    (store.root / GC_LOCK_NAME).symlink_to(elsewhere)
+    with pytest.raises(CommandcodeError, match="cannot lock the object store"):
+        collect()
+    assert store.contains(garbage) and elsewhere.read_text() == "not a lock"
+    fresh = BackupStore()
+    assert fresh.read(fresh.put_bytes(b"backups still work")) == b"backups still work"
