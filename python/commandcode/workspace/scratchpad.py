@@ -337,13 +337,15 @@ def _newest_mtime(path: str) -> float:
 
 
 def stale_scratchpads(*, keep: frozenset[str] = frozenset(), now: float | None = None,
-                      days: int = RETENTION_DAYS) -> list[tuple[str, str, int]]:
-    """`(project folder, session id, bytes)` of every scratchpad under the base untouched for
-    more than `days` days (judged by the newest time of anything inside), except the `keep` ids."""
+                      days: int = RETENTION_DAYS, cwd: str | None = None) -> list[tuple[str, str, int]]:
+    """`(project folder, session id, bytes)` of every scratchpad under the base (only `cwd`'s,
+    when given) untouched for more than `days` days (judged by the newest time of anything
+    inside), except the `keep` ids."""
     base = base_dir()
     moment = time.time() if now is None else now
     found: list[tuple[str, str, int]] = []
-    for project in _names(base) if _safe(base, create=False) else []:
+    projects = [sanitize_cwd(cwd)] if cwd is not None else _names(base)
+    for project in projects if _safe(base, create=False) else []:
         folder = os.path.join(base, project)
         if os.path.islink(folder) or not os.path.isdir(folder):
             continue
@@ -360,10 +362,11 @@ def stale_scratchpads(*, keep: frozenset[str] = frozenset(), now: float | None =
 
 
 def sweep_scratchpads(*, keep: frozenset[str] = frozenset(), now: float | None = None,
-                      days: int = RETENTION_DAYS, dry_run: bool = False) -> tuple[int, int]:
+                      days: int = RETENTION_DAYS, dry_run: bool = False, cwd: str | None = None) -> tuple[int, int]:
     """Removes the scratchpads `stale_scratchpads` names; returns `(folders, bytes)` removed
-    (or, with `dry_run`, that would be)."""
-    stale = stale_scratchpads(keep=keep, now=now, days=days)
+    (or, with `dry_run`, that would be). A session start sweeps its own project's (`cwd`), as
+    the real CLI does; `commandcode sweep` sweeps them all."""
+    stale = stale_scratchpads(keep=keep, now=now, days=days, cwd=cwd)
     if dry_run:
         return len(stale), sum(size for _, _, size in stale)
     freed = 0

@@ -1,6 +1,7 @@
 """What a running session's tools get from the workspace: the scratchpad and the worktree guard.
 
-`prepare(session_id, cwd, notify)` provisions the scratchpad (unless `disableScratchpad`), finds
+`prepare(session_id, cwd, notify)` provisions the scratchpad (unless `disableScratchpad`; and
+sweeps this project's scratchpads untouched for 30 days, as the real CLI does at start), finds
 the worktree the session runs in, and returns a `ToolSpace`: the environment the shell tool adds
 (`$COMMANDCODE_SCRATCHPAD`), the guard every tool call passes (`isolation.check_tool_call`, only in
 a worktree) and the lines that tell the model about its scratchpad. The agent's runtime calls it
@@ -18,7 +19,7 @@ from typing import Any
 from ..config.settings import load_settings
 from ..errors import SettingsError
 from .isolation import check_tool_call
-from .scratchpad import Scratchpad, provision
+from .scratchpad import Scratchpad, provision, sweep_scratchpads
 from .worktrees import Worktree, worktree_of
 
 Guard = Callable[[str, dict[str, Any], Path], "str | None"]
@@ -51,6 +52,8 @@ def prepare(session_id: str, cwd: str | os.PathLike[str], notify: Callable[[str]
         notify(f"{error}; the scratchpad is off for this session")
         disabled = True
     scratchpad = provision(session_id, folder, disabled=disabled, notify=notify)
+    if scratchpad is not None:
+        sweep_scratchpads(keep=frozenset({session_id}), cwd=folder)  # this project's, over 30 days old
     space = ToolSpace(scratchpad, worktree_of(folder))
     if scratchpad is not None:
         space.env = scratchpad.env()

@@ -227,3 +227,19 @@ def test_the_agent_session_hooks(home: Path, workdir: Path, scratch_base: Path) 
         assert manifest is not None and "- plan.md (6 bytes, modified " in manifest
         agent.run_turn("hello")
         assert agent.disk_line().startswith("disk: ") and "transcript" in agent.disk_line()
+
+
+def test_a_session_start_sweeps_its_projects_stale_scratchpads(scratch_base: Path, home: Path, tmp_path: Path) -> None:
+    here, there = str(tmp_path / "here"), str(tmp_path / "there")
+    stale_here, stale_there = "cccccccc-0000-4000-8000-000000000000", "dddddddd-0000-4000-8000-000000000000"
+    long_ago = time.time() - 31 * 86400
+    for session_id, cwd in ((stale_here, here), (stale_there, there)):
+        made = pad.provision(session_id, cwd)
+        assert made is not None
+        folder = Path(made.path).parent
+        for path in (folder, Path(made.path)):
+            os.utime(path, (long_ago, long_ago))
+    prepare(SID, here, lambda message: None)
+    assert not Path(pad.scratchpad_path(stale_here, here) or "").exists()
+    assert Path(pad.scratchpad_path(stale_there, there) or "").exists()  # another project's: left to `sweep`
+    assert Path(pad.scratchpad_path(SID, here) or "").is_dir()
