@@ -13,7 +13,17 @@ import pytest
 
 from commandcode.checkpoints.store import BackupStore
 from commandcode.workspace.archive import list_archives
-from helpers.cli import SCRATCHPAD_BASE, assert_error_lines, hold_writer, run_cli, run_json, snapshot, stop
+from helpers.cli import (
+    SCRATCHPAD_BASE,
+    assert_error_lines,
+    copy_samples,
+    hold_writer,
+    needs_samples,
+    run_cli,
+    run_json,
+    snapshot,
+    stop,
+)
 from helpers.workspace import age_session, make_session
 
 
@@ -188,3 +198,38 @@ def test_dry_run_and_text_summary(home: Path, workdir: Path) -> None:
     assert completed.returncode == 0, completed.stderr
     assert f"would archive {doomed.stem}" in completed.stdout and "would archive 1 session; would free" in completed.stdout
     assert snapshot(home) == before
+
+
+@needs_samples
+def test_real_cli_sessions_archive_with_their_blobs_and_come_back_exactly(tmp_path: Path, workdir: Path) -> None:
+    """The real CLI's own files: its file-history blobs go into the archive and come back, with the
+    transcript, meta and checkpoints byte for byte, even once the project folder is gone."""
+    data = copy_samples(tmp_path / "samples-home")
+    fork = "9e07fc17-d9dc-44f4-9ea9-6398425fd60d"  # unnamed; its blob was copied from its parent
+    original = {str(path.relative_to(data)): (path.read_bytes(), path.stat().st_mode, path.stat().st_mtime_ns)
+                for path in data.rglob("*") if path.is_file() and fork in str(path)}
+    assert any(name.startswith("file-history/") for name in original)
+    report = run_json(["sweep", "--archive", "--older-than", "0h", "--json"], workdir, data)
+    assert fork in {row["id"] for row in report["sessions"]}
+    assert not any(fork in str(path) for path in data.rglob("*") if "archives" not in path.parts)
+    named = {row["id"]: row["reason"] for row in report["skipped"]}
+    assert named.get("8f5d2778-ec59-47df-be33-2428f5424c22") == "named"
+    for leftover in (data / "projects" / "home-dev-proj").iterdir():
+        leftover.unlink()
+    (data / "projects" / "home-dev-proj").rmdir()
+    run_json(["sweep", "--restore", fork, "--json"], workdir, data)
+    back = {str(path.relative_to(data)): (path.read_bytes(), path.stat().st_mode, path.stat().st_mtime_ns)
+            for path in data.rglob("*") if path.is_file() and fork in str(path)}
+    assert back == original
+
+
+def test_the_index_sidecar_goes_with_the_session(home: Path, workdir: Path) -> None:
+    doomed = make_session(home, workdir)
+    age_session(doomed, 40)
+    run_cli(["sessions", "show", doomed.stem], workdir, home, COMMANDCODE_INDEX="on")
+    index = list((home / "index").rglob(f"{doomed.stem}.idx"))
+    assert index, "the index sidecar was written"
+    expected = index[0].stat().st_size + doomed.stat().st_size
+    report = _sweep([], workdir, home)
+    assert report["sessions"][0]["bytes"] >= expected  # the index counts in what was freed
+    assert not any((home / "index").rglob(f"{doomed.stem}.idx"))
