@@ -176,3 +176,12 @@ def test_cli_outside_a_repository(tmp_path: Path, home: Path) -> None:
     assert_error_lines(run_cli(["-w", "-p", "hi"], plain, home), error_contains="not a git repository")
     assert_error_lines(run_cli(["worktrees", "list"], plain, home), error_contains="not a git repository")
     assert list(plain.iterdir()) == [] and not (home / "projects").exists()
+
+
+def test_cli_in_a_repository_with_no_commits(tmp_path: Path, home: Path) -> None:
+    empty = git_repo(tmp_path / "empty", commit=False)
+    (empty / "draft.txt").write_text("not committed\n")
+    line = assert_error_lines(run_cli(["-w", "x", "-p", "hi"], empty, home), error_contains="has no commits yet")
+    assert "commit" in line
+    assert sorted(path.name for path in empty.iterdir()) == [".git", "draft.txt"]
+    assert not (home / "projects").exists()
