@@ -233,3 +233,17 @@ def test_the_index_sidecar_goes_with_the_session(home: Path, workdir: Path) -> N
     report = _sweep([], workdir, home)
     assert report["sessions"][0]["bytes"] >= expected  # the index counts in what was freed
     assert not any((home / "index").rglob(f"{doomed.stem}.idx"))
+
+
+def test_a_session_resumed_after_the_plan_is_kept(home: Path, workdir: Path) -> None:
+    from commandcode.workspace.retention import plan_sweep
+    from commandcode.workspace.sweeper import run_sweep
+
+    doomed = make_session(home, workdir)
+    age_session(doomed, 40)
+    plan = plan_sweep(str(workdir), older_than_days=30, include_named=False)
+    assert [candidate.session_id for candidate in plan.chosen] == [doomed.stem]
+    run_cli(["-p", "still working on it", "-r", doomed.stem], workdir, home)  # between the plan and the sweep
+    report = run_sweep(plan, archive=False, dry_run=False, collect_garbage=False)
+    assert report.sessions == [] and report.skipped[-1] == {"id": doomed.stem, "reason": "active recently"}
+    assert doomed.exists()

@@ -37,7 +37,7 @@ from ..storage.durable import atomic_write, ensure_dir, fsync_dir
 from ..storage.lock import WriterLock
 from ..storage.regular import read_if_exists
 from .archive import write_archive
-from .retention import Candidate, SweepPlan
+from .retention import Candidate, SweepPlan, last_activity
 from .scratchpad import delete_scratchpad, sweep_scratchpads
 
 Progress = Callable[[int, int, str], None]
@@ -135,9 +135,15 @@ def finish_interrupted() -> int:
     return finished
 
 
+class _ChangedSincePlan(Exception):
+    pass
+
+
 def _sweep_one(candidate: Candidate, *, store: BackupStore | None) -> dict[str, Any]:
     files = candidate.files
     with WriterLock(files.transcript):
+        if last_activity(files.transcript) != candidate.last_activity:
+            raise _ChangedSincePlan  # resumed between the plan and the lock: it is not old any more
         status = os.lstat(files.transcript)
         row: dict[str, Any] = {"id": candidate.session_id, "project": os.path.basename(files.folder),
                                "name": candidate.name, "last_activity": candidate.last_activity,
@@ -186,6 +192,9 @@ def run_sweep(plan: SweepPlan, *, archive: bool, dry_run: bool, progress: Progre
                 row = _sweep_one(candidate, store=store)
             except SessionLockedError:
                 report.skipped.append({"id": candidate.session_id, "reason": "open now"})
+                continue
+            except _ChangedSincePlan:
+                report.skipped.append({"id": candidate.session_id, "reason": "active recently"})
                 continue
             report.archive_bytes += row.get("archive_bytes", 0)
             report.sessions.append(row)
