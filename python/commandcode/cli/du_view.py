@@ -22,10 +22,21 @@ def _would_free() -> dict[str, Any]:
             "disabled_by": plan.disabled_by}
 
 
-@handle_errors
-def du_view(all_projects: bool, as_json: bool) -> None:
+def _table(*headers: str, text_columns: int = 1) -> Any:
+    """A plain table whose numbers never wrap or shrink: the text columns (names) give way."""
     from rich.table import Table
 
+    table = Table(box=None, pad_edge=False)
+    for index, header in enumerate(headers):
+        if index < text_columns:
+            table.add_column(header, overflow="ellipsis", no_wrap=True, min_width=8)
+        else:
+            table.add_column(header, justify="right", no_wrap=True, min_width=max(len(header), 8))
+    return table
+
+
+@handle_errors
+def du_view(all_projects: bool, as_json: bool) -> None:
     from ..workspace.footprint import footprint, human
 
     report = footprint(os.getcwd(), all_projects=all_projects)
@@ -33,15 +44,15 @@ def du_view(all_projects: bool, as_json: bool) -> None:
     if as_json:
         print_json(report)
         return
-    projects = Table("project", "sessions", *_KINDS, "archives", "total", box=None, pad_edge=False)
+    projects = _table("project", "sessions", *_KINDS, "archives", "total")
     for row in report["projects"]:
         projects.add_row(safe(row["project"], one_line=True), str(row["sessions"]),
                          *(human(row[kind]) for kind in _KINDS), human(row["archives"]), human(row["total"]))
     stdout.print(projects)
     if report["top_sessions"]:
-        top = Table("session", "project", *_KINDS, "shared objects", "total", box=None, pad_edge=False)
+        top = _table("session", "project", *_KINDS, "shared", "total", text_columns=2)
         for row in report["top_sessions"]:
-            top.add_row(row["id"][:8], safe(row["project"], one_line=True)[:30], *(human(row[kind]) for kind in _KINDS),
+            top.add_row(row["id"][:8], safe(row["project"], one_line=True), *(human(row[kind]) for kind in _KINDS),
                         human(row["shared_objects"]), human(row["total"]))
         stdout.print()
         stdout.print(top)
