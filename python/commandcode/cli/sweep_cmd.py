@@ -41,10 +41,11 @@ def _progress_bar(enabled: bool) -> tuple[Any, Any]:
 
     if not enabled or not stderr.is_terminal:
         return nullcontext(), None
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     bar = Progress(TextColumn("sweeping"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                   console=stderr, transient=True)
+                   console=Console(stderr=True), transient=True)  # a real Console: Live enters it
     task = bar.add_task("", total=None)
 
     def advance(done: int, total: int, session_id: str) -> None:
