@@ -247,3 +247,16 @@ def test_a_session_resumed_after_the_plan_is_kept(home: Path, workdir: Path) -> 
     report = run_sweep(plan, archive=False, dry_run=False, collect_garbage=False)
     assert report.sessions == [] and report.skipped[-1] == {"id": doomed.stem, "reason": "active recently"}
     assert doomed.exists()
+
+
+@pytest.mark.parametrize("planted, args", [("archives", ["sweep", "--archive"]), ("sweep", ["sweep"])])
+def test_a_file_where_a_folder_of_ours_goes_is_one_line_and_loses_nothing(home: Path, workdir: Path, planted: str,
+                                                                          args: list[str]) -> None:
+    doomed = make_session(home, workdir)
+    age_session(doomed, 40)
+    before = snapshot(home / "projects")
+    (home / planted).write_text("planted\n")
+    completed = run_cli(args, workdir, home)
+    assert completed.returncode == 1 and completed.stderr.startswith("error: ")
+    assert len(completed.stderr.splitlines()) <= 2 and "Traceback" not in completed.stderr
+    assert snapshot(home / "projects") == before and (home / planted).read_text() == "planted\n"
