@@ -2,7 +2,9 @@
 
 Marked (kept) are the objects named by
 - any checkpoint (or redo point) of any session: every `*.checkpoints.jsonl` under `projects/`
-  and the ones `external-checkpoints.txt` lists (`sweep.referenced_objects`);
+  and the ones `external-checkpoints.txt` lists (`sweep.referenced_objects`), and, to be safe
+  against record kinds a parser of today skips, every 64-hex digest in any session sidecar
+  under `projects/` (`sidecar_digests`);
 - any restore journal (`journals/*.json`): an interrupted restore reads its sources from the store;
 - any session archive: the shared objects an archived session still references stay in the
   store; each archive `archives/<project>/<sid>.ccarchive` has them listed, one a line, in
@@ -30,7 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config.paths import ARCHIVE_REFS_SUFFIX, archives_dir, data_dir, objects_dir
+from ..config.paths import ARCHIVE_REFS_SUFFIX, archives_dir, data_dir, objects_dir, projects_dir
 from ..errors import CommandcodeError
 from ..storage.regular import read_if_exists
 from .store import GC_LOCK_NAME
@@ -89,6 +91,24 @@ def archived_references(archives: Path | None = None) -> set[str]:
     return found
 
 
+def sidecar_digests(projects: Path | None = None) -> set[str]:
+    """Every 64-hex digest in a session sidecar of any project (every file but transcripts): the
+    redo points, and any later record kind a parser of today would skip, keep their objects."""
+    folder = projects if projects is not None else projects_dir()
+    found: set[str] = set()
+    for project in sorted(folder.iterdir()) if folder.is_dir() else []:
+        if not project.is_dir() or project.is_symlink():
+            continue
+        for path in sorted(project.iterdir()):
+            transcript = path.name.endswith(".jsonl") and "." not in path.name[: -len(".jsonl")]
+            if transcript or not path.name.endswith((".json", ".jsonl")):  # `<sid>.jsonl`; sidecars are `<sid>.<kind>.…`
+                continue
+            data = read_if_exists(path)
+            if data:
+                found.update(match.decode() for match in _DIGEST.findall(data))
+    return found
+
+
 def marked(extra_referenced: Iterable[str] = ()) -> set[str]:
     """The objects a collection keeps whatever their age.
 
@@ -98,6 +118,7 @@ def marked(extra_referenced: Iterable[str] = ()) -> set[str]:
     keep = referenced_objects(store_root=objects_dir())
     keep |= journal_references()
     keep |= archived_references()
+    keep |= sidecar_digests()
     keep.update(extra_referenced)
     return keep
 

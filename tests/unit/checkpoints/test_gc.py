@@ -155,3 +155,18 @@ def test_a_planted_lock_stops_the_collection_but_not_backups(home: Path, tmp_pat
     assert store.contains(garbage) and elsewhere.read_text() == "not a lock"
     fresh = BackupStore()
     assert fresh.read(fresh.put_bytes(b"backups still work")) == b"backups still work"
+
+
+def test_a_digest_in_any_session_sidecar_is_marked(home: Path) -> None:
+    """Redo points, or a record kind today's parser skips, keep their objects."""
+    store = BackupStore()
+    in_redo, in_transcript = store.put_bytes(b"redo point"), store.put_bytes(b"named in a transcript only")
+    for object_id in (in_redo, in_transcript):
+        _age(store, object_id)
+    folder = home / "projects" / "p"
+    folder.mkdir(parents=True)
+    (folder / "s.redo.jsonl").write_text(json.dumps({"kind": "redo", "files": [{"blob": in_redo}]}) + "\n")
+    (folder / "s.jsonl").write_text(json.dumps({"type": "session", "note": in_transcript}) + "\n")
+    report = collect()
+    assert store.contains(in_redo)
+    assert report.deleted_ids == [in_transcript]  # transcripts are not sidecars: not scanned
