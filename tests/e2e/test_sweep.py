@@ -260,3 +260,23 @@ def test_a_file_where_a_folder_of_ours_goes_is_one_line_and_loses_nothing(home: 
     assert completed.returncode == 1 and completed.stderr.startswith("error: ")
     assert len(completed.stderr.splitlines()) <= 2 and "Traceback" not in completed.stderr
     assert snapshot(home / "projects") == before and (home / planted).read_text() == "planted\n"
+
+
+def test_an_unknown_sidecar_and_its_objects_go_with_the_session(home: Path, workdir: Path) -> None:
+    """A sidecar a later release adds (say redo points) is archived and restored with its session,
+    and the store objects only it names travel in the archive."""
+    from commandcode.checkpoints.store import BackupStore
+
+    doomed = make_session(home, workdir)
+    age_session(doomed, 40)
+    store = BackupStore()
+    redo_object = store.put_bytes(b"the bytes a redo would put back")
+    old = time.time() - 7200
+    os.utime(store.object_path(redo_object), (old, old))
+    redo = _sidecar(doomed, ".redo.jsonl")
+    redo.write_text(json.dumps({"files": [{"hash": redo_object}]}) + "\n")
+    report = _sweep(["--archive"], workdir, home)
+    assert [row["id"] for row in report["sessions"]] == [doomed.stem]
+    assert not redo.exists() and not store.contains(redo_object)  # it travels in the archive
+    run_json(["sweep", "--restore", doomed.stem, "--json"], workdir, home)
+    assert redo.exists() and store.read(redo_object) == b"the bytes a redo would put back"

@@ -91,22 +91,29 @@ def archived_references(archives: Path | None = None) -> set[str]:
     return found
 
 
-def sidecar_digests(projects: Path | None = None) -> set[str]:
-    """Every 64-hex digest in a session sidecar of any project (every file but transcripts): the
-    redo points, and any later record kind a parser of today would skip, keep their objects."""
+def digests_by_session(projects: Path | None = None) -> dict[tuple[str, str], set[str]]:
+    """`(project folder, session id) -> every 64-hex digest in that session's sidecars` (every
+    `<sid>.<kind>.json[l]` file but the transcript `<sid>.jsonl`)."""
     folder = projects if projects is not None else projects_dir()
-    found: set[str] = set()
+    found: dict[tuple[str, str], set[str]] = {}
     for project in sorted(folder.iterdir()) if folder.is_dir() else []:
         if not project.is_dir() or project.is_symlink():
             continue
         for path in sorted(project.iterdir()):
-            transcript = path.name.endswith(".jsonl") and "." not in path.name[: -len(".jsonl")]
-            if transcript or not path.name.endswith((".json", ".jsonl")):  # `<sid>.jsonl`; sidecars are `<sid>.<kind>.…`
-                continue
+            session_id, dot, rest = path.name.partition(".")
+            if not dot or "." not in rest or not rest.endswith((".json", ".jsonl")):
+                continue  # a transcript `<sid>.jsonl`, or no sidecar of a session
             data = read_if_exists(path)
             if data:
-                found.update(match.decode() for match in _DIGEST.findall(data))
+                found.setdefault((project.name, session_id), set()).update(
+                    match.decode() for match in _DIGEST.findall(data))
     return found
+
+
+def sidecar_digests(projects: Path | None = None) -> set[str]:
+    """Every 64-hex digest in a session sidecar of any project: the redo points, and any later
+    record kind a parser of today would skip, keep their objects."""
+    return set().union(*digests_by_session(projects).values())
 
 
 def marked(extra_referenced: Iterable[str] = ()) -> set[str]:

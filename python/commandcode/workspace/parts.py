@@ -1,8 +1,9 @@
 """Every file that belongs to one session, as a sweep, an archive and the footprint count them.
 
-The transcript and its sidecars beside it (meta, checkpoints, share, the legacy backups
-`.v2.bak[.<n>]`, and the `.prompts.jsonl` / `.scheduled-tasks.json` the real CLI lists for
-deletion), the real CLI's `file-history/<sid>/` blobs and `sessions/hooks-audit-<sid>.jsonl`.
+The transcript and every `<sid>.<kind>` file beside it (meta, checkpoints, share, the legacy
+backups `.v2.bak[.<n>]`, the `.prompts.jsonl` / `.scheduled-tasks.json` the real CLI lists for
+deletion, and any sidecar a later release adds), the real CLI's `file-history/<sid>/` blobs and
+`sessions/hooks-audit-<sid>.jsonl`.
 The index sidecar is apart (`index_part`): a cache, deleted with the session, never archived.
 """
 
@@ -15,8 +16,6 @@ from ..config.paths import data_dir
 from ..sessions.files import SessionFiles
 from ..sessions.reader import index_path_for
 
-SIDECAR_SUFFIXES = (".meta.json", ".checkpoints.jsonl", ".share.json", ".prompts.jsonl", ".scheduled-tasks.json")
-
 
 def _regular(path: Path) -> bool:
     try:
@@ -26,14 +25,15 @@ def _regular(path: Path) -> bool:
 
 
 def sidecar_parts(files: SessionFiles) -> list[Path]:
-    """The session's files other than the transcript and the index, that exist."""
-    found = [Path(files.sidecar_path(suffix)) for suffix in SIDECAR_SUFFIXES]
+    """The session's files other than the transcript and the index, that exist: every
+    `<sid>.<anything>` beside the transcript (the known sidecars and any a later release adds),
+    its `file-history/` blobs and its hook audit log."""
     try:
         names = sorted(os.listdir(files.folder))
     except OSError:
         names = []
-    legacy = f"{files.session_id}.v2.bak"
-    found += [Path(files.folder, name) for name in names if name == legacy or name.startswith(legacy + ".")]
+    found = [Path(files.folder, name) for name in names if name.startswith(f"{files.session_id}.")
+             and name != f"{files.session_id}.jsonl"]
     history = files.file_history
     if history.is_dir() and not history.is_symlink():
         found += sorted(path for path in history.iterdir() if _regular(path))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..catalog.listing import project_dirs, transcripts_in
-from ..checkpoints.gc import archived_references, journal_references
+from ..checkpoints.gc import archived_references, digests_by_session, journal_references
 from ..checkpoints.records import read_checkpoints
 from ..checkpoints.store import BLAKE3
 from ..checkpoints.sweep import iter_checkpoint_files
@@ -203,6 +203,14 @@ def plan_sweep(cwd: str, *, older_than_days: float, include_named: bool, period_
             owner.references = refs
         else:
             kept_refs |= refs
+    sizes = _object_sizes()
+    by_key = {(os.path.basename(c.files.folder), c.session_id): c for c in chosen}
+    for key, digests in digests_by_session().items():  # redo points and any other sidecar's digests
+        owner = by_key.get(key)
+        if owner is not None:
+            owner.references |= digests & sizes.keys()  # only those that are objects of the store
+        else:
+            kept_refs |= digests
     for candidate in chosen:
         candidate.own = candidate.references - kept_refs
         candidate.shared = candidate.references & kept_refs
@@ -212,4 +220,4 @@ def plan_sweep(cwd: str, *, older_than_days: float, include_named: bool, period_
         candidate.cwd = read_header_cwd(candidate.files.sidecar_path(".jsonl"))
         pad = scratchpad_path(candidate.session_id, candidate.cwd) if candidate.cwd else None
         candidate.scratchpad_bytes = folder_bytes(os.path.dirname(pad)) if pad and os.path.isdir(pad) else 0
-    return SweepPlan(older_than_days, chosen, [c for c in everyone if c.skip is not None], _object_sizes())
+    return SweepPlan(older_than_days, chosen, [c for c in everyone if c.skip is not None], sizes)
