@@ -280,3 +280,24 @@ def test_an_unknown_sidecar_and_its_objects_go_with_the_session(home: Path, work
     assert not redo.exists() and not store.contains(redo_object)  # it travels in the archive
     run_json(["sweep", "--restore", doomed.stem, "--json"], workdir, home)
     assert redo.exists() and store.read(redo_object) == b"the bytes a redo would put back"
+
+
+def test_a_frame_that_fails_its_checksum_late_leaves_nothing_staged(home: Path, workdir: Path) -> None:
+    """Damage the last file's frame and fix the whole-archive checksum, so only the per-file
+    check can catch it: the files staged before it are removed, nothing appears."""
+    import hashlib
+
+    from commandcode.workspace.archive import FOOTER, read_trailer
+
+    doomed, archive = _archived(home, workdir)
+    trailer = read_trailer(archive)
+    data = bytearray(archive.read_bytes())
+    last = trailer["files"][-1]
+    data[last["offset"] + last["length"] // 2] ^= 0x01
+    trailer["framesSha256"] = hashlib.sha256(bytes(data[: trailer["framesBytes"]])).hexdigest()
+    text = json.dumps(trailer, separators=(",", ":")).encode()
+    archive.write_bytes(bytes(data[: trailer["framesBytes"]]) + text + FOOTER.pack(b"CCARCHV1", len(text)))
+    line = assert_error_lines(run_cli(["sweep", "--restore", doomed.stem], workdir, home))
+    assert "checksum" in line or "decompress" in line, line
+    assert not doomed.exists() and archive.exists()
+    assert not [path for path in home.rglob("*") if path.name.endswith(".ccrestore")]

@@ -138,6 +138,8 @@ def write_archive(project_folder: str, session_id: str, parts: list[Path], own_o
         fsync_dir(target.parent)
     except BaseException:
         temporary.unlink(missing_ok=True)
+        if not target.exists():  # no archive: no references to keep for it
+            refs_path(target).unlink(missing_ok=True)
         raise
     return ArchiveInfo(target, target.stat().st_size, len(files), len(objects), sum(item["size"] for item in files))
 
@@ -276,7 +278,14 @@ def restore_archive(archive: Path, store: backups.BackupStore | None = None) -> 
         if store.put_bytes(data) != entry["id"]:
             raise ArchiveError(f"{archive}: object {entry['id']} fails its checksum", hint=_KEEP_HINT)
     ordered = [item for item in targets if item not in transcripts] + transcripts  # the transcript last
-    staged = [(_extract(archive, entry, target), target, entry) for entry, target in ordered]
+    staged: list[tuple[Path, Path, dict[str, Any]]] = []
+    try:
+        for entry, target in ordered:
+            staged.append((_extract(archive, entry, target), target, entry))
+    except BaseException:  # a damaged frame, a full disk: nothing of the session appears
+        for temporary, _, _ in staged:
+            temporary.unlink(missing_ok=True)
+        raise
     for temporary, target, entry in staged:
         os.replace(temporary, target)
         os.utime(target, ns=(entry["atimeNs"], entry["mtimeNs"]))
