@@ -134,10 +134,26 @@ def session_name(files: SessionFiles) -> str | None:
     meta = read_meta(files.meta) if files.meta.exists() else {}
     if isinstance(meta, dict) and meta.get("userRenamed") and isinstance(meta.get("title"), str):
         return str(meta["title"])
+    if not _mentions(files.transcript, b'"session_info"'):
+        return None  # never named: no need to read the session (a byte search costs far less)
     try:
         return open_session(files.transcript).name
     except Exception:  # an unreadable transcript has no name we can see; it is judged by its time
         return None
+
+
+def _mentions(path: Path, needle: bytes) -> bool:
+    """Whether the file's bytes contain `needle` (True when it cannot be searched: then look closer)."""
+    import mmap
+
+    try:
+        with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size == 0:
+                return False
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                return mapped.find(needle) != -1
+    except (OSError, ValueError):
+        return True
 
 
 def _references(path: Path) -> set[str]:
