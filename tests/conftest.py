@@ -2,4 +2,4 @@
 plugin, so every test folder gets the same `home`, `workdir`, `project`, `umask_022` and
 `cli_in_home` without importing them."""
 
-pytest_plugins = ["helpers.fixtures"]
+pytest_plugins = ["helpers.fixtures", "helpers.workspace"]

@@ -2,11 +2,12 @@
 subprocesses, transcript readers, tree snapshots and a process that holds a writer lock.
 
 Every subprocess runs `[sys.executable, "-m", "commandcode", ...]` with `COMMANDCODE_HOME` set to
-the test's own data dir, `COMMANDCODE_INDEX=off` and `NO_COLOR=1`.
+the test's own data dir, `COMMANDCODE_INDEX=off`, `NO_COLOR=1` and `COMMANDCODE_SCRATCHPAD_BASE=SCRATCHPAD_BASE`.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import json
@@ -16,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -49,11 +51,19 @@ LISTING_FIELDS_REQUIRED = frozenset({"id", "name", "created", "modified", "messa
 _RUN_ARGV = _cli.run
 
 
+SCRATCHPAD_BASE = tempfile.mkdtemp(prefix="commandcode-test-scratchpads-")
+"""`COMMANDCODE_SCRATCHPAD_BASE` of every `commandcode` the suite runs (removed when it exits);
+a run's scratchpads are `<it>/commandcode-<uid>/<sanitized cwd>/<sid>/scratchpad`."""
+atexit.register(shutil.rmtree, SCRATCHPAD_BASE, True)
+
+
 def cli_env(data: Path, **extra: str) -> dict[str, str]:
     """The environment of a `commandcode` subprocess that uses the data dir `data`."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("COMMANDCODE_")}
     env.update({"COMMANDCODE_HOME": str(data), "COMMANDCODE_INDEX": "off", "NO_COLOR": "1",
-                "PYTHONUNBUFFERED": "1", "GIT_CONFIG_NOSYSTEM": "1"})
+                "PYTHONUNBUFFERED": "1", "GIT_CONFIG_NOSYSTEM": "1",
+                # the scratchpads of the suite's runs, not in the machine's /tmp/commandcode-<uid>
+                "COMMANDCODE_SCRATCHPAD_BASE": SCRATCHPAD_BASE})
     env.update(extra)
     return env
 

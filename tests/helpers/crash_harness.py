@@ -195,7 +195,8 @@ class Workspace:
         env = {key: value for key, value in os.environ.items() if not key.startswith("COMMANDCODE_")}
         env.update(python_path_env())
         env.update({"COMMANDCODE_HOME": str(self.data), "COMMANDCODE_INDEX": "on" if self.index else "off",
-                    "NO_COLOR": "1", "PYTHONUNBUFFERED": "1", "GIT_CONFIG_NOSYSTEM": "1", "COLUMNS": "200"})
+                    "NO_COLOR": "1", "PYTHONUNBUFFERED": "1", "GIT_CONFIG_NOSYSTEM": "1", "COLUMNS": "200",
+                    "COMMANDCODE_SCRATCHPAD_BASE": str(self.root / "scratchpads")})
         return env
 
     # ---- setup

@@ -32,7 +32,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def home(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The test's private `COMMANDCODE_HOME`, NOT yet created (commandcode creates it on its first
     write, as for a new user; a test that needs it first makes it), with the index sidecar off
-    (`COMMANDCODE_INDEX=off`) and `NO_COLOR=1`. Its parent folder exists.
+    (`COMMANDCODE_INDEX=off`), `NO_COLOR=1` and the suite's scratchpad base
+    (`helpers.cli.SCRATCHPAD_BASE`). Its parent folder exists.
 
     Under `@pytest.mark.home_on_tmpfs` it lives on tmpfs (`/dev/shm`), where fsync is free: for
     tests that make hundreds or thousands of durable writes and are about counts or interleaving,
@@ -48,6 +49,9 @@ def home(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("COMMANDCODE_HOME", str(data))
     monkeypatch.setenv("COMMANDCODE_INDEX", "off")
     monkeypatch.setenv("NO_COLOR", "1")
+    from helpers.cli import SCRATCHPAD_BASE  # scratchpads of in-process sessions too: not the machine's /tmp
+
+    monkeypatch.setenv("COMMANDCODE_SCRATCHPAD_BASE", SCRATCHPAD_BASE)
     try:
         yield data
     finally:

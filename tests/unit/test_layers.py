@@ -160,7 +160,10 @@ def test_the_cross_service_imports_are_the_known_ones() -> None:
     edges = {(service(name), service(target)) for name, _, target in _all_imports()
              if service(name) and service(target) and service(name) != service(target)}
     assert edges == {("commandcode.agent", "commandcode.catalog"), ("commandcode.agent", "commandcode.checkpoints"),
-                     ("commandcode.agent", "commandcode.export")}
+                     ("commandcode.agent", "commandcode.export"),
+                     ("commandcode.agent", "commandcode.workspace"),  # the scratchpad and worktree guard of the tools
+                     ("commandcode.workspace", "commandcode.catalog"),  # a sweep and the footprint list sessions
+                     ("commandcode.workspace", "commandcode.checkpoints")}  # ... and the objects they reference
 
 
 def test_only_config_env_names_a_commandcode_variable() -> None:

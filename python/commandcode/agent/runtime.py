@@ -50,6 +50,7 @@ from .turn import Conversation, TurnResult
 
 if TYPE_CHECKING:
     from ..export.document import ExportResult
+    from ..workspace.session_space import ToolSpace
 
 Notify = Callable[[str], None]
 T = TypeVar("T")
@@ -156,6 +157,7 @@ class AgentSession:
         self._name: str | None = None
         self._labelled = False
         self.copied_from: CopyResult | None = None  # set on a fork or clone: its source and skipped lines
+        self._space: ToolSpace | None = None
 
     # ----------------------------------------------------------------------------------------
     # Creating and resuming
@@ -282,7 +284,9 @@ class AgentSession:
                 recorded in the session first); a failure of ours keeps its own class.
         """
         writer = self._require_writer()
-        conversation = Conversation(writer, self.model, self.cwd, self.messages, self.checkpoints())
+        space = self.tool_space()
+        conversation = Conversation(writer, self.model, self.cwd, self.messages, self.checkpoints(),
+                                    tool_env=space.env, tool_guard=space.guard)
         try:
             result = conversation.run_turn(prompt)
         except CommandcodeError:
@@ -352,6 +356,31 @@ class AgentSession:
         writer and checkpoint manager. `faults` are the native restore's test hooks."""
         return rewind(self.files, self.folder, number, mode, dry_run=dry_run, force=force, allow_outside=allow_outside,
                       writer=self._writer, checkpoints=self._checkpoints, summarizer=self.summarizer, faults=faults)
+
+    # ----------------------------------------------------------------------------------------
+    # Workspace: the scratchpad and the worktree the tools work in (workspace/session_space.py)
+
+    def tool_space(self) -> ToolSpace:
+        """The session's scratchpad (provisioned once; `$COMMANDCODE_SCRATCHPAD`, its prompt lines)
+        and the worktree guard every tool call passes."""
+        if self._space is None:
+            from ..workspace.session_space import prepare
+
+            self._space = prepare(self.session_id, self.cwd, self.notify)
+        return self._space
+
+    def scratchpad_manifest(self) -> str | None:
+        """What is in the scratchpad (names, sizes, times; bounded), for the context after a compaction."""
+        from ..workspace.scratchpad import scratchpad_manifest
+
+        pad = self.tool_space().scratchpad
+        return scratchpad_manifest(pad.path if pad is not None else None)
+
+    def disk_line(self) -> str:
+        """The session's footprint for `/status` (`disk: … transcript · … checkpoints · …`)."""
+        from ..workspace.footprint import status_line
+
+        return status_line(self.files)
 
     # ----------------------------------------------------------------------------------------
     # Hooks of later issues

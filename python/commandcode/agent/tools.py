@@ -66,11 +66,11 @@ def target_path(tool_input: dict[str, Any], cwd: Path) -> Path | None:
     return path if path.is_absolute() else cwd / path
 
 
-def run_tool(name: str, tool_input: dict[str, Any], cwd: Path) -> ToolResult:
-    """Runs one tool call."""
+def run_tool(name: str, tool_input: dict[str, Any], cwd: Path, *, env: dict[str, str] | None = None) -> ToolResult:
+    """Runs one tool call; `env` is added to a shell command's environment (the scratchpad's)."""
     try:
         if name == "bash":
-            return _bash(tool_input, cwd)
+            return _bash(tool_input, cwd, env or {})
         path = target_path(tool_input, cwd)
         if name in ("read_file", "write_file", "edit_file") and path is None:
             return ToolResult(f"Error: {name} needs a `file_path`", True)
@@ -214,7 +214,7 @@ def _edit(path: Path, tool_input: dict[str, Any]) -> ToolResult:
     return ToolResult(f"The file {path} has been updated successfully.")
 
 
-def _bash(tool_input: dict[str, Any], cwd: Path) -> ToolResult:
+def _bash(tool_input: dict[str, Any], cwd: Path, env: dict[str, str]) -> ToolResult:
     command = tool_input.get("command")
     if not isinstance(command, str) or not command.strip():
         return ToolResult("Error: bash needs a `command`", True)
@@ -222,7 +222,7 @@ def _bash(tool_input: dict[str, Any], cwd: Path) -> ToolResult:
     seconds = float(timeout) / 1000 if isinstance(timeout, (int, float)) and timeout > 0 else BASH_TIMEOUT_SECONDS
     try:
         completed = subprocess.run(["/bin/sh", "-c", command], cwd=cwd, capture_output=True, text=True,
-                                   errors="replace", timeout=seconds, env={**os.environ}, stdin=subprocess.DEVNULL)
+                                   errors="replace", timeout=seconds, env={**os.environ, **env}, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return ToolResult(f"Error: command timed out after {seconds:g}s", True)
     output = (completed.stdout + completed.stderr).rstrip("\n")

@@ -12,6 +12,7 @@ disk), the writer cuts the transcript back to the previous commit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,9 @@ from ..checkpoints.manager import CheckpointManager
 from ..sessions.writer import SessionWriter
 from ..storage.ids import epoch_ms, new_uuid
 from .providers.base import Model
-from .tools import EDITING_TOOLS, in_data_dir, nameable, run_tool, target_path
+from .tools import EDITING_TOOLS, ToolResult, in_data_dir, nameable, run_tool, target_path
+
+ToolGuard = Callable[[str, dict[str, Any], Path], "str | None"]
 
 MAX_STEPS_PER_TURN = 64
 
@@ -39,7 +42,10 @@ class Conversation:
     """A session being extended turn by turn: the writer, the live context and checkpoints."""
 
     def __init__(self, writer: SessionWriter, model: Model, cwd: Path, messages: list[dict[str, Any]],
-                 checkpoints: CheckpointManager | None) -> None:
+                 checkpoints: CheckpointManager | None, *, tool_env: dict[str, str] | None = None,
+                 tool_guard: ToolGuard | None = None) -> None:
+        self.tool_env = tool_env or {}  # added to the shell tool's environment ($COMMANDCODE_SCRATCHPAD)
+        self.tool_guard = tool_guard  # refuses a call before it runs (worktree isolation): its text is the result
         self.writer = writer
         self.model = model
         self.cwd = cwd
@@ -114,14 +120,16 @@ class Conversation:
         name = str(tool_use.get("name"))
         raw_input = tool_use.get("input")
         tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
-        path = target_path(tool_input, self.cwd)
+        refused = self.tool_guard(name, tool_input, self.cwd) if self.tool_guard is not None else None
+        path = target_path(tool_input, self.cwd) if refused is None else None  # a refused call backs up nothing
         if path is not None and not nameable(path):
             path = None  # no file can have this name (NUL, lone surrogate): nothing to back up; the tool says so
         if name in EDITING_TOOLS and path is not None and in_data_dir(path) is not None:
             path = None  # the tool refuses it: none of our own files is backed up or recorded
         if name in EDITING_TOOLS and path is not None and self.checkpoints is not None:
             result.notices.extend(self.checkpoints.backup_before_edit(str(path)))
-        outcome = run_tool(name, tool_input, self.cwd)
+        outcome = ToolResult(refused, True) if refused is not None else run_tool(name, tool_input, self.cwd,
+                                                                                 env=self.tool_env)
         if name in EDITING_TOOLS and path is not None and self.checkpoints is not None and not outcome.is_error:
             self.checkpoints.record_after_edit(str(path))
         result.tool_calls += 1

@@ -12,8 +12,10 @@ Paths become `str` here and nowhere deeper; callers pass and get `pathlib.Path`.
 
 from __future__ import annotations
 
+import fcntl
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast
@@ -27,6 +29,9 @@ if TYPE_CHECKING:
 
 MAX_BACKUP_SIZE: int = _native.MAX_BACKUP_SIZE
 """Files over 10 MB (10,485,760 bytes) are never read: recorded `skipped: "too_large"`."""
+
+GC_LOCK_NAME = "gc.lock"
+"""Taken shared by every put, exclusively by the garbage collection's sweep (`gc.py`)."""
 
 BLAKE3 = "blake3"
 SHA256 = "sha256"
@@ -123,10 +128,32 @@ def _outcome(plan: _native.RestorePlan, targets: Sequence[RestoreTarget]) -> Res
 
 
 class BackupStore:
-    """The shared object store. Cheap to create; holds no open files."""
+    """The shared object store. Cheap to create; holds one lock file open once it has stored something."""
 
     def __init__(self, root: Path | None = None) -> None:
         self._native = _native.ObjectStore(os.fspath(root if root is not None else objects_dir()))
+        self._gc_lock: int | None = None
+
+    def __del__(self) -> None:
+        if getattr(self, "_gc_lock", None) is not None:
+            os.close(self._gc_lock)  # type: ignore[arg-type]
+
+    @contextmanager
+    def _putting(self) -> Iterator[None]:
+        """Holds `gc.lock` shared while an object is written or its mtime refreshed, so a garbage
+        collection never unlinks an object between judging it old and this put."""
+        if self._gc_lock is None:
+            try:
+                self._gc_lock = os.open(os.path.join(self._native.root, GC_LOCK_NAME),
+                                        os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+            except OSError:  # no lock file to be had: no collection can take it either, so none runs
+                yield
+                return
+        fcntl.flock(self._gc_lock, fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._gc_lock, fcntl.LOCK_UN)
 
     @property
     def root(self) -> Path:
@@ -140,7 +167,8 @@ class BackupStore:
         Raises:
             OSError: the file or the store could not be read or written (`ENOSPC` included).
         """
-        return _snapshot(self._native.backup_file(os.fspath(path), max_size))
+        with self._putting():
+            return _snapshot(self._native.backup_file(os.fspath(path), max_size))
 
     def inspect_file(self, path: Path, *, max_size: int = MAX_BACKUP_SIZE) -> FileSnapshot:
         """The state of `path` and the blake3 of its bytes; stores nothing."""
@@ -148,7 +176,8 @@ class BackupStore:
 
     def put_bytes(self, data: bytes) -> str:
         """Stores `data`; returns its content id."""
-        content_id, _ = self._native.put_bytes(data)
+        with self._putting():
+            content_id, _ = self._native.put_bytes(data)
         return content_id
 
     def read(self, content_id: str) -> bytes:

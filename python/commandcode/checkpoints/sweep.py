@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..config.paths import objects_dir, projects_dir
+from ..errors import CheckpointError, CommandcodeError
 from ..storage.durable import atomic_write
 from ..storage.regular import read_if_exists
 from . import store as backups
@@ -68,6 +69,16 @@ def referenced_objects(root: Path | None = None, store_root: Path | None = None)
 
 
 def sweep_objects(store: backups.BackupStore, *, grace_seconds: float = SWEEP_GRACE_SECONDS) -> dict[str, int]:
-    """Deletes objects that no session's checkpoints reference and that are older than the grace
-    period (which protects an object another session has written but not yet recorded)."""
-    return store.sweep(referenced_objects(store_root=store.root), grace_seconds=grace_seconds)
+    """Deletes objects that nothing references (checkpoints, restore journals, archives) and that
+    are older than the grace period: the store's garbage collection (`gc.collect`)."""
+    from .gc import collect
+
+    try:
+        report = collect(grace_seconds=grace_seconds, root=store.root)
+    except CheckpointError:
+        raise
+    except CommandcodeError:  # another collection is running (it does this one's work), or none can lock
+        return {"deleted_objects": 0}
+    except OSError:  # housekeeping: a turn never fails for it; the next collection tries again
+        return {"deleted_objects": 0}
+    return {"deleted_objects": report.deleted, "deleted_bytes": report.deleted_bytes, "kept_objects": report.kept}

@@ -21,8 +21,9 @@ def from_argv(text: str) -> str:
 
 
 def run_print(prompt: str, *, output_format: str, name: str | None, resume: str | None, continue_last: bool,
-              no_session: bool, model_name: str) -> None:
-    """Runs one headless turn and prints the reply."""
+              no_session: bool, model_name: str, worktree: str | None = None) -> None:
+    """Runs one headless turn and prints the reply; with `worktree` (a name, or "" for a generated
+    one) in a session worktree it creates, which a headless run never removes."""
     if output_format not in ("text", "json"):
         raise UsageError(f"unknown output format {output_format!r}", hint="use text or json")
     if resume and continue_last:
@@ -32,7 +33,14 @@ def run_print(prompt: str, *, output_format: str, name: str | None, resume: str 
     if not prompt.strip():
         raise UsageError("the prompt is empty", hint='pass the prompt text: commandcode -p "PROMPT"')
     model = resolve_model(model_name)
-    agent = AgentSession.start(Path.cwd(), reference=resume, continue_last=continue_last, persist=not no_session,
+    cwd = Path.cwd()
+    if worktree is not None:
+        from ..workspace.worktrees import create_worktree
+
+        made = create_worktree(cwd, worktree or None)
+        cwd = made.path
+        warn(f"working in the worktree {made.path} (branch {made.branch}); a -p run keeps it")
+    agent = AgentSession.start(cwd, reference=resume, continue_last=continue_last, persist=not no_session,
                                model=model, entrypoint="print", notify=warn)
     if no_session:
         warn("--no-session: this turn's edits are not checkpointed; no rewind can undo them")

@@ -45,3 +45,14 @@ def tree_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION,
                  limit: int = typer.Option(0, min=0, help="At most this many entries (0: all).")) -> None:
     """Every entry, its parent, and whether it is on the active path."""
     session_views.tree_view(ref, as_json, offset, limit)
+
+
+@app.command("du")
+def du_command(
+    all_projects: bool = typer.Option(False, "--all-projects", help="Every project, not just this directory's."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Disk use: per project and for the largest sessions, and what a sweep would free."""
+    from .du_view import du_view
+
+    du_view(all_projects, as_json)

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from . import bench_cmd, branching, export_cmd, rewind_cmds, sessions, share_cmd
+from . import bench_cmd, branching, export_cmd, rewind_cmds, sessions, share_cmd, sweep_cmd, worktree_cmds
 from .output import USAGE_EXIT_CODE, fail, handle_errors
 
 app = typer.Typer(
@@ -22,11 +22,13 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(sessions.app, name="sessions")
+app.add_typer(worktree_cmds.app, name="worktrees")
 rewind_cmds.register(app)
 branching.register(app, sessions.app)
 bench_cmd.register(app)
 export_cmd.register(app)
 share_cmd.register(app)
+sweep_cmd.register(app)
 
 
 @app.callback()
@@ -40,6 +42,9 @@ def root(
     continue_last: bool = typer.Option(False, "-c", "--continue", help="Continue the most recent session here."),
     no_session: bool = typer.Option(False, "--no-session", help="Write no transcript."),
     model: str = typer.Option("offline", "--model", help="Model to use (built-in: offline)."),
+    worktree: Optional[str] = typer.Option(None, "-w", "--worktree", metavar="[NAME]",
+                                           help="Run in a git worktree .commandcode/worktrees/NAME (a generated name "
+                                           "when omitted) on a new branch worktree-NAME."),
     version: bool = typer.Option(False, "--version", help="Print the version and exit."),
 ) -> None:
     """Without a command, runs a headless turn (-p) or prints help."""
@@ -60,7 +65,7 @@ def root(
     from .run import run_print  # the agent, writer and checkpoint code: only for a headless turn
 
     run_print(print_prompt, output_format=output_format, name=name, resume=resume, continue_last=continue_last,
-              no_session=no_session, model_name=model)
+              no_session=no_session, model_name=model, worktree=worktree)
 
 
 def run_app(argv: list[str]) -> object:
@@ -68,7 +73,7 @@ def run_app(argv: list[str]) -> object:
     or command, a missing or invalid value) are one `error:` line and a `hint:` line, exit 2, like
     ours: not click's usage box, which also echoes the user's text unescaped."""
     try:
-        code = app(args=argv, prog_name="commandcode", standalone_mode=False)
+        code = app(args=worktree_cmds.expand_worktree_flag(argv), prog_name="commandcode", standalone_mode=False)
     except typer.Abort:
         raise fail("aborted") from None
     except typer.TyperException as error:

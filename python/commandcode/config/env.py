@@ -6,6 +6,10 @@
   both paths).
 - `COMMANDCODE_DEBUG` — opt-in (`1`, `true`, `yes`, `on`): an unexpected error shows its
   traceback instead of the one `error: internal error` line.
+- `COMMANDCODE_SCRATCHPAD_BASE` — an absolute folder that holds the scratchpads instead of `/tmp`
+  (the real CLI's variable: the base becomes `<it>/commandcode-<uid>`); a relative value is ignored.
+- `COMMANDCODE_SCRATCHPAD` — not read: exported to the tools' shell commands, naming the session's
+  scratchpad (`scratchpad_export`).
 - `COMMANDCODE_TEST_STEP_DELAY_MS` — a test hook: milliseconds a rewind waits before each
   restore step (the signal tests aim at that window).
 
@@ -25,6 +29,8 @@ INDEX = "COMMANDCODE_INDEX"
 FAST_PATH = "COMMANDCODE_FAST_PATH"
 DEBUG = "COMMANDCODE_DEBUG"
 TEST_STEP_DELAY_MS = "COMMANDCODE_TEST_STEP_DELAY_MS"
+SCRATCHPAD_BASE = "COMMANDCODE_SCRATCHPAD_BASE"
+SCRATCHPAD = "COMMANDCODE_SCRATCHPAD"
 
 _OFF = frozenset({"off", "0", "false", "no"})
 _ON = frozenset({"1", "true", "yes", "on"})
@@ -69,3 +75,14 @@ def test_step_delay_ms() -> int | None:
     """The rewind test hook `COMMANDCODE_TEST_STEP_DELAY_MS`, when it is a whole number."""
     delay = os.environ.get(TEST_STEP_DELAY_MS, "").strip()
     return int(delay) if delay.isdigit() else None
+
+
+def scratchpad_base() -> str | None:
+    """`$COMMANDCODE_SCRATCHPAD_BASE` when it is an absolute path (the real CLI ignores anything else)."""
+    base = os.environ.get(SCRATCHPAD_BASE, "")
+    return base if base and os.path.isabs(base) else None
+
+
+def scratchpad_export(path: str) -> dict[str, str]:
+    """The environment a tool's shell command gets for the scratchpad at `path`."""
+    return {SCRATCHPAD: path}

@@ -3,8 +3,9 @@
 The data dir is `$COMMANDCODE_HOME` when set (a relative value is made absolute once, on first
 use, against the starting directory), else `$HOME/.commandcode` (then `USERPROFILE`,
 then the OS home), so commandcode works on a real user's existing sessions. Beside the real
-CLI's folders we add `objects/` (the shared blake3+zstd backup store), `locks/` (writer locks)
-and `index/` (index sidecars); the real CLI ignores all three.
+CLI's folders we add `objects/` (the shared blake3+zstd backup store), `locks/` (writer locks),
+`index/` (index sidecars), `archives/` (archived sessions) and `sweep/` (an interrupted sweep's
+record); the real CLI ignores them all.
 """
 
 from __future__ import annotations
@@ -116,6 +117,15 @@ def objects_dir() -> Path:
 def locks_dir() -> Path:
     """`<data dir>/locks`: one lock file per transcript open for writing."""
     return data_dir() / "locks"
+
+
+ARCHIVE_SUFFIX = ".ccarchive"
+ARCHIVE_REFS_SUFFIX = ".ccarchive.refs"
+
+
+def archives_dir() -> Path:
+    """`<data dir>/archives`: swept sessions kept as one zstd archive each (`workspace/archive.py`)."""
+    return data_dir() / "archives"
 
 
 def index_root() -> str:

@@ -334,6 +334,13 @@ class Settings:
         return days
 
     @property
+    def cleanup_mode(self) -> str:
+        """What the automatic daily sweep does with old sessions: `"archive"` (the default) or `"delete"`."""
+        mode: str = self._checked("cleanupMode", lambda value: value in ("archive", "delete"),
+                                  '"archive" or "delete"', "archive")
+        return mode
+
+    @property
     def disable_scratchpad(self) -> bool:
         return bool(self._checked("disableScratchpad", _is_bool, "true or false", False))
 

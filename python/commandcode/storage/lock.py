@@ -64,6 +64,19 @@ def _take(descriptor: int) -> tuple[bool, int | None]:
     return False, pid
 
 
+def is_locked(transcript: Path) -> bool:
+    """Whether some process holds the writer lock of `transcript` (asked with `F_GETLK`, so the
+    lock file is neither created nor written)."""
+    try:
+        descriptor = open_regular(lock_path_for(transcript), os.O_RDWR)
+    except OSError:
+        return False  # no lock file: nobody ever held it
+    try:
+        return _holder_pid(descriptor) is not None
+    finally:
+        os.close(descriptor)
+
+
 class WriterLock:
     """The exclusive writer lock of one transcript; release it with `release()` or `with`."""
 

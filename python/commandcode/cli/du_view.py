@@ -1,0 +1,68 @@
+"""`commandcode sessions du`: the footprint report (`workspace.footprint`) as a table or JSON,
+with what `sweep --dry-run` would free."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .output import handle_errors, print_json, safe, stdout
+
+_KINDS = ("transcript", "sidecars", "index", "objects", "scratchpad")
+
+
+def _would_free() -> dict[str, Any]:
+    from ..config.settings import load_settings
+    from ..workspace.retention import plan_sweep
+
+    settings = load_settings(os.getcwd())
+    plan = plan_sweep(os.getcwd(), older_than_days=float(settings.cleanup_period_days), include_named=False,
+                      period_setting=settings.cleanup_period_days)
+    return {"sessions": len(plan.chosen), "bytes": plan.freed_bytes, "older_than_days": plan.older_than_days,
+            "disabled_by": plan.disabled_by}
+
+
+def _table(*headers: str, text_columns: int = 1) -> Any:
+    """A plain table whose numbers never wrap or shrink: the text columns (names) give way."""
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for index, header in enumerate(headers):
+        if index < text_columns:
+            table.add_column(header, overflow="ellipsis", no_wrap=True, min_width=8)
+        else:
+            table.add_column(header, justify="right", no_wrap=True, min_width=max(len(header), 8))
+    return table
+
+
+@handle_errors
+def du_view(all_projects: bool, as_json: bool) -> None:
+    from ..workspace.footprint import footprint, human
+
+    report = footprint(os.getcwd(), all_projects=all_projects)
+    report["sweep_would_free"] = _would_free()
+    if as_json:
+        print_json(report)
+        return
+    projects = _table("project", "sessions", *_KINDS, "archives", "total")
+    for row in report["projects"]:
+        projects.add_row(safe(row["project"], one_line=True), str(row["sessions"]),
+                         *(human(row[kind]) for kind in _KINDS), human(row["archives"]), human(row["total"]))
+    stdout.print(projects)
+    if report["top_sessions"]:
+        top = _table("session", "project", *_KINDS, "shared", "total", text_columns=2)
+        for row in report["top_sessions"]:
+            top.add_row(row["id"][:8], safe(row["project"], one_line=True), *(human(row[kind]) for kind in _KINDS),
+                        human(row["shared_objects"]), human(row["total"]))
+        stdout.print()
+        stdout.print(top)
+    free = report["sweep_would_free"]
+    stdout.print()
+    stdout.print(f"checkpoint objects shared by several sessions: {human(report['shared_objects'])} (counted once); "
+                 f"object store {human(report['store'])}")
+    stdout.print(f"data dir {safe(report['data_dir'], one_line=True)}: {human(report['data_dir_total'])}")
+    if free["disabled_by"]:
+        stdout.print(f"sweep: off ({free['disabled_by']})")
+    else:
+        stdout.print(f"`commandcode sweep --dry-run` would free {human(free['bytes'])} "
+                     f"({free['sessions']} session(s) inactive for over {free['older_than_days']:g} days)")

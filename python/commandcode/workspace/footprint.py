@@ -1,0 +1,160 @@
+"""The disk footprint of sessions: `commandcode sessions du` and the current session's `/status` line.
+
+Per session: transcript bytes, sidecars (meta, checkpoints, share, legacy backups, the real CLI's
+blobs), the index sidecar, the store objects its checkpoints reference — an object referenced by
+one session is that session's, one referenced by several is counted once, under `shared` — and
+its scratchpad. Per project: the sums and the archives. Then the data dir's total (every file
+under it, as `du` counts them) and what `sweep --dry-run` would free.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..catalog.listing import project_dirs, transcripts_in
+from ..checkpoints.records import read_checkpoints
+from ..checkpoints.store import BLAKE3
+from ..config.paths import ARCHIVE_SUFFIX, archives_dir, data_dir, objects_dir
+from ..errors import CheckpointError
+from ..sessions.files import SessionFiles
+from ..sessions.format import read_header_cwd
+from .parts import index_part, sidecar_parts, size_of
+from .scratchpad import folder_bytes, scratchpad_path
+
+TOP_SESSIONS = 10
+
+
+@dataclass
+class SessionUsage:
+    """One session's bytes by kind."""
+
+    id: str
+    project: str
+    transcript: int = 0
+    sidecars: int = 0
+    index: int = 0
+    objects: int = 0  # referenced by this session only
+    shared_objects: int = 0  # referenced by this one and others (each counted once, in the totals apart)
+    scratchpad: int = 0
+    references: set[str] = field(default_factory=set)
+
+    @property
+    def total(self) -> int:
+        return self.transcript + self.sidecars + self.index + self.objects + self.scratchpad
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "project": self.project, "transcript": self.transcript, "sidecars": self.sidecars,
+                "index": self.index, "objects": self.objects, "shared_objects": self.shared_objects,
+                "scratchpad": self.scratchpad, "total": self.total}
+
+
+@dataclass
+class ProjectUsage:
+    name: str
+    sessions: list[SessionUsage]
+    archives: int = 0
+    archive_files: int = 0
+
+    def total(self, kind: str) -> int:
+        return int(sum(getattr(session, kind) for session in self.sessions))
+
+    def to_json(self) -> dict[str, Any]:
+        kinds = ("transcript", "sidecars", "index", "objects", "scratchpad")
+        return {"project": self.name, "sessions": len(self.sessions), **{kind: self.total(kind) for kind in kinds},
+                "archives": self.archives, "archive_files": self.archive_files,
+                "total": sum(self.total(kind) for kind in kinds) + self.archives}
+
+
+def _object_size(object_id: str) -> int:
+    try:
+        return os.lstat(os.path.join(objects_dir(), object_id[:2], object_id[2:])).st_size
+    except OSError:
+        return 0
+
+
+def session_usage(files: SessionFiles) -> SessionUsage:
+    """One session's bytes, its objects not yet split into own and shared."""
+    usage = SessionUsage(files.session_id, os.path.basename(files.folder))
+    usage.transcript = size_of([files.transcript])
+    usage.sidecars = size_of(sidecar_parts(files))
+    usage.index = size_of([index_part(files)])
+    try:
+        usage.references = {item.hash for record in read_checkpoints(files.checkpoints) for item in record.files
+                            if item.algorithm == BLAKE3 and item.hash is not None}
+    except CheckpointError:
+        usage.references = set()
+    cwd = read_header_cwd(files.sidecar_path(".jsonl"))
+    pad = scratchpad_path(files.session_id, cwd) if cwd else None
+    usage.scratchpad = folder_bytes(os.path.dirname(pad)) if pad and os.path.isdir(pad) else 0
+    return usage
+
+
+def _split_objects(sessions: list[SessionUsage], counts: dict[str, int]) -> int:
+    """Attributes each object to its one session, or to `shared`; returns the shared bytes."""
+    shared: set[str] = set()
+    for usage in sessions:
+        for object_id in usage.references:
+            if counts[object_id] > 1:
+                usage.shared_objects += _object_size(object_id)
+                shared.add(object_id)
+            else:
+                usage.objects += _object_size(object_id)
+    return sum(_object_size(object_id) for object_id in shared)
+
+
+def tree_bytes(path: str) -> int:
+    return folder_bytes(path) if os.path.isdir(path) else 0
+
+
+def footprint(cwd: str, *, all_projects: bool) -> dict[str, Any]:
+    """The `sessions du` report (JSON-shaped). Objects are attributed across every project
+    (sharing is global), shown for the projects asked for."""
+    every = [session_usage(SessionFiles.for_transcript(path))
+             for folder in project_dirs(all_projects=True, cwd=cwd) for path in sorted(transcripts_in(folder))]
+    counts: dict[str, int] = {}
+    for usage in every:
+        for object_id in usage.references:
+            counts[object_id] = counts.get(object_id, 0) + 1
+    shared_bytes = _split_objects(every, counts)
+    wanted = {folder.name for folder in project_dirs(all_projects=all_projects, cwd=cwd)}
+    projects: dict[str, ProjectUsage] = {}
+    for usage in every:
+        if usage.project in wanted:
+            projects.setdefault(usage.project, ProjectUsage(usage.project, [])).sessions.append(usage)
+    for name in wanted:
+        folder = archives_dir() / name
+        if folder.is_dir():
+            archives = [entry for entry in folder.iterdir() if entry.name.endswith(ARCHIVE_SUFFIX)]
+            project = projects.setdefault(name, ProjectUsage(name, []))
+            project.archives, project.archive_files = size_of(archives), len(archives)
+    shown = [usage for project in projects.values() for usage in project.sessions]
+    top = sorted(shown, key=lambda usage: usage.total, reverse=True)[:TOP_SESSIONS]
+    return {"projects": [projects[name].to_json() for name in sorted(projects)],
+            "top_sessions": [usage.to_json() for usage in top],
+            "shared_objects": shared_bytes,
+            "store": tree_bytes(str(objects_dir())),
+            "data_dir": str(data_dir()), "data_dir_total": tree_bytes(str(data_dir()))}
+
+
+def status_line(files: SessionFiles) -> str:
+    """The current session's footprint for `/status`, e.g. `disk: 1.2 MB transcript · 40.0 kB
+    sidecars · 3.4 MB checkpoints · 12.0 kB scratchpad` (its objects, shared ones included)."""
+    usage = session_usage(files)
+    checkpoints = sum(_object_size(object_id) for object_id in usage.references)
+    parts = [f"{human(usage.transcript)} transcript", f"{human(usage.sidecars + usage.index)} sidecars",
+             f"{human(checkpoints)} checkpoints"]
+    if usage.scratchpad:
+        parts.append(f"{human(usage.scratchpad)} scratchpad")
+    return "disk: " + " · ".join(parts)
+
+
+def human(size: int) -> str:
+    """Bytes as people read them (decimal units, as `du -h --si`)."""
+    value = float(size)
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if value < 1000 or unit == "TB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{size} B"  # pragma: no cover

@@ -1,0 +1,239 @@
+"""Which sessions a sweep takes: old by last activity, not open, not named, not kept by settings.
+
+A session's age is its last activity: the newest `timestamp` among the transcript's last entries
+(read from the end of the file), else the header's; never the file's mtime, which a copy or a
+backup tool resets. A session with neither is not swept (it is not judged on a guess).
+
+Never taken: a session open right now (its writer lock is held: `open_now`), one with a restore
+a crash interrupted (its journal still exists), a named one (a `session_info` name, or a meta
+title the user gave) unless `include_named`, and anything when `cleanupPeriodDays` is 0.
+
+`plan_sweep` also works out, for each session taken, which store objects only the swept sessions
+reference (`own`: archived with it, then collected) and which are shared with sessions that stay
+(`shared`: left in the store, listed in the archive's `.refs`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..catalog.listing import project_dirs, transcripts_in
+from ..checkpoints.gc import archived_references, digests_by_session, journal_references
+from ..checkpoints.records import read_checkpoints
+from ..checkpoints.store import BLAKE3
+from ..checkpoints.sweep import iter_checkpoint_files
+from ..config.paths import data_dir, objects_dir
+from ..sessions.files import SessionFiles
+from ..sessions.format import read_header_cwd
+from ..sessions.meta import read_meta
+from ..sessions.reader import open_session
+from ..storage.ids import parse_iso
+from ..storage.lock import is_locked
+from .parts import index_part, session_parts, size_of
+from .scratchpad import folder_bytes, scratchpad_path
+
+TAIL_BYTES = 256 * 1024
+DAY = 86400.0
+
+
+@dataclass
+class Candidate:
+    """One session a sweep looked at."""
+
+    files: SessionFiles
+    last_activity: float | None
+    name: str | None = None
+    cwd: str | None = None
+    skip: str | None = None  # why it stays ("open now", "named", "newer", ...)
+    parts: list[Path] = field(default_factory=list)
+    session_bytes: int = 0
+    index_bytes: int = 0
+    scratchpad_bytes: int = 0
+    references: set[str] = field(default_factory=set)
+    own: set[str] = field(default_factory=set)
+    shared: set[str] = field(default_factory=set)
+
+    @property
+    def session_id(self) -> str:
+        return self.files.session_id
+
+
+@dataclass
+class SweepPlan:
+    """What a sweep takes (`chosen`) and what it passed over, with the bytes it would free."""
+
+    older_than_days: float
+    chosen: list[Candidate]
+    kept: list[Candidate]
+    object_sizes: dict[str, int]
+    disabled_by: str | None = None
+
+    @property
+    def object_bytes(self) -> int:
+        """Bytes of the store objects only the chosen sessions reference (counted once)."""
+        own = set().union(*(candidate.own for candidate in self.chosen)) if self.chosen else set()
+        return sum(self.object_sizes.get(object_id, 0) for object_id in own)
+
+    @property
+    def freed_bytes(self) -> int:
+        return (sum(c.session_bytes + c.index_bytes + c.scratchpad_bytes for c in self.chosen) + self.object_bytes)
+
+
+def last_activity(transcript: Path) -> float | None:
+    """The epoch seconds of the newest entry (from the file's tail), else of the header."""
+    try:
+        with open(transcript, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            start = max(0, size - TAIL_BYTES)
+            handle.seek(start)
+            tail = handle.read()
+    except OSError:
+        return None
+    lines = tail.split(b"\n")[1 if start else 0:]
+    newest = None
+    for line in lines:
+        moment = _line_time(line)
+        if moment is not None and (newest is None or moment > newest):
+            newest = moment
+    if newest is None and start:  # a tail of one huge line: the header still says when it began
+        with open(transcript, "rb") as handle:
+            newest = _line_time(handle.readline(TAIL_BYTES))
+    return newest
+
+
+def _line_time(line: bytes) -> float | None:
+    if b'"timestamp"' not in line:
+        return None
+    try:
+        value = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    stamp = value.get("timestamp") if isinstance(value, dict) else None
+    parsed = parse_iso(stamp) if isinstance(stamp, str) else None
+    if parsed is None:
+        return None
+    if parsed.tzinfo is None:
+        from datetime import UTC
+
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
+
+
+def open_now(transcript: Path) -> bool:
+    """Whether a writer (in another process) holds the session's lock right now; the sweep takes
+    the lock itself before it removes anything, so this only sorts the plan."""
+    return is_locked(transcript)
+
+
+def session_name(files: SessionFiles) -> str | None:
+    """The name the user gave the session (a `session_info` name or a renamed meta title)."""
+    meta = read_meta(files.meta) if files.meta.exists() else {}
+    if isinstance(meta, dict) and meta.get("userRenamed") and isinstance(meta.get("title"), str):
+        return str(meta["title"])
+    if not _mentions(files.transcript, b'"session_info"'):
+        return None  # never named: no need to read the session (a byte search costs far less)
+    try:
+        return open_session(files.transcript).name
+    except Exception:  # an unreadable transcript has no name we can see; it is judged by its time
+        return None
+
+
+def _mentions(path: Path, needle: bytes) -> bool:
+    """Whether the file's bytes contain `needle` (True when it cannot be searched: then look closer)."""
+    import mmap
+
+    try:
+        with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size == 0:
+                return False
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                return mapped.find(needle) != -1
+    except (OSError, ValueError):
+        return True
+
+
+def _references(path: Path) -> set[str]:
+    return {item.hash for record in read_checkpoints(path) for item in record.files
+            if item.algorithm == BLAKE3 and item.hash is not None}
+
+
+def _object_sizes() -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    root = objects_dir()
+    if not root.is_dir():
+        return sizes
+    for folder in root.iterdir():
+        if len(folder.name) == 2 and folder.is_dir():
+            for entry in os.scandir(folder):
+                if len(entry.name) == 62:
+                    sizes[folder.name + entry.name] = entry.stat(follow_symlinks=False).st_size
+    return sizes
+
+
+def candidates(cwd: str, *, older_than_days: float, include_named: bool, now: float | None = None) -> list[Candidate]:
+    """Every session of every project, each with the reason it stays (`skip`) or none."""
+    moment = time.time() if now is None else now
+    found = []
+    journals = data_dir() / "journals"
+    for folder in project_dirs(all_projects=True, cwd=cwd):
+        for transcript in sorted(transcripts_in(folder)):
+            files = SessionFiles.for_transcript(transcript)
+            candidate = Candidate(files, last_activity(transcript))
+            if candidate.last_activity is None:
+                candidate.skip = "no entry time"
+            elif moment - candidate.last_activity <= older_than_days * DAY:
+                candidate.skip = "active recently"
+            elif (journals / f"{files.session_id}.json").exists():
+                candidate.skip = "an interrupted restore is pending"
+            else:
+                candidate.name = session_name(files)
+                if candidate.name and not include_named:
+                    candidate.skip = "named"
+                elif open_now(transcript):
+                    candidate.skip = "open now"
+            found.append(candidate)
+    return found
+
+
+def plan_sweep(cwd: str, *, older_than_days: float, include_named: bool, period_setting: int | None = None,
+               now: float | None = None) -> SweepPlan:
+    """The sessions a sweep takes and what it would free.
+
+    Raises:
+        CheckpointError: a checkpoints file cannot be read (objects cannot be attributed safely).
+    """
+    if period_setting == 0:
+        return SweepPlan(older_than_days, [], [], {}, disabled_by="cleanupPeriodDays is 0")
+    everyone = candidates(cwd, older_than_days=older_than_days, include_named=include_named, now=now)
+    chosen = [candidate for candidate in everyone if candidate.skip is None]
+    chosen_files = {os.path.abspath(candidate.files.sidecar_path(".checkpoints.jsonl")): candidate for candidate in chosen}
+    kept_refs = journal_references() | archived_references()
+    for path in iter_checkpoint_files(store_root=objects_dir()):
+        refs = _references(path)
+        owner = chosen_files.get(os.path.abspath(path))
+        if owner is not None:
+            owner.references = refs
+        else:
+            kept_refs |= refs
+    sizes = _object_sizes()
+    by_key = {(os.path.basename(c.files.folder), c.session_id): c for c in chosen}
+    for key, digests in digests_by_session().items():  # redo points and any other sidecar's digests
+        owner = by_key.get(key)
+        if owner is not None:
+            owner.references |= digests & sizes.keys()  # only those that are objects of the store
+        else:
+            kept_refs |= digests
+    for candidate in chosen:
+        candidate.own = candidate.references - kept_refs
+        candidate.shared = candidate.references & kept_refs
+        candidate.parts = session_parts(candidate.files)
+        candidate.session_bytes = size_of(candidate.parts)
+        candidate.index_bytes = size_of([index_part(candidate.files)])
+        candidate.cwd = read_header_cwd(candidate.files.sidecar_path(".jsonl"))
+        pad = scratchpad_path(candidate.session_id, candidate.cwd) if candidate.cwd else None
+        candidate.scratchpad_bytes = folder_bytes(os.path.dirname(pad)) if pad and os.path.isdir(pad) else 0
+    return SweepPlan(older_than_days, chosen, [c for c in everyone if c.skip is not None], sizes)

@@ -1,0 +1,60 @@
+"""What a running session's tools get from the workspace: the scratchpad and the worktree guard.
+
+`prepare(session_id, cwd, notify)` provisions the scratchpad (unless `disableScratchpad`; and
+sweeps this project's scratchpads untouched for 30 days, as the real CLI does at start), finds
+the worktree the session runs in, and returns a `ToolSpace`: the environment the shell tool adds
+(`$COMMANDCODE_SCRATCHPAD`), the guard every tool call passes (`isolation.check_tool_call`, only in
+a worktree) and the lines that tell the model about its scratchpad. The agent's runtime calls it
+once per session and hands `env` and `guard` to the tool runner.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..config.settings import load_settings
+from ..errors import SettingsError
+from .isolation import check_tool_call
+from .scratchpad import Scratchpad, provision, sweep_scratchpads
+from .worktrees import Worktree, worktree_of
+
+Guard = Callable[[str, dict[str, Any], Path], "str | None"]
+
+
+@dataclass
+class ToolSpace:
+    """The scratchpad and worktree of a session, as its tools see them."""
+
+    scratchpad: Scratchpad | None = None
+    worktree: Worktree | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+    def guard(self, name: str, tool_input: dict[str, Any], cwd: Path) -> str | None:
+        """None when the call may run, else the refusal the model sees (worktree isolation)."""
+        return check_tool_call(name, tool_input, cwd, self.worktree)
+
+    def prompt(self) -> str | None:
+        """The system-prompt lines about the scratchpad (None without one)."""
+        return self.scratchpad.prompt() if self.scratchpad is not None else None
+
+
+def prepare(session_id: str, cwd: str | os.PathLike[str], notify: Callable[[str], None]) -> ToolSpace:
+    """The `ToolSpace` of a session starting in `cwd`. Fail-open: a settings file that cannot be
+    read, or an unsafe scratchpad folder, is one notice and the session runs without a scratchpad."""
+    folder = os.path.abspath(os.fspath(cwd))
+    try:
+        disabled = load_settings(folder).disable_scratchpad
+    except SettingsError as error:
+        notify(f"{error}; the scratchpad is off for this session")
+        disabled = True
+    scratchpad = provision(session_id, folder, disabled=disabled, notify=notify)
+    if scratchpad is not None:
+        sweep_scratchpads(keep=frozenset({session_id}), cwd=folder)  # this project's, over 30 days old
+    space = ToolSpace(scratchpad, worktree_of(folder))
+    if scratchpad is not None:
+        space.env = scratchpad.env()
+    return space

@@ -1,0 +1,84 @@
+"""`commandcode sessions du` and the `/status` line: bytes per kind match the files on disk, an
+object shared by two sessions is counted once (apart), archives and what a sweep would free."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from commandcode.sessions.files import SessionFiles
+from commandcode.workspace.footprint import human, status_line
+from helpers.cli import run_cli, run_json
+from helpers.workspace import age_session, make_session
+
+
+def _objects(home: Path) -> dict[str, int]:
+    return {path.parent.name + path.name: path.stat().st_size for path in (home / "objects").rglob("*")
+            if path.is_file() and len(path.name) == 62}
+
+
+def test_du_counts_every_kind_and_shared_objects_once(home: Path, workdir: Path) -> None:
+    (workdir / "shared.txt").write_text("the same bytes\n" * 50)
+    (workdir / "own.txt").write_text("only the second\n" * 40)
+    first = make_session(home, workdir, 'call write_file {"file_path": "shared.txt", "content": "one\\n"}')
+    (workdir / "shared.txt").write_text("the same bytes\n" * 50)  # the same content again: the same object
+    second = make_session(home, workdir, 'call write_file {"file_path": "shared.txt", "content": "two\\n"}')
+    run_cli(["-p", 'call write_file {"file_path": "own.txt", "content": "x\\n"}', "-r", second.stem], workdir, home)
+    objects = _objects(home)
+    assert len(objects) == 2
+    report = run_json(["sessions", "du", "--json"], workdir, home)
+    rows = {row["id"]: row for row in report["top_sessions"]}
+    shared_id = next(object_id for object_id in objects if object_id != _own_object(home, second, objects))
+    assert rows[first.stem]["objects"] == 0 and rows[first.stem]["shared_objects"] == objects[shared_id]
+    assert rows[second.stem]["objects"] == objects[_own_object(home, second, objects)]
+    assert report["shared_objects"] == objects[shared_id]
+    assert rows[first.stem]["transcript"] == first.stat().st_size
+    sidecars = sum(first.with_name(first.stem + suffix).stat().st_size for suffix in (".meta.json", ".checkpoints.jsonl"))
+    assert rows[first.stem]["sidecars"] == sidecars
+    project = report["projects"][0]
+    assert project["sessions"] == 2 and project["transcript"] == first.stat().st_size + second.stat().st_size
+    total = sum(path.stat().st_size for path in home.rglob("*") if path.is_file() and not path.is_symlink())
+    assert report["data_dir_total"] == total
+    assert report["sweep_would_free"]["sessions"] == 0
+    age_session(first, 40)
+    aged = run_json(["sessions", "du", "--json"], workdir, home)
+    free = aged["sweep_would_free"]
+    assert free["sessions"] == 1 and free["bytes"] >= rows[first.stem]["transcript"]
+    text = run_cli(["sessions", "du"], workdir, home)
+    assert text.returncode == 0 and "would free" in text.stdout and "counted once" in text.stdout
+
+
+def _own_object(home: Path, transcript: Path, objects: dict[str, int]) -> str:
+    own = {item["hash"] for line in transcript.with_name(transcript.stem + ".checkpoints.jsonl").read_text().splitlines()
+           for item in json.loads(line)["files"] if item.get("hash")}
+    first_refs = set()
+    for path in (home / "projects").rglob("*.checkpoints.jsonl"):
+        if path.name != transcript.stem + ".checkpoints.jsonl":
+            first_refs |= {item["hash"] for line in path.read_text().splitlines()
+                           for item in json.loads(line)["files"] if item.get("hash")}
+    (only,) = own - first_refs
+    return str(only)
+
+
+def test_archives_and_scratchpads_show(home: Path, workdir: Path) -> None:
+    old = make_session(home, workdir, 'call bash {"command": "head -c 5000 /dev/zero > $COMMANDCODE_SCRATCHPAD/z"}')
+    report = run_json(["sessions", "du", "--json"], workdir, home)
+    assert report["top_sessions"][0]["scratchpad"] == 5000
+    age_session(old, 40)
+    run_json(["sweep", "--archive", "--json"], workdir, home)
+    after = run_json(["sessions", "du", "--json", "--all-projects"], workdir, home)
+    assert after["projects"][0]["archive_files"] == 1 and after["projects"][0]["archives"] > 0
+
+
+def test_status_line(home: Path, workdir: Path) -> None:
+    (workdir / "a.txt").write_text("a" * 3000)
+    transcript = make_session(home, workdir, 'call write_file {"file_path": "a.txt", "content": "b"}')
+    line = status_line(SessionFiles.for_transcript(transcript))
+    assert line.startswith("disk: ") and f"{human(transcript.stat().st_size)} transcript" in line
+    assert "checkpoints" in line and "0 B checkpoints" not in line
+    shutil.rmtree(home / "objects")
+    os.sync()
+    assert "0 B checkpoints" in status_line(SessionFiles.for_transcript(transcript))
+    assert human(999) == "999 B" and human(1500) == "1.5 kB" and human(2_500_000) == "2.5 MB"
