@@ -93,8 +93,7 @@ def test_print_text(home: Path, workdir: Path) -> None:
         {"inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"}
     assert read_meta_file(transcript) == {"entrypoint": "print"}
     assert (transcript.parent / (session_id_of(transcript) + ".checkpoints.jsonl")).exists()
-    history = read_lines(home / "history.jsonl")
-    assert [record["p"] for record in history] == ["hello there\nsecond line"]
+    assert not (home / "history.jsonl").exists()  # -p never writes the prompt history (the real CLI's rule)
     # deterministic: the same prompt gets the same reply, in a new session
     again = run_cli(["-p", "hello there\nsecond line"], workdir, home)
     assert again.stdout == completed.stdout
@@ -296,9 +295,9 @@ def test_no_session_resume_still_gives_the_model_the_context(home: Path, workdir
     seen: list[list[str]] = []
     respond = OfflineModel.respond
 
-    def spy(self: OfflineModel, messages: list[dict[str, Any]]) -> Any:
+    def spy(self: OfflineModel, messages: list[dict[str, Any]], **options: Any) -> Any:
         seen.append([message["content"][0].get("text", "") for message in messages])
-        return respond(self, messages)
+        return respond(self, messages, **options)
 
     monkeypatch.setattr(OfflineModel, "respond", spy)
     monkeypatch.chdir(workdir)
@@ -308,11 +307,14 @@ def test_no_session_resume_still_gives_the_model_the_context(home: Path, workdir
 
 
 def test_history_is_appended_whole(home: Path, workdir: Path) -> None:
+    from commandcode.sessions.history import record_prompt
+
     home.mkdir(parents=True)
     history = home / "history.jsonl"
     history.write_bytes(b'{"p":"older","t":1}\n{"p":"tor')
-    run_ok(["-p", "newer"], workdir, home)
-    run_ok(["-p", "newer"], workdir, home)  # a consecutive duplicate is not recorded again
+    run_ok(["-p", "not recorded: -p never writes the history"], workdir, home)
+    record_prompt("newer")  # as the interactive shell records it
+    record_prompt("newer")  # a consecutive duplicate is not recorded again
     raw = history.read_bytes()
     assert raw.startswith(b'{"p":"older","t":1}\n{"p":"tor\n')
     assert raw.endswith(b"\n")

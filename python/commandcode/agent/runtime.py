@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from ..sessions.meta import read_meta_for_update, update_meta
 from ..sessions.reader import open_session
 from ..sessions.writer import SessionWriter
 from ..storage.ids import new_uuid
+from .events import OnEvent
 from .providers.base import Model
 from .providers.offline import OfflineModel
 from .summarize import Summarizer, offline_summary
@@ -142,6 +144,7 @@ class AgentSession:
         self.summarizer = summarizer
         self.notify = notify
         self.messages: list[dict[str, Any]] = []
+        self.effort: str | None = None
         self._writer: SessionWriter | None = None
         self._checkpoints: CheckpointManager | None = None
         self._checkpoints_loaded = False
@@ -259,15 +262,20 @@ class AgentSession:
                     self.notify(f"{error}; this turn's edits are not checkpointed")
         return self._checkpoints
 
-    def run_turn(self, prompt: str) -> TurnResult:
-        """Runs one prompt to completion, commits it, patches the meta and records the prompt.
+    def run_turn(self, prompt: str, *, on_event: OnEvent | None = None, cancel: threading.Event | None = None,
+                 record_history: bool = False) -> TurnResult:
+        """Runs one prompt to completion, commits it and patches the meta; `on_event` gets the
+        turn's `TurnEvent`s live. The prompt goes to `~/.commandcode/history.jsonl` only with
+        `record_history` (the interactive shell's choice; `-p` never writes it).
 
         Raises:
+            TurnInterrupted: `cancel` was set; nothing of the turn was committed.
             CommandcodeError: the turn failed (what it produced, and an `Error: …` message, were
                 recorded in the session first); a failure of ours keeps its own class.
         """
         writer = self._require_writer()
-        conversation = Conversation(writer, self.model, self.cwd, self.messages, self.checkpoints())
+        conversation = Conversation(writer, self.model, self.cwd, self.messages, self.checkpoints(),
+                                    effort=self.effort, on_event=on_event, cancel=cancel)
         try:
             result = conversation.run_turn(prompt)
         except CommandcodeError:
@@ -279,7 +287,7 @@ class AgentSession:
             raise CommandcodeError(f"the turn failed: {str(error) or type(error).__name__}") from error
         finally:  # a failed turn that reached disk is still labelled
             self._patch_meta(writer)
-        if self.persist:
+        if self.persist and record_history:
             record_prompt(prompt)
         return result
 

@@ -431,6 +431,9 @@ def test_new_files_are_0600_and_new_folders_0700(home: Path, workdir: Path) -> N
             'call write_file {"file_path": "new.txt", "content": "x"}', "-n", "modes"], workdir, home)
     transcript = only_transcript(home, workdir)
     files = SessionFiles.for_transcript(transcript)
+    from commandcode.sessions.history import record_prompt
+
+    record_prompt("the interactive shell records prompts")  # -p never writes the history
     for path in (transcript, files.meta, files.checkpoints, home / "history.jsonl"):
         assert path.exists() and mode(path) == 0o600, path
     folders = [Path(folder) for folder, _, _ in os.walk(home)]
@@ -559,7 +562,7 @@ def test_a_failed_first_turn_is_recorded_and_labelled_print(home: Path, workdir:
     script = (
         "import sys\n"
         "from commandcode.agent.providers import offline\n"
-        "def broken(self, messages):\n"
+        "def broken(self, messages, **options):\n"
         "    raise RuntimeError('model exploded')\n"
         "offline.OfflineModel.respond = broken\n"
         "sys.argv = ['commandcode', '-p', 'will fail']\n"
