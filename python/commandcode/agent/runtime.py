@@ -41,25 +41,15 @@ from ..sessions.reader import open_session
 from ..sessions.writer import SessionWriter
 from ..storage.ids import new_uuid
 from .events import OnEvent
+from .model_switch import settings_mode, switch_effort, switch_model
+from .permissions import AskPermission, Grants, Policy, check_mode
 from .providers.base import Model
 from .providers.offline import OfflineModel
 from .summarize import Summarizer, offline_summary
 from .turn import Conversation, TurnResult
 
 Notify = Callable[[str], None]
-AVAILABLE_MODELS = ("offline",)
 CHECKPOINTS_SUFFIX = ".checkpoints.jsonl"
-
-
-def resolve_model(name: str) -> Model:
-    """The model a `--model` value names.
-
-    Raises:
-        UsageError: no such model.
-    """
-    if name in ("offline", OfflineModel.model_id):
-        return OfflineModel()
-    raise UsageError(f"unknown model {name!r}", hint=f"available models: {', '.join(AVAILABLE_MODELS)}")
 
 
 def git_branch(cwd: Path) -> str | None:
@@ -134,7 +124,9 @@ class AgentSession:
 
     def __init__(self, files: SessionFiles, cwd: Path, *, is_new: bool, persist: bool = True,
                  model: Model | None = None, entrypoint: str | None = None,
-                 summarizer: Summarizer = offline_summary, notify: Notify = _ignore) -> None:
+                 summarizer: Summarizer = offline_summary, notify: Notify = _ignore,
+                 ask_permission: AskPermission | None = None, permission_mode: str | None = None,
+                 grants: Grants | None = None) -> None:
         self.files = files
         self.cwd = Path(cwd)
         self.is_new = is_new
@@ -145,6 +137,12 @@ class AgentSession:
         self.notify = notify
         self.messages: list[dict[str, Any]] = []
         self.effort: str | None = None
+        # Permissions (agent/permissions.py): no `ask_permission` means headless (-p) rules;
+        # `permission_mode` None means the settings' defaultMode; `grants` the session's grants.
+        self.ask_permission = ask_permission
+        self.permission_mode = check_mode(permission_mode) if permission_mode else None
+        self.grants = grants if grants is not None else Grants()
+        self._pending_meta: dict[str, Any] = {}
         self._writer: SessionWriter | None = None
         self._checkpoints: CheckpointManager | None = None
         self._checkpoints_loaded = False
@@ -274,8 +272,10 @@ class AgentSession:
                 recorded in the session first); a failure of ours keeps its own class.
         """
         writer = self._require_writer()
+        gate = Policy(self.cwd, mode=self.permission_mode, ask=self.ask_permission, grants=self.grants,
+                      notify=self.notify)
         conversation = Conversation(writer, self.model, self.cwd, self.messages, self.checkpoints(),
-                                    effort=self.effort, on_event=on_event, cancel=cancel)
+                                    effort=self.effort, gate=gate, on_event=on_event, cancel=cancel)
         try:
             result = conversation.run_turn(prompt)
         except CommandcodeError:
@@ -301,8 +301,36 @@ class AgentSession:
         if self._name:
             patch.update({"title": self._name, "userRenamed": True})
             self._name = None
+        patch.update(self._pending_meta)
+        self._pending_meta.clear()
         if patch:
             update_meta(self.files.meta, patch)
+
+    # ----------------------------------------------------------------------------------------
+    # Model, effort and permission mode (agent/model_switch.py)
+
+    def set_model(self, name: str) -> str:
+        """Switches to the model `name` (`provider/model` or `offline`): a `model_change` entry,
+        committed now for a saved session, and `meta.model`/`modelProvider`. Returns its id.
+
+        Raises:
+            UsageError: no such model or provider.
+        """
+        self.model = switch_model(self, name)
+        return self.model.model_id
+
+    def set_effort(self, level: str) -> None:
+        """Sets the reasoning effort (low, medium, high, xhigh, max): an `effort_change` entry,
+        and the `effort` of every later assistant entry.
+
+        Raises:
+            UsageError: an unknown level.
+        """
+        self.effort = switch_effort(self, level)
+
+    def effective_permission_mode(self) -> str:
+        """The permission mode turns run in: the one set, else the settings' defaultMode."""
+        return self.permission_mode or settings_mode(self.cwd)
 
     # ----------------------------------------------------------------------------------------
     # Checkpoints and rewinds

@@ -6,6 +6,9 @@
   both paths).
 - `COMMANDCODE_DEBUG` — opt-in (`1`, `true`, `yes`, `on`): an unexpected error shows its
   traceback instead of the one `error: internal error` line.
+- `COMMANDCODE_PROVIDER_TIMEOUT` — seconds an HTTP model provider may stay silent (connect, or
+  between two reads of a streamed reply) before the request is reported as timed out (300).
+- `COMMANDCODE_PROVIDER_RETRIES` — how many times a rate-limited (HTTP 429) request is retried (3).
 - `COMMANDCODE_TEST_STEP_DELAY_MS` — a test hook: milliseconds a rewind waits before each
   restore step (the signal tests aim at that window).
 
@@ -25,6 +28,8 @@ INDEX = "COMMANDCODE_INDEX"
 FAST_PATH = "COMMANDCODE_FAST_PATH"
 DEBUG = "COMMANDCODE_DEBUG"
 TEST_STEP_DELAY_MS = "COMMANDCODE_TEST_STEP_DELAY_MS"
+PROVIDER_TIMEOUT = "COMMANDCODE_PROVIDER_TIMEOUT"
+PROVIDER_RETRIES = "COMMANDCODE_PROVIDER_RETRIES"
 
 _OFF = frozenset({"off", "0", "false", "no"})
 _ON = frozenset({"1", "true", "yes", "on"})
@@ -69,3 +74,18 @@ def test_step_delay_ms() -> int | None:
     """The rewind test hook `COMMANDCODE_TEST_STEP_DELAY_MS`, when it is a whole number."""
     delay = os.environ.get(TEST_STEP_DELAY_MS, "").strip()
     return int(delay) if delay.isdigit() else None
+
+
+def provider_timeout_seconds() -> float:
+    """`COMMANDCODE_PROVIDER_TIMEOUT` as positive seconds (default 300)."""
+    try:
+        value = float(os.environ.get(PROVIDER_TIMEOUT, "").strip())
+    except ValueError:
+        return 300.0
+    return value if 0 < value < float("inf") else 300.0
+
+
+def provider_retries() -> int:
+    """`COMMANDCODE_PROVIDER_RETRIES` as a whole number (default 3)."""
+    value = os.environ.get(PROVIDER_RETRIES, "").strip()
+    return min(int(value), 20) if value.isdigit() else 3

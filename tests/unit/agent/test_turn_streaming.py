@@ -116,7 +116,7 @@ def test_an_interrupted_bash_turn_commits_nothing(project: Path) -> None:
         if event.kind == "tool_start":
             threading.Timer(0.2, cancel.set).start()
 
-    with AgentSession.start(project) as agent:
+    with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
         agent.run_turn("first")
         before = agent.files.transcript.read_bytes()
         with pytest.raises(TurnInterrupted):
