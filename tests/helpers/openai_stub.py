@@ -102,6 +102,15 @@ def _chunks(reply: Reply) -> Iterator[bytes]:
     yield b"data: [DONE]\n\n"
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (a timeout or an interrupt under test) is expected, not news."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
 class OpenAIStub:
     """The server; a context manager that starts it on 127.0.0.1 and a free port."""
 
@@ -135,7 +144,7 @@ class OpenAIStub:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 

@@ -36,7 +36,8 @@ def permission_mode_of(permission_mode: str | None, yolo: bool) -> str | None:
 
     if yolo:
         if permission_mode not in (None, "bypassPermissions"):
-            raise UsageError(f"--yolo means --permission-mode bypassPermissions; it cannot be combined with {permission_mode}")
+            raise UsageError(f"--yolo means --permission-mode bypassPermissions; it cannot be combined with {permission_mode}",
+                             hint="pass one of them")
         return "bypassPermissions"
     return check_mode(permission_mode) if permission_mode is not None else None
 
