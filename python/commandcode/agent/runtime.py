@@ -7,7 +7,8 @@ rewind may write into (`folder`) and the recovery of a restore a crash interrupt
 come from the `summarizer` it is given (the offline one by default), so a real provider can
 write them. Messages for the user go to `notify` (the CLI prints them as `warning:` lines).
 
-Later issues add fork, clone, compact and export here (the stubs below name them).
+Later issues add fork, clone and export here (the stubs below name them); `compact` is
+agent/compaction.py, model and effort switches agent/model_switch.py, permissions agent/permissions.py.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from ..sessions.meta import read_meta_for_update, update_meta
 from ..sessions.reader import open_session
 from ..sessions.writer import SessionWriter
 from ..storage.ids import new_uuid
+from .compaction import CompactionResult
+from .compaction_hooks import auto_compact, compact_session, context_window_of, fast_view
 from .events import OnEvent
 from .model_switch import settings_mode, switch_effort, switch_model
 from .permissions import AskPermission, Grants, Policy, check_mode
@@ -136,6 +139,9 @@ class AgentSession:
         self.summarizer = summarizer
         self.notify = notify
         self.messages: list[dict[str, Any]] = []
+        self.entry_ids: list[str] = []  # the entry of each message (compaction's firstKeptEntryId)
+        self.compact_mode = "default"  # "fast": also trim old tool output at 50 % and 80 % (not persisted)
+        self.compaction_saved = 0  # tokens this process's compactions saved
         self.effort: str | None = None
         # Permissions (agent/permissions.py): no `ask_permission` means headless (-p) rules;
         # `permission_mode` None means the settings' defaultMode; `grants` the session's grants.
@@ -208,7 +214,10 @@ class AgentSession:
         try:
             if not self.is_new:  # a resumed session (also without persisting, which only stops writing)
                 session = open_session(self.files.transcript)
-                self.messages = session.context().messages
+                context = session.context()
+                self.messages = context.messages
+                self.entry_ids = list(context.entry_ids) if len(context.entry_ids) == len(self.messages) else \
+                    [""] * len(self.messages)  # "": an entry compaction cannot point at
                 if session.skipped_lines:
                     self.notify(f"{self.files.transcript.name}: {len(session.skipped_lines)} unreadable line(s) skipped")
         except BaseException:
@@ -274,8 +283,10 @@ class AgentSession:
         writer = self._require_writer()
         gate = Policy(self.cwd, mode=self.permission_mode, ask=self.ask_permission, grants=self.grants,
                       notify=self.notify)
+        auto_compact(self, on_event)
         conversation = Conversation(writer, self.model, self.cwd, self.messages, self.checkpoints(),
-                                    effort=self.effort, gate=gate, on_event=on_event, cancel=cancel)
+                                    effort=self.effort, gate=gate, on_event=on_event, cancel=cancel,
+                                    entry_ids=self.entry_ids, view=fast_view(self))
         try:
             result = conversation.run_turn(prompt)
         except CommandcodeError:
@@ -385,9 +396,18 @@ class AgentSession:
         """A copy of this session under a new id (a later issue)."""
         raise NotImplementedError("clone comes with a later issue")
 
-    def compact(self, *args: Any, **kwargs: Any) -> None:
-        """Summarizes the older context with `summarizer` (a later issue)."""
-        raise NotImplementedError("compact comes with a later issue")
+    def compact(self, instructions: str | None = None) -> CompactionResult | None:
+        """`/compact [instructions]`: summarizes the older context now (agent/compaction.py);
+        None when there is too little to summarize.
+
+        Raises:
+            CommandcodeError: the model could not write the summary (nothing was appended).
+        """
+        return compact_session(self, instructions)
+
+    def context_window(self) -> int:
+        """The model's context window: the settings' `contextWindow`, else the model's."""
+        return context_window_of(self)
 
     def export(self, *args: Any, **kwargs: Any) -> str:
         """The session as a document (a later issue)."""

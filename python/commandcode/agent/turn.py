@@ -69,7 +69,9 @@ class Conversation:
 
     def __init__(self, writer: SessionWriter, model: Model, cwd: Path, messages: list[dict[str, Any]],
                  checkpoints: CheckpointManager | None, *, effort: str | None = None, gate: Gate | None = None,
-                 on_event: OnEvent | None = None, cancel: threading.Event | None = None) -> None:
+                 on_event: OnEvent | None = None, cancel: threading.Event | None = None,
+                 entry_ids: list[str] | None = None,
+                 view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None) -> None:
         self.writer = writer
         self.model = model
         self.cwd = cwd
@@ -79,9 +81,11 @@ class Conversation:
         self.gate = gate
         self.emit: OnEvent = on_event or _ignore_event
         self.cancel = cancel
+        self.entry_ids = entry_ids if entry_ids is not None else []  # parallel to `messages`
+        self.view = view  # what the model is sent (fast compaction trims old tool output)
 
     def _append(self, message: dict[str, Any], **extra: Any) -> None:
-        self.writer.append_message(message, **extra)
+        self.entry_ids.append(self.writer.append_message(message, **extra))
         self.messages.append(message)
 
     def _mark(self) -> tuple[tuple[int, int, str | None, bool], int]:
@@ -92,6 +96,7 @@ class Conversation:
         writer_mark, message_count = mark
         self.writer.discard_to(writer_mark)
         del self.messages[message_count:]
+        del self.entry_ids[message_count:]
 
     def run_turn(self, prompt: str) -> TurnResult:
         """Runs one prompt to completion and commits it."""
@@ -107,7 +112,8 @@ class Conversation:
         try:
             for _ in range(MAX_STEPS_PER_TURN):
                 step = self._mark()  # a step is whole (its tool calls and all their results) or not written
-                reply = self.model.respond(self.messages, on_text=self._on_text, cancel=self.cancel)
+                sent = self.view(self.messages) if self.view is not None else self.messages
+                reply = self.model.respond(sent, on_text=self._on_text, cancel=self.cancel)
                 self._record_reply(reply, result)
                 if not reply.tool_uses:
                     result.text = "\n".join(block.get("text", "") for block in reply.content if block.get("type") == "text")

@@ -127,7 +127,7 @@ def test_a_checkpoints_file_names_a_session_without_transcript(project: Path) ->
     assert [choice.modes for choice in found.checkpoint_choices()] == [[RewindMode.CODE]]
 
 
-@pytest.mark.parametrize("hook", ["fork", "clone", "compact", "export"])
+@pytest.mark.parametrize("hook", ["fork", "clone", "export"])
 def test_the_hooks_of_later_issues_are_declared(project: Path, hook: str) -> None:
     with pytest.raises(NotImplementedError):
         getattr(AgentSession.start(project), hook)()
