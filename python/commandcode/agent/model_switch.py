@@ -3,6 +3,7 @@
 entry (`effort`). A saved session commits the entry at once (it survives a quit before the next
 turn); a new one writes it with its first turn. The effort also goes on each later assistant
 entry and, for a provider model that reasons, into its requests (`reasoning_effort`).
+`adopt_model` picks the model of a session opened without one (a resume goes on with its own).
 """
 
 from __future__ import annotations
@@ -46,6 +47,33 @@ def switch_effort(agent: AgentSession, level: str) -> str:
     if hasattr(agent.model, "effort"):
         agent.model.effort = cleaned
     return cleaned
+
+
+def adopt_model(agent: AgentSession, recorded_model: str | None, recorded_effort: str | None) -> None:
+    """When the caller named no model: a resumed session goes on with the model it recorded
+    (its last `model_change`, or a later assistant's `model`), a new one starts with
+    `config.json`'s (else the offline model); a recorded model this machine cannot reach any
+    more (a provider removed from providers.json) falls back to the offline model with a notice.
+    A recorded effort is kept unless one was set."""
+    if agent.effort is None and recorded_effort in EFFORT_LEVELS:
+        agent.effort = recorded_effort
+    if agent._model_given:
+        return
+    if recorded_model is None:  # a new session: config.json's model (a wrong one is the user's to fix)
+        agent.model = resolve_model(None, warn=agent.notify)
+        _carry_effort(agent)
+        return
+    try:
+        agent.model = resolve_model(recorded_model, warn=agent.notify)
+    except UsageError as error:
+        agent.notify(f"the session's model {recorded_model} is not available ({error}); using the offline model")
+        agent.model = resolve_model("offline")
+    _carry_effort(agent)
+
+
+def _carry_effort(agent: AgentSession) -> None:
+    if agent.effort is not None and hasattr(agent.model, "effort"):
+        agent.model.effort = agent.effort
 
 
 def settings_mode(cwd: Path) -> str:

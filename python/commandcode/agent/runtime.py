@@ -44,7 +44,7 @@ from ..storage.ids import new_uuid
 from .compaction import CompactionResult
 from .compaction_hooks import auto_compact, compact_session, context_window_of, fast_view
 from .events import OnEvent
-from .model_switch import settings_mode, switch_effort, switch_model
+from .model_switch import adopt_model, settings_mode, switch_effort, switch_model
 from .permissions import AskPermission, Grants, Policy, check_mode
 from .providers.base import Model
 from .providers.offline import OfflineModel
@@ -135,6 +135,7 @@ class AgentSession:
         self.is_new = is_new
         self.persist = persist
         self.model = model if model is not None else OfflineModel()
+        self._model_given = model is not None  # else: the resumed session's model, or config.json's
         self.entrypoint = entrypoint
         self.summarizer = summarizer
         self.notify = notify
@@ -212,14 +213,17 @@ class AgentSession:
         writer = SessionWriter(self.files, str(self.cwd), persist=self.persist)
         writer.__enter__()
         try:
+            recorded: tuple[str | None, str | None] = (None, None)  # the session's model and effort
             if not self.is_new:  # a resumed session (also without persisting, which only stops writing)
                 session = open_session(self.files.transcript)
+                recorded = (session.model, session.effort)
                 context = session.context()
                 self.messages = context.messages
                 self.entry_ids = list(context.entry_ids) if len(context.entry_ids) == len(self.messages) else \
                     [""] * len(self.messages)  # "": an entry compaction cannot point at
                 if session.skipped_lines:
                     self.notify(f"{self.files.transcript.name}: {len(session.skipped_lines)} unreadable line(s) skipped")
+            adopt_model(self, *recorded)
         except BaseException:
             writer.close()
             raise

@@ -69,15 +69,16 @@ def run_print(prompt: str, *, output_format: str, name: str | None, resume: str 
 
 def _run(prompt: str, reporter: Reporter, *, name: str | None, resume: str | None, continue_last: bool,
          no_session: bool, model_name: str | None, effort: str | None, mode: str | None) -> None:
-    model = resolve_model(model_name, warn=warn)
-    reporter.model_id = model.model_id
+    model = resolve_model(model_name, warn=warn) if model_name is not None else None  # else the session's, or config.json's
+    reporter.model_id = model.model_id if model is not None else ""
     agent = AgentSession.start(Path.cwd(), reference=resume, continue_last=continue_last, persist=not no_session,
                                model=model, entrypoint="print", notify=warn, permission_mode=mode)
     if no_session:
         warn("--no-session: this turn's edits are not checkpointed; no rewind can undo them")
     reporter.session_id = None if no_session else agent.session_id
     with agent:
-        reporter.init(session_id=reporter.session_id, cwd=str(agent.cwd), model_id=model.model_id,
+        reporter.model_id = agent.model.model_id
+        reporter.init(session_id=reporter.session_id, cwd=str(agent.cwd), model_id=agent.model.model_id,
                       permission_mode=agent.effective_permission_mode())
         if name:
             agent.rename(name)
