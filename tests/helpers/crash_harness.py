@@ -8,7 +8,10 @@ Five operations, each in its own workspace (a data dir and a project folder):
 - `first_write`: `commandcode -p PROMPT` starting a new session (its first turn writes a file);
 - `backup`: a turn whose `edit_file` calls back up multi-megabyte files first;
 - `rewind`: `commandcode rewind SID --to N --mode code --yes` over a few hundred files;
-- `meta`: `commandcode -p PROMPT -r SID -n NAME` (a `session_info` entry and a meta update).
+- `meta`: `commandcode -p PROMPT -r SID -n NAME` (a `session_info` entry and a meta update);
+- `compact`: `commandcode -p LONG_PROMPT -r SID --effort high` in a project whose settings give a
+  3,000-token `contextWindow`: an `effort_change` committed on its own, and every other turn or so
+  an automatic compaction (a `compaction` entry committed before the turn, then `meta.compaction`).
 
 A point is one run killed either after a random delay (up to the operation's measured duration;
 for a rewind also 0-40 ms after its restore journal appears, so kills land inside the native
@@ -53,7 +56,9 @@ from typing import Any
 
 from helpers.locations import KILLABLE
 
-OPERATIONS = ("append", "first_write", "backup", "rewind", "meta")
+OPERATIONS = ("append", "first_write", "backup", "rewind", "meta", "compact")
+COMPACT_WINDOW = 3_000  # tokens: a few long turns pass 90 % of it
+COMPACT_TEXT = "long words " * 360  # ~1,000 tokens a prompt
 LANE_POINTS = 40  # a fresh workspace after this many points (bounds data growth)
 REWIND_FILES = 90  # two turns stay under the 200-backups-per-session cap
 BACKUP_FILES = 4
@@ -201,6 +206,10 @@ class Workspace:
                     for number in range(BACKUP_FILES):
                         self._write_big(number, 0)
                 self.session_id = self._seed_session()
+            elif self.operation == "compact":
+                (self.project / ".commandcode").mkdir(exist_ok=True)
+                (self.project / ".commandcode" / "settings.json").write_text(json.dumps({"contextWindow": COMPACT_WINDOW}))
+                self.session_id = self._seed_session(turns=6, text=COMPACT_TEXT)
             elif self.operation == "rewind":
                 self._seed_rewind()
 
@@ -210,17 +219,18 @@ class Workspace:
         body = " ".join(rng.choice(words) for _ in range(BACKUP_FILE_BYTES // 8))
         (self.project / f"big{number}.txt").write_text(f"VERSION {version}\n{body}\n")
 
-    def _seed_session(self) -> str:
+    def _seed_session(self, turns: int = 1, text: str = "") -> str:
         from commandcode.config.paths import project_dir
         from commandcode.sessions.files import SessionFiles
         from commandcode.sessions.writer import SessionWriter
 
         files = SessionFiles(project_dir(self.project), str(uuid.uuid4()))
         with SessionWriter(files, str(self.project)) as writer:
-            writer.append_message({"role": "user", "content": [{"type": "text", "text": "seed turn"}],
-                                   "meta": {"source": "user", "messageId": str(uuid.uuid4())}})
-            writer.append_message({"role": "assistant", "content": [{"type": "text", "text": "seeded"}],
-                                   "meta": {"source": "model", "messageId": str(uuid.uuid4())}}, model="seed")
+            for turn in range(turns):
+                writer.append_message({"role": "user", "content": [{"type": "text", "text": f"seed turn {turn}\n{text}"}],
+                                       "meta": {"source": "user", "messageId": str(uuid.uuid4())}})
+                writer.append_message({"role": "assistant", "content": [{"type": "text", "text": "seeded"}],
+                                       "meta": {"source": "model", "messageId": str(uuid.uuid4())}}, model="seed")
             writer.commit()
         return files.session_id
 
@@ -448,6 +458,9 @@ def _next_run(workspace: Workspace, rng: random.Random) -> Run:
             calls.append("call edit_file " + json.dumps({"file_path": f"big{number}.txt", "old_string": current,
                                                         "new_string": f"VERSION {version}"}))
         return Run(["-p", f"{marker} backup\n" + "\n".join(calls), "-r", workspace.session_id or "",
+                    "--output-format", "json"], marker)
+    if operation == "compact":
+        return Run(["-p", f"{marker} compact\n{COMPACT_TEXT}", "-r", workspace.session_id or "", "--effort", "high",
                     "--output-format", "json"], marker)
     if operation == "meta":
         name = f"name {marker}"

@@ -40,6 +40,8 @@ def switch_effort(agent: AgentSession, level: str) -> str:
     cleaned = level.strip().lower()
     if cleaned not in EFFORT_LEVELS:
         raise UsageError(f"unknown effort {level!r}", hint=f"use one of: {', '.join(EFFORT_LEVELS)}")
+    if cleaned == agent.effort:
+        return cleaned  # no change, no entry (`--effort high` on every -p run of a high session)
     writer = agent._require_writer()
     writer.append_entry("effort_change", {"effort": cleaned})
     if writer.exists_on_disk:

@@ -37,7 +37,7 @@ from ..errors import CheckpointError, CommandcodeError, SessionNotFoundError, Us
 from ..sessions.files import SessionFiles
 from ..sessions.format import clean_name, read_header_cwd
 from ..sessions.history import record_prompt
-from ..sessions.meta import read_meta_for_update, update_meta
+from ..sessions.meta import read_meta, read_meta_for_update, update_meta
 from ..sessions.reader import open_session
 from ..sessions.writer import SessionWriter
 from ..storage.ids import new_uuid
@@ -343,6 +343,14 @@ class AgentSession:
         """
         self.effort = switch_effort(self, level)
 
+    def set_permission_mode(self, mode: str | None) -> None:
+        """The mode later turns run in (Shift+Tab cycles it); None: the settings' defaultMode.
+
+        Raises:
+            UsageError: an unknown mode.
+        """
+        self.permission_mode = check_mode(mode) if mode else None
+
     def effective_permission_mode(self) -> str:
         """The permission mode turns run in: the one set, else the settings' defaultMode."""
         return self.permission_mode or settings_mode(self.cwd)
@@ -408,6 +416,12 @@ class AgentSession:
             CommandcodeError: the model could not write the summary (nothing was appended).
         """
         return compact_session(self, instructions)
+
+    def compaction_totals(self) -> dict[str, Any]:
+        """`meta.compaction` (`count`, `tokensSaved`, ...) over every run of the session ({} when
+        none saved anything); this process's share is `compaction_saved`."""
+        stats = read_meta(self.files.meta).get("compaction") if self.persist else None
+        return dict(stats) if isinstance(stats, dict) else {}
 
     def context_window(self) -> int:
         """The model's context window: the settings' `contextWindow`, else the model's."""

@@ -77,6 +77,9 @@ def test_compact_appends_an_entry_keeps_the_tail_and_resumes_to_the_same_context
         assert second.summary.startswith("**Focus requested**\nkeep the file names")
         assert "**Earlier summary**" in second.summary
         assert again.compaction_saved == second.saved  # this process's savings
+        assert again.compaction_totals()["tokensSaved"] == second.total_saved
+        again.set_permission_mode("plan")
+        assert again.effective_permission_mode() == "plan"
     assert read_meta(agent.files.meta)["compaction"]["count"] == 2
 
 
