@@ -14,11 +14,11 @@ import pytest
 
 from helpers.cli import entries, only_transcript, read_meta_file, run_cli, transcripts
 from helpers.locations import REPO
-from helpers.openai_stub import OpenAIStub, text, tool_calls, write_providers
+from helpers.openai_stub import STUB_KEY, OpenAIStub, text, tool_calls, write_providers
 
 SCHEMA = json.loads((REPO / "docs" / "headless-schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
-KEY = "sk-stub-key-do-not-leak-42"
+KEY = STUB_KEY
 
 
 def _events(stdout: str) -> list[dict[str, Any]]:
@@ -31,15 +31,8 @@ def _events(stdout: str) -> list[dict[str, Any]]:
     return events
 
 
-@pytest.fixture
-def stub(home: Path) -> Any:
-    with OpenAIStub() as server:
-        write_providers(home, server.url)
-        yield server
-
-
 def _run(args: list[str], workdir: Path, home: Path) -> Any:
-    return run_cli(args, workdir, home, STUB_API_KEY=KEY, COMMANDCODE_PROVIDER_TIMEOUT="20")
+    return run_cli(args, workdir, home)  # $STUB_API_KEY and the timeout come from the `openai_stub` fixture
 
 
 def test_stream_json_offline_with_tools(home: Path, workdir: Path) -> None:
@@ -58,9 +51,9 @@ def test_stream_json_offline_with_tools(home: Path, workdir: Path) -> None:
     assert result["result"].startswith("Ran 2 tool call(s):")
 
 
-def test_stream_json_with_a_provider_and_usage(stub: OpenAIStub, home: Path, workdir: Path) -> None:
-    stub.reply(tool_calls(("call_1", "write_file", {"file_path": "hello.txt", "content": "hi\n"})))
-    stub.reply(text("Wrote ", "hello.txt"))
+def test_stream_json_with_a_provider_and_usage(openai_stub: OpenAIStub, home: Path, workdir: Path) -> None:
+    openai_stub.reply(tool_calls(("call_1", "write_file", {"file_path": "hello.txt", "content": "hi\n"})))
+    openai_stub.reply(text("Wrote ", "hello.txt"))
     completed = _run(["-p", "make hello", "--model", "local/stub-model", "--effort", "high",
                       "--output-format", "stream-json"], workdir, home)
     assert completed.returncode == 0, completed.stderr
@@ -83,9 +76,9 @@ def test_stream_json_with_a_provider_and_usage(stub: OpenAIStub, home: Path, wor
 
 
 @pytest.mark.parametrize("output_format", ["stream-json", "json", "text"])
-def test_a_provider_failure_is_one_line_a_result_and_a_recorded_error(stub: OpenAIStub, home: Path, workdir: Path,
+def test_a_provider_failure_is_one_line_a_result_and_a_recorded_error(openai_stub: OpenAIStub, home: Path, workdir: Path,
                                                                        output_format: str) -> None:
-    stub.error(401, "invalid api key")
+    openai_stub.error(401, "invalid api key")
     completed = _run(["-p", "my prompt", "--model", "local/stub-model", "--output-format", output_format], workdir, home)
     assert completed.returncode == 1
     assert completed.stderr.splitlines()[0] == "error: provider local: authentication failed (HTTP 401): invalid api key"
@@ -108,12 +101,12 @@ def test_a_provider_failure_is_one_line_a_result_and_a_recorded_error(stub: Open
     assert again.returncode == 0 and again.stdout.startswith("Hello from stub. You said: again")
 
 
-def test_429_retries_then_succeeds_and_unreachable_is_one_line(stub: OpenAIStub, home: Path, workdir: Path) -> None:
-    stub.error(429, "busy", retry_after="0")
-    stub.error(429, "busy", retry_after="0")
+def test_429_retries_then_succeeds_and_unreachable_is_one_line(openai_stub: OpenAIStub, home: Path, workdir: Path) -> None:
+    openai_stub.error(429, "busy", retry_after="0")
+    openai_stub.error(429, "busy", retry_after="0")
     completed = _run(["-p", "hi", "--model", "local/stub-model"], workdir, home)
     assert completed.returncode == 0 and completed.stdout == "Hello from stub. You said: hi\n"
-    assert len(stub.requests) == 3
+    assert len(openai_stub.requests) == 3
     write_providers(home, "http://127.0.0.1:9/v1")
     refused = _run(["-p", "hi", "--model", "local/stub-model", "--output-format", "stream-json"], workdir, home)
     assert refused.returncode == 1
@@ -121,29 +114,29 @@ def test_429_retries_then_succeeds_and_unreachable_is_one_line(stub: OpenAIStub,
     assert _events(refused.stdout)[-1]["is_error"] is True
 
 
-def test_a_bad_model_is_refused_before_anything_is_written(stub: OpenAIStub, home: Path, workdir: Path) -> None:
+def test_a_bad_model_is_refused_before_anything_is_written(openai_stub: OpenAIStub, home: Path, workdir: Path) -> None:
     unknown = _run(["-p", "hi", "--model", "nope/x", "--output-format", "stream-json"], workdir, home)
     assert unknown.returncode == 2
     assert unknown.stderr.splitlines()[0] == "error: unknown provider 'nope' in model 'nope/x'"
     assert _events(unknown.stdout)[-1]["result"] == "Error: unknown provider 'nope' in model 'nope/x'"
-    write_providers(home, stub.url, extra={"api": "anthropic-messages"})
+    write_providers(home, openai_stub.url, extra={"api": "anthropic-messages"})
     other = _run(["-p", "hi", "--model", "local/stub-model"], workdir, home)
     assert other.returncode == 1
     assert other.stderr.splitlines()[0] == ("error: provider local: api 'anthropic-messages' is not supported; "
                                             "only openai-completions is")
     bad_effort = _run(["-p", "hi", "--effort", "extreme"], workdir, home)
     assert bad_effort.returncode == 2 and "unknown effort 'extreme'" in bad_effort.stderr
-    assert stub.requests == []
+    assert openai_stub.requests == []
 
 
-def test_config_json_default_model_and_raw_secret_warning(stub: OpenAIStub, home: Path, workdir: Path) -> None:
-    write_providers(home, stub.url, api_key="sk-pasted-raw-secret", default_model="local/stub-model-2")
+def test_config_json_default_model_and_raw_secret_warning(openai_stub: OpenAIStub, home: Path, workdir: Path) -> None:
+    write_providers(home, openai_stub.url, api_key="sk-pasted-raw-secret", default_model="local/stub-model-2")
     completed = _run(["-p", "hi", "--output-format", "json"], workdir, home)
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout)["model"] == "local/stub-model-2"
     assert completed.stderr == ('warning: providers.json: provider local: apiKey looks like a raw secret and is '
                                 'refused; use "$VAR", "{env:VAR}" or "!command" instead\n')
-    assert "authorization" not in stub.requests[0].headers
+    assert "authorization" not in openai_stub.requests[0].headers
     for path in transcripts(home):
         assert b"sk-pasted-raw-secret" not in path.read_bytes()
     assert b"sk-pasted" not in json.dumps(read_meta_file(transcripts(home)[0])).encode()

@@ -27,6 +27,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+STUB_KEY = "sk-stub-key-do-not-leak-42"  # what the `openai_stub` fixture puts in $STUB_API_KEY
+
 
 @dataclass
 class Reply:

@@ -23,28 +23,20 @@ from helpers.openai_stub import OpenAIStub, text, write_providers
 BIG = "x" * 8000  # ~2,000 tokens per prompt
 
 
-@pytest.fixture
-def project(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "project"
-    (folder / ".git").mkdir(parents=True)
-    monkeypatch.chdir(folder)
-    return folder
-
-
 def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def _long_session(project: Path, turns: int = 24, **options: Any) -> AgentSession:
-    agent = AgentSession.start(project, **options)
+def _long_session(here: Path, turns: int = 24, **options: Any) -> AgentSession:
+    agent = AgentSession.start(here, **options)
     agent.__enter__()
     for number in range(turns):
         agent.run_turn(f"request {number}\n{BIG}")
     return agent
 
 
-def test_compact_appends_an_entry_keeps_the_tail_and_resumes_to_the_same_context(project: Path) -> None:
-    agent = _long_session(project)
+def test_compact_appends_an_entry_keeps_the_tail_and_resumes_to_the_same_context(here: Path) -> None:
+    agent = _long_session(here)
     try:
         before = agent.files.transcript.read_bytes()
         tokens = estimate_tokens(agent.messages)
@@ -68,7 +60,7 @@ def test_compact_appends_an_entry_keeps_the_tail_and_resumes_to_the_same_context
         assert _lines(agent.files.transcript)[-2]["parentId"] == entry["id"]
     finally:
         agent.close()
-    with AgentSession.start(project, reference=agent.session_id) as again:
+    with AgentSession.start(here, reference=agent.session_id) as again:
         for number in range(20):
             again.run_turn(f"more {number}\n{BIG}")
         second = again.compact("keep the file names")
@@ -83,8 +75,8 @@ def test_compact_appends_an_entry_keeps_the_tail_and_resumes_to_the_same_context
     assert read_meta(agent.files.meta)["compaction"]["count"] == 2
 
 
-def test_too_little_to_summarize_appends_nothing(project: Path) -> None:
-    with AgentSession.start(project) as agent:
+def test_too_little_to_summarize_appends_nothing(here: Path) -> None:
+    with AgentSession.start(here) as agent:
         for number in range(3):
             agent.run_turn(f"short {number}")
         before = agent.files.transcript.read_bytes()
@@ -110,11 +102,11 @@ def test_the_kept_tail_starts_at_a_fresh_user_turn() -> None:
     assert kept_start(messages[:6], keep_tokens=1) is None  # only 3 messages before the tail: under 5
 
 
-def test_automatic_compaction_past_90_percent_of_the_window(project: Path) -> None:
-    agent = _long_session(project, turns=12)
+def test_automatic_compaction_past_90_percent_of_the_window(here: Path) -> None:
+    agent = _long_session(here, turns=12)
     try:
-        (project / ".commandcode").mkdir()
-        (project / ".commandcode" / "settings.json").write_text(json.dumps({"contextWindow": 25_000}))
+        (here / ".commandcode").mkdir()
+        (here / ".commandcode" / "settings.json").write_text(json.dumps({"contextWindow": 25_000}))
         assert agent.context_window() == 25_000
         events: list[TurnEvent] = []
         agent.run_turn("next", on_event=events.append)
@@ -126,7 +118,7 @@ def test_automatic_compaction_past_90_percent_of_the_window(project: Path) -> No
         agent.close()
 
 
-def test_fast_mode_trims_old_tool_output_without_persisting(project: Path) -> None:
+def test_fast_mode_trims_old_tool_output_without_persisting(here: Path) -> None:
     messages: list[dict[str, Any]] = []
     for number in range(12):
         messages += [{"role": "user", "content": [{"type": "text", "text": f"p{number}"}]},
@@ -141,17 +133,17 @@ def test_fast_mode_trims_old_tool_output_without_persisting(project: Path) -> No
     late = trimmed_view(messages, int(total * 1.1))  # over 80 %: all but the current turn's
     assert sum(message is not messages[index] for index, message in enumerate(late)) == 11
     assert messages[2]["content"][0]["content"][0]["text"] == "y" * 4000  # the stored message is unchanged
-    with AgentSession.start(project) as agent:
+    with AgentSession.start(here) as agent:
         agent.compact_mode = "fast"
         agent.run_turn("a turn in fast mode")
         assert agent.files.transcript.exists()
 
 
-def test_the_provider_writes_the_summary(project: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_provider_writes_the_summary(here: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STUB_API_KEY", "k")
     with OpenAIStub() as stub:
         write_providers(home, stub.url)
-        agent = _long_session(project, turns=20)
+        agent = _long_session(here, turns=20)
         try:
             agent.model = resolve_model("local/stub-model")
             stub.error(500, "summarizer down")

@@ -17,28 +17,12 @@ from commandcode.sessions.reader import open_session
 from helpers.openai_stub import OpenAIStub, write_providers
 
 
-@pytest.fixture
-def stub(home: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("STUB_API_KEY", "k")
-    with OpenAIStub() as server:
-        write_providers(home, server.url)
-        yield server
-
-
-@pytest.fixture
-def project(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
-
-
 def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_switches_are_entries_and_meta_and_survive_a_resume(stub: OpenAIStub, project: Path) -> None:
-    with AgentSession.start(project) as agent:
+def test_switches_are_entries_and_meta_and_survive_a_resume(openai_stub: OpenAIStub, here: Path) -> None:
+    with AgentSession.start(here) as agent:
         agent.run_turn("first")  # the offline model
         assert agent.set_model("local/stub-model-2") == "local/stub-model-2"
         assert _lines(agent.files.transcript)[-1] == {**_lines(agent.files.transcript)[-1], "type": "model_change",
@@ -58,15 +42,15 @@ def test_switches_are_entries_and_meta_and_survive_a_resume(stub: OpenAIStub, pr
         assert agent.model.model_id == "local/stub-model-2"  # a refused switch changes nothing
     session = open_session(agent.files.transcript)
     assert (session.model, session.effort) == ("local/stub-model-2", "high")
-    with AgentSession.start(project, continue_last=True) as resumed:
+    with AgentSession.start(here, continue_last=True) as resumed:
         assert resumed.model.model_id == "local/stub-model-2" and resumed.effort == "high"
         resumed.set_model("offline")
         assert read_meta(resumed.files.meta)["model"] == "commandcode/offline"
         assert "modelProvider" not in read_meta(resumed.files.meta)
 
 
-def test_a_new_session_writes_its_switch_with_the_first_turn(stub: OpenAIStub, project: Path, home: Path) -> None:
-    with AgentSession.start(project) as agent:
+def test_a_new_session_writes_its_switch_with_the_first_turn(openai_stub: OpenAIStub, here: Path, home: Path) -> None:
+    with AgentSession.start(here) as agent:
         agent.set_model("local/stub-model")
         assert not agent.files.transcript.exists()
         agent.run_turn("hi")
@@ -75,6 +59,6 @@ def test_a_new_session_writes_its_switch_with_the_first_turn(stub: OpenAIStub, p
     assert read_meta(agent.files.meta)["model"] == "local/stub-model"
     (home / "providers.json").unlink()
     notices: list[str] = []
-    with AgentSession.start(project, reference=agent.session_id, notify=notices.append) as resumed:
+    with AgentSession.start(here, reference=agent.session_id, notify=notices.append) as resumed:
         assert resumed.model.model_id == "commandcode/offline"
     assert notices and notices[0].startswith("the session's model local/stub-model is not available")

@@ -16,17 +16,9 @@ from commandcode.agent.shell_parts import has_substitution, split_command
 from commandcode.errors import SettingsError, UsageError
 
 
-@pytest.fixture
-def project(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "project"
-    (folder / ".git").mkdir(parents=True)
-    monkeypatch.chdir(folder)
-    return folder
-
-
-def _settings(project: Path, permissions: dict[str, Any], name: str = "settings.json") -> None:
-    (project / ".commandcode").mkdir(exist_ok=True)
-    (project / ".commandcode" / name).write_text(json.dumps({"permissions": permissions}))
+def _settings(here: Path, permissions: dict[str, Any], name: str = "settings.json") -> None:
+    (here / ".commandcode").mkdir(exist_ok=True)
+    (here / ".commandcode" / name).write_text(json.dumps({"permissions": permissions}))
 
 
 def _bash(command: str) -> tuple[str, dict[str, Any]]:
@@ -60,8 +52,8 @@ def test_rule_syntax() -> None:
     assert not rooted.matches_path("/root/src/deep/a.py", "/root/sub", "/root")
 
 
-def test_headless_defaults_edits_inside_run_bash_and_outside_refused(project: Path, tmp_path: Path) -> None:
-    policy = Policy(project)
+def test_headless_defaults_edits_inside_run_bash_and_outside_refused(here: Path, tmp_path: Path) -> None:
+    policy = Policy(here)
     assert policy("write_file", {"file_path": "a.txt", "content": "x"}) is None
     assert policy("read_file", {"file_path": "a.txt"}) is None
     refused = policy(*_bash("ls"))
@@ -73,71 +65,71 @@ def test_headless_defaults_edits_inside_run_bash_and_outside_refused(project: Pa
     for name in ("write_file", "read_file"):
         result = policy(name, {"file_path": str(outside), "content": "x"})
         assert result is not None and f'"{"Read" if name == "read_file" else "Edit"}(/{outside})"' in result.text
-    symlink = project / "link"
+    symlink = here / "link"
     symlink.symlink_to(tmp_path)
     assert policy("write_file", {"file_path": "link/escape.txt", "content": "x"}) is not None  # judged on the real path
 
 
-def test_deny_beats_ask_beats_allow_and_modes(project: Path) -> None:
-    _settings(project, {"allow": ["Bash(npm test:*)", "Bash(rm:*)", "Edit"], "ask": ["Bash(npm test --update:*)"],
+def test_deny_beats_ask_beats_allow_and_modes(here: Path) -> None:
+    _settings(here, {"allow": ["Bash(npm test:*)", "Bash(rm:*)", "Edit"], "ask": ["Bash(npm test --update:*)"],
                         "deny": ["Bash(rm -rf:*)", "Read(./secrets/**)"]})
-    policy = Policy(project)
+    policy = Policy(here)
     assert policy(*_bash("npm test")) is None
     assert policy(*_bash("npm test --update")) is not None  # ask wins over allow (headless: refused)
     denied = policy(*_bash("rm -rf build"))
     assert denied is not None and 'refused by the deny rule "Bash(rm -rf:*)"' in denied.text
     assert policy(*_bash("rm old.txt")) is None
-    (project / "secrets").mkdir()
+    (here / "secrets").mkdir()
     assert policy("read_file", {"file_path": "secrets/key.pem"}) is not None
-    bypass = Policy(project, mode="bypassPermissions")
+    bypass = Policy(here, mode="bypassPermissions")
     assert bypass(*_bash("curl x | sh")) is None
     assert bypass(*_bash("echo ok && rm -rf /")) is not None  # deny rules hold in every mode
     assert bypass("read_file", {"file_path": "secrets/key.pem"}) is not None
-    plan = Policy(project, mode="plan")
+    plan = Policy(here, mode="plan")
     assert "plan mode" in plan("write_file", {"file_path": "a.txt", "content": "x"}).text  # type: ignore[union-attr]
     assert "plan mode" in plan(*_bash("npm test")).text  # type: ignore[union-attr]
     assert plan("read_file", {"file_path": "a.txt"}) is None
     with pytest.raises(UsageError, match="unknown permission mode 'yolo'"):
-        Policy(project, mode="yolo")
+        Policy(here, mode="yolo")
 
 
-def test_default_mode_from_settings_and_accept_edits(project: Path) -> None:
-    _settings(project, {"defaultMode": "plan"})
-    assert Policy(project).mode == "plan"
+def test_default_mode_from_settings_and_accept_edits(here: Path) -> None:
+    _settings(here, {"defaultMode": "plan"})
+    assert Policy(here).mode == "plan"
     asked: list[PermissionRequest] = []
 
     def ask(request: PermissionRequest) -> str:
         asked.append(request)
         return PermissionAnswer.DENY
 
-    _settings(project, {"defaultMode": "acceptEdits"})
-    accept = Policy(project, ask=ask)
+    _settings(here, {"defaultMode": "acceptEdits"})
+    accept = Policy(here, ask=ask)
     assert accept("edit_file", {"file_path": "a.txt", "old_string": "a", "new_string": "b"}) is None and not asked
-    interactive = Policy(project, mode="default", ask=ask)
+    interactive = Policy(here, mode="default", ask=ask)
     denied = interactive("write_file", {"file_path": "a.txt", "content": "x"})
     assert denied is not None and "the user denied write_file" in denied.text
-    assert [request.rules for request in asked] == [[f"Edit(/{project / 'a.txt'})"]]
+    assert [request.rules for request in asked] == [[f"Edit(/{here / 'a.txt'})"]]
 
 
-def test_compound_commands_get_one_rule_per_part(project: Path) -> None:
-    _settings(project, {"allow": ["Bash(git status)"]})
+def test_compound_commands_get_one_rule_per_part(here: Path) -> None:
+    _settings(here, {"allow": ["Bash(git status)"]})
     asked: list[PermissionRequest] = []
 
     def ask(request: PermissionRequest) -> str:
         asked.append(request)
         return PermissionAnswer.ALWAYS
 
-    policy = Policy(project, ask=ask)
+    policy = Policy(here, ask=ask)
     assert policy(*_bash("git status && npm test; ls | wc -l")) is None
     assert asked[0].rules == ["Bash(npm test)", "Bash(ls)", "Bash(wc -l)"]  # not git status: it was allowed
-    local = json.loads((project / ".commandcode" / "settings.local.json").read_text())
+    local = json.loads((here / ".commandcode" / "settings.local.json").read_text())
     assert local["permissions"]["allow"] == ["Bash(npm test)", "Bash(ls)", "Bash(wc -l)"]
-    fresh = Policy(project, ask=ask)  # a new process: the saved rules hold, parts reorder freely
+    fresh = Policy(here, ask=ask)  # a new process: the saved rules hold, parts reorder freely
     assert fresh(*_bash("ls; npm test")) is None and len(asked) == 1
     assert fresh(*_bash("ls $(rm -rf ~)")) is None and len(asked) == 2  # a substitution is asked every time
 
 
-def test_session_grants_and_allow_once(project: Path) -> None:
+def test_session_grants_and_allow_once(here: Path) -> None:
     answers = [PermissionAnswer.ALLOW_ONCE, PermissionAnswer.ALLOW_SESSION]
     asked: list[str] = []
 
@@ -146,41 +138,41 @@ def test_session_grants_and_allow_once(project: Path) -> None:
         return answers.pop(0)
 
     grants = Grants()
-    policy = Policy(project, ask=ask, grants=grants)
+    policy = Policy(here, ask=ask, grants=grants)
     assert policy(*_bash("make")) is None  # once
     assert policy(*_bash("make")) is None  # asked again, now for the session
     assert policy(*_bash("make")) is None and asked == ["bash: make", "bash: make"]
     assert grants.rules == ["Bash(make)"]
-    assert Policy(project, ask=ask, grants=grants)(*_bash("make")) is None  # a /fork carries the object
-    assert not (project / ".commandcode" / "settings.local.json").exists()  # session grants are not saved
+    assert Policy(here, ask=ask, grants=grants)(*_bash("make")) is None  # a /fork carries the object
+    assert not (here / ".commandcode" / "settings.local.json").exists()  # session grants are not saved
 
 
-def test_dont_ask_again_when_the_local_file_is_malformed(project: Path) -> None:
-    (project / ".commandcode").mkdir()
-    (project / ".commandcode" / "settings.local.json").write_text('{"permissions": ')
+def test_dont_ask_again_when_the_local_file_is_malformed(here: Path) -> None:
+    (here / ".commandcode").mkdir()
+    (here / ".commandcode" / "settings.local.json").write_text('{"permissions": ')
     with pytest.raises(SettingsError, match=r"settings\.local\.json:1:\d+"):
-        Policy(project)
-    (project / ".commandcode" / "settings.local.json").write_text('{"permissions": []}')
+        Policy(here)
+    (here / ".commandcode" / "settings.local.json").write_text('{"permissions": []}')
     notes: list[str] = []
-    policy = Policy(project, ask=lambda request: PermissionAnswer.ALWAYS, notify=notes.append)
+    policy = Policy(here, ask=lambda request: PermissionAnswer.ALWAYS, notify=notes.append)
     assert policy(*_bash("make")) is None  # allowed for the session, and the user is told why not saved
     assert notes and notes[0].endswith("allowed for this session only")
-    assert (project / ".commandcode" / "settings.local.json").read_text() == '{"permissions": []}'
+    assert (here / ".commandcode" / "settings.local.json").read_text() == '{"permissions": []}'
 
 
-def test_agent_session_asks_through_the_hook_and_the_turn_goes_on(project: Path) -> None:
+def test_agent_session_asks_through_the_hook_and_the_turn_goes_on(here: Path) -> None:
     requests: list[PermissionRequest] = []
 
     def ask(request: PermissionRequest) -> str:
         requests.append(request)
         return PermissionAnswer.DENY
 
-    with AgentSession.start(project, ask_permission=ask) as agent:
+    with AgentSession.start(here, ask_permission=ask) as agent:
         result = agent.run_turn('call bash {"command": "touch made"}\ncall write_file {"file_path": "a.txt", "content": "x"}')
     assert [request.tool for request in requests] == ["bash", "write_file"]
-    assert not (project / "made").exists() and not (project / "a.txt").exists()
+    assert not (here / "made").exists() and not (here / "a.txt").exists()
     assert result.error is None and "the user denied" in result.text
-    with AgentSession.start(project) as headless:
+    with AgentSession.start(here) as headless:
         assert headless.effective_permission_mode() == "default"
         outcome = headless.run_turn('call bash {"command": "touch made"}')
-    assert "nobody can approve it" in outcome.text and not (project / "made").exists()
+    assert "nobody can approve it" in outcome.text and not (here / "made").exists()

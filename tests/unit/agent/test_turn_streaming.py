@@ -18,14 +18,6 @@ from commandcode.agent.tools import run_tool
 from commandcode.errors import TurnInterrupted
 
 
-@pytest.fixture
-def project(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
-
-
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -35,9 +27,9 @@ def _alive(pid: int) -> bool:
     return status not in ("Z", "X")
 
 
-def test_events_stream_text_deltas_tools_and_usage(project: Path) -> None:
+def test_events_stream_text_deltas_tools_and_usage(here: Path) -> None:
     events: list[TurnEvent] = []
-    with AgentSession.start(project) as agent:
+    with AgentSession.start(here) as agent:
         agent.run_turn('call write_file {"file_path": "a.txt", "content": "x"}', on_event=events.append)
         agent.run_turn("hello there friend", on_event=events.append)
     kinds = [event.kind for event in events]
@@ -51,8 +43,8 @@ def test_events_stream_text_deltas_tools_and_usage(project: Path) -> None:
     assert sum(1 for event in events if event.kind == "usage") == 3  # two model calls, then one
 
 
-def test_an_interrupted_model_call_leaves_no_partial_turn(project: Path) -> None:
-    with AgentSession.start(project) as agent:
+def test_an_interrupted_model_call_leaves_no_partial_turn(here: Path) -> None:
+    with AgentSession.start(here) as agent:
         agent.run_turn("first")
         before = agent.files.transcript.read_bytes()
         cancel = threading.Event()
@@ -70,10 +62,10 @@ def test_an_interrupted_model_call_leaves_no_partial_turn(project: Path) -> None
     assert texts == []
 
 
-def test_an_interrupted_new_session_leaves_no_file(project: Path) -> None:
+def test_an_interrupted_new_session_leaves_no_file(here: Path) -> None:
     cancel = threading.Event()
     cancel.set()
-    with AgentSession.start(project) as agent, pytest.raises(TurnInterrupted):
+    with AgentSession.start(here) as agent, pytest.raises(TurnInterrupted):
         agent.run_turn("never saved", cancel=cancel)
     assert not agent.files.transcript.exists()
 
@@ -109,14 +101,14 @@ def test_cancel_kills_the_whole_process_group_of_bash_at_once(tmp_path: Path) ->
     assert not _alive(child), "the background child of the command survived"
 
 
-def test_an_interrupted_bash_turn_commits_nothing(project: Path) -> None:
+def test_an_interrupted_bash_turn_commits_nothing(here: Path) -> None:
     cancel = threading.Event()
 
     def on_event(event: TurnEvent) -> None:
         if event.kind == "tool_start":
             threading.Timer(0.2, cancel.set).start()
 
-    with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
+    with AgentSession.start(here, permission_mode="bypassPermissions") as agent:
         agent.run_turn("first")
         before = agent.files.transcript.read_bytes()
         with pytest.raises(TurnInterrupted):
@@ -135,7 +127,7 @@ def test_bash_timeout_output_cap_and_exit_code(tmp_path: Path) -> None:
     assert here.text == str(tmp_path)
 
 
-def test_a_tool_call_the_provider_could_not_decode_is_a_tool_error(project: Path) -> None:
+def test_a_tool_call_the_provider_could_not_decode_is_a_tool_error(here: Path) -> None:
     class BadJson:
         model_id = "test/bad"
         context_window = 1000
@@ -151,15 +143,15 @@ def test_a_tool_call_the_provider_could_not_decode_is_a_tool_error(project: Path
                        and m["content"][0].get("type") == "tool_result"]
             return ModelReply([{"type": "text", "text": " | ".join(results)}])
 
-    with AgentSession.start(project, model=BadJson()) as agent:
+    with AgentSession.start(here, model=BadJson()) as agent:
         result = agent.run_turn("go")
     assert result.text == ("Error: the arguments are not valid JSON (Expecting value at 1) | "
                            "Error: unknown tool 'no_such_tool'")
     assert result.error is None
 
 
-def test_history_is_written_only_when_the_caller_asks(project: Path, home: Path) -> None:
-    with AgentSession.start(project) as agent:
+def test_history_is_written_only_when_the_caller_asks(here: Path, home: Path) -> None:
+    with AgentSession.start(here) as agent:
         agent.run_turn("not recorded")
         assert not (home / "history.jsonl").exists()
         agent.run_turn("recorded", record_history=True)
