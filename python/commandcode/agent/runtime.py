@@ -326,12 +326,14 @@ class AgentSession:
 
     def set_model(self, name: str) -> str:
         """Switches to the model `name` (`provider/model` or `offline`): a `model_change` entry,
-        committed now for a saved session, and `meta.model`/`modelProvider`. Returns its id.
+        committed now for a saved session, and `meta.model`/`modelProvider`; a context over 90 %
+        of the new model's window is compacted (with a notice). Returns its id.
 
         Raises:
             UsageError: no such model or provider.
         """
         self.model = switch_model(self, name)
+        auto_compact(self, None)  # a smaller window the context overflows compacts at once (format §11)
         return self.model.model_id
 
     def set_effort(self, level: str) -> None:

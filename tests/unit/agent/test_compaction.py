@@ -118,6 +118,20 @@ def test_automatic_compaction_past_90_percent_of_the_window(here: Path) -> None:
         agent.close()
 
 
+def test_switching_to_a_smaller_window_compacts(here: Path, openai_stub: OpenAIStub, home: Path) -> None:
+    write_providers(home, openai_stub.url, models={"tiny": {"contextWindow": 20_000}})
+    notices: list[str] = []
+    agent = _long_session(here, turns=12, notify=notices.append)
+    try:
+        openai_stub.reply(text("**Goal**\nsummary by the tiny model"))
+        agent.set_model("local/tiny")
+        types = [line["type"] for line in _lines(agent.files.transcript)]
+        assert types[-2:] == ["model_change", "compaction"]
+        assert notices and "20,000-token window" in notices[0]
+    finally:
+        agent.close()
+
+
 def test_fast_mode_trims_old_tool_output_without_persisting(here: Path) -> None:
     messages: list[dict[str, Any]] = []
     for number in range(12):

@@ -223,3 +223,10 @@ def test_config_json_names_the_default_model(openai_stub: OpenAIStub, home: Path
     assert model.model_id == "local/stub-model-2" and model.context_window == 8000
     (home / "config.json").unlink()
     assert resolve_model().model_id == "commandcode/offline"
+
+
+def test_configured_headers_are_sent(openai_stub: OpenAIStub, home: Path) -> None:
+    write_providers(home, openai_stub.url, extra={"headers": {"X-Org": "acme", "X-Bad": 5}})
+    _model().respond(_user("hi"))
+    headers = openai_stub.requests[-1].headers
+    assert headers["x-org"] == "acme" and "x-bad" not in headers and headers["authorization"] == f"Bearer {KEY}"
