@@ -6,6 +6,7 @@
 Each row is a fresh interpreter (`python -c ...`, `-X importtime` off) timed whole, median and
 minimum over `--runs`, minus the same for `python -c pass`:
 
+0. **stdlib: http.client + ssl + json** — the floor of any stdlib client;
 1. **ours: commandcode.agent.providers.http** — `http.client` + `ssl` + our SSE reader, what a
    session that calls a provider loads (`OpenAIChatModel` imports it on its first request);
 2. **baseline: httpx2** (dependencies.md's pick, with its built-in SSE) — skipped when not
@@ -24,6 +25,7 @@ import sys
 import time
 
 ROWS = [
+    ("stdlib: http.client + ssl + json", "import http.client, ssl, json"),
     ("ours: providers.http (http.client + ssl + SSE)", "import commandcode.agent.providers.http"),
     ("baseline: httpx2", "import httpx2"),
     ("no provider: agent.runtime + offline model", "import commandcode.agent.runtime"),

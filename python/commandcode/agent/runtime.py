@@ -150,6 +150,7 @@ class AgentSession:
         self.permission_mode = check_mode(permission_mode) if permission_mode else None
         self.grants = grants if grants is not None else Grants()
         self._pending_meta: dict[str, Any] = {}
+        self._warned: set[str] = set()
         self._writer: SessionWriter | None = None
         self._checkpoints: CheckpointManager | None = None
         self._checkpoints_loaded = False
@@ -287,6 +288,9 @@ class AgentSession:
         writer = self._require_writer()
         gate = Policy(self.cwd, mode=self.permission_mode, ask=self.ask_permission, grants=self.grants,
                       notify=self.notify)
+        for warning in set(gate.warnings) - self._warned:  # a wrong-typed rule: once per session
+            self._warned.add(warning)
+            self.notify(warning)
         auto_compact(self, on_event)
         conversation = Conversation(writer, self.model, self.cwd, self.messages, self.checkpoints(),
                                     effort=self.effort, gate=gate, on_event=on_event, cancel=cancel,

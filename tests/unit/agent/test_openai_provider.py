@@ -100,6 +100,11 @@ def test_reasoning_and_effort(openai_stub: OpenAIStub, home: Path) -> None:
     assert reply.content[0] == {"type": "thinking", "thinking": "let me think", "signature": ""}
     assert openai_stub.requests[0].body["reasoning_effort"] == "high" and "max_tokens" not in openai_stub.requests[0].body
     assert model.context_window == 1000
+    write_providers(home, openai_stub.url, models={"listed": {"reasoning": True, "reasoningEfforts": ["low", "high"]}})
+    listed = _model("local/listed")
+    listed.effort = "max"  # not a level this model takes: not sent
+    listed.respond(_user("hi"))
+    assert "reasoning_effort" not in openai_stub.requests[-1].body
 
 
 @pytest.mark.parametrize("status, expected", [

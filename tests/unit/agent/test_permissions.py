@@ -172,7 +172,12 @@ def test_agent_session_asks_through_the_hook_and_the_turn_goes_on(here: Path) ->
     assert [request.tool for request in requests] == ["bash", "write_file"]
     assert not (here / "made").exists() and not (here / "a.txt").exists()
     assert result.error is None and "the user denied" in result.text
-    with AgentSession.start(here) as headless:
+    _settings(here, {"allow": ["Bash(ls)", 7]})
+    warned: list[str] = []
+    with AgentSession.start(here, notify=warned.append) as headless:
         assert headless.effective_permission_mode() == "default"
+        headless.run_turn("one")
+        headless.run_turn("two")
+        assert len(warned) == 1 and "permissions.allow[1]: expected a string" in warned[0]
         outcome = headless.run_turn('call bash {"command": "touch made"}')
     assert "nobody can approve it" in outcome.text and not (here / "made").exists()

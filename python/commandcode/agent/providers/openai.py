@@ -73,7 +73,8 @@ class OpenAIChatModel:
             body["tools"] = openai_tools()
         if self.spec.max_output:
             body["max_tokens"] = self.spec.max_output
-        if self.effort and (self.spec.reasoning or self.effort in self.spec.reasoning_efforts):
+        efforts = self.spec.reasoning_efforts  # when listed, only those levels are sent
+        if self.effort and (self.effort in efforts if efforts else self.spec.reasoning):
             body["reasoning_effort"] = self.effort
         return body
 
