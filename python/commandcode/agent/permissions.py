@@ -204,7 +204,10 @@ class Policy:
         path = target_path(tool_input, Path(self.cwd))
         if path is None or not nameable(path):
             return None  # no file can have this name: the tool says so
-        return self._decide_path(name, kind, tool_input, os.path.realpath(path))
+        # Where the call lands: a read follows a final symlink; an edit never writes through
+        # one (the tool refuses it), so only its folder is resolved.
+        where = os.path.realpath(path) if kind == "read" else os.path.join(os.path.realpath(path.parent), path.name)
+        return self._decide_path(name, kind, tool_input, where)
 
     def _granted(self, kind: str, check: Callable[[Rule], bool]) -> bool:
         rules = self.allow + [rule for rule in map(Rule.parse, self.grants.rules) if rule is not None]
