@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..config.settings import load_settings
+from ..errors import CommandcodeError
 from .compaction import (
     KEEP_TOKENS,
     CompactionResult,
@@ -53,7 +54,12 @@ def auto_compact(agent: AgentSession, on_event: OnEvent | None) -> None:
     window = context_window_of(agent)
     if not needs_compaction(agent.messages, window):
         return
-    result = compact_session(agent)
+    try:
+        result = compact_session(agent)
+    except CommandcodeError as error:  # the turn still runs; the provider may refuse it as too long
+        text = f"automatic compaction failed: {error}; the context was left as it is"
+        agent.notify(text) if on_event is None else on_event(TurnEvent("notice", text=text))
+        return
     if result is not None:
         text = (f"context was over 90% of the {window:,}-token window: compacted {result.summarized} messages, "
                 f"{result.tokens_before:,} → {result.tokens_after:,} tokens")

@@ -286,6 +286,8 @@ class AgentSession:
                 recorded in the session first); a failure of ours keeps its own class.
         """
         writer = self._require_writer()
+        if self.persist and record_history:  # on submission: a failed or interrupted prompt is recalled too
+            record_prompt(prompt)
         gate = Policy(self.cwd, mode=self.permission_mode, ask=self.ask_permission, grants=self.grants,
                       notify=self.notify)
         for warning in set(gate.warnings) - self._warned:  # a wrong-typed rule: once per session
@@ -306,8 +308,6 @@ class AgentSession:
             raise CommandcodeError(f"the turn failed: {str(error) or type(error).__name__}") from error
         finally:  # a failed turn that reached disk is still labelled
             self._patch_meta(writer)
-        if self.persist and record_history:
-            record_prompt(prompt)
         return result
 
     def _patch_meta(self, writer: SessionWriter) -> None:

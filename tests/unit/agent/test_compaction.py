@@ -165,6 +165,16 @@ def test_the_provider_writes_the_summary(here: Path, home: Path, monkeypatch: py
             with pytest.raises(ProviderError, match="server error"):
                 agent.compact()
             assert agent.files.transcript.read_bytes() == before  # nothing appended
+            (here / ".commandcode").mkdir()
+            (here / ".commandcode" / "settings.json").write_text(json.dumps({"contextWindow": 40_000}))
+            stub.error(500, "summarizer down")
+            stub.reply(text("the turn still runs"))
+            events: list[TurnEvent] = []
+            assert agent.run_turn("go on", on_event=events.append).text == "the turn still runs"
+            assert [event.text for event in events if event.kind == "notice"] == [
+                "automatic compaction failed: provider local: server error (HTTP 500): summarizer down; "
+                "the context was left as it is"]
+            (here / ".commandcode" / "settings.json").unlink()
             stub.reply(text("**Goal**\nthe model's own summary"))
             result = agent.compact("mention the tests")
             assert result is not None and result.summary == "**Goal**\nthe model's own summary"
