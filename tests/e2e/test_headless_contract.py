@@ -146,3 +146,27 @@ def test_the_schema_rejects_what_it_should() -> None:
     assert list(VALIDATOR.iter_errors({"type": "result", "is_error": False}))
     assert list(VALIDATOR.iter_errors({"type": "system", "subtype": "init"}))
     assert os.path.basename(SCHEMA["$id"]) == "headless-schema.json"
+
+
+def test_stream_json_events_arrive_while_the_run_goes_on(openai_stub: OpenAIStub, home: Path, workdir: Path) -> None:
+    import subprocess
+    import sys
+
+    from helpers.cli import cli_env
+
+    openai_stub.reply(tool_calls(("call_1", "write_file", {"file_path": "a.txt", "content": "x"})))
+    openai_stub.reply(text("finished"), hang=True)  # the second model call waits for the test
+    process = subprocess.Popen([sys.executable, "-m", "commandcode", "-p", "go", "--model", "local/stub-model",
+                                "--output-format", "stream-json"], cwd=workdir, env=cli_env(home),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    try:
+        assert process.stdout is not None
+        seen = [json.loads(process.stdout.readline())["type"] for _ in range(3)]
+        assert seen == ["system", "assistant", "user"] and process.poll() is None  # still waiting for the model
+        openai_stub.release.set()
+        rest = process.stdout.read()
+        assert process.wait(timeout=60) == 0
+    finally:
+        process.kill()
+        process.wait()
+    assert [json.loads(line)["type"] for line in rest.splitlines()] == ["assistant", "result"]
