@@ -81,6 +81,18 @@ class CheckpointError(CommandcodeError):
     """A checkpoint could not be recorded or read."""
 
 
+class TurnInterrupted(CommandcodeError):
+    """The user interrupted a running turn (Esc, Ctrl+C): the model stopped streaming, a running
+    `bash` command's process group was killed, and nothing of the turn was committed."""
+
+    hint = "nothing of that turn was saved; send the prompt again to retry"
+
+
+class ProviderError(CommandcodeError):
+    """A model provider failed a request (HTTP status, connection, timeout, a cut stream) or is
+    configured wrongly. The message is one line; no API key is ever part of it."""
+
+
 class SettingsError(CommandcodeError):
     """A settings file cannot be read or changed: malformed JSON (the message names the file,
     line and column), not a regular file, or a key whose current value is in the way of a write.
@@ -93,11 +105,13 @@ __all__ = [
     "CheckpointError",
     "CommandcodeError",
     "InvalidSessionError",
+    "ProviderError",
     "RestoreError",
     "SessionChangedError",
     "SessionLockedError",
     "SessionNotFoundError",
     "SettingsError",
+    "TurnInterrupted",
     "UnsupportedFormatError",
     "UsageError",
 ]

@@ -199,7 +199,7 @@ def test_a_full_tmpfs_mid_append_cuts_the_turn_back(tmp_path: Path) -> None:
         filler = fill_disk(mount)
         reserve.unlink()
         prompt = 'call bash {"command": "yes y | head -c 12000"}'
-        completed = subprocess.run([sys.executable, "-m", "commandcode", "-r", session, "-p", prompt], cwd=project,
+        completed = subprocess.run([sys.executable, "-m", "commandcode", "-r", session, "-p", prompt, "--yolo"], cwd=project,
                                    env=cli_env(data), capture_output=True, text=True, timeout=120,
                                    stdin=subprocess.DEVNULL)
         _assert_one_clear_outcome(completed, "a turn on a full disk")

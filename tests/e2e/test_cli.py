@@ -93,8 +93,7 @@ def test_print_text(home: Path, workdir: Path) -> None:
         {"inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"}
     assert read_meta_file(transcript) == {"entrypoint": "print"}
     assert (transcript.parent / (session_id_of(transcript) + ".checkpoints.jsonl")).exists()
-    history = read_lines(home / "history.jsonl")
-    assert [record["p"] for record in history] == ["hello there\nsecond line"]
+    assert not (home / "history.jsonl").exists()  # -p never writes the prompt history (the real CLI's rule)
     # deterministic: the same prompt gets the same reply, in a new session
     again = run_cli(["-p", "hello there\nsecond line"], workdir, home)
     assert again.stdout == completed.stdout
@@ -110,9 +109,14 @@ def test_print_text_is_verbatim(home: Path, workdir: Path) -> None:
 def test_print_json(home: Path, workdir: Path) -> None:
     result = run_json(["-p", "hi", "--output-format", "json"], workdir, home)
     transcript = only_transcript(home, workdir)
-    assert result == {"type": "result", "session_id": session_id_of(transcript),
+    timings = {key: result.pop(key) for key in ("duration_ms", "duration_api_ms")}
+    assert all(isinstance(value, int) and value >= 0 for value in timings.values())
+    assert result == {"type": "result", "subtype": "success", "session_id": session_id_of(transcript),
                       "result": "Offline model reply. You said: hi", "is_error": False, "error": None,
-                      "tool_calls": 0, "model": "commandcode/offline"}
+                      "tool_calls": 0, "model": "commandcode/offline", "num_turns": 1, "total_cost_usd": 0.0,
+                      "usage": {"input_tokens": result["usage"]["input_tokens"], "output_tokens": result["usage"]["output_tokens"],
+                                "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}}
+    assert result["usage"]["input_tokens"] > 0 and result["usage"]["output_tokens"] > 0
     bad = run_cli(["-p", "hi", "--output-format", "xml"], workdir, home)
     assert_error_lines(bad, error_contains="xml", exit_code=2)
 
@@ -296,9 +300,9 @@ def test_no_session_resume_still_gives_the_model_the_context(home: Path, workdir
     seen: list[list[str]] = []
     respond = OfflineModel.respond
 
-    def spy(self: OfflineModel, messages: list[dict[str, Any]]) -> Any:
+    def spy(self: OfflineModel, messages: list[dict[str, Any]], **options: Any) -> Any:
         seen.append([message["content"][0].get("text", "") for message in messages])
-        return respond(self, messages)
+        return respond(self, messages, **options)
 
     monkeypatch.setattr(OfflineModel, "respond", spy)
     monkeypatch.chdir(workdir)
@@ -308,11 +312,14 @@ def test_no_session_resume_still_gives_the_model_the_context(home: Path, workdir
 
 
 def test_history_is_appended_whole(home: Path, workdir: Path) -> None:
+    from commandcode.sessions.history import record_prompt
+
     home.mkdir(parents=True)
     history = home / "history.jsonl"
     history.write_bytes(b'{"p":"older","t":1}\n{"p":"tor')
-    run_ok(["-p", "newer"], workdir, home)
-    run_ok(["-p", "newer"], workdir, home)  # a consecutive duplicate is not recorded again
+    run_ok(["-p", "not recorded: -p never writes the history"], workdir, home)
+    record_prompt("newer")  # as the interactive shell records it
+    record_prompt("newer")  # a consecutive duplicate is not recorded again
     raw = history.read_bytes()
     assert raw.startswith(b'{"p":"older","t":1}\n{"p":"tor\n')
     assert raw.endswith(b"\n")
@@ -335,7 +342,7 @@ def test_write_read_edit_with_relative_and_absolute_paths(home: Path, workdir: P
         f'call read_file {{"file_path": "{outside}"}}',
         'call write_file {"file_path": "sub/rel.txt", "content": "replaced\\n"}',
     ])
-    completed = run_ok(["-p", prompt, "--output-format", "json"], workdir, home)
+    completed = run_ok(["-p", prompt, "--output-format", "json", "--yolo"], workdir, home)  # outside the cwd: allowed
     result = json.loads(completed.stdout)
     assert result["tool_calls"] == 7 and result["is_error"] is False
     relative = workdir / "sub" / "rel.txt"
@@ -408,7 +415,7 @@ def test_bash(home: Path, workdir: Path) -> None:
         'call bash {"command": "echo out; echo err >&2; exit 3"}',
         'call bash {"command": "true"}',
     ])
-    result = run_json(["-p", prompt, "--output-format", "json"], workdir, home)
+    result = run_json(["-p", prompt, "--output-format", "json", "--yolo"], workdir, home)
     assert result["tool_calls"] == 3
     assert tool_results(only_transcript(home, workdir)) == [f"hello\n{workdir}", "out\nerr\nExit code 3", "(no output)"]
 
@@ -439,7 +446,7 @@ def test_tool_failures_never_crash_the_turn(home: Path, workdir: Path) -> None:
         'call read_file {"file_path": "~no-such-user-here/x"}',
         f'call read_file {{"file_path": "{workdir}"}}',
     ])
-    completed = run_cli(["-p", prompt, "--output-format", "json"], workdir, home)
+    completed = run_cli(["-p", prompt, "--output-format", "json", "--yolo"], workdir, home)
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout)["tool_calls"] == 5
     results = tool_results(only_transcript(home, workdir))
@@ -489,7 +496,7 @@ def test_listing_fields_and_filters(home: Path, workdir: Path, tmp_path: Path) -
 
 
 def test_show_context_tree_shapes(home: Path, workdir: Path) -> None:
-    run_ok(["-p", 'call bash {"command": "echo hi"}', "-n", "Shapes"], workdir, home)
+    run_ok(["-p", 'call bash {"command": "echo hi"}', "-n", "Shapes", "--yolo"], workdir, home)
     transcript = only_transcript(home, workdir)
     stored = entries(transcript)
     shown = run_json(["sessions", "show", "shapes", "--json"], workdir, home)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,9 @@ def _exercise(data: Path, cwd: Path, index: bool) -> None:
     ok(["sessions", "list", "--all"])
     ok(["rewind", session, "--to", "2", "--mode", "code", "--yes"])
     ok(["rewind", session, "--to", "1", "--mode", "both", "--yes"])
+    # The prompt history is the interactive shell's to write (-p never does): record one as it does.
+    subprocess.run([sys.executable, "-c", "from commandcode.sessions.history import record_prompt; record_prompt('x')"],
+                   cwd=cwd, env=cli_env(data, **extra), check=True, timeout=60)
     assert (cwd / "a.txt").read_text() == "version one\n"
 
 

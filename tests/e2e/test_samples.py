@@ -326,5 +326,5 @@ def test_resuming_a_sample_appends_after_its_bytes(tmp_path: Path) -> None:
     changed = {path for path in set(before) | set(after)
                if before.get(path, (b"", 0))[0] != after.get(path, (b"", 0))[0]
                and not path.startswith(("locks/", "objects/"))}
-    assert changed == {f"projects/{SAMPLE_SLUG}/{FORK}.jsonl", f"projects/{SAMPLE_SLUG}/{FORK}.checkpoints.jsonl",
-                       "history.jsonl"}
+    assert changed == {f"projects/{SAMPLE_SLUG}/{FORK}.jsonl", f"projects/{SAMPLE_SLUG}/{FORK}.checkpoints.jsonl"}
+    # (-p never writes history.jsonl, as the real CLI's -p)

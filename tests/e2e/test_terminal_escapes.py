@@ -54,7 +54,7 @@ def test_planted_control_sequences_never_reach_the_terminal(home: Path, tmp_path
         'call bash {"command": %s}' % json.dumps(SHELL_EVIL),
         'call read_file {"file_path": "missing%s"}' % EVIL_JSON,
     ])
-    turn = ["-p", prompt, "-n", f"name {EVIL}"]
+    turn = ["-p", prompt, "-n", f"name {EVIL}", "--yolo"]
     _assert_clean(turn, _run(turn, folder, home))  # the reply quotes the tool output and file names
     session = run_json(["sessions", "list", "--all", "--json"], folder, home)[0]["id"]
     second = ["-p", f"second {EVIL}\n" + 'call edit_file {"file_path": "f%s.txt", "old_string": "x", "new_string": "y"}'

@@ -124,7 +124,8 @@ def test_each_tool_against_each_kind_of_target(tool: str, targets: dict[str, Pat
     transcript = targets["own_transcript"]
     committed = transcript.read_bytes()
     prompt = "\n".join(_call(tool, kind, targets[kind]) for kind in kinds)
-    completed = run_cli(["-c", "-p", prompt, "--output-format", "json"], workdir, home, timeout=120)
+    # --yolo: the targets include the data dir, outside the working directory (headless needs leave)
+    completed = run_cli(["-c", "-p", prompt, "--output-format", "json", "--yolo"], workdir, home, timeout=120)
     assert completed.returncode == 0, completed.stderr
     assert "Traceback" not in completed.stderr
     assert json.loads(completed.stdout)["is_error"] is False
@@ -186,7 +187,7 @@ def test_the_issue_example_writing_its_own_transcript_is_refused(workdir: Path, 
     [transcript] = transcripts(home, workdir)
     before = transcript.read_bytes()
     call = f"call write_file {json.dumps({'file_path': str(transcript), 'content': 'garbage' + chr(10)})}"
-    completed = run_cli(["-c", "-p", call], workdir, home)
+    completed = run_cli(["-c", "-p", call, "--yolo"], workdir, home)  # the tool refuses it, whatever the mode
     assert completed.returncode == 0, completed.stderr
     assert REFUSED_DATA in completed.stdout
     assert transcript.read_bytes().startswith(before)
@@ -197,7 +198,7 @@ def test_the_issue_example_writing_its_own_transcript_is_refused(workdir: Path, 
 
 
 def _read_result(workdir: Path, home: Path, name: str) -> str:
-    completed = run_cli(["-p", f"call read_file {json.dumps({'file_path': name})}"], workdir, home, timeout=120)
+    completed = run_cli(["-p", f"call read_file {json.dumps({'file_path': name})}", "--yolo"], workdir, home, timeout=120)
     assert completed.returncode == 0, completed.stderr
     [transcript] = [path for path in transcripts(home, workdir)
                     if f'"{name}"' in path.read_text()]

@@ -2,7 +2,7 @@
 every promise the files make. Shared by `tests/crash/test_crash_injection.py` (a small budget in CI)
 and `benches/crash_harness.py` (the full run, `--points N --seed S`).
 
-Five operations, each in its own workspace (a data dir and a project folder):
+Seven operations (and the branching ones of `helpers.crash_branching`), each in its own workspace (a data dir and a project folder):
 
 - `append`: `commandcode -p PROMPT -r SID` on an existing session;
 - `first_write`: `commandcode -p PROMPT` starting a new session (its first turn writes a file);
@@ -11,6 +11,9 @@ Five operations, each in its own workspace (a data dir and a project folder):
 - `meta`: `commandcode -p PROMPT -r SID -n NAME` (a `session_info` entry and a meta update);
 - `export`: `commandcode export SID -o out.(md|html|jsonl)` over an existing export of the same
   name (the target must be the old export or a whole new one, the transcript unchanged).
+- `compact`: `commandcode -p LONG_PROMPT -r SID --effort high` in a project whose settings give a
+  3,000-token `contextWindow`: an `effort_change` committed on its own, and every other turn or so
+  an automatic compaction (a `compaction` entry committed before the turn, then `meta.compaction`).
 
 A point is one run killed either after a random delay (up to the operation's measured duration;
 for a rewind also 0-40 ms after its restore journal appears, so kills land inside the native
@@ -57,9 +60,11 @@ from helpers import crash_branching
 from helpers.crash_branching import BRANCHING_OPERATIONS
 from helpers.locations import KILLABLE
 
-OPERATIONS = ("append", "first_write", "backup", "rewind", "meta", "export")
+OPERATIONS = ("append", "first_write", "backup", "rewind", "meta", "export", "compact")
 ALL_OPERATIONS = OPERATIONS + BRANCHING_OPERATIONS  # fork, clone, goto, label: `helpers.crash_branching`
 EXPORT_TURNS = 300  # the exported session: enough rows that a kill lands mid-render or mid-write
+COMPACT_WINDOW = 3_000  # tokens: a few long turns pass 90 % of it
+COMPACT_TEXT = "long words " * 360  # ~1,000 tokens a prompt
 LANE_POINTS = 40  # a fresh workspace after this many points (bounds data growth)
 REWIND_FILES = 90  # two turns stay under the 200-backups-per-session cap
 BACKUP_FILES = 4
@@ -215,6 +220,10 @@ class Workspace:
                     for number in range(BACKUP_FILES):
                         self._write_big(number, 0)
                 self.session_id = self._seed_session()
+            elif self.operation == "compact":
+                (self.project / ".commandcode").mkdir(exist_ok=True)
+                (self.project / ".commandcode" / "settings.json").write_text(json.dumps({"contextWindow": COMPACT_WINDOW}))
+                self.session_id = self._seed_session(turns=6, text=COMPACT_TEXT)
             elif self.operation == "rewind":
                 self._seed_rewind()
             elif self.operation in BRANCHING_OPERATIONS:
@@ -226,7 +235,7 @@ class Workspace:
         body = " ".join(rng.choice(words) for _ in range(BACKUP_FILE_BYTES // 8))
         (self.project / f"big{number}.txt").write_text(f"VERSION {version}\n{body}\n")
 
-    def _seed_session(self, turns: int = 1) -> str:
+    def _seed_session(self, turns: int = 1, text: str = "") -> str:
         from commandcode.config.paths import project_dir
         from commandcode.sessions.files import SessionFiles
         from commandcode.sessions.writer import SessionWriter
@@ -234,7 +243,8 @@ class Workspace:
         files = SessionFiles(project_dir(self.project), str(uuid.uuid4()))
         with SessionWriter(files, str(self.project)) as writer:
             for turn in range(turns):
-                writer.append_message({"role": "user", "content": [{"type": "text", "text": "seed turn"}],
+                prompt = f"seed turn {turn}\n{text}" if text else "seed turn"
+                writer.append_message({"role": "user", "content": [{"type": "text", "text": prompt}],
                                        "meta": {"source": "user", "messageId": str(uuid.uuid4())}})
                 reply = "seeded" if turn == 0 else f"reply {turn}: " + "lorem ipsum dolor sit amet " * 200
                 writer.append_message({"role": "assistant", "content": [{"type": "text", "text": reply}],
@@ -498,6 +508,9 @@ def _next_run(workspace: Workspace, rng: random.Random) -> Run:
         fmt = rng.choice(("md", "html", "jsonl"))
         workspace.last_format = fmt
         return Run(["export", workspace.session_id or "", "--full", "-o", str(workspace.project / f"out.{fmt}")], marker)
+    if operation == "compact":
+        return Run(["-p", f"{marker} compact\n{COMPACT_TEXT}", "-r", workspace.session_id or "", "--effort", "high",
+                    "--output-format", "json"], marker)
     if operation == "meta":
         name = f"name {marker}"
         return Run(["-p", f"{marker} meta", "-r", workspace.session_id or "", "-n", name, "--output-format", "json"],

@@ -4,7 +4,9 @@ pytest plugin. (Fixtures that only one test file needs stay in that file.)
 - `home`: the test's private data dir, the one home fixture;
 - `workdir`, `project`: a working directory for the commands under test;
 - `umask_022`: the test runs under umask 022;
-- `cli_in_home`: `commandcode` as a subprocess in the test's environment, returning a tuple.
+- `cli_in_home`: `commandcode` as a subprocess in the test's environment, returning a tuple;
+- `here`: a project folder (a git root) that is the current directory, for in-process `AgentSession` tests;
+- `openai_stub`: a running `helpers.openai_stub.OpenAIStub` with `providers.json` for `local/...` in `home`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,6 +76,30 @@ def project(tmp_path: Path) -> Path:
     folder = tmp_path / "project"
     folder.mkdir()
     return folder
+
+
+@pytest.fixture
+def here(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder that is the current directory (with a `.git` entry, so it is its own
+    project root for the settings layers), with `home` as the data dir."""
+    folder = tmp_path / "project"
+    (folder / ".git").mkdir(parents=True)
+    monkeypatch.chdir(folder)
+    return folder.resolve()
+
+
+@pytest.fixture
+def openai_stub(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The stub OpenAI-compatible server on 127.0.0.1 (`helpers.openai_stub`), with
+    `providers.json` naming it provider `local` (models `stub-model`, `stub-model-2`), its key in
+    `$STUB_API_KEY` (`STUB_KEY`; subprocesses inherit it) and a 20 s provider timeout."""
+    from .openai_stub import STUB_KEY, OpenAIStub, write_providers
+
+    monkeypatch.setenv("STUB_API_KEY", STUB_KEY)
+    monkeypatch.setenv("COMMANDCODE_PROVIDER_TIMEOUT", "20")
+    with OpenAIStub() as stub:
+        write_providers(home, stub.url)
+        yield stub
 
 
 @pytest.fixture

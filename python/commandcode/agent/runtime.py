@@ -8,13 +8,15 @@ come from the `summarizer` it is given (the offline one by default), so a real p
 write them. Messages for the user go to `notify` (the CLI prints them as `warning:` lines).
 
 Fork, clone, goto and label live in `branching.py` (thin methods here); `export` writes the
-session as html, md or jsonl through `export.document`; compact is a stub of a later issue.
+session as html, md or jsonl through `export.document`; `compact` is agent/compaction.py, model
+and effort switches agent/model_switch.py, permissions agent/permissions.py.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -37,12 +39,17 @@ from ..sessions.files import SessionFiles
 from ..sessions.fork import CopyResult
 from ..sessions.format import clean_name, read_header_cwd
 from ..sessions.history import record_prompt
-from ..sessions.meta import read_meta_for_update, update_meta
+from ..sessions.meta import read_meta, read_meta_for_update, update_meta
 from ..sessions.navigate import LeftBehind
 from ..sessions.reader import open_session
 from ..sessions.writer import SessionWriter
 from ..storage.ids import new_uuid
 from .branching import GotoResult, clone_session, fork_session, goto_entry, label_entry, summary_draft
+from .compaction import CompactionResult
+from .compaction_hooks import auto_compact, compact_session, context_window_of, fast_view
+from .events import OnEvent
+from .model_switch import adopt_model, settings_mode, switch_effort, switch_model
+from .permissions import AskPermission, Grants, Policy, check_mode
 from .providers.base import Model
 from .providers.offline import OfflineModel
 from .summarize import Summarizer, offline_summary
@@ -54,19 +61,7 @@ if TYPE_CHECKING:
 
 Notify = Callable[[str], None]
 T = TypeVar("T")
-AVAILABLE_MODELS = ("offline",)
 CHECKPOINTS_SUFFIX = ".checkpoints.jsonl"
-
-
-def resolve_model(name: str) -> Model:
-    """The model a `--model` value names.
-
-    Raises:
-        UsageError: no such model.
-    """
-    if name in ("offline", OfflineModel.model_id):
-        return OfflineModel()
-    raise UsageError(f"unknown model {name!r}", hint=f"available models: {', '.join(AVAILABLE_MODELS)}")
 
 
 def git_branch(cwd: Path) -> str | None:
@@ -141,16 +136,30 @@ class AgentSession:
 
     def __init__(self, files: SessionFiles, cwd: Path, *, is_new: bool, persist: bool = True,
                  model: Model | None = None, entrypoint: str | None = None,
-                 summarizer: Summarizer = offline_summary, notify: Notify = _ignore) -> None:
+                 summarizer: Summarizer = offline_summary, notify: Notify = _ignore,
+                 ask_permission: AskPermission | None = None, permission_mode: str | None = None,
+                 grants: Grants | None = None) -> None:
         self.files = files
         self.cwd = Path(cwd)
         self.is_new = is_new
         self.persist = persist
         self.model = model if model is not None else OfflineModel()
+        self._model_given = model is not None  # else: the resumed session's model, or config.json's
         self.entrypoint = entrypoint
         self.summarizer = summarizer
         self.notify = notify
         self.messages: list[dict[str, Any]] = []
+        self.entry_ids: list[str] = []  # the entry of each message (compaction's firstKeptEntryId)
+        self.compact_mode = "default"  # "fast": also trim old tool output at 50 % and 80 % (not persisted)
+        self.compaction_saved = 0  # tokens this process's compactions saved
+        self.effort: str | None = None
+        # Permissions (agent/permissions.py): no `ask_permission` means headless (-p) rules;
+        # `permission_mode` None means the settings' defaultMode; `grants` the session's grants.
+        self.ask_permission = ask_permission
+        self.permission_mode = check_mode(permission_mode) if permission_mode else None
+        self.grants = grants if grants is not None else Grants()
+        self._pending_meta: dict[str, Any] = {}
+        self._warned: set[str] = set()
         self._writer: SessionWriter | None = None
         self._checkpoints: CheckpointManager | None = None
         self._checkpoints_loaded = False
@@ -222,11 +231,17 @@ class AgentSession:
         writer = SessionWriter(self.files, str(self.cwd), persist=self.persist)
         writer.__enter__()
         try:
+            recorded: tuple[str | None, str | None] = (None, None)  # the session's model and effort
             if not self.is_new:  # a resumed session (also without persisting, which only stops writing)
                 session = open_session(self.files.transcript)
-                self.messages = session.context().messages
+                recorded = (session.model, session.effort)
+                context = session.context()
+                self.messages = context.messages
+                self.entry_ids = list(context.entry_ids) if len(context.entry_ids) == len(self.messages) else \
+                    [""] * len(self.messages)  # "": an entry compaction cannot point at
                 if session.skipped_lines:
                     self.notify(f"{self.files.transcript.name}: {len(session.skipped_lines)} unreadable line(s) skipped")
+            adopt_model(self, *recorded)
         except BaseException:
             writer.close()
             raise
@@ -276,17 +291,31 @@ class AgentSession:
                     self.notify(f"{error}; this turn's edits are not checkpointed")
         return self._checkpoints
 
-    def run_turn(self, prompt: str) -> TurnResult:
-        """Runs one prompt to completion, commits it, patches the meta and records the prompt.
+    def run_turn(self, prompt: str, *, on_event: OnEvent | None = None, cancel: threading.Event | None = None,
+                 record_history: bool = False) -> TurnResult:
+        """Runs one prompt to completion, commits it and patches the meta; `on_event` gets the
+        turn's `TurnEvent`s live. The prompt goes to `~/.commandcode/history.jsonl` only with
+        `record_history` (the interactive shell's choice; `-p` never writes it).
 
         Raises:
+            TurnInterrupted: `cancel` was set; nothing of the turn was committed.
             CommandcodeError: the turn failed (what it produced, and an `Error: …` message, were
                 recorded in the session first); a failure of ours keeps its own class.
         """
         writer = self._require_writer()
+        if self.persist and record_history:  # on submission: a failed or interrupted prompt is recalled too
+            record_prompt(prompt)
+        gate = Policy(self.cwd, mode=self.permission_mode, ask=self.ask_permission, grants=self.grants,
+                      notify=self.notify)
+        for warning in set(gate.warnings) - self._warned:  # a wrong-typed rule: once per session
+            self._warned.add(warning)
+            self.notify(warning)
+        auto_compact(self, on_event)
         space = self.tool_space()
         conversation = Conversation(writer, self.model, self.cwd, self.messages, self.checkpoints(),
-                                    tool_env=space.env, tool_guard=space.guard)
+                                    effort=self.effort, gate=gate, on_event=on_event, cancel=cancel,
+                                    entry_ids=self.entry_ids, view=fast_view(self), tool_env=space.env,
+                                    tool_guard=space.guard)
         try:
             result = conversation.run_turn(prompt)
         except CommandcodeError:
@@ -298,8 +327,6 @@ class AgentSession:
             raise CommandcodeError(f"the turn failed: {str(error) or type(error).__name__}") from error
         finally:  # a failed turn that reached disk is still labelled
             self._patch_meta(writer)
-        if self.persist:
-            record_prompt(prompt)
         return result
 
     def _patch_meta(self, writer: SessionWriter) -> None:
@@ -312,8 +339,46 @@ class AgentSession:
         if self._name:
             patch.update({"title": self._name, "userRenamed": True})
             self._name = None
+        patch.update(self._pending_meta)
+        self._pending_meta.clear()
         if patch:
             update_meta(self.files.meta, patch)
+
+    # ----------------------------------------------------------------------------------------
+    # Model, effort and permission mode (agent/model_switch.py)
+
+    def set_model(self, name: str) -> str:
+        """Switches to the model `name` (`provider/model` or `offline`): a `model_change` entry,
+        committed now for a saved session, and `meta.model`/`modelProvider`; a context over 90 %
+        of the new model's window is compacted (with a notice). Returns its id.
+
+        Raises:
+            UsageError: no such model or provider.
+        """
+        self.model = switch_model(self, name)
+        auto_compact(self, None)  # a smaller window the context overflows compacts at once (format §11)
+        return self.model.model_id
+
+    def set_effort(self, level: str) -> None:
+        """Sets the reasoning effort (low, medium, high, xhigh, max): an `effort_change` entry,
+        and the `effort` of every later assistant entry.
+
+        Raises:
+            UsageError: an unknown level.
+        """
+        self.effort = switch_effort(self, level)
+
+    def set_permission_mode(self, mode: str | None) -> None:
+        """The mode later turns run in (Shift+Tab cycles it); None: the settings' defaultMode.
+
+        Raises:
+            UsageError: an unknown mode.
+        """
+        self.permission_mode = check_mode(mode) if mode else None
+
+    def effective_permission_mode(self) -> str:
+        """The permission mode turns run in: the one set, else the settings' defaultMode."""
+        return self.permission_mode or settings_mode(self.cwd)
 
     # ----------------------------------------------------------------------------------------
     # Checkpoints and rewinds
@@ -427,9 +492,24 @@ class AgentSession:
         self.messages = open_session(self.files.transcript).context().messages
         return result
 
-    def compact(self, *args: Any, **kwargs: Any) -> None:
-        """Summarizes the older context with `summarizer` (a later issue)."""
-        raise NotImplementedError("compact comes with a later issue")
+    def compact(self, instructions: str | None = None) -> CompactionResult | None:
+        """`/compact [instructions]`: summarizes the older context now (agent/compaction.py);
+        None when there is too little to summarize.
+
+        Raises:
+            CommandcodeError: the model could not write the summary (nothing was appended).
+        """
+        return compact_session(self, instructions)
+
+    def compaction_totals(self) -> dict[str, Any]:
+        """`meta.compaction` (`count`, `tokensSaved`, ...) over every run of the session ({} when
+        none saved anything); this process's share is `compaction_saved`."""
+        stats = read_meta(self.files.meta).get("compaction") if self.persist else None
+        return dict(stats) if isinstance(stats, dict) else {}
+
+    def context_window(self) -> int:
+        """The model's context window: the settings' `contextWindow`, else the model's."""
+        return context_window_of(self)
 
     def export(self, path: str | None = None, fmt: str | None = None, *, selection: str = "context",
                redact_jsonl: bool = False, progress: Callable[[int, int], None] | None = None) -> ExportResult:

@@ -1,7 +1,7 @@
 """The agent's file and shell tools, with the real CLI's input names and result texts.
 
 `read_file {file_path}`, `write_file {file_path, content}`, `edit_file {file_path, old_string,
-new_string, replace_all?}`, `bash {command, timeout?}`. Relative paths resolve against the
+new_string, replace_all?}`, `bash {command, timeout?}` (`agent/bash_tool.py`). Relative paths resolve against the
 session's working directory. A failing tool returns an error text (the model sees it); it never
 raises into the agent loop.
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,10 +36,9 @@ from typing import Any
 from ..config.paths import data_root
 from ..storage.durable import replace_file
 from ..storage.regular import NotRegularFileError, open_regular, read_all
+from .bash_tool import MAX_OUTPUT_CHARS, run_bash
 
 EDITING_TOOLS = frozenset({"write_file", "edit_file"})
-BASH_TIMEOUT_SECONDS = 120
-MAX_OUTPUT_CHARS = 30_000
 MAX_READ_LINES = 2_000
 MAX_READ_BYTES = 256 * 1024
 MAX_EDIT_BYTES = 10 * 1024 * 1024  # the checkpoint backup cap: a bigger file could not be rewound
@@ -66,11 +65,16 @@ def target_path(tool_input: dict[str, Any], cwd: Path) -> Path | None:
     return path if path.is_absolute() else cwd / path
 
 
-def run_tool(name: str, tool_input: dict[str, Any], cwd: Path, *, env: dict[str, str] | None = None) -> ToolResult:
-    """Runs one tool call; `env` is added to a shell command's environment (the scratchpad's)."""
+def run_tool(name: str, tool_input: dict[str, Any], cwd: Path, *, cancel: threading.Event | None = None,
+             env: dict[str, str] | None = None) -> ToolResult:
+    """Runs one tool call; `env` is added to a shell command's environment (the scratchpad's).
+
+    Raises:
+        TurnInterrupted: `cancel` was set while `bash` ran (its process group was killed).
+    """
     try:
         if name == "bash":
-            return _bash(tool_input, cwd, env or {})
+            return ToolResult(*run_bash(tool_input, cwd, cancel, env))
         path = target_path(tool_input, cwd)
         if name in ("read_file", "write_file", "edit_file") and path is None:
             return ToolResult(f"Error: {name} needs a `file_path`", True)
@@ -212,20 +216,3 @@ def _edit(path: Path, tool_input: dict[str, Any]) -> ToolResult:
     updated = text.replace(old, new) if tool_input.get("replace_all") else text.replace(old, new, 1)
     replace_file(path, updated.encode("utf-8"), like=existing)
     return ToolResult(f"The file {path} has been updated successfully.")
-
-
-def _bash(tool_input: dict[str, Any], cwd: Path, env: dict[str, str]) -> ToolResult:
-    command = tool_input.get("command")
-    if not isinstance(command, str) or not command.strip():
-        return ToolResult("Error: bash needs a `command`", True)
-    timeout = tool_input.get("timeout")
-    seconds = float(timeout) / 1000 if isinstance(timeout, (int, float)) and timeout > 0 else BASH_TIMEOUT_SECONDS
-    try:
-        completed = subprocess.run(["/bin/sh", "-c", command], cwd=cwd, capture_output=True, text=True,
-                                   errors="replace", timeout=seconds, env={**os.environ, **env}, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return ToolResult(f"Error: command timed out after {seconds:g}s", True)
-    output = (completed.stdout + completed.stderr).rstrip("\n")
-    if completed.returncode != 0:
-        output = f"{output}\nExit code {completed.returncode}".strip()
-    return ToolResult(output[:MAX_OUTPUT_CHARS] or "(no output)", completed.returncode != 0)

@@ -8,21 +8,35 @@ or a tool step fails, what the turn produced is committed with a synthetic `Erro
 message, as the real CLI does, but never a dangling tool call: the step that failed (an assistant
 `tool_use` whose results are not all there) is dropped first. If the commit itself fails (a full
 disk), the writer cuts the transcript back to the previous commit.
+
+Live output: `on_event` gets `agent.events.TurnEvent`s (text deltas, tool starts and ends,
+notices, usage, whole assistant and tool-result messages) as they happen. Interruption: when
+`cancel` is set the model call or the running `bash` stops and `TurnInterrupted` propagates;
+the turn is discarded back to its start (nothing of it is committed, as after a crash; the
+checkpoint it opened stays, so edits it already made can still be rewound).
+
+Permissions: `gate(name, input)` is asked before each tool runs; a `ToolResult` it returns is
+the refusal the model sees instead of running the tool. A tool call the provider could not
+decode (`ModelReply.input_errors`) is a tool error too, never a crash.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..checkpoints.manager import CheckpointManager
+from ..errors import TurnInterrupted
 from ..sessions.writer import SessionWriter
 from ..storage.ids import epoch_ms, new_uuid
-from .providers.base import Model
+from .events import OnEvent, TurnEvent
+from .providers.base import Model, ModelReply
 from .tools import EDITING_TOOLS, ToolResult, in_data_dir, nameable, run_tool, target_path
 
+Gate = Callable[[str, dict[str, Any]], ToolResult | None]
 ToolGuard = Callable[[str, dict[str, Any], Path], "str | None"]
 
 MAX_STEPS_PER_TURN = 64
@@ -36,24 +50,46 @@ class TurnResult:
     tool_calls: int = 0
     notices: list[str] = field(default_factory=list)
     error: str | None = None
+    usage: dict[str, int | float] = field(default_factory=dict)
+    model_calls: int = 0
+
+    def add_usage(self, usage: dict[str, Any]) -> None:
+        """Adds one model call's usage to the turn's totals."""
+        self.model_calls += 1
+        for key, value in usage.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                self.usage[key] = self.usage.get(key, 0) + value
+
+
+def _ignore_event(event: TurnEvent) -> None:
+    del event
 
 
 class Conversation:
     """A session being extended turn by turn: the writer, the live context and checkpoints."""
 
     def __init__(self, writer: SessionWriter, model: Model, cwd: Path, messages: list[dict[str, Any]],
-                 checkpoints: CheckpointManager | None, *, tool_env: dict[str, str] | None = None,
-                 tool_guard: ToolGuard | None = None) -> None:
-        self.tool_env = tool_env or {}  # added to the shell tool's environment ($COMMANDCODE_SCRATCHPAD)
-        self.tool_guard = tool_guard  # refuses a call before it runs (worktree isolation): its text is the result
+                 checkpoints: CheckpointManager | None, *, effort: str | None = None, gate: Gate | None = None,
+                 on_event: OnEvent | None = None, cancel: threading.Event | None = None,
+                 entry_ids: list[str] | None = None,
+                 view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
+                 tool_env: dict[str, str] | None = None, tool_guard: ToolGuard | None = None) -> None:
         self.writer = writer
         self.model = model
         self.cwd = cwd
         self.messages = messages
         self.checkpoints = checkpoints
+        self.effort = effort
+        self.gate = gate
+        self.emit: OnEvent = on_event or _ignore_event
+        self.cancel = cancel
+        self.entry_ids = entry_ids if entry_ids is not None else []  # parallel to `messages`
+        self.view = view  # what the model is sent (fast compaction trims old tool output)
+        self.tool_env = tool_env or {}  # added to the shell tool's environment ($COMMANDCODE_SCRATCHPAD)
+        self.tool_guard = tool_guard  # refuses a call before it runs (worktree isolation): its text is the result
 
     def _append(self, message: dict[str, Any], **extra: Any) -> None:
-        self.writer.append_message(message, **extra)
+        self.entry_ids.append(self.writer.append_message(message, **extra))
         self.messages.append(message)
 
     def _mark(self) -> tuple[tuple[int, int, str | None, bool], int]:
@@ -64,6 +100,7 @@ class Conversation:
         writer_mark, message_count = mark
         self.writer.discard_to(writer_mark)
         del self.messages[message_count:]
+        del self.entry_ids[message_count:]
 
     def run_turn(self, prompt: str) -> TurnResult:
         """Runs one prompt to completion and commits it."""
@@ -72,23 +109,28 @@ class Conversation:
             last_id = next((message.get("meta", {}).get("messageId") for message in reversed(self.messages)
                             if isinstance(message.get("meta"), dict) and message["meta"].get("messageId")), None)
             self.checkpoints.open_checkpoint(prompt, len(self.messages), last_id)
+        start = self._mark()
         self._append({"role": "user", "content": [{"type": "text", "text": prompt}],
                       "meta": {"source": "user", "createdAt": epoch_ms(), "messageId": new_uuid()}})
         step = self._mark()
         try:
             for _ in range(MAX_STEPS_PER_TURN):
                 step = self._mark()  # a step is whole (its tool calls and all their results) or not written
-                reply = self.model.respond(self.messages)
-                self._append({"role": "assistant", "content": reply.content,
-                              "meta": {"source": "model", "createdAt": epoch_ms(), "messageId": new_uuid()}},
-                             usage=reply.usage, model=self.model.model_id)
+                sent = self.view(self.messages) if self.view is not None else self.messages
+                reply = self.model.respond(sent, on_text=self._on_text, cancel=self.cancel)
+                self._record_reply(reply, result)
                 if not reply.tool_uses:
                     result.text = "\n".join(block.get("text", "") for block in reply.content if block.get("type") == "text")
                     break
                 for tool_use in reply.tool_uses:
-                    self._run_tool(tool_use, result)
+                    self._run_tool(tool_use, result, reply.input_errors.get(str(tool_use.get("id"))))
             else:
                 result.error = f"the model did not finish within {MAX_STEPS_PER_TURN} steps"
+        except TurnInterrupted:
+            self._back_to(start)  # nothing of the turn reaches the file, as after a crash
+            if self.checkpoints is not None:
+                self._flush_checkpoints(result)
+            raise
         except Exception as error:
             result.error = str(error) or type(error).__name__
             self._back_to(step)
@@ -110,30 +152,65 @@ class Conversation:
         The digests only sharpen outside-edit detection: once the turn is committed, failing to
         write them is a notice, not a failed turn."""
         self.writer.commit(force=force)
+        self._flush_checkpoints(result)
+
+    def _flush_checkpoints(self, result: TurnResult) -> None:
         if self.checkpoints is not None:
             try:
                 self.checkpoints.flush()
             except OSError as error:
                 result.notices.append(f"could not record this turn's after-edit digests: {error.strerror or error}")
 
-    def _run_tool(self, tool_use: dict[str, Any], result: TurnResult) -> None:
+    def _on_text(self, delta: str) -> None:
+        self.emit(TurnEvent("text", text=delta))
+
+    def _record_reply(self, reply: ModelReply, result: TurnResult) -> None:
+        message = {"role": "assistant", "content": reply.content,
+                   "meta": {"source": "model", "createdAt": epoch_ms(), "messageId": new_uuid()}}
+        self._append(message, usage=reply.usage, model=self.model.model_id, effort=self.effort)
+        result.add_usage(reply.usage)
+        self.emit(TurnEvent("usage", usage=dict(reply.usage)))
+        self.emit(TurnEvent("assistant", message=message))
+
+    def _run_tool(self, tool_use: dict[str, Any], result: TurnResult, input_error: str | None = None) -> None:
         name = str(tool_use.get("name"))
         raw_input = tool_use.get("input")
         tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
-        refused = self.tool_guard(name, tool_input, self.cwd) if self.tool_guard is not None else None
-        path = target_path(tool_input, self.cwd) if refused is None else None  # a refused call backs up nothing
+        tool_use_id = str(tool_use.get("id"))
+        self.emit(TurnEvent("tool_start", name=name, input=tool_input, tool_use_id=tool_use_id))
+        if input_error is not None:
+            outcome = ToolResult(f"Error: {input_error}", True)
+        elif not isinstance(raw_input, dict):
+            outcome = ToolResult(f"Error: the input of {name} must be a JSON object", True)
+        else:
+            # The worktree guard first: it cannot be switched off, not even by a permission mode.
+            guarded = self.tool_guard(name, tool_input, self.cwd) if self.tool_guard is not None else None
+            refused = ToolResult(guarded, True) if guarded is not None else (
+                self.gate(name, tool_input) if self.gate is not None else None)
+            outcome = refused if refused is not None else self._execute(name, tool_input, result)
+        result.tool_calls += 1
+        message = {"role": "user",
+                   "content": [{"type": "tool_result", "tool_use_id": tool_use.get("id"),
+                                "content": [{"type": "text", "text": outcome.text}]}],
+                   "meta": {"source": "tool", "messageId": new_uuid()}}
+        self._append(message)
+        self.emit(TurnEvent("tool_end", name=name, input=tool_input, tool_use_id=tool_use_id, outcome=outcome.text,
+                            is_error=outcome.is_error))
+        self.emit(TurnEvent("tool_result", name=name, tool_use_id=tool_use_id, message=message,
+                            is_error=outcome.is_error))
+
+    def _execute(self, name: str, tool_input: dict[str, Any], result: TurnResult) -> ToolResult:
+        path = target_path(tool_input, self.cwd)
         if path is not None and not nameable(path):
             path = None  # no file can have this name (NUL, lone surrogate): nothing to back up; the tool says so
         if name in EDITING_TOOLS and path is not None and in_data_dir(path) is not None:
             path = None  # the tool refuses it: none of our own files is backed up or recorded
         if name in EDITING_TOOLS and path is not None and self.checkpoints is not None:
-            result.notices.extend(self.checkpoints.backup_before_edit(str(path)))
-        outcome = ToolResult(refused, True) if refused is not None else run_tool(name, tool_input, self.cwd,
-                                                                                 env=self.tool_env)
+            notices = self.checkpoints.backup_before_edit(str(path))
+            result.notices.extend(notices)
+            for notice in notices:
+                self.emit(TurnEvent("notice", text=notice))
+        outcome = run_tool(name, tool_input, self.cwd, cancel=self.cancel, env=self.tool_env)
         if name in EDITING_TOOLS and path is not None and self.checkpoints is not None and not outcome.is_error:
             self.checkpoints.record_after_edit(str(path))
-        result.tool_calls += 1
-        self._append({"role": "user",
-                      "content": [{"type": "tool_result", "tool_use_id": tool_use.get("id"),
-                                   "content": [{"type": "text", "text": outcome.text}]}],
-                      "meta": {"source": "tool", "messageId": new_uuid()}})
+        return outcome

@@ -1,17 +1,23 @@
 """`commandcode -p PROMPT`: one headless turn in the current directory, written as a real session.
 
 A thin caller of `agent.runtime.AgentSession`: it checks the options, decodes argv text as Node
-does, runs the turn and prints the reply.
+does, picks the model (`--model provider/model`, else `config.json`'s, else the offline one),
+applies `--effort` and the permission mode (`--permission-mode`, `--yolo`), runs the turn and
+prints it as `cli/headless.py` says. Headless rules: nobody can answer a permission question,
+so what would be asked is refused as a tool error and the turn goes on (agent/permissions.py).
+`-p` never writes the prompt history (the real CLI's rule; the interactive shell does).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..agent.runtime import AgentSession, resolve_model
+from ..agent.providers.registry import resolve_model
+from ..agent.runtime import AgentSession
 from ..config.paths import node_text
 from ..errors import CommandcodeError, UsageError
-from .output import print_json, printable, stdout, warn
+from .headless import FORMATS, Reporter
+from .output import warn
 
 
 def from_argv(text: str) -> str:
@@ -20,45 +26,86 @@ def from_argv(text: str) -> str:
     return node_text(text)
 
 
+def permission_mode_of(permission_mode: str | None, yolo: bool) -> str | None:
+    """The mode the flags ask for (None: the settings' `permissions.defaultMode`).
+
+    Raises:
+        UsageError: `--yolo` with another mode, or an unknown mode.
+    """
+    from ..agent.permissions import check_mode
+
+    if yolo:
+        if permission_mode not in (None, "bypassPermissions"):
+            raise UsageError(f"--yolo means --permission-mode bypassPermissions; it cannot be combined with {permission_mode}",
+                             hint="pass one of them")
+        return "bypassPermissions"
+    return check_mode(permission_mode) if permission_mode is not None else None
+
+
 def run_print(prompt: str, *, output_format: str, name: str | None, resume: str | None, continue_last: bool,
-              no_session: bool, model_name: str, worktree: str | None = None) -> None:
-    """Runs one headless turn and prints the reply; with `worktree` (a name, or "" for a generated
-    one) in a session worktree it creates, which a headless run never removes."""
-    if output_format not in ("text", "json"):
-        raise UsageError(f"unknown output format {output_format!r}", hint="use text or json")
+              no_session: bool, model_name: str | None, effort: str | None = None, permission_mode: str | None = None,
+              yolo: bool = False, worktree: str | None = None) -> None:
+    """Runs one headless turn and prints it; with `worktree` (a name, or "" for a generated one)
+    in a session worktree it creates, which a headless run never removes."""
+    if output_format not in FORMATS:
+        raise UsageError(f"unknown output format {output_format!r}", hint="use text, json or stream-json")
     if resume and continue_last:
         raise UsageError("-r and -c cannot be used together")
     prompt = from_argv(prompt)
     name = from_argv(name) if name else name
     if not prompt.strip():
         raise UsageError("the prompt is empty", hint='pass the prompt text: commandcode -p "PROMPT"')
-    model = resolve_model(model_name)
+    mode = permission_mode_of(permission_mode, yolo)
+    reporter = Reporter(output_format)
+    reporter.cwd = str(Path.cwd())
+    try:
+        _run(prompt, reporter, name=name, resume=resume, continue_last=continue_last, no_session=no_session,
+             model_name=model_name, effort=effort, mode=mode, worktree=worktree)
+    except _Reported:
+        raise
+    except CommandcodeError as error:  # the result object/event comes last, also on errors
+        reporter.result(text="", error=str(error))
+        raise
+
+
+def _run(prompt: str, reporter: Reporter, *, name: str | None, resume: str | None, continue_last: bool,
+         no_session: bool, model_name: str | None, effort: str | None, mode: str | None,
+         worktree: str | None) -> None:
+    model = resolve_model(model_name, warn=warn) if model_name is not None else None  # else the session's, or config.json's
+    reporter.model_id = model.model_id if model is not None else ""
     cwd = Path.cwd()
     if worktree is not None:
         from ..workspace.worktrees import create_worktree
 
         made = create_worktree(cwd, worktree or None)
         cwd = made.path
+        reporter.cwd = str(cwd)
         warn(f"working in the worktree {made.path} (branch {made.branch}); a -p run keeps it")
     agent = AgentSession.start(cwd, reference=resume, continue_last=continue_last, persist=not no_session,
-                               model=model, entrypoint="print", notify=warn)
+                               model=model, entrypoint="print", notify=warn, permission_mode=mode)
     if no_session:
         warn("--no-session: this turn's edits are not checkpointed; no rewind can undo them")
+    reporter.session_id = None if no_session else agent.session_id
     with agent:
+        reporter.model_id = agent.model.model_id
+        reporter.init(session_id=reporter.session_id, cwd=str(agent.cwd), model_id=agent.model.model_id,
+                      permission_mode=agent.effective_permission_mode())
         if name:
             agent.rename(name)
-        result = agent.run_turn(prompt)
+        if effort:
+            agent.set_effort(effort)
+        result = agent.run_turn(prompt, on_event=reporter.on_event)
     for notice in result.notices:
         warn(notice)
-    if output_format == "json":
-        payload: dict[str, object] = {"type": "result", "session_id": None if no_session else agent.session_id,
-                   "result": result.text, "is_error": result.error is not None, "error": result.error,
-                   "tool_calls": result.tool_calls, "model": model.model_id}
-        if result.notices:  # e.g. checkpoints the 200-backup cap dropped
-            payload["notices"] = result.notices
-        print_json(payload)
-    elif result.text:
-        stdout.out(printable(result.text), highlight=False)  # tool output and file names: no raw control bytes
+    extra: dict[str, object] = {"tool_calls": result.tool_calls}
+    if result.notices:  # e.g. checkpoints the 200-backup cap dropped
+        extra["notices"] = result.notices
     if result.error is not None:  # recorded in the session (`Error: …`), and a failed run for the caller
-        raise CommandcodeError(f"the turn failed: {result.error}",
-                               hint=None if no_session else f"the turn and its error are saved in session {agent.session_id}")
+        reporter.result(text=result.text, error=result.error, extra=extra)
+        raise _Reported(f"the turn failed: {result.error}",
+                        hint=None if no_session else f"the turn and its error are saved in session {agent.session_id}")
+    reporter.result(text=result.text, error=None, extra=extra)
+
+
+class _Reported(CommandcodeError):
+    """A failure whose result object was printed already."""

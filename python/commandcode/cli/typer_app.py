@@ -36,15 +36,21 @@ sweep_cmd.register(app)
 def root(
     ctx: typer.Context,
     print_prompt: Optional[str] = typer.Option(None, "-p", "--print", help="Run one headless turn with this prompt."),
-    output_format: str = typer.Option("text", "--output-format", help="text or json (with -p)."),
+    output_format: str = typer.Option("text", "--output-format", help="text, json or stream-json (with -p)."),
     name: Optional[str] = typer.Option(None, "-n", "--name", help="Name the session."),
     resume: Optional[str] = typer.Option(None, "-r", "--resume", help="Resume a session (id, prefix or name)."),
     continue_last: bool = typer.Option(False, "-c", "--continue", help="Continue the most recent session here."),
     no_session: bool = typer.Option(False, "--no-session", help="Write no transcript."),
-    model: str = typer.Option("offline", "--model", help="Model to use (built-in: offline)."),
     worktree: Optional[str] = typer.Option(None, "-w", "--worktree", metavar="[NAME]",
                                            help="Run in a git worktree .commandcode/worktrees/NAME (a generated name "
                                            "when omitted) on a new branch worktree-NAME."),
+    model: Optional[str] = typer.Option(None, "--model", help="provider/model from providers.json, or offline "
+                                        "(default: config.json's model, else offline)."),
+    effort: Optional[str] = typer.Option(None, "--effort", help="Reasoning effort: low, medium, high, xhigh, max."),
+    permission_mode: Optional[str] = typer.Option(None, "--permission-mode",
+                                                  help="default, acceptEdits, plan or bypassPermissions."),
+    yolo: bool = typer.Option(False, "--yolo", "--dangerously-skip-permissions",
+                              help="Run every tool call without asking (--permission-mode bypassPermissions)."),
     version: bool = typer.Option(False, "--version", help="Print the version and exit."),
 ) -> None:
     """Without a command, runs a headless turn (-p) or prints help."""
@@ -65,7 +71,8 @@ def root(
     from .run import run_print  # the agent, writer and checkpoint code: only for a headless turn
 
     run_print(print_prompt, output_format=output_format, name=name, resume=resume, continue_last=continue_last,
-              no_session=no_session, model_name=model, worktree=worktree)
+              no_session=no_session, model_name=model, effort=effort, permission_mode=permission_mode, yolo=yolo,
+              worktree=worktree)
 
 
 def run_app(argv: list[str]) -> object:

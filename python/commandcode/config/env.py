@@ -10,6 +10,9 @@
   (the real CLI's variable: the base becomes `<it>/commandcode-<uid>`); a relative value is ignored.
 - `COMMANDCODE_SCRATCHPAD` — not read: exported to the tools' shell commands, naming the session's
   scratchpad (`scratchpad_export`).
+- `COMMANDCODE_PROVIDER_TIMEOUT` — seconds an HTTP model provider may stay silent (connect, or
+  between two reads of a streamed reply) before the request is reported as timed out (300).
+- `COMMANDCODE_PROVIDER_RETRIES` — how many times a rate-limited (HTTP 429) request is retried (3).
 - `COMMANDCODE_TEST_STEP_DELAY_MS` — a test hook: milliseconds a rewind waits before each
   restore step (the signal tests aim at that window).
 
@@ -31,6 +34,8 @@ DEBUG = "COMMANDCODE_DEBUG"
 TEST_STEP_DELAY_MS = "COMMANDCODE_TEST_STEP_DELAY_MS"
 SCRATCHPAD_BASE = "COMMANDCODE_SCRATCHPAD_BASE"
 SCRATCHPAD = "COMMANDCODE_SCRATCHPAD"
+PROVIDER_TIMEOUT = "COMMANDCODE_PROVIDER_TIMEOUT"
+PROVIDER_RETRIES = "COMMANDCODE_PROVIDER_RETRIES"
 
 _OFF = frozenset({"off", "0", "false", "no"})
 _ON = frozenset({"1", "true", "yes", "on"})
@@ -86,3 +91,16 @@ def scratchpad_base() -> str | None:
 def scratchpad_export(path: str) -> dict[str, str]:
     """The environment a tool's shell command gets for the scratchpad at `path`."""
     return {SCRATCHPAD: path}
+def provider_timeout_seconds() -> float:
+    """`COMMANDCODE_PROVIDER_TIMEOUT` as positive seconds (default 300)."""
+    try:
+        value = float(os.environ.get(PROVIDER_TIMEOUT, "").strip())
+    except ValueError:
+        return 300.0
+    return value if 0 < value < float("inf") else 300.0
+
+
+def provider_retries() -> int:
+    """`COMMANDCODE_PROVIDER_RETRIES` as a whole number (default 3)."""
+    value = os.environ.get(PROVIDER_RETRIES, "").strip()
+    return min(int(value), 20) if value.isdigit() else 3

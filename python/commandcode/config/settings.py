@@ -32,6 +32,7 @@ symlinked settings file (a dotfile manager's) is written through the link.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -121,6 +122,8 @@ def _read_bytes(path: str, shown: str) -> bytes | None:
     except FileNotFoundError:
         return None
     except OSError as error:
+        if error.errno == errno.ENAMETOOLONG:  # a project deeper than PATH_MAX: no file can be opened there
+            return None
         if isinstance(error, (IsADirectoryError, NotRegularFileError)):
             raise SettingsError(f"{shown} is not a regular file; refusing to open it",
                                 hint="put a JSON file there, or remove what is in its place") from None

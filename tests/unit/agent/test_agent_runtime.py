@@ -125,9 +125,3 @@ def test_a_checkpoints_file_names_a_session_without_transcript(project: Path) ->
     found = AgentSession.for_reference(str(kept.files.checkpoints))
     assert found.session_id == kept.session_id
     assert [choice.modes for choice in found.checkpoint_choices()] == [[RewindMode.CODE]]
-
-
-@pytest.mark.parametrize("hook", ["compact"])  # fork, clone (tests/unit/sessions/test_fork_clone.py) and export landed
-def test_the_hooks_of_later_issues_are_declared(project: Path, hook: str) -> None:
-    with pytest.raises(NotImplementedError):
-        getattr(AgentSession.start(project), hook)()

@@ -132,7 +132,10 @@ def test_a_parent_folder_swapped_for_a_symlink_during_the_restore_is_not_followe
 
 
 def test_our_own_files_are_never_written_through_a_symlink(home: Path, workdir: Path, outside: Path) -> None:
+    from commandcode.sessions.history import record_prompt
+
     session = _session(home, workdir)
+    record_prompt("an interactive prompt")  # -p writes no history; the shell does
     [folder] = list((home / "projects").iterdir())
     transcript = folder / f"{session}.jsonl"
     for suffix in (".meta.json", ".checkpoints.jsonl"):

@@ -76,6 +76,7 @@ class Workspace:
         run_ok(["-c", "-p", 'call edit_file {"file_path": "existing.txt", "old_string": "base", "new_string": "changed"}'],
                self.project, self.data)
         run_ok(["-c", "-p", "Say hello please"], self.project, self.data)
+        (self.data / "history.jsonl").write_text('{"p":"Say hello please","t":1795978263586}\n')  # the shell's (-p writes none)
         folder = next((self.data / "projects").iterdir())
         (self.transcript,) = [path for path in folder.glob("*.jsonl") if ".checkpoints." not in path.name]
         self.session_id = self.transcript.stem

@@ -172,7 +172,7 @@ def test_uncommitted_entries_stay_in_memory_and_are_dropped_on_close(home: Path,
 def test_envelope_and_header_key_order_from_the_cli(home: Path, workdir: Path) -> None:
     (workdir / "f.txt").write_text("one\n")
     run_ok(["-p", 'call read_file {"file_path": "f.txt"}\ncall edit_file {"file_path": "f.txt", '
-            '"old_string": "one", "new_string": "two"}\ncall bash {"command": "cat f.txt"}', "-n", "keys"],
+            '"old_string": "one", "new_string": "two"}\ncall bash {"command": "cat f.txt"}', "-n", "keys", "--yolo"],
            workdir, home)
     transcript = only_transcript(home, workdir)
     run_ok(["-p", "second turn", "-r", "keys"], workdir, home)
@@ -197,7 +197,7 @@ def test_envelope_and_header_key_order_from_the_cli(home: Path, workdir: Path) -
 
 def test_ids_and_timestamps_have_the_real_shapes(home: Path, workdir: Path) -> None:
     for turn in range(3):
-        run_ok(["-p", f'call bash {{"command": "echo {turn}"}}', *(["-c"] if turn else [])], workdir, home)
+        run_ok(["-p", f'call bash {{"command": "echo {turn}"}}', "--yolo", *(["-c"] if turn else [])], workdir, home)
     transcript = only_transcript(home, workdir)
     session_id = transcript.name[: -len(".jsonl")]
     assert UUID4.match(session_id) and uuid.UUID(session_id).version == 4
@@ -335,7 +335,7 @@ def test_kill_mid_turn_leaves_the_file_at_the_previous_commit(home: Path, workdi
     transcript = only_transcript(home, workdir)
     session_id = transcript.name[:-6]
     committed = transcript.read_bytes()
-    process = start_cli(["-p", SLOW_TURN, "-r", session_id], workdir, home)
+    process = start_cli(["-p", SLOW_TURN, "-r", session_id, "--yolo"], workdir, home)
     try:
         wait_for(lambda: (workdir / "started").exists(), what="the bash tool to start")
     finally:
@@ -351,7 +351,7 @@ def test_kill_mid_turn_leaves_the_file_at_the_previous_commit(home: Path, workdi
 
 
 def test_kill_during_the_first_turn_leaves_no_transcript(home: Path, workdir: Path) -> None:
-    process = start_cli(["-p", SLOW_TURN], workdir, home)
+    process = start_cli(["-p", SLOW_TURN, "--yolo"], workdir, home)
     try:
         wait_for(lambda: (workdir / "started").exists(), what="the bash tool to start")
     finally:
@@ -431,6 +431,9 @@ def test_new_files_are_0600_and_new_folders_0700(home: Path, workdir: Path) -> N
             'call write_file {"file_path": "new.txt", "content": "x"}', "-n", "modes"], workdir, home)
     transcript = only_transcript(home, workdir)
     files = SessionFiles.for_transcript(transcript)
+    from commandcode.sessions.history import record_prompt
+
+    record_prompt("the interactive shell records prompts")  # -p never writes the history
     for path in (transcript, files.meta, files.checkpoints, home / "history.jsonl"):
         assert path.exists() and mode(path) == 0o600, path
     folders = [Path(folder) for folder, _, _ in os.walk(home)]
@@ -559,7 +562,7 @@ def test_a_failed_first_turn_is_recorded_and_labelled_print(home: Path, workdir:
     script = (
         "import sys\n"
         "from commandcode.agent.providers import offline\n"
-        "def broken(self, messages):\n"
+        "def broken(self, messages, **options):\n"
         "    raise RuntimeError('model exploded')\n"
         "offline.OfflineModel.respond = broken\n"
         "sys.argv = ['commandcode', '-p', 'will fail']\n"

@@ -2,12 +2,23 @@
 
 A provider answers one step: given the context messages, the assistant's next content blocks
 and the usage of the call. Tool calls are `tool_use` blocks of the reply.
+
+Streaming and interruption: `respond(messages, on_text=..., cancel=...)` calls `on_text` with
+each text delta as it arrives, and when the `cancel` event is set it stops promptly (closing the
+connection of a streaming provider) and raises `errors.TurnInterrupted`. A provider raises
+`errors.ProviderError` (one line, never a key in it) when the request fails.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from ...errors import TurnInterrupted
+
+OnText = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -16,6 +27,9 @@ class ModelReply:
 
     content: list[dict[str, Any]]
     usage: dict[str, Any] = field(default_factory=dict)
+    input_errors: dict[str, str] = field(default_factory=dict)
+    """Why the input of a `tool_use` (by id) could not be decoded (bad JSON from the model);
+    such a call runs no tool, the model gets the reason as a tool error."""
 
     @property
     def tool_uses(self) -> list[dict[str, Any]]:
@@ -23,8 +37,17 @@ class ModelReply:
 
 
 class Model(Protocol):
-    """A model the turn runner can call."""
+    """A model the turn runner can call. `model_id` is what transcripts record
+    (`provider/model`); `context_window` the tokens it takes (compaction aims under it)."""
 
     model_id: str
+    context_window: int
 
-    def respond(self, messages: list[dict[str, Any]]) -> ModelReply: ...
+    def respond(self, messages: list[dict[str, Any]], *, on_text: OnText | None = None,
+                cancel: threading.Event | None = None) -> ModelReply: ...
+
+
+def check_cancel(cancel: threading.Event | None) -> None:
+    """Raises `TurnInterrupted` when `cancel` is set."""
+    if cancel is not None and cancel.is_set():
+        raise TurnInterrupted("interrupted")

@@ -12,14 +12,16 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any
 
 from ...sessions.context import content_blocks, estimate_tokens
 from ..summarize import first_line as _first_line
-from .base import ModelReply
+from .base import ModelReply, OnText, check_cancel
 
 MODEL_ID = "commandcode/offline"
+CONTEXT_WINDOW = 200_000
 _CALL_LINE = re.compile(r"^\s*call\s+([A-Za-z_][A-Za-z0-9_]*)\s*(.*?)\s*$")
 
 
@@ -82,9 +84,23 @@ class OfflineModel:
     """The deterministic built-in model."""
 
     model_id = MODEL_ID
+    context_window = CONTEXT_WINDOW
 
-    def respond(self, messages: list[dict[str, Any]]) -> ModelReply:
-        """The next assistant step for this context."""
+    def respond(self, messages: list[dict[str, Any]], *, on_text: OnText | None = None,
+                cancel: threading.Event | None = None) -> ModelReply:
+        """The next assistant step for this context; its text goes to `on_text` word by word."""
+        check_cancel(cancel)
+        reply = self._respond(messages)
+        if on_text is not None:
+            for block in reply.content:
+                if block.get("type") == "text":
+                    for piece in re.findall(r"\S+\s*|\s+", str(block.get("text", ""))):
+                        check_cancel(cancel)
+                        on_text(piece)
+        check_cancel(cancel)
+        return reply
+
+    def _respond(self, messages: list[dict[str, Any]]) -> ModelReply:
         prompt, prompt_index = _last_prompt(messages)
         usage = {"inputTokens": estimate_tokens(messages), "outputTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0}
         try:

@@ -1,0 +1,130 @@
+"""The `bash` tool: one shell command in the session's working directory, interruptible.
+
+`bash {command, timeout?}` (`timeout` in milliseconds, default 120 s, at most 10 min) runs
+`/bin/sh -c command` with stdin closed, in a process group of its own (`start_new_session`), so
+that an interrupt or the timeout kills the command and everything it started (`killpg`, SIGKILL)
+at once, not when a `sleep` ends. Output (stdout and stderr interleaved as written) is kept up to
+`MAX_OUTPUT_CHARS`; beyond that it is drained and dropped, and the result says how much was cut.
+A non-zero exit is a tool error ending with `Exit code N`. When `cancel` is set the group is
+killed and `TurnInterrupted` is raised: the caller discards the turn.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..errors import TurnInterrupted
+
+BASH_TIMEOUT_SECONDS = 120.0
+MAX_TIMEOUT_SECONDS = 600.0
+MAX_OUTPUT_CHARS = 30_000
+_POLL_SECONDS = 0.02
+_READ_BYTES = 65536
+
+
+class _Output:
+    """Collects a pipe's bytes up to a cap, counting what it drops."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.kept = bytearray()
+        self.dropped = 0
+
+    def drain(self, descriptor: int) -> None:
+        while True:
+            try:
+                chunk = os.read(descriptor, _READ_BYTES)
+            except OSError:
+                return
+            if not chunk:
+                return
+            room = self.cap - len(self.kept)
+            if room > 0:
+                self.kept += chunk[:room]
+            self.dropped += max(0, len(chunk) - max(room, 0))
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
+
+
+def _seconds(timeout: Any) -> float:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        return BASH_TIMEOUT_SECONDS
+    return min(float(timeout) / 1000, MAX_TIMEOUT_SECONDS)
+
+
+def run_bash(tool_input: dict[str, Any], cwd: Path, cancel: threading.Event | None = None,
+             env: dict[str, str] | None = None) -> tuple[str, bool]:
+    """Runs the command; returns `(text, is_error)`.
+
+    Raises:
+        TurnInterrupted: `cancel` was set while it ran (its process group is dead by then).
+    """
+    command = tool_input.get("command")
+    if not isinstance(command, str) or not command.strip():
+        return "Error: bash needs a `command`", True
+    seconds = _seconds(tool_input.get("timeout"))
+    read_end, write_end = os.pipe()
+    try:
+        process = subprocess.Popen(["/bin/sh", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL, stdout=write_end,
+                                   stderr=write_end, start_new_session=True, env={**os.environ, **(env or {})})
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)
+    output = _Output(MAX_OUTPUT_CHARS * 4)  # bytes; cut to characters after decoding
+    reader = threading.Thread(target=output.drain, args=(read_end,), daemon=True)
+    reader.start()
+    timed_out = False
+    try:
+        waited = 0.0
+        while True:
+            try:
+                process.wait(timeout=_POLL_SECONDS)
+                break
+            except subprocess.TimeoutExpired:
+                waited += _POLL_SECONDS
+            if cancel is not None and cancel.is_set():
+                _kill_group(process)
+                raise TurnInterrupted("interrupted; the running command was stopped")
+            if waited >= seconds:
+                timed_out = True
+                _kill_group(process)
+                break
+    except BaseException:
+        _kill_group(process)
+        raise
+    finally:
+        reader.join(timeout=0.5)  # a background child may hold the pipe open: do not wait for it
+        if not reader.is_alive():
+            os.close(read_end)
+    return _result(output, process.returncode, timed_out, seconds)
+
+
+def _result(output: _Output, returncode: int | None, timed_out: bool, seconds: float) -> tuple[str, bool]:
+    text = output.kept.decode("utf-8", errors="replace")
+    dropped_chars = 0
+    if len(text) > MAX_OUTPUT_CHARS:
+        dropped_chars = len(text) - MAX_OUTPUT_CHARS
+        text = text[:MAX_OUTPUT_CHARS]
+    text = text.rstrip("\n")
+    if dropped_chars or output.dropped:
+        more = f"{dropped_chars:,} more characters" if not output.dropped else f"{dropped_chars + output.dropped:,}+ more bytes"
+        text += f"\n[output cut at {MAX_OUTPUT_CHARS:,} characters; {more} not shown]"
+    if timed_out:
+        return f"{text}\nError: command timed out after {seconds:g}s and was killed".strip(), True
+    if returncode:
+        code = f"killed by signal {-returncode}" if returncode < 0 else f"Exit code {returncode}"
+        return f"{text}\n{code}".strip(), True
+    return text or "(no output)", False

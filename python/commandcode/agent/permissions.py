@@ -1,0 +1,284 @@
+"""Who may run which tool call: Claude Code's permission rules and modes, and the question to
+the user when nobody said.
+
+Rules come from the settings layers (`permissions.allow`, `permissions.ask`, `permissions.deny`,
+as Claude Code writes them): `Tool` or `Tool(specifier)`. Tools are `Bash` (our `bash`), `Read`
+(`read_file`), `Edit` (`edit_file` and `write_file`) and `Write` (`write_file`); our own tool
+names work too. A `Bash` specifier is an exact command, a prefix ending in `:*` (`npm test:*`
+matches `npm test` and `npm test --watch`) or a glob with `*`. A path specifier is a gitignore
+style glob: `//abs/path`, `~/path` (home), `/path` (from the project root) or `./path`/`path`
+(from the working directory); `**` crosses folders, `dir/**` is everything under `dir`.
+
+Order: deny wins over ask, ask over allow. Then the mode (`permissions.defaultMode`, or the
+launch flag): `bypassPermissions` runs everything no deny rule stops; `plan` runs no edit and no
+`bash`; `acceptEdits` runs edits inside the working directory without asking; `default` asks
+for those. Reads inside the working directory always run; a read or edit outside it, and every
+`bash` command, needs an allow rule, a grant or an answer.
+
+A compound command (`a && b; c | d`) is judged part by part: it runs when every part is
+allowed, and "don't ask again" saves one rule per part that was not (never the whole line, which
+would never match again). A part with a command substitution is asked every time.
+
+Headless (`-p`, no `ask`): edits inside the working directory run (a rewind undoes them); what
+would be asked is refused with a tool error that tells the model and the user how to allow it,
+and the turn goes on. Interactive: `ask(PermissionRequest)` returns a `PermissionAnswer`; allow
+for the session adds the rules to `Grants` (an object the shell carries over `/fork`), "don't ask
+again" also writes them to the project's `.commandcode/settings.local.json`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..config.settings import add_to_list, load_settings, project_root
+from ..errors import SettingsError, UsageError
+from .shell_parts import has_substitution, split_command
+from .tools import ToolResult, nameable, target_path
+
+MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+_RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$", re.S)
+_TOOL_KIND = {"bash": "bash", "read_file": "read", "write_file": "edit", "edit_file": "edit"}
+_RULE_KINDS = {"bash": {"bash"}, "read": {"read", "read_file"}, "edit": {"edit", "write", "edit_file", "write_file"}}
+_HOW_TO_ALLOW = ('add an allow rule such as "{rule}" to permissions.allow in .commandcode/settings.json, '
+                 "or run with --permission-mode bypassPermissions (or --yolo)")
+
+
+class PermissionAnswer:
+    """What the user answered (the values are plain strings, for the shell to map keys to)."""
+
+    ALLOW_ONCE = "allow_once"
+    ALLOW_SESSION = "allow_session"
+    ALWAYS = "always"  # don't ask again: saved in the project's settings.local.json
+    DENY = "deny"
+    ALL = (ALLOW_ONCE, ALLOW_SESSION, ALWAYS, DENY)
+
+
+class PermissionRequest:
+    """A tool call waiting for an answer: the tool, its input, a one-line `summary` for the
+    prompt, and the `rules` an allow-for-session or don't-ask-again answer would add."""
+
+    __slots__ = ("input", "rules", "summary", "tool")
+
+    def __init__(self, tool: str, tool_input: dict[str, Any], summary: str, rules: list[str]) -> None:
+        self.tool, self.input, self.summary, self.rules = tool, tool_input, summary, rules
+
+    def __repr__(self) -> str:
+        return f"PermissionRequest({self.summary!r}, rules={self.rules!r})"
+
+
+AskPermission = Callable[[PermissionRequest], str]
+
+
+class Grants:
+    """Session-scoped allow rules ("allow for this session"). They live as long as the object:
+    the shell hands the same one to a `/fork` in the same process; a resume starts empty."""
+
+    def __init__(self, rules: list[str] | None = None) -> None:
+        self.rules: list[str] = list(rules or [])
+
+    def add(self, rules: list[str]) -> None:
+        for rule in rules:
+            if rule not in self.rules:
+                self.rules.append(rule)
+
+
+def check_mode(mode: str) -> str:
+    """`mode` when it is a permission mode.
+
+    Raises:
+        UsageError: it is not.
+    """
+    if mode not in MODES:
+        raise UsageError(f"unknown permission mode {mode!r}", hint=f"use one of: {', '.join(MODES)}")
+    return mode
+
+
+def _glob(pattern: str) -> re.Pattern[str]:
+    out, index = [], 0
+    while index < len(pattern):
+        if pattern.startswith("**", index):
+            out.append(".*")
+            index += 2
+        elif pattern[index] == "*":
+            out.append("[^/]*")
+            index += 1
+        elif pattern[index] == "?":
+            out.append("[^/]")
+            index += 1
+        else:
+            out.append(re.escape(pattern[index]))
+            index += 1
+    return re.compile("".join(out) + r"(?:/.*)?\Z", re.S)
+
+
+class Rule:
+    """One parsed rule."""
+
+    __slots__ = ("kind", "specifier", "text")
+
+    def __init__(self, text: str, kind: str, specifier: str | None) -> None:
+        self.text, self.kind, self.specifier = text, kind, specifier
+
+    @classmethod
+    def parse(cls, text: str) -> Rule | None:
+        match = _RULE.match(text)
+        if not match:
+            return None
+        name = match.group(1).lower()
+        kind = next((kind for kind, names in _RULE_KINDS.items() if name in names), None)
+        if kind is None:
+            return None
+        specifier = match.group(2)
+        return cls(text, kind, specifier.strip() if specifier is not None and specifier.strip() not in ("", "*") else None)
+
+    def matches_command(self, part: str) -> bool:
+        if self.specifier is None:
+            return True
+        spec = self.specifier
+        if spec.endswith(":*"):
+            prefix = spec[:-2].rstrip()
+            return part == prefix or part.startswith(prefix + " ")
+        if "*" in spec:
+            return re.fullmatch(".*".join(re.escape(piece) for piece in spec.split("*")), part, re.S) is not None
+        return part == spec
+
+    def matches_path(self, path: str, cwd: str, root: str) -> bool:
+        if self.specifier is None:
+            return True
+        spec = self.specifier
+        if spec.startswith("//"):
+            base = spec[1:]
+        elif spec.startswith("~/"):
+            base = os.path.join(os.path.expanduser("~"), spec[2:])
+        elif spec.startswith("/"):
+            base = os.path.join(root, spec[1:])
+        else:
+            base = os.path.join(cwd, spec[2:] if spec.startswith("./") else spec)
+        return _glob(os.path.normpath(base) if "*" not in base else base).match(path) is not None
+
+
+def _command_check(part: str) -> Callable[[Rule], bool]:
+    def check(rule: Rule) -> bool:
+        return rule.matches_command(part)
+
+    return check
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+class Policy:
+    """The permission decisions of one turn (settings read once, when the turn starts)."""
+
+    def __init__(self, cwd: Path, *, mode: str | None = None, ask: AskPermission | None = None,
+                 grants: Grants | None = None, notify: Callable[[str], None] | None = None) -> None:
+        settings = load_settings(cwd)
+        self.cwd = os.path.realpath(cwd)
+        self.root = os.path.realpath(project_root(cwd))
+        self.mode = check_mode(mode) if mode else settings.permissions_default_mode
+        if self.mode not in MODES:
+            self.mode = "default"
+        self.allow = [rule for rule in map(Rule.parse, settings.permissions_allow) if rule is not None]
+        self.ask_rules = [rule for rule in map(Rule.parse, settings.permissions_ask) if rule is not None]
+        self.deny = [rule for rule in map(Rule.parse, settings.permissions_deny) if rule is not None]
+        self.warnings = settings.warnings
+        self.ask = ask
+        self.grants = grants if grants is not None else Grants()
+        self.notify = notify
+
+    # The gate the turn calls ----------------------------------------------------------------
+
+    def __call__(self, name: str, tool_input: dict[str, Any]) -> ToolResult | None:
+        """None: run the tool; else the refusal the model sees."""
+        kind = _TOOL_KIND.get(name)
+        if kind is None:
+            return None  # an unknown tool: the tool runner answers with its own error
+        if kind == "bash":
+            command = tool_input.get("command")
+            return self._decide_bash(tool_input, command) if isinstance(command, str) and command.strip() else None
+        path = target_path(tool_input, Path(self.cwd))
+        if path is None or not nameable(path):
+            return None  # no file can have this name: the tool says so
+        # Where the call lands: a read follows a final symlink; an edit never writes through
+        # one (the tool refuses it), so only its folder is resolved.
+        where = os.path.realpath(path) if kind == "read" else os.path.join(os.path.realpath(path.parent), path.name)
+        return self._decide_path(name, kind, tool_input, where)
+
+    def _granted(self, kind: str, check: Callable[[Rule], bool]) -> bool:
+        rules = self.allow + [rule for rule in map(Rule.parse, self.grants.rules) if rule is not None]
+        return any(rule.kind == kind and check(rule) for rule in rules)
+
+    def _decide_bash(self, tool_input: dict[str, Any], command: str) -> ToolResult | None:
+        parts = split_command(command) or [command.strip()]
+        for part in parts:
+            denied = next((rule for rule in self.deny if rule.kind == "bash" and rule.matches_command(part)), None)
+            if denied is not None:
+                return self._denied_by(denied, f"bash `{part}`")
+        if self.mode == "bypassPermissions":
+            return None
+        if self.mode == "plan":
+            return ToolResult("Error: plan mode: bash commands do not run while planning; "
+                              "present the plan, the user switches the mode to carry it out", True)
+        needed = []
+        for part in parts:
+            asked = any(rule.kind == "bash" and rule.matches_command(part) for rule in self.ask_rules)
+            allowed = not has_substitution(part) and self._granted("bash", _command_check(part))
+            if asked or not allowed:
+                needed.append(part)
+        if not needed:
+            return None
+        rules = [f"Bash({part})" for part in needed]
+        return self._ask("bash", tool_input, f"bash: {command}", rules)
+
+    def _decide_path(self, name: str, kind: str, tool_input: dict[str, Any], path: str) -> ToolResult | None:
+        denied = next((rule for rule in self.deny if rule.kind == kind and rule.matches_path(path, self.cwd, self.root)), None)
+        if denied is not None:
+            return self._denied_by(denied, f"{name} {path}")
+        if self.mode == "bypassPermissions":
+            return None
+        if self.mode == "plan" and kind == "edit":
+            return ToolResult(f"Error: plan mode: {name} does not change files while planning; "
+                              "present the plan, the user switches the mode to carry it out", True)
+        if any(rule.kind == kind and rule.matches_path(path, self.cwd, self.root) for rule in self.ask_rules):
+            return self._ask(name, tool_input, f"{name} {path}", [f"{'Read' if kind == 'read' else 'Edit'}(/{path})"])
+        def matches(rule: Rule) -> bool:
+            return rule.matches_path(path, self.cwd, self.root)
+
+        if self._granted(kind, matches):
+            return None
+        inside = _inside(path, self.cwd)
+        if inside and (kind == "read" or self.mode == "acceptEdits" or self.ask is None):
+            return None
+        rule = f"{'Read' if kind == 'read' else 'Edit'}(/{path})"  # `//abs/path`: this one file
+        where = "" if inside else " (outside the working directory)"
+        return self._ask(name, tool_input, f"{name} {path}{where}", [rule])
+
+    def _denied_by(self, rule: Rule, what: str) -> ToolResult:
+        return ToolResult(f"Error: permission denied: {what} is refused by the deny rule \"{rule.text}\" in the settings", True)
+
+    def _ask(self, name: str, tool_input: dict[str, Any], summary: str, rules: list[str]) -> ToolResult | None:
+        if self.ask is None:
+            return ToolResult(f"Error: permission needed: {summary} was not run; nobody can approve it in a headless "
+                              f"run. To allow it, {_HOW_TO_ALLOW.format(rule=rules[0])}", True)
+        answer = self.ask(PermissionRequest(name, tool_input, summary, rules))
+        if answer == PermissionAnswer.ALLOW_ONCE:
+            return None
+        if answer in (PermissionAnswer.ALLOW_SESSION, PermissionAnswer.ALWAYS):
+            self.grants.add(rules)
+            if answer == PermissionAnswer.ALWAYS:
+                self._save(rules)
+            return None
+        return ToolResult(f"Error: the user denied {summary}; it did not run. Ask them or try another way", True)
+
+    def _save(self, rules: list[str]) -> None:
+        try:
+            for rule in rules:
+                add_to_list("local", "permissions.allow", rule, cwd=self.cwd)
+        except SettingsError as error:
+            if self.notify is not None:
+                self.notify(f"{error}; allowed for this session only")

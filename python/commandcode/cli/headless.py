@@ -1,0 +1,117 @@
+"""What `-p` prints: the reply as text, one result object (`--output-format json`), or Claude
+Code's stream-json events, one JSON object per line (`--output-format stream-json`).
+
+The stream is `system`/`init` first (session id, cwd, model, tools, permission mode), then an
+`assistant` event per model step and a `user` event per tool result as they happen, and a
+`result` event last, always — also when the turn fails, with `is_error: true` and the error as
+`result`. The shapes are documented as JSON Schema in `docs/headless-schema.json`, which tests
+check every event against; they do not change when the on-disk format does.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..agent.events import TurnEvent
+from ..agent.tool_specs import TOOL_NAMES
+from .output import print_json, print_json_line, printable, stdout
+
+FORMATS = ("text", "json", "stream-json")
+
+
+def _wire_usage(usage: dict[str, Any]) -> dict[str, Any]:
+    return {"input_tokens": int(usage.get("inputTokens", 0)), "output_tokens": int(usage.get("outputTokens", 0)),
+            "cache_read_input_tokens": int(usage.get("cacheReadTokens", 0)),
+            "cache_creation_input_tokens": int(usage.get("cacheWriteTokens", 0))}
+
+
+def _wire_content(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for block in blocks:
+        kind = block.get("type")
+        if kind == "text":
+            out.append({"type": "text", "text": str(block.get("text", ""))})
+        elif kind == "tool_use":
+            tool_input = block.get("input")
+            out.append({"type": "tool_use", "id": str(block.get("id")), "name": str(block.get("name")),
+                        "input": tool_input if isinstance(tool_input, dict) else {}})
+        elif kind == "thinking":
+            out.append({"type": "thinking", "thinking": str(block.get("thinking", "")), "signature": ""})
+    return out
+
+
+class Reporter:
+    """Prints one headless run in the chosen format."""
+
+    def __init__(self, output_format: str) -> None:
+        self.format = output_format
+        self.started = time.monotonic()
+        self.session_id: str | None = None
+        self.model_id = ""
+        self.cwd = ""
+        self.permission_mode = "default"
+        self.initialised = False
+        self.usage: dict[str, int | float] = {}
+        self.calls = 0
+        self.api_seconds = 0.0
+        self._step_started = time.monotonic()
+        self._last_usage: dict[str, Any] = {}
+
+    def init(self, *, session_id: str | None, cwd: str, model_id: str, permission_mode: str) -> None:
+        """The session is open: the stream's `system`/`init` event."""
+        self.session_id, self.cwd, self.model_id, self.permission_mode = session_id, cwd, model_id, permission_mode
+        self.initialised = True
+        self._step_started = time.monotonic()
+        if self.format == "stream-json":
+            print_json_line({"type": "system", "subtype": "init", "session_id": session_id, "cwd": cwd,
+                             "model": model_id, "tools": list(TOOL_NAMES), "permissionMode": permission_mode,
+                             "output_style": "default"})
+
+    def on_event(self, event: TurnEvent) -> None:
+        """A live turn event (`AgentSession.run_turn`'s `on_event`)."""
+        if event.kind == "usage":
+            self.calls += 1
+            self.api_seconds += time.monotonic() - self._step_started
+            for key, value in event.usage.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    self.usage[key] = self.usage.get(key, 0) + value
+        elif event.kind == "tool_result":
+            self._step_started = time.monotonic()
+        if self.format != "stream-json":
+            return
+        if event.kind == "assistant":
+            message = event.message
+            print_json_line({"type": "assistant", "session_id": self.session_id, "parent_tool_use_id": None,
+                             "message": {"id": str((message.get("meta") or {}).get("messageId", "")), "type": "message",
+                                         "role": "assistant", "model": self.model_id,
+                                         "content": _wire_content(message.get("content") or []),
+                                         "usage": _wire_usage(self._last_usage)}})
+        elif event.kind == "tool_result":
+            [block] = event.message["content"]
+            text = "\n".join(str(part.get("text", "")) for part in block.get("content") or [])
+            print_json_line({"type": "user", "session_id": self.session_id, "parent_tool_use_id": None,
+                             "message": {"role": "user", "content": [{"type": "tool_result",
+                                                                      "tool_use_id": str(block.get("tool_use_id")),
+                                                                      "content": text, "is_error": event.is_error}]}})
+        if event.kind == "usage":
+            self._last_usage = dict(event.usage)
+
+    def result(self, *, text: str, error: str | None, extra: dict[str, Any] | None = None) -> None:
+        """The run ended (`error` None: it succeeded): the reply, or the result object/event."""
+        if self.format == "text":
+            if error is None and text:
+                stdout.out(printable(text), highlight=False)  # tool output and file names: no raw control bytes
+            return
+        if self.format == "stream-json" and not self.initialised:
+            self.init(session_id=self.session_id, cwd=self.cwd, model_id=self.model_id,
+                      permission_mode=self.permission_mode)
+        payload: dict[str, Any] = {
+            "type": "result", "subtype": "success" if error is None else "error_during_execution",
+            "is_error": error is not None, "result": text if error is None else f"Error: {error}",
+            "session_id": self.session_id, "duration_ms": int((time.monotonic() - self.started) * 1000),
+            "duration_api_ms": int(self.api_seconds * 1000), "num_turns": self.calls,
+            "total_cost_usd": round(float(self.usage.get("costUsd", 0.0)), 10), "usage": _wire_usage(self.usage),
+            "model": self.model_id, "error": error}
+        payload.update(extra or {})
+        (print_json if self.format == "json" else print_json_line)(payload)

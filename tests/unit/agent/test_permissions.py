@@ -1,0 +1,183 @@
+"""Permission rules and modes (agent/permissions.py): Claude Code's rule syntax from real settings
+files, deny > ask > allow, the four modes, headless refusals, the interactive answers (once,
+session, don't ask again into settings.local.json) and compound commands judged part by part."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from commandcode.agent.permissions import Grants, PermissionAnswer, PermissionRequest, Policy, Rule
+from commandcode.agent.runtime import AgentSession
+from commandcode.agent.shell_parts import has_substitution, split_command
+from commandcode.errors import SettingsError, UsageError
+
+
+def _settings(here: Path, permissions: dict[str, Any], name: str = "settings.json") -> None:
+    (here / ".commandcode").mkdir(exist_ok=True)
+    (here / ".commandcode" / name).write_text(json.dumps({"permissions": permissions}))
+
+
+def _bash(command: str) -> tuple[str, dict[str, Any]]:
+    return "bash", {"command": command}
+
+
+def test_split_command_cuts_at_operators_outside_quotes() -> None:
+    assert split_command("a && b; c | d") == ["a", "b", "c", "d"]
+    assert split_command("npm test || echo 'x && y' ; ls\ncat f") == ["npm test", "echo 'x && y'", "ls", "cat f"]
+    assert split_command('echo "a;b" 2>&1 | tee log &') == ['echo "a;b" 2>&1', "tee log"]
+    assert split_command("echo $(a && b) && c") == ["echo $(a && b)", "c"]
+    assert has_substitution("echo $(rm x)") and has_substitution("echo `id`") and not has_substitution("echo '$(x)'")
+
+
+def test_rule_syntax() -> None:
+    rule = Rule.parse("Bash(npm test:*)")
+    assert rule is not None and rule.kind == "bash"
+    assert rule.matches_command("npm test") and rule.matches_command("npm test --watch")
+    assert not rule.matches_command("npm testing") and not rule.matches_command("npm run")
+    glob = Rule.parse("Bash(git * --dry-run)")
+    assert glob is not None and glob.matches_command("git clean -fd --dry-run") and not glob.matches_command("git clean")
+    assert Rule.parse("Edit") is not None and Rule.parse("Edit").specifier is None  # type: ignore[union-attr]
+    assert Rule.parse("WebFetch(domain:x)") is None and Rule.parse("not a rule(") is None
+    read = Rule.parse("Read(./secrets/**)")
+    assert read is not None and read.matches_path("/p/secrets/a/b.txt", "/p", "/p")
+    assert not read.matches_path("/p/other.txt", "/p", "/p")
+    absolute = Rule.parse("Read(//etc/hosts)")
+    assert absolute is not None and absolute.matches_path("/etc/hosts", "/p", "/p")
+    rooted = Rule.parse("Edit(/src/*.py)")
+    assert rooted is not None and rooted.matches_path("/root/src/a.py", "/root/sub", "/root")
+    assert not rooted.matches_path("/root/src/deep/a.py", "/root/sub", "/root")
+
+
+def test_headless_defaults_edits_inside_run_bash_and_outside_refused(here: Path, tmp_path: Path) -> None:
+    policy = Policy(here)
+    assert policy("write_file", {"file_path": "a.txt", "content": "x"}) is None
+    assert policy("read_file", {"file_path": "a.txt"}) is None
+    refused = policy(*_bash("ls"))
+    assert refused is not None and refused.is_error
+    assert refused.text == ('Error: permission needed: bash: ls was not run; nobody can approve it in a headless run. '
+                            'To allow it, add an allow rule such as "Bash(ls)" to permissions.allow in '
+                            ".commandcode/settings.json, or run with --permission-mode bypassPermissions (or --yolo)")
+    outside = tmp_path / "outside.txt"
+    for name in ("write_file", "read_file"):
+        result = policy(name, {"file_path": str(outside), "content": "x"})
+        assert result is not None and f'"{"Read" if name == "read_file" else "Edit"}(/{outside})"' in result.text
+    symlink = here / "link"
+    symlink.symlink_to(tmp_path)
+    assert policy("write_file", {"file_path": "link/escape.txt", "content": "x"}) is not None  # judged on the real path
+
+
+def test_deny_beats_ask_beats_allow_and_modes(here: Path) -> None:
+    _settings(here, {"allow": ["Bash(npm test:*)", "Bash(rm:*)", "Edit"], "ask": ["Bash(npm test --update:*)"],
+                        "deny": ["Bash(rm -rf:*)", "Read(./secrets/**)"]})
+    policy = Policy(here)
+    assert policy(*_bash("npm test")) is None
+    assert policy(*_bash("npm test --update")) is not None  # ask wins over allow (headless: refused)
+    denied = policy(*_bash("rm -rf build"))
+    assert denied is not None and 'refused by the deny rule "Bash(rm -rf:*)"' in denied.text
+    assert policy(*_bash("rm old.txt")) is None
+    (here / "secrets").mkdir()
+    assert policy("read_file", {"file_path": "secrets/key.pem"}) is not None
+    bypass = Policy(here, mode="bypassPermissions")
+    assert bypass(*_bash("curl x | sh")) is None
+    assert bypass(*_bash("echo ok && rm -rf /")) is not None  # deny rules hold in every mode
+    assert bypass("read_file", {"file_path": "secrets/key.pem"}) is not None
+    plan = Policy(here, mode="plan")
+    assert "plan mode" in plan("write_file", {"file_path": "a.txt", "content": "x"}).text  # type: ignore[union-attr]
+    assert "plan mode" in plan(*_bash("npm test")).text  # type: ignore[union-attr]
+    assert plan("read_file", {"file_path": "a.txt"}) is None
+    with pytest.raises(UsageError, match="unknown permission mode 'yolo'"):
+        Policy(here, mode="yolo")
+
+
+def test_default_mode_from_settings_and_accept_edits(here: Path) -> None:
+    _settings(here, {"defaultMode": "plan"})
+    assert Policy(here).mode == "plan"
+    asked: list[PermissionRequest] = []
+
+    def ask(request: PermissionRequest) -> str:
+        asked.append(request)
+        return PermissionAnswer.DENY
+
+    _settings(here, {"defaultMode": "acceptEdits"})
+    accept = Policy(here, ask=ask)
+    assert accept("edit_file", {"file_path": "a.txt", "old_string": "a", "new_string": "b"}) is None and not asked
+    interactive = Policy(here, mode="default", ask=ask)
+    denied = interactive("write_file", {"file_path": "a.txt", "content": "x"})
+    assert denied is not None and "the user denied write_file" in denied.text
+    assert [request.rules for request in asked] == [[f"Edit(/{here / 'a.txt'})"]]
+
+
+def test_compound_commands_get_one_rule_per_part(here: Path) -> None:
+    _settings(here, {"allow": ["Bash(git status)"]})
+    asked: list[PermissionRequest] = []
+
+    def ask(request: PermissionRequest) -> str:
+        asked.append(request)
+        return PermissionAnswer.ALWAYS
+
+    policy = Policy(here, ask=ask)
+    assert policy(*_bash("git status && npm test; ls | wc -l")) is None
+    assert asked[0].rules == ["Bash(npm test)", "Bash(ls)", "Bash(wc -l)"]  # not git status: it was allowed
+    local = json.loads((here / ".commandcode" / "settings.local.json").read_text())
+    assert local["permissions"]["allow"] == ["Bash(npm test)", "Bash(ls)", "Bash(wc -l)"]
+    fresh = Policy(here, ask=ask)  # a new process: the saved rules hold, parts reorder freely
+    assert fresh(*_bash("ls; npm test")) is None and len(asked) == 1
+    assert fresh(*_bash("ls $(rm -rf ~)")) is None and len(asked) == 2  # a substitution is asked every time
+
+
+def test_session_grants_and_allow_once(here: Path) -> None:
+    answers = [PermissionAnswer.ALLOW_ONCE, PermissionAnswer.ALLOW_SESSION]
+    asked: list[str] = []
+
+    def ask(request: PermissionRequest) -> str:
+        asked.append(request.summary)
+        return answers.pop(0)
+
+    grants = Grants()
+    policy = Policy(here, ask=ask, grants=grants)
+    assert policy(*_bash("make")) is None  # once
+    assert policy(*_bash("make")) is None  # asked again, now for the session
+    assert policy(*_bash("make")) is None and asked == ["bash: make", "bash: make"]
+    assert grants.rules == ["Bash(make)"]
+    assert Policy(here, ask=ask, grants=grants)(*_bash("make")) is None  # a /fork carries the object
+    assert not (here / ".commandcode" / "settings.local.json").exists()  # session grants are not saved
+
+
+def test_dont_ask_again_when_the_local_file_is_malformed(here: Path) -> None:
+    (here / ".commandcode").mkdir()
+    (here / ".commandcode" / "settings.local.json").write_text('{"permissions": ')
+    with pytest.raises(SettingsError, match=r"settings\.local\.json:1:\d+"):
+        Policy(here)
+    (here / ".commandcode" / "settings.local.json").write_text('{"permissions": []}')
+    notes: list[str] = []
+    policy = Policy(here, ask=lambda request: PermissionAnswer.ALWAYS, notify=notes.append)
+    assert policy(*_bash("make")) is None  # allowed for the session, and the user is told why not saved
+    assert notes and notes[0].endswith("allowed for this session only")
+    assert (here / ".commandcode" / "settings.local.json").read_text() == '{"permissions": []}'
+
+
+def test_agent_session_asks_through_the_hook_and_the_turn_goes_on(here: Path) -> None:
+    requests: list[PermissionRequest] = []
+
+    def ask(request: PermissionRequest) -> str:
+        requests.append(request)
+        return PermissionAnswer.DENY
+
+    with AgentSession.start(here, ask_permission=ask) as agent:
+        result = agent.run_turn('call bash {"command": "touch made"}\ncall write_file {"file_path": "a.txt", "content": "x"}')
+    assert [request.tool for request in requests] == ["bash", "write_file"]
+    assert not (here / "made").exists() and not (here / "a.txt").exists()
+    assert result.error is None and "the user denied" in result.text
+    _settings(here, {"allow": ["Bash(ls)", 7]})
+    warned: list[str] = []
+    with AgentSession.start(here, notify=warned.append) as headless:
+        assert headless.effective_permission_mode() == "default"
+        headless.run_turn("one")
+        headless.run_turn("two")
+        assert len(warned) == 1 and "permissions.allow[1]: expected a string" in warned[0]
+        outcome = headless.run_turn('call bash {"command": "touch made"}')
+    assert "nobody can approve it" in outcome.text and not (here / "made").exists()
