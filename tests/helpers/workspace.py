@@ -44,9 +44,10 @@ def git_repo(path: Path, *, commit: bool = True) -> Path:
 
 
 def make_session(home: Path, cwd: Path, prompt: str = "hello") -> Path:
-    """Runs one `commandcode -p PROMPT` in `cwd`; returns the new transcript."""
+    """Runs one `commandcode -p PROMPT --yolo` in `cwd` (a headless `bash` call needs the bypass
+    mode); returns the new transcript."""
     before = set(transcripts(home, cwd))
-    run_ok(["-p", prompt], cwd, home)
+    run_ok(["-p", prompt, "--yolo"], cwd, home)
     after = [path for path in transcripts(home, cwd) if path not in before]
     assert len(after) == 1, after
     return after[0]

@@ -110,5 +110,5 @@ def test_a_real_turn_in_a_worktree_is_refused_and_changes_nothing(tree: Worktree
     assert "reaches the main checkout" in transcript.read_text()
     assert '"files":[]' in transcript.with_name(transcript.stem + ".checkpoints.jsonl").read_text()  # nothing backed up
     shell = json.dumps({"command": f"git -C {tree.main_root} commit --allow-empty -qm x"})
-    run_cli(["-p", f"call bash {shell}"], tree.path, home)
+    run_cli(["-p", f"call bash {shell}", "--yolo"], tree.path, home)  # the guard holds even in bypass mode
     assert git(tree.main_root, "rev-list", "--count", "HEAD").strip() == "2"

@@ -208,7 +208,7 @@ def test_delete_and_the_30_day_sweep(scratch_base: Path) -> None:
 
 def test_the_shell_tool_gets_the_scratchpad(home: Path, workdir: Path, scratch_base: Path) -> None:
     command = json.dumps({"command": 'echo "pad=$COMMANDCODE_SCRATCHPAD"; touch "$COMMANDCODE_SCRATCHPAD/made"'})
-    completed = run_cli(["-p", f"call bash {command}"], workdir, home, COMMANDCODE_SCRATCHPAD_BASE=str(scratch_base))
+    completed = run_cli(["-p", f"call bash {command}", "--yolo"], workdir, home, COMMANDCODE_SCRATCHPAD_BASE=str(scratch_base))
     assert completed.returncode == 0, completed.stderr
     line = next(line for line in completed.stdout.splitlines() if "pad=" in line)
     path = Path(line.split("pad=", 1)[1].strip())
