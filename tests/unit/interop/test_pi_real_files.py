@@ -1,0 +1,112 @@
+"""The pi reader on real files written by pi's own `SessionManager` (tests/support/pi_sessions.mjs):
+every entry type, a branch summary, a compaction, labels, a fork that drops labels (repaired),
+a clone with `parentSession`, and the v1/v2 legacy shapes migrated in memory only. What we read
+is compared with what pi itself builds from the same file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from commandcode.interop.pi import open_pi, pi_transcripts
+from helpers.locations import SUPPORT
+from helpers.npm_programs import Programs
+
+pytestmark = [pytest.mark.npm]
+
+
+@pytest.fixture(scope="module")
+def pi_files(npm_programs: Programs, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("pi")
+    agent, cwd, other = root / "agent", root / "proj", root / "other"
+    for folder in (agent, cwd, other):
+        folder.mkdir()
+    completed = subprocess.run([str(npm_programs.node), str(SUPPORT / "pi_sessions.mjs"), str(npm_programs.pi_package),
+                                str(agent), str(cwd), str(other)], capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    out: dict[str, Any] = json.loads(completed.stdout)
+    out["agent"], out["cwd"], out["other"] = agent, cwd, other
+    return out
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _texts(messages: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for message in messages:
+        texts = [block.get("text") or block.get("thinking") or block.get("name") or ""
+                 for block in message["content"]]
+        out.append(" ".join(str(text) for text in texts))
+    return out
+
+
+@pytest.mark.parametrize("name", ["main", "clone", "v2", "v1"])
+def test_the_context_is_the_one_pi_builds(pi_files: dict[str, Any], name: str) -> None:
+    expected = pi_files[name]
+    path = Path(expected["path"])
+    before = _digest(path)
+    session = open_pi(path)
+    assert len(session.messages) == len(expected["context"]) == 4
+    pi_roles = [context["role"] for context in expected["context"]]
+    assert pi_roles[0] == "compactionSummary" and session.messages[0]["meta"]["isSummary"]
+    assert "Summary: a file was written" in session.messages[0]["content"][0]["text"]
+    assert [message["role"] for message in session.messages[1:]] == pi_roles[1:]
+    for ours, theirs in zip(_texts(session.messages[1:]), expected["context"][1:]):
+        assert ours in theirs["text"]
+    assert session.model == expected["model"]["modelId"] == "stub-model-2"
+    assert session.effort == expected["thinkingLevel"] == "high"
+    assert set(session.labels.items()) == set(expected["labels"].items())
+    assert _digest(path) == before  # read-only, legacy files included (pi would rewrite them)
+
+
+def test_legacy_files_are_migrated_in_memory_and_say_so(pi_files: dict[str, Any]) -> None:
+    for name, version in (("v1", 1), ("v2", 2)):
+        session = open_pi(pi_files[name]["path"])
+        assert session.version_read == version
+        assert any(f"pi v{version} file" in warning for warning in session.warnings)
+        assert session.leaf_id == session.rows[-1].id  # v1: ids derived from the line, stable
+        assert open_pi(pi_files[name]["path"]).leaf_id == session.leaf_id
+    v2 = open_pi(pi_files["v2"]["path"])
+    custom = [entry for entry in v2.entries_v3 if entry.get("type") == "message" and entry["message"]["role"] == "custom"]
+    assert custom, "the v2 hookMessage role is read as custom"
+
+
+def test_every_entry_type_is_read(pi_files: dict[str, Any]) -> None:
+    session = open_pi(pi_files["main"]["path"])
+    assert [row.type for row in session.rows] == pi_files["main"]["types"]
+    assert session.unknown_types == {}
+    assert session.name == pi_files["main"]["name"] == "Pi Session One"
+    assert session.leaf_id == pi_files["main"]["leaf"]
+    summary = next(row for row in session.rows if row.type == "branch_summary")
+    assert summary.parent_id == pi_files["ids"]["answer"]  # hangs under the entry navigated to
+    assert not next(row for row in session.rows if row.id == pi_files["ids"]["abandoned"]).on_active_path
+    labelled = {row.id: row.label for row in session.rows if row.label}
+    assert labelled == pi_files["main"]["labels"]
+
+
+def test_a_fork_that_dropped_labels_is_repaired_and_says_what(pi_files: dict[str, Any]) -> None:
+    expected = pi_files["branched"]
+    session = open_pi(expected["path"])
+    assert len(expected["context"]) == 2, "pi's own context of its fork stops at the dropped label"
+    assert len(session.messages) == 4 and session.messages[0]["meta"]["isSummary"]
+    assert len(session.repairs) == 1
+    assert session.repairs[0]["missing_parent"] not in {row.id for row in session.rows}
+    assert any("a label pi's fork dropped" in warning for warning in session.warnings)
+    assert session.parent_session_id == open_pi(pi_files["main"]["path"]).id
+    assert session.header.parent_session == pi_files["main"]["path"]
+
+
+def test_a_clone_names_its_source_and_lists_under_its_own_cwd(pi_files: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(pi_files["agent"]))
+    clone = open_pi(pi_files["clone"]["path"])
+    assert clone.cwd == str(pi_files["other"])
+    assert clone.parent_session_path == pi_files["main"]["path"]
+    assert [path.name for path in pi_transcripts(str(pi_files["other"]))] == [Path(pi_files["clone"]["path"]).name]
+    assert len(pi_transcripts(str(pi_files["cwd"]))) == 2
