@@ -23,8 +23,9 @@ CONVERSATION_TYPES = frozenset({"user", "assistant", "system", "attachment"})
 
 
 def find_leaf(entries: list[dict[str, Any]], by_uuid: dict[str, dict[str, Any]],
-              warnings: list[str]) -> tuple[str | None, bool]:
-    """(leaf uuid, whether the leaf was rewound to before the first prompt)."""
+              warnings: list[str], *, sidechain: bool = False) -> tuple[str | None, bool]:
+    """(leaf uuid, whether the leaf was rewound to before the first prompt); `sidechain`: the
+    file is a subagent's, whose entries are all sidechain entries."""
     pointer = None
     for entry in entries:
         if entry.get("type") == "last-prompt" and "leafUuid" in entry:
@@ -39,7 +40,7 @@ def find_leaf(entries: list[dict[str, Any]], by_uuid: dict[str, dict[str, Any]],
             warnings.append(f"the recorded leaf {leaf} is not in the file; the last message is the leaf")
     for entry in reversed(entries):
         if entry.get("type") in CONVERSATION_TYPES and isinstance(entry.get("uuid"), str) \
-                and not entry.get("isSidechain"):
+                and (sidechain or not entry.get("isSidechain")):
             return str(entry["uuid"]), False
     return None, False
 
@@ -87,13 +88,13 @@ def build_chain(leaf: str, by_uuid: dict[str, dict[str, Any]], warnings: list[st
 
 
 def regroup_parallel_calls(chain: list[str], entries: list[dict[str, Any]],
-                           by_uuid: dict[str, dict[str, Any]]) -> list[str]:
+                           by_uuid: dict[str, dict[str, Any]], *, sidechain: bool = False) -> list[str]:
     """The chain with every call and result of a parallel tool-call group put back."""
     groups: dict[str, list[str]] = {}
     results: dict[str, list[str]] = {}
     for entry in entries:
         uuid = entry.get("uuid")
-        if not isinstance(uuid, str) or entry.get("isSidechain"):
+        if not isinstance(uuid, str) or (entry.get("isSidechain") and not sidechain):
             continue
         message = entry.get("message")
         if not isinstance(message, dict):

@@ -72,6 +72,7 @@ class ClaudeSession(ForeignSession):
 
     def __init__(self, path: Path, *, subagent: bool = False) -> None:
         super().__init__(path)
+        self.is_subagent = subagent
         self.lines, self.skipped_lines = read_jsonl(path)
         self.checkpoints: list[ClaudeCheckpoint] = []
         self.subagents: list[Subagent] = []
@@ -109,10 +110,13 @@ class ClaudeSession(ForeignSession):
                 self.git_branch = entry["gitBranch"]
             if isinstance(entry.get("version"), str):
                 self.version = entry["version"]
-            session_id = entry.get("sessionId")
-            if isinstance(session_id, str) and session_id != self._id and entry_type in ("user", "assistant") \
-                    and self.parent_session_id is None and not entry.get("isSidechain"):
-                self.parent_session_id = session_id  # a --fork-session copy keeps the source's uuids
+            # A --fork-session copy keeps the source's uuids and rewrites `sessionId`; the copied
+            # replies still carry the source's `requestSessionId` (older files: `sessionId`).
+            for key in ("requestSessionId", "sessionId"):
+                origin = entry.get(key)
+                if isinstance(origin, str) and origin != self._id and entry_type in ("user", "assistant") \
+                        and self.parent_session_id is None and not entry.get("isSidechain"):
+                    self.parent_session_id = origin
         self.anomalies = Anomalies(False, 0, duplicates)
         if self.unknown_types:
             kinds = ", ".join(f"{name} ×{count}" for name, count in sorted(self.unknown_types.items()))
@@ -183,10 +187,10 @@ class ClaudeSession(ForeignSession):
                                  "those files cannot be restored")
 
     def _read_context(self, entries: list[dict[str, Any]]) -> None:
-        leaf, self.rewound_to_start = find_leaf(entries, self.by_uuid, self.warnings)
+        leaf, self.rewound_to_start = find_leaf(entries, self.by_uuid, self.warnings, sidechain=self.is_subagent)
         self._leaf = leaf
         chain = build_chain(leaf, self.by_uuid, self.warnings) if leaf else []
-        chain = regroup_parallel_calls(chain, entries, self.by_uuid)
+        chain = regroup_parallel_calls(chain, entries, self.by_uuid, sidechain=self.is_subagent)
         on_path = set(chain)
         self.rows = [TreeRow(uuid, parent, entry_type, timestamp, line, None, uuid in on_path)
                      for uuid, parent, entry_type, timestamp, line in self._rows_raw]
@@ -202,7 +206,7 @@ class ClaudeSession(ForeignSession):
             if isinstance(effort, str):
                 self._effort = effort
         conversation = [entry for entry in entries if entry.get("type") in ("user", "assistant")
-                        and not entry.get("isSidechain") and not entry.get("isMeta")]
+                        and (self.is_subagent or not entry.get("isSidechain")) and not entry.get("isMeta")]
         self._message_count = len(conversation)
         for entry in conversation:
             if entry.get("type") == "user" and not entry.get("isCompactSummary"):

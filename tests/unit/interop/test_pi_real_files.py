@@ -110,3 +110,31 @@ def test_a_clone_names_its_source_and_lists_under_its_own_cwd(pi_files: dict[str
     assert clone.parent_session_path == pi_files["main"]["path"]
     assert [path.name for path in pi_transcripts(str(pi_files["other"]))] == [Path(pi_files["clone"]["path"]).name]
     assert len(pi_transcripts(str(pi_files["cwd"]))) == 2
+
+
+def test_the_commands_read_pi_sessions_and_leave_pi_untouched(pi_files: dict[str, Any], home: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from helpers.cli import run_cli, snapshot
+
+    agent = tmp_path / "pi-home" / ".pi" / "agent"
+    shutil.copytree(pi_files["agent"], agent)
+    main = agent / "sessions" / Path(pi_files["main"]["path"]).parent.name / Path(pi_files["main"]["path"]).name
+    torn = main.with_name(main.name.replace(main.stem[-4:], "beef"))
+    torn.write_bytes(main.read_bytes().replace(json.dumps("Pi Session One").encode(), b'"Torn Copy"')[:-20])
+    before = snapshot(agent)
+    env = {"HOME": str(tmp_path / "pi-home")}
+    cwd = pi_files["cwd"]
+    listing = run_cli(["sessions", "list", "--source", "pi", "--json"], cwd, home, **env)
+    assert listing.returncode == 0, listing.stderr
+    rows = json.loads(listing.stdout)
+    assert {row["source"] for row in rows} == {"pi"} and len(rows) == 3
+    shown = json.loads(run_cli(["sessions", "show", "pi session one", "--source", "pi", "--json"], cwd, home, **env).stdout)
+    assert shown["id"] == open_pi(main).id and shown["labels"] and shown["version"] == 3
+    torn_shown = run_cli(["sessions", "show", str(torn), "--source", "pi", "--json"], cwd, home, **env)
+    assert torn_shown.returncode == 0, torn_shown.stderr
+    assert [line["reason"] for line in json.loads(torn_shown.stdout)["skipped_lines"]] == ["torn"]
+    for command in (["context"], ["tree"], ["context", "--json"], ["tree", "--json"]):
+        completed = run_cli(["sessions", *command, str(main), "--source", "pi"], cwd, home, **env)
+        assert completed.returncode == 0 and "Traceback" not in completed.stderr, (command, completed.stderr)
+    assert snapshot(agent) == before
