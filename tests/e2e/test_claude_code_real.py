@@ -231,3 +231,43 @@ def test_bad_input_is_read_with_warnings_never_a_crash(claude_home: dict[str, An
                                     claude_home["proj"], home, **env).stdout)
     assert any("was launched but its file" in warning for warning in fork_shown["warnings"])
     assert snapshot(copy) == before
+
+
+def test_import_then_rewind_puts_the_code_back(claude_home: dict[str, Any], home: Path) -> None:
+    claude_dir = claude_home["home"] / ".claude"
+    before = snapshot(claude_dir)
+    env = {"HOME": str(claude_home["home"])}
+    proj = claude_home["proj"]
+    first_id = claude_home["first"].stem
+    done = run_cli(["import", "claude", first_id[:8], "--json"], proj, home, **env)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["already_imported"] is False and result["checkpoints"] >= 3
+    assert result["source"] == {"tool": "claude", "path": str(claude_home["first"]), "sessionId": first_id}
+    again = json.loads(run_cli(["import", "claude", first_id, "--json"], proj, home, **env).stdout)
+    assert again["already_imported"] is True and again["id"] == result["id"] and again["path"] == result["path"]
+    text = run_cli(["import", "claude", first_id], proj, home, **env)
+    assert text.returncode == 0 and f"already imported: {result['id']}" in text.stdout
+    meta = json.loads(Path(result["path"]).with_suffix(".meta.json").read_text())
+    assert meta["importedFrom"]["tool"] == "claude" and meta["importedFrom"]["sessionId"] == first_id
+    # our context: the same conversation, parallel calls merged into one message as the API saw it
+    ours = json.loads(run_cli(["sessions", "context", result["id"], "--json"], proj, home).stdout)["messages"]
+    source = open_claude(claude_home["first"])
+    calls = [block for message in ours if message["role"] == "assistant" for block in message["content"]
+             if block.get("type") == "tool_use" and block.get("name") == "Write"]
+    assert len(calls) == 2
+    merged = next(message for message in ours if any(block.get("name") == "Write" for block in message["content"]))
+    position = ours.index(merged)
+    assert [block["type"] for block in ours[position + 1]["content"]] == ["tool_result", "tool_result"]
+    assert len(ours) < len(source.messages)
+    shown = json.loads(run_cli(["sessions", "show", result["id"], "--json"], proj, home).stdout)
+    assert shown["model"] == f"anthropic/{source.model}" and shown["skipped_lines"] == []
+    records = json.loads(run_cli(["checkpoints", "list", result["id"], "--json"], proj, home).stdout)["checkpoints"]
+    edit_turn = next(record for record in records if str(record.get("prompt", "")).startswith("edit it"))
+    assert "code" in edit_turn["modes"]
+    assert (proj / "c.txt").read_text() == "third\n"
+    rewound = run_cli(["rewind", result["id"], "--to", str(edit_turn["number"]), "--mode", "code", "--yes"],
+                      proj, home)
+    assert rewound.returncode == 0, rewound.stderr
+    assert (proj / "c.txt").read_text() == "base\n"
+    assert snapshot(claude_dir) == before

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from . import bench_cmd, rewind_cmds, sessions
+from . import bench_cmd, import_cmd, rewind_cmds, sessions
 from .output import USAGE_EXIT_CODE, fail, handle_errors
 
 app = typer.Typer(
@@ -22,6 +22,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(sessions.app, name="sessions")
+app.add_typer(import_cmd.app, name="import")
 rewind_cmds.register(app)
 bench_cmd.register(app)
 

@@ -138,3 +138,35 @@ def test_the_commands_read_pi_sessions_and_leave_pi_untouched(pi_files: dict[str
         completed = run_cli(["sessions", *command, str(main), "--source", "pi"], cwd, home, **env)
         assert completed.returncode == 0 and "Traceback" not in completed.stderr, (command, completed.stderr)
     assert snapshot(agent) == before
+
+
+def test_import_pi_keeps_the_tree_context_labels_and_lineage(pi_files: dict[str, Any], home: Path) -> None:
+    from helpers.cli import run_cli, snapshot
+
+    env = {"PI_CODING_AGENT_DIR": str(pi_files["agent"])}
+    before = snapshot(pi_files["agent"])
+    cwd = pi_files["cwd"]
+    for name in ("main", "branched"):
+        source = open_pi(pi_files[name]["path"])
+        done = run_cli(["import", "pi", source.id, "--json"], cwd, home, **env)
+        assert done.returncode == 0, done.stderr
+        result = json.loads(done.stdout)
+        assert result["already_imported"] is False
+        if name == "branched":
+            assert any("re-attached" in warning for warning in result["warnings"])
+        context = json.loads(run_cli(["sessions", "context", result["id"], "--json"], cwd, home).stdout)
+        assert [message["role"] for message in context["messages"]] == [m["role"] for m in source.messages]
+        assert "Summary: a file was written" in context["messages"][0]["content"][0]["text"]
+        tree = json.loads(run_cli(["sessions", "tree", result["id"], "--json"], cwd, home).stdout)
+        assert len(tree["entries"]) == len(source.rows)
+        assert {row["label"] for row in tree["entries"] if row["label"]} == set(source.labels.values())
+        shown = json.loads(run_cli(["sessions", "show", result["id"], "--json"], cwd, home).stdout)
+        assert shown["model"] == "stub/stub-model-2" and shown["effort"] == "high"
+        meta = json.loads(Path(result["path"]).with_suffix(".meta.json").read_text())
+        assert meta["importedFrom"] == {**meta["importedFrom"], "tool": "pi", "sessionId": source.id,
+                                        "path": str(source.path)}
+        again = json.loads(run_cli(["import", "pi", str(source.path), "--json"], cwd, home, **env).stdout)
+        assert again["already_imported"] and again["id"] == result["id"]
+    missing = run_cli(["import", "pi", "no-such-session"], cwd, home, **env)
+    assert missing.returncode == 1 and missing.stderr.startswith("error: no pi session matches")
+    assert snapshot(pi_files["agent"]) == before
