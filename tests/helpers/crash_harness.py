@@ -343,6 +343,8 @@ class Workspace:
                 for item in record.get("files", []):
                     if item.get("algo") == "blake3" and item.get("hash"):
                         referenced.add(item["hash"])
+                    if isinstance(item.get("blake3"), str):  # a compatible backup's copy in our store
+                        referenced.add(item["blake3"])
         if not objects.is_dir():
             if referenced:
                 violations.append(f"{label}: checkpoints name {len(referenced)} objects but there is no store")

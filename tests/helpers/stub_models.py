@@ -9,8 +9,9 @@ One `StubModelServer` answers both wire formats:
 
 What it answers is decided by the last user message, so a test drives a real agent by its
 prompt: every `[[tool NAME JSON]]` directive in the prompt becomes one tool call (several
-directives: parallel calls in one reply); a request whose last message is a tool result gets a
-plain reply; anything else gets `ok: <the prompt's first line>`. A prompt that asks for
+directives: parallel calls in one reply), and `[[then tool NAME JSON]]` a call of the second
+reply, after the first round's results; a request whose last message is a tool result gets a
+plain reply otherwise; anything else gets `ok: <the prompt's first line>`. A prompt that asks for
 a summary of the conversation (a compaction) gets a `Summary: ...` text. Every request is kept in `requests`.
 """
 
@@ -25,7 +26,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-DIRECTIVE = re.compile(r"\[\[tool (\w+) (\{.*?\})\]\]", re.DOTALL)
+DIRECTIVE = re.compile(r"\[\[(then )?tool (\w+) (\{.*?\})\]\]", re.DOTALL)
 USAGE = {"input_tokens": 1234, "output_tokens": 56, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0}
 
 
@@ -57,20 +58,28 @@ class Reply:
 
 
 def decide(messages: list[dict[str, Any]], system: str) -> Reply:
-    """The reply to a conversation (see the module docstring)."""
+    """The reply to a conversation (see the module docstring). `[[then tool ...]]` directives are
+    a second round: called after the results of the first round came back."""
     if not messages:
         return Reply("ok", [])
     users = [message for message in messages if message.get("role") in ("user", "tool", "toolResult")]
+    prompts = [message for message in users if not _is_tool_result(message)]
     last = users[-1] if users else messages[-1]
+    prompt = _text_of(prompts[-1].get("content")) if prompts else ""
+    rounds: list[list[tuple[str, dict[str, Any]]]] = [[], []]
+    for then, name, arguments in DIRECTIVE.findall(prompt):
+        rounds[1 if then else 0].append((name, json.loads(arguments)))
     if _is_tool_result(last):
+        after_prompt = messages[messages.index(prompts[-1]) + 1:] if prompts else []
+        replies = sum(1 for message in after_prompt if message.get("role") == "assistant")
+        if replies == 1 and rounds[1]:
+            return Reply("", rounds[1])
         return Reply("done with the tools", [])
-    prompt = _text_of(last.get("content"))
     lowered = prompt.lower()
     if not DIRECTIVE.search(prompt) and "summar" in lowered and "conversation" in lowered:
         return Reply("Summary: the user asked for small file edits; they were made.", [])
-    calls = [(name, json.loads(arguments)) for name, arguments in DIRECTIVE.findall(prompt)]
-    if calls:
-        return Reply("", calls)
+    if rounds[0]:
+        return Reply("", rounds[0])
     first = prompt.strip().splitlines()[0] if prompt.strip() else ""
     return Reply(f"ok: {first[:200]}", [])
 

@@ -1,6 +1,7 @@
 """Runs one real program offline: in the network namespace it was started in (`unshare -n`, where
 only loopback exists), brings loopback up, starts the stub model server there, and runs the
-program with `{STUB}` in its arguments and environment replaced by the stub's address.
+program with `{STUB}` in its arguments, its environment and the files `OFFLINE_RUN_TEMPLATES`
+names (`os.pathsep`-separated) replaced by the stub's address.
 
 Usage: `offline_run.py REQUESTS_LOG -- PROGRAM ARGS...`; the requests the stub got are written to
 REQUESTS_LOG as JSON lines; the exit code is the program's. Used by `helpers/npm_programs.py`.
@@ -26,6 +27,11 @@ def main() -> int:
     with stub_model_server() as stub:
         env = {key: value.replace("{STUB}", stub.url) for key, value in os.environ.items()}
         command = [part.replace("{STUB}", stub.url) for part in command]
+        for template in filter(None, env.pop("OFFLINE_RUN_TEMPLATES", "").split(os.pathsep)):
+            with open(template, encoding="utf-8") as handle:  # config files that name the stub
+                text = handle.read()
+            with open(template, "w", encoding="utf-8") as handle:
+                handle.write(text.replace("{STUB}", stub.url))
         timeout = float(env.pop("OFFLINE_RUN_TIMEOUT", "240"))
         stdin = env.pop("OFFLINE_RUN_STDIN", None)
         try:

@@ -16,6 +16,7 @@ from ..config.paths import objects_dir, projects_dir
 from ..storage.durable import atomic_write
 from ..storage.regular import read_if_exists
 from . import store as backups
+from .compatible import BLAKE3_KEY, sweep_raw_objects
 from .records import read_checkpoints
 
 SWEEP_GRACE_SECONDS = 3600.0
@@ -64,10 +65,15 @@ def referenced_objects(root: Path | None = None, store_root: Path | None = None)
             for item in record.files:
                 if item.algorithm == backups.BLAKE3 and item.hash is not None:
                     referenced.add(item.hash)
+                twin = item.extra.get(BLAKE3_KEY)  # a compatible backup's copy in our store
+                if isinstance(twin, str):
+                    referenced.add(twin)
     return referenced
 
 
 def sweep_objects(store: backups.BackupStore, *, grace_seconds: float = SWEEP_GRACE_SECONDS) -> dict[str, int]:
     """Deletes objects that no session's checkpoints reference and that are older than the grace
     period (which protects an object another session has written but not yet recorded)."""
-    return store.sweep(referenced_objects(store_root=store.root), grace_seconds=grace_seconds)
+    result = store.sweep(referenced_objects(store_root=store.root), grace_seconds=grace_seconds)
+    sweep_raw_objects(grace_seconds)
+    return result

@@ -1,0 +1,173 @@
+"""The real Command Code CLI (`command-code` 1.64.0 from npm, on Node 22) and commandcode, both
+ways, on one throwaway HOME: the real CLI runs offline (`--local-only`, a BYOK provider whose
+`baseURL` is the stub OpenAI-compatible server on 127.0.0.1, `tasteLearning` off, its own network
+namespace), so the messages it sends the stub on a resume are exactly the context it rebuilt
+from the files; we compare them with ours."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers.cli import run_cli, run_ok
+from helpers.npm_programs import OfflineRun, Programs, run_offline
+
+pytestmark = [pytest.mark.npm, pytest.mark.slow]
+
+PROVIDERS = {"provider": {"local": {"name": "Local stub", "baseURL": "{STUB}/v1", "apiKey": False, "models": {
+    "stub-model": {"name": "Stub", "contextWindow": 128000, "maxOutput": 4096},
+    "stub-model-2": {"name": "Stub 2", "contextWindow": 128000, "maxOutput": 4096}}}}}
+
+
+class RealCli:
+    """`command-code` in `cwd` with HOME = `home` (the data dir both tools share)."""
+
+    def __init__(self, programs: Programs, home: Path, cwd: Path) -> None:
+        self.programs, self.home, self.cwd = programs, home, cwd
+        self.data = home / ".commandcode"
+        self.data.mkdir(parents=True)
+        (self.data / "config.json").write_text(json.dumps({"localOnly": True, "tasteLearning": False}))
+        self.runs = 0
+
+    def __call__(self, *args: str, model: str = "local/stub-model") -> OfflineRun:
+        providers = self.data / "providers.json"
+        providers.write_text(json.dumps(PROVIDERS))  # `{STUB}` is filled in inside the namespace
+        self.runs += 1
+        env = {"HOME": str(self.home), "COMMAND_CODE_API_KEY": "stub", "CMD_LOCAL_ONLY": "1", "DO_NOT_TRACK": "1",
+               "COMMANDCODE_SKIP_UPDATES": "1", "PATH": f"{self.programs.node.parent}:/usr/bin:/bin",
+               "OFFLINE_RUN_TEMPLATES": str(providers)}
+        run = run_offline([str(self.programs.node), str(self.programs.command_code), "--local-only", "--yolo",
+                           "--model", model, *args], cwd=self.cwd, env=env,
+                          log=self.home / f"requests-{self.runs}.jsonl", timeout=180).check()
+        assert any(request["path"].endswith("/chat/completions") for request in run.requests)
+        return run
+
+
+def sent_context(run: OfflineRun) -> list[tuple[str, str]]:
+    """What the real CLI sent the model in its first request, as (kind, text) without the system
+    prompt and the new prompt: the context it rebuilt from the session's files."""
+    body = next(request["body"] for request in run.requests if request["path"].endswith("/chat/completions"))
+    out: list[tuple[str, str]] = []
+    for message in body["messages"]:
+        content = message.get("content")
+        text = content if isinstance(content, str) else " ".join(
+            str(part.get("text", "")) for part in content or [] if isinstance(part, dict))
+        if message["role"] == "assistant":
+            if text.strip():
+                out.append(("assistant", text.strip()))
+            out.extend(("tool_use", call["function"]["name"]) for call in message.get("tool_calls") or [])
+        elif message["role"] == "tool":
+            out.append(("tool_result", ""))
+        elif message["role"] == "user":
+            out.append(("user", text.strip()))
+    return out[:-1]
+
+
+def our_context(ref: str, cwd: Path, data: Path) -> list[tuple[str, str]]:
+    context = json.loads(run_ok(["sessions", "context", ref, "--json"], cwd, data).stdout)
+    out: list[tuple[str, str]] = []
+    for message in context["messages"]:
+        texts = " ".join(str(block.get("text", "")) for block in message["content"] if block.get("type") == "text")
+        if texts.strip():
+            out.append((message["role"], texts.strip()))
+        out.extend(("tool_use", str(block["name"])) for block in message["content"] if block.get("type") == "tool_use")
+        out.extend(("tool_result", "") for block in message["content"] if block.get("type") == "tool_result")
+    return out
+
+
+def _same(ours: list[tuple[str, str]], theirs: list[tuple[str, str]]) -> None:
+    assert [kind for kind, _ in ours] == [kind for kind, _ in theirs]
+    for (kind, mine), (_, sent) in zip(ours, theirs):
+        assert mine in sent, (kind, mine, sent)  # the real CLI may wrap a prompt in reminders
+
+
+@pytest.fixture
+def shared(npm_programs: Programs, tmp_path: Path) -> tuple[RealCli, Path, Path]:
+    home, cwd = tmp_path / "home", tmp_path / "proj"
+    cwd.mkdir()
+    real = RealCli(npm_programs, home, cwd)
+    return real, cwd, real.data
+
+
+def _only_new_session(data: Path, known: set[str]) -> str:
+    found = {path.stem for path in (data / "projects").glob("*/*.jsonl") if ".checkpoints." not in path.name}
+    [new] = found - known
+    return new
+
+
+def test_sessions_the_real_cli_writes_are_read_as_it_rebuilds_them(shared: tuple[RealCli, Path, Path]) -> None:
+    real, cwd, data = shared
+    (cwd / "x.txt").write_text("base\n")
+    real("-p", "first turn", "-n", "Real Named")
+    session = _only_new_session(data, set())
+    read = json.dumps({"file_path": str(cwd / "x.txt")})
+    write = json.dumps({"file_path": str(cwd / "x.txt"), "content": "new\n"})
+    real("-r", "Real Named", "-p", f"write it [[tool read_file {read}]] [[then tool write_file {write}]]",
+         model="local/stub-model-2")
+    assert (cwd / "x.txt").read_text() == "new\n"
+    ours = our_context(session, cwd, data)
+    resumed = real("-r", session, "-p", "third turn")
+    _same(ours, sent_context(resumed))
+    shown = json.loads(run_ok(["sessions", "show", "Real Named", "--json"], cwd, data).stdout)
+    assert shown["id"] == session and shown["name"] == "Real Named" and shown["skipped_lines"] == []
+    listed = json.loads(run_ok(["sessions", "list", "--all", "--json"], cwd, data).stdout)
+    assert [row["id"] for row in listed] == [session]
+    # a fork it makes: lineage in meta, the same context
+    real("-r", session, "--fork-session", "-p", "forked turn")
+    fork = _only_new_session(data, {session})
+    forked = json.loads(run_ok(["sessions", "show", fork, "--json"], cwd, data).stdout)
+    assert forked["parent_session_id"] == session
+    ours = our_context(fork, cwd, data)
+    _same(ours, sent_context(real("-r", fork, "-p", "in the fork")))
+    # its checkpoint (a raw sha256 blob) restored by our rewind
+    records = json.loads(run_ok(["checkpoints", "list", session, "--json"], cwd, data).stdout)["checkpoints"]
+    turn = next(record for record in records if str(record["prompt"]).startswith("write it"))
+    assert turn["files"][0]["hash"] == hashlib.sha256(b"base\n").hexdigest() and turn["files"][0]["algo"] == "sha256"
+    done = run_cli(["rewind", session, "--to", str(turn["number"]), "--mode", "code", "--yes"], cwd, data)
+    assert done.returncode == 0, done.stderr
+    assert (cwd / "x.txt").read_text() == "base\n"
+
+
+def test_sessions_we_write_are_resumed_by_the_real_cli(shared: tuple[RealCli, Path, Path]) -> None:
+    real, cwd, data = shared
+    (cwd / "a.txt").write_text("one\n")
+    run_ok(["-p", 'call write_file {"file_path": "a.txt", "content": "two\\n"}', "-n", "Ours"], cwd, data)
+    run_ok(["-c", "-p", "our second turn"], cwd, data)
+    session = _only_new_session(data, set())
+    ours = our_context(session, cwd, data)
+    resumed = real("-r", "Ours", "-p", "the real cli continues")  # resolves our name
+    _same(ours, sent_context(resumed))
+    # it continued the same branch: its reply hangs under our last entry
+    tree = json.loads(run_ok(["sessions", "tree", session, "--json"], cwd, data).stdout)
+    on_path = [row for row in tree["entries"] if row["on_active_path"]]
+    assert len(on_path) == len(tree["entries"]) and tree["leaf"] == tree["entries"][-1]["id"]
+    texts = [block.get("text") for message in json.loads(run_ok(["sessions", "context", session, "--json"], cwd,
+                                                                data).stdout)["messages"]
+             for block in message["content"]]
+    assert "the real cli continues" in texts and "ok: the real cli continues" in texts
+    # a rewound leaf: the real CLI resumes at it
+    run_ok(["rewind", session, "--to", "2", "--mode", "conversation", "--yes"], cwd, data)
+    ours = our_context(session, cwd, data)
+    assert all("our second turn" not in text for _, text in ours)
+    _same(ours, sent_context(real("-r", session, "-p", "after the rewind")))
+
+
+def test_our_compatible_backup_is_a_blob_the_real_cli_can_restore_from(shared: tuple[RealCli, Path, Path]) -> None:
+    """What the real CLI's `/rewind` looks for (format ref §4.2): `file-history/<sid>/<hash>`
+    holding the bytes whose sha256 is the item's `hash`, for every item it would restore."""
+    real, cwd, data = shared
+    (cwd / "a.txt").write_text("one\n")
+    run_ok(["-p", 'call write_file {"file_path": "a.txt", "content": "two\\n"}'], cwd, data)
+    session = _only_new_session(data, set())
+    [transcript] = [path for path in (data / "projects").glob(f"*/{session}.jsonl")]
+    record = json.loads(transcript.with_name(f"{session}.checkpoints.jsonl").read_text().split("\n")[0])
+    [item] = record["files"]
+    blob = data / "file-history" / session / item["hash"]
+    assert "algo" not in item and hashlib.sha256(blob.read_bytes()).hexdigest() == item["hash"]
+    # the real CLI reads our checkpoints and resumes the session with them in place
+    real("-r", session, "-p", "still fine")
+    after = json.loads(transcript.with_name(f"{session}.checkpoints.jsonl").read_text().split("\n")[0])
+    assert after["files"][0]["hash"] == item["hash"] and blob.exists()
