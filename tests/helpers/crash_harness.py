@@ -8,7 +8,9 @@ Five operations, each in its own workspace (a data dir and a project folder):
 - `first_write`: `commandcode -p PROMPT` starting a new session (its first turn writes a file);
 - `backup`: a turn whose `edit_file` calls back up multi-megabyte files first;
 - `rewind`: `commandcode rewind SID --to N --mode code --yes` over a few hundred files;
-- `meta`: `commandcode -p PROMPT -r SID -n NAME` (a `session_info` entry and a meta update).
+- `meta`: `commandcode -p PROMPT -r SID -n NAME` (a `session_info` entry and a meta update);
+- `import`: `commandcode import pi PATH --json` of a new pi session (the store, checkpoints, meta
+  and the transcript last: a kill leaves no imported session or a complete one).
 
 A point is one run killed either after a random delay (up to the operation's measured duration;
 for a rewind also 0-40 ms after its restore journal appears, so kills land inside the native
@@ -53,7 +55,7 @@ from typing import Any
 
 from helpers.locations import KILLABLE
 
-OPERATIONS = ("append", "first_write", "backup", "rewind", "meta")
+OPERATIONS = ("append", "first_write", "backup", "rewind", "meta", "import")
 LANE_POINTS = 40  # a fresh workspace after this many points (bounds data growth)
 REWIND_FILES = 90  # two turns stay under the 200-backups-per-session cap
 BACKUP_FILES = 4
@@ -186,8 +188,26 @@ class Workspace:
         env = {key: value for key, value in os.environ.items() if not key.startswith("COMMANDCODE_")}
         env.update(python_path_env())
         env.update({"COMMANDCODE_HOME": str(self.data), "COMMANDCODE_INDEX": "on" if self.index else "off",
-                    "NO_COLOR": "1", "PYTHONUNBUFFERED": "1", "GIT_CONFIG_NOSYSTEM": "1", "COLUMNS": "200"})
+                    "NO_COLOR": "1", "PYTHONUNBUFFERED": "1", "GIT_CONFIG_NOSYSTEM": "1", "COLUMNS": "200",
+                    "PI_CODING_AGENT_DIR": str(self.root / "pi-agent")})
         return env
+
+    def new_pi_source(self, marker: str) -> Path:
+        """A new pi v3 session file to import, its prompt carrying `marker`."""
+        session_id = str(uuid.uuid4())
+        folder = self.root / "pi-agent" / "sessions" / ("--" + str(self.project).lstrip("/").replace("/", "-") + "--")
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = "2026-01-02T03:04:05.000Z"
+        lines = [{"type": "session", "version": 3, "id": session_id, "timestamp": stamp, "cwd": str(self.project)},
+                 {"type": "message", "id": "a0000001", "parentId": None, "timestamp": stamp,
+                  "message": {"role": "user", "content": f"{marker} import", "timestamp": 1}},
+                 {"type": "message", "id": "a0000002", "parentId": "a0000001", "timestamp": stamp,
+                  "message": {"role": "assistant", "content": [{"type": "text", "text": "imported reply"}],
+                              "provider": "stub", "model": "stub-model", "usage": {"input": 1, "output": 1},
+                              "stopReason": "stop", "timestamp": 2}}]
+        path = folder / f"2026-01-02T03-04-05-000Z_{session_id}.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        return path
 
     # ---- setup
 
@@ -455,6 +475,8 @@ def _next_run(workspace: Workspace, rng: random.Random) -> Run:
         name = f"name {marker}"
         return Run(["-p", f"{marker} meta", "-r", workspace.session_id or "", "-n", name, "--output-format", "json"],
                    marker, name)
+    if operation == "import":
+        return Run(["import", "pi", str(workspace.new_pi_source(marker)), "--json"], marker)
     state = workspace.current_rewind_state()
     target = 2 if state == 1 else 1
     return Run(["rewind", workspace.session_id or "", "--to", str(target), "--mode", "code", "--yes", "--json"],
@@ -469,6 +491,11 @@ def _record_report(workspace: Workspace, run: Run, stdout: str) -> bool:
         return False
     if workspace.operation == "rewind":
         return isinstance(value, dict) and "checkpoint" in value
+    if workspace.operation == "import":
+        if not isinstance(value, dict) or value.get("already_imported") is not False:
+            return False
+        workspace.reported.setdefault(str(value["id"]), []).append(run.marker)
+        return True
     if not isinstance(value, dict) or value.get("type") != "result":
         return False
     session_id = value.get("session_id")
