@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from helpers.cli import run_cli, run_ok
-from helpers.npm_programs import OfflineRun, Programs, run_offline
+from helpers.npm_programs import OFFLINE_RUN, OfflineRun, Programs, namespace_available, run_offline
 
 pytestmark = [pytest.mark.npm, pytest.mark.slow]
 
@@ -171,3 +177,79 @@ def test_our_compatible_backup_is_a_blob_the_real_cli_can_restore_from(shared: t
     real("-r", session, "-p", "still fine")
     after = json.loads(transcript.with_name(f"{session}.checkpoints.jsonl").read_text().split("\n")[0])
     assert after["files"][0]["hash"] == item["hash"] and blob.exists()
+
+
+def _screen(session: str) -> str:
+    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
+
+
+def _wait_screen(session: str, text: str, *, timeout: float = 60) -> str:
+    deadline = time.monotonic() + timeout  # only to detect a hang
+    while time.monotonic() < deadline:
+        screen = _screen(session)
+        if text in screen:
+            return screen
+        time.sleep(0.3)
+    raise AssertionError(f"{text!r} never appeared on the screen:\n{_screen(session)}")
+
+
+@pytest.mark.terminal
+@pytest.mark.parametrize("compatible", [True, False])
+def test_the_real_clis_rewind_restores_a_session_we_wrote(shared: tuple[RealCli, Path, Path], tmp_path: Path,
+                                                          compatible: bool) -> None:
+    """The real CLI's `/rewind` (its TUI, in tmux) on our session: with compatible backups it
+    restores the file; with them off it refuses and changes nothing (why the setting exists)."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed (.ci/run installs it)")
+    real, cwd, data = shared
+    if not compatible:
+        (data / "settings.json").write_text('{"checkpoints": {"compatibleBackups": false}}')
+    (cwd / "a.txt").write_text("one\n")
+    run_ok(["-p", 'call write_file {"file_path": "a.txt", "content": "two\\n"}'], cwd, data)
+    run_ok(["-c", "-p", "hello"], cwd, data)
+    session = _only_new_session(data, set())
+    (data / "providers.json").write_text(json.dumps(PROVIDERS))
+    env = {"HOME": str(real.home), "COMMAND_CODE_API_KEY": "stub", "CMD_LOCAL_ONLY": "1", "DO_NOT_TRACK": "1",
+           "COMMANDCODE_SKIP_UPDATES": "1", "PATH": f"{real.programs.node.parent}:/usr/bin:/bin",
+           "OFFLINE_RUN_TEMPLATES": str(data / "providers.json"), "TERM": "xterm-256color"}
+    command = [sys.executable, str(OFFLINE_RUN), str(tmp_path / "tui-requests.jsonl"), "--",
+               str(real.programs.node), str(real.programs.command_code), "--local-only", "--yolo", "--model",
+               "local/stub-model", "-t", "--skip-onboarding", "-r", session]
+    if namespace_available():
+        env["OFFLINE_RUN_NAMESPACE"] = "1"
+        command = ["unshare", "-n", *command]
+    script = tmp_path / "tui.sh"
+    script.write_text("cd " + shlex.quote(str(cwd)) + "\n" + "".join(f"export {key}={shlex.quote(value)}\n"
+                                                                    for key, value in env.items())
+                      + "exec " + " ".join(shlex.quote(part) for part in command) + "\n")
+    name = f"cc-rewind-{tmp_path.name}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "45", f"bash {script}; sleep 60"],
+                   check=True, env={key: value for key, value in os.environ.items() if key != "TMUX"})
+    try:
+        _wait_screen(name, "You said: hello")  # our session, resumed and drawn
+        _wait_screen(name, "Ask your question")
+        time.sleep(2)  # the resumed session finishes loading after it is drawn
+        subprocess.run(["tmux", "send-keys", "-t", name, "/rewind"], check=True)
+        _wait_screen(name, "/rewind")
+        time.sleep(1.5)  # the command menu opens asynchronously
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        _wait_screen(name, "Select a checkpoint")
+        subprocess.run(["tmux", "send-keys", "-t", name, "Up"], check=True)
+        _wait_screen(name, '> call write_file')
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        _wait_screen(name, "Code only")
+        for _ in range(2):
+            subprocess.run(["tmux", "send-keys", "-t", name, "Down"], check=True)
+            time.sleep(0.5)
+        _wait_screen(name, "> Code only")
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        if compatible:
+            _wait_screen(name, "1 file restored")
+            assert (cwd / "a.txt").read_text() == "one\n"
+        else:
+            _wait_screen(name, "Restore verification failed")  # the issue's report, reproduced
+            assert (cwd / "a.txt").read_text() == "two\n"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
