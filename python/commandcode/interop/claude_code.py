@@ -20,7 +20,7 @@ from typing import Any
 
 from ..sessions.records import Anomalies, TreeRow
 from .claude_chain import build_chain, find_leaf, regroup_parallel_calls
-from .foreign import ForeignSession, read_jsonl, text_of
+from .foreign import ForeignSession, jsonl_files_newest_first, read_jsonl, subfolders, text_of
 from .locations import claude_file_history, claude_project_dirs, claude_projects
 
 KNOWN_TYPES = frozenset({
@@ -281,23 +281,4 @@ def open_claude(path: Path | str) -> ClaudeSession:
 
 def claude_transcripts(cwd: str | None) -> list[Path]:
     """Claude Code transcripts of `cwd`'s project (None: of every project), newest first."""
-    folders = claude_project_dirs(cwd) if cwd is not None else _all_folders()
-    found: list[tuple[float, Path]] = []
-    for folder in folders:
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            path = folder / name
-            if name.endswith(".jsonl") and path.is_file():
-                found.append((path.stat().st_mtime, path))
-    return [path for _mtime, path in sorted(found, key=lambda item: item[0], reverse=True)]
-
-
-def _all_folders() -> list[Path]:
-    root = claude_projects()
-    try:
-        return [root / name for name in sorted(os.listdir(root)) if (root / name).is_dir()]
-    except OSError:
-        return []
+    return jsonl_files_newest_first(claude_project_dirs(cwd) if cwd is not None else subfolders(claude_projects()))

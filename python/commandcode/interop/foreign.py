@@ -176,6 +176,29 @@ class ForeignSession:
         return {"source": self.source, "warnings": list(self.warnings)}
 
 
+def subfolders(root: Path) -> list[Path]:
+    """The folders directly in `root`, sorted (none when it cannot be listed)."""
+    try:
+        return [root / name for name in sorted(os.listdir(root)) if (root / name).is_dir()]
+    except OSError:
+        return []
+
+
+def jsonl_files_newest_first(folders: list[Path]) -> list[Path]:
+    """The `*.jsonl` regular files directly in `folders`, newest modification first."""
+    found: list[tuple[float, Path]] = []
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            path = folder / name
+            if name.endswith(".jsonl") and path.is_file():
+                found.append((path.stat().st_mtime, path))
+    return [path for _mtime, path in sorted(found, key=lambda item: item[0], reverse=True)]
+
+
 def text_of(content: Any) -> str | None:
     """The first non-blank text of message content (a string or text blocks)."""
     if isinstance(content, str):

@@ -15,13 +15,12 @@ and say so in `warnings` (`repairs` lists each one), so the context stays whole.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from ..sessions.context import BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_PREFIX
 from ..sessions.records import Anomalies, TreeRow
-from .foreign import ForeignSession, read_jsonl, text_of
+from .foreign import ForeignSession, jsonl_files_newest_first, read_jsonl, subfolders, text_of
 from .locations import pi_folder_name, pi_sessions
 from .pi_migrate import migrate
 
@@ -224,21 +223,4 @@ def open_pi(path: Path | str) -> PiSession:
 def pi_transcripts(cwd: str | None) -> list[Path]:
     """pi session files of `cwd` (None: of every project), newest first."""
     root = pi_sessions()
-    if cwd is not None:
-        folders = [root / pi_folder_name(cwd)]
-    else:
-        try:
-            folders = [root / name for name in sorted(os.listdir(root)) if (root / name).is_dir()]
-        except OSError:
-            folders = []
-    found: list[tuple[float, Path]] = []
-    for folder in folders:
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            path = folder / name
-            if name.endswith(".jsonl") and path.is_file():
-                found.append((path.stat().st_mtime, path))
-    return [path for _mtime, path in sorted(found, key=lambda item: item[0], reverse=True)]
+    return jsonl_files_newest_first([root / pi_folder_name(cwd)] if cwd is not None else subfolders(root))
