@@ -54,7 +54,7 @@ def write_raw_blob(session_id: str, data: bytes) -> str:
     shared = raw_objects_dir() / digest[:2] / digest
     if not _holds(shared, digest):
         ensure_dir(shared.parent)
-        atomic_write(shared, data, mode=0o644)
+        atomic_write(shared, data)
     target = file_history_dir(session_id) / digest
     if _holds(target, digest):
         return digest
