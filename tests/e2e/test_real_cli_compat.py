@@ -6,6 +6,7 @@ from the files; we compare them with ours."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -14,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -193,14 +195,54 @@ def _wait_screen(session: str, text: str, *, timeout: float = 60) -> str:
     raise AssertionError(f"{text!r} never appeared on the screen:\n{_screen(session)}")
 
 
+@contextlib.contextmanager
+def real_tui(real: RealCli, cwd: Path, session: str, tmp_path: Path) -> Iterator[str]:
+    """The real CLI's TUI resuming `session`, in a tmux session (offline, like the headless runs);
+    yields the tmux session name, once our session is drawn and loaded."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed (.ci/run installs it)")
+    (real.data / "providers.json").write_text(json.dumps(PROVIDERS))
+    env = {"HOME": str(real.home), "COMMAND_CODE_API_KEY": "stub", "CMD_LOCAL_ONLY": "1", "DO_NOT_TRACK": "1",
+           "COMMANDCODE_SKIP_UPDATES": "1", "PATH": f"{real.programs.node.parent}:/usr/bin:/bin",
+           "OFFLINE_RUN_TEMPLATES": str(real.data / "providers.json"), "TERM": "xterm-256color"}
+    command = [sys.executable, str(OFFLINE_RUN), str(tmp_path / f"tui-{session}.jsonl"), "--",
+               str(real.programs.node), str(real.programs.command_code), "--local-only", "--yolo", "--model",
+               "local/stub-model", "-t", "--skip-onboarding", "-r", session]
+    if namespace_available():
+        env["OFFLINE_RUN_NAMESPACE"] = "1"
+        command = ["unshare", "-n", *command]
+    script = tmp_path / "tui.sh"
+    script.write_text(f"cd {shlex.quote(str(cwd))}\n" + "".join(f"export {key}={shlex.quote(value)}\n"
+                                                             for key, value in env.items())
+                      + "exec " + " ".join(shlex.quote(part) for part in command) + "\n")
+    name = f"cc-{tmp_path.name}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "45", f"bash {script}; sleep 60"],
+                   check=True, env={key: value for key, value in os.environ.items() if key != "TMUX"})
+    try:
+        _wait_screen(name, "Ask your question")
+        time.sleep(2)  # the resumed session finishes loading after it is drawn
+        yield name
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
+def keys(name: str, *sequence: str, settle: float = 0.6) -> None:
+    for key in sequence:
+        subprocess.run(["tmux", "send-keys", "-t", name, key], check=True)
+        time.sleep(settle)  # menus open asynchronously
+
+
+def slash(name: str, command: str) -> None:
+    keys(name, command, settle=1.5)
+    keys(name, "Enter")
+
+
 @pytest.mark.terminal
 @pytest.mark.parametrize("compatible", [True, False])
 def test_the_real_clis_rewind_restores_a_session_we_wrote(shared: tuple[RealCli, Path, Path], tmp_path: Path,
                                                           compatible: bool) -> None:
     """The real CLI's `/rewind` (its TUI, in tmux) on our session: with compatible backups it
     restores the file; with them off it refuses and changes nothing (why the setting exists)."""
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed (.ci/run installs it)")
     real, cwd, data = shared
     if not compatible:
         (data / "settings.json").write_text('{"checkpoints": {"compatibleBackups": false}}')
@@ -208,48 +250,58 @@ def test_the_real_clis_rewind_restores_a_session_we_wrote(shared: tuple[RealCli,
     run_ok(["-p", 'call write_file {"file_path": "a.txt", "content": "two\\n"}'], cwd, data)
     run_ok(["-c", "-p", "hello"], cwd, data)
     session = _only_new_session(data, set())
-    (data / "providers.json").write_text(json.dumps(PROVIDERS))
-    env = {"HOME": str(real.home), "COMMAND_CODE_API_KEY": "stub", "CMD_LOCAL_ONLY": "1", "DO_NOT_TRACK": "1",
-           "COMMANDCODE_SKIP_UPDATES": "1", "PATH": f"{real.programs.node.parent}:/usr/bin:/bin",
-           "OFFLINE_RUN_TEMPLATES": str(data / "providers.json"), "TERM": "xterm-256color"}
-    command = [sys.executable, str(OFFLINE_RUN), str(tmp_path / "tui-requests.jsonl"), "--",
-               str(real.programs.node), str(real.programs.command_code), "--local-only", "--yolo", "--model",
-               "local/stub-model", "-t", "--skip-onboarding", "-r", session]
-    if namespace_available():
-        env["OFFLINE_RUN_NAMESPACE"] = "1"
-        command = ["unshare", "-n", *command]
-    script = tmp_path / "tui.sh"
-    script.write_text("cd " + shlex.quote(str(cwd)) + "\n" + "".join(f"export {key}={shlex.quote(value)}\n"
-                                                                    for key, value in env.items())
-                      + "exec " + " ".join(shlex.quote(part) for part in command) + "\n")
-    name = f"cc-rewind-{tmp_path.name}"
-    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "45", f"bash {script}; sleep 60"],
-                   check=True, env={key: value for key, value in os.environ.items() if key != "TMUX"})
-    try:
+    with real_tui(real, cwd, session, tmp_path) as name:
         _wait_screen(name, "You said: hello")  # our session, resumed and drawn
-        _wait_screen(name, "Ask your question")
-        time.sleep(2)  # the resumed session finishes loading after it is drawn
-        subprocess.run(["tmux", "send-keys", "-t", name, "/rewind"], check=True)
-        _wait_screen(name, "/rewind")
-        time.sleep(1.5)  # the command menu opens asynchronously
-        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        slash(name, "/rewind")
         _wait_screen(name, "Select a checkpoint")
-        subprocess.run(["tmux", "send-keys", "-t", name, "Up"], check=True)
-        _wait_screen(name, '> call write_file')
-        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        keys(name, "Up")
+        _wait_screen(name, "> call write_file")
+        keys(name, "Enter")
         _wait_screen(name, "Code only")
-        for _ in range(2):
-            subprocess.run(["tmux", "send-keys", "-t", name, "Down"], check=True)
-            time.sleep(0.5)
+        keys(name, "Down", "Down")
         _wait_screen(name, "> Code only")
-        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        keys(name, "Enter")
         if compatible:
             _wait_screen(name, "1 file restored")
             assert (cwd / "a.txt").read_text() == "one\n"
         else:
             _wait_screen(name, "Restore verification failed")  # the issue's report, reproduced
             assert (cwd / "a.txt").read_text() == "two\n"
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
 
 
+@pytest.mark.terminal
+def test_its_own_rewind_and_clone_are_read_as_it_rebuilds_them(shared: tuple[RealCli, Path, Path],
+                                                               tmp_path: Path) -> None:
+    real, cwd, data = shared
+    real("-p", "turn one")
+    session = _only_new_session(data, set())
+    real("-r", session, "-p", "turn two")
+    real("-r", session, "-p", "turn three")
+    with real_tui(real, cwd, session, tmp_path) as name:
+        slash(name, "/rewind")
+        _wait_screen(name, "Select a checkpoint")
+        keys(name, "Up")
+        _wait_screen(name, "> turn two")
+        keys(name, "Enter")
+        _wait_screen(name, "> Conversation only")
+        keys(name, "Enter")
+        _wait_screen(name, "messages removed")
+        keys(name, "a branch turn ", "Enter")
+        _wait_screen(name, "ok: a branch turn")
+        slash(name, "/clone")
+        deadline = time.monotonic() + 60  # only to detect a hang
+        while len(list((data / "projects").glob("*/*.jsonl"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.3)
+    clone = _only_new_session(data, {session})
+    tree = json.loads(run_ok(["sessions", "tree", session, "--json"], cwd, data).stdout)
+    off_path = [row for row in tree["entries"] if not row["on_active_path"]]
+    assert len(off_path) == 4  # turns two and three, left on their branch
+    ours = our_context(session, cwd, data)
+    assert [text for _, text in ours][0] == "turn one" and "a branch turn" in ours[2][1]
+    _same(ours, sent_context(real("-r", session, "-p", "after its rewind")))
+    cloned = json.loads(run_ok(["sessions", "show", clone, "--json"], cwd, data).stdout)
+    [transcript] = list((data / "projects").glob(f"*/{session}.jsonl"))
+    assert json.loads(Path(cloned["path"]).read_text().split("\n")[0])["parentSession"] == str(transcript)
+    ours = our_context(clone, cwd, data)
+    assert "turn two" not in [text for _, text in ours]
+    _same(ours, sent_context(real("-r", clone, "-p", "in the clone")))
