@@ -116,6 +116,8 @@ def test_sessions_the_real_cli_writes_are_read_as_it_rebuilds_them(shared: tuple
     real("-r", "Real Named", "-p", f"write it [[tool read_file {read}]] [[then tool write_file {write}]]",
          model="local/stub-model-2")
     assert (cwd / "x.txt").read_text() == "new\n"
+    switched = json.loads(run_ok(["sessions", "show", session, "--json"], cwd, data).stdout)
+    assert switched["model"] == "local/stub-model-2"  # the model it switched to for that turn
     ours = our_context(session, cwd, data)
     resumed = real("-r", session, "-p", "third turn")
     _same(ours, sent_context(resumed))
@@ -196,9 +198,10 @@ def _wait_screen(session: str, text: str, *, timeout: float = 60) -> str:
 
 
 @contextlib.contextmanager
-def real_tui(real: RealCli, cwd: Path, session: str, tmp_path: Path) -> Iterator[str]:
-    """The real CLI's TUI resuming `session`, in a tmux session (offline, like the headless runs);
-    yields the tmux session name, once our session is drawn and loaded."""
+def real_tui(real: RealCli, cwd: Path, session: str | None, tmp_path: Path, *, ready: str = "Ask your question"
+             ) -> Iterator[str]:
+    """The real CLI's TUI resuming `session` (None: its `-r` picker), in a tmux session (offline,
+    like the headless runs); yields the tmux session name once `ready` is on the screen."""
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed (.ci/run installs it)")
     (real.data / "providers.json").write_text(json.dumps(PROVIDERS))
@@ -207,7 +210,7 @@ def real_tui(real: RealCli, cwd: Path, session: str, tmp_path: Path) -> Iterator
            "OFFLINE_RUN_TEMPLATES": str(real.data / "providers.json"), "TERM": "xterm-256color"}
     command = [sys.executable, str(OFFLINE_RUN), str(tmp_path / f"tui-{session}.jsonl"), "--",
                str(real.programs.node), str(real.programs.command_code), "--local-only", "--yolo", "--model",
-               "local/stub-model", "-t", "--skip-onboarding", "-r", session]
+               "local/stub-model", "-t", "--skip-onboarding", "-r", *([session] if session else [])]
     if namespace_available():
         env["OFFLINE_RUN_NAMESPACE"] = "1"
         command = ["unshare", "-n", *command]
@@ -219,7 +222,7 @@ def real_tui(real: RealCli, cwd: Path, session: str, tmp_path: Path) -> Iterator
     subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "45", f"bash {script}; sleep 60"],
                    check=True, env={key: value for key, value in os.environ.items() if key != "TMUX"})
     try:
-        _wait_screen(name, "Ask your question")
+        _wait_screen(name, ready)
         time.sleep(2)  # the resumed session finishes loading after it is drawn
         yield name
     finally:
@@ -305,3 +308,20 @@ def test_its_own_rewind_and_clone_are_read_as_it_rebuilds_them(shared: tuple[Rea
     ours = our_context(clone, cwd, data)
     assert "turn two" not in [text for _, text in ours]
     _same(ours, sent_context(real("-r", clone, "-p", "in the clone")))
+
+
+@pytest.mark.terminal
+def test_its_picker_lists_the_sessions_we_write(shared: tuple[RealCli, Path, Path], tmp_path: Path) -> None:
+    real, cwd, data = shared
+    run_ok(["-p", "hello from commandcode", "-n", "Written By Us"], cwd, data)
+    session = _only_new_session(data, set())
+    # an interactive session of ours (the picker leaves headless ones out, as ours does)
+    [meta] = list((data / "projects").glob(f"*/{session}.meta.json"))
+    values = json.loads(meta.read_text())
+    values.pop("entrypoint", None)
+    meta.write_text(json.dumps(values, indent=2))
+    with real_tui(real, cwd, None, tmp_path, ready="Written By Us") as name:
+        screen = _screen(name)
+        assert "Written By Us" in screen
+        keys(name, "Enter")
+        _wait_screen(name, "You said: hello from commandcode")  # picked and resumed
