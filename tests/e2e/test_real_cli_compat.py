@@ -22,6 +22,7 @@ import pytest
 
 from helpers.cli import run_cli, run_ok
 from helpers.npm_programs import OFFLINE_RUN, OfflineRun, Programs, namespace_available, run_offline
+from helpers.stub_models import chat_context, message_kinds
 
 pytestmark = [pytest.mark.npm, pytest.mark.slow]
 
@@ -55,35 +56,14 @@ class RealCli:
 
 
 def sent_context(run: OfflineRun) -> list[tuple[str, str]]:
-    """What the real CLI sent the model in its first request, as (kind, text) without the system
-    prompt and the new prompt: the context it rebuilt from the session's files."""
+    """What the real CLI sent the model in its first request, without the new prompt: the
+    context it rebuilt from the session's files."""
     body = next(request["body"] for request in run.requests if request["path"].endswith("/chat/completions"))
-    out: list[tuple[str, str]] = []
-    for message in body["messages"]:
-        content = message.get("content")
-        text = content if isinstance(content, str) else " ".join(
-            str(part.get("text", "")) for part in content or [] if isinstance(part, dict))
-        if message["role"] == "assistant":
-            if text.strip():
-                out.append(("assistant", text.strip()))
-            out.extend(("tool_use", call["function"]["name"]) for call in message.get("tool_calls") or [])
-        elif message["role"] == "tool":
-            out.append(("tool_result", ""))
-        elif message["role"] == "user":
-            out.append(("user", text.strip()))
-    return out[:-1]
+    return chat_context(body)[:-1]
 
 
 def our_context(ref: str, cwd: Path, data: Path) -> list[tuple[str, str]]:
-    context = json.loads(run_ok(["sessions", "context", ref, "--json"], cwd, data).stdout)
-    out: list[tuple[str, str]] = []
-    for message in context["messages"]:
-        texts = " ".join(str(block.get("text", "")) for block in message["content"] if block.get("type") == "text")
-        if texts.strip():
-            out.append((message["role"], texts.strip()))
-        out.extend(("tool_use", str(block["name"])) for block in message["content"] if block.get("type") == "tool_use")
-        out.extend(("tool_result", "") for block in message["content"] if block.get("type") == "tool_result")
-    return out
+    return message_kinds(json.loads(run_ok(["sessions", "context", ref, "--json"], cwd, data).stdout)["messages"])
 
 
 def _same(ours: list[tuple[str, str]], theirs: list[tuple[str, str]]) -> None:

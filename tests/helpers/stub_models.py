@@ -84,6 +84,38 @@ def decide(messages: list[dict[str, Any]], system: str) -> Reply:
     return Reply(f"ok: {first[:200]}", [])
 
 
+def chat_context(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """A chat-completions request's messages as (kind, text), the system prompt left out:
+    `user`/`assistant` with their text, `tool_use` with the tool's name, `tool_result`. The same
+    shape as `message_kinds`, so a test compares what an agent sent with what we read."""
+    out: list[tuple[str, str]] = []
+    for message in body["messages"]:
+        content = message.get("content")
+        text = content if isinstance(content, str) else " ".join(
+            str(part.get("text", "")) for part in content or [] if isinstance(part, dict))
+        if message["role"] == "assistant":
+            if text.strip():
+                out.append(("assistant", text.strip()))
+            out.extend(("tool_use", call["function"]["name"]) for call in message.get("tool_calls") or [])
+        elif message["role"] == "tool":
+            out.append(("tool_result", ""))
+        elif message["role"] == "user":
+            out.append(("user", text.strip()))
+    return out
+
+
+def message_kinds(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Command Code context messages (`sessions context --json`) as (kind, text)."""
+    out: list[tuple[str, str]] = []
+    for message in messages:
+        texts = " ".join(str(block.get("text", "")) for block in message["content"] if block.get("type") == "text")
+        if texts.strip():
+            out.append((message["role"], texts.strip()))
+        out.extend(("tool_use", str(block["name"])) for block in message["content"] if block.get("type") == "tool_use")
+        out.extend(("tool_result", "") for block in message["content"] if block.get("type") == "tool_result")
+    return out
+
+
 class StubModelServer:
     """A threaded HTTP server on 127.0.0.1; `url` is its base address."""
 
