@@ -66,10 +66,25 @@ def our_context(ref: str, cwd: Path, data: Path) -> list[tuple[str, str]]:
     return message_kinds(json.loads(run_ok(["sessions", "context", ref, "--json"], cwd, data).stdout)["messages"])
 
 
+def _merged(items: list[tuple[str, str]]) -> list[tuple[str, list[str]]]:
+    """Consecutive user messages as one: on the wire the real CLI sends them merged (a
+    compaction's summary and the first kept prompt arrive as one user message)."""
+    out: list[tuple[str, list[str]]] = []
+    for kind, text in items:
+        if kind == "user" and out and out[-1][0] == "user":
+            out[-1][1].append(text)
+        else:
+            out.append((kind, [text]))
+    return out
+
+
 def _same(ours: list[tuple[str, str]], theirs: list[tuple[str, str]]) -> None:
-    assert [kind for kind, _ in ours] == [kind for kind, _ in theirs]
-    for (kind, mine), (_, sent) in zip(ours, theirs):
-        assert mine in sent, (kind, mine, sent)  # the real CLI may wrap a prompt in reminders
+    mine, sent = _merged(ours), _merged(theirs)
+    assert [kind for kind, _ in mine] == [kind for kind, _ in sent]
+    for (kind, parts), (_, sent_parts) in zip(mine, sent):
+        joined = "\n".join(sent_parts)
+        for part in parts:
+            assert part in joined, (kind, part[:200], joined[:400])  # the real CLI may wrap a prompt in reminders
 
 
 @pytest.fixture
@@ -305,3 +320,28 @@ def test_its_picker_lists_the_sessions_we_write(shared: tuple[RealCli, Path, Pat
         assert "Written By Us" in screen
         keys(name, "Enter")
         _wait_screen(name, "You said: hello from commandcode")  # picked and resumed
+
+
+@pytest.mark.terminal
+def test_its_compaction_is_read_as_it_rebuilds_it(shared: tuple[RealCli, Path, Path], tmp_path: Path) -> None:
+    """`/compact` in its TUI summarizes what lies before its newest ~30,000 tokens when that is at
+    least five messages: five ~29k-token turns and two small ones make it do so."""
+    real, cwd, data = shared
+    big = "big turn " + "lorem ipsum dolor " * 6500  # under the 128 KiB limit of one argument
+    real("-p", big)
+    session = _only_new_session(data, set())
+    for _ in range(4):
+        real("-r", session, "-p", big)
+    real("-r", session, "-p", "small a")
+    real("-r", session, "-p", "small b")
+    [transcript] = list((data / "projects").glob(f"*/{session}.jsonl"))
+    with real_tui(real, cwd, session, tmp_path) as name:
+        slash(name, "/compact")
+        deadline = time.monotonic() + 90  # only to detect a hang
+        while b'"type":"compaction"' not in transcript.read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.3)
+    compaction = [json.loads(line) for line in transcript.read_text().splitlines() if '"type":"compaction"' in line]
+    assert len(compaction) == 1 and compaction[0]["summary"].startswith("Summary:")
+    ours = our_context(session, cwd, data)
+    assert ours[0][0] == "user" and "Summary:" in ours[0][1] and len(ours) < 14
+    _same(ours, sent_context(real("-r", session, "-p", "after the compaction")))
