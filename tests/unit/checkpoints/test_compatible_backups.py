@@ -81,3 +81,16 @@ def test_our_rewind_restores_from_the_compatible_blob(home: Path, project: Path)
     done = run_cli(["rewind", transcript.stem, "--to", "1", "--mode", "code", "--yes"], project, home)
     assert done.returncode == 0, done.stderr
     assert (project / "a.txt").read_text() == "one\n"
+
+
+def test_a_pruned_raw_blob_is_restored_from_our_store(home: Path, project: Path) -> None:
+    """The real CLI prunes `file-history/<sid>/` with its old sessions; our copy still restores."""
+    import shutil
+
+    (project / "a.txt").write_text("one\n")
+    run_ok(["-p", 'call write_file {"file_path": "a.txt", "content": "two\\n"}'], project, home)
+    [transcript] = [path for path in (home / "projects").glob("*/*.jsonl") if ".checkpoints." not in path.name]
+    shutil.rmtree(home / "file-history" / transcript.stem)
+    done = run_cli(["rewind", transcript.stem, "--to", "1", "--mode", "code", "--yes"], project, home)
+    assert done.returncode == 0, done.stderr
+    assert (project / "a.txt").read_text() == "one\n"
