@@ -44,7 +44,7 @@ def prepare(project: Path) -> tuple[object, dict, dict]:
         write(project / f"pkg{index % 7}/file{index}.txt", f"original {index}\n" * (index % 5 + 1), 0o644)
     before_turn = snapshot(project)
     files = new_session_files(project)
-    manager = CheckpointManager.for_session(files, project)
+    manager = CheckpointManager.for_session(files, project, compatible_backups=False)  # sources: our objects
     manager.open_checkpoint("change everything", 0, None)
     for index in range(FILES):
         path = project / f"pkg{index % 7}/file{index}.txt"

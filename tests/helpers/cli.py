@@ -83,9 +83,9 @@ def run_cli(args: list[str], cwd: Path, data: Path, *, timeout: float = 60, **ex
                           capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
-def run_ok(args: list[str], cwd: Path, data: Path) -> subprocess.CompletedProcess[str]:
-    """Runs `commandcode ARGS` and asserts it succeeded."""
-    completed = run_cli(args, cwd, data)
+def run_ok(args: list[str], cwd: Path, data: Path, **extra_env: str) -> subprocess.CompletedProcess[str]:
+    """Runs `commandcode ARGS` (with `extra_env` added to its environment) and asserts it succeeded."""
+    completed = run_cli(args, cwd, data, **extra_env)
     assert completed.returncode == 0, f"{args} failed:\nstdout: {completed.stdout}\nstderr: {completed.stderr}"
     return completed
 

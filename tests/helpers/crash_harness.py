@@ -2,7 +2,7 @@
 every promise the files make. Shared by `tests/crash/test_crash_injection.py` (a small budget in CI)
 and `benches/crash_harness.py` (the full run, `--points N --seed S`).
 
-Seven operations (and the branching ones of `helpers.crash_branching`), each in its own workspace (a data dir and a project folder):
+Eight operations (and the branching ones of `helpers.crash_branching`), each in its own workspace (a data dir and a project folder):
 
 - `append`: `commandcode -p PROMPT -r SID` on an existing session;
 - `first_write`: `commandcode -p PROMPT` starting a new session (its first turn writes a file);
@@ -14,6 +14,8 @@ Seven operations (and the branching ones of `helpers.crash_branching`), each in 
 - `compact`: `commandcode -p LONG_PROMPT -r SID --effort high` in a project whose settings give a
   3,000-token `contextWindow`: an `effort_change` committed on its own, and every other turn or so
   an automatic compaction (a `compaction` entry committed before the turn, then `meta.compaction`).
+- `import`: `commandcode import pi PATH --json` of a new pi session (the store, checkpoints, meta
+  and the transcript last: a kill leaves no imported session or a complete one).
 
 A point is one run killed either after a random delay (up to the operation's measured duration;
 for a rewind also 0-40 ms after its restore journal appears, so kills land inside the native
@@ -60,7 +62,7 @@ from helpers import crash_branching
 from helpers.crash_branching import BRANCHING_OPERATIONS
 from helpers.locations import KILLABLE
 
-OPERATIONS = ("append", "first_write", "backup", "rewind", "meta", "export", "compact")
+OPERATIONS = ("append", "first_write", "backup", "rewind", "meta", "export", "compact", "import")
 ALL_OPERATIONS = OPERATIONS + BRANCHING_OPERATIONS  # fork, clone, goto, label: `helpers.crash_branching`
 EXPORT_TURNS = 300  # the exported session: enough rows that a kill lands mid-render or mid-write
 COMPACT_WINDOW = 3_000  # tokens: a few long turns pass 90 % of it
@@ -201,8 +203,26 @@ class Workspace:
         env.update(python_path_env())
         env.update({"COMMANDCODE_HOME": str(self.data), "COMMANDCODE_INDEX": "on" if self.index else "off",
                     "NO_COLOR": "1", "PYTHONUNBUFFERED": "1", "GIT_CONFIG_NOSYSTEM": "1", "COLUMNS": "200",
-                    "COMMANDCODE_SCRATCHPAD_BASE": str(self.root / "scratchpads")})
+                    "COMMANDCODE_SCRATCHPAD_BASE": str(self.root / "scratchpads"),
+                    "PI_CODING_AGENT_DIR": str(self.root / "pi-agent")})
         return env
+
+    def new_pi_source(self, marker: str) -> Path:
+        """A new pi v3 session file to import, its prompt carrying `marker`."""
+        session_id = str(uuid.uuid4())
+        folder = self.root / "pi-agent" / "sessions" / ("--" + str(self.project).lstrip("/").replace("/", "-") + "--")
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = "2026-01-02T03:04:05.000Z"
+        lines = [{"type": "session", "version": 3, "id": session_id, "timestamp": stamp, "cwd": str(self.project)},
+                 {"type": "message", "id": "a0000001", "parentId": None, "timestamp": stamp,
+                  "message": {"role": "user", "content": f"{marker} import", "timestamp": 1}},
+                 {"type": "message", "id": "a0000002", "parentId": "a0000001", "timestamp": stamp,
+                  "message": {"role": "assistant", "content": [{"type": "text", "text": "imported reply"}],
+                              "provider": "stub", "model": "stub-model", "usage": {"input": 1, "output": 1},
+                              "stopReason": "stop", "timestamp": 2}}]
+        path = folder / f"2026-01-02T03-04-05-000Z_{session_id}.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        return path
 
     # ---- setup
 
@@ -396,6 +416,8 @@ class Workspace:
                 for item in record.get("files", []):
                     if item.get("algo") == "blake3" and item.get("hash"):
                         referenced.add(item["hash"])
+                    if isinstance(item.get("blake3"), str):  # a compatible backup's copy in our store
+                        referenced.add(item["blake3"])
         if not objects.is_dir():
             if referenced:
                 violations.append(f"{label}: checkpoints name {len(referenced)} objects but there is no store")
@@ -515,6 +537,8 @@ def _next_run(workspace: Workspace, rng: random.Random) -> Run:
         name = f"name {marker}"
         return Run(["-p", f"{marker} meta", "-r", workspace.session_id or "", "-n", name, "--output-format", "json"],
                    marker, name)
+    if operation == "import":
+        return Run(["import", "pi", str(workspace.new_pi_source(marker)), "--json"], marker)
     state = workspace.current_rewind_state()
     target = 2 if state == 1 else 1
     return Run(["rewind", workspace.session_id or "", "--to", str(target), "--mode", "code", "--yes", "--json"],
@@ -533,6 +557,11 @@ def _record_report(workspace: Workspace, run: Run, stdout: str) -> bool:
         return False
     if workspace.operation == "rewind":
         return isinstance(value, dict) and "checkpoint" in value
+    if workspace.operation == "import":
+        if not isinstance(value, dict) or value.get("already_imported") is not False:
+            return False
+        workspace.reported.setdefault(str(value["id"]), []).append(run.marker)
+        return True
     if not isinstance(value, dict) or value.get("type") != "result":
         return False
     session_id = value.get("session_id")

@@ -131,3 +131,6 @@ def cli_in_home(home: Path) -> CliInHome:
                 completed.stderr.decode("utf-8", errors="surrogateescape"))
 
     return run
+
+
+from helpers.npm_programs import npm_programs  # noqa: E402,F401  (the real npm programs, `npm` marker)

@@ -163,7 +163,9 @@ def test_the_cross_service_imports_are_the_known_ones() -> None:
                      ("commandcode.agent", "commandcode.export"),
                      ("commandcode.agent", "commandcode.workspace"),  # the scratchpad and worktree guard of the tools
                      ("commandcode.workspace", "commandcode.catalog"),  # a sweep and the footprint list sessions
-                     ("commandcode.workspace", "commandcode.checkpoints")}  # ... and the objects they reference
+                     ("commandcode.workspace", "commandcode.checkpoints"),  # ... and the objects they reference
+                     # an import puts Claude Code's file-history backups into the content store
+                     ("commandcode.interop", "commandcode.checkpoints")}
 
 
 def test_only_config_env_names_a_commandcode_variable() -> None:

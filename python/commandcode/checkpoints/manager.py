@@ -109,6 +109,7 @@ class CheckpointManager:
         store: backups.BackupStore | None = None,
         free_space: FreeSpace | None = None,
         now: Callable[[], datetime] | None = None,
+        compatible_backups: bool | None = None,
     ) -> None:
         self.files = files
         self.cwd = Path(cwd)
@@ -123,6 +124,8 @@ class CheckpointManager:
         self.paused = False
         self._last_sweep = 0.0
         self._registered = False
+        # checkpoints.compatibleBackups (None: read from the settings at the first backup)
+        self._compatible = compatible_backups
 
     @classmethod
     def for_session(
@@ -133,11 +136,12 @@ class CheckpointManager:
         store: backups.BackupStore | None = None,
         free_space: FreeSpace | None = None,
         now: Callable[[], datetime] | None = None,
+        compatible_backups: bool | None = None,
     ) -> CheckpointManager:
         """Loads a session's checkpoints: finishes or undoes a restore a crash interrupted, drops
         checkpoints past retention, and sweeps objects no checkpoint references any more."""
         backups.recover_pending(files, cwd, store=store)
-        manager = cls(files, cwd, store=store, free_space=free_space, now=now)
+        manager = cls(files, cwd, store=store, free_space=free_space, now=now, compatible_backups=compatible_backups)
         if manager.apply_retention():
             manager._save()
             manager._sweep(force=True)
@@ -282,7 +286,8 @@ class CheckpointManager:
                 return FileBackup(path=path, hash=None, skipped=SKIPPED_DISK_FULL)
             raise CheckpointError(f"cannot back up {path}: {error.strerror or error}") from None
         if snapshot.kind == "regular":
-            return FileBackup(path=path, hash=snapshot.content_id, algorithm=backups.BLAKE3, mode=snapshot.mode)
+            return self._recorded(FileBackup(path=path, hash=snapshot.content_id, algorithm=backups.BLAKE3,
+                                             mode=snapshot.mode))
         if snapshot.kind == "missing":
             return FileBackup(path=path, hash=None, algorithm=backups.BLAKE3)
         if snapshot.kind == "symlink":
@@ -293,6 +298,21 @@ class CheckpointManager:
             return FileBackup(path=path, hash=None, skipped=SKIPPED_TOO_LARGE)
         notices.append(f"{path} is not a regular file; it was not backed up")
         return None
+
+    def _recorded(self, item: FileBackup) -> FileBackup:
+        """The item as recorded: with `checkpoints.compatibleBackups` on, also the real CLI's raw
+        blob, `hash` its sha256 and our object in `blake3` (`compatible.py`)."""
+        from . import compatible
+
+        if self._compatible is None:
+            self._compatible = compatible.enabled(self.cwd)
+        if not self._compatible or item.hash is None:
+            return item
+        try:
+            digest = compatible.write_raw_blob(self.files.session_id, self.store.read(item.hash))
+        except (OSError, CheckpointError):
+            return item  # our store still holds it: only the real CLI cannot restore this one
+        return FileBackup(path=item.path, hash=digest, mode=item.mode, extra={compatible.BLAKE3_KEY: item.hash})
 
     def _space_for(self, size: int, path: str, notices: list[str]) -> bool:
         """The disk-low pause: pause below twice the file's size, resume at twice 100 MiB."""

@@ -70,17 +70,30 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
             expected = newest.after_hash if newest.after_hash is not None else "absent"
         if wanted.algorithm == backups.SHA256 and blob_folder is None:
             blob_folder = files.file_history
+        digest, algorithm = _compatible_fallback(wanted, blob_folder)
         targets.append(
             backups.RestoreTarget(
                 path=path,
-                digest=wanted.hash,
-                algorithm=wanted.algorithm,
-                blob_folder=blob_folder if wanted.algorithm == backups.SHA256 else None,
+                digest=digest,
+                algorithm=algorithm,
+                blob_folder=blob_folder if algorithm == backups.SHA256 else None,
                 mode=wanted.mode,
                 expected=expected,
             )
         )
     return CodePlan(targets, skipped, conflicts, problems)
+
+
+def _compatible_fallback(wanted: FileBackup, blob_folder: Path | None) -> tuple[str | None, backups.Algorithm]:
+    """A compatible backup (`checkpoints/compatible.py`) whose raw blob is gone (the real CLI
+    prunes `file-history/`) is restored from our store's copy, named by its `blake3` key."""
+    from .compatible import BLAKE3_KEY
+
+    twin = wanted.extra.get(BLAKE3_KEY)
+    if wanted.algorithm == backups.SHA256 and isinstance(twin, str) and wanted.hash is not None \
+            and not (blob_folder is not None and (blob_folder / wanted.hash).is_file()):
+        return twin, "blake3"
+    return wanted.hash, "sha256" if wanted.algorithm == backups.SHA256 else "blake3"
 
 
 def _conflicts_between_turns(path: Path, entries: list[tuple[int, FileBackup]]) -> list[backups.Problem]:

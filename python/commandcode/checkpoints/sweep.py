@@ -17,6 +17,7 @@ from ..errors import CheckpointError, CommandcodeError
 from ..storage.durable import atomic_write
 from ..storage.regular import read_if_exists
 from . import store as backups
+from .compatible import BLAKE3_KEY, sweep_raw_objects
 from .records import read_checkpoints
 
 SWEEP_GRACE_SECONDS = 3600.0
@@ -65,6 +66,9 @@ def referenced_objects(root: Path | None = None, store_root: Path | None = None)
             for item in record.files:
                 if item.algorithm == backups.BLAKE3 and item.hash is not None:
                     referenced.add(item.hash)
+                twin = item.extra.get(BLAKE3_KEY)  # a compatible backup's copy in our store
+                if isinstance(twin, str):
+                    referenced.add(twin)
     return referenced
 
 
@@ -81,4 +85,8 @@ def sweep_objects(store: backups.BackupStore, *, grace_seconds: float = SWEEP_GR
         return {"deleted_objects": 0}
     except OSError:  # housekeeping: a turn never fails for it; the next collection tries again
         return {"deleted_objects": 0}
+    try:
+        sweep_raw_objects(grace_seconds)  # the real CLI's raw blobs no session links to any more
+    except OSError:
+        pass
     return {"deleted_objects": report.deleted, "deleted_bytes": report.deleted_bytes, "kept_objects": report.kept}

@@ -28,25 +28,79 @@ def load(ref: str) -> Session:
     return open_session(files.sidecar_path(".jsonl"))
 
 
-def _warn_skipped(session: Session) -> None:
+def load_from(ref: str, source: str) -> Any:
+    """The session a reference names in `source` (`commandcode`, `claude`, `pi` or `all`)."""
+    if source == "commandcode":  # the fast path's case: no interop import
+        return load(ref)
+    from ..interop.sources import check_source
+
+    source = check_source(source)
+    if source == "commandcode":
+        return load(ref)
+    from ..interop.sources import resolve_foreign
+
+    if source != "all":
+        return resolve_foreign(source, ref, os.getcwd())
+    from ..errors import AmbiguousSessionError, SessionNotFoundError
+
+    found: list[tuple[str, Any]] = []
+    for name in ("commandcode", "claude", "pi"):
+        try:
+            found.append((name, load(ref) if name == "commandcode" else resolve_foreign(name, ref, os.getcwd())))
+        except SessionNotFoundError:
+            continue
+    if not found:
+        raise SessionNotFoundError(f"no session of any source matches {ref!r}",
+                                   hint="run `commandcode sessions list --source all --all-projects`")
+    if len(found) > 1:
+        raise AmbiguousSessionError(f"{ref!r} names sessions in several sources: "
+                                    + ", ".join(f"{name} {session.id}" for name, session in found),
+                                    hint="pass --source claude, pi or commandcode")
+    return found[0][1]
+
+
+def _warn_skipped(session: Any) -> None:
     skipped = session.skipped_lines
     if skipped:
         first = skipped[0]
         warn(f"{session.path.name}: skipped {len(skipped)} unreadable line(s) (first: line {first.line}, {first.reason})")
+    for line in getattr(session, "warnings", []):
+        warn(f"{session.path.name}: {line}")
+
+
+def _summaries(source: str, all_sessions: bool, all_projects: bool, errors: list[str]) -> list[dict[str, Any]]:
+    if source != "commandcode":
+        from ..interop.sources import check_source
+
+        source = check_source(source)
+    rows: list[dict[str, Any]] = []
+    if source in ("commandcode", "all"):
+        from ..catalog.listing import list_sessions
+
+        for found in list_sessions(os.getcwd(), include_headless=all_sessions, all_projects=all_projects,
+                                   errors=errors):
+            rows.append(found.to_dict() if source == "commandcode" else {**found.to_dict(), "source": "commandcode"})
+    for name in ("claude", "pi"):
+        if source in (name, "all"):
+            from ..interop.sources import list_foreign, summary
+
+            rows.extend(summary(session) for session in list_foreign(name, os.getcwd(), all_projects=all_projects,
+                                                                     errors=errors))
+    if source == "all":
+        rows.sort(key=lambda row: (str(row["modified"]), str(row["id"])), reverse=True)
+    return rows
 
 
 @handle_errors
-def list_view(all_sessions: bool = False, all_projects: bool = False, as_json: bool = False) -> None:
+def list_view(all_sessions: bool = False, all_projects: bool = False, as_json: bool = False,
+              source: str = "commandcode") -> None:
     """Sessions of this directory's project (or every project), newest first."""
-    from ..catalog.listing import list_sessions
-
     errors: list[str] = []
-    summaries = list_sessions(os.getcwd(), include_headless=all_sessions, all_projects=all_projects,
-                              errors=errors)
+    summaries = _summaries(source, all_sessions, all_projects, errors)
     for error in errors:
         warn(error)
     if as_json:
-        print_json([summary.to_dict() for summary in summaries])
+        print_json(summaries)
         return
     if not summaries:
         stdout.print("No sessions here yet. Start one with `commandcode -p \"hello\"`.")
@@ -54,18 +108,21 @@ def list_view(all_sessions: bool = False, all_projects: bool = False, as_json: b
     from rich.table import Table  # only for terminal output
 
     table = Table(box=None, pad_edge=False)
-    for column in ("ID", "NAME", "MODIFIED", "MSGS", "FIRST MESSAGE"):
+    with_source = any("source" in summary for summary in summaries)
+    for column in (("SOURCE",) if with_source else ()) + ("ID", "NAME", "MODIFIED", "MSGS", "FIRST MESSAGE"):
         table.add_column(column, no_wrap=column != "FIRST MESSAGE", overflow="ellipsis")
     for summary in summaries:
-        first = (summary.first_message or "").splitlines()[0][:60] if summary.first_message else ""
-        table.add_row(safe(summary.id[:8], one_line=True), safe(summary.name or "", one_line=True),
-                      safe(summary.modified[:19].replace("T", " "), one_line=True), str(summary.message_count),
-                      safe(first, one_line=True))
+        first = str(summary["first_message"]).splitlines()[0][:60] if summary["first_message"] else ""
+        cells = [safe(str(summary["id"])[:8], one_line=True), safe(summary["name"] or "", one_line=True),
+                 safe(str(summary["modified"])[:19].replace("T", " "), one_line=True), str(summary["message_count"]),
+                 safe(first, one_line=True)]
+        table.add_row(*([str(summary["source"])] if with_source else []), *cells)
     stdout.print(table)
 
 
-def describe(session: Session) -> dict[str, Any]:
-    """The `sessions show` fields."""
+def describe(session: Any) -> dict[str, Any]:
+    """The `sessions show` fields (a foreign session adds its source's own)."""
+    extra = session.describe_extra() if hasattr(session, "describe_extra") else {}
     return {
         "id": session.id,
         "path": str(session.path),
@@ -83,28 +140,29 @@ def describe(session: Session) -> dict[str, Any]:
         "skipped_lines": [{"line": line.line, "offset": line.offset, "reason": line.reason, "detail": line.detail}
                           for line in session.skipped_lines],
         "anomalies": session.anomalies.to_dict(),
+        **extra,
     }
 
 
 @handle_errors
-def show_view(ref: str, as_json: bool = False) -> None:
+def show_view(ref: str, as_json: bool = False, source: str = "commandcode") -> None:
     """One session's details."""
-    session = load(ref)
+    session = load_from(ref, source)
     details = describe(session)
     if as_json:
         print_json(details)
         return
     _warn_skipped(session)
     for key, value in details.items():
-        if key == "skipped_lines":
+        if key in ("skipped_lines", "warnings"):
             value = len(value)
         stdout.print(f"[bold]{key}[/]: {safe(value, one_line=True)}")
 
 
 @handle_errors
-def context_view(ref: str, as_json: bool = False, stats: bool = False) -> None:
+def context_view(ref: str, as_json: bool = False, stats: bool = False, source: str = "commandcode") -> None:
     """The messages the model sees when the session is resumed (`stats`: only its size)."""
-    session = load(ref)
+    session = load_from(ref, source)
     context = session.context()
     if stats:
         print_json_line({"leaf": context.leaf_id, "entries": session.entry_count,
@@ -121,9 +179,9 @@ def context_view(ref: str, as_json: bool = False, stats: bool = False) -> None:
 
 
 @handle_errors
-def tree_view(ref: str, as_json: bool = False, offset: int = 0, limit: int = 0) -> None:
+def tree_view(ref: str, as_json: bool = False, offset: int = 0, limit: int = 0, source: str = "commandcode") -> None:
     """Every entry, its parent, and whether it is on the active path."""
-    session = load(ref)
+    session = load_from(ref, source)
     stop = offset + limit if limit else None
     rows = list(session.tree_rows(offset, stop))
     if as_json:

@@ -14,6 +14,8 @@ app = typer.Typer(help="List and inspect sessions.", no_args_is_help=True)
 
 JSON_OPTION = typer.Option(False, "--json", help="Print JSON instead of a table.")
 REF_ARGUMENT = typer.Argument(..., help="Session id, id prefix, name or transcript path.")
+SOURCE_OPTION = typer.Option("commandcode", "--source",
+                             help="Whose sessions: commandcode, claude (Claude Code), pi, or all.")
 
 
 @app.command("list")
@@ -21,30 +23,33 @@ def list_command(
     all_sessions: bool = typer.Option(False, "--all", help="Include headless (-p) sessions."),
     all_projects: bool = typer.Option(False, "--all-projects", help="Every project, not just this directory's."),
     as_json: bool = JSON_OPTION,
+    source: str = SOURCE_OPTION,
 ) -> None:
     """Sessions of this directory's project, newest first."""
-    session_views.list_view(all_sessions, all_projects, as_json)
+    session_views.list_view(all_sessions, all_projects, as_json, source)
 
 
 @app.command("show")
-def show_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
+def show_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION, source: str = SOURCE_OPTION) -> None:
     """One session's details."""
-    session_views.show_view(ref, as_json)
+    session_views.show_view(ref, as_json, source)
 
 
 @app.command("context")
 def context_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION,
-                    stats: bool = typer.Option(False, "--stats", help="Build the context, print only its size as one JSON line.")) -> None:
+                    stats: bool = typer.Option(False, "--stats", help="Build the context, print only its size as one JSON line."),
+                    source: str = SOURCE_OPTION) -> None:
     """The messages the model sees when the session is resumed."""
-    session_views.context_view(ref, as_json, stats)
+    session_views.context_view(ref, as_json, stats, source)
 
 
 @app.command("tree")
 def tree_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION,
                  offset: int = typer.Option(0, min=0, help="First entry (file order) to include."),
-                 limit: int = typer.Option(0, min=0, help="At most this many entries (0: all).")) -> None:
+                 limit: int = typer.Option(0, min=0, help="At most this many entries (0: all)."),
+                 source: str = SOURCE_OPTION) -> None:
     """Every entry, its parent, and whether it is on the active path."""
-    session_views.tree_view(ref, as_json, offset, limit)
+    session_views.tree_view(ref, as_json, offset, limit, source)
 
 
 @app.command("du")

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from . import bench_cmd, branching, export_cmd, rewind_cmds, sessions, share_cmd, sweep_cmd, worktree_cmds
+from . import bench_cmd, branching, export_cmd, import_cmd, rewind_cmds, sessions, share_cmd, sweep_cmd, worktree_cmds
 from .output import USAGE_EXIT_CODE, fail, handle_errors
 
 app = typer.Typer(
@@ -23,6 +23,7 @@ app = typer.Typer(
 )
 app.add_typer(sessions.app, name="sessions")
 app.add_typer(worktree_cmds.app, name="worktrees")
+app.add_typer(import_cmd.app, name="import")
 rewind_cmds.register(app)
 branching.register(app, sessions.app)
 bench_cmd.register(app)

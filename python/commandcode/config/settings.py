@@ -376,8 +376,8 @@ class Settings:
 
     @property
     def checkpoints_compatible_backups(self) -> bool:
-        """Whether backups are also written as the real CLI's raw `file-history` blobs."""
-        return bool(self._checked("checkpoints.compatibleBackups", _is_bool, "true or false", False))
+        """Whether backups are also written as the real CLI's raw `file-history` blobs (default on)."""
+        return bool(self._checked("checkpoints.compatibleBackups", _is_bool, "true or false", True))
 
     @property
     def status_line(self) -> dict[str, Any] | None:

@@ -28,6 +28,9 @@ from helpers.checkpoints import (  # noqa: F401
 
 
 def manager_for(project: Path, **options: object) -> CheckpointManager:
+    """A manager writing only our store unless a test asks for compatible backups
+    (tests/unit/checkpoints/test_compatible_backups.py covers those)."""
+    options.setdefault("compatible_backups", False)
     return CheckpointManager.for_session(new_session_files(project), project, **options)  # type: ignore[arg-type]
 
 

@@ -79,6 +79,10 @@ class World:
         self.sentinel.mkdir()
         (self.sentinel / "victim").write_text("precious\n")
         write = 'call write_file {{"file_path":"{}","content":"{}"}}'
+        # The sweep is about journals whose sources are our store's objects: compatible backups
+        # (raw sha256 blobs, the default) would make every source a `file-history` blob instead.
+        self.data.mkdir()
+        (self.data / "settings.json").write_text('{"checkpoints": {"compatibleBackups": false}}')
         run_ok(["-p", write.format("a.txt", "one")], self.work, self.data)
         for name in ("d/e.txt", *(f"pkg/f{index}.txt" for index in range(8))):
             run_ok(["-c", "-p", write.format(name, "first " * 50)], self.work, self.data)

@@ -31,7 +31,8 @@ class Agent:
     def __init__(self, project: Path) -> None:
         self.project = project
         self.files = new_session_files(project)
-        self.manager = CheckpointManager.for_session(self.files, project)
+        # our store only: these tests damage its objects (compatible backups: test_compatible_backups.py)
+        self.manager = CheckpointManager.for_session(self.files, project, compatible_backups=False)
         self.messages = 0
 
     def prompt(self, text: str) -> None:

@@ -51,7 +51,7 @@ def test_checkpoints_list_json_shows_numbers_prompts_files_and_choices(session: 
     assert [row["number"] for row in rows] == [1, 2, 3]
     assert rows[0]["prompt"] == "Say hello please" and rows[0]["files"] == []
     assert rows[1]["files"][0]["path"] == str(project / "newfile.txt") and rows[1]["files"][0]["hash"] is None
-    assert rows[2]["files"][0]["algo"] == "blake3"
+    assert rows[2]["files"][0]["algo"] == "sha256"  # checkpoints.compatibleBackups is on by default
     assert rows[0]["modes"] == ["both", "conversation", "code", "summarize-from"]
     assert "summarize-to" in rows[2]["modes"]
     table = cli("checkpoints", "list", session.session_id)

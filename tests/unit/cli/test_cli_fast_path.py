@@ -51,7 +51,9 @@ def test_the_fast_path_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_each_fast_command_matches_its_typer_declaration() -> None:
     """Same command words, same positional arguments, same boolean flags bound to the same
     parameters, nothing else: an option renamed, added or turned into a value option on the
-    typer side fails here rather than making the two paths disagree."""
+    typer side fails here rather than making the two paths disagree. The one value option,
+    `--source` (other agents' sessions), is left to typer: the fast path declines any argv
+    that names it."""
     import typer.main
 
     from commandcode.cli import app, session_views
@@ -62,7 +64,9 @@ def test_each_fast_command_matches_its_typer_declaration() -> None:
         for word in words:
             command = command.commands[word]  # type: ignore[attr-defined]
         arguments = [param for param in command.params if param.param_type_name == "argument"]
-        options = [param for param in command.params if param.param_type_name == "option"]
+        options = [param for param in command.params if param.param_type_name == "option" and param.name != "source"]
+        assert [param.opts for param in command.params if param.name == "source"] == [["--source"]], words
+        assert parse_fast([*words, *(["REF"] * len(positional_names)), "--source", "claude"]) is None, words
         assert tuple(param.name for param in arguments) == positional_names, words
         assert all(param.required and param.nargs == 1 for param in arguments), words
         declared = {opt: param.name for param in options for opt in param.opts + param.secondary_opts}
@@ -70,7 +74,7 @@ def test_each_fast_command_matches_its_typer_declaration() -> None:
         assert all(param.is_flag and not param.secondary_opts and param.default is False for param in options), words
         view = getattr(session_views, view_name)
         parameters = view.__wrapped__.__code__.co_varnames[:view.__wrapped__.__code__.co_argcount]
-        assert set(positional_names) | set(flags.values()) == set(parameters), words
+        assert set(positional_names) | set(flags.values()) | {"source"} == set(parameters), words
 
 
 def _both_paths(args: list[str], cwd: Path, data: Path) -> subprocess.CompletedProcess[str]:

@@ -209,7 +209,7 @@ ACCESSORS: dict[str, tuple[str, Any, Any, list[Any]]] = {
     "checkpoints_track_shell": ("checkpoints.trackShell", False, True, ["off", 0]),
     "checkpoints_track_shell_max_files": ("checkpoints.trackShellMaxFiles", 10, 50_000, [0, -5, 2.0, False, "10"]),
     "checkpoints_max_store_bytes": ("checkpoints.maxStoreBytes", 1 << 30, None, [0, "1GB", 1e9, True]),
-    "checkpoints_compatible_backups": ("checkpoints.compatibleBackups", True, False, ["yes", 1]),
+    "checkpoints_compatible_backups": ("checkpoints.compatibleBackups", False, True, ["yes", 1]),
     "status_line": ("statusLine", {"type": "command", "command": "echo hi", "padding": 0}, None,
                     ["echo hi", {"type": "command"}, {"command": 1}, []]),
     "permissions_allow": ("permissions.allow", ["Read"], [], ["Read", {"Read": True}, 1]),

@@ -1,0 +1,158 @@
+"""`commandcode import claude|pi REF`: another agent's session as a Command Code v3 session.
+
+The new session lives in commandcode's data dir, in the project folder of the source's `cwd`.
+Its id is derived from the source (tool and session id), so importing twice finds the first
+import and says where it went instead of writing a second copy. Files are written in an order
+that a kill at any moment leaves either no session or a complete one: the Claude file-history
+backups go into the content store first (`checkpoints.store`, content-addressed: a repeat is a
+no-op), then the checkpoints file and the meta (sidecars the listing ignores without a
+transcript), and the transcript last, created whole by one atomic rename. The source tree is
+only read.
+
+Meta: `importedFrom: {tool, path, sessionId}`, `title` (the source's name), `model`.
+Checkpoints: one record per Claude prompt with a file-history snapshot; each tracked file's
+backup is put into our store (`algo: "blake3"`), a file that did not exist has `hash: null`
+(a rewind deletes it), and a backup missing from `file-history/` is left out with a warning.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid as uuid_module
+from pathlib import Path
+from typing import Any
+
+from ..config.paths import project_dir
+from ..errors import CommandcodeError
+from ..sessions.files import SessionFiles
+from ..sessions.format import build_header
+from ..storage.durable import atomic_write, ensure_dir
+from ..storage.ids import iso_now
+from ..storage.jsonfmt import dumps_line, dumps_pretty
+from .claude_code import ClaudeSession
+from .convert import Converted, convert
+from .foreign import ForeignSession
+from .locations import claude_file_history
+
+IMPORT_NAMESPACE = uuid_module.UUID("9b1f3c2e-6d4a-4e8b-a7c5-0f2d4b6a8c10")
+
+
+class ImportResult:
+    def __init__(self, session_id: str, path: Path, already: bool, warnings: list[str], source: ForeignSession,
+                 checkpoints: int, entries: int) -> None:
+        self.session_id = session_id
+        self.path = path
+        self.already = already
+        self.warnings = warnings
+        self.source = source
+        self.checkpoints = checkpoints
+        self.entries = entries
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.session_id, "path": str(self.path), "already_imported": self.already,
+                "source": {"tool": self.source.source, "path": str(self.source.path), "sessionId": self.source.id},
+                "entries": self.entries, "checkpoints": self.checkpoints, "warnings": list(self.warnings)}
+
+
+def imported_id(tool: str, source_id: str) -> str:
+    """The session id an import of `tool`'s session `source_id` gets: a uuid4-shaped uuid5."""
+    value = uuid_module.uuid5(IMPORT_NAMESPACE, f"{tool}:{source_id}")
+    raw = bytearray(value.bytes)
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    return str(uuid_module.UUID(bytes=bytes(raw)))
+
+
+def import_session(session: ForeignSession) -> ImportResult:
+    """Imports `session` (see the module docstring); an earlier import of it is returned as is.
+
+    Raises:
+        CommandcodeError: the session has no cwd to file it under, or a write failed.
+    """
+    if not session.cwd:
+        raise CommandcodeError(f"{session.path}: the session records no working directory",
+                               hint="commandcode files a session under the directory it ran in")
+    session_id = imported_id(session.source, session.id)
+    files = SessionFiles.for_transcript(project_dir(session.cwd) / f"{session_id}.jsonl")
+    warnings = list(session.warnings)
+    if os.path.isfile(files.transcript):
+        return ImportResult(session_id, files.transcript, True, [], session, 0, 0)
+    converted = convert(session)
+    if not converted.entries:
+        raise CommandcodeError(f"{session.path}: nothing to import (no messages)")
+    checkpoints = _import_checkpoints(session, converted, warnings) if isinstance(session, ClaudeSession) else []
+    ensure_dir(files.folder)
+    if checkpoints:
+        from ..checkpoints.records import write_checkpoints
+
+        write_checkpoints(files.checkpoints, checkpoints)
+    meta: dict[str, Any] = {"importedFrom": {"tool": session.source, "path": str(session.path),
+                                             "sessionId": session.id, "importedAt": iso_now()}}
+    if session.name:
+        meta["title"] = session.name
+    if converted.model:
+        meta["model"] = converted.model
+    if session.git_branch:
+        meta["gitBranch"] = session.git_branch
+    atomic_write(files.meta, dumps_pretty(meta).encode("utf-8"))
+    header = build_header(session_id, session.created, session.cwd)
+    lines = [dumps_line(header), *(dumps_line(entry) for entry in converted.entries)]
+    atomic_write(files.transcript, ("\n".join(lines) + "\n").encode("utf-8"))
+    return ImportResult(session_id, files.transcript, False, warnings, session, len(checkpoints),
+                        len(converted.entries))
+
+
+def _import_checkpoints(session: ClaudeSession, converted: Converted, warnings: list[str]) -> list[Any]:
+    from ..checkpoints.records import Checkpoint, FileBackup, prompt_preview
+    from ..checkpoints.store import BackupStore
+
+    store = BackupStore()
+    folder = claude_file_history(session.id)
+    by_message = {entry["message"]["meta"]["messageId"]: entry for entry in converted.entries
+                  if entry.get("type") == "message"}
+    by_id = {entry["id"]: entry for entry in converted.entries}
+    records: list[Any] = []
+    for checkpoint in session.checkpoints:
+        entry = session.by_uuid.get(checkpoint.message_id)
+        target_entry = by_message.get(checkpoint.message_id)
+        if entry is None or target_entry is None:
+            continue
+        before = _messages_before(target_entry, by_id)
+        files: list[Any] = []
+        for relative, backup in sorted(checkpoint.files.items()):
+            base = str(backup["realParentDir"]) if isinstance(backup.get("realParentDir"), str) else session.cwd
+            target = relative if os.path.isabs(relative) else os.path.join(base, relative)
+            name = backup.get("backupFileName")
+            if name is None:
+                files.append(FileBackup(path=target, hash=None, algorithm="blake3"))
+                continue
+            try:
+                data = (folder / str(name)).read_bytes()
+                mode = (folder / str(name)).stat().st_mode & 0o7777
+            except OSError:
+                warnings.append(f"checkpoint of {checkpoint.message_id}: the backup {name} of {relative} is missing; "
+                                "that file is left out of the checkpoint")
+                continue
+            files.append(FileBackup(path=target, hash=store.put_bytes(data), algorithm="blake3", mode=mode))
+        prompt = (entry.get("message") or {}).get("content")
+        text = prompt if isinstance(prompt, str) else next(
+            (block.get("text") for block in prompt or [] if isinstance(block, dict) and block.get("type") == "text"), "")
+        records.append(Checkpoint(id=checkpoint.message_id, message_id=checkpoint.message_id,
+                                  turn_number=len(records) + 1, created_at=checkpoint.timestamp or session.created,
+                                  prompt=prompt_preview(str(text or "")), message_count=len(before),
+                                  last_message_id=before[-1] if before else None, files=files))
+    return records
+
+
+def _messages_before(entry: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> list[str]:
+    """`meta.messageId` of the message entries on the path above `entry`, root first."""
+    found: list[str] = []
+    seen: set[str] = set()
+    parent = entry.get("parentId")
+    while isinstance(parent, str) and parent in by_id and parent not in seen:
+        seen.add(parent)
+        above = by_id[parent]
+        if above.get("type") == "message":
+            found.append(str(above["message"]["meta"]["messageId"]))
+        parent = above.get("parentId")
+    return list(reversed(found))
