@@ -87,6 +87,11 @@ class SettingsError(CommandcodeError):
     The file is left as it is."""
 
 
+class TurnInterrupted(CommandcodeError):
+    """The user interrupted a running turn (Esc, Ctrl+C): nothing of it was committed, as after a
+    crash; a `bash` command it ran was killed with its process group."""
+
+
 __all__ = [
     "AmbiguousSessionError",
     "BackupIntegrityError",
@@ -98,6 +103,7 @@ __all__ = [
     "SessionLockedError",
     "SessionNotFoundError",
     "SettingsError",
+    "TurnInterrupted",
     "UnsupportedFormatError",
     "UsageError",
 ]

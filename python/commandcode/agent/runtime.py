@@ -7,6 +7,8 @@ rewind may write into (`folder`) and the recovery of a restore a crash interrupt
 come from the `summarizer` it is given (the offline one by default), so a real provider can
 write them. Messages for the user go to `notify` (the CLI prints them as `warning:` lines).
 
+Names (`agent/naming.py`), per-turn trace ids (`agent/tracing.py`) and the status report
+(`agent/info.py`) live in modules of their own; this class holds thin methods over them.
 Later issues add fork, clone, compact and export here (the stubs below name them).
 """
 
@@ -16,7 +18,7 @@ import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..catalog.listing import most_recent, resolve_session
 from ..checkpoints.manager import CheckpointManager
@@ -31,21 +33,25 @@ from ..checkpoints.rewind import (
     rewind,
 )
 from ..config.paths import project_root
-from ..errors import CheckpointError, CommandcodeError, SessionNotFoundError, UsageError
+from ..errors import CheckpointError, CommandcodeError, InvalidSessionError, SessionNotFoundError, UsageError
 from ..sessions.files import SessionFiles
-from ..sessions.format import clean_name, read_header_cwd
-from ..sessions.history import record_prompt
-from ..sessions.meta import read_meta_for_update, update_meta
+from ..sessions.format import read_header_cwd
+from ..sessions.meta import read_meta, read_meta_for_update, update_meta
 from ..sessions.reader import open_session
 from ..sessions.writer import SessionWriter
 from ..storage.ids import new_uuid
+from .events import OnEvent
 from .providers.base import Model
 from .providers.offline import OfflineModel
 from .summarize import Summarizer, offline_summary
 from .turn import Conversation, TurnResult
 
+if TYPE_CHECKING:
+    import threading
+
 Notify = Callable[[str], None]
 AVAILABLE_MODELS = ("offline",)
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 CHECKPOINTS_SUFFIX = ".checkpoints.jsonl"
 
 
@@ -146,7 +152,10 @@ class AgentSession:
         self._checkpoints: CheckpointManager | None = None
         self._checkpoints_loaded = False
         self._name: str | None = None
+        self._saved_name: str | None = None
         self._labelled = False
+        self.permission_mode = "default"  # one of PERMISSION_MODES; the shell cycles it (Shift+Tab)
+        self.trace_id: str | None = None  # the W3C trace id of the running (else the last) turn
 
     # ----------------------------------------------------------------------------------------
     # Creating and resuming
@@ -198,6 +207,41 @@ class AgentSession:
         """The folder a rewind of this session may write into (see `session_folder`)."""
         return session_folder(self.files)
 
+    @property
+    def name(self) -> str | None:
+        """The session's name: the one given in this process, else the saved one."""
+        if self._name is not None:
+            return self._name
+        if self._saved_name is None and self.files.transcript.exists():
+            try:
+                self._saved_name = open_session(self.files.transcript).name
+            except (CommandcodeError, OSError):
+                return None
+        return self._saved_name
+
+    @property
+    def exists_on_disk(self) -> bool:
+        """Whether the session has a transcript yet (a new one gets it with its first reply)."""
+        return self._writer.exists_on_disk if self._writer is not None else self.files.transcript.exists()
+
+    def status(self) -> dict[str, Any]:
+        """What `/status` and `sessions status` show (`agent.info.session_status`)."""
+        from .info import session_status
+
+        return session_status(self)
+
+    def suggest_title(self) -> str:
+        """A title for a bare `/rename`: from the model when it can write one, else built from
+        the first prompt (`agent.naming`)."""
+        from ..sessions.context import content_blocks
+        from .naming import suggest_title
+
+        prompts = ["\n".join(block["text"] for block in content_blocks(message.get("content"))
+                              if block.get("type") == "text" and isinstance(block.get("text"), str))
+                   for message in self.messages if message.get("role") == "user"
+                   and not (message.get("meta") or {}).get("isMeta") and (message.get("meta") or {}).get("source") == "user"]
+        return suggest_title(prompts, self.cwd, session_id=self.session_id)
+
     # ----------------------------------------------------------------------------------------
     # Turns
 
@@ -230,19 +274,27 @@ class AgentSession:
             raise CommandcodeError("the session is not open for writing; use it as a context manager")
         return self._writer
 
-    def rename(self, name: str) -> None:
-        """Names the session (a `session_info` entry with the next commit, and `meta.title`).
+    def rename(self, name: str) -> str:
+        """Names the session: a `session_info` entry and `meta.title` + `meta.userRenamed`, at
+        once for a saved session, with the first save for a new one. Returns the stored name.
 
         Raises:
+            UsageError: the name is empty or over 200 characters (`agent.naming`).
+            CommandcodeError: another session of the project has that name.
             InvalidSessionError: the meta file is not a JSON object (nothing was written).
         """
-        cleaned = clean_name(name)
-        if not cleaned:
-            return
+        from .naming import checked_name
+
+        writer = self._require_writer()
+        cleaned = checked_name(name, self.cwd, session_id=self.session_id)
         if self.persist:
             read_meta_for_update(self.files.meta)  # refuse a meta file we could not update before anything is written
-        self._require_writer().append_entry("session_info", {"name": cleaned})
+        writer.append_entry("session_info", {"name": cleaned})
         self._name = cleaned
+        if self.persist and writer.exists_on_disk:
+            writer.commit(force=True)
+            self._patch_meta(writer)
+        return cleaned
 
     def checkpoints(self) -> CheckpointManager | None:
         """The checkpoint hook of the turns: the session's manager, loaded once (after finishing
@@ -259,17 +311,25 @@ class AgentSession:
                     self.notify(f"{error}; this turn's edits are not checkpointed")
         return self._checkpoints
 
-    def run_turn(self, prompt: str) -> TurnResult:
-        """Runs one prompt to completion, commits it, patches the meta and records the prompt.
+    def run_turn(self, prompt: str, *, on_event: OnEvent | None = None,
+                 cancel: threading.Event | None = None) -> TurnResult:
+        """Runs one prompt to completion, commits it and patches the meta (its trace id in
+        `traceIds`). `on_event` follows the turn as it runs (`agent/events.py`); setting `cancel`
+        interrupts it. The prompt history is the interactive shell's to record, not this.
 
         Raises:
+            TurnInterrupted: `cancel` was set; nothing of the turn was committed.
             CommandcodeError: the turn failed (what it produced, and an `Error: …` message, were
                 recorded in the session first); a failure of ours keeps its own class.
         """
+        from .tracing import new_trace_id
+
         writer = self._require_writer()
+        self.trace_id = new_trace_id()
+        commits_before = writer.mark()[0]
         conversation = Conversation(writer, self.model, self.cwd, self.messages, self.checkpoints())
         try:
-            result = conversation.run_turn(prompt)
+            result = conversation.run_turn(prompt, on_event=on_event, cancel=cancel)
         except CommandcodeError:
             raise
         except OSError as error:  # a full disk: the transcript was cut back to its last commit
@@ -277,13 +337,11 @@ class AgentSession:
             raise CommandcodeError(f"the turn failed: {error.strerror or error}{where}") from error
         except Exception as error:  # the turn recorded it (`Error: …`); the caller gets one line, not a traceback
             raise CommandcodeError(f"the turn failed: {str(error) or type(error).__name__}") from error
-        finally:  # a failed turn that reached disk is still labelled
-            self._patch_meta(writer)
-        if self.persist:
-            record_prompt(prompt)
+        finally:  # a failed turn that reached disk is still labelled (an interrupted one wrote nothing)
+            self._patch_meta(writer, trace_id=self.trace_id if writer.mark()[0] > commits_before else None)
         return result
 
-    def _patch_meta(self, writer: SessionWriter) -> None:
+    def _patch_meta(self, writer: SessionWriter, *, trace_id: str | None = None) -> None:
         if not self.persist or not writer.exists_on_disk:
             return
         patch: dict[str, Any] = {}
@@ -292,8 +350,17 @@ class AgentSession:
             self._labelled = True
         if self._name:
             patch.update({"title": self._name, "userRenamed": True})
-            self._name = None
-        if patch:
+            self._saved_name, self._name = self._name, None
+        if trace_id is not None:
+            from .tracing import with_trace_id
+
+            patch["traceIds"] = with_trace_id(read_meta(self.files.meta), trace_id)
+        if list(patch) == ["traceIds"]:  # a convenience: a meta we may not rewrite is left as it is
+            try:
+                update_meta(self.files.meta, patch)
+            except InvalidSessionError:
+                self.notify(f"{self.files.meta.name} is not a JSON object; this turn's trace id is not recorded")
+        elif patch:
             update_meta(self.files.meta, patch)
 
     # ----------------------------------------------------------------------------------------

@@ -27,8 +27,11 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import stat
 import subprocess
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,11 +69,11 @@ def target_path(tool_input: dict[str, Any], cwd: Path) -> Path | None:
     return path if path.is_absolute() else cwd / path
 
 
-def run_tool(name: str, tool_input: dict[str, Any], cwd: Path) -> ToolResult:
-    """Runs one tool call."""
+def run_tool(name: str, tool_input: dict[str, Any], cwd: Path, *, cancel: threading.Event | None = None) -> ToolResult:
+    """Runs one tool call (`cancel`: set, it kills a running `bash` and its process group)."""
     try:
         if name == "bash":
-            return _bash(tool_input, cwd)
+            return _bash(tool_input, cwd, cancel)
         path = target_path(tool_input, cwd)
         if name in ("read_file", "write_file", "edit_file") and path is None:
             return ToolResult(f"Error: {name} needs a `file_path`", True)
@@ -214,18 +217,47 @@ def _edit(path: Path, tool_input: dict[str, Any]) -> ToolResult:
     return ToolResult(f"The file {path} has been updated successfully.")
 
 
-def _bash(tool_input: dict[str, Any], cwd: Path) -> ToolResult:
+def _bash(tool_input: dict[str, Any], cwd: Path, cancel: threading.Event | None = None) -> ToolResult:
+    """Runs the command in a process group of its own, so a timeout or an interrupt kills all of it
+    (a `sleep` in a pipeline too), not only the shell."""
     command = tool_input.get("command")
     if not isinstance(command, str) or not command.strip():
         return ToolResult("Error: bash needs a `command`", True)
     timeout = tool_input.get("timeout")
     seconds = float(timeout) / 1000 if isinstance(timeout, (int, float)) and timeout > 0 else BASH_TIMEOUT_SECONDS
+    process = subprocess.Popen(["/bin/sh", "-c", command], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, errors="replace", env={**os.environ}, stdin=subprocess.DEVNULL,
+                               start_new_session=True)
+    deadline = time.monotonic() + seconds
+    output = ""
     try:
-        completed = subprocess.run(["/bin/sh", "-c", command], cwd=cwd, capture_output=True, text=True,
-                                   errors="replace", timeout=seconds, env={**os.environ}, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return ToolResult(f"Error: command timed out after {seconds:g}s", True)
-    output = (completed.stdout + completed.stderr).rstrip("\n")
-    if completed.returncode != 0:
-        output = f"{output}\nExit code {completed.returncode}".strip()
-    return ToolResult(output[:MAX_OUTPUT_CHARS] or "(no output)", completed.returncode != 0)
+        while True:
+            try:
+                output, _ = process.communicate(timeout=0.05)
+                break
+            except subprocess.TimeoutExpired:
+                if cancel is not None and cancel.is_set():
+                    _kill_group(process)
+                    return ToolResult("Error: interrupted by the user; the command was killed", True)
+                if time.monotonic() > deadline:
+                    _kill_group(process)
+                    return ToolResult(f"Error: command timed out after {seconds:g}s", True)
+    finally:
+        if process.poll() is None:
+            _kill_group(process)
+    output = (output or "").rstrip("\n")
+    if process.returncode != 0:
+        output = f"{output}\nExit code {process.returncode}".strip()
+    return ToolResult(output[:MAX_OUTPUT_CHARS] or "(no output)", process.returncode != 0)
+
+
+def _kill_group(process: subprocess.Popen[str]) -> None:
+    """SIGKILLs the command's process group and reaps the shell (its pipes are drained)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        process.communicate(timeout=5)
+    except (subprocess.TimeoutExpired, ValueError):
+        pass

@@ -8,17 +8,25 @@ or a tool step fails, what the turn produced is committed with a synthetic `Erro
 message, as the real CLI does, but never a dangling tool call: the step that failed (an assistant
 `tool_use` whose results are not all there) is dropped first. If the commit itself fails (a full
 disk), the writer cuts the transcript back to the previous commit.
+
+A front end follows the turn through `on_event` (`agent/events.py`: reply text, each tool's start
+and end, usage) and stops it with `cancel` (a `threading.Event`): the turn checks it before each
+model step and tool, a running `bash` is killed with its process group, and an interrupted turn
+commits nothing (`TurnInterrupted`), as a crash would leave it.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..checkpoints.manager import CheckpointManager
+from ..errors import TurnInterrupted
 from ..sessions.writer import SessionWriter
 from ..storage.ids import epoch_ms, new_uuid
+from .events import TEXT, TOOL_END, TOOL_START, USAGE, OnEvent, TurnEvent
 from .providers.base import Model
 from .tools import EDITING_TOOLS, in_data_dir, nameable, run_tool, target_path
 
@@ -45,6 +53,8 @@ class Conversation:
         self.cwd = cwd
         self.messages = messages
         self.checkpoints = checkpoints
+        self._on_event: OnEvent | None = None
+        self._cancel: threading.Event | None = None
 
     def _append(self, message: dict[str, Any], **extra: Any) -> None:
         self.writer.append_message(message, **extra)
@@ -59,9 +69,16 @@ class Conversation:
         self.writer.discard_to(writer_mark)
         del self.messages[message_count:]
 
-    def run_turn(self, prompt: str) -> TurnResult:
-        """Runs one prompt to completion and commits it."""
+    def run_turn(self, prompt: str, *, on_event: OnEvent | None = None,
+                 cancel: threading.Event | None = None) -> TurnResult:
+        """Runs one prompt to completion and commits it.
+
+        Raises:
+            TurnInterrupted: `cancel` was set; nothing of the turn was committed.
+        """
+        self._on_event, self._cancel = on_event, cancel
         result = TurnResult(text="")
+        start = self._mark()
         if self.checkpoints is not None:
             last_id = next((message.get("meta", {}).get("messageId") for message in reversed(self.messages)
                             if isinstance(message.get("meta"), dict) and message["meta"].get("messageId")), None)
@@ -72,17 +89,24 @@ class Conversation:
         try:
             for _ in range(MAX_STEPS_PER_TURN):
                 step = self._mark()  # a step is whole (its tool calls and all their results) or not written
+                self._check_cancel()
                 reply = self.model.respond(self.messages)
+                self._check_cancel()
                 self._append({"role": "assistant", "content": reply.content,
                               "meta": {"source": "model", "createdAt": epoch_ms(), "messageId": new_uuid()}},
                              usage=reply.usage, model=self.model.model_id)
+                self._emit_reply(reply.content, reply.usage)
                 if not reply.tool_uses:
                     result.text = "\n".join(block.get("text", "") for block in reply.content if block.get("type") == "text")
                     break
                 for tool_use in reply.tool_uses:
                     self._run_tool(tool_use, result)
+                    self._check_cancel()
             else:
                 result.error = f"the model did not finish within {MAX_STEPS_PER_TURN} steps"
+        except TurnInterrupted:
+            self._back_to(start)  # nothing of an interrupted turn is written, as after a crash
+            raise
         except Exception as error:
             result.error = str(error) or type(error).__name__
             self._back_to(step)
@@ -97,6 +121,21 @@ class Conversation:
         if self.checkpoints is not None:
             result.notices.extend(self.checkpoints.take_notices())  # once per turn
         return result
+
+    def _check_cancel(self) -> None:
+        if self._cancel is not None and self._cancel.is_set():
+            raise TurnInterrupted("interrupted", hint="nothing of this turn was saved; its file edits stay (a rewind undoes them)")
+
+    def _emit(self, event: TurnEvent) -> None:
+        if self._on_event is not None:
+            self._on_event(event)
+
+    def _emit_reply(self, content: list[dict[str, Any]], usage: dict[str, Any]) -> None:
+        for block in content:
+            if block.get("type") == "text" and block.get("text"):
+                self._emit(TurnEvent(TEXT, text=str(block["text"])))
+        if usage:
+            self._emit(TurnEvent(USAGE, data=dict(usage)))
 
     def _commit(self, *, force: bool, result: TurnResult) -> None:
         """Commits the turn, then the checkpoint's after-edit digests (so both survive a crash).
@@ -121,7 +160,11 @@ class Conversation:
             path = None  # the tool refuses it: none of our own files is backed up or recorded
         if name in EDITING_TOOLS and path is not None and self.checkpoints is not None:
             result.notices.extend(self.checkpoints.backup_before_edit(str(path)))
-        outcome = run_tool(name, tool_input, self.cwd)
+        self._emit(TurnEvent(TOOL_START, tool=name, input=tool_input, tool_use_id=tool_use.get("id")))
+        outcome = run_tool(name, tool_input, self.cwd, cancel=self._cancel)
+        self._emit(TurnEvent(TOOL_END, tool=name, input=tool_input, text=outcome.text, is_error=outcome.is_error,
+                             tool_use_id=tool_use.get("id")))
+        self._check_cancel()
         if name in EDITING_TOOLS and path is not None and self.checkpoints is not None and not outcome.is_error:
             self.checkpoints.record_after_edit(str(path))
         result.tool_calls += 1

@@ -37,7 +37,7 @@ def run_print(prompt: str, *, output_format: str, name: str | None, resume: str 
     if no_session:
         warn("--no-session: this turn's edits are not checkpointed; no rewind can undo them")
     with agent:
-        if name:
+        if name and name.strip():
             agent.rename(name)
         result = agent.run_turn(prompt)
     for notice in result.notices:

@@ -83,7 +83,14 @@ def describe(session: Session) -> dict[str, Any]:
         "skipped_lines": [{"line": line.line, "offset": line.offset, "reason": line.reason, "detail": line.detail}
                           for line in session.skipped_lines],
         "anomalies": session.anomalies.to_dict(),
+        "trace_ids": _trace_ids(session.meta),
     }
+
+
+def _trace_ids(meta: dict[str, Any]) -> list[str]:
+    """`meta.traceIds` (per-turn W3C trace ids, oldest first), the valid ones."""
+    ids = meta.get("traceIds")
+    return [value for value in ids if isinstance(value, str) and len(value) == 32] if isinstance(ids, list) else []
 
 
 @handle_errors

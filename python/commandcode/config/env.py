@@ -6,6 +6,8 @@
   both paths).
 - `COMMANDCODE_DEBUG` — opt-in (`1`, `true`, `yes`, `on`): an unexpected error shows its
   traceback instead of the one `error: internal error` line.
+- `COMMANDCODE_SKIP_PROMPT_HISTORY` — opt-in: the interactive shell records no prompt in
+  `history.jsonl` (it still reads it for the up-arrow).
 - `COMMANDCODE_TEST_STEP_DELAY_MS` — a test hook: milliseconds a rewind waits before each
   restore step (the signal tests aim at that window).
 
@@ -25,6 +27,7 @@ INDEX = "COMMANDCODE_INDEX"
 FAST_PATH = "COMMANDCODE_FAST_PATH"
 DEBUG = "COMMANDCODE_DEBUG"
 TEST_STEP_DELAY_MS = "COMMANDCODE_TEST_STEP_DELAY_MS"
+SKIP_PROMPT_HISTORY = "COMMANDCODE_SKIP_PROMPT_HISTORY"
 
 _OFF = frozenset({"off", "0", "false", "no"})
 _ON = frozenset({"1", "true", "yes", "on"})
@@ -63,6 +66,11 @@ def fast_path_enabled() -> bool:
 def debug_enabled() -> bool:
     """Whether an unexpected error shows its traceback (`COMMANDCODE_DEBUG=1`)."""
     return opt_in(DEBUG)
+
+
+def skip_prompt_history() -> bool:
+    """Whether prompts stay out of `history.jsonl` (`COMMANDCODE_SKIP_PROMPT_HISTORY=1`)."""
+    return opt_in(SKIP_PROMPT_HISTORY)
 
 
 def test_step_delay_ms() -> int | None:

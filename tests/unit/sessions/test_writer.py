@@ -431,7 +431,7 @@ def test_new_files_are_0600_and_new_folders_0700(home: Path, workdir: Path) -> N
             'call write_file {"file_path": "new.txt", "content": "x"}', "-n", "modes"], workdir, home)
     transcript = only_transcript(home, workdir)
     files = SessionFiles.for_transcript(transcript)
-    for path in (transcript, files.meta, files.checkpoints, home / "history.jsonl"):
+    for path in (transcript, files.meta, files.checkpoints):
         assert path.exists() and mode(path) == 0o600, path
     folders = [Path(folder) for folder, _, _ in os.walk(home)]
     assert {home, home / "projects", transcript.parent} <= set(folders)
