@@ -77,6 +77,7 @@ class Conversation:
             TurnInterrupted: `cancel` was set; nothing of the turn was committed.
         """
         self._on_event, self._cancel = on_event, cancel
+        self._check_cancel()  # before the checkpoint opens: nothing at all is written
         result = TurnResult(text="")
         start = self._mark()
         if self.checkpoints is not None:

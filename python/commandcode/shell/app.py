@@ -395,11 +395,15 @@ def _start_agent(launch: Any) -> AgentSession:
 def run_shell(launch: Any) -> int:
     """Starts the shell for `launch` (`shell/launch.py`); returns the exit code."""
     from ..cli.output import fail
+    from ..errors import UsageError
 
+    try:
+        launch.check()  # a bad flag combination is a usage error, terminal or not
+    except UsageError as error:
+        raise fail(str(error), error.hint, code=2) from None
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise fail("the interactive shell needs a terminal", "for a headless turn use: commandcode -p PROMPT", code=2)
     try:
-        launch.check()
         agent = _start_agent(launch)
         if launch.fork_session:
             try:
@@ -413,8 +417,6 @@ def run_shell(launch: Any) -> int:
                 raise CommandcodeError("--effort is not available in this build yet", hint="start without --effort")
         agent.__enter__()
     except CommandcodeError as error:
-        from ..errors import UsageError
-
         raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
     try:
         if launch.effort:
