@@ -263,7 +263,10 @@ class InteractiveShell:
         from prompt_toolkit.patch_stdout import patch_stdout
 
         self._session = self._make_session()
-        self.refresh_status()
+        # The first status waits until the prompt is up: its file reads must not delay start-up.
+        first_status = threading.Timer(0.3, self.refresh_status)
+        first_status.daemon = True
+        first_status.start()
         pending = ""
         while not self._exit:
             if self.turn is not None and self.turn.done.is_set():

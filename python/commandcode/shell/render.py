@@ -107,9 +107,9 @@ class Output:
         self.write(self._render(Markdown(printable(text), code_theme="monokai", hyperlinks=False)))
 
     def notice(self, text: str) -> None:
-        from rich.text import Text
-
-        self.write(self._render(Text(printable(text, one_line=True), style="dim")))
+        """A dimmed line; written without rich (a resume's first notice must not pay its import)."""
+        line = printable(text, one_line=True)
+        self.write(f"{line}\n" if os.environ.get("NO_COLOR") else f"\x1b[2m{line}\x1b[0m\n")
 
     def tool(self, line: str, *, failed: bool) -> None:
         """A collapsed tool line (already one printable line)."""

@@ -4,14 +4,9 @@ file hyperlinks (OSC 8 where the terminal shows them)."""
 
 from __future__ import annotations
 
-import base64
 import os
-import shutil
-import socket
-import subprocess
 import sys
 from collections.abc import Sequence
-from urllib.parse import quote
 
 from ..cli.output import printable
 
@@ -72,6 +67,8 @@ def set_title(title: str) -> None:
 
 def copy(text: str) -> str:
     """Copies `text` to the clipboard; returns how (or why not)."""
+    import base64
+    import shutil
     ways = []
     _osc("52;c;" + base64.b64encode(text.encode("utf-8")).decode("ascii"))
     ways.append("OSC 52")
@@ -87,6 +84,8 @@ def copy(text: str) -> str:
 
 
 def _pipe(command: list[str], text: str) -> bool:
+    import subprocess
+
     try:
         return subprocess.run(command, input=text, text=True, capture_output=True, timeout=5).returncode == 0
     except (OSError, subprocess.SubprocessError):
@@ -100,6 +99,9 @@ def hyperlinks_supported() -> bool:
 
 def file_link(path: str) -> str:
     """`path` as an OSC 8 hyperlink to `file://host/path` where supported, else as printable text."""
+    import socket
+    from urllib.parse import quote
+
     shown = printable(path, one_line=True)
     if not hyperlinks_supported():
         return shown
