@@ -384,7 +384,7 @@ class InteractiveShell:
 def _start_agent(launch: Any) -> AgentSession:
     from ..agent.runtime import AgentSession, resolve_model
 
-    if launch.resume == "":
+    if launch.resume == "" and "resume" not in registry():
         raise CommandcodeError("-r without a session needs the session picker, which this build does not have yet",
                                hint="pass the session: commandcode -r ID|PREFIX|NAME")
     model = resolve_model(launch.model) if launch.model else None
@@ -440,6 +440,8 @@ def _run_entered(agent: AgentSession, launch: Any) -> int:
     terminal.set_title(agent.name or "commandcode")
     if not agent.is_new:
         shell.notice(f"resumed session {agent.session_id}" + (f" ({agent.name})" if agent.name else ""))
+    if launch.resume == "":  # a bare -r: the picker (/resume) chooses, in a new session until it does
+        shell.run_slash(shell.commands["resume"], "")
     shell.run()
     agent = shell.agent
     if agent.exists_on_disk and agent.persist:
