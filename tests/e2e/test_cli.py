@@ -579,7 +579,8 @@ def test_help_and_version() -> None:
     runner = CliRunner()
     version = runner.invoke(app, ["--version"])
     assert version.exit_code == 0 and version.stdout.startswith("commandcode ")
-    assert runner.invoke(app, []).exit_code == 0
+    bare = runner.invoke(app, [])  # the interactive shell, which needs a terminal
+    assert bare.exit_code == 2 and "the interactive shell needs a terminal" in bare.output
     mixed = runner.invoke(app, ["-p", "x", "sessions", "list"])
     assert mixed.exit_code == 2  # a usage error
 
