@@ -8,7 +8,8 @@ Five operations, each in its own workspace (a data dir and a project folder):
 - `first_write`: `commandcode -p PROMPT` starting a new session (its first turn writes a file);
 - `backup`: a turn whose `edit_file` calls back up multi-megabyte files first;
 - `rewind`: `commandcode rewind SID --to N --mode code --yes` over a few hundred files;
-- `meta`: `commandcode -p PROMPT -r SID -n NAME` (a `session_info` entry and a meta update).
+- `meta`: `commandcode -p PROMPT -r SID -n NAME` (a `session_info` entry and a meta update);
+- `rename`: `commandcode sessions rename SID NAME --json` (the same entry and update, no turn).
 
 A point is one run killed either after a random delay (up to the operation's measured duration;
 for a rewind also 0-40 ms after its restore journal appears, so kills land inside the native
@@ -53,7 +54,7 @@ from typing import Any
 
 from helpers.locations import KILLABLE
 
-OPERATIONS = ("append", "first_write", "backup", "rewind", "meta")
+OPERATIONS = ("append", "first_write", "backup", "rewind", "meta", "rename")
 LANE_POINTS = 40  # a fresh workspace after this many points (bounds data growth)
 REWIND_FILES = 90  # two turns stay under the 200-backups-per-session cap
 BACKUP_FILES = 4
@@ -196,7 +197,7 @@ class Workspace:
         self.project = self.project.resolve()
         self.data.parent.mkdir(parents=True, exist_ok=True)
         with data_dir_env(self.data, self.index):
-            if self.operation in ("append", "meta", "backup"):
+            if self.operation in ("append", "meta", "backup", "rename"):
                 if self.operation == "backup":
                     for number in range(BACKUP_FILES):
                         self._write_big(number, 0)
@@ -453,6 +454,9 @@ def _next_run(workspace: Workspace, rng: random.Random) -> Run:
         name = f"name {marker}"
         return Run(["-p", f"{marker} meta", "-r", workspace.session_id or "", "-n", name, "--output-format", "json"],
                    marker, name)
+    if operation == "rename":
+        name = f"name {marker}"
+        return Run(["sessions", "rename", workspace.session_id or "", name, "--json"], marker, name)
     state = workspace.current_rewind_state()
     target = 2 if state == 1 else 1
     return Run(["rewind", workspace.session_id or "", "--to", str(target), "--mode", "code", "--yes", "--json"],
@@ -467,6 +471,12 @@ def _record_report(workspace: Workspace, run: Run, stdout: str) -> bool:
         return False
     if workspace.operation == "rewind":
         return isinstance(value, dict) and "checkpoint" in value
+    if workspace.operation == "rename":  # `{"id", "name"}` once the entry and the meta are written
+        if not isinstance(value, dict) or value.get("name") != run.name or not isinstance(value.get("id"), str):
+            return False
+        workspace.reported_names[value["id"]] = run.name
+        workspace.pending_names[value["id"]] = set()
+        return True
     if not isinstance(value, dict) or value.get("type") != "result":
         return False
     session_id = value.get("session_id")
