@@ -171,8 +171,10 @@ def test_config_refuses_a_malformed_settings_file_and_leaves_it(home: Path, work
     broken = workdir / ".commandcode" / "settings.json"
     broken.write_text('{"statusLine": ')
     shell = shell_session(workdir, home)
+    assert re.search(r"warning: .*settings\.json:1:\d+", shell.text()), shell.text()  # said once at start
     shell.line("/config set --project branchSummary true")
-    shell.wait_screen("settings.json:1:")
+    shell.wait_screen("error: ")
+    assert "settings.json:1:" in shell.text().split("branchSummary true", 1)[1]
     shell.line("/exit")
     shell.wait_exit()
     assert broken.read_text() == '{"statusLine": '
@@ -361,3 +363,19 @@ def test_launch_flags_name_continue_and_no_session(home: Path, workdir: Path) ->
     nothing.line("/exit")
     nothing.wait_exit()
     assert transcripts(home) == [transcript]
+
+
+def test_ctrl_c_interrupts_a_turn_and_the_reply_is_rendered_markdown(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home)
+    shell.line('call bash {"command": "sleep 300"}')
+    shell.wait_screen("running — Esc interrupts")
+    shell.send(CTRL_C)
+    shell.wait_screen("interrupted — nothing of this turn was saved")
+    assert transcripts(home) == []  # a new session whose only turn was interrupted leaves no transcript
+    shell.line("say **loud** and `quiet`")
+    screen = shell.wait_screen("You said: say loud and quiet")  # markdown rendered, markup gone
+    assert "**" not in screen.split("You said:", 1)[1]
+    # the status line follows the session: the interrupted turn's checkpoint stays (a rewind undoes its edits)
+    shell.wait_screen("2 checkpoint(s)")
+    shell.line("/exit")
+    shell.wait_exit()
