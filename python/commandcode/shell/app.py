@@ -210,8 +210,10 @@ class InteractiveShell:
         """The live region above the input: the running tool, the queued messages, the prompt."""
         fragments: list[tuple[str, str]] = []
         if self.turn_running() and self.turn is not None:
-            line = self.turn.live.live_line() or "⋯ working — Esc interrupts"
-            fragments.append(("class:live", line + "\n"))
+            lines = self.turn.live.live_lines()
+            if not lines or not lines[-1].startswith("⋯"):
+                lines.append("⋯ working — Esc interrupts")
+            fragments.extend(("class:live", line + "\n") for line in lines)
         for queued in self.queue:
             first = queued.splitlines()[0] if queued.strip() else queued
             fragments.append(("class:queued", f"  queued: {first}\n"))
@@ -371,6 +373,8 @@ class InteractiveShell:
     def _finish_turn(self) -> None:
         turn, self.turn = self.turn, None
         assert turn is not None
+        if not isinstance(turn.error, TurnInterrupted):
+            turn.live.flush()  # reply text a model streamed without a closing usage event
         error = turn.error
         if isinstance(error, TurnInterrupted):
             self.notice("interrupted — nothing of this turn was saved; its file edits stay (a rewind undoes them)")

@@ -5,9 +5,10 @@ Scrollback output goes through `Output`, which renders with rich into ANSI text 
 to `sys.stdout` — while the prompt is up that is prompt_toolkit's stdout proxy, which prints
 above the prompt, so only the live region (the running tool, queued messages, the prompt and
 the status line) is ever redrawn, never the whole screen. `LiveTurn` turns a turn's events
-(`agent/events.py`) into that output: each text block is printed as markdown once it is
-complete, each tool call as one collapsed line (tool, main argument, outcome) that `/expand N`
-or Ctrl+O shows whole.
+(`agent/events.py`) into that output: reply text is gathered as it streams in (the live region
+shows its newest lines as plain text) and printed as markdown once the model call ends (its
+`usage` event, a tool call, or the end of the turn); each tool call becomes one collapsed line
+(tool, main argument, outcome) that `/expand N` or Ctrl+O shows whole.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ import sys
 import threading
 from typing import Any
 
-from ..agent.events import NOTICE, TEXT, TOOL_END, TOOL_START, TurnEvent
+from ..agent.events import NOTICE, TEXT, TOOL_END, TOOL_START, USAGE, TurnEvent
 from ..cli.output import printable
 
 MAX_ARGUMENT_CHARS = 60
+LIVE_TEXT_LINES = 8  # how much of a streaming reply the live region shows
 _MAIN_ARGUMENTS = ("file_path", "path", "command", "pattern", "url", "query")
 
 
@@ -144,15 +146,25 @@ class LiveTurn:
         self.calls = calls  # every tool call of the shell (numbered from 1), for /expand
         self.redraw = redraw
         self.running: ToolCall | None = None
-        self.text_seen = False
+        self.partial = ""  # reply text of the current model call, not printed yet
         self._lock = threading.Lock()
+
+    def flush(self) -> None:
+        """Prints the gathered reply text as markdown (a model call ended, or the turn did)."""
+        with self._lock:
+            text, self.partial = self.partial, ""
+        if text.strip():
+            self.output.markdown(text)
 
     def on_event(self, event: TurnEvent) -> None:
         """Prints a finished piece above the prompt; keeps the running tool for the live region."""
         if event.kind == TEXT:
-            self.text_seen = True
-            self.output.markdown(event.text)
+            with self._lock:
+                self.partial += event.text
+        elif event.kind == USAGE:
+            self.flush()
         elif event.kind == TOOL_START:
+            self.flush()
             with self._lock:
                 self.running = ToolCall(event.tool or "?", event.input)
                 self.calls.append(self.running)
@@ -167,10 +179,12 @@ class LiveTurn:
             self.output.notice(event.text)
         self.redraw()
 
-    def live_line(self) -> str | None:
-        """The running tool's line (None when no tool runs)."""
+    def live_lines(self) -> list[str]:
+        """What the live region shows of the turn: the newest lines of a streaming reply, the
+        running tool (empty when neither)."""
         with self._lock:
-            call = self.running
-        if call is None:
-            return None
-        return f"⋯ {call.name}({main_argument(call.input)}) running — Esc interrupts"
+            call, partial = self.running, self.partial
+        lines = [printable(line) for line in partial.splitlines()[-LIVE_TEXT_LINES:]]
+        if call is not None:
+            lines.append(f"⋯ {call.name}({main_argument(call.input)}) running — Esc interrupts")
+        return lines
