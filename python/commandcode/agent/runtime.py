@@ -35,7 +35,7 @@ from ..checkpoints.rewind import (
 from ..config.paths import project_root
 from ..errors import CheckpointError, CommandcodeError, InvalidSessionError, SessionNotFoundError, UsageError
 from ..sessions.files import SessionFiles
-from ..sessions.format import read_header_cwd
+from ..sessions.format import clean_name, read_header_cwd
 from ..sessions.meta import read_meta, read_meta_for_update, update_meta
 from ..sessions.reader import open_session
 from ..sessions.writer import SessionWriter
@@ -234,8 +234,13 @@ class AgentSession:
         """A title for a bare `/rename`: from the model when it can write one, else built from
         the first prompt (`agent.naming`)."""
         from ..sessions.context import content_blocks
-        from .naming import suggest_title
+        from .naming import suggest_title, unique_title
 
+        writes_titles = getattr(self.model, "suggest_title", None)  # a provider that can write one
+        if callable(writes_titles):
+            title = writes_titles(self.messages)
+            if isinstance(title, str) and title.strip():
+                return unique_title(clean_name(title), self.cwd, session_id=self.session_id)
         prompts = ["\n".join(block["text"] for block in content_blocks(message.get("content"))
                               if block.get("type") == "text" and isinstance(block.get("text"), str))
                    for message in self.messages if message.get("role") == "user"

@@ -54,3 +54,18 @@ def test_trace_ids_are_w3c_and_capped() -> None:
     assert len(updated) == MAX_TRACE_IDS == 100 and updated[-1] == "f" * 32
     assert with_trace_id({"traceIds": ["f" * 32]}, "f" * 32) == ["f" * 32]  # not appended twice
     assert with_trace_id({"traceIds": "not a list"}, "a" * 32) == ["a" * 32]
+
+
+def test_a_model_that_writes_titles_is_asked_first(home: Path, workdir: Path) -> None:
+    from commandcode.agent.providers.offline import OfflineModel
+
+    class Titling(OfflineModel):
+        def suggest_title(self, messages: list[dict[str, object]]) -> str:
+            return f"  Model\ntitle after {len(messages)} messages "
+
+    with AgentSession.start(workdir, model=Titling()) as agent:
+        agent.run_turn("hello")
+        assert agent.suggest_title() == "Model title after 2 messages"
+    with AgentSession.start(workdir) as plain:
+        plain.run_turn("the offline model titles from this prompt")
+        assert plain.suggest_title() == "the offline model titles from this prompt"
