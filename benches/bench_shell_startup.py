@@ -11,9 +11,10 @@ requests as a terminal does (pyte), and stops the clock when the screen first sh
 1. **floor: python -c pass** — the interpreter's own start (clock stops at exit).
 2. **floor: bare prompt_toolkit** — `PromptSession().prompt("> ")` in a fresh interpreter: the
    editor alone, what any prompt_toolkit shell pays.
-3. **commandcode, new session** — `python -m commandcode` in an empty project (target: 250 ms).
-4. **commandcode, resume 1 GB** — `python -m commandcode --session <the benchmark's 1 GB
-   transcript>` with its warm index (target: 1 s). Skipped when `--big` has no transcript.
+3. **commandcode, new session** — the `commandcode` launcher of this environment (what a user
+   types; `python -m commandcode` when there is none) in an empty project (target: 250 ms).
+4. **commandcode, resume 1 GB** — `commandcode --session <the benchmark's 1 GB transcript>` with
+   its warm index (target: 1 s). Skipped when `--big` has no transcript.
 
 Medians and minimums in milliseconds, and each row's ratio to the bare prompt_toolkit floor.
 """
@@ -77,6 +78,8 @@ def main() -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     python = sys.executable
+    launcher = Path(python).parent / "commandcode"
+    ours = [str(launcher)] if launcher.is_file() else [python, "-m", "commandcode"]
     scratch = Path(tempfile.mkdtemp(prefix="cc-startup-"))
     project = scratch / "project"
     project.mkdir()
@@ -86,14 +89,14 @@ def main() -> int:
     rows = [
         measure("floor: python -c pass", [python, "-c", "pass"], str(project), env, args.runs, until_exit=True),
         measure("floor: bare prompt_toolkit", [python, "-c", BARE], str(project), env, args.runs),
-        measure("commandcode, new session", [python, "-m", "commandcode"], str(project), env, args.runs),
+        measure("commandcode, new session", ours, str(project), env, args.runs),
     ]
     transcripts = sorted(args.big.glob("*.jsonl")) if args.big.is_dir() else []
     if transcripts:
         big_env = {**base_env, "COMMANDCODE_HOME": str(args.big / "commandcode-home")}
         size = transcripts[0].stat().st_size
-        rows.append(measure(f"commandcode, resume {size / 1e9:.1f} GB", [python, "-m", "commandcode", "--session",
-                            str(transcripts[0])], str(project), big_env, args.runs))
+        rows.append(measure(f"commandcode, resume {size / 1e9:.1f} GB", [*ours, "--session", str(transcripts[0])],
+                            str(project), big_env, args.runs))
     floor = rows[1]["median_ms"]
     print(f"{'row':<36} {'median ms':>10} {'min ms':>8} {'× editor':>9}")
     for row in rows:

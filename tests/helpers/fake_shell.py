@@ -37,7 +37,8 @@ class FakeShell:
         return self._previous
 
     def switch_to(self, agent: AgentSession, *, keep_grants: bool = True) -> None:
-        agent.__enter__()
+        if not agent.is_open:
+            agent.__enter__()
         old = self._agent
         old.close()
         if old.exists_on_disk:

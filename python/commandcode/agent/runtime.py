@@ -220,6 +220,11 @@ class AgentSession:
         return self._saved_name
 
     @property
+    def is_open(self) -> bool:
+        """Whether the session is open for writing (entered, holding its writer lock)."""
+        return self._writer is not None
+
+    @property
     def exists_on_disk(self) -> bool:
         """Whether the session has a transcript yet (a new one gets it with its first reply)."""
         return self._writer.exists_on_disk if self._writer is not None else self.files.transcript.exists()

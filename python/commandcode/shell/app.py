@@ -102,7 +102,7 @@ class InteractiveShell:
         grants = getattr(old, "session_grants", None)
         if keep_grants and grants is not None and hasattr(agent, "session_grants"):
             agent.session_grants = grants
-        if agent._writer is None:
+        if not agent.is_open:
             agent.__enter__()
         old.close()
         if old.exists_on_disk:
