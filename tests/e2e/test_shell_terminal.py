@@ -31,17 +31,14 @@ def texts_of(transcript: Path) -> list[tuple[str, str]]:
 
 def test_a_prompt_with_a_tool_call_streams_a_collapsed_tool_line_and_saves_the_turn(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home)
-    shell.line(TOOL_PROMPT)
-    screen = shell.wait_screen("Ran 1 tool call(s)")
+    screen = shell.exchange(TOOL_PROMPT, "Ran 1 tool call(s)")
     assert re.search(r"● write_file\(a\.txt\) → File created successfully at: .*#1", screen), screen
     assert (workdir / "a.txt").read_text() == "one\n"
-    shell.line("/expand 1")
-    screen = shell.wait_screen('"content": "one\\n"')
+    screen = shell.exchange("/expand 1", '"content": "one\\n"')
     assert "#1 write_file" in screen
     shell.send(CTRL_O)  # the last tool call, expanded by key
     shell.wait_screen("#1 write_file")
-    shell.line("/expand 7")
-    shell.wait_screen("error: no tool call #7")
+    shell.exchange("/expand 7", "error: no tool call #7")
     shell.line("/exit")
     assert shell.wait_exit() == 0
     transcript = only_transcript(home, workdir)
@@ -52,10 +49,8 @@ def test_a_prompt_with_a_tool_call_streams_a_collapsed_tool_line_and_saves_the_t
 
 def test_a_new_session_quit_before_any_reply_leaves_no_file(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home)
-    shell.line("/rename never saved")
-    shell.wait_screen("saved with the first reply")
-    shell.line("/session-file")
-    shell.wait_screen("(not created yet")
+    shell.exchange("/rename never saved", "saved with the first reply")
+    shell.exchange("/session-file", "(not created yet")
     shell.send(CTRL_D)
     assert shell.wait_exit() == 0
     assert transcripts(home) == []
@@ -63,23 +58,19 @@ def test_a_new_session_quit_before_any_reply_leaves_no_file(home: Path, workdir:
 
 def test_help_lists_every_command_and_shows_one(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home)
-    shell.line("/help")
-    screen = shell.wait_screen("Keys: Enter sends")
+    screen = shell.exchange("/help", "Keys: Enter sends")
     for name in ("/clear (/new)", "/exit (/quit)", "/rename", "/name", "/session-file", "/status", "/trace", "/config",
                  "/expand", "/help"):
         assert name in screen, name
-    shell.line("/help rename")
-    shell.wait_screen("unique in this project")
-    shell.line("/help nosuch")
-    shell.wait_screen("error: no command /nosuch")
+    shell.exchange("/help rename", "unique in this project")
+    shell.exchange("/help nosuch", "error: no command /nosuch")
     shell.line("/quit")
     assert shell.wait_exit() == 0
 
 
 def test_an_unknown_command_is_one_line_with_the_nearest_match(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home)
-    shell.line("/stauts")
-    screen = shell.wait_screen("did you mean /status?")
+    screen = shell.exchange("/stauts", "did you mean /status?")
     assert "error: unknown command /stauts" in screen
     shell.line("/exit")
     shell.wait_exit()
@@ -88,19 +79,14 @@ def test_an_unknown_command_is_one_line_with_the_nearest_match(home: Path, workd
 def test_rename_name_and_the_tab_title(home: Path, workdir: Path) -> None:
     run_cli(["-p", "other session", "-n", "Taken Name"], workdir, home)
     shell = shell_session(workdir, home)
-    shell.line("explain the auth module please")
-    shell.wait_screen("Offline model reply")
+    shell.exchange("explain the auth module please", "Offline model reply")
     shell.line("/rename")  # bare: a title from the first prompt
     shell.wait_screen("session named 'explain the auth module please'")
     shell.wait_raw(b"\x1b]2;explain the auth module please\x07")
-    shell.line("/name")
-    shell.wait_screen("\nexplain the auth module please")
-    shell.line("/rename   taken name  ")
-    shell.wait_screen("error: the name 'taken name' is taken by session")
-    shell.line("/rename " + "x" * 201)
-    shell.wait_screen("error: the session name is 201 characters long; the limit is 200")
-    shell.line("/name Auth Work")
-    shell.wait_screen("session named 'Auth Work'")
+    shell.exchange("/name", "\nexplain the auth module please")
+    shell.exchange("/rename   taken name  ", "error: the name 'taken name' is taken by session")
+    shell.exchange("/rename " + "x" * 201, "error: the session name is 201 characters long; the limit is 200")
+    shell.exchange("/name Auth Work", "session named 'Auth Work'")
     shell.line("/exit")
     shell.wait_exit()
     [transcript] = [path for path in transcripts(home) if read_meta_file(path).get("title") == "Auth Work"]
@@ -111,22 +97,18 @@ def test_rename_name_and_the_tab_title(home: Path, workdir: Path) -> None:
 
 def test_session_file_status_and_trace(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home)
-    shell.line("/trace")
-    shell.wait_screen("error: no turn has run in this session yet")
-    shell.line(TOOL_PROMPT)
-    shell.wait_screen("Ran 1 tool call(s)")
+    shell.exchange("/trace", "error: no turn has run in this session yet")
+    shell.exchange(TOOL_PROMPT, "Ran 1 tool call(s)")
     shell.line("/session-file")
     transcript = only_transcript(home, workdir)
     shell.wait_screen(transcript.name[:30])
     assert b"\x1b]8;;file://" in shell.raw  # an OSC 8 link to the transcript
-    shell.line("/status")
-    screen = shell.wait_screen("share")
+    screen = shell.exchange("/status", "share")
     for label in ("id", "path", "name", "cwd", "model", "effort", "permission mode", "context", "cost", "lineage",
                   "compaction", "checkpoints", "trace"):
         assert re.search(rf"^{label}\s", screen, re.M), label
     assert "1 checkpoint(s)" in screen and "commandcode/offline" in screen
-    shell.line("/trace")
-    screen = shell.wait_screen("copied to the clipboard")
+    screen = shell.exchange("/trace", "copied to the clipboard")
     trace = re.search(r"trace id ([0-9a-f]{32})", screen)
     assert trace is not None
     assert b"\x1b]52;c;" in shell.raw  # OSC 52
@@ -137,15 +119,12 @@ def test_session_file_status_and_trace(home: Path, workdir: Path) -> None:
 
 def test_clear_starts_a_new_session_and_the_old_one_stays_resumable(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home)
-    shell.line("first session prompt")
-    shell.wait_screen("You said: first session prompt")
+    shell.exchange("first session prompt", "You said: first session prompt")
     first = only_transcript(home, workdir)
-    shell.line("/clear")
-    shell.wait_screen(f"the previous one stays resumable: commandcode -r {first.stem}")
+    shell.exchange("/clear", f"the previous one stays resumable: commandcode -r {first.stem}")
     shell.line("/new")  # nothing was saved in the cleared one
     shell.wait_screen("the previous one had nothing saved")
-    shell.line("second session prompt")
-    shell.wait_screen("You said: second session prompt")
+    shell.exchange("second session prompt", "You said: second session prompt")
     shell.line("/exit")
     shell.wait_exit()
     assert len(transcripts(home)) == 2
@@ -155,12 +134,9 @@ def test_clear_starts_a_new_session_and_the_old_one_stays_resumable(home: Path, 
 
 def test_config_shows_the_files_and_sets_a_key(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home)
-    shell.line("/config")
-    shell.wait_screen("Settings files (later ones win):")
-    shell.line('/config set --local permissions.defaultMode "plan"')
-    shell.wait_screen("written to")
-    shell.line("/config permissions.defaultMode")
-    shell.wait_screen('permissions.defaultMode = "plan"  (from local')
+    shell.exchange("/config", "Settings files (later ones win):")
+    shell.exchange('/config set --local permissions.defaultMode "plan"', "written to")
+    shell.exchange("/config permissions.defaultMode", 'permissions.defaultMode = "plan"  (from local')
     shell.line("/exit")
     shell.wait_exit()
     assert json.loads((workdir / ".commandcode" / "settings.local.json").read_text()) == {"permissions": {"defaultMode": "plan"}}
@@ -172,8 +148,7 @@ def test_config_refuses_a_malformed_settings_file_and_leaves_it(home: Path, work
     broken.write_text('{"statusLine": ')
     shell = shell_session(workdir, home)
     assert re.search(r"warning: .*settings\.json:1:\d+", shell.text()), shell.text()  # said once at start
-    shell.line("/config set --project branchSummary true")
-    shell.wait_screen("error: ")
+    shell.exchange("/config set --project branchSummary true", "error: ")
     assert "settings.json:1:" in shell.text().split("branchSummary true", 1)[1]
     shell.line("/exit")
     shell.wait_exit()
@@ -182,19 +157,16 @@ def test_config_refuses_a_malformed_settings_file_and_leaves_it(home: Path, work
 
 def test_esc_interrupts_a_running_bash_at_once_and_nothing_of_the_turn_is_saved(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home)
-    shell.line("a first turn")
-    shell.wait_screen("You said: a first turn")
+    shell.exchange("a first turn", "You said: a first turn")
     transcript = only_transcript(home, workdir)
     before = transcript.read_bytes()
     marker = workdir / "started"
-    shell.line(f'call bash {{"command": "touch {marker}; sleep 300"}}')
-    shell.wait_screen("running — Esc interrupts")
+    shell.exchange(f'call bash {{"command": "touch {marker}; sleep 300"}}', "running — Esc interrupts")
     deadline = time.monotonic() + 60
     while not marker.exists():
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    shell.line("queued while working")
-    shell.wait_screen("queued: queued while working")
+    shell.exchange("queued while working", "queued: queued while working")
     shell.send(ESC)
     screen = shell.wait_screen("interrupted — nothing of this turn was saved")
     assert "interruptedbytheuser;thecommandwaskilled" in re.sub(r"\s", "", screen)  # the tool line may wrap
@@ -221,11 +193,9 @@ def _processes() -> list[bytes]:
 
 def test_messages_typed_during_a_turn_are_queued_and_sent_when_it_ends(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home)
-    shell.line('call bash {"command": "sleep 2; echo slept"}')
-    shell.wait_screen("running — Esc interrupts")
+    shell.exchange('call bash {"command": "sleep 2; echo slept"}', "running — Esc interrupts")
     shell.line("the queued prompt")
-    shell.line("/name")
-    screen = shell.wait_screen("queued: /name")
+    screen = shell.exchange("/name", "queued: /name")
     assert "queued: the queued prompt" in screen
     shell.wait_screen("You said: the queued prompt")
     shell.wait_screen("(unnamed;")
@@ -236,10 +206,8 @@ def test_messages_typed_during_a_turn_are_queued_and_sent_when_it_ends(home: Pat
 
 def test_trace_works_mid_turn(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home)
-    shell.line('call bash {"command": "sleep 3"}')
-    shell.wait_screen("running — Esc interrupts")
-    shell.line("/trace")
-    screen = shell.wait_screen("copied to the clipboard")
+    shell.exchange('call bash {"command": "sleep 3"}', "running — Esc interrupts")
+    screen = shell.exchange("/trace", "copied to the clipboard")
     assert "running — Esc interrupts" in screen  # still running: /trace did not wait
     trace = re.search(r"trace id ([0-9a-f]{32})", screen)
     assert trace is not None
@@ -260,10 +228,8 @@ def test_esc_esc_on_an_empty_prompt_calls_the_rewind_menu(home: Path, workdir: P
 
 def test_history_records_prompts_and_slash_commands_and_up_recalls_them(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home)
-    shell.line("remember this prompt")
-    shell.wait_screen("You said: remember this prompt")
-    shell.line("/name")
-    shell.wait_screen("(unnamed;")
+    shell.exchange("remember this prompt", "You said: remember this prompt")
+    shell.exchange("/name", "(unnamed;")
     shell.line("/exit")
     shell.wait_exit()
     assert [record["p"] for record in read_lines(home / "history.jsonl")] == ["remember this prompt", "/name", "/exit"]
@@ -285,8 +251,7 @@ def test_history_records_prompts_and_slash_commands_and_up_recalls_them(home: Pa
 
 def test_skip_prompt_history_writes_none(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home, COMMANDCODE_SKIP_PROMPT_HISTORY="1")
-    shell.line("not recorded")
-    shell.wait_screen("You said: not recorded")
+    shell.exchange("not recorded", "You said: not recorded")
     shell.line("/exit")
     shell.wait_exit()
     assert not (home / "history.jsonl").exists()
@@ -320,8 +285,7 @@ def test_shift_tab_cycles_the_permission_mode_on_the_status_line(home: Path, wor
     shell.wait_screen(" · acceptEdits · ")
     shell.send(SHIFT_TAB)
     shell.wait_screen(" · plan · ")
-    shell.line("/status")
-    shell.wait_screen("permission mode  plan")
+    shell.exchange("/status", "permission mode  plan")
     shell.line("/exit")
     shell.wait_exit()
 
@@ -341,8 +305,7 @@ def test_the_status_line_setting_runs_the_users_command_with_the_status_json(hom
 
 def test_launch_flags_name_continue_and_no_session(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home, ["-n", "Launch Named"])
-    shell.line("hello from a named launch")
-    shell.wait_screen("You said: hello from a named launch")
+    shell.exchange("hello from a named launch", "You said: hello from a named launch")
     shell.line("/exit")
     shell.wait_exit()
     transcript = only_transcript(home, workdir)
@@ -356,10 +319,8 @@ def test_launch_flags_name_continue_and_no_session(home: Path, workdir: Path) ->
     by_name.line("/exit")
     by_name.wait_exit()
     nothing = shell_session(workdir, home, ["--no-session"])
-    nothing.line("not saved at all")
-    nothing.wait_screen("You said: not saved at all")
-    nothing.line("/session-file")
-    nothing.wait_screen("--no-session: nothing is saved")
+    nothing.exchange("not saved at all", "You said: not saved at all")
+    nothing.exchange("/session-file", "--no-session: nothing is saved")
     nothing.line("/exit")
     nothing.wait_exit()
     assert transcripts(home) == [transcript]
@@ -367,8 +328,7 @@ def test_launch_flags_name_continue_and_no_session(home: Path, workdir: Path) ->
 
 def test_ctrl_c_interrupts_a_turn_and_the_reply_is_rendered_markdown(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home)
-    shell.line('call bash {"command": "sleep 300"}')
-    shell.wait_screen("running — Esc interrupts")
+    shell.exchange('call bash {"command": "sleep 300"}', "running — Esc interrupts")
     shell.send(CTRL_C)
     shell.wait_screen("interrupted — nothing of this turn was saved")
     assert transcripts(home) == []  # a new session whose only turn was interrupted leaves no transcript

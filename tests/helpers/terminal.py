@@ -118,6 +118,11 @@ class ShellSession:
         self.child.send(ENTER)
         self.pump(0.1)
 
+    def exchange(self, text: str, shows: str) -> str:
+        """Sends the line `text` and waits until the screen `shows` the answer; returns the screen."""
+        self.line(text)
+        return self.wait_screen(shows)
+
     def wait_exit(self, *, timeout: float = HANG_TIMEOUT) -> int:
         deadline = time.monotonic() + timeout
         while self.child.isalive():
