@@ -60,6 +60,17 @@ def test_a_reference_or_model_that_names_nothing_refuses_in_a_terminal(home: Pat
 
 
 @pytest.mark.terminal
+def test_a_taken_launch_name_refuses_the_launch(home: Path, workdir: Path) -> None:
+    run_ok(["-p", "first", "-n", "Taken"], workdir, home)
+    before = snapshot(home)
+    shell = ShellSession(workdir, home, ["-n", " taken "])
+    shell.wait_screen("error: the name 'taken' is taken by session")
+    assert shell.wait_exit() == 1
+    assert {key: value for key, value in snapshot(home).items() if "locks" not in key} == \
+        {key: value for key, value in before.items() if "locks" not in key}
+
+
+@pytest.mark.terminal
 def test_fork_session_is_refused_until_forking_lands_and_the_source_is_untouched(home: Path, workdir: Path) -> None:
     run_ok(["-p", "source"], workdir, home)
     transcript = only_transcript(home, workdir)

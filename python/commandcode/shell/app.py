@@ -426,8 +426,13 @@ def run_shell(launch: Any) -> int:
     except CommandcodeError as error:
         raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
     try:
-        if launch.effort:
-            agent.set_effort(launch.effort)  # type: ignore[attr-defined]
+        try:
+            if launch.effort:
+                agent.set_effort(launch.effort)  # type: ignore[attr-defined]
+            if launch.name:  # a taken or unusable name refuses the launch, as `-p -n` does
+                agent.rename(launch.name)
+        except CommandcodeError as error:
+            raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
         return _run_entered(agent, launch)
     finally:
         agent.close()
@@ -436,11 +441,6 @@ def run_shell(launch: Any) -> int:
 def _run_entered(agent: AgentSession, launch: Any) -> int:
     status_command = _status_command(agent)
     shell = InteractiveShell(agent, status_command=status_command)
-    if launch.name:
-        try:
-            agent.rename(launch.name)
-        except CommandcodeError as error:
-            shell.output.error(str(error), error.hint)
     terminal.set_title(agent.name or "commandcode")
     if not agent.is_new:
         shell.notice(f"resumed session {agent.session_id}" + (f" ({agent.name})" if agent.name else ""))
