@@ -153,6 +153,7 @@ class AgentSession:
         self._checkpoints_loaded = False
         self._name: str | None = None
         self._saved_name: str | None = None
+        self._saved_name_read = False
         self._labelled = False
         self.permission_mode = "default"  # one of PERMISSION_MODES; the shell cycles it (Shift+Tab)
         self.trace_id: str | None = None  # the W3C trace id of the running (else the last) turn
@@ -212,7 +213,8 @@ class AgentSession:
         """The session's name: the one given in this process, else the saved one."""
         if self._name is not None:
             return self._name
-        if self._saved_name is None and self.files.transcript.exists():
+        if not self._saved_name_read and self.files.transcript.exists():  # read once (a redraw asks often)
+            self._saved_name_read = True
             try:
                 self._saved_name = open_session(self.files.transcript).name
             except (CommandcodeError, OSError):
