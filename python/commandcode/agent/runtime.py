@@ -367,11 +367,13 @@ class AgentSession:
             from .tracing import with_trace_id
 
             patch["traceIds"] = with_trace_id(read_meta(self.files.meta), trace_id)
-        if list(patch) == ["traceIds"]:  # a convenience: a meta we may not rewrite is left as it is
+        if list(patch) == ["traceIds"]:  # a convenience: the committed turn stands without it
             try:
                 update_meta(self.files.meta, patch)
             except InvalidSessionError:
                 self.notify(f"{self.files.meta.name} is not a JSON object; this turn's trace id is not recorded")
+            except OSError as error:
+                self.notify(f"this turn's trace id is not recorded in {self.files.meta.name}: {error.strerror or error}")
         elif patch:
             update_meta(self.files.meta, patch)
 
