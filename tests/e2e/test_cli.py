@@ -7,6 +7,7 @@ dir; typer's CliRunner is used only where a subprocess adds nothing (help, a spy
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -91,7 +92,9 @@ def test_print_text(home: Path, workdir: Path) -> None:
     assistant = entries(transcript)[1]
     assert assistant["model"] == "commandcode/offline" and set(assistant["usage"]) >= \
         {"inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"}
-    assert read_meta_file(transcript) == {"entrypoint": "print"}
+    meta = read_meta_file(transcript)
+    assert list(meta) == ["entrypoint", "traceIds"] and meta["entrypoint"] == "print"
+    assert len(meta["traceIds"]) == 1 and re.fullmatch(r"[0-9a-f]{32}", meta["traceIds"][0])
     assert (transcript.parent / (session_id_of(transcript) + ".checkpoints.jsonl")).exists()
     assert not (home / "history.jsonl").exists()  # -p never writes the prompt history (the real CLI's rule)
     # deterministic: the same prompt gets the same reply, in a new session
@@ -165,7 +168,7 @@ def test_name(home: Path, workdir: Path) -> None:
     assert first["name"] == "My Session"  # CR/LF become spaces, then trimmed
     assert list(first) == ["type", "id", "parentId", "timestamp", "name"]
     assert user["parentId"] == first["id"] and assistant["parentId"] == user["id"]
-    assert read_meta_file(transcript) == {"entrypoint": "print", "title": "My Session", "userRenamed": True}
+    assert without_traces(read_meta_file(transcript)) == {"entrypoint": "print", "title": "My Session", "userRenamed": True}
     shown = run_json(["sessions", "show", "my session", "--json"], workdir, home)
     assert shown["name"] == "My Session" and shown["message_count"] == 2
     # a blank name is no name
@@ -182,7 +185,7 @@ def test_rename_on_resume(home: Path, workdir: Path) -> None:
     rows = entries(transcript)
     assert [row["type"] for row in rows] == ["message", "message", "session_info", "message", "message"]
     assert rows[2]["parentId"] == rows[1]["id"]
-    assert read_meta_file(transcript) == {"entrypoint": "print", "title": "Renamed Later", "userRenamed": True}
+    assert without_traces(read_meta_file(transcript)) == {"entrypoint": "print", "title": "Renamed Later", "userRenamed": True}
     assert run_json(["sessions", "show", "renamed later", "--json"], workdir, home)["name"] == "Renamed Later"
 
 
@@ -309,6 +312,12 @@ def test_no_session_resume_still_gives_the_model_the_context(home: Path, workdir
     result = CliRunner().invoke(app, ["-p", "what did I say?", "-r", session_id, "--no-session"])
     assert result.exit_code == 0, result.output
     assert seen == [["remember this", "Offline model reply. You said: remember this", "what did I say?"]]
+
+
+def without_traces(meta: dict[str, Any]) -> dict[str, Any]:
+    """A meta without its per-turn `traceIds` (random), after checking they are trace ids."""
+    assert all(re.fullmatch(r"[0-9a-f]{32}", trace) for trace in meta.get("traceIds", []))
+    return {key: value for key, value in meta.items() if key != "traceIds"}
 
 
 def test_history_is_appended_whole(home: Path, workdir: Path) -> None:
@@ -575,7 +584,8 @@ def test_help_and_version() -> None:
     runner = CliRunner()
     version = runner.invoke(app, ["--version"])
     assert version.exit_code == 0 and version.stdout.startswith("commandcode ")
-    assert runner.invoke(app, []).exit_code == 0
+    bare = runner.invoke(app, [])  # the interactive shell, which needs a terminal
+    assert bare.exit_code == 2 and "the interactive shell needs a terminal" in bare.output
     mixed = runner.invoke(app, ["-p", "x", "sessions", "list"])
     assert mixed.exit_code == 2  # a usage error
 

@@ -5,6 +5,8 @@
 - `helpers.locations`: where the suite's files are (fixtures, support scripts, the samples);
 - `helpers.cli`: running `commandcode` as a subprocess and reading what it wrote;
 - `helpers.checkpoints`: trees, tmpfs mounts and fresh session files for the checkpoint tests;
+- `helpers.fake_shell`: a recording `Shell` for slash commands' unit tests;
+- `helpers.terminal`: the shell in a real pty (pexpect + pyte) or in tmux;
 - `helpers.crash_harness`: the crash-injection harness (also run by `benches/crash_harness.py`).
 
 `tests/` is on `sys.path` through `pythonpath` in `pyproject.toml`, so a test imports these as

@@ -2,7 +2,7 @@
 every promise the files make. Shared by `tests/crash/test_crash_injection.py` (a small budget in CI)
 and `benches/crash_harness.py` (the full run, `--points N --seed S`).
 
-Eight operations (and the branching ones of `helpers.crash_branching`), each in its own workspace (a data dir and a project folder):
+Nine operations (and the branching ones of `helpers.crash_branching`), each in its own workspace (a data dir and a project folder):
 
 - `append`: `commandcode -p PROMPT -r SID` on an existing session;
 - `first_write`: `commandcode -p PROMPT` starting a new session (its first turn writes a file);
@@ -16,6 +16,7 @@ Eight operations (and the branching ones of `helpers.crash_branching`), each in 
   an automatic compaction (a `compaction` entry committed before the turn, then `meta.compaction`).
 - `import`: `commandcode import pi PATH --json` of a new pi session (the store, checkpoints, meta
   and the transcript last: a kill leaves no imported session or a complete one).
+- `rename`: `commandcode sessions rename SID NAME --json` (the same entry and update, no turn).
 
 A point is one run killed either after a random delay (up to the operation's measured duration;
 for a rewind also 0-40 ms after its restore journal appears, so kills land inside the native
@@ -62,7 +63,7 @@ from helpers import crash_branching
 from helpers.crash_branching import BRANCHING_OPERATIONS
 from helpers.locations import KILLABLE
 
-OPERATIONS = ("append", "first_write", "backup", "rewind", "meta", "export", "compact", "import")
+OPERATIONS = ("append", "first_write", "backup", "rewind", "meta", "export", "compact", "import", "rename")
 ALL_OPERATIONS = OPERATIONS + BRANCHING_OPERATIONS  # fork, clone, goto, label: `helpers.crash_branching`
 EXPORT_TURNS = 300  # the exported session: enough rows that a kill lands mid-render or mid-write
 COMPACT_WINDOW = 3_000  # tokens: a few long turns pass 90 % of it
@@ -235,7 +236,7 @@ class Workspace:
                 self.session_id = self._seed_session(turns=EXPORT_TURNS)
                 self.exported: dict[str, bytes] = {}
                 self.export_source = next(iter(self.transcripts())).read_bytes()
-            elif self.operation in ("append", "meta", "backup"):
+            elif self.operation in ("append", "meta", "backup", "rename"):
                 if self.operation == "backup":
                     for number in range(BACKUP_FILES):
                         self._write_big(number, 0)
@@ -539,6 +540,9 @@ def _next_run(workspace: Workspace, rng: random.Random) -> Run:
                    marker, name)
     if operation == "import":
         return Run(["import", "pi", str(workspace.new_pi_source(marker)), "--json"], marker)
+    if operation == "rename":
+        name = f"name {marker}"
+        return Run(["sessions", "rename", workspace.session_id or "", name, "--json"], marker, name)
     state = workspace.current_rewind_state()
     target = 2 if state == 1 else 1
     return Run(["rewind", workspace.session_id or "", "--to", str(target), "--mode", "code", "--yes", "--json"],
@@ -561,6 +565,12 @@ def _record_report(workspace: Workspace, run: Run, stdout: str) -> bool:
         if not isinstance(value, dict) or value.get("already_imported") is not False:
             return False
         workspace.reported.setdefault(str(value["id"]), []).append(run.marker)
+        return True
+    if workspace.operation == "rename":  # `{"id", "name"}` once the entry and the meta are written
+        if not isinstance(value, dict) or value.get("name") != run.name or not isinstance(value.get("id"), str):
+            return False
+        workspace.reported_names[value["id"]] = run.name
+        workspace.pending_names[value["id"]] = set()
         return True
     if not isinstance(value, dict) or value.get("type") != "result":
         return False

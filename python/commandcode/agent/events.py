@@ -21,7 +21,8 @@ from typing import Any
 
 from ..storage.values import Frozen
 
-KINDS = frozenset({"text", "tool_start", "tool_end", "notice", "usage", "assistant", "tool_result"})
+TEXT, TOOL_START, TOOL_END, NOTICE, USAGE = "text", "tool_start", "tool_end", "notice", "usage"
+KINDS = frozenset({TEXT, TOOL_START, TOOL_END, NOTICE, USAGE, "assistant", "tool_result"})
 
 
 class TurnEvent(Frozen):

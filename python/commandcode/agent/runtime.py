@@ -9,7 +9,9 @@ write them. Messages for the user go to `notify` (the CLI prints them as `warnin
 
 Fork, clone, goto and label live in `branching.py` (thin methods here); `export` writes the
 session as html, md or jsonl through `export.document`; `compact` is agent/compaction.py, model
-and effort switches agent/model_switch.py, permissions agent/permissions.py.
+and effort switches agent/model_switch.py, permissions agent/permissions.py. Names
+(`agent/naming.py`), per-turn trace ids (`agent/tracing.py`) and the status report
+(`agent/info.py`) live in modules of their own too; this class holds thin methods over them.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from ..checkpoints.rewind import (
     rewind,
 )
 from ..config.paths import project_root
-from ..errors import CheckpointError, CommandcodeError, SessionNotFoundError, UsageError
+from ..errors import CheckpointError, CommandcodeError, InvalidSessionError, SessionNotFoundError, UsageError
 from ..sessions.files import SessionFiles
 from ..sessions.fork import CopyResult
 from ..sessions.format import clean_name, read_header_cwd
@@ -61,6 +63,7 @@ if TYPE_CHECKING:
 
 Notify = Callable[[str], None]
 T = TypeVar("T")
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")  # the order Shift+Tab cycles
 CHECKPOINTS_SUFFIX = ".checkpoints.jsonl"
 
 
@@ -164,9 +167,12 @@ class AgentSession:
         self._checkpoints: CheckpointManager | None = None
         self._checkpoints_loaded = False
         self._name: str | None = None
+        self._saved_name: str | None = None
+        self._saved_name_read = False
         self._labelled = False
         self.copied_from: CopyResult | None = None  # set on a fork or clone: its source and skipped lines
         self._space: ToolSpace | None = None
+        self.trace_id: str | None = None  # the W3C trace id of the running (else the last) turn
 
     # ----------------------------------------------------------------------------------------
     # Creating and resuming
@@ -224,6 +230,52 @@ class AgentSession:
         """The folder a rewind of this session may write into (see `session_folder`)."""
         return session_folder(self.files)
 
+    @property
+    def name(self) -> str | None:
+        """The session's name: the one given in this process, else the saved one."""
+        if self._name is not None:
+            return self._name
+        if not self._saved_name_read and self.files.transcript.exists():  # read once (a redraw asks often)
+            self._saved_name_read = True
+            try:
+                self._saved_name = open_session(self.files.transcript).name
+            except (CommandcodeError, OSError):
+                return None
+        return self._saved_name
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the session is open for writing (entered, holding its writer lock)."""
+        return self._writer is not None
+
+    @property
+    def exists_on_disk(self) -> bool:
+        """Whether the session has a transcript yet (a new one gets it with its first reply)."""
+        return self._writer.exists_on_disk if self._writer is not None else self.files.transcript.exists()
+
+    def status(self) -> dict[str, Any]:
+        """What `/status` and `sessions status` show (`agent.info.session_status`)."""
+        from .info import session_status
+
+        return session_status(self)
+
+    def suggest_title(self) -> str:
+        """A title for a bare `/rename`: from the model when it can write one, else built from
+        the first prompt (`agent.naming`)."""
+        from ..sessions.context import content_blocks
+        from .naming import suggest_title, unique_title
+
+        writes_titles = getattr(self.model, "suggest_title", None)  # a provider that can write one
+        if callable(writes_titles):
+            title = writes_titles(self.messages)
+            if isinstance(title, str) and title.strip():
+                return unique_title(clean_name(title), self.cwd, session_id=self.session_id)
+        prompts = ["\n".join(block["text"] for block in content_blocks(message.get("content"))
+                              if block.get("type") == "text" and isinstance(block.get("text"), str))
+                   for message in self.messages if message.get("role") == "user"
+                   and not (message.get("meta") or {}).get("isMeta") and (message.get("meta") or {}).get("source") == "user"]
+        return suggest_title(prompts, self.cwd, session_id=self.session_id)
+
     # ----------------------------------------------------------------------------------------
     # Turns
 
@@ -262,19 +314,27 @@ class AgentSession:
             raise CommandcodeError("the session is not open for writing; use it as a context manager")
         return self._writer
 
-    def rename(self, name: str) -> None:
-        """Names the session (a `session_info` entry with the next commit, and `meta.title`).
+    def rename(self, name: str) -> str:
+        """Names the session: a `session_info` entry and `meta.title` + `meta.userRenamed`, at
+        once for a saved session, with the first save for a new one. Returns the stored name.
 
         Raises:
+            UsageError: the name is empty or over 200 characters (`agent.naming`).
+            CommandcodeError: another session of the project has that name.
             InvalidSessionError: the meta file is not a JSON object (nothing was written).
         """
-        cleaned = clean_name(name)
-        if not cleaned:
-            return
+        from .naming import checked_name
+
+        writer = self._require_writer()
+        cleaned = checked_name(name, self.cwd, session_id=self.session_id)
         if self.persist:
             read_meta_for_update(self.files.meta)  # refuse a meta file we could not update before anything is written
-        self._require_writer().append_entry("session_info", {"name": cleaned})
+        writer.append_entry("session_info", {"name": cleaned})
         self._name = cleaned
+        if self.persist and writer.exists_on_disk:
+            writer.commit(force=True)
+            self._patch_meta(writer)
+        return cleaned
 
     def checkpoints(self) -> CheckpointManager | None:
         """The checkpoint hook of the turns: the session's manager, loaded once (after finishing
@@ -302,9 +362,13 @@ class AgentSession:
             CommandcodeError: the turn failed (what it produced, and an `Error: …` message, were
                 recorded in the session first); a failure of ours keeps its own class.
         """
+        from .tracing import new_trace_id
+
         writer = self._require_writer()
         if self.persist and record_history:  # on submission: a failed or interrupted prompt is recalled too
             record_prompt(prompt)
+        self.trace_id = new_trace_id()
+        commits_before = writer.mark()[0]
         gate = Policy(self.cwd, mode=self.permission_mode, ask=self.ask_permission, grants=self.grants,
                       notify=self.notify)
         for warning in set(gate.warnings) - self._warned:  # a wrong-typed rule: once per session
@@ -325,11 +389,11 @@ class AgentSession:
             raise CommandcodeError(f"the turn failed: {error.strerror or error}{where}") from error
         except Exception as error:  # the turn recorded it (`Error: …`); the caller gets one line, not a traceback
             raise CommandcodeError(f"the turn failed: {str(error) or type(error).__name__}") from error
-        finally:  # a failed turn that reached disk is still labelled
-            self._patch_meta(writer)
+        finally:  # a failed turn that reached disk is still labelled (an interrupted one wrote nothing)
+            self._patch_meta(writer, trace_id=self.trace_id if writer.mark()[0] > commits_before else None)
         return result
 
-    def _patch_meta(self, writer: SessionWriter) -> None:
+    def _patch_meta(self, writer: SessionWriter, *, trace_id: str | None = None) -> None:
         if not self.persist or not writer.exists_on_disk:
             return
         patch: dict[str, Any] = {}
@@ -338,10 +402,21 @@ class AgentSession:
             self._labelled = True
         if self._name:
             patch.update({"title": self._name, "userRenamed": True})
-            self._name = None
+            self._saved_name, self._name = self._name, None
         patch.update(self._pending_meta)
         self._pending_meta.clear()
-        if patch:
+        if trace_id is not None:
+            from .tracing import with_trace_id
+
+            patch["traceIds"] = with_trace_id(read_meta(self.files.meta), trace_id)
+        if list(patch) == ["traceIds"]:  # a convenience: the committed turn stands without it
+            try:
+                update_meta(self.files.meta, patch)
+            except InvalidSessionError:
+                self.notify(f"{self.files.meta.name} is not a JSON object; this turn's trace id is not recorded")
+            except OSError as error:
+                self.notify(f"this turn's trace id is not recorded in {self.files.meta.name}: {error.strerror or error}")
+        elif patch:
             update_meta(self.files.meta, patch)
 
     # ----------------------------------------------------------------------------------------

@@ -103,7 +103,13 @@ class Conversation:
         del self.entry_ids[message_count:]
 
     def run_turn(self, prompt: str) -> TurnResult:
-        """Runs one prompt to completion and commits it."""
+        """Runs one prompt to completion and commits it.
+
+        Raises:
+            TurnInterrupted: `cancel` was set; nothing of the turn was committed.
+        """
+        if self.cancel is not None and self.cancel.is_set():  # before the checkpoint opens: nothing is written
+            raise TurnInterrupted("interrupted")
         result = TurnResult(text="")
         if self.checkpoints is not None:
             last_id = next((message.get("meta", {}).get("messageId") for message in reversed(self.messages)

@@ -33,6 +33,8 @@ def run(argv: list[str]) -> object:
     from .fast_path import run_fast
 
     try:
+        if _run_shell_launch(argv):
+            return 0
         if not run_fast(argv):
             from .typer_app import run_app
 
@@ -50,6 +52,26 @@ def run(argv: list[str]) -> object:
         if debug_enabled():
             raise
         return internal_error(error)
+
+
+def _run_shell_launch(argv: list[str]) -> bool:
+    """Runs the interactive shell when argv launches it (no subcommand, no -p: `shell/launch.py`),
+    without importing typer; False when argv is typer's."""
+    from ..errors import UsageError
+    from ..shell.launch import parse_launch
+
+    try:
+        launch = parse_launch(argv)
+    except UsageError as error:
+        from .output import USAGE_EXIT_CODE, fail
+
+        raise fail(str(error), error.hint, code=USAGE_EXIT_CODE) from None
+    if launch is None:
+        return False
+    from ..shell.app import run_shell
+
+    run_shell(launch)
+    return True
 
 
 INTERNAL_ERROR = "error: internal error"

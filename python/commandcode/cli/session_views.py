@@ -141,7 +141,14 @@ def describe(session: Any) -> dict[str, Any]:
                           for line in session.skipped_lines],
         "anomalies": session.anomalies.to_dict(),
         **extra,
+        "trace_ids": _trace_ids(getattr(session, "meta", None) or {}),  # foreign sessions have no meta
     }
+
+
+def _trace_ids(meta: dict[str, Any]) -> list[str]:
+    """`meta.traceIds` (per-turn W3C trace ids, oldest first), the valid ones."""
+    ids = meta.get("traceIds")
+    return [value for value in ids if isinstance(value, str) and len(value) == 32] if isinstance(ids, list) else []
 
 
 @handle_errors

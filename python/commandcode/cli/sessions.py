@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from . import session_views
+from . import session_info, session_views
 
 app = typer.Typer(help="List and inspect sessions.", no_args_is_help=True)
 
@@ -61,3 +61,16 @@ def du_command(
     from .du_view import du_view
 
     du_view(all_projects, as_json)
+
+
+@app.command("rename")
+def rename_command(ref: str = REF_ARGUMENT, name: str = typer.Argument(..., help="The new name (unique in the project)."),
+                   as_json: bool = typer.Option(False, "--json", help="Print the id and the stored name as JSON.")) -> None:
+    """Names a session: a session_info entry and the meta title, as /rename writes them."""
+    session_info.rename_view(ref, name, as_json)
+
+
+@app.command("status")
+def status_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
+    """What /status shows: model, context, cost, lineage, compaction, checkpoints, trace ids."""
+    session_info.status_view(ref, as_json)

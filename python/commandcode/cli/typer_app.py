@@ -54,7 +54,7 @@ def root(
                               help="Run every tool call without asking (--permission-mode bypassPermissions)."),
     version: bool = typer.Option(False, "--version", help="Print the version and exit."),
 ) -> None:
-    """Without a command, runs a headless turn (-p) or prints help."""
+    """Without a command, runs a headless turn (-p) or starts the interactive shell."""
     if version:
         from .. import __version__
 
@@ -66,8 +66,14 @@ def root(
 
             raise UsageError("-p cannot be combined with a subcommand")
         return
-    if print_prompt is None:
-        typer.echo(ctx.get_help())
+    if print_prompt is None:  # usually started before typer (cli/__init__.py); this is the same launch
+        from ..shell.app import run_shell
+        from ..shell.launch import Launch
+
+        launch = Launch()
+        launch.name, launch.resume, launch.continue_last, launch.no_session = name, resume, continue_last, no_session
+        launch.model = None if model == "offline" else model
+        run_shell(launch)
         raise typer.Exit()
     from .run import run_print  # the agent, writer and checkpoint code: only for a headless turn
 

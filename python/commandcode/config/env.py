@@ -13,6 +13,8 @@
 - `COMMANDCODE_PROVIDER_TIMEOUT` — seconds an HTTP model provider may stay silent (connect, or
   between two reads of a streamed reply) before the request is reported as timed out (300).
 - `COMMANDCODE_PROVIDER_RETRIES` — how many times a rate-limited (HTTP 429) request is retried (3).
+- `COMMANDCODE_SKIP_PROMPT_HISTORY` — opt-in: the interactive shell records no prompt in
+  `history.jsonl` (it still reads it for the up-arrow).
 - `COMMANDCODE_TEST_STEP_DELAY_MS` — a test hook: milliseconds a rewind waits before each
   restore step (the signal tests aim at that window).
 
@@ -36,6 +38,7 @@ SCRATCHPAD_BASE = "COMMANDCODE_SCRATCHPAD_BASE"
 SCRATCHPAD = "COMMANDCODE_SCRATCHPAD"
 PROVIDER_TIMEOUT = "COMMANDCODE_PROVIDER_TIMEOUT"
 PROVIDER_RETRIES = "COMMANDCODE_PROVIDER_RETRIES"
+SKIP_PROMPT_HISTORY = "COMMANDCODE_SKIP_PROMPT_HISTORY"
 
 _OFF = frozenset({"off", "0", "false", "no"})
 _ON = frozenset({"1", "true", "yes", "on"})
@@ -74,6 +77,11 @@ def fast_path_enabled() -> bool:
 def debug_enabled() -> bool:
     """Whether an unexpected error shows its traceback (`COMMANDCODE_DEBUG=1`)."""
     return opt_in(DEBUG)
+
+
+def skip_prompt_history() -> bool:
+    """Whether prompts stay out of `history.jsonl` (`COMMANDCODE_SKIP_PROMPT_HISTORY=1`)."""
+    return opt_in(SKIP_PROMPT_HISTORY)
 
 
 def test_step_delay_ms() -> int | None:

@@ -5,6 +5,10 @@ newline first. Consecutive duplicates are skipped, prompts over 50,000 character
 `...`, and past 5 MiB the file is rewritten (atomically) down to the newest lines that fit in
 2.5 MiB. History is a convenience: failures to record are ignored, and anything but a regular file
 in its place (a FIFO, a folder, a symlink) is left alone rather than read or written.
+
+Only the interactive shell records prompts (slash commands included), as the real CLI does; its
+`-p` never writes here. `COMMANDCODE_SKIP_PROMPT_HISTORY=1` stops the recording. `recent_prompts`
+reads the newest ones back for the shell's up-arrow (the real CLI loads 100).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..config.env import skip_prompt_history
 from ..config.paths import data_dir
 from ..storage.durable import FILE_MODE, atomic_write, ensure_dir, write_all
 from ..storage.ids import epoch_ms
@@ -22,10 +27,14 @@ from ..storage.regular import open_regular, read_all, read_regular
 MAX_PROMPT_CHARS = 50_000
 ROTATE_AT_BYTES = 5 * 1024 * 1024
 ROTATE_TO_BYTES = int(2.5 * 1024 * 1024)
+LOADED_AT_START = 100
 
 
 def record_prompt(prompt: str) -> None:
-    """Appends `prompt` to the global history unless it repeats the last one."""
+    """Appends `prompt` to the global history unless it repeats the last one (or
+    `COMMANDCODE_SKIP_PROMPT_HISTORY` is set)."""
+    if skip_prompt_history():
+        return
     if len(prompt) > MAX_PROMPT_CHARS:
         prompt = prompt[:MAX_PROMPT_CHARS] + "..."
     path = data_dir() / "history.jsonl"
@@ -53,6 +62,21 @@ def record_prompt(prompt: str) -> None:
             _rotate(path)
     except OSError:
         return
+
+
+def recent_prompts(limit: int = LOADED_AT_START) -> list[str]:
+    """The newest `limit` prompts of the history, oldest first (`[]` when there is none or it is
+    not a regular file); `{"text": ...}` records count too, as the real CLI reads them."""
+    try:
+        raw = read_regular(data_dir() / "history.jsonl")
+    except OSError:
+        return []
+    prompts: list[str] = []
+    for record in iter_objects(raw[-ROTATE_AT_BYTES:]):
+        text = record.get("p", record.get("text"))
+        if isinstance(text, str) and text:
+            prompts.append(text)
+    return prompts[-limit:]
 
 
 def _last_prompt(descriptor: int) -> str | None:

@@ -44,6 +44,21 @@ class Shell(Protocol):
 
     def print_markdown(self, text: str) -> None: ...
 
+    def print_file_link(self, label: str, path: str) -> None:
+        """Prints `label` then `path` as an OSC 8 `file://` hyperlink where the terminal shows
+        them, else as plain text (control bytes made visible either way)."""
+        ...
+
+    def expand(self, number: int) -> None:
+        """Shows tool call `number` of this shell (1-based, as its collapsed line numbers it)
+        whole: its input and full result. Raises `CommandcodeError` when there is none."""
+        ...
+
+    @property
+    def tool_call_count(self) -> int:
+        """How many tool calls this shell has shown (`expand` takes 1 to this)."""
+        ...
+
     def notice(self, text: str) -> None:
         """A dimmed one-line notice."""
         ...

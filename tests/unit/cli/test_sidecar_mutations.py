@@ -87,6 +87,9 @@ class Workspace:
             "history": self.data / "history.jsonl",
         }
         self._add_every_kind_of_field()
+        # The interactive shell writes the prompt history (-p never does): the real CLI's records.
+        self.files["history"].write_text("".join(json.dumps({"p": prompt, "t": 1767323049290 + number}) + "\n"
+                                                 for number, prompt in enumerate(["first", "/rename x", "Say hello please"])))
         self.pristine = {name: path.read_bytes() for name, path in self.files.items()}
 
     def _add_every_kind_of_field(self) -> None:

@@ -1,0 +1,107 @@
+"""What `/status` and `commandcode sessions status REF` report about one session.
+
+`session_status(agent)` gathers it into one JSON-ready dict: id, transcript path (None before the
+first save), name, cwd, model, effort, permission mode, context tokens and their share of the
+model's window, cost so far (the `usage.costUsd` of the active path's assistant entries), lineage,
+compaction totals (`meta.compaction`), checkpoint state (count, backups, the bytes of the store
+objects the session's checkpoints use, paused for low disk), the turn trace ids and share state
+(the real CLI's `<sid>.share.json`, when there is one). Reading only: nothing is written.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from ..checkpoints.records import read_checkpoints
+from ..config.paths import objects_dir
+from ..errors import CommandcodeError
+from ..sessions.context import estimate_tokens
+from ..sessions.meta import read_meta
+from ..sessions.reader import Session, open_session
+from .tracing import trace_ids
+
+if TYPE_CHECKING:
+    from .runtime import AgentSession
+
+DEFAULT_CONTEXT_WINDOW = 200_000
+
+
+def context_window(agent: AgentSession) -> int:
+    """The model's context window: what the model says, else 200,000 tokens."""
+    window = getattr(agent.model, "context_window", None)
+    return window if isinstance(window, int) and window > 0 else DEFAULT_CONTEXT_WINDOW
+
+
+def path_cost(session: Session) -> float:
+    """The summed `usage.costUsd` of the assistant entries on the session's active path."""
+    context = session.context()
+    total = 0.0
+    for entry in session.read_entries(context.entry_ids):
+        usage = entry.get("usage")
+        cost = usage.get("costUsd") if isinstance(usage, dict) else None
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
+            total += float(cost)
+    return total
+
+
+def checkpoint_state(agent: AgentSession) -> dict[str, Any]:
+    """Count, backups, store bytes and the disk-low pause of the session's checkpoints."""
+    try:
+        records = read_checkpoints(agent.files.checkpoints)
+    except (CommandcodeError, OSError) as error:
+        return {"count": 0, "backups": 0, "store_bytes": 0, "paused": False, "error": str(error)}
+    digests = {item.hash for record in records for item in record.files if item.hash and item.algorithm == "blake3"}
+    store_bytes = 0
+    objects = objects_dir()
+    for digest in digests:
+        try:
+            store_bytes += os.stat(objects / digest[:2] / digest[2:]).st_size
+        except (OSError, ValueError):
+            pass
+    manager = getattr(agent, "_checkpoints", None)
+    return {"count": len(records), "backups": sum(record.backup_count for record in records),
+            "store_bytes": store_bytes, "paused": bool(getattr(manager, "paused", False))}
+
+
+def session_status(agent: AgentSession, *, session: Session | None = None) -> dict[str, Any]:
+    """Everything `/status` shows, as a JSON-ready dict (see the module docstring)."""
+    files = agent.files
+    exists = files.transcript.exists()
+    if session is None and exists:
+        try:
+            session = open_session(files.transcript)
+        except (CommandcodeError, OSError):
+            session = None
+    meta = read_meta(files.meta) if exists else {}
+    messages = agent.messages if agent.messages or session is None else session.context().messages
+    tokens = estimate_tokens(messages)
+    window = context_window(agent)
+    found = meta.get("compaction")
+    compaction: dict[str, Any] = found if isinstance(found, dict) else {}
+    share: dict[str, Any] = {"shared": False}
+    if files.share.exists():
+        share = {"shared": True, "path": str(files.share)}
+    model = getattr(agent.model, "model_id", None)
+    return {
+        "id": agent.session_id,
+        "path": str(files.transcript) if exists else None,
+        "name": agent.name,
+        "cwd": str(agent.cwd),
+        "model": model,
+        "effort": getattr(agent, "effort", None) or (session.effort if session is not None else None),
+        "permission_mode": agent.permission_mode,
+        "context_tokens": tokens,
+        "context_window": window,
+        "context_percent": round(100 * tokens / window, 1),
+        "cost_usd": round(path_cost(session), 6) if session is not None else 0.0,
+        "lineage": {"parent_session_id": meta.get("parentSessionId"), "forked_at": meta.get("forkedAt"),
+                    "branch_point": meta.get("branchPoint")},
+        "compaction": {"count": compaction.get("count", 0), "tokens_saved": compaction.get("tokensSaved", 0),
+                       "last_tokens_saved": compaction.get("lastTokensSaved"),
+                       "last_compacted_at": compaction.get("lastCompactedAt")},
+        "checkpoints": checkpoint_state(agent),
+        "trace_ids": trace_ids(meta),
+        "current_trace_id": agent.trace_id,
+        "share": share,
+    }

@@ -1,0 +1,460 @@
+"""The interactive shell: the prompt loop and the real `Shell` that slash commands get.
+
+One `PromptSession` is the editor (history, completion, key bindings from `keys.py`). A prompt
+starts a turn in a worker thread (`agent.run_turn(prompt, on_event=, cancel=)`); its events are
+printed above the prompt as they come (`render.py`), and the prompt stays up: what the user sends
+meanwhile is queued (shown dimmed) and sent when the turn ends, a few read-only commands
+(`IMMEDIATE`, `/trace` among them) run at once. When a turn ends the worker makes the prompt
+return (keeping what was typed), so everything else — slash commands, queued messages, the
+rewind menu — runs in the main thread, one thing at a time.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import CommandcodeError, TurnInterrupted
+from . import terminal
+from .render import LiveTurn, Output, ToolCall
+from .slash import SlashCommand, registry
+
+if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
+
+    from ..agent.runtime import AgentSession
+
+IMMEDIATE = frozenset({"trace", "status", "session-file", "help", "expand"})  # safe to run while a turn runs
+EXIT_CONFIRM_SECONDS = 2.0
+
+
+class Signal:
+    """What a key binding made the prompt return: `kind`, and the text the editor held."""
+
+    def __init__(self, kind: str, text: str) -> None:
+        self.kind, self.text = kind, text
+
+
+class TurnRunner:
+    """One turn running in a worker thread."""
+
+    def __init__(self, shell: InteractiveShell, prompt: str) -> None:
+        self.shell, self.prompt = shell, prompt
+        self.cancel = threading.Event()
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+        self.live = LiveTurn(shell.output, shell.calls, shell.redraw)
+        self.thread = threading.Thread(target=self._run, name="commandcode-turn", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.shell.agent.run_turn(self.prompt, on_event=self.live.on_event, cancel=self.cancel)
+        except BaseException as error:  # reported by the main thread, never a traceback
+            self.error = error
+        finally:
+            self.done.set()
+            self.shell.wake()
+
+
+class InteractiveShell:
+    """The running shell (the `Shell` protocol of `shell/slash.py`)."""
+
+    def __init__(self, agent: AgentSession, *, status_command: str | None = None) -> None:
+        from .status import StatusLine
+
+        self._agent = agent
+        self._previous_session_id: str | None = None
+        self.output = Output()
+        self.calls: list[ToolCall] = []
+        self.queue: list[str] = []
+        self.turn: TurnRunner | None = None
+        self.commands: dict[str, SlashCommand] = registry()
+        self.status_line = StatusLine(status_command, self.redraw)
+        self.status_info: dict[str, Any] = {}
+        self._exit = False
+        self._last_ctrl_c = 0.0
+        self._session: PromptSession[Any] | None = None
+
+    # ----------------------------------------------------------------------------------------
+    # The Shell protocol
+
+    @property
+    def cwd(self) -> Path:
+        return self._agent.cwd
+
+    @property
+    def agent(self) -> AgentSession:
+        return self._agent
+
+    @property
+    def previous_session_id(self) -> str | None:
+        return self._previous_session_id
+
+    def switch_to(self, agent: AgentSession, *, keep_grants: bool = True) -> None:
+        old = self._agent
+        if old.session_id == agent.session_id:
+            return
+        agent.permission_mode = old.permission_mode
+        agent.ask_permission = old.ask_permission
+        if keep_grants:  # `/fork` in this process keeps the session's grants (seed chapter 2)
+            agent.grants = old.grants
+        if not agent.is_open:
+            agent.__enter__()
+        old.close()
+        if old.exists_on_disk:
+            self._previous_session_id = old.session_id
+        self._agent = agent
+        self.calls.clear()
+        self.refresh_status()
+        terminal.set_title(agent.name or "commandcode")
+
+    def print(self, text: str) -> None:
+        self.output.plain(text)
+
+    def print_markdown(self, text: str) -> None:
+        self.output.markdown(text)
+
+    def notice(self, text: str) -> None:
+        self.output.notice(text)
+
+    def print_file_link(self, label: str, path: str) -> None:
+        from ..cli.output import printable
+
+        self.output.write(f"{printable(label, one_line=True)}{terminal.file_link(path)}\n")
+
+    @property
+    def tool_call_count(self) -> int:
+        return len(self.calls)
+
+    def confirm(self, question: str, *, default: bool = False) -> bool:
+        return terminal.confirm(question, default=default)
+
+    def choose(self, question: str, options: Sequence[str], *, default: int = 0) -> int | None:
+        return terminal.choose(question, options, default=default)
+
+    def ask_text(self, question: str, *, default: str = "") -> str | None:
+        return terminal.ask_text(question, default=default)
+
+    def run_screen(self, screen: Any) -> Any:
+        from ..ui.app import run_screen
+
+        return run_screen(screen)
+
+    def copy(self, text: str) -> str:
+        return terminal.copy(text)
+
+    def set_title(self, title: str) -> None:
+        terminal.set_title(title)
+
+    def exit(self) -> None:
+        self._exit = True
+
+    # ----------------------------------------------------------------------------------------
+    # What the key bindings call (`keys.ShellKeys`)
+
+    def turn_running(self) -> bool:
+        return self.turn is not None and not self.turn.done.is_set()
+
+    def interrupt_turn(self, *, restore_queue: bool) -> None:
+        if self.turn is not None:
+            self.turn.cancel.set()
+        if restore_queue and self.queue and self._session is not None:
+            buffer = self._session.default_buffer
+            buffer.text = "\n".join([*self.queue, buffer.text] if buffer.text else self.queue)
+            buffer.cursor_position = len(buffer.text)
+            self.queue.clear()
+        self.redraw()
+
+    def signal(self, kind: str) -> None:
+        self._exit_prompt(kind)
+
+    def cycle_permission_mode(self) -> None:
+        from ..agent.runtime import PERMISSION_MODES
+
+        current = self._agent.effective_permission_mode()
+        index = PERMISSION_MODES.index(current) if current in PERMISSION_MODES else -1
+        self._agent.set_permission_mode(PERMISSION_MODES[(index + 1) % len(PERMISSION_MODES)])
+        self.redraw()
+
+    # ----------------------------------------------------------------------------------------
+    # The live region
+
+    def redraw(self) -> None:
+        session = self._session
+        if session is not None and session.app.is_running:
+            session.app.invalidate()
+
+    def wake(self) -> None:
+        """From the turn's thread: makes the prompt return so the main thread takes over."""
+        session = self._session
+        if session is not None and session.app.is_running and session.app.loop is not None:
+            session.app.loop.call_soon_threadsafe(self._exit_prompt, "turn-done")
+
+    def _exit_prompt(self, kind: str) -> None:
+        session = self._session
+        if session is None:
+            return
+        app = session.app
+        if app.is_running and app.future is not None and not app.future.done():
+            app.exit(result=Signal(kind, session.default_buffer.text))
+
+    def _pre_run(self) -> None:
+        if self.turn is not None and self.turn.done.is_set():
+            self._exit_prompt("turn-done")
+
+    def message(self) -> Any:
+        """The live region above the input: the running tool, the queued messages, the prompt."""
+        fragments: list[tuple[str, str]] = []
+        if self.turn_running() and self.turn is not None:
+            lines = self.turn.live.live_lines()
+            if not lines or not lines[-1].startswith("⋯"):
+                lines.append("⋯ working — Esc interrupts")
+            fragments.extend(("class:live", line + "\n") for line in lines)
+        for queued in self.queue:
+            first = queued.splitlines()[0] if queued.strip() else queued
+            fragments.append(("class:queued", f"  queued: {first}\n"))
+        fragments.append(("class:prompt", "> "))
+        return fragments
+
+    def toolbar(self) -> str:
+        status = dict(self.status_info)
+        status.update({"permission_mode": self._agent.effective_permission_mode(), "name": self._agent.name or status.get("name")})
+        return " " + self.status_line.text(status)
+
+    def refresh_status(self) -> None:
+        """Recomputes the status (reads the session's files) in the background, then redraws."""
+        agent = self._agent
+
+        def compute() -> None:
+            try:
+                info = agent.status()
+            except (CommandcodeError, OSError):
+                return
+            if agent is self._agent:
+                self.status_info = info
+                self.redraw()
+
+        threading.Thread(target=compute, name="commandcode-status", daemon=True).start()
+
+    # ----------------------------------------------------------------------------------------
+    # The loop
+
+    def _make_session(self) -> PromptSession[Any]:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.styles import Style
+
+        from .completion import SlashCompleter
+        from .keys import TIMEOUTLEN, TTIMEOUTLEN, build_bindings
+        from .prompt_history import PromptHistory
+
+        session: PromptSession[Any] = PromptSession(
+            history=PromptHistory(), completer=SlashCompleter(self, self.commands), complete_while_typing=False,
+            key_bindings=build_bindings(self), bottom_toolbar=self.toolbar, enable_history_search=False,
+            erase_when_done=True,  # the live region leaves no trace; `dispatch` echoes what runs
+            style=Style.from_dict({"queued": "#888888 italic", "live": "ansicyan", "bottom-toolbar": "noreverse #aaaaaa"}),
+        )
+        session.app.timeoutlen = TIMEOUTLEN
+        session.app.ttimeoutlen = TTIMEOUTLEN
+        return session
+
+    def run(self) -> None:
+        from prompt_toolkit.patch_stdout import patch_stdout
+
+        self._session = self._make_session()
+        # The first status waits until the prompt is up: its file reads must not delay start-up.
+        first_status = threading.Timer(0.3, self.refresh_status)
+        first_status.daemon = True
+        first_status.start()
+        pending = ""
+        while not self._exit:
+            if self.turn is not None and self.turn.done.is_set():
+                self._finish_turn()
+                continue
+            if self.queue and not self.turn_running():
+                self.dispatch(self.queue.pop(0))
+                continue
+            try:
+                with patch_stdout(raw=True):
+                    result = self._session.prompt(self.message, default=pending, pre_run=self._pre_run)
+            except EOFError:  # Ctrl+D on an empty line
+                if self.turn_running() and self.turn is not None:
+                    self.turn.cancel.set()
+                    self.turn.thread.join()
+                break
+            pending = ""
+            if isinstance(result, Signal):
+                pending = result.text
+                self._on_signal(result.kind)
+                continue
+            if result.strip():
+                self.dispatch(result)
+
+    def _on_signal(self, kind: str) -> None:
+        if kind == "rewind":
+            command = self.commands.get("rewind")
+            if command is None:
+                self.notice("no rewind menu in this build yet (/rewind is not available)")
+            else:
+                self.run_slash(command, "")
+        elif kind == "ctrl-c":
+            now = time.monotonic()
+            if now - self._last_ctrl_c < EXIT_CONFIRM_SECONDS:
+                self._exit = True
+            else:
+                self._last_ctrl_c = now
+                self.notice("press Ctrl+C again to exit (or type /exit)")
+        elif kind == "expand":
+            self.expand(len(self.calls))
+
+    def expand(self, number: int) -> None:
+        """Shows tool call `number` (1-based) whole."""
+        if not self.calls:
+            raise CommandcodeError("no tool call to expand yet")
+        if not 1 <= number <= len(self.calls):
+            raise CommandcodeError(f"no tool call #{number}", hint=f"tool calls so far: 1 to {len(self.calls)}")
+        self.output.expanded(number, self.calls[number - 1])
+
+    def dispatch(self, text: str) -> None:
+        """Runs a line the user sent: a slash command, or a prompt (queued while a turn runs)."""
+        if text.startswith("/") and not text.startswith("//"):
+            name, _, args = text[1:].partition(" ")
+            name = name.strip().lower()
+            command = self.commands.get(name)
+            if command is None:
+                self._echo(text)
+                self._unknown(name)
+                return
+            if self.turn_running() and command.name not in IMMEDIATE:
+                self.queue.append(text)
+                return
+            self._echo(text)
+            self.run_slash(command, args.strip())
+            return
+        if self.turn_running():
+            self.queue.append(text)
+            return
+        self._echo(text)
+        self.turn = TurnRunner(self, text[1:] if text.startswith("//") else text)
+        self.turn.thread.start()
+
+    def _echo(self, text: str) -> None:
+        """What the user sent, into the scrollback, as it starts to run."""
+        from rich.markup import escape
+
+        from ..cli.output import printable
+
+        lines = printable(text).split("\n")
+        self.output.markup("\n".join(f"[bold]{'>' if index == 0 else ' '}[/] {escape(line)}" for index, line in enumerate(lines)))
+
+    def _unknown(self, name: str) -> None:
+        import difflib
+
+        near = difflib.get_close_matches(name, list(self.commands), n=1, cutoff=0.5)
+        hint = f"did you mean /{near[0]}?" if near else "type /help for the list of commands"
+        self.output.error(f"unknown command /{name}", hint)
+
+    def run_slash(self, command: SlashCommand, args: str) -> None:
+        try:
+            command.run(self, args)
+        except CommandcodeError as error:
+            self.output.error(str(error), error.hint)
+        except OSError as error:
+            where = f"{error.filename}: " if error.filename else ""
+            self.output.error(f"{where}{error.strerror or error}")
+        except Exception as error:  # a bug in a command: one line, the shell goes on
+            self.output.error(f"internal error in /{command.name} ({type(error).__name__}: {error})",
+                              "this is a bug in commandcode; please report it")
+        self.refresh_status()
+
+    def _finish_turn(self) -> None:
+        turn, self.turn = self.turn, None
+        assert turn is not None
+        if not isinstance(turn.error, TurnInterrupted):
+            turn.live.flush()  # reply text a model streamed without a closing usage event
+        error = turn.error
+        if isinstance(error, TurnInterrupted):
+            self.notice("interrupted — nothing of this turn was saved; its file edits stay (a rewind undoes them)")
+        elif isinstance(error, CommandcodeError):
+            self.output.error(str(error), error.hint)
+        elif error is not None:
+            self.output.error(f"internal error ({type(error).__name__}: {error})", "this is a bug in commandcode; please report it")
+        self.refresh_status()
+
+
+def _start_agent(launch: Any) -> AgentSession:
+    from ..agent.providers.registry import resolve_model
+    from ..agent.runtime import AgentSession
+
+    if launch.resume == "" and "resume" not in registry():
+        raise CommandcodeError("-r without a session needs the session picker, which this build does not have yet",
+                               hint="pass the session: commandcode -r ID|PREFIX|NAME")
+    def warn(text: str) -> None:
+        sys.stderr.write(f"warning: {text}\n")
+
+    model = resolve_model(launch.model, warn=warn) if launch.model else None
+    return AgentSession.start(Path.cwd(), reference=launch.resume or launch.session, continue_last=launch.continue_last,
+                              persist=not launch.no_session, model=model, entrypoint=None, notify=warn,
+                              permission_mode=launch.mode, fork=launch.fork_session)
+
+
+def run_shell(launch: Any) -> int:
+    """Starts the shell for `launch` (`shell/launch.py`); returns the exit code."""
+    from ..cli.output import fail
+    from ..errors import UsageError
+
+    try:
+        launch.check()  # a bad flag combination is a usage error, terminal or not
+    except UsageError as error:
+        raise fail(str(error), error.hint, code=2) from None
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise fail("the interactive shell needs a terminal", "for a headless turn use: commandcode -p PROMPT", code=2)
+    try:
+        agent = _start_agent(launch)  # with --fork-session, a fork (a new process: no session grants carry over)
+        agent.__enter__()
+    except CommandcodeError as error:
+        raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
+    try:
+        try:
+            if launch.effort:
+                agent.set_effort(launch.effort)
+            if launch.name:  # a taken or unusable name refuses the launch, as `-p -n` does
+                agent.rename(launch.name)
+        except CommandcodeError as error:
+            raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
+        return _run_entered(agent, launch)
+    finally:
+        agent.close()
+
+
+def _run_entered(agent: AgentSession, launch: Any) -> int:
+    status_command = _status_command(agent)
+    shell = InteractiveShell(agent, status_command=status_command)
+    terminal.set_title(agent.name or "commandcode")
+    if not agent.is_new:
+        shell.notice(f"resumed session {agent.session_id}" + (f" ({agent.name})" if agent.name else ""))
+    if launch.resume == "":  # a bare -r: the picker (/resume) chooses, in a new session until it does
+        shell.run_slash(shell.commands["resume"], "")
+    shell.run()
+    agent = shell.agent
+    if agent.exists_on_disk and agent.persist:
+        shell.notice(f"session {agent.session_id} saved; resume it with: commandcode -r {agent.session_id}")
+    return 0
+
+
+def _status_command(agent: AgentSession) -> str | None:
+    from ..config.settings import load_settings
+    from ..errors import SettingsError
+
+    try:
+        settings = load_settings(agent.cwd)
+    except SettingsError as error:
+        sys.stderr.write(f"warning: {error} (settings ignored for the status line)\n")
+        return None
+    for warning in getattr(settings, "warnings", []):
+        sys.stderr.write(f"warning: {warning}\n")
+    line = settings.status_line
+    return line["command"] if line else None

@@ -1,0 +1,190 @@
+"""What the shell prints: replies rendered with rich, one line per tool call, notices, errors;
+and the live region's state while a turn runs.
+
+Scrollback output goes through `Output`, which renders with rich into ANSI text and writes it
+to `sys.stdout` — while the prompt is up that is prompt_toolkit's stdout proxy, which prints
+above the prompt, so only the live region (the running tool, queued messages, the prompt and
+the status line) is ever redrawn, never the whole screen. `LiveTurn` turns a turn's events
+(`agent/events.py`) into that output: reply text is gathered as it streams in (the live region
+shows its newest lines as plain text) and printed as markdown once the model call ends (its
+`usage` event, a tool call, or the end of the turn); each tool call becomes one collapsed line
+(tool, main argument, outcome) that `/expand N` or Ctrl+O shows whole.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import sys
+import threading
+from typing import Any
+
+from ..agent.events import NOTICE, TEXT, TOOL_END, TOOL_START, USAGE, TurnEvent
+from ..cli.output import printable
+
+MAX_ARGUMENT_CHARS = 60
+LIVE_TEXT_LINES = 8  # how much of a streaming reply the live region shows
+_MAIN_ARGUMENTS = ("file_path", "path", "command", "pattern", "url", "query")
+
+
+class ToolCall:
+    """One tool call of this shell's turns, kept for `/expand`."""
+
+    __slots__ = ("done", "input", "is_error", "name", "text")
+
+    def __init__(self, name: str, tool_input: dict[str, Any]) -> None:
+        self.name, self.input = name, tool_input
+        self.text, self.is_error, self.done = "", False, False
+
+
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line (controls escaped), cut to `limit` characters with an ellipsis."""
+    flat = printable(" ".join(str(text).split()), one_line=True)
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def main_argument(tool_input: dict[str, Any]) -> str:
+    """The argument that says what a call does: its file, command, pattern…; else the first string."""
+    for key in _MAIN_ARGUMENTS:
+        if isinstance(tool_input.get(key), str):
+            return one_line(tool_input[key], MAX_ARGUMENT_CHARS)
+    first = next((value for value in tool_input.values() if isinstance(value, str)), "")
+    return one_line(first, MAX_ARGUMENT_CHARS)
+
+
+def outcome(call: ToolCall) -> str:
+    """A tool's result in a few words: the error's first line, else its size or first line."""
+    lines = call.text.splitlines()
+    if call.is_error:
+        return "failed: " + one_line(lines[0] if lines else "error", MAX_ARGUMENT_CHARS)
+    if len(lines) > 1:
+        return f"{len(lines)} lines"
+    return one_line(lines[0], MAX_ARGUMENT_CHARS) if lines else "done"
+
+
+def tool_line(number: int, call: ToolCall) -> str:
+    """The collapsed line of a finished tool call."""
+    mark = "✗" if call.is_error else "●"
+    return f"{mark} {one_line(call.name, 40)}({main_argument(call.input)}) → {outcome(call)}  #{number}"
+
+
+def terminal_width() -> int:
+    return max(20, shutil.get_terminal_size((100, 24)).columns)
+
+
+class Output:
+    """Writes rendered text to the terminal (above the prompt while it is up)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def _render(self, *renderables: Any, markup: bool = False) -> str:
+        from rich.console import Console
+
+        buffer = io.StringIO()
+        console = Console(file=buffer, force_terminal=not os.environ.get("NO_COLOR"), width=terminal_width(),
+                          highlight=False, soft_wrap=False, emoji=False)
+        for renderable in renderables:
+            console.print(renderable, markup=markup)
+        return buffer.getvalue()
+
+    def write(self, text: str) -> None:
+        with self._lock:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+
+    def plain(self, text: str) -> None:
+        from rich.text import Text
+
+        self.write(self._render(Text(printable(text))))
+
+    def markup(self, text: str) -> None:
+        """Prints rich markup whose variable parts the caller escaped (`cli.output.safe`)."""
+        self.write(self._render(text, markup=True))
+
+    def markdown(self, text: str) -> None:
+        from rich.markdown import Markdown
+
+        self.write(self._render(Markdown(printable(text), code_theme="monokai", hyperlinks=False)))
+
+    def notice(self, text: str) -> None:
+        """A dimmed line; written without rich (a resume's first notice must not pay its import)."""
+        line = printable(text, one_line=True)
+        self.write(f"{line}\n" if os.environ.get("NO_COLOR") else f"\x1b[2m{line}\x1b[0m\n")
+
+    def tool(self, line: str, *, failed: bool) -> None:
+        """A collapsed tool line (already one printable line)."""
+        from rich.text import Text
+
+        self.write(self._render(Text(line, style="red" if failed else "cyan")))
+
+    def error(self, message: str, hint: str | None = None) -> None:
+        from rich.text import Text
+
+        lines = [Text.assemble(("error", "bold red"), f": {printable(message, one_line=True)}")]
+        if hint:
+            lines.append(Text.assemble(("hint", "bold cyan"), f": {printable(hint, one_line=True)}"))
+        self.write(self._render(*lines))
+
+    def expanded(self, number: int, call: ToolCall) -> None:
+        """A tool call shown whole: its input and its full result."""
+        from rich.markup import escape
+
+        from ..storage.jsonfmt import dumps_display
+
+        self.markup(f"[bold]#{number} {escape(call.name)}[/] " + ("[red](failed)[/]" if call.is_error else ""))
+        self.plain(dumps_display(call.input, pretty=True))
+        self.plain(call.text or "(no output)")
+
+
+class LiveTurn:
+    """A running turn as the live region shows it, fed by its events from the turn's thread."""
+
+    def __init__(self, output: Output, calls: list[ToolCall], redraw: Any) -> None:
+        self.output = output
+        self.calls = calls  # every tool call of the shell (numbered from 1), for /expand
+        self.redraw = redraw
+        self.running: ToolCall | None = None
+        self.partial = ""  # reply text of the current model call, not printed yet
+        self._lock = threading.Lock()
+
+    def flush(self) -> None:
+        """Prints the gathered reply text as markdown (a model call ended, or the turn did)."""
+        with self._lock:
+            text, self.partial = self.partial, ""
+        if text.strip():
+            self.output.markdown(text)
+
+    def on_event(self, event: TurnEvent) -> None:
+        """Prints a finished piece above the prompt; keeps the running tool for the live region."""
+        if event.kind == TEXT:
+            with self._lock:
+                self.partial += event.text
+        elif event.kind == USAGE:
+            self.flush()
+        elif event.kind == TOOL_START:
+            self.flush()
+            with self._lock:
+                self.running = ToolCall(event.name or "?", event.input)
+                self.calls.append(self.running)
+        elif event.kind == TOOL_END:
+            with self._lock:
+                call = self.running if self.running is not None else ToolCall(event.name or "?", event.input)
+                call.text, call.is_error, call.done = event.outcome, event.is_error, True
+                self.running = None
+                number = self.calls.index(call) + 1 if call in self.calls else len(self.calls)
+            self.output.tool(tool_line(number, call), failed=call.is_error)
+        elif event.kind == NOTICE:
+            self.output.notice(event.text)
+        self.redraw()
+
+    def live_lines(self) -> list[str]:
+        """What the live region shows of the turn: the newest lines of a streaming reply, the
+        running tool (empty when neither)."""
+        with self._lock:
+            call, partial = self.running, self.partial
+        lines = [printable(line) for line in partial.splitlines()[-LIVE_TEXT_LINES:]]
+        if call is not None:
+            lines.append(f"⋯ {call.name}({main_argument(call.input)}) running — Esc interrupts")
+        return lines

@@ -1,0 +1,109 @@
+"""Terminal side effects the shell offers its commands: questions asked on their own prompt, the
+clipboard (OSC 52, then tmux's buffer, then wl-copy/xclip/pbcopy), the tab title (OSC 2) and
+file hyperlinks (OSC 8 where the terminal shows them)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+from ..cli.output import printable
+
+_NO_HYPERLINKS = ("dumb", "linux", "")
+
+
+def _ask(question: str, default: str = "") -> str | None:
+    from prompt_toolkit import PromptSession
+
+    try:
+        return PromptSession[str]().prompt(f"{question} ", default=default)
+    except (KeyboardInterrupt, EOFError):
+        return None
+
+
+def confirm(question: str, *, default: bool = False) -> bool:
+    """Yes or no (Enter takes the default; Ctrl+C or Ctrl+D is no)."""
+    answer = _ask(f"{printable(question, one_line=True)} [{'Y/n' if default else 'y/N'}]")
+    if answer is None:
+        return False
+    answer = answer.strip().lower()
+    return default if not answer else answer in ("y", "yes")
+
+
+def choose(question: str, options: Sequence[str], *, default: int = 0) -> int | None:
+    """One of `options` by number; None when cancelled."""
+    sys.stdout.write(printable(question, one_line=True) + "\n")
+    for number, option in enumerate(options, start=1):
+        sys.stdout.write(f"  {number}. {printable(option, one_line=True)}\n")
+    sys.stdout.flush()
+    while True:
+        answer = _ask(f"choice [1-{len(options)}, Enter for {default + 1}]:")
+        if answer is None:
+            return None
+        answer = answer.strip()
+        if not answer:
+            return default
+        if answer.isdigit() and 1 <= int(answer) <= len(options):
+            return int(answer) - 1
+        sys.stdout.write(f"pick a number from 1 to {len(options)} (Ctrl+C cancels)\n")
+
+
+def ask_text(question: str, *, default: str = "") -> str | None:
+    return _ask(printable(question, one_line=True), default)
+
+
+def _osc(body: str) -> None:
+    stream = sys.__stdout__ or sys.stdout
+    stream.write(f"\x1b]{body}\x07")
+    stream.flush()
+
+
+def set_title(title: str) -> None:
+    """Sets the terminal tab title (OSC 2); control characters are dropped first."""
+    clean = "".join(character for character in title if character.isprintable())[:200]
+    _osc(f"2;{clean}")
+
+
+def copy(text: str) -> str:
+    """Copies `text` to the clipboard; returns how (or why not)."""
+    import base64
+    import shutil
+    ways = []
+    _osc("52;c;" + base64.b64encode(text.encode("utf-8")).decode("ascii"))
+    ways.append("OSC 52")
+    if os.environ.get("TMUX") and shutil.which("tmux") and _pipe(["tmux", "load-buffer", "-w", "-"], text):
+        ways.append("the tmux buffer")
+    for command in (["wl-copy"], ["xclip", "-selection", "clipboard"], ["pbcopy"]):
+        usable = shutil.which(command[0]) and (os.environ.get("WAYLAND_DISPLAY") or os.environ.get("DISPLAY")
+                                               or command[0] == "pbcopy")
+        if usable and _pipe(command, text):
+            ways.append(command[0])
+            break
+    return f"copied to the clipboard ({', '.join(ways)})"
+
+
+def _pipe(command: list[str], text: str) -> bool:
+    import subprocess
+
+    try:
+        return subprocess.run(command, input=text, text=True, capture_output=True, timeout=5).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def hyperlinks_supported() -> bool:
+    """Whether the terminal is one that shows OSC 8 links (not dumb, not the Linux console)."""
+    return sys.stdout.isatty() and os.environ.get("TERM", "") not in _NO_HYPERLINKS
+
+
+def file_link(path: str) -> str:
+    """`path` as an OSC 8 hyperlink to `file://host/path` where supported, else as printable text."""
+    import socket
+    from urllib.parse import quote
+
+    shown = printable(path, one_line=True)
+    if not hyperlinks_supported():
+        return shown
+    url = f"file://{socket.gethostname()}{quote(path)}"
+    return f"\x1b]8;;{url}\x1b\\{shown}\x1b]8;;\x1b\\"

@@ -1,0 +1,341 @@
+"""The interactive shell driven like a user, through a real pseudo-terminal (pexpect + pyte):
+every slash command of the shell, the keys, interrupts, queued messages, history and the files
+it leaves."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers.cli import entries, only_transcript, read_lines, read_meta_file, run_cli, transcripts
+from helpers.terminal import ALT_ENTER, CTRL_C, CTRL_D, CTRL_O, CTRL_R, ENTER, ESC, SHIFT_TAB, TAB, shell_session
+
+pytestmark = pytest.mark.terminal
+
+TOOL_PROMPT = 'call write_file {"file_path": "a.txt", "content": "one\\n"}'
+
+
+def texts_of(transcript: Path) -> list[tuple[str, str]]:
+    found = []
+    for entry in entries(transcript):
+        if entry["type"] == "message":
+            blocks = entry["message"]["content"]
+            found.append((entry["message"]["role"], " ".join(block.get("text", block["type"]) for block in blocks)))
+    return found
+
+
+def test_a_prompt_with_a_tool_call_streams_a_collapsed_tool_line_and_saves_the_turn(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home)
+    screen = shell.exchange(TOOL_PROMPT, "Ran 1 tool call(s)")
+    assert re.search(r"● write_file\(a\.txt\) → File created successfully at: .*#1", screen), screen
+    assert (workdir / "a.txt").read_text() == "one\n"
+    screen = shell.exchange("/expand 1", '"content": "one\\n"')
+    assert "#1 write_file" in screen
+    shell.send(CTRL_O)  # the last tool call, expanded by key
+    shell.wait_screen("#1 write_file")
+    shell.exchange("/expand 7", "error: no tool call #7")
+    shell.line("/exit")
+    assert shell.wait_exit() == 0
+    transcript = only_transcript(home, workdir)
+    assert [role for role, _ in texts_of(transcript)] == ["user", "assistant", "user", "assistant"]
+    meta = read_meta_file(transcript)
+    assert "entrypoint" not in meta and len(meta["traceIds"]) == 1  # an interactive session, one turn
+
+
+def test_a_new_session_quit_before_any_reply_leaves_no_file(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home)
+    shell.exchange("/rename never saved", "saved with the first reply")
+    shell.exchange("/session-file", "(not created yet")
+    shell.send(CTRL_D)
+    assert shell.wait_exit() == 0
+    assert transcripts(home) == []
+
+
+def test_help_lists_every_command_and_shows_one(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home)
+    screen = shell.exchange("/help", "Keys: Enter sends")
+    for name in ("/clear (/new)", "/exit (/quit)", "/rename", "/name", "/session-file", "/status", "/trace", "/config",
+                 "/expand", "/help"):
+        assert name in screen, name
+    shell.exchange("/help rename", "unique in this project")
+    shell.exchange("/help nosuch", "error: no command /nosuch")
+    shell.line("/quit")
+    assert shell.wait_exit() == 0
+
+
+def test_an_unknown_command_is_one_line_with_the_nearest_match(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home)
+    screen = shell.exchange("/stauts", "did you mean /status?")
+    assert "error: unknown command /stauts" in screen
+    shell.line("/exit")
+    shell.wait_exit()
+
+
+def test_rename_name_and_the_tab_title(home: Path, workdir: Path) -> None:
+    run_cli(["-p", "other session", "-n", "Taken Name"], workdir, home)
+    shell = shell_session(workdir, home)
+    shell.exchange("explain the auth module please", "Offline model reply")
+    shell.line("/rename")  # bare: a title from the first prompt
+    shell.wait_screen("session named 'explain the auth module please'")
+    shell.wait_raw(b"\x1b]2;explain the auth module please\x07")
+    shell.exchange("/name", "\nexplain the auth module please")
+    shell.exchange("/rename   taken name  ", "error: the name 'taken name' is taken by session")
+    shell.exchange("/rename " + "x" * 201, "error: the session name is 201 characters long; the limit is 200")
+    shell.exchange("/name Auth Work", "session named 'Auth Work'")
+    shell.line("/exit")
+    shell.wait_exit()
+    [transcript] = [path for path in transcripts(home) if read_meta_file(path).get("title") == "Auth Work"]
+    names = [entry["name"] for entry in entries(transcript) if entry["type"] == "session_info"]
+    assert names == ["explain the auth module please", "Auth Work"]
+    assert read_meta_file(transcript)["userRenamed"] is True
+
+
+def test_session_file_status_and_trace(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home)
+    shell.exchange("/trace", "error: no turn has run in this session yet")
+    shell.exchange(TOOL_PROMPT, "Ran 1 tool call(s)")
+    shell.line("/session-file")
+    transcript = only_transcript(home, workdir)
+    shell.wait_screen(transcript.name[:30])
+    assert b"\x1b]8;;file://" in shell.raw  # an OSC 8 link to the transcript
+    screen = shell.exchange("/status", "share")
+    for label in ("id", "path", "name", "cwd", "model", "effort", "permission mode", "context", "cost", "lineage",
+                  "compaction", "checkpoints", "trace"):
+        assert re.search(rf"^{label}\s", screen, re.M), label
+    assert "1 checkpoint(s)" in screen and "commandcode/offline" in screen
+    screen = shell.exchange("/trace", "copied to the clipboard")
+    trace = re.search(r"trace id ([0-9a-f]{32})", screen)
+    assert trace is not None
+    assert b"\x1b]52;c;" in shell.raw  # OSC 52
+    shell.line("/exit")
+    shell.wait_exit()
+    assert read_meta_file(transcript)["traceIds"] == [trace.group(1)]
+
+
+def test_clear_starts_a_new_session_and_the_old_one_stays_resumable(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home)
+    shell.exchange("first session prompt", "You said: first session prompt")
+    first = only_transcript(home, workdir)
+    shell.exchange("/clear", f"the previous one stays resumable: commandcode -r {first.stem}")
+    shell.line("/new")  # nothing was saved in the cleared one
+    shell.wait_screen("the previous one had nothing saved")
+    shell.exchange("second session prompt", "You said: second session prompt")
+    shell.line("/exit")
+    shell.wait_exit()
+    assert len(transcripts(home)) == 2
+    resumed = run_cli(["-p", "back again", "-r", first.stem], workdir, home)
+    assert resumed.returncode == 0, resumed.stderr
+
+
+def test_config_shows_the_files_and_sets_a_key(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home)
+    shell.exchange("/config", "Settings files (later ones win):")
+    shell.exchange('/config set --local permissions.defaultMode "plan"', "written to")
+    shell.exchange("/config permissions.defaultMode", 'permissions.defaultMode = "plan"  (from local')
+    shell.line("/exit")
+    shell.wait_exit()
+    assert json.loads((workdir / ".commandcode" / "settings.local.json").read_text()) == {"permissions": {"defaultMode": "plan"}}
+
+
+def test_config_refuses_a_malformed_settings_file_and_leaves_it(home: Path, workdir: Path) -> None:
+    (workdir / ".commandcode").mkdir()
+    broken = workdir / ".commandcode" / "settings.json"
+    broken.write_text('{"statusLine": ')
+    shell = shell_session(workdir, home)
+    assert re.search(r"warning: .*settings\.json:1:\d+", shell.text()), shell.text()  # said once at start
+    shell.exchange("/config set --project branchSummary true", "error: ")
+    assert "settings.json:1:" in shell.text().split("branchSummary true", 1)[1]
+    shell.line("/exit")
+    shell.wait_exit()
+    assert broken.read_text() == '{"statusLine": '
+
+
+def test_esc_interrupts_a_running_bash_at_once_and_nothing_of_the_turn_is_saved(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home)
+    shell.exchange("a first turn", "You said: a first turn")
+    transcript = only_transcript(home, workdir)
+    before = transcript.read_bytes()
+    marker = workdir / "started"
+    shell.exchange(f'call bash {{"command": "touch {marker}; sleep 300"}}', "running — Esc interrupts")
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    shell.exchange("queued while working", "queued: queued while working")
+    shell.send(ESC)
+    screen = shell.wait_screen("interrupted — nothing of this turn was saved")
+    assert "interruptedbytheuser;thecommandwaskilled" in re.sub(r"\s", "", screen)  # the tool line may wrap
+    shell.wait_screen("> queued while working")  # Esc put the queued message back into the editor
+    assert transcript.read_bytes() == before
+    assert not any(b"sleep 300" in line for line in _processes())
+    shell.send(CTRL_C)  # clears the line
+    shell.send(CTRL_C)
+    shell.wait_screen("press Ctrl+C again to exit")
+    shell.send(CTRL_C)
+    assert shell.wait_exit() == 0
+
+
+def _processes() -> list[bytes]:
+    lines = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                lines.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" "))
+            except OSError:
+                pass
+    return lines
+
+
+def test_messages_typed_during_a_turn_are_queued_and_sent_when_it_ends(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home)
+    shell.exchange('call bash {"command": "sleep 2; echo slept"}', "running — Esc interrupts")
+    shell.line("the queued prompt")
+    screen = shell.exchange("/name", "queued: /name")
+    assert "queued: the queued prompt" in screen
+    shell.wait_screen("You said: the queued prompt")
+    shell.wait_screen("(unnamed;")
+    shell.line("/exit")
+    shell.wait_exit()
+    assert [text for role, text in texts_of(only_transcript(home, workdir)) if role == "user"][-1] == "the queued prompt"
+
+
+def test_trace_works_mid_turn(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home)
+    shell.exchange('call bash {"command": "sleep 3"}', "running — Esc interrupts")
+    screen = shell.exchange("/trace", "copied to the clipboard")
+    assert "running — Esc interrupts" in screen  # still running: /trace did not wait
+    trace = re.search(r"trace id ([0-9a-f]{32})", screen)
+    assert trace is not None
+    shell.wait_screen("Ran 1 tool call(s)")
+    shell.line("/exit")
+    shell.wait_exit()
+    assert read_meta_file(only_transcript(home, workdir))["traceIds"] == [trace.group(1)]
+
+
+def test_esc_esc_on_an_empty_prompt_calls_the_rewind_menu(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home)
+    shell.send(ESC)
+    shell.send(ESC)
+    shell.wait_screen("no rewind menu in this build yet")
+    shell.line("/exit")
+    shell.wait_exit()
+
+
+def test_history_records_prompts_and_slash_commands_and_up_recalls_them(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home)
+    shell.exchange("remember this prompt", "You said: remember this prompt")
+    shell.exchange("/name", "(unnamed;")
+    shell.line("/exit")
+    shell.wait_exit()
+    assert [record["p"] for record in read_lines(home / "history.jsonl")] == ["remember this prompt", "/name", "/exit"]
+    again = shell_session(workdir, home)
+    again.send("\x1b[A")  # Up: the newest entry
+    again.wait_screen("> /exit")
+    again.send("\x1b[A")
+    again.wait_screen("> /name")
+    again.send(CTRL_C)
+    again.send(CTRL_R)
+    again.send("remem")
+    again.wait_screen("remember this prompt")
+    again.send(ENTER)
+    again.wait_screen("> remember this prompt")
+    again.send(CTRL_C)
+    again.line("/exit")
+    again.wait_exit()
+
+
+def test_skip_prompt_history_writes_none(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home, COMMANDCODE_SKIP_PROMPT_HISTORY="1")
+    shell.exchange("not recorded", "You said: not recorded")
+    shell.line("/exit")
+    shell.wait_exit()
+    assert not (home / "history.jsonl").exists()
+
+
+def test_tab_completes_commands_and_arguments_and_alt_enter_adds_a_line(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home)
+    shell.send("/sess")
+    shell.send(TAB)
+    shell.wait_screen("> /session-file")
+    shell.send(CTRL_C)
+    shell.send("/help ren")
+    shell.send(TAB)
+    shell.wait_screen("> /help rename")
+    shell.send(CTRL_C)
+    shell.send("first line")
+    shell.send(ALT_ENTER)
+    shell.send("second line")
+    shell.send(ENTER)
+    shell.wait_screen("You said: first line")
+    shell.line("/exit")
+    shell.wait_exit()
+    user = [text for role, text in texts_of(only_transcript(home, workdir)) if role == "user"]
+    assert user == ["first line\nsecond line"]
+
+
+def test_shift_tab_cycles_the_permission_mode_on_the_status_line(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home, args=None)
+    assert " · default · " in shell.text()
+    shell.send(SHIFT_TAB)
+    shell.wait_screen(" · acceptEdits · ")
+    shell.send(SHIFT_TAB)
+    shell.wait_screen(" · plan · ")
+    shell.exchange("/status", "permission mode  plan")
+    shell.line("/exit")
+    shell.wait_exit()
+
+
+def test_the_status_line_setting_runs_the_users_command_with_the_status_json(home: Path, workdir: Path) -> None:
+    home.mkdir(parents=True)
+    script = workdir / "status.py"
+    script.write_text("import json, sys\nstatus = json.load(sys.stdin)\n"
+                      "print('MYLINE', status['session_id'][:8], status['model']['id'], status['permission_mode'])\n")
+    (home / "settings.json").write_text(json.dumps({"statusLine": {"type": "command", "command": f"python3 {script}"}}))
+    shell = shell_session(workdir, home)
+    screen = shell.wait_screen("MYLINE")
+    assert re.search(r"MYLINE [0-9a-f]{8} commandcode/offline default", screen), screen
+    shell.line("/exit")
+    shell.wait_exit()
+
+
+def test_launch_flags_name_continue_and_no_session(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home, ["-n", "Launch Named"])
+    shell.exchange("hello from a named launch", "You said: hello from a named launch")
+    shell.line("/exit")
+    shell.wait_exit()
+    transcript = only_transcript(home, workdir)
+    assert read_meta_file(transcript)["title"] == "Launch Named"
+    again = shell_session(workdir, home, ["-c"])
+    again.wait_screen(f"resumed session {transcript.stem} (Launch Named)")
+    again.line("/exit")
+    again.wait_exit()
+    by_name = shell_session(workdir, home, ["--resume", "launch named"])
+    by_name.wait_screen(f"resumed session {transcript.stem}")
+    by_name.line("/exit")
+    by_name.wait_exit()
+    nothing = shell_session(workdir, home, ["--no-session"])
+    nothing.exchange("not saved at all", "You said: not saved at all")
+    nothing.exchange("/session-file", "--no-session: nothing is saved")
+    nothing.line("/exit")
+    nothing.wait_exit()
+    assert transcripts(home) == [transcript]
+
+
+def test_ctrl_c_interrupts_a_turn_and_the_reply_is_rendered_markdown(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home)
+    shell.exchange('call bash {"command": "sleep 300"}', "running — Esc interrupts")
+    shell.send(CTRL_C)
+    shell.wait_screen("interrupted — nothing of this turn was saved")
+    assert transcripts(home) == []  # a new session whose only turn was interrupted leaves no transcript
+    shell.line("say **loud** and `quiet`")
+    screen = shell.wait_screen("You said: say loud and quiet")  # markdown rendered, markup gone
+    assert "**" not in screen.split("You said:", 1)[1]
+    # the status line follows the session: the interrupted turn's checkpoint stays (a rewind undoes its edits)
+    shell.wait_screen("2 checkpoint(s)")
+    shell.line("/exit")
+    shell.wait_exit()

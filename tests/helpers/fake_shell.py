@@ -1,0 +1,87 @@
+"""A `Shell` (shell/slash.py) that records what a command did, for slash commands' unit tests
+(`FakeShell(agent)`: an entered `AgentSession`; questions are answered from `answers`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from commandcode.agent.runtime import AgentSession
+
+
+class FakeShell:
+    """Prints into `lines`, answers questions from `answers`, copies into `copied`."""
+
+    def __init__(self, agent: AgentSession, answers: Sequence[Any] = ()) -> None:
+        self._agent = agent
+        self._previous: str | None = None
+        self.lines: list[str] = []
+        self.notices: list[str] = []
+        self.copied: list[str] = []
+        self.titles: list[str] = []
+        self.expanded: list[int] = []
+        self.answers = list(answers)
+        self.exited = False
+
+    @property
+    def cwd(self) -> Path:
+        return self._agent.cwd
+
+    @property
+    def agent(self) -> AgentSession:
+        return self._agent
+
+    @property
+    def previous_session_id(self) -> str | None:
+        return self._previous
+
+    def switch_to(self, agent: AgentSession, *, keep_grants: bool = True) -> None:
+        if not agent.is_open:
+            agent.__enter__()
+        old = self._agent
+        old.close()
+        if old.exists_on_disk:
+            self._previous = old.session_id
+        self._agent = agent
+
+    def print(self, text: str) -> None:
+        self.lines.append(text)
+
+    def print_markdown(self, text: str) -> None:
+        self.lines.append(text)
+
+    def print_file_link(self, label: str, path: str) -> None:
+        self.lines.append(f"{label}<link {path}>")
+
+    def notice(self, text: str) -> None:
+        self.notices.append(text)
+
+    def confirm(self, question: str, *, default: bool = False) -> bool:
+        return bool(self.answers.pop(0)) if self.answers else default
+
+    def choose(self, question: str, options: Sequence[str], *, default: int = 0) -> int | None:
+        return self.answers.pop(0) if self.answers else default  # type: ignore[no-any-return]
+
+    def ask_text(self, question: str, *, default: str = "") -> str | None:
+        return self.answers.pop(0) if self.answers else default  # type: ignore[no-any-return]
+
+    def run_screen(self, screen: Any) -> Any:
+        raise AssertionError("no screen in these tests")
+
+    def copy(self, text: str) -> str:
+        self.copied.append(text)
+        return "copied (fake)"
+
+    def set_title(self, title: str) -> None:
+        self.titles.append(title)
+
+    def exit(self) -> None:
+        self.exited = True
+
+    def expand(self, number: int) -> None:
+        self.expanded.append(number)
+
+    @property
+    def tool_call_count(self) -> int:
+        return 3

@@ -1,0 +1,197 @@
+"""Driving `commandcode` in a real pseudo-terminal: pexpect spawns it, pyte rebuilds the screen.
+
+`ShellSession(cwd, data)` starts `python -m commandcode ARGS` in a pty of `columns` × `rows`
+with the test's data dir (`cli_env`). The screen is read through pyte (dependencies.md trap 2:
+the prompt is drawn with cursor moves, so raw output is no text to match), and pyte answers
+prompt_toolkit's cursor-position requests as a real terminal does: with `PROMPT_TOOLKIT_NO_CPR=1`
+(trap 1's way around a terminal that never answers) prompt_toolkit never learns the screen's
+height and leaves the bottom toolbar, our status line, out. `wait_screen(text)` polls until the screen
+shows `text` (timeouts only detect hangs); `send(keys)` types, `line(text)` types and presses
+Enter. `raw` keeps every byte the program wrote, for escape sequences pyte drops (OSC 2/8/52).
+
+`tmux_session(...)` does the same through tmux (`capture-pane`), for tests that need a real
+terminal multiplexer in between.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers.cli import cli_env
+
+ESC, ENTER, TAB, CTRL_C, CTRL_D, CTRL_R, CTRL_O, SHIFT_TAB, ALT_ENTER = (
+    "\x1b", "\r", "\t", "\x03", "\x04", "\x12", "\x0f", "\x1b[Z", "\x1b\r")
+HANG_TIMEOUT = 60.0
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (.ci/run installs it)")
+
+
+class ShellSession:
+    """One `commandcode` process in a pty, its screen kept by pyte."""
+
+    def __init__(self, cwd: Path, data: Path, args: list[str] | None = None, *, columns: int = 120, rows: int = 40,
+                 **extra_env: str) -> None:
+        import pexpect
+        import pyte
+
+        env = cli_env(data, TERM="xterm-256color", **extra_env)
+        child: list[Any] = []
+
+        class AnsweringScreen(pyte.Screen):  # type: ignore[misc]
+            def write_process_input(self, data: str) -> None:  # pyte's reply to a cursor-position request
+                child[0].send(data)
+
+        self.screen = AnsweringScreen(columns, rows)
+        self.stream = pyte.ByteStream(self.screen)
+        self.raw = b""
+        self.child = pexpect.spawn(sys.executable, ["-m", "commandcode", *(args or [])], cwd=str(cwd), env=env,
+                                   dimensions=(rows, columns))
+        child.append(self.child)
+
+    def pump(self, seconds: float = 0.05) -> None:
+        """Reads what the program wrote in the next `seconds` into the screen."""
+        import pexpect
+
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                chunk = self.child.read_nonblocking(65536, timeout=max(0.0, deadline - time.monotonic()))
+            except pexpect.TIMEOUT:
+                break
+            except pexpect.EOF:
+                break
+            self.raw += chunk
+            self.stream.feed(chunk)
+            if time.monotonic() >= deadline:
+                break
+
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display)
+
+    def wait_screen(self, text: str, *, timeout: float = HANG_TIMEOUT) -> str:
+        """Waits until the screen shows `text`; returns the screen."""
+        deadline = time.monotonic() + timeout
+        while text not in self.text():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the screen never showed {text!r}; it shows:\n{self.text()}")
+            if not self.child.isalive():
+                self.pump(0.1)
+                if text in self.text():
+                    break
+                raise AssertionError(f"commandcode exited before showing {text!r}:\n{self.text()}")
+            self.pump()
+        return self.text()
+
+    def wait_raw(self, data: bytes, *, timeout: float = HANG_TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        while data not in self.raw:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the output never held {data!r}")
+            self.pump()
+
+    def wait_prompt(self) -> str:
+        """Waits for the prompt: a line starting with `>` above the status line."""
+        deadline = time.monotonic() + HANG_TIMEOUT
+        while True:
+            screen = self.wait_screen("checkpoint(s)")
+            if any(line.startswith(">") for line in screen.splitlines()):
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no prompt on the screen:\n{screen}")
+            self.pump()
+
+    def send(self, keys: str) -> None:
+        self.child.send(keys)
+        self.pump(0.1)
+
+    def line(self, text: str) -> None:
+        """Types `text` and presses Enter."""
+        self.child.send(text)
+        self.pump(0.1)
+        self.child.send(ENTER)
+        self.pump(0.1)
+
+    def exchange(self, text: str, shows: str) -> str:
+        """Sends the line `text` and waits until the screen `shows` the answer; returns the screen."""
+        self.line(text)
+        return self.wait_screen(shows)
+
+    def wait_exit(self, *, timeout: float = HANG_TIMEOUT) -> int:
+        deadline = time.monotonic() + timeout
+        while self.child.isalive():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"commandcode did not exit; the screen:\n{self.text()}")
+            self.pump()
+        self.pump(0.1)
+        self.child.close()
+        return int(self.child.exitstatus if self.child.exitstatus is not None else -1)
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)
+
+
+def shell_session(cwd: Path, data: Path, args: list[str] | None = None, **options: Any) -> ShellSession:
+    """A started `ShellSession` whose first prompt is up."""
+    session = ShellSession(cwd, data, args, **options)
+    try:
+        session.wait_prompt()
+    except BaseException:
+        session.close()
+        raise
+    return session
+
+
+class TmuxSession:
+    """`commandcode` in a detached tmux session of its own (socket private to the test)."""
+
+    def __init__(self, cwd: Path, data: Path, socket: Path, args: list[str] | None = None, *, columns: int = 120,
+                 rows: int = 40) -> None:
+        self.socket = str(socket)
+        env = cli_env(data, PROMPT_TOOLKIT_NO_CPR="1")
+        exports = " ".join(f"{key}={_quote(value)}" for key, value in env.items()
+                           if key.startswith(("COMMANDCODE_", "NO_COLOR", "PYTHON", "GIT_")) or key in ("HOME", "PATH"))
+        command = f"cd {_quote(str(cwd))} && env {exports} {_quote(sys.executable)} -m commandcode {' '.join(map(_quote, args or []))}"
+        self.tmux("new-session", "-d", "-s", "cc", "-x", str(columns), "-y", str(rows), command)
+        self.tmux("set-option", "-t", "cc", "remain-on-exit", "on")
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True, timeout=30,
+                              check=True, env={**os.environ, "TERM": "xterm-256color"}).stdout
+
+    def text(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "cc")
+
+    def wait_screen(self, text: str, *, timeout: float = HANG_TIMEOUT) -> str:
+        deadline = time.monotonic() + timeout
+        while text not in (screen := self.text()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"tmux never showed {text!r}; it shows:\n{screen}")
+            time.sleep(0.05)
+        return screen
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "cc", *keys)
+
+    def line(self, text: str) -> None:
+        self.tmux("send-keys", "-t", "cc", "-l", text)
+        self.keys("Enter")
+
+    def dead(self) -> bool:
+        return self.tmux("display-message", "-p", "-t", "cc", "#{pane_dead}").strip() == "1"
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True, timeout=30)
+
+
+def _quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)

@@ -1,0 +1,63 @@
+"""`shell/render.py`: streamed text gathered into one markdown block, collapsed tool lines, the
+live region's lines, and nothing raw from a hostile tool output reaching the terminal."""
+
+from __future__ import annotations
+
+import pytest
+
+from commandcode.agent.events import TurnEvent
+from commandcode.shell.render import LiveTurn, Output, ToolCall, main_argument, outcome, tool_line
+
+
+class RecordingOutput(Output):
+    def __init__(self) -> None:
+        super().__init__()
+        self.written: list[str] = []
+
+    def write(self, text: str) -> None:
+        self.written.append(text)
+
+
+@pytest.fixture(autouse=True)
+def no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "100")
+
+
+def test_streamed_text_is_one_markdown_block_printed_when_the_call_ends() -> None:
+    output, calls, redraws = RecordingOutput(), [], []
+    live = LiveTurn(output, calls, lambda: redraws.append(1))
+    for piece in ("Hel", "lo **wo", "rld**\n\n```python\nx = 1\n```"):
+        live.on_event(TurnEvent("text", text=piece))
+    assert output.written == [] and live.live_lines()[-1] == "```"
+    live.on_event(TurnEvent("usage", data={"outputTokens": 5}))
+    assert len(output.written) == 1
+    rendered = output.written[0]
+    assert "Hello world" in rendered and "**" not in rendered and "x = 1" in rendered and "```" not in rendered
+    assert live.live_lines() == [] and len(redraws) == 4
+
+
+def test_a_tool_call_is_one_numbered_line_and_kept_for_expand() -> None:
+    output, calls = RecordingOutput(), []
+    live = LiveTurn(output, calls, lambda: None)
+    live.on_event(TurnEvent("text", text="Let me look."))
+    live.on_event(TurnEvent("tool_start", tool="bash", input={"command": "ls -la\n| wc"}))
+    assert output.written[0].strip() == "Let me look."  # the text before a tool call is printed first
+    assert live.live_lines()[-1] == "⋯ bash(ls -la | wc) running — Esc interrupts"
+    live.on_event(TurnEvent("tool_end", tool="bash", input={"command": "ls -la\n| wc"}, text="a\nb\nc"))
+    assert output.written[-1].strip() == "● bash(ls -la | wc) → 3 lines  #1"
+    assert calls[0].text == "a\nb\nc" and calls[0].done
+    output.expanded(1, calls[0])
+    assert "a\nb\nc" in output.written[-1]
+
+
+def test_tool_lines_escape_hostile_text_and_stay_one_line() -> None:
+    call = ToolCall("read_file", {"file_path": "evil\x1b]2;pwned\x07.txt"})
+    call.text, call.is_error = "Error: \x1b[31mred\nsecond", True
+    line = tool_line(2, call)
+    assert "\x1b" not in line and "\n" not in line and line.startswith("✗ read_file(evil\\x1b]2;pwned\\x07.txt)")
+    assert outcome(call) == "failed: Error: \\x1b[31mred"
+    assert main_argument({"x": "y" * 100}).endswith("…") and len(main_argument({"x": "y" * 100})) == 60
+    output = RecordingOutput()
+    output.plain("bell \x07 and \x1b[2J clear")
+    assert "\x07" not in output.written[0] and "\x1b[2J" not in output.written[0]
