@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.cli import assert_error_lines, only_transcript, run_cli, run_ok, snapshot
+from helpers.cli import assert_error_lines, only_transcript, read_meta_file, run_cli, run_ok, snapshot, transcripts
 from helpers.terminal import ShellSession
 
 
@@ -71,13 +71,16 @@ def test_a_taken_launch_name_refuses_the_launch(home: Path, workdir: Path) -> No
 
 
 @pytest.mark.terminal
-def test_fork_session_is_refused_until_forking_lands_and_the_source_is_untouched(home: Path, workdir: Path) -> None:
+def test_fork_session_starts_in_a_fork_and_leaves_the_source_untouched(home: Path, workdir: Path) -> None:
     run_ok(["-p", "source"], workdir, home)
     transcript = only_transcript(home, workdir)
-    before = snapshot(home)
+    source = transcript.read_bytes()
     shell = ShellSession(workdir, home, ["-c", "--fork-session"])
-    shell.wait_screen("--fork-session is not available in this build yet")
-    assert shell.wait_exit() == 1
-    assert {key: value for key, value in snapshot(home).items() if "locks" not in key} == \
-        {key: value for key, value in before.items() if "locks" not in key}
-    assert transcript.exists()
+    shell.wait_prompt()
+    shell.line("/exit")
+    assert shell.wait_exit() == 0
+    assert transcript.read_bytes() == source
+    forks = [path for path in transcripts(home, workdir) if path != transcript]
+    assert len(forks) == 1, forks
+    assert read_meta_file(forks[0])["parentSessionId"] == transcript.stem
+    assert [line for line in forks[0].read_bytes().splitlines()[1:]] == source.splitlines()[1:]  # the body, byte for byte

@@ -51,7 +51,7 @@ def checkpoint_state(agent: AgentSession) -> dict[str, Any]:
         records = read_checkpoints(agent.files.checkpoints)
     except (CommandcodeError, OSError) as error:
         return {"count": 0, "backups": 0, "store_bytes": 0, "paused": False, "error": str(error)}
-    digests = {item.hash for record in records for item in record.files if item.hash and item.algorithm == "blake3"}
+    digests = {item.store_object for record in records for item in record.files if item.store_object}
     store_bytes = 0
     objects = objects_dir()
     for digest in digests:

@@ -136,6 +136,15 @@ class FileBackup:
         return out
 
     @property
+    def store_object(self) -> str | None:
+        """The id of the object in our store that holds this state: `hash` of a blake3 item, the
+        `blake3` key of a compatible one (`checkpoints/compatible.py`), else None."""
+        if self.algorithm == backups.BLAKE3:
+            return self.hash
+        twin = self.extra.get("blake3")  # compatible.BLAKE3_KEY
+        return twin if isinstance(twin, str) else None
+
+    @property
     def restorable(self) -> bool:
         """Whether a rewind can put this state back (it was backed up, or did not exist)."""
         return self.skipped is None and self.problem is None

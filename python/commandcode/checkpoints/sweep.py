@@ -17,7 +17,7 @@ from ..errors import CheckpointError, CommandcodeError
 from ..storage.durable import atomic_write
 from ..storage.regular import read_if_exists
 from . import store as backups
-from .compatible import BLAKE3_KEY, sweep_raw_objects
+from .compatible import sweep_raw_objects
 from .records import read_checkpoints
 
 SWEEP_GRACE_SECONDS = 3600.0
@@ -60,15 +60,10 @@ def register_external_location(path: Path, store_root: Path) -> None:
 
 def referenced_objects(root: Path | None = None, store_root: Path | None = None) -> set[str]:
     """The blake3 objects referenced by any checkpoint of any session."""
-    referenced = set()
+    referenced: set[str] = set()
     for path in iter_checkpoint_files(root, store_root):
         for record in read_checkpoints(path):
-            for item in record.files:
-                if item.algorithm == backups.BLAKE3 and item.hash is not None:
-                    referenced.add(item.hash)
-                twin = item.extra.get(BLAKE3_KEY)  # a compatible backup's copy in our store
-                if isinstance(twin, str):
-                    referenced.add(twin)
+            referenced.update(item.store_object for item in record.files if item.store_object is not None)
     return referenced
 
 

@@ -10,7 +10,7 @@ from commandcode.shell.launch import parse_launch
 
 def test_no_subcommand_and_no_p_is_a_shell_launch() -> None:
     launch = parse_launch([])
-    assert launch is not None and launch.mode == "default" and launch.resume is None
+    assert launch is not None and launch.mode is None and launch.resume is None  # None: the settings' defaultMode
     launch = parse_launch(["-n", "x", "--no-session", "--model=offline", "--effort", "high", "--permission-mode", "plan"])
     assert launch is not None
     assert (launch.name, launch.no_session, launch.model, launch.effort, launch.mode) == ("x", True, "offline", "high", "plan")

@@ -30,7 +30,7 @@ def test_streamed_text_is_one_markdown_block_printed_when_the_call_ends() -> Non
     for piece in ("Hel", "lo **wo", "rld**\n\n```python\nx = 1\n```"):
         live.on_event(TurnEvent("text", text=piece))
     assert output.written == [] and live.live_lines()[-1] == "```"
-    live.on_event(TurnEvent("usage", data={"outputTokens": 5}))
+    live.on_event(TurnEvent("usage", usage={"outputTokens": 5}))
     assert len(output.written) == 1
     rendered = output.written[0]
     assert "Hello world" in rendered and "**" not in rendered and "x = 1" in rendered and "```" not in rendered
@@ -41,10 +41,10 @@ def test_a_tool_call_is_one_numbered_line_and_kept_for_expand() -> None:
     output, calls = RecordingOutput(), []
     live = LiveTurn(output, calls, lambda: None)
     live.on_event(TurnEvent("text", text="Let me look."))
-    live.on_event(TurnEvent("tool_start", tool="bash", input={"command": "ls -la\n| wc"}))
+    live.on_event(TurnEvent("tool_start", name="bash", input={"command": "ls -la\n| wc"}))
     assert output.written[0].strip() == "Let me look."  # the text before a tool call is printed first
     assert live.live_lines()[-1] == "⋯ bash(ls -la | wc) running — Esc interrupts"
-    live.on_event(TurnEvent("tool_end", tool="bash", input={"command": "ls -la\n| wc"}, text="a\nb\nc"))
+    live.on_event(TurnEvent("tool_end", name="bash", input={"command": "ls -la\n| wc"}, outcome="a\nb\nc"))
     assert output.written[-1].strip() == "● bash(ls -la | wc) → 3 lines  #1"
     assert calls[0].text == "a\nb\nc" and calls[0].done
     output.expanded(1, calls[0])
