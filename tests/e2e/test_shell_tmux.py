@@ -20,6 +20,8 @@ def test_a_session_typed_in_tmux_then_continued(home: Path, workdir: Path, tmp_p
     try:
         tmux.wait_screen("checkpoint(s)")
         tmux.line('call edit_file {"file_path": "notes.txt", "old_string": "draft", "new_string": "final"}')
+        tmux.wait_screen("Allow edit_file")  # the permission prompt, answered as a user would
+        tmux.line("2")  # "Yes, for this session"
         screen = tmux.wait_screen("Ran 1 tool call(s)")
         assert re.search(r"● edit_file\(notes\.txt\) → The file /\S+…  #1", screen), screen  # one line, cut to fit
         tmux.line("/rename tmux session")

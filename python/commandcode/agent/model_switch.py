@@ -79,9 +79,14 @@ def _carry_effort(agent: AgentSession) -> None:
 
 
 def settings_mode(cwd: Path) -> str:
-    """The settings' `permissions.defaultMode` (`default` when unset or unknown)."""
+    """The settings' `permissions.defaultMode` (`default` when unset or unknown, or when a
+    settings file is malformed: the turn's permission check reports that file itself)."""
     from ..config.settings import load_settings
+    from ..errors import SettingsError
     from .permissions import MODES
 
-    mode = load_settings(cwd).permissions_default_mode
+    try:
+        mode = load_settings(cwd).permissions_default_mode
+    except SettingsError:
+        return "default"
     return mode if mode in MODES else "default"

@@ -78,6 +78,10 @@ class InteractiveShell:
         self._exit = False
         self._last_ctrl_c = 0.0
         self._session: PromptSession[Any] | None = None
+        from .permission_prompt import PermissionPrompt
+
+        self.permissions = PermissionPrompt(lambda: self._signal_from_thread("permission"))
+        agent.ask_permission = self._ask_permission  # a tool call that needs an answer asks here
 
     # ----------------------------------------------------------------------------------------
     # The Shell protocol
@@ -145,7 +149,9 @@ class InteractiveShell:
         return run_screen(screen)
 
     def copy(self, text: str) -> str:
-        return terminal.copy(text)
+        from .clipboard import copy
+
+        return copy(text)
 
     def set_title(self, title: str) -> None:
         terminal.set_title(title)
@@ -190,9 +196,16 @@ class InteractiveShell:
 
     def wake(self) -> None:
         """From the turn's thread: makes the prompt return so the main thread takes over."""
+        self._signal_from_thread("turn-done")
+
+    def _signal_from_thread(self, kind: str) -> None:
         session = self._session
         if session is not None and session.app.is_running and session.app.loop is not None:
-            session.app.loop.call_soon_threadsafe(self._exit_prompt, "turn-done")
+            session.app.loop.call_soon_threadsafe(self._exit_prompt, kind)
+
+    def _ask_permission(self, request: Any) -> str:
+        """`AgentSession.ask_permission`, called from the turn's thread: the main thread asks."""
+        return self.permissions.ask(request, self.turn.cancel if self.turn is not None else None)
 
     def _exit_prompt(self, kind: str) -> None:
         session = self._session
@@ -203,7 +216,9 @@ class InteractiveShell:
             app.exit(result=Signal(kind, session.default_buffer.text))
 
     def _pre_run(self) -> None:
-        if self.turn is not None and self.turn.done.is_set():
+        if self.permissions.has_pending():  # asked while no prompt was up to return
+            self._exit_prompt("permission")
+        elif self.turn is not None and self.turn.done.is_set():
             self._exit_prompt("turn-done")
 
     def message(self) -> Any:
@@ -294,7 +309,9 @@ class InteractiveShell:
                 self.dispatch(result)
 
     def _on_signal(self, kind: str) -> None:
-        if kind == "rewind":
+        if kind == "permission":
+            self.permissions.ask_pending(lambda question, options: self.choose(question, options))
+        elif kind == "rewind":
             command = self.commands.get("rewind")
             if command is None:
                 self.notice("no rewind menu in this build yet (/rewind is not available)")

@@ -65,33 +65,6 @@ def set_title(title: str) -> None:
     _osc(f"2;{clean}")
 
 
-def copy(text: str) -> str:
-    """Copies `text` to the clipboard; returns how (or why not)."""
-    import base64
-    import shutil
-    ways = []
-    _osc("52;c;" + base64.b64encode(text.encode("utf-8")).decode("ascii"))
-    ways.append("OSC 52")
-    if os.environ.get("TMUX") and shutil.which("tmux") and _pipe(["tmux", "load-buffer", "-w", "-"], text):
-        ways.append("the tmux buffer")
-    for command in (["wl-copy"], ["xclip", "-selection", "clipboard"], ["pbcopy"]):
-        usable = shutil.which(command[0]) and (os.environ.get("WAYLAND_DISPLAY") or os.environ.get("DISPLAY")
-                                               or command[0] == "pbcopy")
-        if usable and _pipe(command, text):
-            ways.append(command[0])
-            break
-    return f"copied to the clipboard ({', '.join(ways)})"
-
-
-def _pipe(command: list[str], text: str) -> bool:
-    import subprocess
-
-    try:
-        return subprocess.run(command, input=text, text=True, capture_output=True, timeout=5).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
-
-
 def hyperlinks_supported() -> bool:
     """Whether the terminal is one that shows OSC 8 links (not dumb, not the Linux console)."""
     return sys.stdout.isatty() and os.environ.get("TERM", "") not in _NO_HYPERLINKS

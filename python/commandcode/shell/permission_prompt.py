@@ -1,0 +1,54 @@
+"""Asking the user about a tool call while a turn runs (`AgentSession.ask_permission`).
+
+The turn runs in a worker thread; prompt_toolkit owns the terminal on the main thread. The worker
+queues its question here and makes the prompt return (`Shell.signal("permission")`); the main
+thread asks it (`ask_pending`) and hands the answer back. An interrupt (Esc, Ctrl+C) while a
+question waits denies it, so the turn ends at once.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+
+from ..agent.permissions import PermissionAnswer, PermissionRequest
+
+CHOICES = (("Yes, once", PermissionAnswer.ALLOW_ONCE),
+           ("Yes, for this session", PermissionAnswer.ALLOW_SESSION),
+           ("Yes, and don't ask again (saved in .commandcode/settings.local.json)", PermissionAnswer.ALWAYS),
+           ("No", PermissionAnswer.DENY))
+
+
+class PermissionPrompt:
+    """The questions of the running turn, one at a time."""
+
+    def __init__(self, wake: Callable[[], None]) -> None:
+        self._wake = wake  # makes the main thread's prompt return with a "permission" signal
+        self._pending: queue.Queue[tuple[PermissionRequest, queue.Queue[str]]] = queue.Queue()
+
+    def ask(self, request: PermissionRequest, cancel: threading.Event | None = None) -> str:
+        """From the turn's thread: waits for the user's answer (DENY once `cancel` is set)."""
+        answer: queue.Queue[str] = queue.Queue(maxsize=1)
+        self._pending.put((request, answer))
+        self._wake()
+        while True:
+            try:
+                return answer.get(timeout=0.1)
+            except queue.Empty:
+                if cancel is not None and cancel.is_set():
+                    return PermissionAnswer.DENY
+
+    def has_pending(self) -> bool:
+        return not self._pending.empty()
+
+    def ask_pending(self, choose: Callable[[str, list[str]], int | None]) -> None:
+        """On the main thread: asks every waiting question with `choose(question, options)`."""
+        while True:
+            try:
+                request, answer = self._pending.get_nowait()
+            except queue.Empty:
+                return
+            rules = f" (rule: {', '.join(request.rules)})" if request.rules else ""
+            picked = choose(f"Allow {request.summary}?{rules}", [label for label, _ in CHOICES])
+            answer.put(CHOICES[picked][1] if picked is not None and 0 <= picked < len(CHOICES) else PermissionAnswer.DENY)
