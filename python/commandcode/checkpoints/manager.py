@@ -24,6 +24,7 @@ import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from ..errors import CheckpointError
 from ..sessions.files import SessionFiles
@@ -40,6 +41,7 @@ from .records import (
     resolve_path,
     write_checkpoints,
 )
+from .redo_points import missing_folders, newest_on_path
 from .retention import cap_notice, retained
 from .sweep import register_external_location, sweep_objects
 
@@ -166,18 +168,28 @@ class CheckpointManager:
         """The checkpoint opened by this manager's last `open_checkpoint`."""
         return self._current
 
-    def open_checkpoint(self, prompt: str, message_count: int, last_message_id: str | None) -> None:
-        """Opens the checkpoint of a new turn (before any of its tools run)."""
+    def open_checkpoint(self, prompt: str, message_count: int, last_message_id: str | None,
+                        leaf_entry_id: str | None = None) -> None:
+        """Opens the checkpoint of a new turn (before any of its tools run). `leaf_entry_id` is
+        the transcript's leaf the turn starts from (a conversation rewind goes back to it)."""
         identifier = new_uuid()
-        previous = max((record.turn_number for record in self.records), default=0)
+        turns = [record for record in self.records if not record.is_redo_point]
+        previous = max((record.turn_number for record in turns), default=0)
+        parent = newest_on_path(self.records)
+        extra: dict[str, Any] = {}
+        if leaf_entry_id is not None:
+            extra["leafEntryId"] = leaf_entry_id
+        if parent is not None:
+            extra["parentCheckpointId"] = parent.id
         record = Checkpoint(
             id=identifier,
             message_id=identifier,
-            turn_number=max(previous, len(self.records)) + 1,
+            turn_number=max(previous, len(turns)) + 1,
             created_at=iso_now(),
             prompt=prompt_preview(prompt),
             message_count=message_count,
             last_message_id=last_message_id,
+            extra=extra,
         )
         self.records.append(record)
         self._current = record
@@ -260,7 +272,7 @@ class CheckpointManager:
         try:
             status = os.lstat(target)
         except FileNotFoundError:
-            return FileBackup(path=path, hash=None, algorithm=backups.BLAKE3, after_known=False)
+            return self._absent(path, target)
         except OSError as error:
             raise CheckpointError(f"cannot back up {path}: {error.strerror}") from None
         if stat.S_ISLNK(status.st_mode):
@@ -284,7 +296,7 @@ class CheckpointManager:
         if snapshot.kind == "regular":
             return FileBackup(path=path, hash=snapshot.content_id, algorithm=backups.BLAKE3, mode=snapshot.mode)
         if snapshot.kind == "missing":
-            return FileBackup(path=path, hash=None, algorithm=backups.BLAKE3)
+            return self._absent(path, target)
         if snapshot.kind == "symlink":
             notices.append(f"{path} is a symlink; it was not followed or backed up, and a rewind leaves it as it is")
             return FileBackup(path=path, hash=None, skipped=SKIPPED_SYMLINK)
@@ -293,6 +305,15 @@ class CheckpointManager:
             return FileBackup(path=path, hash=None, skipped=SKIPPED_TOO_LARGE)
         notices.append(f"{path} is not a regular file; it was not backed up")
         return None
+
+    def _absent(self, path: str, target: Path) -> FileBackup:
+        """The item of a file that does not exist yet: a rewind deletes it, and the folders its
+        creation makes (`missingDirs`) once they are empty."""
+        item = FileBackup(path=path, hash=None, algorithm=backups.BLAKE3)
+        made = missing_folders(target, self.cwd)
+        if made:
+            item.extra["missingDirs"] = made
+        return item
 
     def _space_for(self, size: int, path: str, notices: list[str]) -> bool:
         """The disk-low pause: pause below twice the file's size, resume at twice 100 MiB."""
