@@ -7,7 +7,8 @@ Five operations, each in its own workspace (a data dir and a project folder):
 - `append`: `commandcode -p PROMPT -r SID` on an existing session;
 - `first_write`: `commandcode -p PROMPT` starting a new session (its first turn writes a file);
 - `backup`: a turn whose `edit_file` calls back up multi-megabyte files first;
-- `rewind`: `commandcode rewind SID --to N --mode code --yes` over a few hundred files;
+- `rewind`: `commandcode rewind SID --to N --mode code --yes` over a few hundred files, and
+  about a third of the time `commandcode rewind SID --redo --yes` (undoing the last rewind);
 - `meta`: `commandcode -p PROMPT -r SID -n NAME` (a `session_info` entry and a meta update).
 
 A point is one run killed either after a random delay (up to the operation's measured duration;
@@ -336,7 +337,7 @@ class Workspace:
                 if not line.strip():
                     continue
                 try:
-                    record = json.loads(line)
+                    record = json.loads(line[1:] if line.startswith(b"#") else line)  # a hidden line (format §6.1)
                 except ValueError:
                     violations.append(f"{label}: {path.name} line {number} is not whole JSON")
                     continue
@@ -407,6 +408,17 @@ class Workspace:
         if stray:
             violations.append(f"{label}: stray files in the project: {stray[:3]}")
 
+    def can_redo(self) -> bool:
+        """Whether the session has a rewind a redo can undo (then a redo point is run instead)."""
+        from commandcode.checkpoints.records import read_checkpoints
+        from commandcode.checkpoints.redo_points import undoable
+        from commandcode.config.paths import project_dir
+        from commandcode.sessions.files import SessionFiles
+
+        with data_dir_env(self.data, self.index):
+            files = SessionFiles(project_dir(self.project), self.session_id or "")
+            return undoable(read_checkpoints(files.checkpoints)) is not None
+
     def current_rewind_state(self) -> int | None:
         tree = tree_state(self.project)
         for number, state in self.rewind_states.items():
@@ -453,6 +465,8 @@ def _next_run(workspace: Workspace, rng: random.Random) -> Run:
         name = f"name {marker}"
         return Run(["-p", f"{marker} meta", "-r", workspace.session_id or "", "-n", name, "--output-format", "json"],
                    marker, name)
+    if rng.random() < 0.35 and workspace.can_redo():
+        return Run(["rewind", workspace.session_id or "", "--redo", "--yes", "--json"], marker)
     state = workspace.current_rewind_state()
     target = 2 if state == 1 else 1
     return Run(["rewind", workspace.session_id or "", "--to", str(target), "--mode", "code", "--yes", "--json"],
