@@ -222,7 +222,14 @@ def rewind_command(
                        cwd, dry_run=dry_run, yes=yes, as_json=as_json)
         return
     if to is None:
-        raise UsageError("--to N (or --redo) is required", hint="`commandcode checkpoints list REF` shows the numbers")
+        if mode is not None or dry_run or not _is_terminal():
+            raise UsageError("--to N (or --redo) is required" + ("" if mode is not None or dry_run else " when not on a terminal"),
+                             hint="`commandcode checkpoints list REF` shows the numbers")
+        from ..ui.rewind_menu import open_menu
+
+        if open_menu(agent, lambda result: _render(result, cwd, as_json), force=force) is None:
+            stderr.print("Cancelled; nothing was changed")
+        return
     chosen = mode
     if chosen is None:
         if not _is_terminal():
