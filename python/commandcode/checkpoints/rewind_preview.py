@@ -44,7 +44,7 @@ def fill_preview(result: RewindResult, store: backups.BackupStore, cwd: Path, *,
                                "outside_edit": _edit_time(change.path) if (change.changed_outside or key in outside) else None}
         target = targets.get(key)
         if diff and change.action != "unchanged" and target is not None:
-            row.update(_difference(change.path, current, _wanted(store, target)))
+            row.update(_difference(_shown(change.path, cwd), current, _wanted(store, target)))
         rows.append(row)
     for skipped in result.skipped:
         rows.append({"path": os.fspath(skipped.path), "action": "left alone", "reason": skipped.reason,
@@ -90,14 +90,21 @@ def _text(data: bytes | None) -> str | None:
         return None
 
 
-def _difference(path: Path, old: bytes | None, new: bytes | None) -> dict[str, Any]:
+def _shown(path: Path, cwd: Path) -> str:
+    """The name a diff header gives a file: relative to the session's folder, as git shows it."""
+    try:
+        return os.fspath(path.relative_to(cwd))
+    except ValueError:
+        return os.fspath(path)
+
+
+def _difference(name: str, old: bytes | None, new: bytes | None) -> dict[str, Any]:
     old_text, new_text = _text(old), _text(new)
     if old_text is None or new_text is None:
         return {"binary": {"old": _facts(old), "new": _facts(new)}}
-    name = os.fspath(path)
     lines = list(difflib.unified_diff(old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
-                                      fromfile=name if old is not None else "/dev/null",
-                                      tofile=name if new is not None else "/dev/null"))
+                                      fromfile=f"a/{name}" if old is not None else "/dev/null",
+                                      tofile=f"b/{name}" if new is not None else "/dev/null"))
     if len(lines) > MAX_DIFF_LINES:
         lines = lines[:MAX_DIFF_LINES] + [f"... {len(lines) - MAX_DIFF_LINES} more diff lines\n"]
     return {"diff": "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)}

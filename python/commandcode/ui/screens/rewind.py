@@ -57,7 +57,9 @@ class RewindScreen(Screen[MenuChoice | None]):
 
     def on_mount(self) -> None:
         self.query_one("#actions").display = False
-        self.query_one("#rows", OptionList).focus()
+        rows = self.query_one("#rows", OptionList)
+        rows.focus()
+        rows.highlighted = 0
 
     # ---- stages
 
@@ -139,5 +141,8 @@ class RewindScreen(Screen[MenuChoice | None]):
         self.query_one("#actions").display = False
         self._title("Rewind: choose the point to go back to")
         self._set_preview("")
-        self.query_one("#rows", OptionList).focus()
+        rows = self.query_one("#rows", OptionList)
+        rows.focus()
+        if rows.highlighted is None:
+            rows.highlighted = 0
 
