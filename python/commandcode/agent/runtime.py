@@ -257,6 +257,7 @@ class AgentSession:
                 try:
                     self.recover_interrupted_restore()
                     self._checkpoints = CheckpointManager.for_session(self.files, self.cwd)
+                    self._checkpoints.track_shell(self.notify)
                 except CheckpointError as error:
                     self.notify(f"{error}; this turn's edits are not checkpointed")
         return self._checkpoints

@@ -121,7 +121,11 @@ class Conversation:
             path = None  # the tool refuses it: none of our own files is backed up or recorded
         if name in EDITING_TOOLS and path is not None and self.checkpoints is not None:
             result.notices.extend(self.checkpoints.backup_before_edit(str(path)))
+        if name == "bash" and self.checkpoints is not None:
+            result.notices.extend(self.checkpoints.before_shell())
         outcome = run_tool(name, tool_input, self.cwd)
+        if name == "bash" and self.checkpoints is not None:
+            result.notices.extend(self.checkpoints.after_shell())
         if name in EDITING_TOOLS and path is not None and self.checkpoints is not None and not outcome.is_error:
             self.checkpoints.record_after_edit(str(path))
         result.tool_calls += 1

@@ -16,6 +16,7 @@ until twice 100 MiB is free again.
 
 from __future__ import annotations
 
+import atexit
 import errno
 import os
 import stat
@@ -43,6 +44,7 @@ from .records import (
 )
 from .redo_points import missing_folders, newest_on_path
 from .retention import cap_notice, retained
+from .shell_tracking import ShellTracker, tracker_for
 from .sweep import register_external_location, sweep_objects
 
 RESUME_FREE_BYTES = 2 * 104_857_600
@@ -125,6 +127,7 @@ class CheckpointManager:
         self.paused = False
         self._last_sweep = 0.0
         self._registered = False
+        self.shell: ShellTracker | None = None
 
     @classmethod
     def for_session(
@@ -197,6 +200,43 @@ class CheckpointManager:
         self._save()
         if dropped:
             self._sweep(force=False)
+        if self.shell is not None:
+            self.shell.start()  # the baseline (or a refresh) runs while the model is called
+
+    # ---- shell commands (`shell_tracking.py`)
+
+    def track_shell(self, notify: Callable[[str], None]) -> None:
+        """Starts tracking what `bash` calls change, when `checkpoints.trackShell` is on."""
+        if self.shell is None:
+            self.shell = tracker_for(self.cwd, self.store, notify)
+            if self.shell is not None:
+                atexit.register(self.shell.stop)
+
+    def before_shell(self) -> list[str]:
+        """Call before a `bash` tool call: finishes the baseline and brings it current."""
+        if self.shell is None or self._current is None:
+            return []
+        self.shell.before_shell()
+        return self.shell.take_notices()
+
+    def after_shell(self) -> list[str]:
+        """Call after a `bash` tool call: records the files it created, changed or deleted in the
+        open checkpoint, like edit-tool backups (`source: "shell"`), and writes the records."""
+        if self.shell is None or self._current is None:
+            return []
+        record = self._current
+        changes = self.shell.after_shell()
+        for change in changes:
+            item = record.backup_for(resolve_path(change.path, self.cwd), self.cwd)
+            if item is None:
+                item = FileBackup(path=change.path, hash=change.before.content_id if change.before else None,
+                                  algorithm=backups.BLAKE3, mode=change.mode, extra={"source": "shell"})
+                record.files.append(item)
+            if item.skipped is None:
+                item.after_known, item.after_hash = True, change.after.content_id if change.after else None
+        if changes:
+            self._save()
+        return self.shell.take_notices()
 
     def backup_before_edit(self, path: str) -> list[str]:
         """Backs up `path` before a tool changes it; returns notices for the UI.
