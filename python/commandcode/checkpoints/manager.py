@@ -158,13 +158,16 @@ class CheckpointManager:
 
     def reload(self) -> None:
         """Re-reads the file (after a rewind changed it); the open checkpoint is kept only if it
-        is still there. Unsaved after-digests are written first unless the file changed."""
+        is still there and no rewind came after it (the timeline's order is the file's). Unsaved
+        after-digests are written first unless the file changed."""
         self._ledger.flush_quietly()
         self._ledger.dirty = False
         self._ledger = _Ledger(self.files.checkpoints, read_checkpoints(self.files.checkpoints))
         weakref.finalize(self, self._ledger.flush_quietly)
         current = self._current
         self._current = next((record for record in self.records if current and record.id == current.id), None)
+        if self._current is not None and self.records[-1] is not self._current and self.records[-1].is_redo_point:
+            self._current = None  # a rewind came after it: later edits belong to the next turn's checkpoint
 
     @property
     def current(self) -> Checkpoint | None:
