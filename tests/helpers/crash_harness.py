@@ -9,7 +9,10 @@ Five operations, each in its own workspace (a data dir and a project folder):
 - `backup`: a turn whose `edit_file` calls back up multi-megabyte files first;
 - `rewind`: `commandcode rewind SID --to N --mode code --yes` over a few hundred files, and
   about a third of the time `commandcode rewind SID --redo --yes` (undoing the last rewind);
-- `meta`: `commandcode -p PROMPT -r SID -n NAME` (a `session_info` entry and a meta update).
+- `meta`: `commandcode -p PROMPT -r SID -n NAME` (a `session_info` entry and a meta update);
+- `shell`: a turn whose `bash` call rewrites, deletes and creates files in a project of a few
+  megabytes, so kills land in the shell-tracking baseline (taken while the model is called), in
+  the command, and in the records of what it changed.
 
 A point is one run killed either after a random delay (up to the operation's measured duration;
 for a rewind also 0-40 ms after its restore journal appears, so kills land inside the native
@@ -54,7 +57,8 @@ from typing import Any
 
 from helpers.locations import KILLABLE
 
-OPERATIONS = ("append", "first_write", "backup", "rewind", "meta")
+OPERATIONS = ("append", "first_write", "backup", "rewind", "meta", "shell")
+SHELL_FILES = 60
 LANE_POINTS = 40  # a fresh workspace after this many points (bounds data growth)
 REWIND_FILES = 90  # two turns stay under the 200-backups-per-session cap
 BACKUP_FILES = 4
@@ -197,10 +201,15 @@ class Workspace:
         self.project = self.project.resolve()
         self.data.parent.mkdir(parents=True, exist_ok=True)
         with data_dir_env(self.data, self.index):
-            if self.operation in ("append", "meta", "backup"):
+            if self.operation in ("append", "meta", "backup", "shell"):
                 if self.operation == "backup":
                     for number in range(BACKUP_FILES):
                         self._write_big(number, 0)
+                if self.operation == "shell":
+                    for number in range(SHELL_FILES):
+                        path = self.project / f"src{number % 6}/module{number}.txt"
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        path.write_text(f"module {number} version 0\n" * 3000)
                 self.session_id = self._seed_session()
             elif self.operation == "rewind":
                 self._seed_rewind()
@@ -281,6 +290,20 @@ class Workspace:
             self._check_meta(violations, label)
             if self.operation == "rewind":
                 self._check_rewind(violations, label)
+            if self.operation == "shell":
+                self._check_shell(violations, label)
+
+    def _check_shell(self, violations: list[str], label: str) -> None:
+        """Every reported-committed shell turn recorded the file its command made (`source: shell`)."""
+        from commandcode.checkpoints.records import read_checkpoints
+
+        recorded = {Path(item.path).name for path in (self.data / "projects").glob("*/*.checkpoints.jsonl")
+                    for record in read_checkpoints(path) for item in record.files if item.extra.get("source") == "shell"}
+        for markers in self.reported.values():
+            for marker in markers:
+                made = f"made-{marker}.txt"
+                if made not in recorded and any(self.project.rglob(made)):
+                    violations.append(f"{label}: the shell turn {marker} was committed but {made} is not in its checkpoint")
 
     def _check_sessions(self, violations: list[str], label: str) -> None:
         from commandcode import _native
@@ -460,6 +483,15 @@ def _next_run(workspace: Workspace, rng: random.Random) -> Run:
             calls.append("call edit_file " + json.dumps({"file_path": f"big{number}.txt", "old_string": current,
                                                         "new_string": f"VERSION {version}"}))
         return Run(["-p", f"{marker} backup\n" + "\n".join(calls), "-r", workspace.session_id or "",
+                    "--output-format", "json"], marker)
+    if operation == "shell":
+        version = rng.randrange(1, 10**6)
+        picked = sorted(rng.sample(range(SHELL_FILES), 6))
+        edits = " && ".join(f"sed -i 's/version [0-9]*/version {version}/' src{number % 6}/module{number}.txt"
+                            for number in picked[:4])
+        command = (f"{edits} && rm -f src{picked[4] % 6}/module{picked[4]}.txt && "
+                   f"echo {marker} > src{picked[5] % 6}/made-{marker}.txt")
+        return Run(["-p", f"{marker} shell\ncall bash {json.dumps({'command': command})}", "-r", workspace.session_id or "",
                     "--output-format", "json"], marker)
     if operation == "meta":
         name = f"name {marker}"
