@@ -68,11 +68,8 @@ def _run(script: str, *args: str, home: Path, cwd: Path) -> subprocess.Completed
 
 
 @pytest.fixture
-def project(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = (tmp_path / "project").resolve()
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
+def project(project_here: Path) -> Path:
+    return project_here
 
 
 def test_a_kill_between_the_files_and_the_leaf_is_finished_by_the_next_command(home: Path, project: Path) -> None:

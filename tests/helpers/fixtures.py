@@ -72,6 +72,17 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def project_here(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty project folder made the current directory, with `home` as the data dir: for
+    in-process `AgentSession` tests, which resolve sessions and settings from the current
+    directory (a test module names it `project` with a one-line fixture)."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    return folder
+
+
+@pytest.fixture
 def umask_022() -> Iterator[None]:
     """Runs the test (and the subprocesses it starts) under umask 022."""
     previous = os.umask(0o022)

@@ -20,11 +20,8 @@ from helpers.checkpoints import snapshot
 
 
 @pytest.fixture
-def project(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
+def project(project_here: Path) -> Path:
+    return project_here
 
 
 def _write(path: str, content: str) -> str:

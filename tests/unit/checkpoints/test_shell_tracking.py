@@ -17,11 +17,8 @@ from helpers.cli import run_ok
 
 
 @pytest.fixture
-def project(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
+def project(project_here: Path) -> Path:
+    return project_here
 
 
 def _bash(command: str) -> str:

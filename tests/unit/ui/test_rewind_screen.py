@@ -21,11 +21,8 @@ from commandcode.ui.rewind_menu import ROW_CHECKPOINT, ROW_REDO, ROW_RESUME, Men
 
 
 @pytest.fixture
-def project(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
+def project(project_here: Path) -> Path:
+    return project_here
 
 
 def _write(path: str, content: str) -> str:
