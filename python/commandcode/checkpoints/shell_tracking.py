@@ -35,12 +35,14 @@ DEFAULT_MAX_FILES = 50_000
 
 
 class Entry:
-    """What the cache knows of one file: its stat key, the stored content id and its mode."""
+    """What the cache knows of one file: its stat key, content id and mode, and whether its
+    bytes are in the store yet (what a command left is stored in the background, while the
+    next model call runs; `before_shell` finishes it before the next command)."""
 
-    __slots__ = ("content_id", "key", "mode")
+    __slots__ = ("content_id", "key", "mode", "stored")
 
-    def __init__(self, key: StatKey, content_id: str, mode: int) -> None:
-        self.key, self.content_id, self.mode = key, content_id, mode
+    def __init__(self, key: StatKey, content_id: str, mode: int, *, stored: bool = True) -> None:
+        self.key, self.content_id, self.mode, self.stored = key, content_id, mode, stored
 
 
 class ShellChange:
@@ -82,18 +84,48 @@ class ShellTracker:
         self._stored_bytes: int | None = None
         self._git: bool | None = None
         self._excluded = os.path.abspath(data_dir())
+        self._names: list[str] | None = None  # the last listing, reused while no folder changed
+        self._folders: dict[str, int] = {}  # folder → mtime_ns when it was listed
+        self._walked: set[str] = set()
 
     # ---- listing
 
     def list_files(self) -> list[str] | None:
-        """The project's files (absolute), or None when there are too many (tracking pauses)."""
+        """The project's files (absolute), or None when there are too many (tracking pauses).
+        A file is created, deleted or renamed only by changing its folder's mtime, so the last
+        listing is reused while no listed folder changed."""
+        if self._names is not None and self._folders_unchanged():
+            return self._names
         names = self._git_files() if self._git is not False else None
         if names is None:
             names = self._walk()
         if len(names) > self.max_files:
             self._pause(f"the project has more than {self.max_files:,} files (checkpoints.trackShellMaxFiles)")
             return None
-        return [name for name in names if not (name == self._excluded or name.startswith(self._excluded + os.sep))]
+        names = [name for name in names if not (name == self._excluded or name.startswith(self._excluded + os.sep))]
+        if not self._git:
+            self._remember_folders(self._walked)
+        self._names = names
+        return names
+
+    def _remember_folders(self, folders: set[str]) -> None:
+        self._folders = {}
+        for folder in folders:
+            try:
+                self._folders[folder] = os.stat(folder).st_mtime_ns
+            except OSError:
+                pass
+
+    def _folders_unchanged(self) -> bool:
+        if not self._folders:
+            return False
+        for folder, mtime in self._folders.items():
+            try:
+                if os.stat(folder).st_mtime_ns != mtime:
+                    return False
+            except OSError:
+                return False
+        return True
 
     def _git_files(self) -> list[str] | None:
         try:
@@ -109,12 +141,23 @@ class ShellTracker:
         return [base + os.fsdecode(name) for name in dict.fromkeys(completed.stdout.split(b"\0")) if name]
 
     def _walk(self) -> list[str]:
+        """Every file below the folder (no symlinked folders, no `.git`), by `scandir`."""
         found: list[str] = []
-        for folder, folders, names in os.walk(self.cwd):
-            folders[:] = [name for name in folders if name != ".git" and not os.path.islink(os.path.join(folder, name))]
-            found.extend(os.path.join(folder, name) for name in names)
-            if len(found) > self.max_files:
-                break
+        pending = [self.cwd]
+        self._walked = set()
+        while pending and len(found) <= self.max_files:
+            folder = pending.pop()
+            self._walked.add(folder)
+            try:
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        if entry.is_dir(follow_symlinks=False):
+                            if entry.name != ".git":
+                                pending.append(entry.path)
+                        else:
+                            found.append(entry.path)
+            except OSError:
+                continue
         return found
 
     # ---- the baseline
@@ -160,7 +203,7 @@ class ShellTracker:
             if facts is None:
                 continue
             known = self.cache.get(name)
-            if known is not None and known.key == facts[0]:
+            if known is not None and known.key == facts[0] and known.stored:
                 continue
             entry = self._store(name, facts)
             if entry is not None:
@@ -190,6 +233,16 @@ class ShellTracker:
             self._stored_bytes += snapshot.size or 0
         after = _stat_key(name)  # the key of the bytes just read (a write meanwhile shows next time)
         return Entry(after[0] if after is not None else facts[0], snapshot.content_id, snapshot.mode or facts[1])
+
+    def _inspect(self, name: str, facts: tuple[StatKey, int]) -> Entry | None:
+        """The entry of what a command left, hashed but not stored yet (see `Entry`)."""
+        try:
+            state = self.store.inspect_file(Path(name))
+        except OSError:
+            return None
+        if state.kind != "regular" or state.content_id is None:
+            return None
+        return Entry(facts[0], state.content_id, state.mode or facts[1], stored=False)
 
     def _pause(self, why: str) -> None:
         if self.paused is None:
@@ -226,7 +279,7 @@ class ShellTracker:
             known = before.get(name)
             if facts is None or (known is not None and known.key == facts[0]):
                 continue
-            entry = self._store(name, facts)
+            entry = self._inspect(name, facts)
             if entry is None:
                 continue
             self.cache[name] = entry
@@ -236,6 +289,8 @@ class ShellTracker:
             if not os.path.lexists(name):  # a deleted tracked file is still listed by git
                 self.cache.pop(name, None)
                 changes.append(ShellChange(name, known, None))
+        if changes:
+            self.start()  # stores what the command left while the next model call runs
         return changes
 
 
