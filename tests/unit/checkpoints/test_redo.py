@@ -140,3 +140,19 @@ def test_a_summary_is_undone_by_redo(project: Path) -> None:
     assert _context(agent) != context
     agent.redo()
     assert _context(agent) == context
+
+
+def test_a_sweep_keeps_every_object_a_redo_point_names(project: Path) -> None:
+    from commandcode.checkpoints.store import BackupStore
+    from commandcode.checkpoints.sweep import sweep_objects
+
+    session, trees = _session(project, _write("a.txt", "one"), _write("a.txt", "only in the redo point"))
+    agent = AgentSession.for_reference(session)
+    agent.rewind(1, RewindMode.CODE)
+    [point] = [record for record in read_checkpoints(agent.files.checkpoints) if record.is_redo_point]
+    kept = {item.hash for item in point.files}
+    swept = sweep_objects(BackupStore(), grace_seconds=0)
+    assert swept, "the sweep ran"
+    assert all(BackupStore().contains(digest) for digest in kept if digest)
+    agent.redo()
+    assert snapshot(project) == trees[2]
