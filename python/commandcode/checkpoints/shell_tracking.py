@@ -84,48 +84,21 @@ class ShellTracker:
         self._stored_bytes: int | None = None
         self._git: bool | None = None
         self._excluded = os.path.abspath(data_dir())
-        self._names: list[str] | None = None  # the last listing, reused while no folder changed
-        self._folders: dict[str, int] = {}  # folder → mtime_ns when it was listed
-        self._walked: set[str] = set()
+        self._tree: dict[str, tuple[int, list[str], list[str]]] = {}  # folder → (mtime_ns, files, folders)
 
     # ---- listing
 
     def list_files(self) -> list[str] | None:
         """The project's files (absolute), or None when there are too many (tracking pauses).
-        A file is created, deleted or renamed only by changing its folder's mtime, so the last
-        listing is reused while no listed folder changed."""
-        if self._names is not None and self._folders_unchanged():
-            return self._names
+        Outside a repository, a file is created, deleted or renamed only by changing its
+        folder's mtime, so only the folders whose mtime changed are listed again."""
         names = self._git_files() if self._git is not False else None
         if names is None:
             names = self._walk()
         if len(names) > self.max_files:
             self._pause(f"the project has more than {self.max_files:,} files (checkpoints.trackShellMaxFiles)")
             return None
-        names = [name for name in names if not (name == self._excluded or name.startswith(self._excluded + os.sep))]
-        if not self._git:
-            self._remember_folders(self._walked)
-        self._names = names
-        return names
-
-    def _remember_folders(self, folders: set[str]) -> None:
-        self._folders = {}
-        for folder in folders:
-            try:
-                self._folders[folder] = os.stat(folder).st_mtime_ns
-            except OSError:
-                pass
-
-    def _folders_unchanged(self) -> bool:
-        if not self._folders:
-            return False
-        for folder, mtime in self._folders.items():
-            try:
-                if os.stat(folder).st_mtime_ns != mtime:
-                    return False
-            except OSError:
-                return False
-        return True
+        return [name for name in names if not (name == self._excluded or name.startswith(self._excluded + os.sep))]
 
     def _git_files(self) -> list[str] | None:
         try:
@@ -141,24 +114,42 @@ class ShellTracker:
         return [base + os.fsdecode(name) for name in dict.fromkeys(completed.stdout.split(b"\0")) if name]
 
     def _walk(self) -> list[str]:
-        """Every file below the folder (no symlinked folders, no `.git`), by `scandir`."""
-        found: list[str] = []
+        """Every file below the folder (no symlinked folders, no `.git`), by `scandir`; folders
+        whose mtime did not change since the last walk are not read again."""
+        seen: dict[str, tuple[int, list[str], list[str]]] = {}
         pending = [self.cwd]
-        self._walked = set()
-        while pending and len(found) <= self.max_files:
+        count = 0
+        while pending and count <= self.max_files:
             folder = pending.pop()
-            self._walked.add(folder)
-            try:
-                with os.scandir(folder) as entries:
-                    for entry in entries:
-                        if entry.is_dir(follow_symlinks=False):
-                            if entry.name != ".git":
-                                pending.append(entry.path)
-                        else:
-                            found.append(entry.path)
-            except OSError:
+            listed = self._list_folder(folder)
+            if listed is None:
                 continue
-        return found
+            seen[folder] = listed
+            count += len(listed[1])
+            pending.extend(listed[2])
+        self._tree = seen
+        return [name for _, files, _ in seen.values() for name in files]
+
+    def _list_folder(self, folder: str) -> tuple[int, list[str], list[str]] | None:
+        try:
+            mtime = os.stat(folder).st_mtime_ns
+        except OSError:
+            return None
+        known = self._tree.get(folder)
+        if known is not None and known[0] == mtime:
+            return known
+        files, folders = [], []
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name != ".git":
+                            folders.append(entry.path)
+                    else:
+                        files.append(entry.path)
+        except OSError:
+            return None
+        return mtime, files, folders
 
     # ---- the baseline
 
@@ -273,11 +264,15 @@ class ShellTracker:
             return []
         changes = []
         seen = set()
+        unreadable = set()
         for name in names:
             seen.add(name)
             facts = _stat_key(name)
             known = before.get(name)
-            if facts is None or (known is not None and known.key == facts[0]):
+            if facts is None:
+                unreadable.add(name)
+                continue
+            if known is not None and known.key == facts[0]:
                 continue
             entry = self._inspect(name, facts)
             if entry is None:
@@ -286,7 +281,7 @@ class ShellTracker:
             if known is None or known.content_id != entry.content_id or known.mode != entry.mode:
                 changes.append(ShellChange(name, known, entry))
         for name, known in before.items():
-            if not os.path.lexists(name):  # a deleted tracked file is still listed by git
+            if (name not in seen or name in unreadable) and not os.path.lexists(name):  # git lists a deleted tracked file
                 self.cache.pop(name, None)
                 changes.append(ShellChange(name, known, None))
         if changes:
