@@ -106,12 +106,16 @@ def rewind(
             or failed; nothing was changed (the error names each failing file).
         InvalidSessionError: the transcript cannot be rewound to that point.
     """
-    def run(records: list[Checkpoint], stack: contextlib.ExitStack, active: SessionWriter | None) -> RewindResult:
+    def check(records: list[Checkpoint]) -> int:
         index = find_checkpoint(records, number)
         offered = available_modes(records, index, has_transcript=files.transcript.exists())
         if mode not in offered:
             choices = ", ".join(choice.value for choice in offered) or "none"
             raise CheckpointError(f"checkpoint {number} does not offer --mode {mode.value}; it offers: {choices}")
+        return index
+
+    def run(records: list[Checkpoint], stack: contextlib.ExitStack, active: SessionWriter | None) -> RewindResult:
+        index = check(records)
         result = RewindResult(number=number, mode=mode, dry_run=dry_run)
         conversation = None
         if mode is not RewindMode.CODE:
@@ -122,7 +126,7 @@ def rewind(
                         code=mode.restores_code, moves=mode.moves_conversation, force=force,
                         allow_outside=allow_outside, diff=diff, store=store, faults=faults)
 
-    return _session_operation(files, cwd, run, conversation=mode is not RewindMode.CODE, dry_run=dry_run,
+    return _session_operation(files, cwd, run, check, conversation=mode is not RewindMode.CODE, dry_run=dry_run,
                               allow_outside=allow_outside, store=store, writer=writer, checkpoints=checkpoints)
 
 
@@ -165,22 +169,25 @@ def redo(
                         moves=conversation is not None, force=force, allow_outside=allow_outside, diff=diff,
                         store=store, faults=faults, marks=rewound if isinstance(rewound, list) else None, undone=undone)
 
-    return _session_operation(files, cwd, run, conversation=files.transcript.exists(), dry_run=dry_run,
-                              allow_outside=allow_outside, store=store, writer=writer, checkpoints=checkpoints)
+    return _session_operation(files, cwd, run, require_undoable, conversation=files.transcript.exists(),
+                              dry_run=dry_run, allow_outside=allow_outside, store=store, writer=writer,
+                              checkpoints=checkpoints)
 
 
 Operation = Callable[[list[Checkpoint], contextlib.ExitStack, "SessionWriter | None"], RewindResult]
 
 
-def _session_operation(files: SessionFiles, cwd: Path, run: Operation, *, conversation: bool, dry_run: bool,
-                       allow_outside: bool, store: backups.BackupStore | None, writer: SessionWriter | None,
-                       checkpoints: CheckpointManager | None) -> RewindResult:
-    """Recovery first, the manager flushed, the writer lock taken (the session's own writer when
-    it moves the conversation), then `run`; the manager re-reads the records afterwards."""
+def _session_operation(files: SessionFiles, cwd: Path, run: Operation, check: Callable[[list[Checkpoint]], int], *,
+                       conversation: bool, dry_run: bool, allow_outside: bool, store: backups.BackupStore | None,
+                       writer: SessionWriter | None, checkpoints: CheckpointManager | None) -> RewindResult:
+    """Recovery first, the manager flushed, the request checked (a refusal touches nothing, not
+    even the lock file), the writer lock taken (the session's own writer when it moves the
+    conversation), then `run`; the manager re-reads the records afterwards."""
     backups.recover_pending(files, None if allow_outside else cwd, store=store)
     finish_pending_conversation(files, Path(cwd), writer)
     if checkpoints is not None:
         checkpoints.flush()
+    check(read_checkpoints(files.checkpoints))
     try:
         with contextlib.ExitStack() as stack:
             active = writer
