@@ -67,7 +67,8 @@ class Session:
         return "after" if moved else "before"
 
     def checkpoints_state(self) -> str:
-        count = sum(1 for line in self.checkpoints.read_text().splitlines() if line.strip())
+        # the records the real CLI reads (a rewind keeps the rest as hidden `#` lines, format §6.1)
+        count = sum(1 for line in self.checkpoints.read_text().splitlines() if line.strip() and not line.startswith("#"))
         return {2: "before", 1: "after"}.get(count, f"{count} records")
 
 

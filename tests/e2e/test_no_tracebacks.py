@@ -87,7 +87,8 @@ def set_record_field(checkpoints: Path, number: int, **fields: object) -> None:
 def test_a_message_count_that_is_not_a_count_refuses_the_conversation_rewind(home: Path, project: Path, count: object,
                                                                               mode: str) -> None:
     transcript, checkpoints = two_turns(home, project)
-    set_record_field(checkpoints, 2, messageCount=count, lastMessageId=KeyError)
+    # as the real CLI writes it: no `leafEntryId` (ours, which names the point exactly)
+    set_record_field(checkpoints, 2, messageCount=count, lastMessageId=KeyError, leafEntryId=KeyError)
     listing = run_json(["checkpoints", "list", transcript.stem, "--json"], project, home)["checkpoints"]
     assert listing[1]["messageCount"] is None
     before = session_state(home), (project / "f.txt").read_bytes()

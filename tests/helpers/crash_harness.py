@@ -2,12 +2,16 @@
 every promise the files make. Shared by `tests/crash/test_crash_injection.py` (a small budget in CI)
 and `benches/crash_harness.py` (the full run, `--points N --seed S`).
 
-Nine operations (and the branching ones of `helpers.crash_branching`), each in its own workspace (a data dir and a project folder):
+Ten operations (and the branching ones of `helpers.crash_branching`), each in its own workspace (a data dir and a project folder):
 
 - `append`: `commandcode -p PROMPT -r SID` on an existing session;
 - `first_write`: `commandcode -p PROMPT` starting a new session (its first turn writes a file);
 - `backup`: a turn whose `edit_file` calls back up multi-megabyte files first;
-- `rewind`: `commandcode rewind SID --to N --mode code --yes` over a few hundred files;
+- `rewind`: `commandcode rewind SID --to N --mode code --yes` over a few hundred files, and
+  about a third of the time `commandcode rewind SID --redo --yes` (undoing the last rewind);
+- `shell`: a turn whose `bash` call rewrites, deletes and creates files in a project of a few
+  megabytes, so kills land in the shell-tracking baseline (taken while the model is called), in
+  the command, and in the records of what it changed;
 - `meta`: `commandcode -p PROMPT -r SID -n NAME` (a `session_info` entry and a meta update);
 - `export`: `commandcode export SID -o out.(md|html|jsonl)` over an existing export of the same
   name (the target must be the old export or a whole new one, the transcript unchanged).
@@ -63,7 +67,8 @@ from helpers import crash_branching
 from helpers.crash_branching import BRANCHING_OPERATIONS
 from helpers.locations import KILLABLE
 
-OPERATIONS = ("append", "first_write", "backup", "rewind", "meta", "export", "compact", "import", "rename")
+OPERATIONS = ("append", "first_write", "backup", "rewind", "meta", "export", "compact", "import", "rename", "shell")
+SHELL_FILES = 60
 ALL_OPERATIONS = OPERATIONS + BRANCHING_OPERATIONS  # fork, clone, goto, label: `helpers.crash_branching`
 EXPORT_TURNS = 300  # the exported session: enough rows that a kill lands mid-render or mid-write
 COMPACT_WINDOW = 3_000  # tokens: a few long turns pass 90 % of it
@@ -236,10 +241,20 @@ class Workspace:
                 self.session_id = self._seed_session(turns=EXPORT_TURNS)
                 self.exported: dict[str, bytes] = {}
                 self.export_source = next(iter(self.transcripts())).read_bytes()
-            elif self.operation in ("append", "meta", "backup", "rename"):
+            elif self.operation in ("append", "meta", "backup", "rename", "shell"):
                 if self.operation == "backup":
                     for number in range(BACKUP_FILES):
                         self._write_big(number, 0)
+                if self.operation == "shell":
+                    for number in range(SHELL_FILES):
+                        path = self.project / f"src{number % 6}/module{number}.txt"
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        path.write_text(f"module {number} version 0\n" * 3000)
+                if self.operation == "shell":
+                    for number in range(SHELL_FILES):
+                        path = self.project / f"src{number % 6}/module{number}.txt"
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        path.write_text(f"module {number} version 0\n" * 3000)
                 self.session_id = self._seed_session()
             elif self.operation == "compact":
                 (self.project / ".commandcode").mkdir(exist_ok=True)
@@ -333,6 +348,8 @@ class Workspace:
                 crash_branching.check(self, violations, label)
             if self.operation == "export":
                 self._check_export(violations, label)
+            if self.operation == "shell":
+                self._check_shell(violations, label)
 
     def _check_export(self, violations: list[str], label: str) -> None:
         """The transcript is unchanged; each target is absent, the previous export or a whole new
@@ -354,6 +371,18 @@ class Workspace:
             leftovers = [path.name for path in self.project.iterdir() if path.name.startswith(prefix)]
             if leftovers:
                 violations.append(f"{label}: an export that finished left {leftovers}")
+
+    def _check_shell(self, violations: list[str], label: str) -> None:
+        """Every reported-committed shell turn recorded the file its command made (`source: shell`)."""
+        from commandcode.checkpoints.records import read_checkpoints
+
+        recorded = {Path(item.path).name for path in (self.data / "projects").glob("*/*.checkpoints.jsonl")
+                    for record in read_checkpoints(path) for item in record.files if item.extra.get("source") == "shell"}
+        for markers in self.reported.values():
+            for marker in markers:
+                made = f"made-{marker}.txt"
+                if made not in recorded and any(self.project.rglob(made)):
+                    violations.append(f"{label}: the shell turn {marker} was committed but {made} is not in its checkpoint")
 
     def _check_sessions(self, violations: list[str], label: str) -> None:
         from commandcode import _native
@@ -410,7 +439,7 @@ class Workspace:
                 if not line.strip():
                     continue
                 try:
-                    record = json.loads(line)
+                    record = json.loads(line[1:] if line.startswith(b"#") else line)  # a hidden line (format §6.1)
                 except ValueError:
                     violations.append(f"{label}: {path.name} line {number} is not whole JSON")
                     continue
@@ -483,6 +512,17 @@ class Workspace:
         if stray:
             violations.append(f"{label}: stray files in the project: {stray[:3]}")
 
+    def can_redo(self) -> bool:
+        """Whether the session has a rewind a redo can undo (then a redo point is run instead)."""
+        from commandcode.checkpoints.records import read_checkpoints
+        from commandcode.checkpoints.redo_points import undoable
+        from commandcode.config.paths import project_dir
+        from commandcode.sessions.files import SessionFiles
+
+        with data_dir_env(self.data, self.index):
+            files = SessionFiles(project_dir(self.project), self.session_id or "")
+            return undoable(read_checkpoints(files.checkpoints)) is not None
+
     def current_rewind_state(self) -> int | None:
         tree = tree_state(self.project)
         for number, state in self.rewind_states.items():
@@ -534,6 +574,15 @@ def _next_run(workspace: Workspace, rng: random.Random) -> Run:
     if operation == "compact":
         return Run(["-p", f"{marker} compact\n{COMPACT_TEXT}", "-r", workspace.session_id or "", "--effort", "high",
                     "--output-format", "json"], marker)
+    if operation == "shell":  # a headless bash call needs the bypass mode
+        version = rng.randrange(1, 10**6)
+        picked = sorted(rng.sample(range(SHELL_FILES), 6))
+        edits = " && ".join(f"sed -i 's/version [0-9]*/version {version}/' src{number % 6}/module{number}.txt"
+                            for number in picked[:4])
+        command = (f"{edits} && rm -f src{picked[4] % 6}/module{picked[4]}.txt && "
+                   f"echo {marker} > src{picked[5] % 6}/made-{marker}.txt")
+        return Run(["-p", f"{marker} shell\ncall bash {json.dumps({'command': command})}", "-r", workspace.session_id or "",
+                    "--yolo", "--output-format", "json"], marker)
     if operation == "meta":
         name = f"name {marker}"
         return Run(["-p", f"{marker} meta", "-r", workspace.session_id or "", "-n", name, "--output-format", "json"],
@@ -543,6 +592,8 @@ def _next_run(workspace: Workspace, rng: random.Random) -> Run:
     if operation == "rename":
         name = f"name {marker}"
         return Run(["sessions", "rename", workspace.session_id or "", name, "--json"], marker, name)
+    if rng.random() < 0.35 and workspace.can_redo():
+        return Run(["rewind", workspace.session_id or "", "--redo", "--yes", "--json"], marker)
     state = workspace.current_rewind_state()
     target = 2 if state == 1 else 1
     return Run(["rewind", workspace.session_id or "", "--to", str(target), "--mode", "code", "--yes", "--json"],

@@ -100,6 +100,14 @@ def openai_stub(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     with OpenAIStub() as stub:
         write_providers(home, stub.url)
         yield stub
+def project_here(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty project folder made the current directory, with `home` as the data dir: for
+    in-process `AgentSession` tests, which resolve sessions and settings from the current
+    directory (a test module names it `project` with a one-line fixture)."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    return folder
 
 
 @pytest.fixture

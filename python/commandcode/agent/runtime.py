@@ -27,12 +27,14 @@ from ..catalog.listing import most_recent, resolve_session
 from ..checkpoints.manager import CheckpointManager
 from ..checkpoints.modes import RewindMode
 from ..checkpoints.records import Checkpoint, read_checkpoints
+from ..checkpoints.redo_points import undoable
 from ..checkpoints.rewind import (
     RewindResult,
     available_modes,
     checkpoint_numbers,
     find_checkpoint,
     recover_pending,
+    redo,
     rewind,
 )
 from ..config.paths import project_root
@@ -347,6 +349,7 @@ class AgentSession:
                 try:
                     self.recover_interrupted_restore()
                     self._checkpoints = CheckpointManager.for_session(self.files, self.cwd)
+                    self._checkpoints.track_shell(self.notify)
                 except CheckpointError as error:
                     self.notify(f"{error}; this turn's edits are not checkpointed")
         return self._checkpoints
@@ -462,7 +465,7 @@ class AgentSession:
         """Completes (or, for a journal of an older release, undoes) a restore of this session that
         a crash interrupted, and says so: the user sees which state their files are in. The journal
         may name nothing outside `folder` (`allow_outside`: a rewind the user lets out of it)."""
-        outcome = recover_pending(self.files, None if allow_outside else self.folder)
+        outcome = recover_pending(self.files, None if allow_outside else self.folder, writer=self._writer)
         if outcome is not None:
             state, targets = outcome
             verb = "finished" if state == "completed" else "undid"
@@ -472,12 +475,14 @@ class AgentSession:
         """The session's checkpoint records, as on disk."""
         return read_checkpoints(self.files.checkpoints)
 
-    def checkpoint_choices(self) -> list[CheckpointChoice]:
-        """Every checkpoint with its number and the rewinds it offers (`checkpoints list`)."""
+    def checkpoint_choices(self, *, include_rewound: bool = False) -> list[CheckpointChoice]:
+        """Every checkpoint on the conversation's path with its number and the rewinds it offers
+        (`checkpoints list`); `include_rewound` adds the ones a rewind passed (`--all`)."""
         records = self.checkpoint_records()
         has_transcript = self.files.transcript.exists()
         return [CheckpointChoice(number, record, available_modes(records, index, has_transcript=has_transcript))
-                for index, (record, number) in enumerate(zip(records, checkpoint_numbers(records)))]
+                for index, (record, number) in enumerate(zip(records, checkpoint_numbers(records)))
+                if number and (include_rewound or not record.rewound)]
 
     def offered_modes(self, number: int) -> tuple[Checkpoint, list[RewindMode]]:
         """Checkpoint `number` and the rewinds it offers.
@@ -490,12 +495,24 @@ class AgentSession:
         return records[index], available_modes(records, index, has_transcript=self.files.transcript.exists())
 
     def rewind(self, number: int, mode: RewindMode, *, dry_run: bool = False, force: bool = False,
-               allow_outside: bool = False, faults: dict[str, int] | None = None) -> RewindResult:
+               allow_outside: bool = False, diff: bool = False, faults: dict[str, int] | None = None) -> RewindResult:
         """Rewinds to just before turn `number` (see `checkpoints.rewind.rewind`), confined to
         `folder` unless `allow_outside`; while the session is open for writing, through its own
-        writer and checkpoint manager. `faults` are the native restore's test hooks."""
+        writer and checkpoint manager. `diff` adds diffs to a dry run's preview; `faults` are the
+        native restore's test hooks."""
         return rewind(self.files, self.folder, number, mode, dry_run=dry_run, force=force, allow_outside=allow_outside,
-                      writer=self._writer, checkpoints=self._checkpoints, summarizer=self.summarizer, faults=faults)
+                      diff=diff, writer=self._writer, checkpoints=self._checkpoints, summarizer=self.summarizer,
+                      faults=faults)
+
+    def redo(self, *, dry_run: bool = False, force: bool = False, allow_outside: bool = False, diff: bool = False,
+             faults: dict[str, int] | None = None) -> RewindResult:
+        """Undoes the newest rewind not undone yet (see `checkpoints.rewind.redo`), like `rewind`."""
+        return redo(self.files, self.folder, dry_run=dry_run, force=force, allow_outside=allow_outside, diff=diff,
+                    writer=self._writer, checkpoints=self._checkpoints, faults=faults)
+
+    def can_redo(self) -> bool:
+        """Whether a rewind of this session can be undone (`redo`)."""
+        return undoable(self.checkpoint_records()) is not None
 
     # ----------------------------------------------------------------------------------------
     # Workspace: the scratchpad and the worktree the tools work in (workspace/session_space.py)

@@ -114,7 +114,7 @@ class Conversation:
         if self.checkpoints is not None:
             last_id = next((message.get("meta", {}).get("messageId") for message in reversed(self.messages)
                             if isinstance(message.get("meta"), dict) and message["meta"].get("messageId")), None)
-            self.checkpoints.open_checkpoint(prompt, len(self.messages), last_id)
+            self.checkpoints.open_checkpoint(prompt, len(self.messages), last_id, self.writer.leaf_id)
         start = self._mark()
         self._append({"role": "user", "content": [{"type": "text", "text": prompt}],
                       "meta": {"source": "user", "createdAt": epoch_ms(), "messageId": new_uuid()}})
@@ -216,7 +216,13 @@ class Conversation:
             result.notices.extend(notices)
             for notice in notices:
                 self.emit(TurnEvent("notice", text=notice))
-        outcome = run_tool(name, tool_input, self.cwd, cancel=self.cancel, env=self.tool_env)
+        if name == "bash" and self.checkpoints is not None:  # shell tracking (checkpoints/shell_tracking.py)
+            result.notices.extend(self.checkpoints.before_shell())
+        try:
+            outcome = run_tool(name, tool_input, self.cwd, cancel=self.cancel, env=self.tool_env)
+        finally:  # an interrupted command's changes are recorded too, so a rewind undoes them
+            if name == "bash" and self.checkpoints is not None:
+                result.notices.extend(self.checkpoints.after_shell())
         if name in EDITING_TOOLS and path is not None and self.checkpoints is not None and not outcome.is_error:
             self.checkpoints.record_after_edit(str(path))
         return outcome

@@ -16,6 +16,7 @@ until twice 100 MiB is free again.
 
 from __future__ import annotations
 
+import atexit
 import errno
 import os
 import stat
@@ -24,6 +25,7 @@ import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from ..errors import CheckpointError
 from ..sessions.files import SessionFiles
@@ -40,7 +42,9 @@ from .records import (
     resolve_path,
     write_checkpoints,
 )
+from .redo_points import missing_folders, newest_on_path
 from .retention import cap_notice, retained
+from .shell_tracking import ShellTracker, tracker_for
 from .sweep import register_external_location, sweep_objects
 
 RESUME_FREE_BYTES = 2 * 104_857_600
@@ -126,6 +130,7 @@ class CheckpointManager:
         self._registered = False
         # checkpoints.compatibleBackups (None: read from the settings at the first backup)
         self._compatible = compatible_backups
+        self.shell: ShellTracker | None = None
 
     @classmethod
     def for_session(
@@ -157,31 +162,44 @@ class CheckpointManager:
 
     def reload(self) -> None:
         """Re-reads the file (after a rewind changed it); the open checkpoint is kept only if it
-        is still there. Unsaved after-digests are written first unless the file changed."""
+        is still there and no rewind came after it (the timeline's order is the file's). Unsaved
+        after-digests are written first unless the file changed."""
         self._ledger.flush_quietly()
         self._ledger.dirty = False
         self._ledger = _Ledger(self.files.checkpoints, read_checkpoints(self.files.checkpoints))
         weakref.finalize(self, self._ledger.flush_quietly)
         current = self._current
         self._current = next((record for record in self.records if current and record.id == current.id), None)
+        if self._current is not None and self.records[-1] is not self._current and self.records[-1].is_redo_point:
+            self._current = None  # a rewind came after it: later edits belong to the next turn's checkpoint
 
     @property
     def current(self) -> Checkpoint | None:
         """The checkpoint opened by this manager's last `open_checkpoint`."""
         return self._current
 
-    def open_checkpoint(self, prompt: str, message_count: int, last_message_id: str | None) -> None:
-        """Opens the checkpoint of a new turn (before any of its tools run)."""
+    def open_checkpoint(self, prompt: str, message_count: int, last_message_id: str | None,
+                        leaf_entry_id: str | None = None) -> None:
+        """Opens the checkpoint of a new turn (before any of its tools run). `leaf_entry_id` is
+        the transcript's leaf the turn starts from (a conversation rewind goes back to it)."""
         identifier = new_uuid()
-        previous = max((record.turn_number for record in self.records), default=0)
+        turns = [record for record in self.records if not record.is_redo_point]
+        previous = max((record.turn_number for record in turns), default=0)
+        parent = newest_on_path(self.records)
+        extra: dict[str, Any] = {}
+        if leaf_entry_id is not None:
+            extra["leafEntryId"] = leaf_entry_id
+        if parent is not None:
+            extra["parentCheckpointId"] = parent.id
         record = Checkpoint(
             id=identifier,
             message_id=identifier,
-            turn_number=max(previous, len(self.records)) + 1,
+            turn_number=max(previous, len(turns)) + 1,
             created_at=iso_now(),
             prompt=prompt_preview(prompt),
             message_count=message_count,
             last_message_id=last_message_id,
+            extra=extra,
         )
         self.records.append(record)
         self._current = record
@@ -189,6 +207,43 @@ class CheckpointManager:
         self._save()
         if dropped:
             self._sweep(force=False)
+        if self.shell is not None:
+            self.shell.start()  # the baseline (or a refresh) runs while the model is called
+
+    # ---- shell commands (`shell_tracking.py`)
+
+    def track_shell(self, notify: Callable[[str], None]) -> None:
+        """Starts tracking what `bash` calls change, when `checkpoints.trackShell` is on."""
+        if self.shell is None:
+            self.shell = tracker_for(self.cwd, self.store, notify)
+            if self.shell is not None:
+                atexit.register(self.shell.stop)
+
+    def before_shell(self) -> list[str]:
+        """Call before a `bash` tool call: finishes the baseline and brings it current."""
+        if self.shell is None or self._current is None:
+            return []
+        self.shell.before_shell()
+        return self.shell.take_notices()
+
+    def after_shell(self) -> list[str]:
+        """Call after a `bash` tool call: records the files it created, changed or deleted in the
+        open checkpoint, like edit-tool backups (`source: "shell"`), and writes the records."""
+        if self.shell is None or self._current is None:
+            return []
+        record = self._current
+        changes = self.shell.after_shell()
+        for change in changes:
+            item = record.backup_for(resolve_path(change.path, self.cwd), self.cwd)
+            if item is None:
+                item = FileBackup(path=change.path, hash=change.before.content_id if change.before else None,
+                                  algorithm=backups.BLAKE3, mode=change.mode, extra={"source": "shell"})
+                record.files.append(item)
+            if item.skipped is None:
+                item.after_known, item.after_hash = True, change.after.content_id if change.after else None
+        if changes:
+            self._save()
+        return self.shell.take_notices()
 
     def backup_before_edit(self, path: str) -> list[str]:
         """Backs up `path` before a tool changes it; returns notices for the UI.
@@ -264,7 +319,7 @@ class CheckpointManager:
         try:
             status = os.lstat(target)
         except FileNotFoundError:
-            return FileBackup(path=path, hash=None, algorithm=backups.BLAKE3, after_known=False)
+            return self._absent(path, target)
         except OSError as error:
             raise CheckpointError(f"cannot back up {path}: {error.strerror}") from None
         if stat.S_ISLNK(status.st_mode):
@@ -289,7 +344,7 @@ class CheckpointManager:
             return self._recorded(FileBackup(path=path, hash=snapshot.content_id, algorithm=backups.BLAKE3,
                                              mode=snapshot.mode))
         if snapshot.kind == "missing":
-            return FileBackup(path=path, hash=None, algorithm=backups.BLAKE3)
+            return self._absent(path, target)
         if snapshot.kind == "symlink":
             notices.append(f"{path} is a symlink; it was not followed or backed up, and a rewind leaves it as it is")
             return FileBackup(path=path, hash=None, skipped=SKIPPED_SYMLINK)
@@ -313,6 +368,14 @@ class CheckpointManager:
         except (OSError, CheckpointError):
             return item  # our store still holds it: only the real CLI cannot restore this one
         return FileBackup(path=item.path, hash=digest, mode=item.mode, extra={compatible.BLAKE3_KEY: item.hash})
+    def _absent(self, path: str, target: Path) -> FileBackup:
+        """The item of a file that does not exist yet: a rewind deletes it, and the folders its
+        creation makes (`missingDirs`) once they are empty."""
+        item = FileBackup(path=path, hash=None, algorithm=backups.BLAKE3)
+        made = missing_folders(target, self.cwd)
+        if made:
+            item.extra["missingDirs"] = made
+        return item
 
     def _space_for(self, size: int, path: str, notices: list[str]) -> bool:
         """The disk-low pause: pause below twice the file's size, resume at twice 100 MiB."""

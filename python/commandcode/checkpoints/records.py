@@ -12,6 +12,19 @@ lines joined with `\\n`, no trailing newline. Our `files` items add keys the rea
 
 An item whose fields a restore would act on are malformed is kept byte for byte (`raw`) and
 never restored.
+
+Records the real CLI must not offer are written as **hidden lines**: `#` followed by the record's
+JSON. `JSON.parse` fails on them, so the real CLI's reader skips them (its menu lists every line
+that parses), and this reader strips the `#`. Two kinds are hidden (format §6.1):
+
+- checkpoints a conversation rewind passed (`rewoundAt`): kept so a later rewind or a redo can
+  still reach the states they recorded, where the real CLI's own rewinds drop them;
+- redo points (`redo: {...}`): the bytes of every file a rewind touched, taken just before it
+  restored them, and the leaf it left, so `rewind --redo` puts back exactly what was there.
+
+Turn records also carry `leafEntryId` (the transcript leaf the turn started from) and
+`parentCheckpointId` (the checkpoint that was newest on the conversation's path), and a `files`
+item for a file that did not exist `missingDirs` (the folders its creation made).
 """
 
 from __future__ import annotations
@@ -26,7 +39,7 @@ from typing import Any
 from ..errors import CheckpointError
 from ..storage.durable import atomic_write, ensure_dir
 from ..storage.jsonfmt import dumps_line
-from ..storage.jsonl import iter_values
+from ..storage.jsonl import parse_line, split_lines
 from ..storage.regular import NotRegularFileError, read_if_exists
 from . import store as backups
 
@@ -34,6 +47,8 @@ PROMPT_PREVIEW_CHARS = 120
 SKIPPED_TOO_LARGE = "too_large"
 SKIPPED_DISK_FULL = "disk_full"
 SKIPPED_SYMLINK = "symlink"
+HIDDEN_PREFIX = "#"
+"""Starts a line the real CLI's `JSON.parse` skips: a rewound-past checkpoint or a redo point."""
 
 _HEX_DIGEST = re.compile(r"[0-9a-fA-F]{64}")
 _MAX_MODE = 2**32 - 1
@@ -229,6 +244,42 @@ class Checkpoint:
         out.update(self.extra)
         return out
 
+    @property
+    def redo(self) -> dict[str, Any] | None:
+        """A redo point's facts (`op`, `checkpoint`, `mode`, `leafBefore`, `leafAfter`,
+        `rewoundBefore`, `conversation`, `undoes`, `undoneBy`); `None` for a turn's checkpoint."""
+        value = self.extra.get("redo")
+        return value if isinstance(value, dict) else None
+
+    @property
+    def is_redo_point(self) -> bool:
+        return self.redo is not None
+
+    @property
+    def rewound(self) -> bool:
+        """Whether a conversation rewind passed this checkpoint (it is hidden from the real CLI)."""
+        return isinstance(self.extra.get("rewoundAt"), str)
+
+    def set_rewound(self, moment: str | None) -> None:
+        if moment is None:
+            self.extra.pop("rewoundAt", None)
+        else:
+            self.extra["rewoundAt"] = moment
+
+    @property
+    def hidden(self) -> bool:
+        return self.rewound or self.is_redo_point
+
+    @property
+    def leaf_entry_id(self) -> str | None:
+        value = self.extra.get("leafEntryId")
+        return value if isinstance(value, str) else None
+
+    @property
+    def parent_checkpoint_id(self) -> str | None:
+        value = self.extra.get("parentCheckpointId")
+        return value if isinstance(value, str) else None
+
     def backup_for(self, key: str, cwd: Path) -> FileBackup | None:
         """The item of this checkpoint for a resolved path, if any (the first one counts)."""
         for item in self.files:
@@ -272,16 +323,19 @@ def read_checkpoints(path: Path) -> list[Checkpoint]:
     if data is None:
         return []
     records: list[Checkpoint] = []
-    for value in iter_values(data):
-        record = Checkpoint.from_json(value, len(records))
+    for line in split_lines(data):
+        ok, value = parse_line(line[len(HIDDEN_PREFIX):] if line.startswith(HIDDEN_PREFIX) else line)
+        record = Checkpoint.from_json(value, len(records)) if ok else None
         if record is not None:
             records.append(record)
     return records
 
 
 def checkpoints_bytes(records: list[Checkpoint]) -> bytes:
-    """The file's content for `records`: lines joined with `\\n`, no trailing newline."""
-    return "\n".join(dumps_line(record.to_json()) for record in records).encode("utf-8")
+    """The file's content for `records`: lines joined with `\\n`, no trailing newline; hidden
+    records start with `#`."""
+    return "\n".join((HIDDEN_PREFIX if record.hidden else "") + dumps_line(record.to_json())
+                     for record in records).encode("utf-8")
 
 
 def write_checkpoints(path: Path, records: list[Checkpoint]) -> None:

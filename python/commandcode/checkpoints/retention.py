@@ -2,7 +2,8 @@
 
 Owns: `RETENTION_DAYS`, `MAX_BACKUPS_PER_SESSION` and `retained`, the rule the manager applies
 whenever it adds a checkpoint or a backup (the oldest checkpoints age out first, never the one
-being recorded).
+being recorded). Redo points are records like the others: they age out and count toward the cap,
+and the objects of every record kept stay in the store (`sweep.py` reads them all).
 """
 
 from __future__ import annotations
@@ -25,11 +26,19 @@ def retained(records: Sequence[Checkpoint], current: Checkpoint | None,
     cutoff = now - timedelta(days=RETENTION_DAYS)
     kept = [record for record in records if record is current or not _older_than(record, cutoff)]
     capped: list[Checkpoint] = []
-    while sum(record.backup_count for record in kept) > MAX_BACKUPS_PER_SESSION and len(kept) > 1:
+    while _distinct_backups(kept) > MAX_BACKUPS_PER_SESSION and len(kept) > 1:
         if kept[0] is current:
             break
         capped.append(kept.pop(0))
     return kept, capped
+
+
+def _distinct_backups(records: Sequence[Checkpoint]) -> int:
+    """The backups the records keep, each content once (as the real CLI's blob folder holds it):
+    a redo point that keeps the bytes a turn already backed up costs nothing more."""
+    if sum(record.backup_count for record in records) <= MAX_BACKUPS_PER_SESSION:
+        return 0  # the common case, without building the set
+    return len({(item.algorithm, item.hash) for record in records for item in record.files if item.hash is not None})
 
 
 def cap_notice(turn_numbers: Sequence[int]) -> str:

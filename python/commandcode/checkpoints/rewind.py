@@ -11,17 +11,25 @@ Rewinding to checkpoint N restores the state from just before turn N.
   tool left) are refused unless forced.
 - **Conversation**: a `commandcode.leaf` custom entry is appended whose parent is the entry
   the checkpoint started from, so both this tool and the real CLI (whose leaf is the last valid
-  line) resume there; checkpoint N and every later one are dropped.
+  line) resume there; checkpoint N and the ones off the new path are kept, marked rewound past.
 - **Summarize from here**: the turns after N are replaced in the context by a `branch_summary`
   appended under N's starting entry; files and the original messages stay.
 - **Summarize up to here**: a `compaction` whose `firstKeptEntryId` is the first entry of turn
   N; files and the original messages stay.
+- **Redo** (`redo`): undoes the newest rewind no redo has undone yet, putting files, marks and
+  leaf back to exactly what they were before it (`redo_points.py`).
+
+Every operation records a redo point first; it lands with the files (the native restore's
+companion step) or alone, atomically, before the leaf moves, and is marked done after: a kill in
+between is finished by `recover_pending` (the files' journal, then the conversation move).
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..errors import CheckpointError, RestoreError
 from ..sessions.files import SessionFiles
@@ -31,21 +39,38 @@ from ..storage.signals import deferred_signals
 from . import store as backups
 from .manager import CheckpointManager
 from .modes import RewindMode
-from .records import read_checkpoints, write_checkpoints
+from .records import Checkpoint, read_checkpoints, write_checkpoints
+from .redo_points import (
+    OP_REDO,
+    OP_REWIND,
+    PENDING,
+    current_leaf,
+    finish_pending_conversation,
+    leaf_marker_data,
+    mark_after_move,
+    new_redo_point,
+    require_undoable,
+    restore_marks,
+    rewound_ids,
+)
 from .rewind_code import restore_code
-from .rewind_conversation import Summarize, apply_conversation, plan_conversation
+from .rewind_conversation import ConversationPlan, Summarize, apply_conversation, plan_conversation
 from .rewind_numbers import available_modes, checkpoint_numbers, find_checkpoint
+from .rewind_preview import fill_preview
 from .rewind_result import RewindResult, SkippedFile
 
 __all__ = ["RewindMode", "RewindResult", "SkippedFile", "Summarize", "available_modes", "checkpoint_numbers",
-           "find_checkpoint", "recover_pending", "rewind"]
+           "find_checkpoint", "recover_pending", "redo", "rewind"]
 
 
-def recover_pending(files: SessionFiles, root: Path | None, *, store: backups.BackupStore | None = None
-                    ) -> tuple[str, list[Path]] | None:
+def recover_pending(files: SessionFiles, root: Path | None, *, store: backups.BackupStore | None = None,
+                    writer: SessionWriter | None = None) -> tuple[str, list[Path]] | None:
     """Finishes or undoes a restore of this session that a crash interrupted, its journal checked
-    against the confinement `root` first (see `store.recover_pending`); `None` when there was none."""
-    return backups.recover_pending(files, root, store=store)
+    against the confinement `root` first (see `store.recover_pending`), then the conversation
+    move of a rewind or redo a kill interrupted; `None` when there was no file restore to finish."""
+    outcome = backups.recover_pending(files, root, store=store)
+    finish_pending_conversation(files, root if root is not None else Path.cwd(), writer)
+    return outcome
 
 
 def rewind(
@@ -57,6 +82,7 @@ def rewind(
     dry_run: bool = False,
     force: bool = False,
     allow_outside: bool = False,
+    diff: bool = False,
     store: backups.BackupStore | None = None,
     writer: SessionWriter | None = None,
     checkpoints: CheckpointManager | None = None,
@@ -70,7 +96,8 @@ def rewind(
     verified before it writes); the conversation moves last. An agent rewinding its own session
     passes the `writer` it holds and its `checkpoints` manager (flushed before, reloaded after,
     so neither side overwrites the other); `summarizer` writes the summary of the summarizing
-    modes (the agent passes its provider's); `faults` passes test hooks to the native restore.
+    modes (the agent passes its provider's); `diff` adds unified diffs to a dry run's preview;
+    `faults` passes test hooks to the native restore.
 
     Raises:
         CheckpointError: no such checkpoint, or the mode is not offered for it.
@@ -79,66 +106,171 @@ def rewind(
             or failed; nothing was changed (the error names each failing file).
         InvalidSessionError: the transcript cannot be rewound to that point.
     """
+    def check(records: list[Checkpoint]) -> int:
+        index = find_checkpoint(records, number)
+        offered = available_modes(records, index, has_transcript=files.transcript.exists())
+        if mode not in offered:
+            choices = ", ".join(choice.value for choice in offered) or "none"
+            raise CheckpointError(f"checkpoint {number} does not offer --mode {mode.value}; it offers: {choices}")
+        return index
+
+    def run(records: list[Checkpoint], stack: contextlib.ExitStack, active: SessionWriter | None) -> RewindResult:
+        index = check(records)
+        result = RewindResult(number=number, mode=mode, dry_run=dry_run)
+        conversation = None
+        if mode is not RewindMode.CODE:
+            conversation = plan_conversation(files, records, index, mode, number, dry_run=dry_run, summarizer=summarizer)
+            result.leaf_entry_id = conversation.target
+        facts = {"op": OP_REWIND, "checkpoint": number, "checkpointId": records[index].id, "mode": mode.value}
+        return _operate(files, cwd, records, index, result, facts, conversation, stack=stack, writer=active,
+                        code=mode.restores_code, moves=mode.moves_conversation, force=force,
+                        allow_outside=allow_outside, diff=diff, store=store, faults=faults)
+
+    return _session_operation(files, cwd, run, check, conversation=mode is not RewindMode.CODE, dry_run=dry_run,
+                              allow_outside=allow_outside, store=store, writer=writer, checkpoints=checkpoints)
+
+
+def redo(
+    files: SessionFiles,
+    cwd: Path,
+    *,
+    dry_run: bool = False,
+    force: bool = False,
+    allow_outside: bool = False,
+    diff: bool = False,
+    store: backups.BackupStore | None = None,
+    writer: SessionWriter | None = None,
+    checkpoints: CheckpointManager | None = None,
+    faults: dict[str, int] | None = None,
+) -> RewindResult:
+    """Undoes the newest rewind no redo has undone yet: every file it touched gets back the exact
+    bytes and mode it had (or is deleted again), the checkpoints it marked rewound past are
+    offered again, and the leaf returns to where it was. Checked like a rewind (outside edits
+    are refused unless `force`).
+
+    Raises:
+        CheckpointError: there is no rewind to undo.
+        SessionLockedError, BackupIntegrityError, ChangedOutsideError, RestoreError: as `rewind`.
+    """
+    def run(records: list[Checkpoint], stack: contextlib.ExitStack, active: SessionWriter | None) -> RewindResult:
+        index = require_undoable(records)
+        undone = records[index]
+        facts = undone.redo or {}
+        number = facts.get("checkpoint")
+        mode = RewindMode(facts.get("mode", RewindMode.BOTH.value))
+        result = RewindResult(number=number if isinstance(number, int) else 0, mode=mode, dry_run=dry_run, redo=True)
+        leaf = facts.get("leafBefore")
+        has_transcript = files.transcript.exists()
+        conversation = ConversationPlan(leaf if isinstance(leaf, str) else None) if has_transcript else None
+        result.leaf_entry_id = conversation.target if conversation is not None else None
+        rewound = facts.get("rewoundBefore")
+        own = {"op": OP_REDO, "undoes": undone.id, "checkpoint": result.number, "mode": mode.value}
+        return _operate(files, cwd, records, index, result, own, conversation, stack=stack, writer=active, code=True,
+                        moves=conversation is not None, force=force, allow_outside=allow_outside, diff=diff,
+                        store=store, faults=faults, marks=rewound if isinstance(rewound, list) else None, undone=undone)
+
+    return _session_operation(files, cwd, run, require_undoable, conversation=files.transcript.exists(),
+                              dry_run=dry_run, allow_outside=allow_outside, store=store, writer=writer,
+                              checkpoints=checkpoints)
+
+
+Operation = Callable[[list[Checkpoint], contextlib.ExitStack, "SessionWriter | None"], RewindResult]
+
+
+def _session_operation(files: SessionFiles, cwd: Path, run: Operation, check: Callable[[list[Checkpoint]], int], *,
+                       conversation: bool, dry_run: bool, allow_outside: bool, store: backups.BackupStore | None,
+                       writer: SessionWriter | None, checkpoints: CheckpointManager | None) -> RewindResult:
+    """Recovery first, the manager flushed, the request checked (a refusal touches nothing, not
+    even the lock file), the writer lock taken (the session's own writer when it moves the
+    conversation), then `run`; the manager re-reads the records afterwards."""
     backups.recover_pending(files, None if allow_outside else cwd, store=store)
+    finish_pending_conversation(files, Path(cwd), writer)
     if checkpoints is not None:
         checkpoints.flush()
+    check(read_checkpoints(files.checkpoints))
     try:
-        return _rewind(files, Path(cwd), number, mode, dry_run=dry_run, force=force, allow_outside=allow_outside,
-                       store=store, writer=writer, summarizer=summarizer, faults=faults)
+        with contextlib.ExitStack() as stack:
+            active = writer
+            if active is None and not dry_run:
+                if conversation:
+                    active = stack.enter_context(SessionWriter(files, str(cwd)))
+                else:
+                    stack.enter_context(WriterLock(files.transcript))
+            return run(read_checkpoints(files.checkpoints), stack, active)
     finally:
         if checkpoints is not None:
             checkpoints.reload()
 
 
-def _rewind(
+def _operate(
     files: SessionFiles,
     cwd: Path,
-    number: int,
-    mode: RewindMode,
+    records: list[Checkpoint],
+    index: int,
+    result: RewindResult,
+    facts: dict[str, Any],
+    conversation: ConversationPlan | None,
     *,
-    dry_run: bool,
+    stack: contextlib.ExitStack,
+    writer: SessionWriter | None,
+    code: bool,
+    moves: bool,
     force: bool,
     allow_outside: bool,
+    diff: bool,
     store: backups.BackupStore | None,
-    writer: SessionWriter | None,
-    summarizer: Summarize | None,
     faults: dict[str, int] | None,
+    marks: list[str] | None = None,
+    undone: Checkpoint | None = None,
 ) -> RewindResult:
-    records = read_checkpoints(files.checkpoints)
-    index = find_checkpoint(records, number)
-    offered = available_modes(records, index, has_transcript=files.transcript.exists())
-    if mode not in offered:
-        choices = ", ".join(choice.value for choice in offered) or "none"
-        raise CheckpointError(f"checkpoint {number} does not offer --mode {mode.value}; it offers: {choices}")
-    result = RewindResult(number=number, mode=mode, dry_run=dry_run)
+    """Puts the files back to their state at `records[index]` (when `code`), then the
+    conversation (`conversation`: a leaf move when `moves`, else a summary), recording a redo
+    point of the state before."""
     store = store if store is not None else backups.BackupStore()
-    with contextlib.ExitStack() as stack:
-        if writer is None and not dry_run:
-            if mode is RewindMode.CODE:
-                stack.enter_context(WriterLock(files.transcript))
-            else:
-                writer = stack.enter_context(SessionWriter(files, str(cwd)))
-        conversation = None
-        if mode is not RewindMode.CODE:
-            conversation = plan_conversation(files, records, index, mode, number, dry_run=dry_run,
-                                             summarizer=summarizer)
-            result.leaf_entry_id = conversation.target
-        if not dry_run:
-            # From the first file written to the checkpoints file, a Ctrl-C or `kill` waits: code,
-            # conversation and checkpoints land together, then the signal is delivered.
-            stack.enter_context(deferred_signals())
-        if mode.restores_code:
-            restore_code(files, cwd, records, index, result, store=store, force=force,
-                         allow_outside=allow_outside, faults=faults)
-        if conversation is None or dry_run:
-            return result
-        assert writer is not None
-        try:
-            apply_conversation(writer, conversation, records, index, result)
-        except Exception as error:
-            if mode is RewindMode.BOTH:
-                raise RestoreError(f"the files were restored, but the conversation was not moved: {error}") from error
-            raise
-        if result.dropped_checkpoints:
-            write_checkpoints(files.checkpoints, records)
+    if result.dry_run:
+        if code:
+            restore_code(files, cwd, records, index, result, store=store, force=force, allow_outside=allow_outside,
+                         faults=faults)
+            fill_preview(result, store, cwd, diff=diff)
+        return result
+    leaf_before = writer.leaf_id if writer is not None else current_leaf(files)
+    facts.update({"leafBefore": leaf_before, "rewoundBefore": rewound_ids(records)})
+    changes_leaf = conversation is not None and (not moves or conversation.target != leaf_before)
+    if changes_leaf:
+        facts["conversation"] = PENDING
+        if moves:
+            facts.update({"moveLeaf": True, "leafAfter": conversation.target if conversation else None})
+    point = new_redo_point([], facts)
+    moment = point.created_at
+    if undone is not None and undone.redo is not None:
+        undone.redo["undoneBy"] = point.id
+    if marks is not None:
+        restore_marks(records, marks, moment)
+    elif moves and conversation is not None:
+        mark_after_move(records, index, moment)
+    after = [*records, point]
+    result.redo_point_id = point.id
+    # From the first file written to the checkpoints file, a Ctrl-C or `kill` waits: code,
+    # conversation and checkpoints land together, then the signal is delivered.
+    stack.enter_context(deferred_signals())
+    if code:
+        restore_code(files, cwd, records, index, result, store=store, force=force, allow_outside=allow_outside,
+                     faults=faults, point=point, records_after=after)
+    else:
+        write_checkpoints(files.checkpoints, after)
+    result.rewound_past = sum(1 for record in records if record.rewound)
+    if not changes_leaf or conversation is None:
+        return result
+    assert writer is not None
+    try:
+        leaf_after = apply_conversation(writer, conversation, leaf_marker_data(facts, point.id), result)
+    except Exception as error:
+        if code:
+            raise RestoreError(f"the files were restored, but the conversation was not moved: {error}",
+                               hint="run the same command again: it finishes the move") from error
+        raise
+    facts.pop("conversation", None)
+    facts.setdefault("leafAfter", leaf_after)
+    point.extra["redo"] = facts
+    write_checkpoints(files.checkpoints, after)
     return result

@@ -1,10 +1,13 @@
 """The code side of a rewind: which bytes go back where, checked, then restored all or nothing.
 
-Rewinding to checkpoint N replays the checkpoints from the newest down to N, newest-first, so
-for each path the backup taken in the earliest of those turns wins: a file created after N is
-deleted, a deleted one comes back, a modified one gets its exact bytes and mode back. Files
-changed outside the tracked tools since (the current bytes differ from what our tools last left,
-or a later backup differs from what an earlier tool left) are refused unless forced.
+Rewinding to a point of the timeline (checkpoint N, or a redo point) replays the records from
+the newest down to it, newest-first, so for each path the backup taken in the earliest of them
+wins: a file created after N is deleted, a deleted one comes back, a modified one gets its exact
+bytes and mode back. Files changed outside the tracked tools since (the current bytes differ
+from what the session last left there, or a later backup differs from what an earlier tool left)
+are refused unless forced. Before anything is written, the current bytes of every file the
+restore changes go into the operation's redo point, which lands in the same journaled step as
+the files; afterwards the folders the undone turns created are removed when empty.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from ..errors import ChangedOutsideError, RestoreError
 from ..sessions.files import SessionFiles
 from ..storage.regular import read_regular
 from . import store as backups
-from .records import Checkpoint, FileBackup, checkpoints_bytes, resolve_path
+from .records import Checkpoint, FileBackup, checkpoints_bytes
+from .redo_points import missing_folders
 from .rewind_numbers import checkpoint_numbers
 from .rewind_result import RewindResult, SkippedFile
 
@@ -32,6 +36,7 @@ class CodePlan:
     skipped: list[SkippedFile]
     conflicts: list[backups.Problem]
     problems: list[backups.Problem] = field(default_factory=list)
+    folders: dict[str, list[str]] = field(default_factory=dict)  # a deleted target → the folders its creation made
 
 
 def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: SessionFiles) -> CodePlan:
@@ -50,6 +55,7 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
                 seen.add(key)
                 history.setdefault(key, []).append((numbers[position], item))
     targets, skipped, conflicts, problems = [], [], [], []
+    folders: dict[str, list[str]] = {}
     blob_folder: Path | None = None
     for key, entries in history.items():
         _, wanted = entries[-1]
@@ -65,6 +71,9 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
             continue
         if len(entries) > 1:
             conflicts.extend(_conflicts_between_turns(path, entries))
+        made = wanted.extra.get("missingDirs") if wanted.hash is None else None
+        if isinstance(made, list) and made:
+            folders[key] = [folder for folder in made if isinstance(folder, str)]
         expected = None
         if newest.after_known:
             expected = newest.after_hash if newest.after_hash is not None else "absent"
@@ -81,7 +90,7 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
                 expected=expected,
             )
         )
-    return CodePlan(targets, skipped, conflicts, problems)
+    return CodePlan(targets, skipped, conflicts, problems, folders)
 
 
 def _compatible_fallback(wanted: FileBackup, blob_folder: Path | None) -> tuple[str | None, backups.Algorithm]:
@@ -101,9 +110,12 @@ def _conflicts_between_turns(path: Path, entries: list[tuple[int, FileBackup]]) 
     was changed outside the tracked tools in between (a rewind would throw that change away)."""
     found = []
     for (newer_number, newer), (older_number, older) in zip(entries, entries[1:]):
+        if not newer_number:
+            continue  # a redo point: whatever it found there is kept in it, nothing is lost
         comparable = newer.restorable and (newer.hash is None or newer.algorithm == backups.BLAKE3)
         if older.after_known and comparable and newer.hash != older.after_hash:
-            message = f"{path} was changed outside the tracked tools between turn {older_number} and turn {newer_number}"
+            since = f"turn {older_number}" if older_number else "a rewind"
+            message = f"{path} was changed outside the tracked tools between {since} and turn {newer_number}"
             found.append(backups.Problem(path, "changed_outside", message))
     return found
 
@@ -135,7 +147,14 @@ def restore_code(
     force: bool,
     allow_outside: bool,
     faults: dict[str, int] | None,
+    point: Checkpoint | None = None,
+    records_after: list[Checkpoint] | None = None,
 ) -> None:
+    """Puts the files back to their state at `records[index]` (a dry run only checks and previews).
+
+    `point` is the operation's redo point: it receives the current bytes of every file the
+    restore changes, and `records_after` (which holds it) is the checkpoints file written in the
+    same journaled step as the files."""
     plan = plan_code(records, index, cwd, files)
     result.skipped = plan.skipped
     confine = None if allow_outside else cwd
@@ -144,18 +163,20 @@ def restore_code(
         outcome = backups.check_restore(store, plan.targets, confine_to=confine)
         _fill_changes(result, outcome)
         result.problems = plan.problems + plan.conflicts + outcome.problems
+        result.preview_outcome = outcome
+        result.preview_targets = plan.targets
         return
     try:
+        outcome = backups.check_restore(store, plan.targets, confine_to=confine)
         if plan.problems or (plan.conflicts and not force):
-            outcome = backups.check_restore(store, plan.targets, confine_to=confine)
             raise _refusal(plan.problems + plan.conflicts + outcome.problems)
-        # The records learn the restored state before the restore runs, and the native restore
-        # replaces the checkpoints file in the same journaled step as the files: a crash leaves both
-        # old or both new, never restored files with records that call them changed outside.
-        _record_restored_state(records, index, cwd, plan.targets)
+        blocked = any(not (force and problem.code == "changed_outside") for problem in outcome.problems)
+        if point is not None and not blocked:  # else the restore below refuses, with the store's own error
+            point.files.extend(_keep_current(store, cwd, outcome, plan.targets))
+        companion = records_after if records_after is not None else records
         outcome = backups.restore_files(
             store, plan.targets, session_id=files.session_id, confine_to=confine, force=force,
-            companion=(files.checkpoints, checkpoints_bytes(records)),
+            companion=(files.checkpoints, checkpoints_bytes(companion)),
             fail_before_step=(faults or {}).get("fail_before_step"), step_delay_ms=(faults or {}).get("step_delay_ms", 0),
         )
     except RestoreError as error:
@@ -163,6 +184,53 @@ def restore_code(
             error.hint = outside_hint(cwd)
         raise
     _fill_changes(result, outcome)
+    _remove_made_folders(plan.folders, result.deleted, cwd)
+
+
+def _keep_current(store: backups.BackupStore, cwd: Path, outcome: backups.RestoreOutcome,
+                  targets: list[backups.RestoreTarget]) -> list[FileBackup]:
+    """The redo point's items: what each file the restore changes holds now (stored), and what
+    the restore leaves there (`afterHash`), so a redo puts it back and no later check takes the
+    restore for an outside edit.
+
+    Raises:
+        RestoreError: a file could not be read into the store (nothing was restored).
+    """
+    by_path = {str(target.path): target for target in targets}
+    items = []
+    for change in outcome.changes:
+        if change.action == "unchanged":
+            continue
+        target = by_path[str(change.path)]
+        try:
+            snapshot = store.backup_file(change.path)
+        except OSError as error:
+            raise RestoreError(f"nothing was restored: {change.path} could not be kept for a redo: "
+                               f"{error.strerror or error}") from None
+        known, after = _restored_digest(target)
+        item = FileBackup(path=str(change.path), hash=snapshot.content_id if snapshot.kind == "regular" else None,
+                          algorithm=backups.BLAKE3, mode=snapshot.mode, after_known=known, after_hash=after)
+        if snapshot.kind == "missing":
+            made = missing_folders(change.path, cwd)
+            if made:
+                item.extra["missingDirs"] = made
+        elif snapshot.kind != "regular":
+            item.skipped = "too_large" if snapshot.kind == "too_large" else "symlink"
+        items.append(item)
+    return items
+
+
+def _remove_made_folders(folders: dict[str, list[str]], deleted: list[Path], cwd: Path) -> None:
+    """Removes, innermost first, the folders that creating the deleted files made, while empty
+    (a folder something else now lives in stays)."""
+    for path in deleted:
+        for folder in reversed(folders.get(str(path), [])):
+            if Path(folder) == cwd or cwd not in Path(folder).parents:
+                continue
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break  # not empty (or gone): its parents are not empty either
 
 
 def outside_hint(cwd: Path) -> str:
@@ -182,15 +250,3 @@ def _restored_digest(target: backups.RestoreTarget) -> tuple[bool, str | None]:
         return True, backups.content_id(read_regular((target.blob_folder or Path()).joinpath(target.digest)) or b"")
     except OSError:
         return False, None  # the restore refuses a missing blob anyway
-
-
-def _record_restored_state(records: list[Checkpoint], index: int, cwd: Path,
-                           targets: list[backups.RestoreTarget]) -> None:
-    """The newest record of each restored path learns what a successful restore leaves there,
-    so a later rewind does not take our own restore for an outside edit."""
-    restored = {str(target.path): target for target in targets}
-    for record in reversed(records[index:]):
-        for item in record.files:
-            target = restored.pop(resolve_path(item.path, cwd), None)
-            if target is not None:
-                item.after_known, item.after_hash = _restored_digest(target)

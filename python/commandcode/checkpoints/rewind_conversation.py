@@ -1,8 +1,9 @@
 """The conversation side of a rewind: moving the leaf back, or summarizing from or up to a turn.
 
 - **Conversation**: a `commandcode.leaf` custom entry is appended whose parent is the entry the
-  checkpoint started from, so both this tool and the real CLI (whose leaf is the last valid line)
-  resume there; checkpoint N and every later one are dropped.
+  checkpoint started from (its `leafEntryId`, so a summary or compaction the turn started after
+  stays in the context), so both this tool and the real CLI (whose leaf is the last valid line)
+  resume there; checkpoint N and the later ones are kept, marked rewound past (`redo_points.py`).
 - **Summarize from here**: the turns after N are replaced in the context by a `branch_summary`
   appended under N's starting entry; files and the original messages stay.
 - **Summarize up to here**: a `compaction` whose `firstKeptEntryId` is the first entry of turn N;
@@ -38,6 +39,8 @@ def conversation_target(session: Session, checkpoint: Checkpoint) -> str | None:
     Raises:
         InvalidSessionError: the transcript no longer holds that point.
     """
+    if checkpoint.leaf_entry_id is not None and session.has_entry(checkpoint.leaf_entry_id):
+        return checkpoint.leaf_entry_id
     if checkpoint.message_count == 0:
         return None
     if checkpoint.last_message_id is not None:
@@ -119,17 +122,14 @@ def plan_conversation(
     return ConversationPlan(target, ("compaction", fields, ...))
 
 
-def apply_conversation(
-    writer: SessionWriter, plan: ConversationPlan, records: list[Checkpoint], index: int, result: RewindResult
-) -> None:
+def apply_conversation(writer: SessionWriter, plan: ConversationPlan, marker: dict[str, Any], result: RewindResult) -> str:
+    """Moves the leaf (`marker` is the leaf entry's data) or appends the summary; returns the new leaf."""
     if plan.summary_entry is None:
-        writer.move_leaf(plan.target, {"reason": "rewind", "checkpointId": records[index].id})
-        result.dropped_checkpoints = len(records) - index
-        del records[index:]
-        return
+        return writer.move_leaf(plan.target, marker)
     entry_type, fields, parent = plan.summary_entry
     result.summary_entry_id = writer.append_entry(entry_type, fields, parent_id=parent)
     writer.commit(force=True)
+    return result.summary_entry_id
 
 
 def _no_summary(messages: list[dict[str, Any]]) -> str:

@@ -10,12 +10,14 @@ from .records import Checkpoint
 
 
 def checkpoint_numbers(records: Sequence[Checkpoint]) -> list[int]:
-    """The number each checkpoint is shown and chosen by: its `turnNumber` (1 is the first
-    prompt), or its position when the file holds duplicate or missing numbers."""
-    numbers = [record.turn_number for record in records]
-    if len(set(numbers)) == len(numbers) and all(number > 0 for number in numbers):
-        return numbers
-    return list(range(1, len(records) + 1))
+    """The number each checkpoint is shown and chosen by, aligned with `records`: its
+    `turnNumber` (1 is the first prompt), or its position among the turns when the file holds
+    duplicate or missing numbers; 0 for a redo point (never chosen by number)."""
+    turns = [record.turn_number for record in records if not record.is_redo_point]
+    if not (len(set(turns)) == len(turns) and all(number > 0 for number in turns)):
+        turns = list(range(1, len(turns) + 1))
+    numbers = iter(turns)
+    return [0 if record.is_redo_point else next(numbers) for record in records]
 
 
 def find_checkpoint(records: Sequence[Checkpoint], number: int) -> int:
@@ -27,8 +29,9 @@ def find_checkpoint(records: Sequence[Checkpoint], number: int) -> int:
             refusal, not a usage error).
     """
     numbers = checkpoint_numbers(records)
-    if number in numbers:
+    if number > 0 and number in numbers:
         return numbers.index(number)
+    numbers = [shown for shown in numbers if shown]
     if not numbers:
         raise InvalidSessionError("this session has no checkpoints", hint="a rewind needs a turn recorded with checkpoints")
     raise CheckpointError(f"no checkpoint {number}; this session has {_ranges(numbers)}")

@@ -34,6 +34,12 @@ class RewindResult:
     leaf_entry_id: str | None = None
     summary_entry_id: str | None = None
     dropped_checkpoints: int = 0
+    redo: bool = False  # this was `rewind --redo`: `number` is the checkpoint of the rewind it undid (0: none)
+    redo_point_id: str | None = None
+    rewound_past: int = 0  # checkpoints now marked rewound past (hidden from the real CLI, kept for redo)
+    files: list[dict[str, Any]] = field(default_factory=list)  # the preview rows (`rewind_preview.py`)
+    preview_outcome: backups.RestoreOutcome | None = None
+    preview_targets: list[backups.RestoreTarget] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -49,4 +55,8 @@ class RewindResult:
             "leafEntryId": self.leaf_entry_id,
             "summaryEntryId": self.summary_entry_id,
             "droppedCheckpoints": self.dropped_checkpoints,
+            "redo": self.redo,
+            "redoPointId": self.redo_point_id,
+            "rewoundPast": self.rewound_past,
+            "files": self.files,
         }

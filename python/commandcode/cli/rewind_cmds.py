@@ -5,6 +5,7 @@ every refusal prints one line (plus a hint) and exits 1."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -57,10 +58,11 @@ def _local_time(created_at: str) -> str:
     return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _checkpoint_rows(agent: AgentSession) -> list[dict[str, Any]]:
+def _checkpoint_rows(agent: AgentSession, *, include_rewound: bool = False) -> list[dict[str, Any]]:
     return [
         {
             "number": choice.number,
+            "rewound": choice.record.rewound,
             "id": choice.record.id,
             "createdAt": choice.record.created_at,
             "prompt": choice.record.prompt,
@@ -68,7 +70,7 @@ def _checkpoint_rows(agent: AgentSession) -> list[dict[str, Any]]:
             "files": [_file_row(item) for item in choice.record.files],
             "modes": [mode.value for mode in choice.modes],
         }
-        for choice in agent.checkpoint_choices()
+        for choice in agent.checkpoint_choices(include_rewound=include_rewound)
     ]
 
 
@@ -83,13 +85,14 @@ def _file_row(item: Any) -> dict[str, Any]:
 def list_command(
     ref: Annotated[str, typer.Argument(help="Session id, unique id prefix, name or transcript path.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    show_all: Annotated[bool, typer.Option("--all", help="Also list the checkpoints a rewind passed (marked rewound).")] = False,
 ) -> None:
     """List a session's checkpoints: number, time, prompt, files, and the rewind choices."""
     agent = _open(ref)
     cwd = agent.cwd
-    rows = _checkpoint_rows(agent)
+    rows = _checkpoint_rows(agent, include_rewound=show_all)
     if as_json:
-        print_json({"session": agent.session_id, "cwd": str(cwd), "checkpoints": rows})
+        print_json({"session": agent.session_id, "cwd": str(cwd), "checkpoints": rows, "canRedo": agent.can_redo()})
         return
     if not rows:
         stderr.print(f"session {safe(agent.session_id, one_line=True)} has no checkpoints")
@@ -105,13 +108,15 @@ def list_command(
             for item in row["files"]
         ]
         table.add_row(
-            str(row["number"]),
+            str(row["number"]) + (" (rewound)" if row["rewound"] else ""),
             safe(_local_time(row["createdAt"]), one_line=True),
             safe(row["prompt"] or "", one_line=True),
             safe(", ".join(names) if names else "—", one_line=True),
             ", ".join(row["modes"]),
         )
     stdout.print(table)
+    if agent.can_redo():
+        stderr.print(f"a rewind can be undone: commandcode rewind {safe(agent.session_id, one_line=True)} --redo")
 
 
 def _choose_mode(agent: AgentSession, number: int) -> RewindMode | None:
@@ -127,42 +132,75 @@ def _choose_mode(agent: AgentSession, number: int) -> RewindMode | None:
     return offered[choice - 1] if choice <= len(offered) else None
 
 
+_ACTION_WORDS = {"restored": "restore", "recreated": "recreate", "deleted": "delete", "unchanged": "unchanged",
+                 "left alone": "leave"}
+
+
+def _render_preview(result: RewindResult, cwd: Path) -> None:
+    for row in result.files:
+        line = f"{_ACTION_WORDS.get(row['action'], row['action']):<10} {safe(_display_path(row['path'], cwd), one_line=True)}"
+        if row.get("reason"):
+            line += f" ({safe(_SKIP_REASONS.get(row['reason'], row['reason']), one_line=True)})"
+        if row.get("outside_edit"):
+            line += f" (changed outside the tracked tools, modified {safe(_local_time(row['outside_edit']['mtime'] or ''), one_line=True)})"
+        stdout.print(line, highlight=False)
+        if row.get("diff"):
+            stdout.print(safe(row["diff"]).rstrip("\n"), highlight=False, markup=False)
+        elif row.get("binary"):
+            old, new = row["binary"]["old"], row["binary"]["new"]
+            shown = [f"{label} {facts['size']} bytes, blake3 {facts['hash'][:16]}" if facts else f"{label} none"
+                     for label, facts in (("old", old), ("new", new))]
+            stdout.print(f"           binary: {', '.join(shown)}", highlight=False)
+
+
 def _render(result: RewindResult, cwd: Path, as_json: bool) -> None:
     if as_json:
         print_json(result.to_json())
         return
-    verbs = ("would write", "would delete") if result.dry_run else ("restored", "deleted")
-    for path in result.written:
-        stdout.print(f"{verbs[0]:<12} {safe(_display_path(path, cwd), one_line=True)}")
-    for path in result.deleted:
-        stdout.print(f"{verbs[1]:<12} {safe(_display_path(path, cwd), one_line=True)}")
-    for skipped in result.skipped:
-        reason = _SKIP_REASONS.get(skipped.reason, skipped.reason)
-        stdout.print(f"{'skipped':<12} {safe(_display_path(skipped.path, cwd), one_line=True)} ({safe(reason, one_line=True)})")
-    for path in sorted(set(result.changed_outside)):
-        stdout.print(f"{'changed':<12} {safe(_display_path(path, cwd), one_line=True)} (changed outside the tracked tools)")
+    if result.dry_run:
+        _render_preview(result, cwd)
+    else:
+        verbs = ("restored", "deleted")
+        for path in result.written:
+            stdout.print(f"{verbs[0]:<12} {safe(_display_path(path, cwd), one_line=True)}")
+        for path in result.deleted:
+            stdout.print(f"{verbs[1]:<12} {safe(_display_path(path, cwd), one_line=True)}")
+        for skipped in result.skipped:
+            reason = _SKIP_REASONS.get(skipped.reason, skipped.reason)
+            stdout.print(f"{'skipped':<12} {safe(_display_path(skipped.path, cwd), one_line=True)} ({safe(reason, one_line=True)})")
+        for path in sorted(set(result.changed_outside)):
+            stdout.print(f"{'changed':<12} {safe(_display_path(path, cwd), one_line=True)} (changed outside the tracked tools)")
     for problem in result.problems:
         stderr.print(f"problem: {safe(problem.message, one_line=True)}")
     if any(problem.code == "outside" for problem in result.problems):
         from ..checkpoints.rewind_code import outside_hint
 
         stderr.print(f"hint: {safe(outside_hint(cwd), one_line=True)}")
+    stderr.print(_summary(result))
+
+
+def _summary(result: RewindResult) -> str:
+    if result.redo:
+        action = "Would undo" if result.dry_run else "Undid"
+        return f"{action} the rewind to checkpoint {result.number} ({result.mode.label.lower()})"
     action = "Would rewind" if result.dry_run else "Rewound"
     detail = f"{action} to checkpoint {result.number} ({result.mode.label.lower()})"
-    if result.dropped_checkpoints:
-        detail += f"; dropped {result.dropped_checkpoints} checkpoint(s)"
-    stderr.print(detail)
+    if not result.dry_run:
+        detail += "; undo it with --redo"
+    return detail
 
 
 @handle_errors
 def rewind_command(
     ref: Annotated[str, typer.Argument(help="Session id, unique id prefix, name or transcript path.")],
-    to: Annotated[int, typer.Option("--to", help="Checkpoint number as `checkpoints list` shows it (1 is the first prompt).")],
+    to: Annotated[int | None, typer.Option("--to", help="Checkpoint number as `checkpoints list` shows it (1 is the first prompt).")] = None,
     mode: Annotated[
         RewindMode | None,
         typer.Option("--mode", case_sensitive=False, help="both, conversation, code, summarize-from or summarize-to."),
     ] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be written, deleted and skipped.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what each file would become, writing nothing.")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="With --dry-run: a unified diff per text file.")] = False,
+    redo_last: Annotated[bool, typer.Option("--redo", help="Undo the last rewind: code and conversation as before it.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite files changed outside the tracked tools.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     allow_outside: Annotated[
@@ -170,9 +208,28 @@ def rewind_command(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Rewind a session to the state from just before turn N: code, conversation, or both."""
+    """Rewind a session to the state from just before turn N: code, conversation, or both.
+    Without --to (on a terminal) the rewind menu opens; --redo undoes the last rewind."""
+    if diff and not dry_run:
+        raise UsageError("--diff previews a rewind", hint="pass it with --dry-run")
+    if redo_last and (to is not None or mode is not None):
+        raise UsageError("--redo takes no --to or --mode", hint="it undoes the last rewind as it was")
     agent = _open(ref, allow_outside=allow_outside)
     cwd = agent.cwd
+    options: dict[str, Any] = {"force": force, "allow_outside": allow_outside, "faults": _test_faults()}
+    if redo_last:
+        _confirmed_run(lambda preview: agent.redo(dry_run=preview, diff=diff and preview, **options),
+                       cwd, dry_run=dry_run, yes=yes, as_json=as_json)
+        return
+    if to is None:
+        if mode is not None or dry_run or not _is_terminal():
+            raise UsageError("--to N (or --redo) is required" + ("" if mode is not None or dry_run else " when not on a terminal"),
+                             hint="`commandcode checkpoints list REF` shows the numbers")
+        from ..ui.rewind_menu import open_menu
+
+        if open_menu(agent, lambda result: _render(result, cwd, as_json), force=force) is None:
+            stderr.print("Cancelled; nothing was changed")
+        return
     chosen = mode
     if chosen is None:
         if not _is_terminal():
@@ -184,17 +241,36 @@ def rewind_command(
         if chosen is None:
             stderr.print("Cancelled; nothing was changed")
             return
-    options: dict[str, Any] = {"force": force, "allow_outside": allow_outside, "faults": _test_faults()}
+    number, picked = to, chosen
+    _confirmed_run(lambda preview: agent.rewind(number, picked, dry_run=preview, diff=diff and preview, **options),
+                   cwd, dry_run=dry_run, yes=yes, as_json=as_json)
+
+
+def _confirmed_run(operation: Callable[[bool], RewindResult], cwd: Path, *, dry_run: bool, yes: bool,
+                   as_json: bool) -> None:
+    """A dry run, or the operation after its preview and a yes (`--yes` skips both)."""
     if not dry_run and not yes:
         if not _is_terminal():
             raise UsageError("refusing to rewind without confirmation", hint="pass --yes, or --dry-run to preview")
-        _render(agent.rewind(to, chosen, dry_run=True, **options), cwd, as_json=False)
+        _render(operation(True), cwd, as_json=False)
         from rich.prompt import Confirm
 
-        if not Confirm.ask("Proceed?", default=False, console=stderr):
+        if not Confirm.ask("Proceed?", default=confirm_default(cwd), console=stderr):
             stderr.print("Cancelled; nothing was changed")
             return
-    _render(agent.rewind(to, chosen, dry_run=dry_run, **options), cwd, as_json)
+    _render(operation(dry_run), cwd, as_json)
+
+
+def confirm_default(cwd: Path) -> bool:
+    """The default answer of a rewind's confirmation: the `rewind.confirmDefault` setting (false)."""
+    from ..config.settings import load_settings
+    from ..errors import SettingsError
+
+    try:
+        return load_settings(cwd).rewind_confirm_default
+    except SettingsError as error:
+        warn(f"{error}; asking with the default answer no")
+        return False
 
 
 def _test_faults() -> dict[str, int] | None:

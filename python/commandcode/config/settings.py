@@ -380,6 +380,11 @@ class Settings:
         return bool(self._checked("checkpoints.compatibleBackups", _is_bool, "true or false", True))
 
     @property
+    def rewind_confirm_default(self) -> bool:
+        """The default answer of a rewind's confirmation (`rewind.confirmDefault`)."""
+        return bool(self._checked("rewind.confirmDefault", _is_bool, "true or false", False))
+
+    @property
     def status_line(self) -> dict[str, Any] | None:
         """Claude Code's `{"type": "command", "command": "..."}`; `None`: the built-in line."""
         line: dict[str, Any] | None = self._checked(

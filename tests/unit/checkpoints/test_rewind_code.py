@@ -90,7 +90,8 @@ def test_code_rewind_keeps_checkpoints_and_can_redo(home: Path, project: Path) -
     agent.write("a.txt", b"v2")
     code_rewind(agent, 1)
     assert not (project / "a.txt").exists()
-    assert len(read_checkpoints(agent.files.checkpoints)) == 2
+    kept = read_checkpoints(agent.files.checkpoints)
+    assert [record.is_redo_point for record in kept] == [False, False, True]  # the turns, then the redo point
     code_rewind(agent, 2)  # our own restore is not taken for an outside edit
     assert (project / "a.txt").read_bytes() == b"v1"
 

@@ -66,15 +66,17 @@ def test_rewind_both_restores_files_and_moves_the_leaf_for_both_tools(session: S
     assert snapshot(project) == {"existing.txt": ("file", b"base\n", 0o644)}
     marker = last_line(session)  # the real CLI's leaf on open is the last valid line
     assert (marker["type"], marker["customType"], marker["parentId"]) == ("custom", "commandcode.leaf", before_turn_two)
-    assert marker["data"] == {"reason": "rewind", "checkpointId": records[1].id}
+    assert marker["data"] == {"reason": "rewind", "checkpointId": records[1].id,
+                              "redoPointId": read_checkpoints(session.checkpoints)[-1].id}
     reopened = open_session(session.transcript)
     assert texts(reopened.context().messages) == ["Say hello please", "Offline model reply. You said: Say hello please"]
-    assert [record.turn_number for record in read_checkpoints(session.checkpoints)] == [1]
+    assert [record.turn_number for record in read_checkpoints(session.checkpoints) if not record.hidden] == [1]
     cli("-c", "-p", "and now?")
     resumed = open_session(session.transcript).context().messages
     assert texts(resumed)[-2:] == ["and now?", "Offline model reply. You said: and now?"]
     assert "version one" not in json.dumps(resumed)
-    assert [record.turn_number for record in read_checkpoints(session.checkpoints)] == [1, 2]
+    # checkpoint 2 stays (rewound past, hidden from the real CLI), so the new turn is numbered 4
+    assert [record.turn_number for record in read_checkpoints(session.checkpoints) if not record.hidden] == [1, 4]
 
 
 def test_rewind_to_the_first_prompt_makes_the_leaf_a_root(session: SessionFiles, project: Path) -> None:
@@ -82,7 +84,7 @@ def test_rewind_to_the_first_prompt_makes_the_leaf_a_root(session: SessionFiles,
     assert last_line(session)["parentId"] is None
     assert open_session(session.transcript).context().messages == []
     assert (project / "newfile.txt").exists(), "conversation only: files untouched"
-    assert read_checkpoints(session.checkpoints) == []
+    assert [record for record in read_checkpoints(session.checkpoints) if not record.hidden] == []
 
 
 def test_summarize_from_replaces_later_turns_with_a_branch_summary(session: SessionFiles, project: Path) -> None:
@@ -98,7 +100,7 @@ def test_summarize_from_replaces_later_turns_with_a_branch_summary(session: Sess
     assert len(context) == 3 and context[-1]["meta"]["source"] == "branch-summary"
     assert session.transcript.read_text().count("\n") == lines_before + 1, "original messages stay"
     assert snapshot(project) == before_files
-    assert len(read_checkpoints(session.checkpoints)) == 3
+    assert len([record for record in read_checkpoints(session.checkpoints) if not record.is_redo_point]) == 3
 
 
 def test_summarize_to_compacts_everything_before_the_checkpoint(session: SessionFiles, project: Path) -> None:
@@ -133,7 +135,7 @@ def test_cli_usage_errors(session: SessionFiles) -> None:
     assert "confirmation" in cli("rewind", session.session_id, "--to", "2", "--mode", "code", expect=2)
     assert "no checkpoint 7" in cli("rewind", session.session_id, "--to", "7", "--mode", "code", "--yes", expect=1)
     dry = cli("rewind", session.session_id, "--to", "2", "--mode", "code", "--dry-run")
-    assert "would delete" in dry and "newfile.txt" in dry
+    assert "delete     newfile.txt" in dry
 
 
 def test_sessions_without_a_transcript_can_rewind_code(home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -164,7 +166,7 @@ def test_on_a_terminal_the_six_choices_are_a_numbered_prompt(session: SessionFil
     assert "Cancelled" in result.output and (project / "newfile.txt").exists()
     result = runner.invoke(app, ["rewind", session.session_id, "--to", "2"], input="3\ny\n")
     assert result.exit_code == 0, result.output
-    assert "would delete" in result.output and not (project / "newfile.txt").exists()
+    assert "delete     newfile.txt" in result.output and not (project / "newfile.txt").exists()
     assert last_line(session)["type"] == "message", "code only: the conversation did not move"
 
 
@@ -181,5 +183,5 @@ def test_a_session_open_for_writing_is_rewound_only_by_its_holder(session: Sessi
                 rewind(session, project, 2, mode)
         assert snapshot(project) == before and session.transcript.read_bytes() == transcript
         result = rewind(session, project, 2, RewindMode.BOTH, writer=writer)
-    assert result.dropped_checkpoints == 2 and not (project / "newfile.txt").exists()
+    assert result.rewound_past == 2 and not (project / "newfile.txt").exists()
     assert last_line(session)["customType"] == "commandcode.leaf"

@@ -62,7 +62,7 @@ def test_a_backup_of_a_symlink_is_skipped_with_a_warning(home: Path, workdir: Pa
 def test_a_target_that_became_a_symlink_after_planning_is_refused(home: Path, workdir: Path, outside: Path) -> None:
     session = _session(home, workdir)
     dry = _ok(["rewind", session, "--to", "2", "--mode", "code", "--dry-run"], workdir, home)
-    assert "would write  a.txt" in dry
+    assert "restore    a.txt" in dry
     (workdir / "a.txt").unlink()
     (workdir / "a.txt").symlink_to(outside / "target.txt")
     completed = run_cli(["rewind", session, "--to", "2", "--mode", "code", "--yes", "--force"], workdir, home)

@@ -1,0 +1,54 @@
+"""`/rewind` (also opened by Esc Esc on an empty prompt): the rewind menu inside the shell.
+
+The menu (`ui/screens/rewind.py`) lists the current session's checkpoints newest first, "Redo"
+when a rewind can be undone, and after `/clear` "/resume <id> (previous session)" first. The
+chosen action runs through the session's own `AgentSession` (its writer and checkpoint manager),
+and what it did is printed; choosing the previous session switches to it.
+"""
+
+from __future__ import annotations
+
+from ...errors import CommandcodeError
+from ..slash import Shell, SlashCommand
+
+
+def run(shell: Shell, args: str) -> None:
+    """Opens the menu and runs what the user chose.
+
+    Raises:
+        CommandcodeError: there is nothing to rewind to, or the chosen rewind was refused.
+    """
+    from ...ui.rewind_menu import ROW_RESUME, MenuChoice, new_screen, perform
+
+    if args.strip():
+        raise CommandcodeError("/rewind takes no arguments", hint="it opens the rewind menu")
+    agent = shell.agent
+    choice = shell.run_screen(new_screen(agent, shell.previous_session_id))
+    if not isinstance(choice, MenuChoice):
+        shell.notice("Rewind cancelled; nothing was changed")
+        return
+    if choice.row.kind == ROW_RESUME and choice.row.session_id:
+        from ...agent.runtime import AgentSession
+
+        shell.switch_to(AgentSession.for_reference(choice.row.session_id, shell.cwd))
+        shell.notice(f"Resumed the previous session {choice.row.session_id}")
+        return
+    result = perform(agent, choice)
+    if result is None:
+        return
+    touched = len(result.written) + len(result.deleted)
+    if result.redo:
+        shell.print(f"Undid the rewind to checkpoint {result.number}: {touched} file(s) put back")
+    else:
+        shell.print(f"Rewound to checkpoint {result.number} ({result.mode.label.lower()}): {touched} file(s) restored")
+    for skipped in result.skipped:
+        shell.notice(f"left alone: {skipped.path} ({skipped.reason})")
+    shell.notice("undo it with /rewind → Redo" if not result.redo else "rewind again with /rewind")
+
+
+COMMANDS = [
+    SlashCommand("rewind", run, "Rewind code and/or conversation to a checkpoint, or redo",
+                 aliases=("checkpoint",),
+                 help="/rewind opens the rewind menu: pick a checkpoint, then restore code and conversation, "
+                      "conversation only, code only, summarize from or up to it; Redo undoes the last rewind."),
+]
