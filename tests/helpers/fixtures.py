@@ -100,6 +100,9 @@ def openai_stub(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     with OpenAIStub() as stub:
         write_providers(home, stub.url)
         yield stub
+
+
+@pytest.fixture
 def project_here(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty project folder made the current directory, with `home` as the data dir: for
     in-process `AgentSession` tests, which resolve sessions and settings from the current

@@ -35,10 +35,12 @@ def _session_with_backup(home: Path, workdir: Path) -> str:
 
 
 def _referenced(home: Path) -> set[str]:
-    found = set()
+    """The store objects the sessions' checkpoints name (a compatible backup's in its `blake3` key)."""
+    from commandcode.checkpoints.records import read_checkpoints
+
+    found: set[str] = set()
     for path in (home / "projects").rglob("*.checkpoints.jsonl"):
-        for line in path.read_text().splitlines():
-            found |= {item["hash"] for item in json.loads(line)["files"] if item.get("hash")}
+        found |= {item.store_object for record in read_checkpoints(path) for item in record.files if item.store_object}
     return found
 
 

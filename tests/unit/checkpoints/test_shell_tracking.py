@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from commandcode.agent.runtime import AgentSession
+
+# The bash calls run in bypass mode: a session without anyone to ask refuses them (agent/permissions.py).
 from commandcode.checkpoints.modes import RewindMode
 from helpers.checkpoints import snapshot, write
 from helpers.cli import run_ok
@@ -45,7 +47,7 @@ def _shell_items(agent: AgentSession) -> dict[str, object]:
 def test_a_bash_turn_is_recorded_and_rewound_in_a_git_repository(project: Path) -> None:
     _git_repo(project)
     before = snapshot(project)
-    with AgentSession.start(project) as agent:
+    with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
         result = agent.run_turn(_bash("rm src/a.py && mv notes.txt moved.txt && sed -i 's/b/B/' src/b.py && "
                                       "echo new > fresh.txt && chmod 600 run.sh && echo x >> debug.log && "
                                       "echo y > build/out.bin"))
@@ -67,7 +69,7 @@ def test_a_bash_turn_is_recorded_and_rewound_in_a_git_repository(project: Path) 
 def test_outside_a_repository_every_file_is_tracked_and_edit_tools_mix_in(project: Path) -> None:
     write(project / "data/table.csv", "1,2\n")
     before = snapshot(project)
-    with AgentSession.start(project) as agent:
+    with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
         agent.run_turn("call write_file " + json.dumps({"file_path": "data/table.csv", "content": "3,4\n"}) + "\n"
                        + _bash("cp data/table.csv data/copy.csv && rm data/table.csv"))
         after_one = snapshot(project)
@@ -82,7 +84,7 @@ def test_outside_a_repository_every_file_is_tracked_and_edit_tools_mix_in(projec
 def test_tracking_can_be_turned_off(project: Path) -> None:
     write(project / ".commandcode/settings.json", '{"checkpoints": {"trackShell": false}}')
     write(project / "a.txt", "a")
-    with AgentSession.start(project) as agent:
+    with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
         agent.run_turn(_bash("rm a.txt"))
     assert _shell_items(agent) == {}
 
@@ -91,7 +93,7 @@ def test_too_many_files_pause_tracking_with_one_notice(project: Path) -> None:
     write(project / ".commandcode/settings.json", '{"checkpoints": {"trackShellMaxFiles": 3}}')
     for index in range(5):
         write(project / f"f{index}.txt", str(index))
-    with AgentSession.start(project) as agent:
+    with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
         first = agent.run_turn(_bash("rm f0.txt"))
         second = agent.run_turn(_bash("rm f1.txt"))
     assert first.error is None and second.error is None
@@ -102,7 +104,7 @@ def test_too_many_files_pause_tracking_with_one_notice(project: Path) -> None:
 
 def test_headless_runs_finish_the_baseline_before_the_command(home: Path, project: Path) -> None:
     write(project / "keep.txt", "precious\n")
-    run_ok(["-p", _bash("rm keep.txt")], project, home)
+    run_ok(["-p", _bash("rm keep.txt"), "--yolo"], project, home)
     assert not (project / "keep.txt").exists()
     session = next((home / "projects").glob("*/*.checkpoints.jsonl")).name.split(".")[0]
     run_ok(["rewind", session, "--to", "1", "--mode", "code", "--yes"], project, home)
