@@ -36,13 +36,16 @@ def _warn_skipped(session: Session) -> None:
 
 
 @handle_errors
-def list_view(all_sessions: bool = False, all_projects: bool = False, as_json: bool = False) -> None:
-    """Sessions of this directory's project (or every project), newest first."""
+def list_view(all_sessions: bool = False, all_projects: bool = False, as_json: bool = False,
+              limit: int | None = None, branch: str | None = None, worktrees: bool = False) -> None:
+    """Sessions of this directory (every worktree's, or every project's), newest first."""
     from ..catalog.listing import list_sessions
+    from .catalog_progress import report_builds
 
     errors: list[str] = []
+    report_builds()
     summaries = list_sessions(os.getcwd(), include_headless=all_sessions, all_projects=all_projects,
-                              errors=errors)
+                              errors=errors, limit=limit, branch=branch, worktrees=worktrees)
     for error in errors:
         warn(error)
     if as_json:
@@ -54,14 +57,54 @@ def list_view(all_sessions: bool = False, all_projects: bool = False, as_json: b
     from rich.table import Table  # only for terminal output
 
     table = Table(box=None, pad_edge=False)
-    for column in ("ID", "NAME", "MODIFIED", "MSGS", "FIRST MESSAGE"):
+    for column in ("ID", "NAME", "MODIFIED", "MSGS", "BRANCH", "FIRST MESSAGE"):
         table.add_column(column, no_wrap=column != "FIRST MESSAGE", overflow="ellipsis")
     for summary in summaries:
         first = (summary.first_message or "").splitlines()[0][:60] if summary.first_message else ""
+        if summary.lineage:
+            first = f"({summary.lineage}) {first}"
+        if summary.damaged:
+            first = f"[damaged: {summary.damaged}] {first}"
         table.add_row(safe(summary.id[:8], one_line=True), safe(summary.name or "", one_line=True),
                       safe(summary.modified[:19].replace("T", " "), one_line=True), str(summary.message_count),
-                      safe(first, one_line=True))
+                      safe(summary.git_branch or "", one_line=True), safe(first, one_line=True))
     stdout.print(table)
+
+
+@handle_errors
+def search_view(query: str, all_projects: bool = False, limit: int | None = None, deep: bool = False,
+                newest: bool = False, as_json: bool = False) -> None:
+    """Full-text search of this directory's sessions (or every project's)."""
+    from ..catalog.search import search_sessions
+    from .catalog_progress import report_builds
+
+    if not query.strip():
+        from ..errors import UsageError
+
+        raise UsageError("empty search query", hint="pass the text to look for")
+    errors: list[str] = []
+    report_builds()
+    hits = search_sessions(query, os.getcwd(), all_projects=all_projects, limit=limit or 20, deep=deep,
+                           newest=newest, errors=errors)
+    for error in errors:
+        warn(error)
+    if as_json:
+        print_json([hit.to_dict() for hit in hits])
+        return
+    if not hits:
+        stdout.print(f"No matches for {safe(query, one_line=True)}.")
+        return
+    for hit in hits:
+        snippet, cursor = [], 0
+        for start, end in hit.spans:
+            snippet.append(safe(hit.snippet[cursor:start], one_line=True))
+            snippet.append(f"[bold reverse]{safe(hit.snippet[start:end], one_line=True)}[/]")
+            cursor = end
+        snippet.append(safe(hit.snippet[cursor:], one_line=True))
+        title = safe(hit.name or hit.session_id[:8], one_line=True)
+        stdout.print(f"[bold]{title}[/] [dim]{safe(hit.session_id[:8], one_line=True)} {safe(hit.entry_id, one_line=True)} "
+                     f"{safe(hit.timestamp[:19].replace('T', ' '), one_line=True)} {hit.kind}[/]")
+        stdout.print(f"  {''.join(snippet)}")
 
 
 def describe(session: Session) -> dict[str, Any]:

@@ -6,6 +6,8 @@ The options are declared here for typer; what each command prints is in `session
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
 
 from . import session_views
@@ -16,14 +18,34 @@ JSON_OPTION = typer.Option(False, "--json", help="Print JSON instead of a table.
 REF_ARGUMENT = typer.Argument(..., help="Session id, id prefix, name or transcript path.")
 
 
+LIMIT_OPTION = typer.Option(None, "--limit", min=1, help="At most this many.")
+ALL_PROJECTS_OPTION = typer.Option(False, "--all-projects", help="Every project, not just this directory's.")
+
+
 @app.command("list")
 def list_command(
     all_sessions: bool = typer.Option(False, "--all", help="Include headless (-p) sessions."),
-    all_projects: bool = typer.Option(False, "--all-projects", help="Every project, not just this directory's."),
+    all_projects: bool = ALL_PROJECTS_OPTION,
+    worktrees: bool = typer.Option(False, "--worktrees", help="Every worktree of this git repository."),
+    branch: Optional[str] = typer.Option(None, "--branch", help="Only sessions started on this git branch."),
+    limit: Optional[int] = LIMIT_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Sessions of this directory's project, newest first."""
-    session_views.list_view(all_sessions, all_projects, as_json)
+    """Sessions of this directory, newest first."""
+    session_views.list_view(all_sessions, all_projects, as_json, limit, branch, worktrees)
+
+
+@app.command("search")
+def search_command(
+    query: str = typer.Argument(..., help="Text to find (any length; case is ignored)."),
+    all_projects: bool = ALL_PROJECTS_OPTION,
+    limit: Optional[int] = LIMIT_OPTION,
+    deep: bool = typer.Option(False, "--deep", help="Search tool results too."),
+    newest: bool = typer.Option(False, "--newest", help="Newest first instead of best match first."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Full-text search of sessions: user and assistant text and tool calls."""
+    session_views.search_view(query, all_projects, limit, deep, newest, as_json)
 
 
 @app.command("show")

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from . import bench_cmd, rewind_cmds, sessions
+from . import bench_cmd, doctor, rewind_cmds, sessions
 from .output import USAGE_EXIT_CODE, fail, handle_errors
 
 app = typer.Typer(
@@ -24,6 +24,7 @@ app = typer.Typer(
 app.add_typer(sessions.app, name="sessions")
 rewind_cmds.register(app)
 bench_cmd.register(app)
+doctor.register(app)
 
 
 @app.callback()

@@ -4,6 +4,10 @@
 - `COMMANDCODE_INDEX` — a flag; off disables the index sidecars (for measuring cold opens).
 - `COMMANDCODE_FAST_PATH` — a flag; off sends every command through typer (the tests compare
   both paths).
+- `COMMANDCODE_CATALOG` — a flag; off makes listings and searches skip the SQLite catalog and
+  scan the project folders directly (the benches compare both).
+- `COMMANDCODE_SCRATCHPAD_BASE` — the real CLI's scratchpad base (an absolute path), read to
+  find a session's scratchpad when the session is deleted.
 - `COMMANDCODE_DEBUG` — opt-in (`1`, `true`, `yes`, `on`): an unexpected error shows its
   traceback instead of the one `error: internal error` line.
 - `COMMANDCODE_TEST_STEP_DELAY_MS` — a test hook: milliseconds a rewind waits before each
@@ -24,6 +28,8 @@ HOME = "COMMANDCODE_HOME"
 INDEX = "COMMANDCODE_INDEX"
 FAST_PATH = "COMMANDCODE_FAST_PATH"
 DEBUG = "COMMANDCODE_DEBUG"
+CATALOG = "COMMANDCODE_CATALOG"
+SCRATCHPAD_BASE = "COMMANDCODE_SCRATCHPAD_BASE"
 TEST_STEP_DELAY_MS = "COMMANDCODE_TEST_STEP_DELAY_MS"
 
 _OFF = frozenset({"off", "0", "false", "no"})
@@ -58,6 +64,17 @@ def index_enabled() -> bool:
 def fast_path_enabled() -> bool:
     """Whether the argv fast path may run a command (`COMMANDCODE_FAST_PATH=off` disables it)."""
     return flag_enabled(FAST_PATH)
+
+
+def catalog_enabled() -> bool:
+    """Whether listings may use the SQLite catalog (`COMMANDCODE_CATALOG=off` scans folders instead)."""
+    return flag_enabled(CATALOG)
+
+
+def scratchpad_base() -> str | None:
+    """`$COMMANDCODE_SCRATCHPAD_BASE` when it is an absolute path (the real CLI's rule), else None."""
+    value = os.environ.get(SCRATCHPAD_BASE, "")
+    return value if os.path.isabs(value) else None
 
 
 def debug_enabled() -> bool:

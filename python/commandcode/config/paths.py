@@ -4,14 +4,15 @@ The data dir is `$COMMANDCODE_HOME` when set (a relative value is made absolute 
 use, against the starting directory), else `$HOME/.commandcode` (then `USERPROFILE`,
 then the OS home), so commandcode works on a real user's existing sessions. Beside the real
 CLI's folders we add `objects/` (the shared blake3+zstd backup store), `locks/` (writer locks)
-and `index/` (index sidecars); the real CLI ignores all three.
+`index/` (index sidecars) and `catalog.sqlite3` (the session catalog); the real CLI ignores
+them all.
 """
 
 from __future__ import annotations
 
 import os
 
-from .env import home_override, set_home
+from .env import home_override, scratchpad_base, set_home
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -123,6 +124,14 @@ def index_root() -> str:
     return os.path.join(data_root(), "index")
 
 
+CATALOG_NAME = "catalog.sqlite3"
+
+
+def catalog_file() -> str:
+    """`<data dir>/catalog.sqlite3`: the session catalog (a cache; safe to delete), as a string."""
+    return os.path.join(data_root(), CATALOG_NAME)
+
+
 def is_transcript_name(name: str) -> bool:
     """The real CLI's rule: ends in `.jsonl` and is no checkpoints/prompts/backup sidecar."""
     return name.endswith(TRANSCRIPT_SUFFIX) and not any(marker in name for marker in _NOT_TRANSCRIPT_MARKERS)
@@ -131,3 +140,27 @@ def is_transcript_name(name: str) -> bool:
 def file_history_dir(session_id: str) -> Path:
     """The real CLI's per-session raw sha256 backup folder: `<data dir>/file-history/<id>`."""
     return data_dir() / "file-history" / session_id
+
+
+SCRATCH_NAME_MAX = 200
+
+
+def scratchpad_dir(cwd: str, session_id: str) -> str | None:
+    """The real CLI's scratch folder of a session, `<base>/<sanitized cwd>/<sid>` (its
+    `scratchpad/` lives inside), or None when the cwd is not absolute. The base is
+    `$COMMANDCODE_SCRATCHPAD_BASE/commandcode-<uid>` when that is absolute, else
+    `/tmp/commandcode-<uid>`; the cwd keeps `[A-Za-z0-9]` and turns every other character into `-`,
+    a long or empty one cut to 200 characters plus `-` and 8 characters of its base64url sha256."""
+    if not os.path.isabs(cwd):
+        return None
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    leaf = f"commandcode-{uid}" if uid is not None else "commandcode"
+    base = os.path.join(scratchpad_base() or "/tmp", leaf)
+    sanitized = "".join(char if char.isascii() and char.isalnum() else "-" for char in cwd)
+    if not sanitized or len(sanitized) > SCRATCH_NAME_MAX:
+        import base64
+        import hashlib
+
+        digest = base64.urlsafe_b64encode(hashlib.sha256(cwd.encode("utf-8", "surrogateescape")).digest()).decode()
+        sanitized = f"{sanitized[:SCRATCH_NAME_MAX] or 'root'}-{digest[:8]}"
+    return os.path.join(base, sanitized, session_id)
