@@ -44,6 +44,10 @@ from .providers.offline import OfflineModel
 from .summarize import Summarizer, offline_summary
 from .turn import Conversation, TurnResult
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .resume import ResumePlan
+
 Notify = Callable[[str], None]
 AVAILABLE_MODELS = ("offline",)
 CHECKPOINTS_SUFFIX = ".checkpoints.jsonl"
@@ -188,6 +192,14 @@ class AgentSession:
         else:
             files = resolve_session(reference, here)
         return cls(files, session_folder(files), is_new=False, **options)
+
+    @staticmethod
+    def plan_resume(cwd: Path, **how: Any) -> ResumePlan:
+        """Finds and plans a resume (`-r`, `-c`, `--session`, a picked session): what it restores
+        and what to ask first; `.open()` then makes the session. See `agent/resume.py`."""
+        from .resume import plan_resume
+
+        return plan_resume(cwd, **how)
 
     @property
     def session_id(self) -> str:

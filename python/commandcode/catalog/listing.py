@@ -238,23 +238,15 @@ def resolve_session(ref: str, cwd: str | os.PathLike[str]) -> SessionFiles:
 
 
 def _by_name(reference: str, directories: list[Path], cwd: str | None) -> list[SessionFiles]:
-    """Sessions in `directories` named `reference` (only those started in `cwd`, when given)."""
+    """Sessions in `directories` named `reference` (only those started in `cwd`, when given), from
+    the listing rows (the catalog's, when it can be used): a name is the latest `session_info`,
+    `meta.title` or `meta.name`."""
     wanted = reference.strip().casefold()
-    found: list[SessionFiles] = []
-    for directory in directories:
-        for path in transcripts_in(directory):
-            try:
-                session = open_session(path)
-            except (CommandcodeError, OSError):
-                continue
-            if cwd is not None and not belongs_here(session.cwd, session.files.folder, cwd):
-                continue
-            # A list, not a set: a hostile meta's `title` may be any JSON value (a list or object
-            # is unhashable), and one such session must not break lookups for its neighbours.
-            names = [session.name, session.meta.get("title"), session.meta.get("name")]
-            if any(isinstance(name, str) and name.strip().casefold() == wanted for name in names):
-                found.append(session.files)
-    return found
+    folders = {str(directory) for directory in directories}
+    here = cwd if cwd is not None else os.fspath(directories[0])
+    rows = list_sessions(here, include_headless=True, all_projects=cwd is None)
+    return [SessionFiles.for_transcript(row.path) for row in rows if os.path.dirname(row.path) in folders
+            and row.cwd and any(alias.strip().casefold() == wanted for alias in row.aliases)]
 
 
 def most_recent(cwd: Path, *, headless: bool, unreadable: list[tuple[Path, str]] | None = None) -> SessionFiles | None:

@@ -118,7 +118,7 @@ def describe(session: Session) -> dict[str, Any]:
         "modified": session.modified,
         "message_count": session.message_count,
         "leaf": session.leaf_id,
-        "model": session.model,
+        "model": _meta_model(session) or session.model,  # the real CLI adopts meta.model on resume
         "effort": session.effort,
         "parent_session_id": session.parent_session_id,
         "entrypoint": session.entrypoint,
@@ -127,6 +127,11 @@ def describe(session: Session) -> dict[str, Any]:
                           for line in session.skipped_lines],
         "anomalies": session.anomalies.to_dict(),
     }
+
+
+def _meta_model(session: Session) -> str | None:
+    model = session.meta.get("model")
+    return model if isinstance(model, str) and model else None
 
 
 @handle_errors

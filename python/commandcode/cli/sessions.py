@@ -67,3 +67,19 @@ def tree_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION,
                  limit: int = typer.Option(0, min=0, help="At most this many entries (0: all).")) -> None:
     """Every entry, its parent, and whether it is on the active path."""
     session_views.tree_view(ref, as_json, offset, limit)
+
+
+@app.command("relink")
+def relink_command(ref: str = REF_ARGUMENT) -> None:
+    """Moves a session whose directory is gone to this directory (transcript and sidecars)."""
+    from . import resume_cmds
+
+    resume_cmds.relink_view(ref)
+
+
+@app.command("pick")
+def pick_command(all_projects: bool = ALL_PROJECTS_OPTION) -> None:
+    """The full-screen resume picker; prints the picked session's id and directory."""
+    from . import resume_cmds
+
+    resume_cmds.pick_view(all_projects)
