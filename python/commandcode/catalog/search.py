@@ -77,16 +77,17 @@ def like_snippet(text: str, query: str) -> tuple[str, list[tuple[int, int]]]:
 
 def search_sessions(query: str, cwd: str | os.PathLike[str], *, all_projects: bool = False, limit: int = 20,
                     deep: bool = False, newest: bool = False, use_catalog: bool | None = None,
-                    errors: list[str] | None = None) -> list[SearchHit]:
-    """Hits for `query` in this directory's sessions (every project's with `all_projects`), best
-    first (bm25) or newest first, at most `limit`. Headless sessions are searched too."""
+                    errors: list[str] | None = None, worktrees: bool = False) -> list[SearchHit]:
+    """Hits for `query` in this directory's sessions (every worktree's with `worktrees`, every
+    project's with `all_projects`), best first (bm25) or newest first, at most `limit`. Headless
+    sessions are searched too."""
     from ..config.env import catalog_enabled
 
     problems: list[str] = [] if errors is None else errors
     text = query.strip()
     if not text:
         return []
-    scope = Scope(cwd, all_projects=all_projects)
+    scope = Scope(cwd, all_projects=all_projects, worktrees=worktrees)
     kinds = KINDS if deep else SHALLOW_KINDS
     if use_catalog is None:
         use_catalog = catalog_enabled()
