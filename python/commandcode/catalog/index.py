@@ -13,17 +13,13 @@ called while a large batch of changes is read (the CLI draws a progress bar with
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from stat import S_ISREG
 
 from ..config.paths import is_transcript_name
 from ..errors import CommandcodeError
-from ..sessions.reader import open_session
 from .db import SESSION_COLUMNS, Catalog, from_db, searchable, to_db
 from .summary import SessionSummary, damaged_summary, summarize
 from .texts import TextRow, read_texts
@@ -36,28 +32,30 @@ WORKERS = 4
 ALIAS_SEPARATOR = "\x1f"
 
 
-@dataclass
 class _Work:
-    path: str
-    folder: str
-    size: int
-    mtime_ns: int
-    inode: int
-    meta_sig: str
-    old: tuple[object, ...] | None  # (indexed_bytes, tail_hash, inode, last_prompt) of the old row
+    """A transcript to re-read; `old` is (indexed_bytes, tail_hash, inode, last_prompt) of its row."""
+
+    __slots__ = ("folder", "inode", "meta_sig", "mtime_ns", "old", "path", "size")
+
+    def __init__(self, path: str, folder: str, size: int, mtime_ns: int, inode: int, meta_sig: str,
+                 old: tuple[object, ...] | None) -> None:
+        self.path, self.folder, self.size, self.mtime_ns = path, folder, size, mtime_ns
+        self.inode, self.meta_sig, self.old = inode, meta_sig, old
 
 
-@dataclass
 class RefreshReport:
-    """What a refresh did: sessions re-read, bytes read for text, and unreadable folders."""
+    """What a refresh did: sessions re-read, bytes read for text, rows dropped, problems met."""
 
-    changed: int = 0
-    bytes_read: int = 0
-    removed: int = 0
-    problems: list[str] | None = None
+    def __init__(self) -> None:
+        self.changed = 0
+        self.bytes_read = 0
+        self.removed = 0
+        self.problems: list[str] | None = None
 
 
 def _tail_hash(path: str, end: int) -> str:
+    import hashlib
+
     start = max(0, end - TAIL_HASH_BYTES)
     with open(path, "rb") as handle:
         handle.seek(start)
@@ -124,6 +122,8 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
         return report
     total = sum(item.size for item in work)
     done = 0
+    from concurrent.futures import ThreadPoolExecutor  # only when something changed: it imports logging
+
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         for start in range(0, len(work), BATCH):
             results = list(pool.map(_read, work[start:start + BATCH]))
@@ -160,6 +160,8 @@ def _read(item: _Work) -> tuple[SessionSummary, list[TextRow], int, str, bool]:
                     start, reset = indexed, False
             except OSError:
                 pass
+    from ..sessions.reader import open_session
+
     try:
         texts, offset, prompt = read_texts(item.path, start)
         if prompt is None and not reset:
@@ -220,7 +222,7 @@ def row_summary(row: tuple[object, ...]) -> SessionSummary:
     values = dict(zip(ROW_COLUMNS, map(from_db, row)))
     aliases = values.pop("aliases")
     values["user_renamed"] = bool(values["user_renamed"])
-    return SessionSummary(**values, aliases=tuple(str(aliases).split(ALIAS_SEPARATOR)) if aliases else ())  # type: ignore[arg-type]
+    return SessionSummary(**values, aliases=tuple(str(aliases).split(ALIAS_SEPARATOR)) if aliases else ())
 
 
 def rows_in(catalog: Catalog, folders: list[str], *, headless: bool,

@@ -15,17 +15,20 @@ still opens a session of any directory (resuming elsewhere is allowed).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from pathlib import Path
 
 from ..config.env import catalog_enabled
-from ..config.paths import is_transcript_name, node_text, project_dir, project_root, projects_dir
+from ..config.paths import as_path, is_transcript_name, node_text, project_dir, project_root, projects_dir
 from ..errors import AmbiguousSessionError, CommandcodeError, SessionNotFoundError
 from ..sessions.files import SessionFiles
 from ..sessions.reader import open_session
 from ..sessions.refs import resolve_direct
 from .summary import SessionSummary, damaged_summary, summarize, with_lineage
 from .times import sort_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `pathlib` costs more to import than a warm listing takes: built only when needed
+    from collections.abc import Iterator
+    from pathlib import Path
 
 __all__ = ["SessionSummary", "list_sessions", "most_recent", "resolve_session", "scan_sessions", "summarize"]
 
@@ -109,7 +112,7 @@ def list_sessions(cwd: str | os.PathLike[str], *, include_headless: bool = False
 def scan_sessions(scope: Scope, *, include_headless: bool = False, branch: str | None = None,
                   limit: int | None = None, problems: list[str] | None = None) -> list[SessionSummary]:
     """`list_sessions` by scanning the folders (no catalog): every transcript opened, ten at a time."""
-    paths: list[Path] = []
+    paths: list[str] = []
     for folder in scope.folders:
         try:
             names = os.listdir(folder)
@@ -119,16 +122,17 @@ def scan_sessions(scope: Scope, *, include_headless: bool = False, branch: str |
             if problems is not None:
                 problems.append(f"{folder}: cannot be listed ({error.strerror or error}); its sessions are not shown")
             continue
-        paths += [Path(folder, name) for name in names if is_transcript_name(name) and os.path.isfile(os.path.join(folder, name))]
+        paths += [os.path.join(folder, name) for name in names
+                  if is_transcript_name(name) and os.path.isfile(os.path.join(folder, name))]
 
-    def load(path: Path) -> SessionSummary:
+    def load(path: str) -> SessionSummary:
         try:
             return summarize(open_session(path))
         except (CommandcodeError, OSError) as error:
             message = str(error)
-            return damaged_summary(str(path), message[len(f"{path}: "):] if message.startswith(f"{path}: ") else message)
+            return damaged_summary(path, message[len(f"{path}: "):] if message.startswith(f"{path}: ") else message)
         except Exception as error:
-            return damaged_summary(str(path), f"cannot be listed ({type(error).__name__}: {error})")
+            return damaged_summary(path, f"cannot be listed ({type(error).__name__}: {error})")
 
     from concurrent.futures import ThreadPoolExecutor  # costs more to import than a small listing takes
 
@@ -257,8 +261,8 @@ def most_recent(cwd: Path, *, headless: bool, unreadable: list[tuple[Path, str]]
     for summary in list_sessions(cwd, include_headless=True):
         if summary.damaged is not None and not summary.cwd:  # it could not be opened
             if unreadable is not None:
-                unreadable.append((Path(summary.path), summary.damaged))
+                unreadable.append((as_path(summary.path), summary.damaged))
             continue
         if (summary.entrypoint == "print") == headless:
-            return SessionFiles.for_transcript(Path(summary.path))
+            return SessionFiles.for_transcript(summary.path)
     return None

@@ -11,20 +11,31 @@ read. The directory scan and the catalog make rows with the same functions, so t
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, replace
-from typing import Any
 
-from ..sessions.reader import Session
 from ..storage.ids import iso_from_ms
 from .texts import last_prompt_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..sessions.reader import Session
 
 LINEAGE_TITLE_CHARS = 40
 
 
-@dataclass(frozen=True)
-class SessionSummary:
-    """One row of a session listing."""
+FIELDS = ("id", "name", "created", "modified", "message_count", "first_message", "git_branch", "entrypoint",
+          "parent_session_id", "path", "cwd", "skipped_lines", "size", "last_prompt", "lineage", "damaged")
+_DEFAULTS: dict[str, object] = {"size": 0, "last_prompt": None, "lineage": None, "damaged": None,
+                                "user_renamed": False, "aliases": ()}
 
+
+class SessionSummary:
+    """One row of a session listing (`FIELDS`, in this order, are its JSON; `user_renamed` and
+    `aliases`, the names a reference may use, are not shown). A plain class, not a dataclass:
+    `dataclasses` costs more to import than a warm listing of 10,000 sessions takes."""
+
+    __slots__ = (*FIELDS, "user_renamed", "aliases")
     id: str
     name: str | None
     created: str
@@ -37,20 +48,41 @@ class SessionSummary:
     path: str
     cwd: str
     skipped_lines: int
-    size: int = 0
-    last_prompt: str | None = None
-    lineage: str | None = None
-    damaged: str | None = None
-    user_renamed: bool = False
-    aliases: tuple[str, ...] = ()
+    size: int
+    last_prompt: str | None
+    lineage: str | None
+    damaged: str | None
+    user_renamed: bool
+    aliases: tuple[str, ...]
+
+    def __init__(self, **values: Any) -> None:
+        for name in self.__slots__:
+            if name in values:
+                setattr(self, name, values.pop(name))
+            elif name in _DEFAULTS:
+                setattr(self, name, _DEFAULTS[name])
+            else:
+                raise TypeError(f"SessionSummary needs {name}")
+        if values:
+            raise TypeError(f"SessionSummary has no field {next(iter(values))}")
 
     def to_dict(self) -> dict[str, Any]:
-        row = asdict(self)
-        del row["aliases"], row["user_renamed"]
-        return row
+        return {name: getattr(self, name) for name in FIELDS}
 
     def with_lineage(self, lineage: str | None) -> SessionSummary:
-        return replace(self, lineage=lineage)
+        values = {name: getattr(self, name) for name in self.__slots__}
+        values["lineage"] = lineage
+        return SessionSummary(**values)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionSummary):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "SessionSummary(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in FIELDS) + ")"
 
 
 def summarize(session: Session, *, last_prompt: str | bool | None = False) -> SessionSummary:

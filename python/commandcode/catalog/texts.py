@@ -10,10 +10,12 @@ for the writer to finish it. Lines that are not JSON are passed over (the listin
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterator
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` (and the `re` it loads) costs more than a warm listing
+    from collections.abc import Iterator
+    from typing import Any
 
 KINDS = ("user", "assistant", "tool", "result")
 SHALLOW_KINDS = ("user", "assistant", "tool")
@@ -53,6 +55,8 @@ def entry_texts(entry: dict[str, Any]) -> tuple[list[tuple[str, str]], str | Non
                 prompt_parts.append(block["text"])
             found.append(("user" if role == "user" else "assistant", block["text"][:MAX_TEXT]))
         elif kind == "tool_use":
+            import json
+
             arguments = json.dumps(block.get("input"), ensure_ascii=False, default=str)
             found.append(("tool", f"{block.get('name')} {arguments}"[:MAX_TEXT]))
         elif kind == "tool_result":
@@ -65,6 +69,8 @@ def entry_texts(entry: dict[str, Any]) -> tuple[list[tuple[str, str]], str | Non
 def _parse(line: bytes) -> dict[str, Any] | None:
     if b'"message"' not in line:  # only message entries carry text; most lines are skipped unparsed
         return None
+    import json  # not for a warm listing, which reads no text
+
     try:
         value = json.loads(line)
     except (ValueError, RecursionError):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC
-
 from ..storage.ids import parse_iso
 
 
@@ -14,5 +12,7 @@ def sort_key(timestamp: str) -> float:
     if moment is None:
         return float("-inf")
     if moment.tzinfo is None:
+        from datetime import UTC
+
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
