@@ -196,3 +196,36 @@ def test_an_older_schema_is_rebuilt(home: Path, workdir: Path) -> None:
     connection.commit()
     connection.close()
     assert "stale" not in {row["name"] for row in _rows(workdir)}
+
+
+def test_a_warm_listing_imports_little(home: Path, workdir: Path) -> None:
+    """`sessions list --limit 20 --json` with a warm catalog loads no typer, rich, typing,
+    pathlib, json, dataclasses or thread pool: each costs more than the listing itself."""
+    import sys
+
+    from helpers.cli import cli_env
+
+    for number in range(30):
+        write_session(workdir, sid(number), [f"prompt {number}"])
+    run_json(["sessions", "list", "--json"], workdir, home)  # builds the catalog
+    probe = ("import sys; from commandcode.cli import run; code = run(sys.argv[1:]); "
+             "sys.stdout.flush(); sys.stderr.write(' '.join(sorted(sys.modules))); sys.exit(code)")
+    completed = subprocess.run([sys.executable, "-c", probe, "sessions", "list", "--limit", "20", "--json"],
+                               cwd=workdir, env=cli_env(home), capture_output=True, text=True, check=True)
+    assert len(json.loads(completed.stdout)) == 20
+    loaded = set(completed.stderr.split())
+    assert loaded & {"typer", "click", "rich", "typing", "pathlib", "json", "dataclasses", "concurrent.futures",
+                     "hashlib", "textual"} == set()
+
+
+def test_search_takes_the_fast_path_and_prints_what_typer_prints(home: Path, workdir: Path) -> None:
+    write_session(workdir, sid(1), ["the needle is here"])
+    for args in (["sessions", "search", "needle"], ["sessions", "search", "needle", "--json", "--deep"],
+                 ["sessions", "search", "ne", "--limit", "1", "--newest"], ["sessions", "list", "--limit", "1"],
+                 ["sessions", "list", "--branch", "nope", "--json"]):
+        fast = run_cli(args, workdir, home)
+        slow = run_cli(args, workdir, home, COMMANDCODE_FAST_PATH="off")
+        assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr), args
+        assert fast.returncode == 0 and fast.stdout, args
+    bad = run_cli(["sessions", "list", "--limit", "0"], workdir, home)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: ") and "Traceback" not in bad.stderr
