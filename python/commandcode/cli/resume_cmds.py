@@ -21,7 +21,12 @@ def relink_view(ref: str) -> None:
         raise CommandcodeError(f"session {plan.files.session_id}'s directory {where} still exists; not relinking it",
                                hint=f"resume it there: cd {where} && commandcode -r {plan.files.session_id}")
     old = plan.missing_cwd
+    before = plan.files.folder
     plan.relink()
+    if plan.files.folder == before:
+        stdout.print(f"session {safe(plan.files.session_id, one_line=True)} is already filed under "
+                     f"{safe(os.fspath(cwd), one_line=True)}")
+        return
     stdout.print(f"relinked session {safe(plan.files.session_id, one_line=True)} from {safe(old, one_line=True)} "
                  f"to {safe(os.fspath(cwd), one_line=True)}")
 
