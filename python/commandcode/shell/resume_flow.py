@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..errors import CommandcodeError
 from .slash import Shell
 
 if TYPE_CHECKING:
@@ -31,7 +32,11 @@ def open_plan(shell: Shell, plan: ResumePlan, **options: Any) -> AgentSession | 
         if choice != 1:
             return None
         viewer = plan.read_only(**options)
-        return viewer.fork()
+        try:
+            return viewer.fork()
+        except NotImplementedError:
+            raise CommandcodeError("forking is not available in this build",
+                                   hint="open it read-only, or close it in the other process") from None
     agent = plan.open(**options)
     if plan.offer_summary:
         choice = shell.choose(f"this session holds about {plan.tokens:,} tokens and has been idle over an hour", [
@@ -40,5 +45,9 @@ def open_plan(shell: Shell, plan: ResumePlan, **options: Any) -> AgentSession | 
             return None
         if choice == 0:
             with agent:
-                agent.compact()
+                try:
+                    agent.compact()
+                except NotImplementedError:
+                    raise CommandcodeError("compaction is not available in this build",
+                                           hint="resume the full history instead") from None
     return agent

@@ -156,3 +156,13 @@ def test_a_session_another_process_writes_is_offered_read_only(home: Path, workd
     finally:
         stop(holder)
     assert _plan(workdir, reference=sid(1)).locked_by is None
+
+
+def test_a_session_of_another_directory_resumes_there(home: Path, workdir: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other-project"
+    other.mkdir()
+    write_session(other, sid(1), ["elsewhere"])
+    plan = _plan(workdir, reference=sid(1))
+    assert plan.run_dir == other and plan.missing_cwd is None
+    with plan.open() as agent:
+        assert agent.cwd == other

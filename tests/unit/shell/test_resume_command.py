@@ -135,3 +135,25 @@ def test_resume_refuses_a_session_that_cannot_be_opened(home: Path, workdir: Pat
     with pytest.raises(CommandcodeError) as refused:
         registry()["resume"].run(shell, "")
     assert "cannot be opened" in str(refused.value) and shell.switched == []
+
+
+@pytest.mark.parametrize("answer", [0, 1, None])
+def test_a_big_idle_session_asks_summary_or_full(home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 answer: int | None) -> None:
+    import os
+
+    transcript = write_session(workdir, sid(1), ["x" * 250_000, "y" * 250_000])
+    os.utime(transcript, (1, 1))
+    compacted: list[bool] = []
+
+    def compact(self: AgentSession, *args: object, **kwargs: object) -> None:
+        compacted.append(self._writer is not None)  # inside the writer
+
+    monkeypatch.setattr(AgentSession, "compact", compact)
+    shell = FakeShell(workdir, _current(workdir), pick=None, choose=answer)
+    plan = AgentSession.plan_resume(workdir, reference=sid(1))
+    assert plan.offer_summary
+    agent = open_plan(shell, plan)
+    assert "idle over an hour" in shell.questions[0]
+    assert (agent is None) == (answer is None)
+    assert compacted == ([True] if answer == 0 else [])
