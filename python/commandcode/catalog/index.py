@@ -121,25 +121,33 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
     if not work:
         return report
     total = sum(item.size for item in work)
-    done = 0
+    done = [0]
+    import threading
+
+    lock = threading.Lock()
+
+    def advance(count: int) -> None:  # from the reading threads, as they go
+        with lock:
+            done[0] += count
+            if progress is not None:
+                progress(min(done[0], total), total)
+
     from concurrent.futures import ThreadPoolExecutor  # only when something changed: it imports logging
 
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         for start in range(0, len(work), BATCH):
-            results = list(pool.map(_read, work[start:start + BATCH]))
+            batch = work[start:start + BATCH]
+            results = list(pool.map(lambda item: _read(item, advance), batch))
             connection.execute("BEGIN IMMEDIATE")
             try:
-                for item, (summary, texts, offset, tail, reset) in zip(work[start:start + BATCH], results):
+                for item, (summary, texts, offset, tail, reset) in zip(batch, results):
                     _store(connection, catalog.fts, item, summary, texts, offset, tail, reset)
-                    done += item.size
                     report.bytes_read += item.size - (0 if reset else offset_of(item))
                 connection.execute("COMMIT")
             except BaseException:
                 connection.execute("ROLLBACK")
                 raise
             report.changed += len(results)
-            if progress is not None:
-                progress(done, total)
     return report
 
 
@@ -149,7 +157,7 @@ def offset_of(item: _Work) -> int:
     return indexed if isinstance(indexed, int) else 0
 
 
-def _read(item: _Work) -> tuple[SessionSummary, list[TextRow], int, str, bool]:
+def _read(item: _Work, advance: Callable[[int], None]) -> tuple[SessionSummary, list[TextRow], int, str, bool]:
     """(summary, new text rows, offset read to, tail hash there, whether old text rows go)."""
     start, reset, old_prompt = 0, True, None
     if item.old is not None:
@@ -162,8 +170,9 @@ def _read(item: _Work) -> tuple[SessionSummary, list[TextRow], int, str, bool]:
                 pass
     from ..sessions.reader import open_session
 
+    advance(start)  # the part indexed before is not read again
     try:
-        texts, offset, prompt = read_texts(item.path, start)
+        texts, offset, prompt = read_texts(item.path, start, advance)
         if prompt is None and not reset:
             prompt = old_prompt if isinstance(old_prompt, str) else None
         summary = summarize(open_session(item.path), last_prompt=prompt)

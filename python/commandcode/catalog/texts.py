@@ -14,7 +14,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` (and the `re` it loads) costs more than a warm listing
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from typing import Any
 
 KINDS = ("user", "assistant", "tool", "result")
@@ -78,18 +78,22 @@ def _parse(line: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def read_texts(path: str, start: int) -> tuple[list[TextRow], int, str | None]:
+def read_texts(path: str, start: int, advance: Callable[[int], None] | None = None) -> tuple[list[TextRow], int, str | None]:
     """The text rows of the whole lines from byte `start` on, the offset after the last whole
-    line read, and the last prompt among them (None when they hold none).
+    line read, and the last prompt among them (None when they hold none). `advance(n)` is told
+    of every `CHUNK` of lines read (a progress bar's steps).
 
     Raises:
         OSError: the transcript cannot be read.
     """
     rows: list[TextRow] = []
     prompt: str | None = None
-    offset = start
+    offset = reported = start
     for line, end in _lines(path, start):
         offset = end
+        if advance is not None and offset - reported >= CHUNK:
+            advance(offset - reported)
+            reported = offset
         entry = _parse(line)
         if entry is None:
             continue
@@ -101,6 +105,8 @@ def read_texts(path: str, start: int) -> tuple[list[TextRow], int, str | None]:
         rows.extend((entry_id, stamp, kind, text) for kind, text in texts)
         if entry_prompt is not None:
             prompt = entry_prompt
+    if advance is not None and offset > reported:
+        advance(offset - reported)
     return rows, offset, prompt
 
 

@@ -59,7 +59,8 @@ def test_a_changed_transcript_is_reread_and_its_text_from_the_appended_bytes_onl
     assert _rows(workdir)[0]["message_count"] == 2
     starts: list[int] = []
     original = index.read_texts
-    monkeypatch.setattr(index, "read_texts", lambda path, start: (starts.append(start), original(path, start))[1])
+    monkeypatch.setattr(index, "read_texts",
+                        lambda path, start, *rest: (starts.append(start), original(path, start, *rest))[1])
     assert _rows(workdir)[0]["message_count"] == 2
     assert starts == []  # unchanged: not read at all
     size = transcript.stat().st_size
@@ -229,3 +230,19 @@ def test_search_takes_the_fast_path_and_prints_what_typer_prints(home: Path, wor
         assert fast.returncode == 0 and fast.stdout, args
     bad = run_cli(["sessions", "list", "--limit", "0"], workdir, home)
     assert bad.returncode == 2 and bad.stderr.startswith("error: ") and "Traceback" not in bad.stderr
+
+
+def test_a_build_reports_progress_as_it_reads(home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from commandcode.catalog import texts
+
+    monkeypatch.setattr(texts, "CHUNK", 4096)  # several steps within one transcript
+    for number in range(3):
+        write_session(workdir, sid(number), [f"prompt {number} " + "z" * 20_000, "more " * 2000])
+    steps: list[tuple[int, int]] = []
+    with db.open_catalog() as catalog:
+        report = index.refresh(catalog, [str(project_dir(workdir))], problems=[],
+                               progress=lambda done, total: steps.append((done, total)))
+    total = sum(path.stat().st_size for path in project_dir(workdir).glob("*.jsonl"))
+    assert report.changed == 3 and report.bytes_read == total
+    assert len(steps) > 6 and all(step[1] == total for step in steps)
+    assert [done for done, _ in steps] == sorted(done for done, _ in steps) and steps[-1][0] == total
