@@ -23,13 +23,12 @@ class _Bar:
     def update(self, done: int, total: int) -> None:
         if total < BAR_FROM_BYTES:
             return
+        from rich.console import Console
         from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
-
-        from .output import stderr
 
         if self._progress is None:
             progress = Progress("indexing sessions", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                                console=stderr, transient=True)
+                                console=Console(stderr=True), transient=True)
             progress.start()
             self._progress, self._task = progress, progress.add_task("index", total=total)
         self._progress.update(self._task, completed=done)  # type: ignore[attr-defined]
