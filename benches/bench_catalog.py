@@ -144,21 +144,21 @@ def main() -> int:
     parser.add_argument("--search-bytes", type=parse_size, default=parse_size("500MB"))
     parser.add_argument("--big", type=parse_size, default=parse_size("1GB"))
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--skip-big", action="store_true", help="no cold build of the big corpus")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
     report: dict[str, object] = {}
     many_home, many_cwd = corpus(args.data, "many", args.sessions, args.sessions * 4000, seed=1)
     search_home, search_cwd = corpus(args.data, "search", args.search_sessions, args.search_bytes, seed=100)
-    big_home, big_cwd = corpus(args.data, "big", 1, args.big, seed=7)
+    big = [] if args.skip_big else [("big", *corpus(args.data, "big", 1, args.big, seed=7))]
     start = measure_command([PY, "-c", "pass"], runs=args.runs)["wall_s"]
     assert isinstance(start, float)
     print(f"interpreter start: {start * 1000:.1f} ms")
     cli = [PY, "-m", "commandcode"]
 
     # 3. cold builds first: they also leave the catalogs warm for the rows below.
-    for label, home, cwd in (("big", big_home, big_cwd), ("many", many_home, many_cwd),
-                             ("search", search_home, search_cwd)):
+    for label, home, cwd in (*big, ("many", many_home, many_cwd), ("search", search_home, search_cwd)):
         began = time.perf_counter()
         row = measure_command(_in(cwd, [*cli, "doctor", "--reindex"]), _env(home), runs=1, warmup=0, capture=True,
                               name=f"cold build {label}")

@@ -16,7 +16,7 @@ import sqlite3
 
 from ..config.paths import catalog_file
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 2.0
 
 SESSION_COLUMNS = (
@@ -27,7 +27,9 @@ SESSION_COLUMNS = (
 
 _SESSIONS = f"""CREATE TABLE IF NOT EXISTS sessions (
     {", ".join(column + (" TEXT PRIMARY KEY" if column == "path" else "") for column in SESSION_COLUMNS)})"""
+# `sessions_stat` covers the freshness check: a warm listing reads it, never the wide rows.
 _INDEXES = ("CREATE INDEX IF NOT EXISTS sessions_folder ON sessions(folder, sort_key)",
+            "CREATE INDEX IF NOT EXISTS sessions_stat ON sessions(folder, path, size, mtime_ns, inode, meta_sig)",
             "CREATE INDEX IF NOT EXISTS sessions_id ON sessions(id)")
 _TEXTS_FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5("
               "text, path UNINDEXED, entry UNINDEXED, ts UNINDEXED, kind UNINDEXED, tokenize='trigram')")

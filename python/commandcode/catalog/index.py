@@ -30,6 +30,7 @@ TAIL_HASH_BYTES = 4096
 BATCH = 200
 WORKERS = 4
 ALIAS_SEPARATOR = "\x1f"
+SIDECAR_FROM_BYTES = 1 << 20
 
 
 class _Work:
@@ -51,6 +52,13 @@ class RefreshReport:
         self.bytes_read = 0
         self.removed = 0
         self.problems: list[str] | None = None
+
+
+def _text_state(connection: sqlite3.Connection, path: str) -> tuple[object, ...] | None:
+    """(indexed_bytes, tail_hash, inode, last_prompt) of a changed session's row."""
+    row = connection.execute("SELECT indexed_bytes, tail_hash, inode, last_prompt FROM sessions WHERE path = ?",
+                             (to_db(path),)).fetchone()
+    return None if row is None else (row[0], row[1], row[2], from_db(row[3]))
 
 
 def _tail_hash(path: str, end: int) -> str:
@@ -104,8 +112,8 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
             continue
         transcripts, metas = listed
         known: dict[str, tuple[object, ...]] = {str(from_db(row[0])): row[1:] for row in connection.execute(
-            "SELECT path, size, mtime_ns, inode, meta_sig, indexed_bytes, tail_hash, last_prompt FROM sessions "
-            "WHERE folder = ?", (to_db(folder),))}
+            "SELECT path, size, mtime_ns, inode, meta_sig FROM sessions INDEXED BY sessions_stat WHERE folder = ?",
+            (to_db(folder),))}
         gone = [path for path in known if path not in transcripts]
         if gone:
             _forget(connection, gone, catalog.fts)
@@ -117,7 +125,7 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
             if old is not None and old[:4] == (stat.st_size, stat.st_mtime_ns, stat.st_ino, meta_sig):
                 continue
             work.append(_Work(path, folder, stat.st_size, stat.st_mtime_ns, stat.st_ino, meta_sig,
-                              None if old is None else (old[4], old[5], old[2], old[6])))
+                              None if old is None else _text_state(connection, path)))
     if not work:
         return report
     total = sum(item.size for item in work)
@@ -175,7 +183,8 @@ def _read(item: _Work, advance: Callable[[int], None]) -> tuple[SessionSummary, 
         texts, offset, prompt = read_texts(item.path, start, advance)
         if prompt is None and not reset:
             prompt = old_prompt if isinstance(old_prompt, str) else None
-        summary = summarize(open_session(item.path), last_prompt=prompt)
+        # A small transcript scans in less time than writing (and fsyncing) its index sidecar takes.
+        summary = summarize(open_session(item.path, use_index=item.size >= SIDECAR_FROM_BYTES), last_prompt=prompt)
         return summary, texts, offset, _tail_hash(item.path, offset), reset
     except (CommandcodeError, OSError) as error:
         message = str(error)
