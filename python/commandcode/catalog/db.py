@@ -16,7 +16,7 @@ import sqlite3
 
 from ..config.paths import catalog_file
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_S = 2.0
 
 SESSION_COLUMNS = (

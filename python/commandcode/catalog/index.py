@@ -221,7 +221,8 @@ def _store(connection: sqlite3.Connection, fts: bool, item: _Work, summary: Sess
         "name": summary.name, "created": summary.created, "modified": summary.modified,
         "sort_key": sort_key(summary.modified), "message_count": summary.message_count,
         "first_message": summary.first_message, "last_prompt": summary.last_prompt, "git_branch": summary.git_branch,
-        "entrypoint": summary.entrypoint, "parent_session_id": summary.parent_session_id, "cwd": summary.cwd,
+        "entrypoint": summary.entrypoint, "parent_session_id": summary.parent_session_id,
+        "cwd": summary.cwd if summary.cwd_recorded else None,  # a synthesized header: each listing's own cwd
         "skipped_lines": summary.skipped_lines, "damaged": summary.damaged, "user_renamed": int(summary.user_renamed),
         "aliases": ALIAS_SEPARATOR.join(summary.aliases),
     }
@@ -240,6 +241,8 @@ def row_summary(row: tuple[object, ...]) -> SessionSummary:
     values = dict(zip(ROW_COLUMNS, map(from_db, row)))
     aliases = values.pop("aliases")
     values["user_renamed"] = bool(values["user_renamed"])
+    if values["cwd"] is None:  # the header names no cwd: as `Session.cwd` has it, the reader's own
+        values["cwd"], values["cwd_recorded"] = os.getcwd(), False
     return SessionSummary(**values, aliases=tuple(str(aliases).split(ALIAS_SEPARATOR)) if aliases else ())
 
 

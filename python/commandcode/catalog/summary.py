@@ -27,7 +27,7 @@ LINEAGE_TITLE_CHARS = 40
 FIELDS = ("id", "name", "created", "modified", "message_count", "first_message", "git_branch", "entrypoint",
           "parent_session_id", "path", "cwd", "skipped_lines", "size", "last_prompt", "lineage", "damaged")
 _DEFAULTS: dict[str, object] = {"size": 0, "last_prompt": None, "lineage": None, "damaged": None,
-                                "user_renamed": False, "aliases": ()}
+                                "user_renamed": False, "aliases": (), "cwd_recorded": True}
 
 
 class SessionSummary:
@@ -35,7 +35,7 @@ class SessionSummary:
     `aliases`, the names a reference may use, are not shown). A plain class, not a dataclass:
     `dataclasses` costs more to import than a warm listing of 10,000 sessions takes."""
 
-    __slots__ = (*FIELDS, "user_renamed", "aliases")
+    __slots__ = (*FIELDS, "user_renamed", "aliases", "cwd_recorded")
     id: str
     name: str | None
     created: str
@@ -54,6 +54,7 @@ class SessionSummary:
     damaged: str | None
     user_renamed: bool
     aliases: tuple[str, ...]
+    cwd_recorded: bool  # False: the header has no usable cwd; `cwd` is the listing process's own
 
     def __init__(self, **values: Any) -> None:
         for name in self.__slots__:
@@ -105,7 +106,7 @@ def summarize(session: Session, *, last_prompt: str | bool | None = False) -> Se
         message_count=session.message_count, first_message=session.first_message(), git_branch=session.git_branch,
         entrypoint=session.entrypoint, parent_session_id=session.parent_session_id, path=str(session.path),
         cwd=session.cwd, skipped_lines=skipped, size=size, last_prompt=prompt if isinstance(prompt, str) else None,
-        damaged=damaged, user_renamed=meta.get("userRenamed") is True,
+        damaged=damaged, user_renamed=meta.get("userRenamed") is True, cwd_recorded=not session.header.synthesized,
         aliases=tuple(dict.fromkeys(name for name in (session.name, *names) if name)),
     )
 
