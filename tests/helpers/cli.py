@@ -170,8 +170,13 @@ def read_meta_file(files_transcript: Path) -> dict[str, Any]:
     return json.loads(files_transcript.with_name(files_transcript.name[: -len(".jsonl")] + ".meta.json").read_text())
 
 
+CATALOG_FILES = ("catalog.sqlite3", "catalog.sqlite3-wal", "catalog.sqlite3-shm", "catalog.sqlite3-journal")
+
+
 def snapshot(root: Path) -> dict[str, tuple[bytes | None, int]]:
-    """Every file and folder under `root`: relative path → (bytes, or None for a folder; mode bits)."""
+    """Every file and folder under `root`: relative path → (bytes, or None for a folder; mode bits).
+    The session catalog (`catalog.sqlite3*` in a data dir) is left out: it is a cache that every
+    listing and lookup brings up to date, not a file a command may leave alone."""
     out: dict[str, tuple[bytes | None, int]] = {}
     if not root.exists():
         return out
@@ -180,6 +185,8 @@ def snapshot(root: Path) -> dict[str, tuple[bytes | None, int]]:
             path = os.path.join(folder, name)
             out[os.path.relpath(path, root) + "/"] = (None, os.lstat(path).st_mode & 0o7777)
         for name in names:
+            if name in CATALOG_FILES:
+                continue
             path = os.path.join(folder, name)
             with open(path, "rb") as handle:
                 out[os.path.relpath(path, root)] = (handle.read(), os.lstat(path).st_mode & 0o7777)

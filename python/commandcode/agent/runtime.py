@@ -62,6 +62,7 @@ from .turn import Conversation, TurnResult
 if TYPE_CHECKING:
     from ..export.document import ExportResult
     from ..workspace.session_space import ToolSpace
+    from .resume import ResumePlan
 
 Notify = Callable[[str], None]
 T = TypeVar("T")
@@ -222,6 +223,14 @@ class AgentSession:
         else:
             files = resolve_session(reference, here)
         return cls(files, session_folder(files), is_new=False, **options)
+
+    @staticmethod
+    def plan_resume(cwd: Path, **how: Any) -> ResumePlan:
+        """Finds and plans a resume (`-r`, `-c`, `--session`, a picked session): what it restores
+        and what to ask first; `.open()` then makes the session. See `agent/resume.py`."""
+        from .resume import plan_resume
+
+        return plan_resume(cwd, **how)
 
     @property
     def session_id(self) -> str:

@@ -15,66 +15,32 @@ still opens a session of any directory (resuming elsewhere is allowed).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass
-from datetime import UTC
-from pathlib import Path
-from typing import Any
 
-from ..config.paths import is_transcript_name, node_text, project_dir, projects_dir
+from ..config.env import catalog_enabled
+from ..config.paths import as_path, is_transcript_name, node_text, project_dir, project_root, projects_dir
 from ..errors import AmbiguousSessionError, CommandcodeError, SessionNotFoundError
 from ..sessions.files import SessionFiles
-from ..sessions.reader import Session, open_session
+from ..sessions.reader import open_session
 from ..sessions.refs import resolve_direct
-from ..storage.ids import parse_iso
+from .summary import SessionSummary, damaged_summary, summarize, with_lineage
+from .times import sort_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `pathlib` costs more to import than a warm listing takes: built only when needed
+    from collections.abc import Iterator
+    from pathlib import Path
+
+__all__ = ["SessionSummary", "list_sessions", "most_recent", "resolve_session", "scan_sessions", "summarize"]
 
 LISTING_CONCURRENCY = 10
 
 
-@dataclass(frozen=True)
-class SessionSummary:
-    """One row of a session listing."""
-
-    id: str
-    name: str | None
-    created: str
-    modified: str
-    message_count: int
-    first_message: str | None
-    git_branch: str | None
-    entrypoint: str | None
-    parent_session_id: str | None
-    path: str
-    cwd: str
-    skipped_lines: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def summarize(session: Session) -> SessionSummary:
-    """The listing fields of a session (format §9)."""
-    return SessionSummary(
-        id=session.id,
-        name=session.name,
-        created=session.created,
-        modified=session.modified,
-        message_count=session.message_count,
-        first_message=session.first_message(),
-        git_branch=session.git_branch,
-        entrypoint=session.entrypoint,
-        parent_session_id=session.parent_session_id,
-        path=str(session.path),
-        cwd=session.cwd,
-        skipped_lines=len(session.skipped_lines),
-    )
-
-
 def transcripts_in(directory: Path) -> Iterator[Path]:
-    """Transcript files in one project folder (sidecars without a transcript are ignored)."""
+    """Transcript files in one project folder (sidecars without a transcript are ignored; a folder
+    that cannot be listed has none)."""
     try:
         names = os.listdir(directory)
-    except (FileNotFoundError, NotADirectoryError):
+    except OSError:
         return
     for name in names:
         if is_transcript_name(name):
@@ -90,41 +56,102 @@ def project_dirs(*, all_projects: bool, cwd: str | os.PathLike[str]) -> list[Pat
     root = projects_dir()
     try:
         return sorted(path for path in root.iterdir() if path.is_dir())
-    except FileNotFoundError:
+    except OSError:
         return []
 
 
+class Scope:
+    """The folders a listing reads, and which of their sessions it keeps: those started in one of
+    `directories` (None: every project, all kept)."""
+
+    def __init__(self, cwd: str | os.PathLike[str], *, all_projects: bool = False, worktrees: bool = False) -> None:
+        self.cwd = os.fspath(cwd)
+        if all_projects:
+            self.directories: list[str] | None = None
+            self.folders = [str(path) for path in project_dirs(all_projects=True, cwd=cwd)]
+        else:
+            if worktrees:
+                from .scopes import worktree_paths
+
+                self.directories = worktree_paths(cwd)
+            else:
+                self.directories = [self.cwd]
+            self.folders = list(dict.fromkeys(project_root(directory) for directory in self.directories))
+
+    def keeps(self, summary: SessionSummary) -> bool:
+        if self.directories is None:
+            return True
+        folder = os.path.dirname(summary.path)
+        return any(belongs_here(summary.cwd, folder, directory) for directory in self.directories)
+
+
 def list_sessions(cwd: str | os.PathLike[str], *, include_headless: bool = False, all_projects: bool = False,
-                  errors: list[str] | None = None) -> list[SessionSummary]:
-    """Sessions of this directory's project (or every project), newest first.
+                  errors: list[str] | None = None, limit: int | None = None, branch: str | None = None,
+                  worktrees: bool = False, use_catalog: bool | None = None) -> list[SessionSummary]:
+    """Sessions of this directory (or of every worktree of its repository, or of every project),
+    newest first; at most `limit`; only those started on git branch `branch` when given.
 
-    Headless (`-p`) sessions are left out unless `include_headless`. A transcript that cannot be
-    opened is left out and described in `errors` (when given), never modified.
+    Headless (`-p`) sessions are left out unless `include_headless`. The SQLite catalog answers
+    when it can (`use_catalog`, default: unless `COMMANDCODE_CATALOG=off`), else the folders are
+    scanned; both give the same rows. A transcript that cannot be opened is listed as a damaged row
+    and described in `errors` (when given); nothing is ever modified.
     """
-    paths = [path for directory in project_dirs(all_projects=all_projects, cwd=cwd) for path in transcripts_in(directory)]
-    here = os.fspath(cwd)
+    scope = Scope(cwd, all_projects=all_projects, worktrees=worktrees)
+    problems: list[str] = [] if errors is None else errors
+    if use_catalog is None:
+        use_catalog = catalog_enabled()
+    if use_catalog:
+        from .cached import catalog_rows
 
-    def load(path: Path) -> SessionSummary | str:
+        rows = catalog_rows(scope, headless=include_headless, branch=branch, limit=limit, problems=problems)
+        if rows is not None:
+            return rows
+    return scan_sessions(scope, include_headless=include_headless, branch=branch, limit=limit, problems=problems)
+
+
+def scan_sessions(scope: Scope, *, include_headless: bool = False, branch: str | None = None,
+                  limit: int | None = None, problems: list[str] | None = None) -> list[SessionSummary]:
+    """`list_sessions` by scanning the folders (no catalog): every transcript opened, ten at a time."""
+    paths: list[str] = []
+    for folder in scope.folders:
+        try:
+            names = os.listdir(folder)
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            if problems is not None:
+                problems.append(f"{folder}: cannot be listed ({error.strerror or error}); its sessions are not shown")
+            continue
+        paths += [os.path.join(folder, name) for name in names
+                  if is_transcript_name(name) and os.path.isfile(os.path.join(folder, name))]
+
+    def load(path: str) -> SessionSummary:
         try:
             return summarize(open_session(path))
         except (CommandcodeError, OSError) as error:
             message = str(error)
-            return message if message.startswith(f"{path}: ") else f"{path}: {message}"
+            return damaged_summary(path, message[len(f"{path}: "):] if message.startswith(f"{path}: ") else message)
         except Exception as error:
-            return f"{path}: cannot be listed ({type(error).__name__}: {error})"
+            return damaged_summary(path, f"cannot be listed ({type(error).__name__}: {error})")
 
-    summaries: list[SessionSummary] = []
     from concurrent.futures import ThreadPoolExecutor  # costs more to import than a small listing takes
 
     with ThreadPoolExecutor(max_workers=LISTING_CONCURRENCY) as pool:
-        for result in pool.map(load, paths):
-            if isinstance(result, str):
-                if errors is not None:
-                    errors.append(result)
-            elif (include_headless or result.entrypoint != "print") and (all_projects or belongs_here(result.cwd, os.path.dirname(result.path), here)):
-                summaries.append(result)
-    summaries.sort(key=_newest_first_key, reverse=True)
-    return summaries
+        every = list(pool.map(load, paths))
+    known = {summary.id: summary for summary in every}
+    kept = []
+    for summary in every:
+        if summary.damaged is not None and not summary.cwd:
+            if problems is not None:
+                problems.append(f"{summary.path}: {summary.damaged}")
+            if scope.directories is not None and os.path.dirname(summary.path) not in scope.folders:
+                continue
+        elif not scope.keeps(summary):
+            continue
+        if (include_headless or summary.entrypoint != "print") and (branch is None or summary.git_branch == branch):
+            kept.append(summary)
+    kept.sort(key=newest_first_key, reverse=True)
+    return with_lineage(kept[:limit] if limit is not None else kept, known)
 
 
 def same_directory(session_cwd: str, cwd: str | os.PathLike[str]) -> bool:
@@ -148,8 +175,6 @@ def belongs_here(session_cwd: str, folder: str | os.PathLike[str], cwd: str | os
     """
     if same_directory(session_cwd, cwd):
         return True
-    from ..config.paths import project_root
-
     try:
         twin = os.path.basename(project_root(session_cwd)) == os.path.basename(os.fspath(folder))
     except (TypeError, ValueError):
@@ -165,19 +190,10 @@ def _is_here(path: Path, cwd: str) -> bool:
         return False
 
 
-def _newest_first_key(summary: SessionSummary) -> tuple[float, float, str]:
+def newest_first_key(summary: SessionSummary) -> tuple[float, float, str]:
     """Sort key: `modified` (parsed, not compared as text), then `created`, then the id, so sessions
     with equal times (a clone keeps its source's timestamps) always list in the same order."""
-    return (_epoch(summary.modified), _epoch(summary.created), summary.id)
-
-
-def _epoch(timestamp: str) -> float:
-    moment = parse_iso(timestamp)
-    if moment is None:
-        return float("-inf")
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
+    return (sort_key(summary.modified), sort_key(summary.created), summary.id)
 
 
 def resolve_session(ref: str, cwd: str | os.PathLike[str]) -> SessionFiles:
@@ -226,23 +242,15 @@ def resolve_session(ref: str, cwd: str | os.PathLike[str]) -> SessionFiles:
 
 
 def _by_name(reference: str, directories: list[Path], cwd: str | None) -> list[SessionFiles]:
-    """Sessions in `directories` named `reference` (only those started in `cwd`, when given)."""
+    """Sessions in `directories` named `reference` (only those started in `cwd`, when given), from
+    the listing rows (the catalog's, when it can be used): a name is the latest `session_info`,
+    `meta.title` or `meta.name`."""
     wanted = reference.strip().casefold()
-    found: list[SessionFiles] = []
-    for directory in directories:
-        for path in transcripts_in(directory):
-            try:
-                session = open_session(path)
-            except (CommandcodeError, OSError):
-                continue
-            if cwd is not None and not belongs_here(session.cwd, session.files.folder, cwd):
-                continue
-            # A list, not a set: a hostile meta's `title` may be any JSON value (a list or object
-            # is unhashable), and one such session must not break lookups for its neighbours.
-            names = [session.name, session.meta.get("title"), session.meta.get("name")]
-            if any(isinstance(name, str) and name.strip().casefold() == wanted for name in names):
-                found.append(session.files)
-    return found
+    folders = {str(directory) for directory in directories}
+    here = cwd if cwd is not None else os.fspath(directories[0])
+    rows = list_sessions(here, include_headless=True, all_projects=cwd is None)
+    return [SessionFiles.for_transcript(row.path) for row in rows if os.path.dirname(row.path) in folders
+            and row.cwd and any(alias.strip().casefold() == wanted for alias in row.aliases)]
 
 
 def most_recent(cwd: Path, *, headless: bool, unreadable: list[tuple[Path, str]] | None = None) -> SessionFiles | None:
@@ -250,15 +258,11 @@ def most_recent(cwd: Path, *, headless: bool, unreadable: list[tuple[Path, str]]
 
     Transcripts that cannot be opened are passed over; `unreadable` (when given) receives each
     one's path and the reason."""
-    errors: list[str] = []
-    sessions = list_sessions(cwd, include_headless=True, errors=errors)
-    if unreadable is not None and errors:
-        paths = sorted(transcripts_in(project_dir(cwd)), key=lambda path: -len(str(path)))
-        for error in errors:  # each is `{path}: {reason}`
-            path = next((path for path in paths if error.startswith(f"{path}: ")), None)
-            if path is not None:
-                unreadable.append((path, error[len(f"{path}: "):]))
-    for summary in sessions:
+    for summary in list_sessions(cwd, include_headless=True):
+        if summary.damaged is not None and not summary.cwd:  # it could not be opened
+            if unreadable is not None:
+                unreadable.append((as_path(summary.path), summary.damaged))
+            continue
         if (summary.entrypoint == "print") == headless:
-            return SessionFiles.for_transcript(Path(summary.path))
+            return SessionFiles.for_transcript(summary.path)
     return None

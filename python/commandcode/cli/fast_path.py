@@ -16,25 +16,43 @@ from __future__ import annotations
 from ..config.env import fast_path_enabled
 
 # (command words) -> (view function in session_views, positional parameter names,
-#                     {flag: keyword parameter set to True})
-FAST_COMMANDS: dict[tuple[str, ...], tuple[str, tuple[str, ...], dict[str, str]]] = {
-    ("sessions", "context"): ("context_view", ("ref",), {"--json": "as_json", "--stats": "stats"}),
-    ("sessions", "show"): ("show_view", ("ref",), {"--json": "as_json"}),
+#                     {flag: keyword parameter set to True},
+#                     {option: (keyword parameter, "int" (a whole number >= 1) or "str")})
+FastCommand = tuple[str, tuple[str, ...], dict[str, str], dict[str, tuple[str, str]]]
+FAST_COMMANDS: dict[tuple[str, ...], FastCommand] = {
+    ("sessions", "context"): ("context_view", ("ref",), {"--json": "as_json", "--stats": "stats"}, {}),
+    ("sessions", "show"): ("show_view", ("ref",), {"--json": "as_json"}, {}),
     ("sessions", "list"): ("list_view", (), {"--all": "all_sessions", "--all-projects": "all_projects",
-                                              "--json": "as_json"}),
+                                              "--worktrees": "worktrees", "--json": "as_json"},
+                           {"--limit": ("limit", "int"), "--branch": ("branch", "str")}),
+    ("sessions", "search"): ("search_view", ("query",), {"--all-projects": "all_projects", "--deep": "deep",
+                                                          "--newest": "newest", "--json": "as_json"},
+                             {"--limit": ("limit", "int")}),
 }
 
 
 def parse_fast(argv: list[str]) -> tuple[str, dict[str, object]] | None:
     """(view name, keyword arguments) when argv is exactly a fast command, else None."""
-    for words, (view, positional_names, flags) in FAST_COMMANDS.items():
+    for words, (view, positional_names, flags, values) in FAST_COMMANDS.items():
         if tuple(argv[:len(words)]) != words:
             continue
         arguments: dict[str, object] = {}
         positionals: list[str] = []
-        for token in argv[len(words):]:
+        tokens = iter(argv[len(words):])
+        for token in tokens:
             if token in flags:
                 arguments[flags[token]] = True
+            elif token in values:
+                name, kind = values[token]
+                value = next(tokens, None)
+                if value is None or value.startswith("-"):
+                    return None
+                if kind == "int":
+                    if not (value.isascii() and value.isdigit()) or int(value) < 1:
+                        return None  # typer says what is wrong with it
+                    arguments[name] = int(value)
+                else:
+                    arguments[name] = value
             elif token.startswith("-"):
                 return None
             else:

@@ -68,7 +68,8 @@ def _warn_skipped(session: Any) -> None:
         warn(f"{session.path.name}: {line}")
 
 
-def _summaries(source: str, all_sessions: bool, all_projects: bool, errors: list[str]) -> list[dict[str, Any]]:
+def _summaries(source: str, all_sessions: bool, all_projects: bool, errors: list[str], *, limit: int | None = None,
+               branch: str | None = None, worktrees: bool = False) -> list[dict[str, Any]]:
     if source != "commandcode":
         from ..interop.sources import check_source
 
@@ -78,7 +79,7 @@ def _summaries(source: str, all_sessions: bool, all_projects: bool, errors: list
         from ..catalog.listing import list_sessions
 
         for found in list_sessions(os.getcwd(), include_headless=all_sessions, all_projects=all_projects,
-                                   errors=errors):
+                                   errors=errors, limit=limit, branch=branch, worktrees=worktrees):
             rows.append(found.to_dict() if source == "commandcode" else {**found.to_dict(), "source": "commandcode"})
     for name in ("claude", "pi"):
         if source in (name, "all"):
@@ -93,10 +94,14 @@ def _summaries(source: str, all_sessions: bool, all_projects: bool, errors: list
 
 @handle_errors
 def list_view(all_sessions: bool = False, all_projects: bool = False, as_json: bool = False,
+              limit: int | None = None, branch: str | None = None, worktrees: bool = False,
               source: str = "commandcode") -> None:
-    """Sessions of this directory's project (or every project), newest first."""
+    """Sessions of this directory (every worktree's, or every project's), newest first."""
+    from .catalog_progress import report_builds
+
     errors: list[str] = []
-    summaries = _summaries(source, all_sessions, all_projects, errors)
+    report_builds()
+    summaries = _summaries(source, all_sessions, all_projects, errors, limit=limit, branch=branch, worktrees=worktrees)
     for error in errors:
         warn(error)
     if as_json:
@@ -109,15 +114,55 @@ def list_view(all_sessions: bool = False, all_projects: bool = False, as_json: b
 
     table = Table(box=None, pad_edge=False)
     with_source = any("source" in summary for summary in summaries)
-    for column in (("SOURCE",) if with_source else ()) + ("ID", "NAME", "MODIFIED", "MSGS", "FIRST MESSAGE"):
+    for column in (("SOURCE",) if with_source else ()) + ("ID", "NAME", "MODIFIED", "MSGS", "BRANCH", "FIRST MESSAGE"):
         table.add_column(column, no_wrap=column != "FIRST MESSAGE", overflow="ellipsis")
     for summary in summaries:
         first = str(summary["first_message"]).splitlines()[0][:60] if summary["first_message"] else ""
+        if summary.get("lineage"):
+            first = f"({summary['lineage']}) {first}"
+        if summary.get("damaged"):
+            first = f"[damaged: {summary['damaged']}] {first}"
         cells = [safe(str(summary["id"])[:8], one_line=True), safe(summary["name"] or "", one_line=True),
                  safe(str(summary["modified"])[:19].replace("T", " "), one_line=True), str(summary["message_count"]),
-                 safe(first, one_line=True)]
+                 safe(str(summary.get("git_branch") or ""), one_line=True), safe(first, one_line=True)]
         table.add_row(*([str(summary["source"])] if with_source else []), *cells)
     stdout.print(table)
+
+
+@handle_errors
+def search_view(query: str, all_projects: bool = False, limit: int | None = None, deep: bool = False,
+                newest: bool = False, as_json: bool = False) -> None:
+    """Full-text search of this directory's sessions (or every project's)."""
+    from ..catalog.search import search_sessions
+    from .catalog_progress import report_builds
+
+    if not query.strip():
+        from ..errors import UsageError
+
+        raise UsageError("empty search query", hint="pass the text to look for")
+    errors: list[str] = []
+    report_builds()
+    hits = search_sessions(query, os.getcwd(), all_projects=all_projects, limit=limit or 20, deep=deep,
+                           newest=newest, errors=errors)
+    for error in errors:
+        warn(error)
+    if as_json:
+        print_json([hit.to_dict() for hit in hits])
+        return
+    if not hits:
+        stdout.print(f"No matches for {safe(query, one_line=True)}.")
+        return
+    for hit in hits:
+        snippet, cursor = [], 0
+        for start, end in hit.spans:
+            snippet.append(safe(hit.snippet[cursor:start], one_line=True))
+            snippet.append(f"[bold reverse]{safe(hit.snippet[start:end], one_line=True)}[/]")
+            cursor = end
+        snippet.append(safe(hit.snippet[cursor:], one_line=True))
+        title = safe(hit.name or hit.session_id[:8], one_line=True)
+        stdout.print(f"[bold]{title}[/] [dim]{safe(hit.session_id[:8], one_line=True)} {safe(hit.entry_id, one_line=True)} "
+                     f"{safe(hit.timestamp[:19].replace('T', ' '), one_line=True)} {hit.kind}[/]")
+        stdout.print(f"  {''.join(snippet)}")
 
 
 def describe(session: Any) -> dict[str, Any]:
@@ -132,7 +177,7 @@ def describe(session: Any) -> dict[str, Any]:
         "modified": session.modified,
         "message_count": session.message_count,
         "leaf": session.leaf_id,
-        "model": session.model,
+        "model": _meta_model(session) or session.model,  # the real CLI adopts meta.model on resume
         "effort": session.effort,
         "parent_session_id": session.parent_session_id,
         "entrypoint": session.entrypoint,
@@ -149,6 +194,10 @@ def _trace_ids(meta: dict[str, Any]) -> list[str]:
     """`meta.traceIds` (per-turn W3C trace ids, oldest first), the valid ones."""
     ids = meta.get("traceIds")
     return [value for value in ids if isinstance(value, str) and len(value) == 32] if isinstance(ids, list) else []
+def _meta_model(session: Any) -> str | None:
+    """`meta.model`, which a resume adopts (the real CLI's rule), when the session has one."""
+    model = (getattr(session, "meta", None) or {}).get("model")
+    return model if isinstance(model, str) and model else None
 
 
 @handle_errors

@@ -6,6 +6,8 @@ The options are declared here for typer; what each command prints is in `session
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
 
 from . import session_info, session_views
@@ -18,15 +20,35 @@ SOURCE_OPTION = typer.Option("commandcode", "--source",
                              help="Whose sessions: commandcode, claude (Claude Code), pi, or all.")
 
 
+LIMIT_OPTION = typer.Option(None, "--limit", min=1, help="At most this many.")
+ALL_PROJECTS_OPTION = typer.Option(False, "--all-projects", help="Every project, not just this directory's.")
+
+
 @app.command("list")
 def list_command(
     all_sessions: bool = typer.Option(False, "--all", help="Include headless (-p) sessions."),
-    all_projects: bool = typer.Option(False, "--all-projects", help="Every project, not just this directory's."),
+    all_projects: bool = ALL_PROJECTS_OPTION,
+    worktrees: bool = typer.Option(False, "--worktrees", help="Every worktree of this git repository."),
+    branch: Optional[str] = typer.Option(None, "--branch", help="Only sessions started on this git branch."),
+    limit: Optional[int] = LIMIT_OPTION,
     as_json: bool = JSON_OPTION,
     source: str = SOURCE_OPTION,
 ) -> None:
-    """Sessions of this directory's project, newest first."""
-    session_views.list_view(all_sessions, all_projects, as_json, source)
+    """Sessions of this directory, newest first."""
+    session_views.list_view(all_sessions, all_projects, as_json, limit, branch, worktrees, source)
+
+
+@app.command("search")
+def search_command(
+    query: str = typer.Argument(..., help="Text to find (any length; case is ignored)."),
+    all_projects: bool = ALL_PROJECTS_OPTION,
+    limit: Optional[int] = LIMIT_OPTION,
+    deep: bool = typer.Option(False, "--deep", help="Search tool results too."),
+    newest: bool = typer.Option(False, "--newest", help="Newest first instead of best match first."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Full-text search of sessions: user and assistant text and tool calls."""
+    session_views.search_view(query, all_projects, limit, deep, newest, as_json)
 
 
 @app.command("show")
@@ -74,3 +96,19 @@ def rename_command(ref: str = REF_ARGUMENT, name: str = typer.Argument(..., help
 def status_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
     """What /status shows: model, context, cost, lineage, compaction, checkpoints, trace ids."""
     session_info.status_view(ref, as_json)
+
+
+@app.command("relink")
+def relink_command(ref: str = REF_ARGUMENT) -> None:
+    """Moves a session whose directory is gone to this directory (transcript and sidecars)."""
+    from . import resume_cmds
+
+    resume_cmds.relink_view(ref)
+
+
+@app.command("pick")
+def pick_command(all_projects: bool = ALL_PROJECTS_OPTION) -> None:
+    """The full-screen resume picker; prints the picked session's id and directory."""
+    from . import resume_cmds
+
+    resume_cmds.pick_view(all_projects)

@@ -1,5 +1,5 @@
 """`commandcode sweep` (retention: archive or delete old sessions, restore an archived one) and
-`commandcode doctor --gc` (the object store's garbage collection): thin commands over
+`commandcode doctor --gc` (the object store's garbage collection, in `doctor.py`): thin commands over
 `workspace.retention`, `workspace.sweeper`, `workspace.archive` and `checkpoints.gc`."""
 
 from __future__ import annotations
@@ -162,24 +162,3 @@ def register(app: typer.Typer) -> None:
             print_json(report.to_json())
         elif not quiet:
             _summary(report)
-
-    @app.command("doctor")
-    @handle_errors
-    def doctor_command(
-        gc: bool = typer.Option(False, "--gc", help="Remove checkpoint objects nothing references any more."),
-        dry_run: bool = typer.Option(False, "--dry-run", help="With --gc: report, delete nothing."),
-        as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    ) -> None:
-        """Maintenance of the data dir."""
-        if not gc:
-            raise UsageError("nothing to do", hint="pass --gc (optionally with --dry-run)")
-        from ..checkpoints.gc import collect
-
-        report = collect(dry_run=dry_run)
-        if as_json:
-            print_json(report.to_json())
-            return
-        verb = "would remove" if dry_run else "removed"
-        stdout.print(f"{verb} {report.deleted} unreferenced object(s), {_human(report.deleted_bytes)}; kept "
-                     f"{report.kept} ({_human(report.kept_bytes)}, {report.young} only for being under an hour old)"
-                     + (f"; removed {report.temporaries} stale temp file(s)" if report.temporaries else ""))

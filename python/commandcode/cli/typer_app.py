@@ -10,7 +10,18 @@ from typing import Optional
 
 import typer
 
-from . import bench_cmd, branching, export_cmd, import_cmd, rewind_cmds, sessions, share_cmd, sweep_cmd, worktree_cmds
+from . import (
+    bench_cmd,
+    branching,
+    doctor,
+    export_cmd,
+    import_cmd,
+    rewind_cmds,
+    sessions,
+    share_cmd,
+    sweep_cmd,
+    worktree_cmds,
+)
 from .output import USAGE_EXIT_CODE, fail, handle_errors
 
 app = typer.Typer(
@@ -30,6 +41,7 @@ bench_cmd.register(app)
 export_cmd.register(app)
 share_cmd.register(app)
 sweep_cmd.register(app)
+doctor.register(app)
 
 
 @app.callback()

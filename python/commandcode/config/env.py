@@ -4,6 +4,8 @@
 - `COMMANDCODE_INDEX` — a flag; off disables the index sidecars (for measuring cold opens).
 - `COMMANDCODE_FAST_PATH` — a flag; off sends every command through typer (the tests compare
   both paths).
+- `COMMANDCODE_CATALOG` — a flag; off makes listings and searches skip the SQLite catalog and
+  scan the project folders directly (the benches compare both).
 - `COMMANDCODE_DEBUG` — opt-in (`1`, `true`, `yes`, `on`): an unexpected error shows its
   traceback instead of the one `error: internal error` line.
 - `COMMANDCODE_SCRATCHPAD_BASE` — an absolute folder that holds the scratchpads instead of `/tmp`
@@ -33,6 +35,7 @@ HOME = "COMMANDCODE_HOME"
 INDEX = "COMMANDCODE_INDEX"
 FAST_PATH = "COMMANDCODE_FAST_PATH"
 DEBUG = "COMMANDCODE_DEBUG"
+CATALOG = "COMMANDCODE_CATALOG"
 TEST_STEP_DELAY_MS = "COMMANDCODE_TEST_STEP_DELAY_MS"
 SCRATCHPAD_BASE = "COMMANDCODE_SCRATCHPAD_BASE"
 SCRATCHPAD = "COMMANDCODE_SCRATCHPAD"
@@ -72,6 +75,11 @@ def index_enabled() -> bool:
 def fast_path_enabled() -> bool:
     """Whether the argv fast path may run a command (`COMMANDCODE_FAST_PATH=off` disables it)."""
     return flag_enabled(FAST_PATH)
+
+
+def catalog_enabled() -> bool:
+    """Whether listings may use the SQLite catalog (`COMMANDCODE_CATALOG=off` scans folders instead)."""
+    return flag_enabled(CATALOG)
 
 
 def debug_enabled() -> bool:

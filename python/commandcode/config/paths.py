@@ -4,8 +4,8 @@ The data dir is `$COMMANDCODE_HOME` when set (a relative value is made absolute 
 use, against the starting directory), else `$HOME/.commandcode` (then `USERPROFILE`,
 then the OS home), so commandcode works on a real user's existing sessions. Beside the real
 CLI's folders we add `objects/` (the shared blake3+zstd backup store), `locks/` (writer locks),
-`index/` (index sidecars), `archives/` (archived sessions) and `sweep/` (an interrupted sweep's
-record); the real CLI ignores them all.
+`index/` (index sidecars), `archives/` (archived sessions), `sweep/` (an interrupted sweep's
+record) and `catalog.sqlite3` (the session catalog); the real CLI ignores them all.
 """
 
 from __future__ import annotations
@@ -131,6 +131,14 @@ def archives_dir() -> Path:
 def index_root() -> str:
     """`<data dir>/index`: index sidecars (a cache; safe to delete), as a string."""
     return os.path.join(data_root(), "index")
+
+
+CATALOG_NAME = "catalog.sqlite3"
+
+
+def catalog_file() -> str:
+    """`<data dir>/catalog.sqlite3`: the session catalog (a cache; safe to delete), as a string."""
+    return os.path.join(data_root(), CATALOG_NAME)
 
 
 def is_transcript_name(name: str) -> bool:

@@ -71,8 +71,9 @@ def scan_format(files: SessionFiles) -> str | None:
     return scan(files, use_index=False).format
 
 
-def open_session(transcript: Path | str) -> Session:
-    """Opens the session whose transcript is at `transcript`.
+def open_session(transcript: Path | str, *, use_index: bool = True) -> Session:
+    """Opens the session whose transcript is at `transcript` (through its index sidecar unless
+    `use_index` is False: the catalog scans small transcripts without writing one).
 
     Raises:
         InvalidSessionError: there is no transcript at that path.
@@ -85,7 +86,7 @@ def open_session(transcript: Path | str) -> Session:
     files = SessionFiles.for_transcript(path)
     if not os.path.isfile(path):
         raise InvalidSessionError(f"no transcript at {path}", hint="run `commandcode sessions list` to see sessions")
-    index = scan(files)
+    index = scan(files, use_index=use_index)
     if index.format in ("v1", "v2"):
         from .migrate import migrate_legacy  # rare path: keep it out of the common import
 

@@ -133,3 +133,20 @@ class WriterLock:
 
     def __exit__(self, *exc_info: object) -> None:
         self.release()
+
+
+def lock_holder(transcript: Path) -> int | None:
+    """The pid of the process that holds `transcript`'s writer lock, or None when nobody does
+    (this process counts when it holds it itself). Nothing is taken or created."""
+    path = lock_path_for(transcript)
+    with _registry_lock:
+        if str(path) in _held_in_this_process:
+            return os.getpid()
+    try:
+        descriptor = open_regular(path, os.O_RDWR)
+    except OSError:
+        return None
+    try:
+        return _holder_pid(descriptor)
+    finally:
+        os.close(descriptor)

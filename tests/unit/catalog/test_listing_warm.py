@@ -67,5 +67,7 @@ def test_a_warm_listing_reads_only_sidecars_and_appended_bytes(tmp_path: Path,
         handle.write(_line("appended", parent, "user", "one more"))
     grown = listing()
     assert grown["message_count"] == 401  # the appended message, and the damaged middle unseen
-    assert {key: value for key, value in grown.items() if key not in ("message_count", "modified")} == \
-        {key: value for key, value in cold.items() if key not in ("message_count", "modified")}
+    assert grown["last_prompt"] == "one more" and grown["size"] == transcript.stat().st_size
+    changing = ("message_count", "modified", "size", "last_prompt")
+    assert {key: value for key, value in grown.items() if key not in changing} == \
+        {key: value for key, value in cold.items() if key not in changing}

@@ -24,6 +24,9 @@ from helpers.cli import cli_env, only_transcript, run_cli, run_ok  # noqa: F401 
     (["sessions", "list"], ("list_view", {})),
     (["sessions", "list", "--all-projects", "--all", "--json"],
      ("list_view", {"all_projects": True, "all_sessions": True, "as_json": True})),
+    (["sessions", "list", "--limit", "20", "--json", "--branch", "main"],
+     ("list_view", {"limit": 20, "as_json": True, "branch": "main"})),
+    (["sessions", "search", "needle", "--deep"], ("search_view", {"query": "needle", "deep": True})),
 ])
 def test_exact_command_lines_take_the_fast_path(argv: list[str], expected: tuple[str, dict[str, object]]) -> None:
     assert parse_fast(argv) == expected
@@ -38,6 +41,8 @@ def test_exact_command_lines_take_the_fast_path(argv: list[str], expected: tuple
     ["sessions", "context", "--json=1", "abc"], ["sessions", "context", "--", "-abc"],
     ["sessions", "context", "-abc"], ["sessions", "show", "-"],
     ["sessions", "list", "extra"], ["--model", "offline", "sessions", "list"],
+    ["sessions", "list", "--limit"], ["sessions", "list", "--limit", "0"], ["sessions", "list", "--limit", "x"],
+    ["sessions", "list", "--limit=3"], ["sessions", "list", "--branch", "--json"],
 ])
 def test_anything_else_is_left_to_typer(argv: list[str]) -> None:
     assert parse_fast(argv) is None
@@ -59,7 +64,7 @@ def test_each_fast_command_matches_its_typer_declaration() -> None:
     from commandcode.cli import app, session_views
 
     root = typer.main.get_command(app)
-    for words, (view_name, positional_names, flags) in FAST_COMMANDS.items():
+    for words, (view_name, positional_names, flags, values) in FAST_COMMANDS.items():
         command = root
         for word in words:
             command = command.commands[word]  # type: ignore[attr-defined]
@@ -69,12 +74,20 @@ def test_each_fast_command_matches_its_typer_declaration() -> None:
         assert parse_fast([*words, *(["REF"] * len(positional_names)), "--source", "claude"]) is None, words
         assert tuple(param.name for param in arguments) == positional_names, words
         assert all(param.required and param.nargs == 1 for param in arguments), words
-        declared = {opt: param.name for param in options for opt in param.opts + param.secondary_opts}
+        flag_options = [param for param in options if param.is_flag]
+        value_options = [param for param in options if not param.is_flag]
+        declared = {opt: param.name for param in flag_options for opt in param.opts + param.secondary_opts}
         assert declared == flags, words
-        assert all(param.is_flag and not param.secondary_opts and param.default is False for param in options), words
+        assert all(not param.secondary_opts and param.default is False for param in flag_options), words
+        declared_values = {opt: (param.name, "int" if param.type.name.startswith("int") else "str")
+                           for param in value_options for opt in param.opts + param.secondary_opts}
+        assert declared_values == values, words
+        assert all(param.default is None and not param.multiple for param in value_options), words
+        assert all(getattr(param.type, "min", None) == 1 for param in value_options if param.type.name.startswith("int")), words
         view = getattr(session_views, view_name)
         parameters = view.__wrapped__.__code__.co_varnames[:view.__wrapped__.__code__.co_argcount]
-        assert set(positional_names) | set(flags.values()) | {"source"} == set(parameters), words
+        assert set(positional_names) | set(flags.values()) | {name for name, _ in values.values()} | {"source"} \
+            == set(parameters), words
 
 
 def _both_paths(args: list[str], cwd: Path, data: Path) -> subprocess.CompletedProcess[str]:

@@ -187,10 +187,11 @@ Snapshot = dict[str, tuple[bytes, int, int]]
 
 
 def snapshot(root: Path) -> Snapshot:
-    """Bytes, mtime (ns) and mode of every file under `root`."""
+    """Bytes, mtime (ns) and mode of every file under `root` (but the session catalog, a cache
+    every listing brings up to date)."""
     files: Snapshot = {}
     for path in sorted(root.rglob("*")):
-        if path.is_file():
+        if path.is_file() and not path.name.startswith("catalog.sqlite3"):
             stat = path.stat()
             files[str(path.relative_to(root))] = (path.read_bytes(), stat.st_mtime_ns, stat.st_mode)
     return files
@@ -332,8 +333,10 @@ def test_cli(name: str, command: str, cli_run: Callable[[str], CliRun]) -> None:
     expect = case.expect
     if isinstance(expect, Refused):
         assert run.after == run.before, "a refused file must not be touched"
-        if command == "list":
-            assert (code, json.loads(stdout)) == (0, [])
+        if command == "list":  # listed, marked damaged, with the reason
+            rows = json.loads(stdout)
+            assert code == 0 and [row["path"] for row in rows] == [str(run.transcript)], rows
+            assert "newer than the supported version 3" in rows[0]["damaged"] and rows[0]["message_count"] == 0
             lines = stderr.splitlines()
             assert len(lines) == 1 and lines[0].startswith(f"warning: {run.transcript}: "), stderr
             assert "newer than the supported version 3" in lines[0]
@@ -602,8 +605,11 @@ def test_newer_version_is_refused_even_when_listed_across_projects(home: Path, t
     before = snapshot(home)
     code, stdout, stderr = cli_in_home(["sessions", "list", "--all-projects", "--json"], cwd)
     assert code == 0
-    assert [row["id"] for row in json.loads(stdout)] == [SID]
-    assert [row["path"] for row in json.loads(stdout)] != [str(transcript)]
+    rows = json.loads(stdout)
+    healthy = [row for row in rows if row["path"] != str(transcript)]  # a torn tail: marked, and listed
+    assert [row["id"] for row in healthy] == [SID] and healthy[0]["message_count"] > 0
+    [refused] = [row for row in rows if row["path"] == str(transcript)]
+    assert "newer than the supported version 3" in refused["damaged"] and refused["message_count"] == 0
     assert len(stderr.splitlines()) == 1 and "newer than the supported version 3" in stderr
     assert snapshot(home) == before
 

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""The session catalog, side by side with a folder scan and with reading every file whole, in one run.
+
+    python benches/bench_catalog.py [--data /work/bench/catalog-data] [--sessions 10000]
+        [--search-sessions 1000] [--search-bytes 500MB] [--big 1GB] [--runs 5] [--json OUT]
+
+Corpora (generated once with `commandcode.bench.generate`, kept under `--data`, never in the repo):
+
+- **many**: `--sessions` small sessions in one project (a few templates copied under new ids);
+- **search**: `--search-sessions` sessions holding `--search-bytes` of transcripts together;
+- **big**: one session of `--big` bytes (the cold build rate on big transcripts).
+
+Rows (whole processes, median of `--runs` after a warm-up, minus a bare interpreter start):
+
+1. `sessions list --limit 20 --json` over **many**: the catalog warm; today's folder scan
+   (`COMMANDCODE_CATALOG=off`, index sidecars warm); every file read whole and parsed (the peers'
+   way). The catalog's rows are checked against the folder scan's. Target: 100 ms over start-up.
+2. `sessions search QUERY --json` over **search**: the catalog warm (FTS5); the folder scan (every
+   transcript's text read); every file read whole and grepped. Target: 100 ms over start-up.
+3. Cold builds (`doctor --reindex`): MB/s and sessions/s on **big** and on **many**.
+4. Picker first paint with **many**: a process that opens the picker headless and exits once the
+   list is drawn. Target: 300 ms over start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+try:
+    import commandcode  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(ROOT / "python"))
+
+from commandcode.bench.generate import generate_session, parse_size
+from commandcode.bench.measure import measure_command
+
+PY = sys.executable
+TEMPLATES = 20
+QUERY = "def __init__"
+
+READ_WHOLE = """
+import json, os, sys
+folder, needle = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else None)
+rows, hits = [], 0
+for name in os.listdir(folder):
+    if not name.endswith('.jsonl'):
+        continue
+    with open(os.path.join(folder, name), 'rb') as handle:
+        data = handle.read()
+    if needle is not None:
+        hits += data.count(needle.encode())
+        continue
+    entries = [json.loads(line) for line in data.splitlines() if line.strip()]
+    rows.append((entries[-1].get('timestamp', ''), name, len(entries)))
+rows.sort(reverse=True)
+print(json.dumps({'rows': len(rows[:20]), 'hits': hits}))
+"""
+
+FIRST_PAINT = """
+import os, sys
+from pathlib import Path
+from commandcode.ui.app import ScreenApp
+from commandcode.ui.screens.picker import PickerScreen
+from commandcode.ui.screens.picker_data import PickerData
+
+class Once(ScreenApp):
+    def on_mount(self):
+        super().on_mount()
+        self.call_after_refresh(lambda: self.call_after_refresh(self.exit, len(screen.shown)))
+
+screen = PickerScreen(PickerData(Path(os.getcwd())))
+app = Once(screen)
+shown = app.run(headless=True, size=(140, 40))
+print('{"shown": %d}' % (shown or 0))
+"""
+
+
+def _copies(template_dir: Path, folder: Path, count: int, cwd: str) -> None:
+    """`count` sessions in `folder`, copies of the templates under new ids, their headers' cwd set."""
+    templates = sorted(path for path in template_dir.glob("*.jsonl"))
+    folder.mkdir(parents=True, exist_ok=True)
+    for number in range(count):
+        source = templates[number % len(templates)]
+        data = source.read_bytes()
+        first, rest = data.split(b"\n", 1)
+        header = json.loads(first)
+        header["cwd"] = cwd
+        session_id = f"{number:08x}-0000-4000-8000-{number:012x}"
+        (folder / f"{session_id}.jsonl").write_bytes(json.dumps(header).encode() + b"\n" + rest)
+        os.utime(folder / f"{session_id}.jsonl", (1_700_000_000 + number, 1_700_000_000 + number))
+
+
+def corpus(data: Path, name: str, count: int, total: int, *, seed: int) -> tuple[Path, Path]:
+    """(data dir, working directory) of a corpus, generated when missing."""
+    from commandcode.config.env import set_home
+    from commandcode.config.paths import project_root
+
+    root = data / f"{name}-{count}x{total}"
+    home, cwd = root / "home", root / "work"
+    done = root / "done"
+    if not done.exists():
+        shutil.rmtree(root, ignore_errors=True)
+        cwd.mkdir(parents=True)
+        templates = root / "templates"
+        per = max(1, total // count)
+        for index in range(min(TEMPLATES, count)):
+            generate_session(templates, per, seed=seed + index, cwd=str(cwd), sidecars=False)
+        set_home(str(home))
+        _copies(templates, Path(project_root(str(cwd))), count, str(cwd.resolve()))
+        shutil.rmtree(templates)
+        done.write_text("ok")
+    return home, cwd
+
+
+def _env(home: Path, **extra: str) -> dict[str, str | None]:
+    env: dict[str, str | None] = {"COMMANDCODE_HOME": str(home), "NO_COLOR": "1", "COMMANDCODE_INDEX": "on"}
+    env.update(extra)
+    return env
+
+
+def _in(cwd: Path, argv: list[str]) -> list[str]:
+    return ["/bin/sh", "-c", 'cd "$0" && exec "$@"', str(cwd), *argv]
+
+
+def _over(row: dict[str, object], start: float) -> str:
+    wall = row.get("wall_s")
+    if not isinstance(wall, float):
+        return f"failed: {row.get('error')}"
+    return f"{wall * 1000:8.1f} ms  ({(wall - start) * 1000:7.1f} ms over start-up)"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path("/work/bench/catalog-data"))
+    parser.add_argument("--sessions", type=int, default=10_000)
+    parser.add_argument("--search-sessions", type=int, default=1_000)
+    parser.add_argument("--search-bytes", type=parse_size, default=parse_size("500MB"))
+    parser.add_argument("--big", type=parse_size, default=parse_size("1GB"))
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--skip-big", action="store_true", help="no cold build of the big corpus")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+
+    report: dict[str, object] = {}
+    many_home, many_cwd = corpus(args.data, "many", args.sessions, args.sessions * 4000, seed=1)
+    search_home, search_cwd = corpus(args.data, "search", args.search_sessions, args.search_bytes, seed=100)
+    big = [] if args.skip_big else [("big", *corpus(args.data, "big", 1, args.big, seed=7))]
+    start = measure_command([PY, "-c", "pass"], runs=args.runs)["wall_s"]
+    assert isinstance(start, float)
+    print(f"interpreter start: {start * 1000:.1f} ms")
+    cli = [PY, "-m", "commandcode"]
+
+    # 3. cold builds first: they also leave the catalogs warm for the rows below.
+    for label, home, cwd in (*big, ("many", many_home, many_cwd), ("search", search_home, search_cwd)):
+        began = time.perf_counter()
+        row = measure_command(_in(cwd, [*cli, "doctor", "--reindex"]), _env(home), runs=1, warmup=0, capture=True,
+                              name=f"cold build {label}")
+        row["elapsed_s"] = round(time.perf_counter() - began, 2)
+        report[f"cold_{label}"] = row
+        folder = next((home / "projects").iterdir())
+        size = sum(path.stat().st_size for path in folder.glob("*.jsonl"))
+        count = len(list(folder.glob("*.jsonl")))
+        wall = row["wall_s"] if isinstance(row["wall_s"], float) else float("nan")
+        row.update(bytes=size, sessions=count, mb_per_s=round(size / 1e6 / wall, 1), sessions_per_s=round(count / wall))
+        print(f"cold build {label:6}: {count} sessions, {size / 1e6:.0f} MB in {wall:.1f} s "
+              f"= {size / 1e6 / wall:.1f} MB/s, {count / wall:.0f} sessions/s")
+
+    # 1. listing
+    listing = [*cli, "sessions", "list", "--limit", "20", "--json"]
+    rows = {
+        "catalog warm": measure_command(_in(many_cwd, listing), _env(many_home), runs=args.runs),
+        "folder scan (today)": measure_command(_in(many_cwd, listing), _env(many_home, COMMANDCODE_CATALOG="off"),
+                                               runs=args.runs),
+        "every file read whole": measure_command([PY, "-c", READ_WHOLE, str(next((many_home / "projects").iterdir()))],
+                                                 runs=args.runs),
+    }
+    import subprocess
+
+    same = [subprocess.run(_in(many_cwd, listing), env={**os.environ, **{k: v for k, v in _env(many_home, **extra).items() if v}},
+                           capture_output=True, text=True).stdout for extra in ({}, {"COMMANDCODE_CATALOG": "off"})]
+    rows_right = same[0] == same[1] and len(json.loads(same[0])) == 20
+    print(f"\nsessions list --limit 20 --json, {args.sessions} sessions (rows equal to the folder scan's: {rows_right})")
+    for label, row in rows.items():
+        print(f"  {label:24} {_over(row, start)}")
+    report["list"] = {**rows, "rows_right": rows_right}
+
+    # 2. search
+    search = [*cli, "sessions", "search", QUERY, "--json", "--limit", "20"]
+    rows = {
+        "catalog warm (FTS5)": measure_command(_in(search_cwd, search), _env(search_home), runs=args.runs),
+        "no catalog (text read)": measure_command(_in(search_cwd, search), _env(search_home, COMMANDCODE_CATALOG="off"),
+                                                  runs=1),
+        "every file read whole": measure_command([PY, "-c", READ_WHOLE, str(next((search_home / "projects").iterdir())),
+                                                  QUERY], runs=args.runs),
+    }
+    print(f"\nsessions search {QUERY!r}, {args.search_sessions} sessions, {args.search_bytes / 1e6:.0f} MB")
+    for label, row in rows.items():
+        print(f"  {label:24} {_over(row, start)}")
+    report["search"] = rows
+
+    # 4. picker first paint
+    paint = measure_command(_in(many_cwd, [PY, "-c", FIRST_PAINT]), _env(many_home), runs=args.runs, capture=True)
+    print(f"\npicker first paint, {args.sessions} sessions: {_over(paint, start)}  {paint.get('detail')}")
+    report["picker_first_paint"] = paint
+    report["interpreter_start_s"] = start
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

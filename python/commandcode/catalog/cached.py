@@ -1,0 +1,112 @@
+"""Listing rows from the catalog, and the one way a front end opens it (`catalog_session`).
+
+`catalog_session(problems)` opens the catalog or, when it cannot be used, adds one warning to
+`problems` and returns None: the caller then scans the folders. Errors in the middle of a
+refresh or a query are caught the same way, so a locked, damaged or truncated catalog never fails
+a listing. A cold build with a `progress` callback reports bytes done and total, and `on_built`
+gets the refresh report (the CLI prints the rate).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from .db import Catalog, CatalogUnavailable, describe, open_catalog
+from .index import Progress, RefreshReport, refresh, related, rows_in
+from .summary import SessionSummary, with_lineage
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .listing import Scope
+
+FALLBACK = "; listing by scanning the project folders instead"
+Built = Callable[[RefreshReport, float], None]
+
+_progress: Progress | None = None
+_on_built: Built | None = None
+
+
+def set_reporting(progress: Progress | None, on_built: Built | None) -> None:
+    """How refreshes in this process report a long build (the CLI's progress bar and rate line)."""
+    global _progress, _on_built
+    _progress, _on_built = progress, on_built
+
+
+@contextmanager
+def catalog_session(problems: list[str]) -> Iterator[Catalog | None]:
+    """The open catalog, or None (with a warning in `problems`) when it cannot be used."""
+    try:
+        catalog = open_catalog()
+    except CatalogUnavailable as error:
+        problems.append(f"the session catalog cannot be used: {error}{FALLBACK}")
+        yield None
+        return
+    try:
+        yield catalog
+    finally:
+        catalog.close()
+
+
+def refreshed(catalog: Catalog, folders: list[str], problems: list[str]) -> None:
+    """Refreshes `folders`, reporting a build that read anything through the hooks set."""
+    started = time.perf_counter()
+    report = refresh(catalog, folders, problems=problems, progress=_progress)
+    if report.changed and _on_built is not None:
+        _on_built(report, time.perf_counter() - started)
+
+
+def catalog_rows(scope: Scope, *, headless: bool, branch: str | None, limit: int | None,
+                 problems: list[str]) -> list[SessionSummary] | None:
+    """The listing from the catalog (refreshed first), or None when the catalog cannot be used."""
+    with catalog_session(problems) as catalog:
+        if catalog is None:
+            return None
+        try:
+            refreshed(catalog, scope.folders, problems)
+            kept: list[SessionSummary] = []
+            for summary in rows_in(catalog, scope.folders, headless=headless, branch=branch):
+                unopened = summary.damaged is not None and not summary.cwd
+                if unopened:
+                    problems.append(f"{summary.path}: {summary.damaged}")
+                if unopened or scope.keeps(summary):
+                    kept.append(summary)
+                    if limit is not None and len(kept) >= limit:
+                        break
+            parents = {summary.parent_session_id for summary in kept if summary.parent_session_id}
+            return with_lineage(kept, related(catalog, parents))
+        except sqlite3.Error as error:
+            problems.append(f"the session catalog cannot be used: {catalog.path}: {describe(error)}{FALLBACK}")
+            return None
+
+
+def reindex(progress: Progress | None = None) -> tuple[str, RefreshReport, float, bool]:
+    """Deletes the catalog and builds it again from every project folder: (its path, the build's
+    report, seconds, whether it has FTS5).
+
+    Raises:
+        CatalogUnavailable: it cannot be rebuilt (a directory in its place, locked, no space).
+    """
+    from ..config.paths import projects_dir
+    from .db import remove_catalog
+
+    path = remove_catalog()
+    folders = []
+    try:
+        folders = sorted(entry.path for entry in os.scandir(projects_dir()) if entry.is_dir())
+    except FileNotFoundError:
+        pass
+    started = time.perf_counter()
+    problems: list[str] = []
+    catalog = open_catalog()
+    try:
+        report = refresh(catalog, folders, problems=problems, progress=progress)
+        report.problems = problems
+        return path, report, time.perf_counter() - started, catalog.fts
+    except sqlite3.Error as error:
+        raise CatalogUnavailable(f"{path}: {describe(error)}") from None
+    finally:
+        catalog.close()

@@ -1,0 +1,175 @@
+"""The catalog database: `<data dir>/catalog.sqlite3`, opened with the stdlib `sqlite3`.
+
+It is only a cache of what the transcripts say (docs/format.md §20): deleting it loses nothing, and
+`commandcode doctor --reindex` rebuilds it. Opening checks what this SQLite offers: FTS5 with the
+`trigram` tokenizer gives ranked (bm25) search and indexed `LIKE`; without it the text table is a
+plain table searched with `LIKE`. A catalog made by another schema version, or with a text table
+this SQLite cannot use, is emptied and rebuilt. Anything that keeps it from being used — a
+directory in its place, a lock held too long, a damaged or truncated file — raises
+`CatalogUnavailable`, and callers fall back to scanning the folders (with a warning), never fail.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from ..config.paths import catalog_file
+
+SCHEMA_VERSION = 3
+BUSY_TIMEOUT_S = 2.0
+
+SESSION_COLUMNS = (
+    "path", "folder", "id", "size", "mtime_ns", "inode", "meta_sig", "indexed_bytes", "tail_hash", "name", "created",
+    "modified", "sort_key", "message_count", "first_message", "last_prompt", "git_branch", "entrypoint",
+    "parent_session_id", "cwd", "skipped_lines", "damaged", "user_renamed", "aliases",
+)
+
+_SESSIONS = f"""CREATE TABLE IF NOT EXISTS sessions (
+    {", ".join(column + (" TEXT PRIMARY KEY" if column == "path" else "") for column in SESSION_COLUMNS)})"""
+# `sessions_stat` covers the freshness check: a warm listing reads it, never the wide rows.
+_INDEXES = ("CREATE INDEX IF NOT EXISTS sessions_folder ON sessions(folder, sort_key)",
+            "CREATE INDEX IF NOT EXISTS sessions_stat ON sessions(folder, path, size, mtime_ns, inode, meta_sig)",
+            "CREATE INDEX IF NOT EXISTS sessions_id ON sessions(id)")
+_TEXTS_FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5("
+              "text, path UNINDEXED, entry UNINDEXED, ts UNINDEXED, kind UNINDEXED, tokenize='trigram')")
+_TEXTS_PLAIN = "CREATE TABLE IF NOT EXISTS texts (text TEXT, path TEXT, entry TEXT, ts TEXT, kind TEXT)"
+_TEXTS_PLAIN_INDEX = "CREATE INDEX IF NOT EXISTS texts_path ON texts(path)"
+
+
+def to_db(value: object) -> object:
+    """A value as the catalog stores it: a string SQLite cannot hold as text (a lone surrogate,
+    from an undecodable file name or a hostile transcript) is stored as its `surrogatepass` bytes."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass")
+    return value
+
+
+def from_db(value: object) -> object:
+    """The value `to_db` stored."""
+    return value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
+
+
+def searchable(text: str) -> str:
+    """Text for the full-text table, which holds only valid UTF-8 (lone surrogates become U+FFFD)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
+class CatalogUnavailable(Exception):
+    """The catalog cannot be used now; `str()` says why, in one line."""
+
+
+def describe(error: BaseException) -> str:
+    """A one-line reason for a failed catalog operation."""
+    text = str(error) or type(error).__name__
+    if isinstance(error, sqlite3.OperationalError) and "locked" in text:
+        return "it is locked by another process"
+    if isinstance(error, sqlite3.DatabaseError) and not isinstance(error, sqlite3.OperationalError):
+        return f"it is damaged ({text}); `commandcode doctor --reindex` rebuilds it"
+    return text
+
+
+def fts5_trigram_available(connection: sqlite3.Connection) -> bool:
+    """Whether this SQLite has FTS5 with the trigram tokenizer (SQLite 3.34 or later, built with FTS5)."""
+    try:
+        connection.execute("CREATE VIRTUAL TABLE temp.fts_probe USING fts5(x, tokenize='trigram')")
+        connection.execute("DROP TABLE temp.fts_probe")
+    except sqlite3.Error:
+        return False
+    return True
+
+
+class Catalog:
+    """An open catalog: the connection and whether its text table is FTS5."""
+
+    def __init__(self, connection: sqlite3.Connection, path: str, *, fts: bool) -> None:
+        self.connection = connection
+        self.path = path
+        self.fts = fts
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def open_catalog(path: str | None = None, *, use_fts: bool | None = None) -> Catalog:
+    """Opens (creating or upgrading) the catalog. `use_fts=False` pretends this SQLite has no
+    FTS5 (the tests of the `LIKE` fallback).
+
+    Raises:
+        CatalogUnavailable: it cannot be used (a directory in its place, locked, damaged).
+    """
+    where = path or catalog_file()
+    if os.path.isdir(where):
+        raise CatalogUnavailable(f"{where} is a directory, not a catalog")
+    folder = os.path.dirname(where)
+    try:
+        if not os.path.isdir(folder):
+            from ..storage.durable import ensure_dir
+
+            ensure_dir(folder)
+        connection = sqlite3.connect(where, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    except (OSError, sqlite3.Error) as error:
+        raise CatalogUnavailable(f"{where}: {describe(error)}") from None
+    try:
+        fts = fts5_trigram_available(connection) if use_fts is not False else False
+        _prepare(connection, fts)
+    except sqlite3.Error as error:
+        connection.close()
+        raise CatalogUnavailable(f"{where}: {describe(error)}") from None
+    return Catalog(connection, where, fts=fts)
+
+
+def _prepare(connection: sqlite3.Connection, fts: bool) -> None:
+    """Creates the tables, or empties and recreates them when they were made by another schema
+    version or with the other kind of text table."""
+    wanted = SCHEMA_VERSION * 2 + (1 if fts else 0)
+    version = connection.execute("PRAGMA user_version").fetchone()[0]
+    if version == wanted:
+        connection.execute("SELECT count(*) FROM sessions WHERE 0").fetchone()  # a damaged file fails here
+        return
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute("DROP TABLE IF EXISTS texts")
+        connection.execute("DROP TABLE IF EXISTS sessions")
+        connection.execute(_SESSIONS)
+        for statement in _INDEXES:
+            connection.execute(statement)
+        connection.execute(_TEXTS_FTS if fts else _TEXTS_PLAIN)
+        if not fts:
+            connection.execute(_TEXTS_PLAIN_INDEX)
+        connection.execute(f"PRAGMA user_version = {wanted}")
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+
+
+def remove_catalog(path: str | None = None) -> str:
+    """Deletes the catalog file and its WAL files (it is a cache); returns its path.
+
+    Raises:
+        CatalogUnavailable: a directory is in its place (left as it is: it is not ours to delete).
+    """
+    where = path or catalog_file()
+    if os.path.isdir(where):
+        raise CatalogUnavailable(f"{where} is a directory, not a catalog; move it away first")
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(where + suffix)
+        except FileNotFoundError:
+            pass
+    return where

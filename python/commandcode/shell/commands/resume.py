@@ -1,0 +1,37 @@
+"""`/resume` (alias `/sessions`): pick another session and switch to it.
+
+The picker opens through `Shell.run_screen`; the picked session is planned with source "slash"
+(it always adopts its own model; the permission mode is not restored) and opened after the
+questions `resume_flow.open_plan` asks (relink, another writer, summary or full)."""
+
+from __future__ import annotations
+
+from ...errors import CommandcodeError
+from ..resume_flow import open_plan
+from ..slash import Shell, SlashCommand
+
+
+def run(shell: Shell, args: str) -> None:
+    from ...ui.picker_service import plan_picked
+    from ...ui.screens.picker import PickerScreen
+    from ...ui.screens.picker_data import PickerData
+
+    current = shell.agent.session_id
+    data = PickerData(shell.cwd, current_id=current)
+    data.query = args.strip()
+    picked = shell.run_screen(PickerScreen(data))
+    if picked is None:
+        return
+    if picked.id == current:
+        shell.notice("already in that session")
+        return
+    if picked.damaged and not picked.cwd:
+        raise CommandcodeError(f"session {picked.id} cannot be opened: {picked.damaged}")
+    agent = open_plan(shell, plan_picked(shell.cwd, picked, source="slash"))
+    if agent is not None:
+        shell.switch_to(agent, keep_grants=False)
+        shell.notice(f"resumed {picked.name or picked.id}")
+
+
+COMMANDS = [SlashCommand("resume", run, "Pick a session to resume", aliases=("sessions",),
+                         help="/resume [filter] — opens the session picker (type to filter, Enter resumes, Esc leaves)")]

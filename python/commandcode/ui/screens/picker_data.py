@@ -1,0 +1,145 @@
+"""What the resume picker shows and does, without Textual: the rows of a scope (this directory,
+every worktree of its repository, every project), filtered by name, first and last prompt and
+full text (with the matching snippet), by git branch, with or without headless sessions, sorted
+by recency or relevance; and the rename and delete it offers. The screen (`picker.py`) only draws
+this and maps keys to it, so the behaviour is tested here and in Pilot tests alike."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ...agent.manage import delete_session, rename_session
+from ...catalog.listing import list_sessions
+from ...catalog.search import search_sessions
+from ...catalog.summary import SessionSummary
+from ...sessions.files import SessionFiles
+
+SCOPES = ("directory", "worktrees", "projects")
+SEARCH_LIMIT = 500
+
+
+class Row:
+    """One session in the picker, with the snippet that matched the filter (if any)."""
+
+    __slots__ = ("rank", "snippet", "spans", "summary")
+
+    def __init__(self, summary: SessionSummary, snippet: str | None = None,
+                 spans: list[tuple[int, int]] | None = None, rank: int | None = None) -> None:
+        self.summary, self.snippet, self.spans, self.rank = summary, snippet, spans or [], rank
+
+    @property
+    def title(self) -> str:
+        summary = self.summary
+        text = summary.name or summary.first_message or "(no prompt yet)"
+        return " ".join(text.split())
+
+
+class PickerData:
+    """The picker's state: scope, filter, branch, headless, sort; `rows()` is what to show."""
+
+    def __init__(self, cwd: Path, *, current_id: str | None = None, scope: str = "directory") -> None:
+        self.cwd = cwd
+        self.current_id = current_id
+        self.scope = scope
+        self.query = ""
+        self.branch: str | None = None
+        self.headless = False
+        self.sort = "recency"
+        self.warnings: list[str] = []
+        self._cache: dict[tuple[str, bool], list[SessionSummary]] = {}
+
+    def sessions(self) -> list[SessionSummary]:
+        """Every session of the scope (headless ones when shown), newest first."""
+        key = (self.scope, self.headless)
+        if key not in self._cache:
+            self._cache[key] = list_sessions(self.cwd, include_headless=self.headless,
+                                             all_projects=self.scope == "projects",
+                                             worktrees=self.scope == "worktrees", errors=self.warnings)
+        return self._cache[key]
+
+    def reload(self) -> None:
+        self._cache.clear()
+
+    def branches(self) -> list[str]:
+        """The git branches the sessions of the scope started on."""
+        return sorted({summary.git_branch for summary in self.sessions() if summary.git_branch})
+
+    def cycle_branch(self) -> str | None:
+        """The next branch filter: none, then each branch in turn."""
+        choices: list[str | None] = [None, *self.branches()]
+        at = choices.index(self.branch) if self.branch in choices else 0
+        self.branch = choices[(at + 1) % len(choices)]
+        return self.branch
+
+    def rows(self) -> list[Row]:
+        """The sessions to show, filtered and sorted."""
+        sessions = [summary for summary in self.sessions() if self.branch is None or summary.git_branch == self.branch]
+        query = self.query.strip()
+        if not query:
+            return [Row(summary) for summary in sessions]
+        wanted = query.casefold()
+        hits: dict[str, tuple[str, list[tuple[int, int]], int]] = {}  # path -> its best hit
+        for rank, hit in enumerate(search_sessions(query, self.cwd, all_projects=self.scope == "projects",
+                                                   worktrees=self.scope == "worktrees", limit=SEARCH_LIMIT,
+                                                   errors=self.warnings)):
+            hits.setdefault(hit.path, (hit.snippet, hit.spans, rank))
+        rows = []
+        for summary in sessions:
+            fields = (summary.name, summary.first_message, summary.last_prompt, summary.id)
+            best = hits.get(summary.path)
+            if best is not None:
+                rows.append(Row(summary, *best))
+            elif any(isinstance(value, str) and wanted in value.casefold() for value in fields):
+                rows.append(Row(summary, rank=SEARCH_LIMIT))
+        if self.sort == "relevance":
+            rows.sort(key=lambda row: row.rank if row.rank is not None else SEARCH_LIMIT)
+        return rows
+
+    def toggle_sort(self) -> str:
+        self.sort = "relevance" if self.sort == "recency" else "recency"
+        return self.sort
+
+    def widen(self, scope: str) -> str:
+        """Switches to `scope`, or back to this directory when it is the scope already."""
+        self.scope = "directory" if self.scope == scope else scope
+        return self.scope
+
+    def rename(self, summary: SessionSummary, name: str) -> str:
+        """Renames a session (unique within its project); raises `CommandcodeError` when refused."""
+        written = rename_session(SessionFiles.for_transcript(summary.path), name, self._session_dir(summary))
+        self.reload()
+        return written
+
+    def delete(self, summary: SessionSummary) -> bool:
+        """Deletes a session (not the current one); True when it went to the trash."""
+        _, trashed = delete_session(SessionFiles.for_transcript(summary.path), current_id=self.current_id)
+        self.reload()
+        return trashed
+
+    def _session_dir(self, summary: SessionSummary) -> Path:
+        return Path(summary.cwd) if summary.cwd and os.path.isdir(summary.cwd) else self.cwd
+
+
+def describe(summary: SessionSummary, *, current: bool) -> list[tuple[str, str]]:
+    """The preview pane's (label, value) lines."""
+    lines = [("name", summary.name or "(unnamed)"), ("id", summary.id + ("  (current session)" if current else ""))]
+    if summary.lineage:
+        lines.append(("lineage", summary.lineage))
+    lines += [("messages", str(summary.message_count)), ("size", human_size(summary.size)),
+              ("modified", summary.modified[:19].replace("T", " ")), ("created", summary.created[:19].replace("T", " ")),
+              ("branch", summary.git_branch or "-"), ("directory", summary.cwd or "-")]
+    if summary.entrypoint == "print":
+        lines.append(("kind", "headless (-p)"))
+    if summary.damaged:
+        lines.append(("damaged", summary.damaged))
+    lines += [("first prompt", summary.first_message or "-"), ("last prompt", summary.last_prompt or "-")]
+    return lines
+
+
+def human_size(size: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000  # type: ignore[assignment]
+    return f"{size} B"
