@@ -45,7 +45,7 @@ def test_help(shell: FakeShell) -> None:
     with pytest.raises(UsageError, match="no command /statsu") as refused:
         run(shell, "/help statsu")
     assert refused.value.hint == "did you mean /status?"
-    assert registry()["help"].complete(shell, "se") == ["session-file"]  # type: ignore[misc]
+    assert registry()["help"].complete(shell, "se") == ["session-file", "sessions"]  # type: ignore[misc]
 
 
 def test_exit_and_expand(shell: FakeShell) -> None:
