@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs a built wheel into a fresh venv and runs it as a user without Rust would: PATH holds
+# Installs a built wheel into a fresh venv and runs it as a user without Rust would (a turn with a
+# tool call, listing, context, rewinds, a fork, an export): PATH holds
 # only the venv's bin, /usr/bin and /bin (cargo and rustc must not be found), the working
 # directory is a scratch folder, and tests/wheel runs alone against the installed package.
 #

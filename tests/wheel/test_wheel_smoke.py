@@ -140,3 +140,17 @@ def test_turn_with_tool_call_list_context_rewind(user: Path) -> None:
     cc("rewind", session_id, "--to", "1", "--mode", "both", "--yes")
     assert not hello.exists()
     assert json.loads(cc("sessions", "context", session_id, "--json").stdout)["messages"] == []
+
+
+@wheel_only
+def test_fork_and_export(user: Path) -> None:
+    cc("-p", 'call write_file {"file_path": "a.txt", "content": "one\\n"}', "-n", "source")
+    [source] = json.loads(cc("sessions", "list", "--all", "--json").stdout)
+    fork = json.loads(cc("sessions", "fork", "source", "--name", "forked", "--json").stdout)
+    assert fork["parent_session_id"] == source["id"] and fork["id"] != source["id"]
+    assert json.loads(cc("sessions", "context", fork["id"], "--json").stdout)["messages"] == \
+        json.loads(cc("sessions", "context", source["id"], "--json").stdout)["messages"]
+    for fmt in ("html", "md", "jsonl"):
+        cc("export", "forked", "--format", fmt, "-o", str(user / f"out.{fmt}"))
+    assert "write_file" in (user / "out.md").read_text() and (user / "out.html").read_text().rstrip().endswith("</html>")
+    assert (user / "out.jsonl").read_bytes() == Path(fork["path"]).read_bytes()  # a byte copy
