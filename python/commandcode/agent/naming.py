@@ -31,8 +31,9 @@ def name_owner(name: str, cwd: str | os.PathLike[str], *, except_id: str | None 
     return None
 
 
-def checked_name(name: str, cwd: str | os.PathLike[str], *, session_id: str | None = None) -> str:
-    """`name` as it will be stored, once it passes the rules.
+def checked_name(name: str, cwd: str | os.PathLike[str], *, session_id: str | None = None, unique: bool = True) -> str:
+    """`name` as it will be stored, once it passes the rules (`unique`: no other session of the
+    project has it; a `--no-session` run, which saves nothing, skips that look).
 
     Raises:
         UsageError: the name is empty or longer than 200 characters.
@@ -44,7 +45,7 @@ def checked_name(name: str, cwd: str | os.PathLike[str], *, session_id: str | No
     if len(cleaned) > MAX_NAME_CHARS:
         raise UsageError(f"the session name is {len(cleaned)} characters long; the limit is {MAX_NAME_CHARS}",
                          hint="pick a shorter name")
-    owner = name_owner(cleaned, cwd, except_id=session_id)
+    owner = name_owner(cleaned, cwd, except_id=session_id) if unique else None
     if owner is not None:
         raise CommandcodeError(f"the name {cleaned!r} is taken by session {owner} in this project",
                                hint="names are unique within a project (case-insensitive); pick another")

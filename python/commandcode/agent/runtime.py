@@ -337,7 +337,7 @@ class AgentSession:
         from .naming import checked_name
 
         writer = self._require_writer()
-        cleaned = checked_name(name, self.cwd, session_id=self.session_id)
+        cleaned = checked_name(name, self.cwd, session_id=self.session_id, unique=self.persist)
         if self.persist:
             read_meta_for_update(self.files.meta)  # refuse a meta file we could not update before anything is written
         writer.append_entry("session_info", {"name": cleaned})

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 
 from ..config.paths import catalog_file
 
@@ -120,6 +121,7 @@ def open_catalog(path: str | None = None, *, use_fts: bool | None = None) -> Cat
             from ..storage.durable import ensure_dir
 
             ensure_dir(folder)
+        _private_file(where)
         connection = sqlite3.connect(where, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     except (OSError, sqlite3.Error) as error:
         raise CatalogUnavailable(f"{where}: {describe(error)}") from None
@@ -130,6 +132,18 @@ def open_catalog(path: str | None = None, *, use_fts: bool | None = None) -> Cat
         connection.close()
         raise CatalogUnavailable(f"{where}: {describe(error)}") from None
     return Catalog(connection, where, fts=fts)
+
+
+def _private_file(where: str) -> None:
+    """Creates the catalog file 0600 (it holds the sessions' text; SQLite gives its `-wal` and
+    `-shm` files the same mode), and tightens one an older version left readable by others."""
+    descriptor = os.open(where, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
+    try:
+        status = os.fstat(descriptor)
+        if stat.S_ISREG(status.st_mode) and status.st_mode & 0o077 and status.st_uid == os.getuid():
+            os.fchmod(descriptor, 0o600)
+    finally:
+        os.close(descriptor)
 
 
 def _prepare(connection: sqlite3.Connection, fts: bool) -> None:

@@ -90,7 +90,7 @@ def _run(prompt: str, reporter: Reporter, *, name: str | None, resume: str | Non
         reporter.model_id = agent.model.model_id
         reporter.init(session_id=reporter.session_id, cwd=str(agent.cwd), model_id=agent.model.model_id,
                       permission_mode=agent.effective_permission_mode())
-        if name:
+        if name and name.strip():  # a blank -n names nothing (as before: the turn runs unnamed)
             agent.rename(name)
         if effort:
             agent.set_effort(effort)
