@@ -326,5 +326,10 @@ def test_resuming_a_sample_appends_after_its_bytes(tmp_path: Path) -> None:
     changed = {path for path in set(before) | set(after)
                if before.get(path, (b"", 0))[0] != after.get(path, (b"", 0))[0]
                and not path.startswith(("locks/", "objects/"))}
-    assert changed == {f"projects/{SAMPLE_SLUG}/{FORK}.jsonl", f"projects/{SAMPLE_SLUG}/{FORK}.checkpoints.jsonl"}
+    meta = f"projects/{SAMPLE_SLUG}/{FORK}.meta.json"
+    assert changed == {f"projects/{SAMPLE_SLUG}/{FORK}.jsonl", f"projects/{SAMPLE_SLUG}/{FORK}.checkpoints.jsonl", meta}
+    # the meta only gained the turn's trace id (`traceIds`, newest last); every key it had is as it was
+    old_meta, new_meta = json.loads(before[meta][0] or b"{}"), json.loads(after[meta][0] or b"{}")
+    assert {key: value for key, value in new_meta.items() if key != "traceIds"} == old_meta
+    assert len(new_meta["traceIds"]) == len(old_meta.get("traceIds", [])) + 1
     # (-p never writes history.jsonl, as the real CLI's -p)
