@@ -47,7 +47,6 @@ def test_help_and_version_are_not_the_shell(home: Path, workdir: Path) -> None:
 @pytest.mark.terminal
 @pytest.mark.parametrize(("args", "message", "code"), [
     (["-r", "no-such-session"], "no session matches 'no-such-session'", 1),
-    (["-r"], "-r without a session needs the session picker", 1),
     (["-c"], "no session to continue in this directory", 1),
     (["--model", "nope"], "unknown model 'nope'", 2),
 ])
