@@ -109,7 +109,7 @@ def test_session_file_status_and_trace(home: Path, workdir: Path) -> None:
                   "compaction", "checkpoints", "trace"):
         assert re.search(rf"^{label}\s", screen, re.M), label
     assert "1 checkpoint(s)" in screen and "commandcode/offline" in screen
-    screen = shell.exchange("/trace", "copied to the clipboard")
+    screen = shell.exchange("/trace", "to the clipboard (OSC 52)")
     trace = re.search(r"trace id ([0-9a-f]{32})", screen)
     assert trace is not None
     assert b"\x1b]52;c;" in shell.raw  # OSC 52
@@ -207,7 +207,7 @@ def test_messages_typed_during_a_turn_are_queued_and_sent_when_it_ends(home: Pat
 def test_trace_works_mid_turn(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home, ["--yolo"])
     shell.exchange('call bash {"command": "sleep 3"}', "running — Esc interrupts")
-    screen = shell.exchange("/trace", "copied to the clipboard")
+    screen = shell.exchange("/trace", "to the clipboard (OSC 52)")
     assert "running — Esc interrupts" in screen  # still running: /trace did not wait
     trace = re.search(r"trace id ([0-9a-f]{32})", screen)
     assert trace is not None
