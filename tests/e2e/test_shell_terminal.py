@@ -217,13 +217,18 @@ def test_trace_works_mid_turn(home: Path, workdir: Path) -> None:
     assert read_meta_file(only_transcript(home, workdir))["traceIds"] == [trace.group(1)]
 
 
-def test_esc_esc_on_an_empty_prompt_calls_the_rewind_menu(home: Path, workdir: Path) -> None:
+def test_esc_esc_on_an_empty_prompt_opens_the_rewind_menu(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home)
+    shell.exchange("a turn to rewind to", "You said: a turn to rewind to")
+    shell.wait_prompt()
+    time.sleep(0.5)  # the turn's end redraws the prompt; Esc Esc goes to the new one
     shell.send(ESC)
     shell.send(ESC)
-    shell.wait_screen("no rewind menu in this build yet")
+    shell.wait_screen("Rewind: choose the point to go back to")  # the Textual menu, full screen
+    shell.send(ESC)  # leaves the menu: back in the shell, nothing changed
+    shell.wait_screen("Rewind cancelled; nothing was changed")
     shell.line("/exit")
-    shell.wait_exit()
+    assert shell.wait_exit() == 0
 
 
 def test_history_records_prompts_and_slash_commands_and_up_recalls_them(home: Path, workdir: Path) -> None:
