@@ -264,7 +264,7 @@ def test_skip_prompt_history_writes_none(home: Path, workdir: Path) -> None:
 
 def test_tab_completes_commands_and_arguments_and_alt_enter_adds_a_line(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home)
-    shell.send("/sess")
+    shell.send("/session-")  # ("/sess" stops at "/session": /session-file and /sessions)
     shell.send(TAB)
     shell.wait_screen("> /session-file")
     shell.send(CTRL_C)

@@ -13,6 +13,7 @@ import pytest
 
 from commandcode.checkpoints.store import BackupStore
 from commandcode.workspace.archive import list_archives
+from helpers.checkpoints import store_ids
 from helpers.cli import (
     SCRATCHPAD_BASE,
     assert_error_lines,
@@ -24,7 +25,7 @@ from helpers.cli import (
     snapshot,
     stop,
 )
-from helpers.workspace import age_session, make_session
+from helpers.workspace import age_session, make_session, store_only_checkpoints
 
 
 def _sweep(args: list[str], cwd: Path, home: Path) -> dict:
@@ -80,14 +81,14 @@ def test_named_open_and_disabled_sessions_stay(home: Path, workdir: Path) -> Non
 
 
 def test_the_cascade_and_the_store(home: Path, workdir: Path) -> None:
+    store_only_checkpoints(workdir)
     doomed, kept = _edit_session(home, workdir, "a.txt"), _edit_session(home, workdir, "b.txt")
     age_session(doomed, 40)
     store = BackupStore()
     for path in store.root.rglob("*"):
         if path.is_file() and len(path.name) == 62:
             os.utime(path, (time.time() - 7200, time.time() - 7200))  # past the GC grace hour
-    doomed_refs = {item["hash"] for line in _sidecar(doomed, ".checkpoints.jsonl").read_text().splitlines()
-                   for item in json.loads(line)["files"] if item.get("hash")}
+    doomed_refs = store_ids(_sidecar(doomed, ".checkpoints.jsonl"))
     assert doomed_refs
     pad = Path(SCRATCHPAD_BASE)
     doomed_pads = list(pad.rglob(doomed.stem))

@@ -105,3 +105,11 @@ def fill_disk(mount: Path) -> Path:
     finally:
         os.close(descriptor)
     return filler
+
+
+def store_ids(checkpoints_file: Path) -> set[str]:
+    """The store objects a checkpoints file names (a compatible backup's in its `blake3` key)."""
+    from commandcode.checkpoints.records import read_checkpoints
+
+    return {item.store_object for record in read_checkpoints(checkpoints_file) for item in record.files
+            if item.store_object}

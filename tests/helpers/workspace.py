@@ -81,3 +81,12 @@ def scratch_base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
 
 
 __all__ = ["age_session", "git", "git_repo", "make_session", "only_transcript", "scratch_base"]
+
+
+def store_only_checkpoints(project: Path) -> None:
+    """Checkpoints of `project` only in our store: `checkpoints.trackShell` off (its baseline would
+    put every project file into the store) and `compatibleBackups` off (no raw blobs in
+    `file-history/`), for the tests that count the store's objects and a session's bytes."""
+    (project / ".commandcode").mkdir(exist_ok=True)
+    (project / ".commandcode" / "settings.json").write_text(
+        '{"checkpoints": {"trackShell": false, "compatibleBackups": false}}\n')

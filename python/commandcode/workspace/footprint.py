@@ -15,7 +15,6 @@ from typing import Any
 
 from ..catalog.listing import project_dirs, transcripts_in
 from ..checkpoints.records import read_checkpoints
-from ..checkpoints.store import BLAKE3
 from ..config.paths import ARCHIVE_SUFFIX, archives_dir, data_dir, objects_dir
 from ..errors import CheckpointError
 from ..sessions.files import SessionFiles
@@ -81,8 +80,8 @@ def session_usage(files: SessionFiles) -> SessionUsage:
     usage.sidecars = size_of(sidecar_parts(files))
     usage.index = size_of([index_part(files)])
     try:
-        usage.references = {item.hash for record in read_checkpoints(files.checkpoints) for item in record.files
-                            if item.algorithm == BLAKE3 and item.hash is not None}
+        usage.references = {item.store_object for record in read_checkpoints(files.checkpoints) for item in record.files
+                            if item.store_object is not None}
     except CheckpointError:
         usage.references = set()
     cwd = read_header_cwd(files.sidecar_path(".jsonl"))

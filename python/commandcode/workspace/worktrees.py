@@ -59,6 +59,8 @@ def _git(args: list[str], cwd: str | os.PathLike[str], *, check: bool = True) ->
         raise CommandcodeError("git is not installed", hint="install git to use worktrees") from None
     except subprocess.TimeoutExpired:
         raise CommandcodeError(f"git {args[0]} did not finish within 120 s") from None
+    except OSError as error:  # e.g. a working directory deeper than PATH_MAX: git cannot start there
+        raise CommandcodeError(f"git {args[0]} cannot run here: {error.strerror or error}") from None
     if check and completed.returncode != 0:
         message = (completed.stderr.strip().splitlines() or ["failed"])[-1]
         raise CommandcodeError(f"git {args[0]}: {message.removeprefix('fatal: ').removeprefix('error: ')}")

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from commandcode.sessions.files import SessionFiles
 from commandcode.workspace.footprint import human, status_line
+from helpers.checkpoints import store_ids
 from helpers.cli import run_cli, run_json
-from helpers.workspace import age_session, make_session
+from helpers.workspace import age_session, make_session, store_only_checkpoints
 
 
 def _objects(home: Path) -> dict[str, int]:
@@ -20,6 +21,7 @@ def _objects(home: Path) -> dict[str, int]:
 
 
 def test_du_counts_every_kind_and_shared_objects_once(home: Path, workdir: Path) -> None:
+    store_only_checkpoints(workdir)
     (workdir / "shared.txt").write_text("the same bytes\n" * 50)
     (workdir / "own.txt").write_text("only the second\n" * 40)
     first = make_session(home, workdir, 'call write_file {"file_path": "shared.txt", "content": "one\\n"}')
@@ -51,13 +53,11 @@ def test_du_counts_every_kind_and_shared_objects_once(home: Path, workdir: Path)
 
 
 def _own_object(home: Path, transcript: Path, objects: dict[str, int]) -> str:
-    own = {item["hash"] for line in transcript.with_name(transcript.stem + ".checkpoints.jsonl").read_text().splitlines()
-           for item in json.loads(line)["files"] if item.get("hash")}
-    first_refs = set()
+    own = store_ids(transcript.with_name(transcript.stem + ".checkpoints.jsonl"))
+    first_refs: set[str] = set()
     for path in (home / "projects").rglob("*.checkpoints.jsonl"):
         if path.name != transcript.stem + ".checkpoints.jsonl":
-            first_refs |= {item["hash"] for line in path.read_text().splitlines()
-                           for item in json.loads(line)["files"] if item.get("hash")}
+            first_refs |= store_ids(path)
     (only,) = own - first_refs
     return str(only)
 
