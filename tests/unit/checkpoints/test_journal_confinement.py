@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from commandcode.checkpoints import store as backups
+from helpers.cli import CATALOG_FILES
 
 OTHER_SESSION = "00000000-0000-4000-8000-0000000000ff"
 RESTORED = b"restored\n"
@@ -85,8 +86,8 @@ class World:
         out: dict[str, Any] = {}
         for base in (self.sentinel, self.work, self.data):
             for path in sorted(base.rglob("*")):
-                if path.name.endswith(".lock") or "locks" in path.relative_to(base).parts:
-                    continue
+                if path.name.endswith(".lock") or "locks" in path.relative_to(base).parts or path.name in CATALOG_FILES:
+                    continue  # (the session catalog is a cache every listing may refresh)
                 key = str(path)
                 if path.is_symlink():
                     out[key] = ("link", os.readlink(path))
