@@ -210,12 +210,13 @@ def real_tui(real: RealCli, cwd: Path, session: str | None, tmp_path: Path, *, r
         env["OFFLINE_RUN_NAMESPACE"] = "1"
         command = ["unshare", "-n", *command]
     script = tmp_path / "tui.sh"
-    script.write_text(f"cd {shlex.quote(str(cwd))}\n" + "".join(f"export {key}={shlex.quote(value)}\n"
+    # `CI` (set by CI runners, and by .ci/run's caller) turns the real CLI's Ink TUI non-interactive.
+    script.write_text("unset CI CONTINUOUS_INTEGRATION\n" + f"cd {shlex.quote(str(cwd))}\n" + "".join(f"export {key}={shlex.quote(value)}\n"
                                                              for key, value in env.items())
                       + "exec " + " ".join(shlex.quote(part) for part in command) + "\n")
     name = f"cc-{tmp_path.name}"
     subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "45", f"bash {script}; sleep 60"],
-                   check=True, env={key: value for key, value in os.environ.items() if key != "TMUX"})
+                   check=True, env={key: value for key, value in os.environ.items() if key not in ("TMUX", "CI")})
     try:
         _wait_screen(name, ready)
         time.sleep(2)  # the resumed session finishes loading after it is drawn
