@@ -13,7 +13,19 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import entries, only_transcript, read_lines, read_meta_file, run_cli, transcripts, wait_for
-from helpers.terminal import ALT_ENTER, CTRL_C, CTRL_D, CTRL_O, CTRL_R, ENTER, ESC, SHIFT_TAB, TAB, shell_session
+from helpers.terminal import (
+    ALT_ENTER,
+    CTRL_C,
+    CTRL_D,
+    CTRL_O,
+    CTRL_R,
+    ENTER,
+    ESC,
+    SHIFT_TAB,
+    TAB,
+    ShellSession,
+    shell_session,
+)
 
 pytestmark = pytest.mark.terminal
 
@@ -301,7 +313,7 @@ def test_the_status_line_setting_runs_the_users_command_with_the_status_json(hom
     script.write_text("import json, sys\nstatus = json.load(sys.stdin)\n"
                       "print('MYLINE', status['session_id'][:8], status['model']['id'], status['permission_mode'])\n")
     (home / "settings.json").write_text(json.dumps({"statusLine": {"type": "command", "command": f"python3 {script}"}}))
-    shell = shell_session(workdir, home)
+    shell = ShellSession(workdir, home)  # not shell_session: its wait for the default status line races this one
     screen = shell.wait_screen("MYLINE")
     assert re.search(r"MYLINE [0-9a-f]{8} commandcode/offline default", screen), screen
     shell.line("/exit")
