@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..config.settings import add_to_list, load_settings, project_root
+from ..config.settings import add_to_list, load_settings, repository_root
 from ..errors import SettingsError, UsageError
 from .shell_parts import has_substitution, split_command
 from .tools import ToolResult, nameable, target_path
@@ -179,7 +179,7 @@ class Policy:
                  grants: Grants | None = None, notify: Callable[[str], None] | None = None) -> None:
         settings = load_settings(cwd)
         self.cwd = os.path.realpath(cwd)
-        self.root = os.path.realpath(project_root(cwd))
+        self.root = os.path.realpath(repository_root(cwd))
         self.mode = check_mode(mode) if mode else settings.permissions_default_mode
         if self.mode not in MODES:
             self.mode = "default"

@@ -16,46 +16,34 @@ and effort switches agent/model_switch.py, permissions agent/permissions.py. Nam
 
 from __future__ import annotations
 
-import os
-import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ..catalog.listing import most_recent, resolve_session
 from ..checkpoints.manager import CheckpointManager
-from ..checkpoints.modes import RewindMode
-from ..checkpoints.records import Checkpoint, read_checkpoints
-from ..checkpoints.redo_points import undoable
-from ..checkpoints.rewind import (
-    RewindResult,
-    available_modes,
-    checkpoint_numbers,
-    find_checkpoint,
-    recover_pending,
-    redo,
-    rewind,
-)
 from ..config.paths import project_root
 from ..errors import CheckpointError, CommandcodeError, InvalidSessionError, SessionNotFoundError, UsageError
 from ..sessions.files import SessionFiles
 from ..sessions.fork import CopyResult
-from ..sessions.format import clean_name, read_header_cwd
+from ..sessions.format import clean_name
 from ..sessions.history import record_prompt
 from ..sessions.meta import read_meta, read_meta_for_update, update_meta
-from ..sessions.navigate import LeftBehind
 from ..sessions.reader import open_session
 from ..sessions.writer import SessionWriter
 from ..storage.ids import new_uuid
-from .branching import GotoResult, clone_session, fork_session, goto_entry, label_entry, summary_draft
+from .branching import clone_session, fork_session
 from .compaction import CompactionResult
 from .compaction_hooks import auto_compact, compact_session, context_window_of, fast_view
 from .events import OnEvent
+from .locate import git_branch, session_folder, skipped_newer
 from .model_switch import adopt_model, settings_mode, switch_effort, switch_model
 from .permissions import AskPermission, Grants, Policy, check_mode
 from .providers.base import Model
 from .providers.offline import OfflineModel
+from .session_navigation import NavigationMethods
+from .session_rewinds import RewindMethods
 from .summarize import Summarizer, offline_summary
 from .turn import Conversation, TurnResult
 
@@ -65,73 +53,15 @@ if TYPE_CHECKING:
     from .resume import ResumePlan
 
 Notify = Callable[[str], None]
-T = TypeVar("T")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")  # the order Shift+Tab cycles
 CHECKPOINTS_SUFFIX = ".checkpoints.jsonl"
-
-
-def git_branch(cwd: Path) -> str | None:
-    """The current git branch of `cwd` (also a branch with no commits yet), or None outside a
-    repository and on a detached HEAD."""
-    try:
-        completed = subprocess.run(["git", "symbolic-ref", "--quiet", "--short", "HEAD"], cwd=cwd, capture_output=True,
-                                   text=True, timeout=5, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    branch = completed.stdout.strip()
-    return branch if completed.returncode == 0 and branch else None
-
-
-def session_folder(files: SessionFiles) -> Path:
-    """The folder outside of which a rewind of this session writes nothing: the transcript
-    header's `cwd` when it is the project the session is filed under (an absolute, normalised
-    path whose slug is the name of the transcript's folder), else the current directory. A header
-    can be forged or copied: one that claims `/` must not open the whole disk to its checkpoints."""
-    recorded = read_header_cwd(files.sidecar_path(".jsonl"))
-    if recorded is not None and _is_own_project(recorded, files):
-        return Path(recorded)
-    return Path.cwd()
-
-
-def _is_own_project(cwd: str, files: SessionFiles) -> bool:
-    if "\x00" in cwd or not os.path.isabs(cwd) or os.path.normpath(cwd) != cwd:
-        return False
-    return os.path.basename(project_root(cwd)) == os.path.basename(files.folder)  # a long slug's folder is cut
-
-
-def _skipped_newer(chosen: SessionFiles | None, unreadable: list[tuple[Path, str]]) -> list[str]:
-    """Which sessions `-c` passed over because they cannot be opened, when they are newer than the
-    one it continues (or it found none): the user may have meant one of those."""
-    try:
-        floor = chosen.transcript.stat().st_mtime if chosen is not None else float("-inf")
-    except OSError:
-        floor = float("-inf")
-    notices = []
-    for path, reason in unreadable:
-        try:
-            newer = path.stat().st_mtime >= floor
-        except OSError:
-            newer = True
-        if newer:
-            continues = f"continuing {chosen.session_id}" if chosen is not None else "not continuing it"
-            notices.append(f"-c skipped the newer session {path.name[:-len('.jsonl')]}: {reason}; {continues}")
-    return notices
 
 
 def _ignore(message: str) -> None:
     del message
 
 
-class CheckpointChoice:
-    """One row of `checkpoints list`: the number it is chosen by, its record, the rewinds it offers."""
-
-    __slots__ = ("number", "record", "modes")
-
-    def __init__(self, number: int, record: Checkpoint, modes: list[RewindMode]) -> None:
-        self.number, self.record, self.modes = number, record, modes
-
-
-class AgentSession:
+class AgentSession(RewindMethods, NavigationMethods):
     """One session as an agent works on it. Create it with `start` (new, `-r`, `-c`) or
     `for_reference` (an existing session, for rewinds and listings).
 
@@ -203,7 +133,7 @@ class AgentSession:
         if continue_last:
             unreadable: list[tuple[Path, str]] = []
             files = most_recent(cwd, headless=True, unreadable=unreadable) or most_recent(cwd, headless=False)
-            for notice in _skipped_newer(files, unreadable):
+            for notice in skipped_newer(files, unreadable):
                 options.get("notify", _ignore)(notice)
             if files is None:
                 raise SessionNotFoundError("no session to continue in this directory",
@@ -238,7 +168,7 @@ class AgentSession:
 
     @property
     def folder(self) -> Path:
-        """The folder a rewind of this session may write into (see `session_folder`)."""
+        """The folder a rewind of this session may write into (see `agent.locate.session_folder`)."""
         return session_folder(self.files)
 
     @property
@@ -468,62 +398,6 @@ class AgentSession:
         return self.permission_mode or settings_mode(self.cwd)
 
     # ----------------------------------------------------------------------------------------
-    # Checkpoints and rewinds
-
-    def recover_interrupted_restore(self, *, allow_outside: bool = False) -> None:
-        """Completes (or, for a journal of an older release, undoes) a restore of this session that
-        a crash interrupted, and says so: the user sees which state their files are in. The journal
-        may name nothing outside `folder` (`allow_outside`: a rewind the user lets out of it)."""
-        outcome = recover_pending(self.files, None if allow_outside else self.folder, writer=self._writer)
-        if outcome is not None:
-            state, targets = outcome
-            verb = "finished" if state == "completed" else "undid"
-            self.notify(f"{verb} a restore of session {self.session_id} that was interrupted ({len(targets)} file(s))")
-
-    def checkpoint_records(self) -> list[Checkpoint]:
-        """The session's checkpoint records, as on disk."""
-        return read_checkpoints(self.files.checkpoints)
-
-    def checkpoint_choices(self, *, include_rewound: bool = False) -> list[CheckpointChoice]:
-        """Every checkpoint on the conversation's path with its number and the rewinds it offers
-        (`checkpoints list`); `include_rewound` adds the ones a rewind passed (`--all`)."""
-        records = self.checkpoint_records()
-        has_transcript = self.files.transcript.exists()
-        return [CheckpointChoice(number, record, available_modes(records, index, has_transcript=has_transcript))
-                for index, (record, number) in enumerate(zip(records, checkpoint_numbers(records)))
-                if number and (include_rewound or not record.rewound)]
-
-    def offered_modes(self, number: int) -> tuple[Checkpoint, list[RewindMode]]:
-        """Checkpoint `number` and the rewinds it offers.
-
-        Raises:
-            UsageError: there is no such checkpoint.
-        """
-        records = self.checkpoint_records()
-        index = find_checkpoint(records, number)
-        return records[index], available_modes(records, index, has_transcript=self.files.transcript.exists())
-
-    def rewind(self, number: int, mode: RewindMode, *, dry_run: bool = False, force: bool = False,
-               allow_outside: bool = False, diff: bool = False, faults: dict[str, int] | None = None) -> RewindResult:
-        """Rewinds to just before turn `number` (see `checkpoints.rewind.rewind`), confined to
-        `folder` unless `allow_outside`; while the session is open for writing, through its own
-        writer and checkpoint manager. `diff` adds diffs to a dry run's preview; `faults` are the
-        native restore's test hooks."""
-        return rewind(self.files, self.folder, number, mode, dry_run=dry_run, force=force, allow_outside=allow_outside,
-                      diff=diff, writer=self._writer, checkpoints=self._checkpoints, summarizer=self.summarizer,
-                      faults=faults)
-
-    def redo(self, *, dry_run: bool = False, force: bool = False, allow_outside: bool = False, diff: bool = False,
-             faults: dict[str, int] | None = None) -> RewindResult:
-        """Undoes the newest rewind not undone yet (see `checkpoints.rewind.redo`), like `rewind`."""
-        return redo(self.files, self.folder, dry_run=dry_run, force=force, allow_outside=allow_outside, diff=diff,
-                    writer=self._writer, checkpoints=self._checkpoints, faults=faults)
-
-    def can_redo(self) -> bool:
-        """Whether a rewind of this session can be undone (`redo`)."""
-        return undoable(self.checkpoint_records()) is not None
-
-    # ----------------------------------------------------------------------------------------
     # Workspace: the scratchpad and the worktree the tools work in (workspace/session_space.py)
 
     def tool_space(self) -> ToolSpace:
@@ -549,7 +423,7 @@ class AgentSession:
         return status_line(self.files)
 
     # ----------------------------------------------------------------------------------------
-    # Hooks of later issues
+    # Fork and clone (agent/branching.py); goto and labels are NavigationMethods
 
     def fork(self, name: str | None = None) -> AgentSession:
         """A new session holding this one's whole tree and checkpoints (`agent/branching.py`);
@@ -569,29 +443,8 @@ class AgentSession:
         copy.copied_from = result
         return copy
 
-    def summary_draft(self, entry: str) -> tuple[LeftBehind, str | None]:
-        """What a jump to `entry` would leave behind, and the summary `summarizer` writes of it."""
-        return summary_draft(self.files, entry, self.summarizer)
-
-    def goto(self, entry: str, *, summary: str | bool | None = None) -> GotoResult:
-        """Moves the leaf to `entry`, persisted, with a branch summary of the work left behind
-        (a text; True: written by `summarizer`; False: none; None: the `branchSummary` setting)."""
-        return self._with_writer(lambda writer: goto_entry(self.files, writer, entry, summary=summary,
-                                                           summarizer=self.summarizer, cwd=self.cwd))
-
-    def label(self, entry: str, text: str | None) -> tuple[str, bool]:
-        """Labels `entry` (no text: clears its label); returns its id and whether anything changed."""
-        return self._with_writer(lambda writer: label_entry(self.files, writer, entry, text))
-
-    def _with_writer(self, action: Callable[[SessionWriter], T]) -> T:
-        """Runs `action` with this session's writer, or one held just for it; an open session's
-        context is reloaded after (the leaf may have moved)."""
-        if self._writer is None:
-            with SessionWriter(self.files, str(self.cwd)) as writer:
-                return action(writer)
-        result = action(self._writer)
-        self.messages = open_session(self.files.transcript).context().messages
-        return result
+    # ----------------------------------------------------------------------------------------
+    # Compaction and export
 
     def compact(self, instructions: str | None = None) -> CompactionResult | None:
         """`/compact [instructions]`: summarizes the older context now (agent/compaction.py);

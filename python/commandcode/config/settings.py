@@ -32,7 +32,6 @@ symlinked settings file (a dotfile manager's) is written through the link.
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import json
 import os
@@ -44,103 +43,13 @@ from typing import Any
 
 from ..errors import SettingsError
 from ..storage.durable import atomic_write, ensure_dir
-from ..storage.regular import NotRegularFileError, read_regular
-from ..storage.values import Frozen
-from .paths import data_root
+from .settings_files import LAYERS, SettingsLayer, read_bytes, read_layer, repository_root, settings_path, shown_path
 from .settings_json import kind, parse_settings, settings_bytes
 
-LAYERS = ("user", "project", "local")
-SETTINGS_FOLDER = ".commandcode"
-_PROJECT_FILES = {"project": "settings.json", "local": "settings.local.json"}
 _NEW_FILE_MODES = {"user": 0o600, "project": 0o644, "local": 0o600}  # the project file is shared
 _MISSING: Any = object()
 
 KeyPath = str | Sequence[str]
-
-
-# --------------------------------------------------------------------------------------------
-# Where the files are
-
-
-def project_root(cwd: str | os.PathLike[str]) -> str:
-    """The root of the git repository holding `cwd` (nearest `.git` upwards), else `cwd`."""
-    start = os.path.abspath(os.fspath(cwd))
-    folder = start
-    while not os.path.lexists(os.path.join(folder, ".git")):
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return start
-        folder = parent
-    return folder
-
-
-def settings_path(layer: str, cwd: str | os.PathLike[str] | None = None) -> Path:
-    """The file of `layer` ("user", "project" or "local") for the working directory `cwd`."""
-    if layer == "user":
-        return Path(data_root(), "settings.json")
-    if layer not in _PROJECT_FILES:
-        raise SettingsError(f"unknown settings layer {layer!r}", hint=f"use one of: {', '.join(LAYERS)}")
-    return Path(project_root(_current_dir() if cwd is None else cwd), SETTINGS_FOLDER, _PROJECT_FILES[layer])
-
-
-def _current_dir() -> str:
-    try:
-        return os.getcwd()
-    except OSError as error:  # the folder was deleted (or moved out of reach) under the process
-        raise SettingsError(f"cannot find the project's settings: the working directory is gone ({error.strerror})",
-                            hint="cd into the project again") from None
-
-
-def shown_path(path: str | os.PathLike[str]) -> str:
-    """`path` as messages show it: the home folder written as `~`."""
-    text, home = os.fspath(path), os.environ.get("HOME", "").rstrip(os.sep)
-    return "~" + text[len(home):] if home and text.startswith(home + os.sep) else text
-
-
-# --------------------------------------------------------------------------------------------
-# Reading one file
-
-
-class SettingsLayer(Frozen):
-    """One layer as read: its name, its file, and the file's object (`{}` when it is missing)."""
-
-    __slots__ = ("data", "exists", "layer", "path", "repeated_keys")
-    data: dict[str, Any]
-    exists: bool
-    layer: str
-    path: Path
-    repeated_keys: tuple[str, ...]
-
-    def __init__(self, layer: str, path: Path, data: dict[str, Any], exists: bool,
-                 repeated_keys: Sequence[str] = ()) -> None:
-        self._set(data=data, exists=exists, layer=layer, path=path, repeated_keys=tuple(repeated_keys))
-
-
-def _read_bytes(path: str, shown: str) -> bytes | None:
-    try:
-        return read_regular(path, follow=True)
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        if error.errno == errno.ENAMETOOLONG:  # a project deeper than PATH_MAX: no file can be opened there
-            return None
-        if isinstance(error, (IsADirectoryError, NotRegularFileError)):
-            raise SettingsError(f"{shown} is not a regular file; refusing to open it",
-                                hint="put a JSON file there, or remove what is in its place") from None
-        raise SettingsError(f"cannot read {shown}: {error.strerror or error}") from None
-
-
-def read_layer(layer: str, path: Path) -> SettingsLayer:
-    """One layer's file, read and parsed (`{}` when it is missing).
-
-    Raises:
-        SettingsError: the file is malformed, unreadable, or not a regular file.
-    """
-    raw = _read_bytes(os.fspath(path), shown_path(path))
-    if raw is None:
-        return SettingsLayer(layer, path, {}, False)
-    data, _bom, repeated = parse_settings(raw, shown_path(path))
-    return SettingsLayer(layer, path, data, True, repeated)
 
 
 # --------------------------------------------------------------------------------------------
@@ -446,7 +355,7 @@ def _rewrite(layer: str, cwd: str | os.PathLike[str] | None, change: Callable[[d
     try:
         ensure_dir(folder)
         with _folder_locked(folder):
-            raw = _read_bytes(target, shown)
+            raw = read_bytes(target, shown)
             data, bom, repeated = parse_settings(raw, shown) if raw is not None else ({}, False, [])
             if repeated:
                 raise SettingsError(f"{shown}: the key {json.dumps(repeated[0])} appears more than once in an object; "
@@ -507,4 +416,4 @@ def add_to_list(layer: str, key_path: KeyPath, value: Any, *, cwd: str | os.Path
 
 
 __all__ = ["LAYERS", "Settings", "SettingsLayer", "add_to_list", "load_settings", "merge_layers", "parse_settings",
-           "project_root", "read_layer", "settings_path", "shown_path", "update_setting"]
+           "read_layer", "repository_root", "settings_path", "shown_path", "update_setting"]

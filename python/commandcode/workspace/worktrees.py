@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config.settings import load_settings, project_root
+from ..config.settings import load_settings, repository_root
 from ..errors import CommandcodeError, UsageError
 from ..storage.durable import atomic_write
 
@@ -87,7 +87,7 @@ def settings_root(cwd: str | os.PathLike[str]) -> Path:
     checkout when `cwd` is in one of our worktrees (saved permission answers apply to every
     worktree of the repository), else the project root `config.settings` uses."""
     found = worktree_of(cwd)
-    return found.main_root if found is not None else Path(project_root(cwd))
+    return found.main_root if found is not None else Path(repository_root(cwd))
 
 
 def validate_name(name: str) -> str:

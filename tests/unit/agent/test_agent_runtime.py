@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from commandcode.agent.runtime import AgentSession, session_folder
+from commandcode.agent.locate import session_folder
+from commandcode.agent.runtime import AgentSession
 from commandcode.checkpoints.modes import RewindMode
 from commandcode.errors import SessionLockedError, SessionNotFoundError, UsageError
 from commandcode.sessions.meta import read_meta

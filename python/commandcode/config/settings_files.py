@@ -1,0 +1,109 @@
+"""Where the settings files are and how one is read: the three layers' paths (the user's, and the
+project's two at the root of the git repository holding the working directory), paths as
+messages show them, and one file read into a `SettingsLayer` (see `config/settings.py` for the
+rules of reading and merging)."""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import SettingsError
+from ..storage.regular import NotRegularFileError, read_regular
+from ..storage.values import Frozen
+from .paths import data_root
+from .settings_json import parse_settings
+
+LAYERS = ("user", "project", "local")
+SETTINGS_FOLDER = ".commandcode"
+_PROJECT_FILES = {"project": "settings.json", "local": "settings.local.json"}
+
+
+# --------------------------------------------------------------------------------------------
+# Where the files are
+
+
+def repository_root(cwd: str | os.PathLike[str]) -> str:
+    """The root of the git repository holding `cwd` (nearest `.git` upwards), else `cwd`: the
+    project whose `.commandcode/settings*.json` apply. (Not `config.paths.project_root`, the
+    session folder of a working directory.)"""
+    start = os.path.abspath(os.fspath(cwd))
+    folder = start
+    while not os.path.lexists(os.path.join(folder, ".git")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return start
+        folder = parent
+    return folder
+
+
+def settings_path(layer: str, cwd: str | os.PathLike[str] | None = None) -> Path:
+    """The file of `layer` ("user", "project" or "local") for the working directory `cwd`."""
+    if layer == "user":
+        return Path(data_root(), "settings.json")
+    if layer not in _PROJECT_FILES:
+        raise SettingsError(f"unknown settings layer {layer!r}", hint=f"use one of: {', '.join(LAYERS)}")
+    return Path(repository_root(current_dir() if cwd is None else cwd), SETTINGS_FOLDER, _PROJECT_FILES[layer])
+
+
+def current_dir() -> str:
+    try:
+        return os.getcwd()
+    except OSError as error:  # the folder was deleted (or moved out of reach) under the process
+        raise SettingsError(f"cannot find the project's settings: the working directory is gone ({error.strerror})",
+                            hint="cd into the project again") from None
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """`path` as messages show it: the home folder written as `~`."""
+    text, home = os.fspath(path), os.environ.get("HOME", "").rstrip(os.sep)
+    return "~" + text[len(home):] if home and text.startswith(home + os.sep) else text
+
+
+# --------------------------------------------------------------------------------------------
+# Reading one file
+
+
+class SettingsLayer(Frozen):
+    """One layer as read: its name, its file, and the file's object (`{}` when it is missing)."""
+
+    __slots__ = ("data", "exists", "layer", "path", "repeated_keys")
+    data: dict[str, Any]
+    exists: bool
+    layer: str
+    path: Path
+    repeated_keys: tuple[str, ...]
+
+    def __init__(self, layer: str, path: Path, data: dict[str, Any], exists: bool,
+                 repeated_keys: Sequence[str] = ()) -> None:
+        self._set(data=data, exists=exists, layer=layer, path=path, repeated_keys=tuple(repeated_keys))
+
+
+def read_bytes(path: str, shown: str) -> bytes | None:
+    try:
+        return read_regular(path, follow=True)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        if error.errno == errno.ENAMETOOLONG:  # a project deeper than PATH_MAX: no file can be opened there
+            return None
+        if isinstance(error, (IsADirectoryError, NotRegularFileError)):
+            raise SettingsError(f"{shown} is not a regular file; refusing to open it",
+                                hint="put a JSON file there, or remove what is in its place") from None
+        raise SettingsError(f"cannot read {shown}: {error.strerror or error}") from None
+
+
+def read_layer(layer: str, path: Path) -> SettingsLayer:
+    """One layer's file, read and parsed (`{}` when it is missing).
+
+    Raises:
+        SettingsError: the file is malformed, unreadable, or not a regular file.
+    """
+    raw = read_bytes(os.fspath(path), shown_path(path))
+    if raw is None:
+        return SettingsLayer(layer, path, {}, False)
+    data, _bom, repeated = parse_settings(raw, shown_path(path))
+    return SettingsLayer(layer, path, data, True, repeated)
