@@ -80,7 +80,7 @@ def test_bad_inputs_are_one_line_and_change_nothing(home: Path, workdir: Path) -
     cases = [
         (["sessions", "fork", "no-such-session"], "no session matches", 1),
         (["sessions", "fork", files.session_id, "--name", "TAKEN"], "is taken", 1),
-        (["sessions", "fork", files.session_id, "--name", "x" * 201], "at most 200", 2),
+        (["sessions", "fork", files.session_id, "--name", "x" * 201], "the limit is 200", 2),
         (["sessions", "fork", files.session_id, "--name", " "], "empty", 2),
         (["sessions", "goto", files.session_id, "zzzz"], "no entry", 1),
         (["sessions", "goto", files.session_id, ids["a5"]], "already at entry", 1),

@@ -16,19 +16,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..catalog.listing import list_sessions
 from ..config.settings import load_settings
 from ..errors import CommandcodeError, InvalidSessionError, UsageError
 from ..sessions.clone import clone_files
 from ..sessions.files import SessionFiles
 from ..sessions.fork import CopyResult, fork_files
-from ..sessions.format import clean_name
-from ..sessions.lineage import MAX_NAME_LENGTH
 from ..sessions.navigate import LeftBehind, find_entry, left_behind, left_messages, write_goto, write_label
 from ..sessions.reader import Session, open_session
 from ..sessions.writer import SessionWriter
 from ..storage.ids import new_uuid
 from ..storage.values import Frozen
+from .naming import checked_name
 from .summarize import Summarizer
 
 ID_RETRIES = 5
@@ -41,27 +39,6 @@ def _saved_session(files: SessionFiles, what: str) -> Session:
     return open_session(files.transcript)
 
 
-def check_new_name(name: str, cwd: Path) -> str:
-    """`name` cleaned (CR/LF → space, trimmed), when a new session may take it.
-
-    Raises:
-        UsageError: empty, or over 200 characters.
-        CommandcodeError: another session of this project has that name.
-    """
-    cleaned = clean_name(name)
-    if not cleaned:
-        raise UsageError("the name is empty", hint="pass a name, or leave the option out")
-    if len(cleaned) > MAX_NAME_LENGTH:
-        raise UsageError(f"the name is {len(cleaned)} characters long; at most {MAX_NAME_LENGTH} are allowed",
-                         hint="pick a shorter name")
-    wanted = cleaned.casefold()
-    for summary in list_sessions(cwd, include_headless=True):
-        if isinstance(summary.name, str) and summary.name.strip().casefold() == wanted:
-            raise CommandcodeError(f"the name {cleaned!r} is taken by session {summary.id}",
-                                   hint="pick another name")
-    return cleaned
-
-
 def _new_files(source: SessionFiles) -> SessionFiles:
     for _ in range(ID_RETRIES):
         files = SessionFiles(source.folder, new_uuid())
@@ -72,7 +49,7 @@ def _new_files(source: SessionFiles) -> SessionFiles:
 
 def fork_session(source: SessionFiles, cwd: Path, *, name: str | None = None) -> CopyResult:
     """Forks the whole tree and checkpoints of `source` into a new session of the same project."""
-    cleaned = check_new_name(name, cwd) if name is not None else None
+    cleaned = checked_name(name, cwd) if name is not None else None
     session = _saved_session(source, "fork")
     return fork_files(session, _new_files(source), name=cleaned)
 

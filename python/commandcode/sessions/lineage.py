@@ -27,8 +27,6 @@ from ..storage.jsonfmt import dumps_pretty
 from .files import SessionFiles
 from .reader import Session
 
-MAX_NAME_LENGTH = 200
-
 
 class EntryIds:
     """Fresh entry ids that the source session does not hold (its index answers)."""

@@ -56,7 +56,7 @@ def test_a_named_fork_records_the_name_as_entry_and_meta(home: Path, workdir: Pa
     assert meta["title"] == "experiment one" and meta["userRenamed"] is True
     with pytest.raises(CommandcodeError, match="taken"):
         branching.fork_session(files, workdir, name="EXPERIMENT ONE")
-    with pytest.raises(UsageError, match="at most 200"):
+    with pytest.raises(UsageError, match="the limit is 200"):
         branching.fork_session(files, workdir, name="x" * 201)
     with pytest.raises(UsageError, match="empty"):
         branching.fork_session(files, workdir, name="  ")
