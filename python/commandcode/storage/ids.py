@@ -67,11 +67,12 @@ def epoch_ms_value(value: object) -> int | None:
 
 
 def iso_from_ms(milliseconds: int) -> str:
-    """Epoch milliseconds as an ISO-8601 UTC string with milliseconds and `Z`."""
+    """Epoch milliseconds as an ISO-8601 UTC string with milliseconds and `Z`, as JavaScript's
+    `toISOString` writes it (a four-digit year also before 1000: `strftime("%Y")` would print 1)."""
     from datetime import UTC, datetime  # not at the top: a session open must not load `datetime`
 
     moment = datetime.fromtimestamp(milliseconds / 1000, tz=UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{milliseconds % 1000:03d}Z"
+    return f"{moment.year:04d}" + moment.strftime("-%m-%dT%H:%M:%S.") + f"{milliseconds % 1000:03d}Z"
 
 
 def epoch_ms() -> int:

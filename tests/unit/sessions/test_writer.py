@@ -217,6 +217,10 @@ def test_ids_and_timestamps_have_the_real_shapes(home: Path, workdir: Path) -> N
         else:
             assert isinstance(meta["createdAt"], int) and meta["createdAt"] > 1_600_000_000_000
     assert ids.iso_from_ms(1767323045678) == "2026-01-02T03:04:05.678Z"
+    # the bounds epoch_ms_value lets through, as JavaScript's toISOString writes them
+    assert ids.iso_from_ms(-62_135_596_800_000) == "0001-01-01T00:00:00.000Z"
+    assert ids.iso_from_ms(253_402_300_799_999) == "9999-12-31T23:59:59.999Z"
+    assert ids.iso_from_ms(-1) == "1969-12-31T23:59:59.999Z"
     assert ids.iso_from_ms(1767323045000) == "2026-01-02T03:04:05.000Z"
     assert TIMESTAMP.match(ids.iso_now())
 
