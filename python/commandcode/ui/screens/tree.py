@@ -30,10 +30,6 @@ if TYPE_CHECKING:
     from ...agent.runtime import AgentSession
 
 
-INLINE_READ_LIMIT = 20_000
-"""Above this many entries a filter that reads every message does it in a worker thread."""
-
-
 class TreeScreen(Screen[str | None]):
     """Navigates one session's tree; dismisses with what it changed."""
 
@@ -55,7 +51,6 @@ class TreeScreen(Screen[str | None]):
         self.model = TreeModel(open_session(agent.files.transcript))
         self.changes: list[str] = []
         self.query_text = ""
-        self._reading = False
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="title", markup=False)  # names and errors come from files
@@ -149,32 +144,6 @@ class TreeScreen(Screen[str | None]):
             self._status("nothing to fold under this entry")
 
     def action_cycle_filter(self) -> None:
-        if self._reading:
-            self._status("still reading the messages for the filter…")
-            return
-        upcoming = self.model.next_filter()
-        if self.model.needs_reading(upcoming) and self.model.entry_count > INLINE_READ_LIMIT:
-            # A huge session: read its messages in a worker, the screen stays live meanwhile.
-            self._status(f"filter {upcoming}: reading every message once ({self.model.entry_count} entries)…")
-            self._reading = True
-            self.run_worker(self._read_then_cycle, thread=True, exclusive=True, group="filter")
-            return
-        self._cycle()
-
-    def _read_then_cycle(self) -> None:
-        try:
-            self.model.read_messages()
-        except (CommandcodeError, OSError) as error:
-            self.app.call_from_thread(self._read_failed, error)
-            return
-        self.app.call_from_thread(self._cycle)
-
-    def _read_failed(self, error: Exception) -> None:
-        self._reading = False
-        self._status(f"error: {error}")
-
-    def _cycle(self) -> None:
-        self._reading = False
         selected = self._selected_id()
         self._status(f"filter: {self.model.cycle_filter()}")
         self.view.sync(self.model.row_of(selected))
