@@ -3,10 +3,10 @@ branch summary of the work left behind, and labelling entries. The work is `agen
 these run it through the open session's writer (or one held just for the call).
 
 Who writes a branch summary (`branch_summarizer`): the session's model when it can (a provider's
-`summarize`, told to summarize the branch being left; a session not opened for turns, as the CLI's
-`goto` and `tree` use it, first takes the model it recorded, as a resume would), else the
-session's `summarizer` (the offline, extractive one). A provider that fails falls back to the extractive summary with one
-notice, so a jump never fails for want of a model."""
+`summarize`, told to summarize the branch being left; a session not opened for turns, as the
+CLI's `goto` and `tree` use it, first takes the model it recorded, as a resume would), else the
+session's `summarizer` (the offline, extractive one). A provider that fails falls back to the
+extractive summary with one notice, so a jump never fails for want of a model."""
 
 from __future__ import annotations
 
@@ -41,21 +41,21 @@ class NavigationMethods:
     _writer: SessionWriter | None
     _model_given: bool
 
-    @property
     def summary_by_model(self) -> bool:
         """Whether branch summaries are asked of the model (a provider: it takes a while)."""
-        return self.summarizer is offline_summary and callable(getattr(self.model, "summarize", None))
-
-    def branch_summarizer(self) -> Summarizer:
-        """What writes a branch summary (see the module docstring)."""
         if self._writer is None and not self._model_given and self.summarizer is offline_summary \
                 and self.files.transcript.is_file():
             from .model_switch import adopt_model
 
             recorded = open_session(self.files.transcript)
             adopt_model(self, recorded.model, recorded.effort)  # type: ignore[arg-type]
-        summarize = getattr(self.model, "summarize", None)
-        if not self.summary_by_model or summarize is None:
+            self._model_given = True  # adopted once; a later open keeps it
+        return self.summarizer is offline_summary and callable(getattr(self.model, "summarize", None))
+
+    def branch_summarizer(self) -> Summarizer:
+        """What writes a branch summary (see the module docstring)."""
+        summarize = getattr(self.model, "summarize", None) if self.summary_by_model() else None
+        if summarize is None:
             return self.summarizer
         fallback = self.summarizer
 

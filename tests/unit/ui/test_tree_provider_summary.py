@@ -75,3 +75,34 @@ def test_goto_asks_the_model_and_falls_back_when_it_fails(home: Path, workdir: P
     back = agent.goto(ids["a5"], summary=True)
     assert open_session(agent.files.transcript).read_entries([back.summary_entry_id])[0]["summary"] == "the model's own words"
     assert len(notices) == 1
+
+
+@pytest.mark.asyncio
+async def test_commandcode_tree_asks_the_recorded_model_in_a_worker(home: Path, workdir: Path, openai_stub: Any) -> None:
+    """`commandcode tree REF` opens the session without its writer or a model: the navigator
+    still learns the recorded provider before the jump, and asks it off the UI thread."""
+    from helpers.cli import only_transcript, run_ok
+
+    run_ok(["-p", "first prompt", "--model", "local/stub-model"], workdir, home)
+    run_ok(["-c", "-p", "second prompt"], workdir, home)
+    transcript = only_transcript(home, workdir)
+    first_answer = open_session(transcript).path_ids()[1]
+    agent = AgentSession.for_reference(transcript.stem, cwd=workdir)
+    openai_stub.reply(text("from the recorded model"))
+    asked = len(openai_stub.requests)
+    app = ScreenApp(TreeScreen(agent))
+    async with app.run_test(size=(120, 30)) as pilot:
+        tree = app.screen
+        view = tree.query_one(TreeView)
+        view.cursor = view.model.row_of(first_answer)
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "asking the model" in str(tree.query_one("#status").render())  # the worker path was taken
+        assert isinstance(app.screen, SummaryScreen)
+        assert app.screen.query_one("#summary").text == "from the recorded model"  # type: ignore[attr-defined]
+        await pilot.press("escape")  # cancel: nothing is written
+        await pilot.pause()
+        await pilot.press("q")
+    assert len(openai_stub.requests) == asked + 1
+    assert open_session(transcript).path_ids()[-1] != first_answer

@@ -105,7 +105,7 @@ class TreeScreen(Screen[str | None]):
         if self._drafting:
             self._status("still asking the model for the summary…")
             return
-        if self.agent.summary_by_model:  # a provider takes a while: the screen stays live meanwhile
+        if self.agent.summary_by_model():  # a provider takes a while: the screen stays live meanwhile
             self._drafting = True
             self._status("asking the model for a summary of the branch left behind…")
             self.run_worker(lambda: self._draft_in_thread(entry), thread=True, exclusive=True, group="summary")
