@@ -13,15 +13,11 @@ from pathlib import Path
 from helpers.cli import run_cli, run_ok
 from helpers.share import share_server
 from helpers.terminal import ShellSession
-from helpers.transcripts import TranscriptBuilder
+from helpers.transcripts import TranscriptBuilder, one_turn_session
 
 
 def _session(home: Path, workdir: Path) -> TranscriptBuilder:
-    builder = TranscriptBuilder(workdir)
-    builder.user("shared prompt")
-    builder.assistant("a reply")
-    builder.write(home)
-    return builder
+    return one_turn_session(home, workdir, "shared prompt")[0]
 
 
 def _stand_in_xclip(folder: Path) -> Path:

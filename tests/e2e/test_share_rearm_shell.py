@@ -13,7 +13,7 @@ import pytest
 from helpers.cli import run_ok
 from helpers.share import http_get, share_server
 from helpers.terminal import shell_session
-from helpers.transcripts import TranscriptBuilder
+from helpers.transcripts import one_turn_session
 
 pytestmark = pytest.mark.terminal
 
@@ -23,10 +23,7 @@ def _path(url: str) -> str:
 
 
 def test_resuming_a_shared_session_re_arms_its_page(home: Path, workdir: Path) -> None:
-    builder = TranscriptBuilder(workdir)
-    builder.user("shared prompt")
-    builder.assistant("a reply")
-    transcript = builder.write(home)
+    builder, transcript = one_turn_session(home, workdir, "shared prompt")
     with share_server(home, workdir):
         url = run_ok(["share", builder.session_id, "--yes", "--no-copy"], workdir, home).stdout.strip()
     (home / "share" / "shares.json").unlink()  # the next server never heard of the share

@@ -12,14 +12,12 @@ from pathlib import Path
 
 from helpers.cli import SCRATCHPAD_BASE, run_json, run_ok, wait_for
 from helpers.share import share_server
-from helpers.transcripts import TranscriptBuilder
+from helpers.transcripts import one_turn_session
 
 
 def _session(home: Path, workdir: Path) -> tuple[str, Path]:
-    builder = TranscriptBuilder(workdir)
-    builder.user("status prompt")
-    builder.assistant("a reply")
-    return builder.session_id, builder.write(home)
+    builder, transcript = one_turn_session(home, workdir, "status prompt")
+    return builder.session_id, transcript
 
 
 def test_status_shows_the_scratchpad_and_the_mode_turns_run_in(home: Path, workdir: Path) -> None:
