@@ -12,8 +12,13 @@ times, inside the process, from before `open_session` to the first frame Textual
    first painted frame, the cursor on the leaf;
 
 and reports the medians, the difference ("beyond start-up", the issue's target: under 1 s at
-1 GB), how many entries had their text read for that screen, and the time to page to the top
-and to the bottom (scrolling never loads the whole history). Results go to stdout as a table and,
+1 GB), how many entries had their text read for that screen, the time to page to the top
+and to the bottom (scrolling never loads the whole history), and the time of each filter the
+`f` key cycles through (no tools, user only, labeled only, back to default), from the key to the
+repainted screen. Side by side with the filters, a third kind of run:
+
+3. **read every message**: what "no tools" and "user only" cost before the scan recorded each
+   message's tool-only flag (every message line read and described once, `tree_model.describe`). Results go to stdout as a table and,
 with `--json OUT`, as JSON.
 """
 
@@ -61,6 +66,14 @@ async def _first_paint(make_screen, *, scroll: bool) -> dict[str, float]:
             result["to_bottom_s"] = time.perf_counter() - moment
             result["texts_read_after_scrolling"] = view.model.texts_read
             result["rows"] = len(view.model.rows)
+            for name in ("no tools", "user only", "labeled only", "default"):
+                moment = time.perf_counter()
+                await pilot.press("f")
+                await pilot.pause()
+                assert view.model.filter == name
+                result[f"filter {name} s"] = time.perf_counter() - moment
+                result[f"filter {name} rows"] = len(view.model.rows)
+            result["texts_read_after_filters"] = view.model.texts_read
         await pilot.press("q")
     return result
 
@@ -78,6 +91,18 @@ def child(kind: str, transcript: str) -> None:
                 yield Static("hello")
 
         result = asyncio.run(_first_paint(Plain, scroll=False))
+    elif kind == "read_all":
+        from commandcode.sessions.reader import open_session
+        from commandcode.ui.tree_model import describe
+
+        start = time.perf_counter()
+        session = open_session(transcript)
+        rows, _details = session.tree_table()
+        ids = [row[0] for row in rows if row[2] == "message"]
+        tools = 0
+        for begin in range(0, len(ids), 1000):
+            tools += sum(describe(entry).tool for entry in session.read_entries(ids[begin:begin + 1000]))
+        result = {"read_all_s": time.perf_counter() - start, "messages": len(ids), "tool_only": tools}
     else:
         from commandcode.agent.runtime import AgentSession
         from commandcode.sessions.files import SessionFiles
@@ -102,7 +127,7 @@ def main() -> int:
     env.pop("COMMANDCODE_INDEX", None)
     subprocess.run([sys.executable, "-c", f"from commandcode import open_session; open_session({str(transcript)!r})"],
                    env=env, check=True)  # the index sidecar, warm
-    rows: dict[str, list[dict[str, float]]] = {"baseline": [], "tree": []}
+    rows: dict[str, list[dict[str, float]]] = {"baseline": [], "tree": [], "read_all": []}
     for _ in range(args.runs):
         for kind in rows:
             out = subprocess.run([sys.executable, __file__, "--child", kind, str(transcript)], env=env, check=True,
@@ -120,6 +145,12 @@ def main() -> int:
     print(f"texts read for the first screen: {tree['texts_read']:.0f} of {tree['rows']:.0f} rows; "
           f"page to top {tree['to_top_s']:.3f} s, to bottom {tree['to_bottom_s']:.3f} s, "
           f"texts read after both: {tree['texts_read_after_scrolling']:.0f}")
+    print("| filter (key `f`, to the repainted screen) | time (s) | rows |\n|---|---|---|")
+    for name in ("no tools", "user only", "labeled only", "default"):
+        print(f"| {name} | {tree[f'filter {name} s']:.3f} | {tree[f'filter {name} rows']:,.0f} |")
+    old = median["read_all"]
+    print(f"| (before: read and describe every message, {old['messages']:,.0f} of them) | {old['read_all_s']:.3f} | |")
+    print(f"texts read after all four filters: {tree['texts_read_after_filters']:.0f}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
     return 0

@@ -116,7 +116,7 @@ class SessionIndex:
         """`(id, parent_id, type, timestamp, line)` for entries `[start, stop)` in file order."""
     def tree_details(self, start: int = 0, stop: int | None = None) -> list[tuple[str | None, bool, int]]:
         """`(role, is_meta, line length)` for entries `[start, stop)`; role is `None` for non-messages."""
-    def tree_layout(self, hidden: Sequence[str]) -> tuple[bytes, bytes, bytes, bytes]:
+    def tree_layout(self, hidden: Sequence[str], filter: str = "default") -> tuple[bytes, bytes, bytes, bytes]:
         """The navigator's rows: `(order, depth, flags, size)`, packed little-endian u32 (flags: a
         byte per row; 1 on the active path, 2 has children); entries of the `hidden` types left out."""
     def position(self, id: str) -> int | None:

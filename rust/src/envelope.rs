@@ -76,12 +76,31 @@ pub enum Role {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Extra {
     None,
-    Message { role: Role, is_meta: bool, message_id: Option<Box<str>>, model: Option<Box<str>> },
-    Compaction { first_kept_entry_id: Box<str>, strip_thinking_from_kept: bool },
-    Label { target_id: Box<str>, label: Option<Box<str>> },
-    SessionInfo { name: Option<Box<str>> },
-    ModelChange { model: Option<Box<str>> },
-    EffortChange { effort: Option<Box<str>> },
+    /// `tool_only`: the content is tool calls or results and no text ([`ContentFacts::tool_only`]).
+    Message {
+        role: Role,
+        is_meta: bool,
+        tool_only: bool,
+        message_id: Option<Box<str>>,
+        model: Option<Box<str>>,
+    },
+    Compaction {
+        first_kept_entry_id: Box<str>,
+        strip_thinking_from_kept: bool,
+    },
+    Label {
+        target_id: Box<str>,
+        label: Option<Box<str>>,
+    },
+    SessionInfo {
+        name: Option<Box<str>>,
+    },
+    ModelChange {
+        model: Option<Box<str>>,
+    },
+    EffortChange {
+        effort: Option<Box<str>>,
+    },
 }
 
 /// `message.meta` fields.
@@ -96,6 +115,24 @@ pub struct MetaFields<'a> {
 pub struct MessageFields<'a> {
     pub role: Option<Loose<'a>>,
     pub meta: Option<MetaFields<'a>>,
+    /// What `message.content` holds (the last `content` key wins).
+    pub content: ContentFacts,
+}
+
+/// What a message's content holds, as the tree navigator's filters ask: a tool call or result,
+/// and text that is not blank. A string content is one text block; blocks that are not objects
+/// are ignored, as `sessions.context.content_blocks` does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ContentFacts {
+    pub has_tool: bool,
+    pub has_text: bool,
+}
+
+impl ContentFacts {
+    /// A message that is only tool traffic: a `tool_use` or `tool_result` block and no text.
+    pub fn tool_only(self) -> bool {
+        self.has_tool && !self.has_text
+    }
 }
 
 /// Legacy v2 `metadata` fields.
@@ -194,6 +231,7 @@ fn read_message<'a>(cursor: &mut Cursor<'a>) -> Result<Option<MessageFields<'a>>
         match key {
             b"role" => message.role = Some(cursor.read_loose()?),
             b"meta" => message.meta = read_meta(cursor)?,
+            b"content" => message.content = read_content(cursor)?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -202,6 +240,39 @@ fn read_message<'a>(cursor: &mut Cursor<'a>) -> Result<Option<MessageFields<'a>>
         cursor.skip_value()?;
     }
     Ok(is_object.then_some(message))
+}
+
+fn read_content(cursor: &mut Cursor<'_>) -> Result<ContentFacts, JsonError> {
+    let mut facts = ContentFacts::default();
+    if cursor.peek() == Some(b'"') {
+        facts.has_text = cursor.read_blank_string()? == Some(false);
+        return Ok(facts);
+    }
+    let is_array = cursor.visit_array(|cursor| {
+        let (mut kind, mut text) = (None, None);
+        let is_object = cursor.visit_object_raw(|key, cursor| {
+            match key {
+                b"type" => kind = Some(cursor.read_loose()?),
+                // A text that is not a string still shows (as its repr): count it as text.
+                b"text" => text = Some(cursor.read_blank_string()?.unwrap_or(false)),
+                _ => return Ok(false),
+            }
+            Ok(true)
+        })?;
+        if !is_object {
+            return cursor.skip_value();
+        }
+        match kind.as_ref().and_then(Loose::as_str) {
+            Some("tool_use" | "tool_result") => facts.has_tool = true,
+            Some("text") if text == Some(false) => facts.has_text = true,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    if !is_array {
+        cursor.skip_value()?;
+    }
+    Ok(facts)
 }
 
 fn read_meta<'a>(cursor: &mut Cursor<'a>) -> Result<Option<MetaFields<'a>>, JsonError> {
@@ -277,5 +348,32 @@ mod tests {
         assert!(parse_line(b"{\"type\":").is_err());
         assert!(parse_line(b"{} trailing").is_err());
         assert!(parse_line(b"{}\r").is_ok());
+    }
+
+    fn content(json: &str) -> ContentFacts {
+        let line = format!(r#"{{"type":"message","message":{{"role":"user","content":{json}}}}}"#);
+        fields(&line).message.as_ref().unwrap().content
+    }
+
+    #[test]
+    fn content_facts_tell_tool_traffic_from_text() {
+        let tool_only = |json: &str| content(json).tool_only();
+        assert!(tool_only(r#"[{"type":"tool_result","tool_use_id":"t","content":"big"}]"#));
+        assert!(tool_only(r#"[{"type":"text","text":" \n\t"},{"type":"tool_use","name":"bash","input":{}}]"#));
+        assert!(tool_only(r#"[{"type":"text","text":"\n\u00a0"},{"type":"tool_use"}]"#));
+        assert!(tool_only(r#"[{"type":"text"},{"type":"tool_use"}, 3, "loose"]"#));
+        assert!(!tool_only(r#"[{"type":"text","text":"hi"},{"type":"tool_use"}]"#));
+        assert!(!tool_only(r#"[{"type":"text","text":"\u00e9"},{"type":"tool_use"}]"#));
+        assert!(!tool_only(r#"[{"type":"text","text":"\"quoted\""},{"type":"tool_use"}]"#));
+        assert!(!tool_only(r#"[{"type":"text","text":12},{"type":"tool_use"}]"#));
+        assert!(!tool_only(r#"[{"text":"x","type":"thinking"}]"#));
+        assert!(!tool_only(r#""a prompt""#));
+        assert!(!tool_only(r#"{"type":"tool_use"}"#));
+        assert_eq!(content(r#""   ""#), ContentFacts::default());
+        assert!(content(r#"[{"type":"text","text":"a"}]"#).has_text);
+        // The last `content` key wins, as in JavaScript.
+        let line = r#"{"message":{"content":[{"type":"tool_use"}],"content":"text"}}"#;
+        assert!(!fields(line).message.as_ref().unwrap().content.tool_only());
+        assert!(parse_line(br#"{"message":{"content":[{"type":"text","text":"x"},]}}"#).is_err());
     }
 }

@@ -517,6 +517,58 @@ impl<'a> Cursor<'a> {
         })
     }
 
+    /// Walks an array (the cursor is before its `[`), calling `on_item` for every element with
+    /// the cursor before it; `on_item` must consume the element. Returns `Ok(false)` without
+    /// consuming anything when the next value is not an array.
+    pub fn visit_array(
+        &mut self,
+        mut on_item: impl FnMut(&mut Self) -> Result<(), JsonError>,
+    ) -> Result<bool, JsonError> {
+        if self.peek() != Some(b'[') {
+            return Ok(false);
+        }
+        self.position += 1;
+        if self.peek() == Some(b']') {
+            self.position += 1;
+            return Ok(true);
+        }
+        loop {
+            self.skip_whitespace();
+            on_item(self)?;
+            match self.peek() {
+                Some(b',') => self.position += 1,
+                Some(b']') => {
+                    self.position += 1;
+                    return Ok(true);
+                }
+                _ => return Err(self.unexpected()),
+            }
+        }
+    }
+
+    /// Reads a value and says whether it is a string with nothing but white space in it
+    /// (`Some(true)`), a string with more (`Some(false)`), or no string (`None`). Decodes the
+    /// string only when its first byte that is not ASCII white space is an escape or non-ASCII,
+    /// so a text block costs no more than skipping it.
+    pub fn read_blank_string(&mut self) -> Result<Option<bool>, JsonError> {
+        if self.peek() != Some(b'"') {
+            self.skip_value()?;
+            return Ok(None);
+        }
+        let start = self.position + 1;
+        self.position += 1;
+        self.skip_string_body()?;
+        let raw = &self.data[start..self.position - 1];
+        match raw.iter().find(|byte| !matches!(byte, b' ' | b'\t' | b'\r' | b'\n')) {
+            None => Ok(Some(true)),
+            Some(byte) if byte.is_ascii() && *byte != b'\\' => Ok(Some(false)),
+            Some(_) => {
+                let text = if raw.contains(&b'\\') { Cow::Owned(unescape(raw)) } else { String::from_utf8_lossy(raw) };
+                Ok(Some(text.trim().is_empty()))
+            }
+        }
+    }
+
     /// Reads an object key as bytes: the raw bytes when it has no escapes (no UTF-8 check: keys
     /// are only compared with ASCII names, which invalid bytes can never equal, decoded or not),
     /// the decoded string otherwise.

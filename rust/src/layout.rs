@@ -6,8 +6,42 @@
 //! kinds (a filter) are left out of the rows, their children are not. Entries a parent cycle cuts
 //! off from every root are shown after the rest, each cycle from its first entry in file order.
 
+use crate::envelope::{Extra, Role};
 use crate::scan::Entry;
 use crate::tree::SessionTree;
+
+/// The navigator's filters that ask what a message holds, answered from the scan's envelopes
+/// (no line is read again): "no tools" leaves out messages that are only tool calls or results,
+/// "user only" keeps only the user's own prompts (not meta, not tool results).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Filter {
+    All,
+    NoTools,
+    UserOnly,
+}
+
+impl Filter {
+    /// The filter a navigator names (`"default"`, `"no tools"`, `"user only"`), or `None`.
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "default" => Self::All,
+            "no tools" => Self::NoTools,
+            "user only" => Self::UserOnly,
+            _ => return None,
+        })
+    }
+
+    /// Whether the filter leaves `entry`'s row out.
+    pub fn hides(self, entry: &Entry) -> bool {
+        match (self, &entry.extra) {
+            (Self::All, _) => false,
+            (Self::NoTools, Extra::Message { tool_only, .. }) => *tool_only,
+            (Self::NoTools, _) => false,
+            (Self::UserOnly, Extra::Message { role: Role::User, is_meta: false, tool_only: false, .. }) => false,
+            (Self::UserOnly, _) => true,
+        }
+    }
+}
 
 /// Row flag: the entry is on the active path.
 pub const ON_PATH: u8 = 1;
@@ -113,6 +147,33 @@ mod tests {
             length: 0,
             extra: Extra::None,
         }
+    }
+
+    fn message(id: &str, role: Role, is_meta: bool, tool_only: bool) -> Entry {
+        let extra = Extra::Message { role, is_meta, tool_only, message_id: None, model: None };
+        Entry { extra, ..entry(id, None, "1") }
+    }
+
+    #[test]
+    fn filters_read_the_envelope() {
+        let prompt = message("p", Role::User, false, false);
+        let result = message("r", Role::User, false, true);
+        let meta = message("m", Role::User, true, false);
+        let call = message("c", Role::Assistant, false, true);
+        let reply = message("a", Role::Assistant, false, false);
+        let other = entry("x", None, "1");
+        let hidden = |filter: Filter| {
+            [&prompt, &result, &meta, &call, &reply, &other]
+                .iter()
+                .filter(|e| filter.hides(e))
+                .map(|e| &*e.id)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(hidden(Filter::All), Vec::<&str>::new());
+        assert_eq!(hidden(Filter::NoTools), vec!["r", "c"]);
+        assert_eq!(hidden(Filter::UserOnly), vec!["r", "m", "c", "a", "x"]);
+        assert_eq!(Filter::parse("user only"), Some(Filter::UserOnly));
+        assert_eq!(Filter::parse("labeled only"), None);
     }
 
     #[test]

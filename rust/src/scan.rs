@@ -642,6 +642,7 @@ fn extra_for(kind: EntryKind, fields: &LineFields<'_>) -> Extra {
             Extra::Message {
                 role,
                 is_meta: meta.and_then(|meta| meta.is_meta.as_ref()).is_some_and(Loose::truthy),
+                tool_only: message.is_some_and(|message| message.content.tool_only()),
                 message_id: meta.and_then(|meta| boxed(&meta.message_id)),
                 model: boxed(&fields.model),
             }

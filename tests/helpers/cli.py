@@ -77,10 +77,13 @@ def run_in_process(argv: list[str]) -> tuple[object, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def run_cli(args: list[str], cwd: Path, data: Path, *, timeout: float = 60, **extra_env: str) -> subprocess.CompletedProcess[str]:
-    """Runs `commandcode ARGS` in `cwd` and waits for it."""
+def run_cli(args: list[str], cwd: Path, data: Path, *, timeout: float = 60, no_tty: bool = False,
+            **extra_env: str) -> subprocess.CompletedProcess[str]:
+    """Runs `commandcode ARGS` in `cwd` and waits for it (`no_tty`: in a session of its own, so it
+    has no controlling terminal even when the suite runs in one)."""
     return subprocess.run([sys.executable, "-m", "commandcode", *args], cwd=cwd, env=cli_env(data, **extra_env),
-                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                          start_new_session=no_tty)
 
 
 def run_ok(args: list[str], cwd: Path, data: Path, **extra_env: str) -> subprocess.CompletedProcess[str]:

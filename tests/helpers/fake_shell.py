@@ -11,7 +11,8 @@ from commandcode.agent.runtime import AgentSession
 
 
 class FakeShell:
-    """Prints into `lines`, answers questions from `answers`, copies into `copied`."""
+    """Prints into `lines`, answers questions from `answers` (asked ones kept in `questions`),
+    copies into `copied`."""
 
     def __init__(self, agent: AgentSession, answers: Sequence[Any] = ()) -> None:
         self._agent = agent
@@ -22,6 +23,7 @@ class FakeShell:
         self.titles: list[str] = []
         self.expanded: list[int] = []
         self.answers = list(answers)
+        self.questions: list[str] = []
         self.exited = False
 
     @property
@@ -58,6 +60,7 @@ class FakeShell:
         self.notices.append(text)
 
     def confirm(self, question: str, *, default: bool = False) -> bool:
+        self.questions.append(question)
         return bool(self.answers.pop(0)) if self.answers else default
 
     def choose(self, question: str, options: Sequence[str], *, default: int = 0) -> int | None:

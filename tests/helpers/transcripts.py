@@ -71,6 +71,14 @@ class TranscriptBuilder:
         return path
 
 
+def one_turn_session(home: Path, cwd: Path, prompt: str = "a prompt", reply: str = "a reply") -> tuple[TranscriptBuilder, Path]:
+    """A written session of one prompt and its reply in `cwd`'s project: the builder and the transcript."""
+    builder = TranscriptBuilder(cwd)
+    builder.user(prompt)
+    builder.assistant(reply)
+    return builder, builder.write(home)
+
+
 def every_block_session(cwd: Path) -> TranscriptBuilder:
     """A session with text, images, thinking, tools (with and without results, hidden ones, an
     image result), a compaction, a branch summary, a meta message, an abandoned branch, planted

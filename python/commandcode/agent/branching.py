@@ -85,10 +85,10 @@ def resolve_target(files: SessionFiles, entry: str) -> tuple[Session, str]:
 
 def summary_draft(files: SessionFiles, entry: str, summarizer: Summarizer) -> tuple[LeftBehind, str | None]:
     """What a jump to `entry` leaves behind and the summary the summarizer writes of it (None
-    when the jump leaves nothing behind)."""
+    when the jump leaves nothing behind, or only labels and other bookkeeping)."""
     session, target = resolve_target(files, entry)
     behind = left_behind(session, target)
-    if not behind.entry_ids:
+    if not behind.has_work:  # nothing left behind, or only labels and other bookkeeping
         return behind, None
     return behind, summarizer(left_messages(session, behind))
 
@@ -113,7 +113,7 @@ def goto_entry(files: SessionFiles, writer: SessionWriter, entry: str, *, summar
         text = summary.strip() or None
         if text is None:
             raise UsageError("the summary is empty", hint="pass --no-summary to write none")
-    elif summary and behind.entry_ids:
+    elif summary and behind.has_work:
         text = summarizer(left_messages(session, behind))
     else:
         text = None

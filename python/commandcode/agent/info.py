@@ -4,13 +4,17 @@
 first save), name, cwd, model, effort, permission mode, context tokens and their share of the
 model's window, cost so far (the `usage.costUsd` of the active path's assistant entries), lineage,
 compaction totals (`meta.compaction`), checkpoint state (count, backups, the bytes of the store
-objects the session's checkpoints use, paused for low disk), the turn trace ids and share state
-(the real CLI's `<sid>.share.json`, when there is one). Reading only: nothing is written.
+objects the session's checkpoints use, paused for low disk), the scratchpad's path (None where the
+real CLI gives the session none), the turn trace ids and share state (the real CLI's
+`<sid>.share.json`, when there is one: its link and our expiry). Reading only: nothing is
+written, and the scratchpad is not created.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from typing import TYPE_CHECKING, Any
 
 from ..checkpoints.records import read_checkpoints
@@ -19,6 +23,7 @@ from ..errors import CommandcodeError
 from ..sessions.context import estimate_tokens
 from ..sessions.meta import read_meta
 from ..sessions.reader import Session, open_session
+from ..workspace.scratchpad import scratchpad_path
 from .tracing import trace_ids
 
 if TYPE_CHECKING:
@@ -64,6 +69,25 @@ def checkpoint_state(agent: AgentSession) -> dict[str, Any]:
             "store_bytes": store_bytes, "paused": bool(getattr(manager, "paused", False))}
 
 
+def share_state(path: os.PathLike[str] | str) -> dict[str, Any]:
+    """`{"shared": False}`, or the share's link and expiry from `<sid>.share.json` (format §14.2)."""
+    try:
+        with open(path, encoding="utf-8") as source:
+            record = json.load(source)
+    except FileNotFoundError:
+        return {"shared": False}
+    except (OSError, ValueError) as error:
+        return {"shared": False, "path": str(path), "error": f"unreadable share file: {error}"}
+    if not isinstance(record, dict):
+        return {"shared": False, "path": str(path), "error": "unreadable share file: not a JSON object"}
+    url = record.get("url") if isinstance(record.get("url"), str) else None
+    expires = record.get("expiresAt")
+    expires_at = expires / 1000 if isinstance(expires, (int, float)) and not isinstance(expires, bool) else None
+    expired = expires_at is not None and expires_at <= time.time()
+    return {"shared": url is not None and not expired, "path": str(path), "url": url, "expired": expired,
+            "expires_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires_at)) if expires_at else None}
+
+
 def session_status(agent: AgentSession, *, session: Session | None = None) -> dict[str, Any]:
     """Everything `/status` shows, as a JSON-ready dict (see the module docstring)."""
     files = agent.files
@@ -79,9 +103,6 @@ def session_status(agent: AgentSession, *, session: Session | None = None) -> di
     window = context_window(agent)
     found = meta.get("compaction")
     compaction: dict[str, Any] = found if isinstance(found, dict) else {}
-    share: dict[str, Any] = {"shared": False}
-    if files.share.exists():
-        share = {"shared": True, "path": str(files.share)}
     model = getattr(agent.model, "model_id", None)
     return {
         "id": agent.session_id,
@@ -90,7 +111,7 @@ def session_status(agent: AgentSession, *, session: Session | None = None) -> di
         "cwd": str(agent.cwd),
         "model": model,
         "effort": getattr(agent, "effort", None) or (session.effort if session is not None else None),
-        "permission_mode": agent.permission_mode,
+        "permission_mode": agent.effective_permission_mode(),
         "context_tokens": tokens,
         "context_window": window,
         "context_percent": round(100 * tokens / window, 1),
@@ -101,7 +122,8 @@ def session_status(agent: AgentSession, *, session: Session | None = None) -> di
                        "last_tokens_saved": compaction.get("lastTokensSaved"),
                        "last_compacted_at": compaction.get("lastCompactedAt")},
         "checkpoints": checkpoint_state(agent),
+        "scratchpad": scratchpad_path(agent.session_id, str(agent.cwd)),
         "trace_ids": trace_ids(meta),
         "current_trace_id": agent.trace_id,
-        "share": share,
+        "share": share_state(files.share),
     }

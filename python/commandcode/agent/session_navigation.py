@@ -1,6 +1,12 @@
 """The tree-navigation methods of `AgentSession` (mixed into it): jumping to an entry with a
 branch summary of the work left behind, and labelling entries. The work is `agent/branching.py`'s;
-these run it through the open session's writer (or one held just for the call)."""
+these run it through the open session's writer (or one held just for the call).
+
+Who writes a branch summary (`branch_summarizer`): the session's model when it can (a provider's
+`summarize`, told to summarize the branch being left; a session not opened for turns, as the
+CLI's `goto` and `tree` use it, first takes the model it recorded, as a resume would), else the
+session's `summarizer` (the offline, extractive one). A provider that fails falls back to the
+extractive summary with one notice, so a jump never fails for want of a model."""
 
 from __future__ import annotations
 
@@ -8,14 +14,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..errors import CommandcodeError
 from ..sessions.files import SessionFiles
 from ..sessions.navigate import LeftBehind
 from ..sessions.reader import open_session
 from ..sessions.writer import SessionWriter
 from .branching import GotoResult, goto_entry, label_entry, summary_draft
-from .summarize import Summarizer
+from .providers.base import Model
+from .summarize import Summarizer, offline_summary
 
 T = TypeVar("T")
+
+BRANCH_INSTRUCTIONS = ("This is a branch of the conversation the user is leaving to continue from an earlier "
+                       "point: summarize what was tried on it and learned, so that work is not lost.")
 
 
 class NavigationMethods:
@@ -24,18 +35,49 @@ class NavigationMethods:
     files: SessionFiles
     cwd: Path
     summarizer: Summarizer
+    model: Model
+    notify: Callable[[str], None]
     messages: list[dict[str, Any]]
     _writer: SessionWriter | None
+    _model_given: bool
+
+    def summary_by_model(self) -> bool:
+        """Whether branch summaries are asked of the model (a provider: it takes a while)."""
+        if self._writer is None and not self._model_given and self.summarizer is offline_summary \
+                and self.files.transcript.is_file():
+            from .model_switch import adopt_model
+
+            recorded = open_session(self.files.transcript)
+            adopt_model(self, recorded.model, recorded.effort)  # type: ignore[arg-type]
+            self._model_given = True  # adopted once; a later open keeps it
+        return self.summarizer is offline_summary and callable(getattr(self.model, "summarize", None))
+
+    def branch_summarizer(self) -> Summarizer:
+        """What writes a branch summary (see the module docstring)."""
+        summarize = getattr(self.model, "summarize", None) if self.summary_by_model() else None
+        if summarize is None:
+            return self.summarizer
+        fallback = self.summarizer
+
+        def by_model(messages: list[dict[str, Any]]) -> str:
+            try:
+                return str(summarize(messages, BRANCH_INSTRUCTIONS))
+            except CommandcodeError as error:
+                self.notify(f"the model did not write the branch summary ({error}); an extractive one is used")
+                return fallback(messages)
+
+        return by_model
 
     def summary_draft(self, entry: str) -> tuple[LeftBehind, str | None]:
-        """What a jump to `entry` would leave behind, and the summary `summarizer` writes of it."""
-        return summary_draft(self.files, entry, self.summarizer)
+        """What a jump to `entry` would leave behind, and the summary `branch_summarizer` writes of it."""
+        return summary_draft(self.files, entry, self.branch_summarizer())
 
     def goto(self, entry: str, *, summary: str | bool | None = None) -> GotoResult:
         """Moves the leaf to `entry`, persisted, with a branch summary of the work left behind
-        (a text; True: written by `summarizer`; False: none; None: the `branchSummary` setting)."""
+        (a text; True: written by `branch_summarizer`; False: none; None: the `branchSummary` setting)."""
+        summarizer = self.branch_summarizer()
         return self._with_writer(lambda writer: goto_entry(self.files, writer, entry, summary=summary,
-                                                           summarizer=self.summarizer, cwd=self.cwd))
+                                                           summarizer=summarizer, cwd=self.cwd))
 
     def label(self, entry: str, text: str | None) -> tuple[str, bool]:
         """Labels `entry` (no text: clears its label); returns its id and whether anything changed."""

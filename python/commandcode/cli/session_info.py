@@ -48,9 +48,20 @@ def status_lines(status: dict[str, Any]) -> list[tuple[str, str]]:
                         f"{checkpoints['store_bytes']:,} bytes in the store"
                         + (", paused (low disk)" if checkpoints["paused"] else "")),
         ("trace", status["current_trace_id"] or (status["trace_ids"][-1] if status["trace_ids"] else "-")),
-        ("share", "shared" if status["share"]["shared"] else "not shared"),
+        ("scratchpad", status["scratchpad"] or "(none)"),
+        ("share", _share_line(status["share"])),
     ]
     return [(label, str(value)) for label, value in rows]
+
+
+def _share_line(share: dict[str, Any]) -> str:
+    if share.get("error"):
+        return str(share["error"])
+    if share.get("expired"):
+        return f"expired at {share['expires_at']} ({share['url']})"
+    if not share["shared"]:
+        return "not shared"
+    return f"shared at {share['url']}" + (f", expires {share['expires_at']}" if share.get("expires_at") else "")
 
 
 @handle_errors

@@ -1,5 +1,7 @@
-"""`commandcode share serve [--port P] [--host H]`, `commandcode share REF [--expires 24h] [--yes]`
-and `commandcode unshare REF`: thin commands over `share/` (the server and its client)."""
+"""`commandcode share serve [--port P] [--host H]`, `commandcode share REF [--expires 24h] [--yes]
+[--no-copy]` and `commandcode unshare REF`: thin commands over `share/` (the server and its
+client). `share REF` prints the link on stdout and copies it as `/copy` does
+(`shell/clipboard.py`: OSC 52, the tmux buffer, wl-copy/xclip/pbcopy), saying how on stderr."""
 
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ def share_command(
     host: str = typer.Option("127.0.0.1", "--host", help="serve: the address to bind (pages then need their secret)."),
     expires: Optional[str] = typer.Option(None, "--expires", help="End the share by itself after 90s, 30m, 24h, 7d..."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Publish without asking."),
+    copy: bool = typer.Option(True, "--copy/--no-copy", help="Copy the link to the clipboard (as /copy does)."),
 ) -> None:
     """Run the share server, or publish a session's live page on it."""
     if ref == "serve":
@@ -58,6 +61,11 @@ def share_command(
         stderr.print(safe(question.replace("?", ": publishing")), highlight=False)
     url = publish(files, expires_in=expires_in)
     stdout.print(safe(url), highlight=False, soft_wrap=True)
+    if copy:
+        from ..shell.clipboard import copy as copy_text
+
+        sys.stdout.flush()  # the link is out before the terminal sees the clipboard's sequence
+        stderr.print(safe(copy_text(url)), highlight=False, soft_wrap=True)
 
 
 @handle_errors

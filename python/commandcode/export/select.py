@@ -7,7 +7,8 @@ Three selections (format doc §10 of the reference; docs/format.md §14):
 - `full` (`--full`): every entry of the active path, root to leaf, through every compaction
   (each compaction's summary appears where it was made);
 - `all` (`--branch all`): every entry of the file as a tree: the active path inline, and at each
-  branch point the other branches as `BranchOpen … BranchClose` groups (nested the same way).
+  branch point the other branches as `BranchOpen … BranchClose` groups (nested the same way; a
+  branch with no message in it, only bookkeeping such as labels, is left out).
 
 `Selection.items()` yields message dicts (as `sessions.context.entry_to_message` builds them;
 `isMeta` ones dropped) and branch markers, reading entries `CHUNK` at a time, so a 1 GB session
@@ -152,7 +153,7 @@ def _tree_plan(rows: list[tuple[str, str | None, str, str]], active: set[str]) -
                 stack += [("close", None), ("chain", other), ("open", other)]
             break
     _count_branches(plan)
-    return plan
+    return _without_empty_branches(plan)
 
 
 def _count_branches(plan: list[str | BranchOpen | BranchClose]) -> None:
@@ -165,3 +166,21 @@ def _count_branches(plan: list[str | BranchOpen | BranchClose]) -> None:
         else:
             for branch in open_branches:
                 branch.entries += 1
+
+
+def _without_empty_branches(plan: list[str | BranchOpen | BranchClose]) -> list[str | BranchOpen | BranchClose]:
+    """`plan` without the branches that show nothing (only labels, leaf moves and other
+    bookkeeping): an empty "Branch from … (0 entries)" group says nothing to the reader."""
+    kept: list[str | BranchOpen | BranchClose] = []
+    open_kept: list[bool] = []
+    for step in plan:
+        if isinstance(step, BranchOpen):
+            open_kept.append(step.entries > 0)
+            if step.entries > 0:
+                kept.append(step)
+        elif isinstance(step, BranchClose):
+            if open_kept.pop():
+                kept.append(step)
+        else:
+            kept.append(step)
+    return kept

@@ -66,21 +66,28 @@ def ancestors(session: Session, entry_id: str) -> list[str]:
     return chain
 
 
+WORK_TYPES = frozenset({"message", "compaction", "branch_summary", "custom_message"})
+"""Entry types that are conversation: what a branch summary has to say something about."""
+
+
 class LeftBehind(Frozen):
     """The branch a jump leaves: its entry ids (after the common ancestor, oldest first), the
-    common ancestor (None: the jump leaves everything), and the files those entries read and
-    modified."""
+    common ancestor (None: the jump leaves everything), the files those entries read and
+    modified, and whether any of them is conversation (`has_work`: a message, compaction, branch
+    summary or custom message; labels, leaf moves, names and model changes alone are bookkeeping,
+    with nothing to summarize)."""
 
-    __slots__ = ("entry_ids", "common_ancestor", "read_files", "modified_files")
+    __slots__ = ("entry_ids", "common_ancestor", "read_files", "modified_files", "has_work")
     entry_ids: list[str]
     common_ancestor: str | None
     read_files: list[str]
     modified_files: list[str]
+    has_work: bool
 
     def __init__(self, entry_ids: list[str], common_ancestor: str | None, read_files: list[str],
-                 modified_files: list[str]) -> None:
+                 modified_files: list[str], has_work: bool) -> None:
         self._set(entry_ids=entry_ids, common_ancestor=common_ancestor, read_files=read_files,
-                  modified_files=modified_files)
+                  modified_files=modified_files, has_work=has_work)
 
 
 def left_behind(session: Session, target: str) -> LeftBehind:
@@ -94,10 +101,12 @@ def left_behind(session: Session, target: str) -> LeftBehind:
     left = path[split:]
     read: list[str] = []
     modified: list[str] = []
+    has_work = False
     for start in range(0, len(left), 2000):
         for entry in session.read_entries(left[start:start + 2000]):
+            has_work = has_work or entry.get("type") in WORK_TYPES
             _collect_files(entry, read, modified)
-    return LeftBehind(left, path[split - 1] if split else None, read, modified)
+    return LeftBehind(left, path[split - 1] if split else None, read, modified, has_work)
 
 
 def _collect_files(entry: dict[str, Any], read: list[str], modified: list[str]) -> None:

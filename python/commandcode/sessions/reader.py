@@ -297,11 +297,13 @@ class Session:
         start, stop = self._clamp(start, stop)
         return self._index.tree_rows(start, stop), self._index.tree_details(start, stop)
 
-    def tree_layout(self, hidden: list[str]) -> tuple[bytes, bytes, bytes, bytes]:
+    def tree_layout(self, hidden: list[str], filter: str = "default") -> tuple[bytes, bytes, bytes, bytes]:
         """A navigator's rows, laid out natively: `(order, depth, flags, size)` as packed
         little-endian u32 (flags a byte per row: 1 on the active path, 2 has children), entries of
-        the `hidden` types left out (see `rust/src/layout.rs`)."""
-        return self._index.tree_layout(hidden)
+        the `hidden` types and those `filter` hides ("no tools": messages that are only tool calls
+        or results; "user only": all but the user's own prompts) left out, from the scan's
+        per-entry facts (see `rust/src/layout.rs`)."""
+        return self._index.tree_layout(hidden, filter)
 
     def position(self, entry_id: str) -> int | None:
         """The file-order position of the entry an id names (its last one), or None."""

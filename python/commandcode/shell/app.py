@@ -115,6 +115,19 @@ class InteractiveShell:
         self.calls.clear()
         self.refresh_status()
         terminal.set_title(agent.name or "commandcode")
+        self.rearm_share()
+
+    def rearm_share(self) -> None:
+        """A resumed session that is shared gets its live page back (`share.client.rearm`: a
+        server that lost the share serves it again), or one notice says why it is not live."""
+        agent = self._agent
+        if agent.is_new or not agent.files.share.exists():
+            return
+        from ..share.client import rearm
+
+        notice = rearm(agent.files)
+        if notice:
+            self.notice(notice)
 
     def print(self, text: str) -> None:
         self.output.plain(text)
@@ -453,6 +466,7 @@ def _run_entered(agent: AgentSession, launch: Any) -> int:
     terminal.set_title(agent.name or "commandcode")
     if not agent.is_new:
         shell.notice(f"resumed session {agent.session_id}" + (f" ({agent.name})" if agent.name else ""))
+        shell.rearm_share()
     if launch.resume == "":  # a bare -r: the picker (/resume) chooses, in a new session until it does
         shell.run_slash(shell.commands["resume"], "")
     shell.run()

@@ -4,10 +4,12 @@ Owns `TreeModel`: every entry of the session (every branch), laid out by the ind
 (`Session.tree_layout`: children ordered by time, flattened depth-first, a chain at one depth and
 only a fork in the tree indenting) into packed arrays, so no object is built per entry of a
 143k-entry session; per-entry facts (id, type, time, role) are fetched for the rows asked for.
-Folds and the four filters (default, no tools, user only, labeled only) derive new rows. Text is read only for the rows asked for (`texts`), so a
-screen of a 1 GB session reads a screen's worth of lines; the two filters that need to know
-what a message holds (no tools, user only) read message lines once, in batches, when first
-chosen. Search reads forward from the cursor until it finds a match.
+Folds and the four filters (default, no tools, user only, labeled only) derive new rows. Text is
+read only for the rows asked for (`texts`), so a screen of a 1 GB session reads a screen's worth
+of lines. The two filters that ask what a message holds (no tools, user only) are laid out
+natively too: the scan already records each message's role, isMeta and whether it is only tool
+traffic (`rust/src/layout.rs`'s `Filter`), so no line is read again. Search reads forward from the
+cursor until it finds a match.
 """
 
 from __future__ import annotations
@@ -150,15 +152,18 @@ class TreeModel:
         self.filter = FILTERS[0]
         self._info: dict[int, EntryInfo] = {}
         self._texts: dict[int, RowText] = {}
-        self._tools_known = False
-        self._layouts: dict[bool, Rows] = {}
-        self.rows = self._layout(hide_bookkeeping=True)
+        self._layouts: dict[str, Rows] = {}
+        self.rows = self._layout("default")
 
-    def _layout(self, *, hide_bookkeeping: bool) -> Rows:
-        if hide_bookkeeping not in self._layouts:
-            order, depth, flags, size = self.session.tree_layout(sorted(HIDDEN_BY_DEFAULT) if hide_bookkeeping else [])
-            self._layouts[hide_bookkeeping] = Rows(_u32(order), _u32(depth), flags, _u32(size))
-        return self._layouts[hide_bookkeeping]
+    def _layout(self, name: str) -> Rows:
+        """The unfolded rows of filter `name`: the native layout ("labeled only" starts from every
+        entry, labels and bookkeeping included, and keeps the labelled ones in `refresh`)."""
+        if name not in self._layouts:
+            hidden = [] if name == "labeled only" else sorted(HIDDEN_BY_DEFAULT)
+            native = "default" if name == "labeled only" else name
+            order, depth, flags, size = self.session.tree_layout(hidden, native)
+            self._layouts[name] = Rows(_u32(order), _u32(depth), flags, _u32(size))
+        return self._layouts[name]
 
     # ---------------------------------------------------------------------------------------
     # What the index knows, per entry, fetched for the rows asked for
@@ -182,29 +187,13 @@ class TreeModel:
     # ---------------------------------------------------------------------------------------
     # Rows
 
-    def _keep(self, index: int) -> bool:
-        if self.filter == "labeled only":
-            return self.id_of(index) in self.labels
-        if self.filter == "user only":
-            info = self.info(index)
-            return info.type == "message" and info.role == "user" and not info.is_meta and not self._is_tool(index)
-        if self.filter == "no tools":
-            return not (self.info(index).type == "message" and self._is_tool(index))
-        return True
-
-    def _is_tool(self, index: int) -> bool:
-        text = self._texts.get(index)
-        return text is not None and text.tool
-
     def refresh(self) -> None:
-        """Rebuilds `rows` from the layout, the folds and the filter."""
-        base = self._layout(hide_bookkeeping=self.filter != "labeled only")
-        if self.filter == "default" and not self.folded:
+        """Rebuilds `rows` from the filter's layout and the folds."""
+        base = self._layout(self.filter)
+        labelled = {self.position_of(entry_id) for entry_id in self.labels} if self.filter == "labeled only" else None
+        if labelled is None and not self.folded:
             self.rows = base
             return
-        if self.filter in ("no tools", "user only") and not self._tools_known:
-            self.read_messages()
-        labelled = {self.position_of(entry_id) for entry_id in self.labels} if self.filter == "labeled only" else None
         order, depth, size = array("I"), array("I"), array("I")
         flags = bytearray()
         open_rows: list[tuple[int, int]] = []  # (base row where a kept subtree ends, kept row)
@@ -214,7 +203,7 @@ class TreeModel:
                 _end, kept = open_rows.pop()
                 size[kept] = len(order) - kept - 1
             index = base.order[row]
-            keep = (index in labelled) if labelled is not None else self._keep(index)
+            keep = labelled is None or index in labelled
             if keep:
                 open_rows.append((row + base.size[row] + 1, len(order)))
                 order.append(index)
@@ -226,23 +215,6 @@ class TreeModel:
             _end, kept = open_rows.pop()
             size[kept] = len(order) - kept - 1
         self.rows = Rows(order, depth, flags, size)
-
-    def next_filter(self) -> str:
-        return FILTERS[(FILTERS.index(self.filter) + 1) % len(FILTERS)]
-
-    def needs_reading(self, name: str) -> bool:
-        """Whether filter `name` must first read every message once (to tell tool calls apart)."""
-        return name in ("no tools", "user only") and not self._tools_known
-
-    def read_messages(self) -> None:
-        """Reads every message's line once (what "no tools" and "user only" need); safe to run
-        in a worker thread while the screen draws."""
-        base = self._layout(hide_bookkeeping=True)
-        rows, details = self.session.tree_table()
-        for index, (row, detail) in enumerate(zip(rows, details)):
-            self._info.setdefault(index, EntryInfo(row, detail))
-        self._read([index for index in base.order if self._info[index].type == "message"])
-        self._tools_known = True
 
     def cycle_filter(self) -> str:
         self.filter = FILTERS[(FILTERS.index(self.filter) + 1) % len(FILTERS)]
@@ -260,7 +232,7 @@ class TreeModel:
 
     def hidden_under(self, row: int) -> int:
         """How many rows a fold at `row` hides (in the unfolded layout of the filter)."""
-        base = self._layout(hide_bookkeeping=self.filter != "labeled only")
+        base = self._layout(self.filter)
         index = self.rows.order[row]
         for position in range(len(base)):
             if base.order[position] == index:

@@ -23,7 +23,7 @@ use std::os::unix::fs::FileExt;
 
 /// Bumped whenever the layout or the meaning of anything cached changes (including what the
 /// scanner reports), so older sidecars are rebuilt rather than misread.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 pub(super) const HEADER_BYTES: usize = 200;
 const MAGIC: &[u8; 8] = b"ccindex\0";
@@ -735,10 +735,11 @@ fn read_entry(input: &mut Reader<'_>, previous: Option<&Entry>) -> Option<Entry>
 fn write_extra(out: &mut Writer, extra: &Extra) {
     match extra {
         Extra::None => out.u8(0),
-        Extra::Message { role, is_meta, message_id, model } => {
+        Extra::Message { role, is_meta, tool_only, message_id, model } => {
             out.u8(1);
             out.u8(code_of(&ROLES, role));
             out.bool(*is_meta);
+            out.bool(*tool_only);
             out.opt_str(message_id.as_deref());
             out.opt_str(model.as_deref());
         }
@@ -773,6 +774,7 @@ fn read_extra(input: &mut Reader<'_>) -> Option<Extra> {
         1 => Extra::Message {
             role: *ROLES.get(usize::from(input.u8()?))?,
             is_meta: input.bool()?,
+            tool_only: input.bool()?,
             message_id: input.opt_boxed()?,
             model: input.opt_boxed()?,
         },

@@ -396,12 +396,16 @@ impl SessionIndex {
     }
 
     /// The navigator's rows (`crate::layout`): `(order, depth, flags, size)` as packed
-    /// little-endian `u32` (flags: one byte per row), entries of the `hidden` types left out.
-    fn tree_layout<'py>(&self, py: Python<'py>, hidden: Vec<String>) -> PyResult<PackedLayout<'py>> {
+    /// little-endian `u32` (flags: one byte per row), entries of the `hidden` types and those
+    /// the `filter` (`"default"`, `"no tools"`, `"user only"`) hides left out.
+    #[pyo3(signature = (hidden, filter="default"))]
+    fn tree_layout<'py>(&self, py: Python<'py>, hidden: Vec<String>, filter: &str) -> PyResult<PackedLayout<'py>> {
+        let filter = crate::layout::Filter::parse(filter)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown tree filter {filter:?}")))?;
         let full = self.full(py)?;
         let rows = py.detach(|| {
             crate::layout::layout(&full.report.entries, full.tree(), &|entry| {
-                hidden.iter().any(|kind| kind == entry.kind.as_str())
+                filter.hides(entry) || hidden.iter().any(|kind| kind == entry.kind.as_str())
             })
         });
         let pack = |values: &[u32]| values.iter().flat_map(|value| value.to_le_bytes()).collect::<Vec<u8>>();

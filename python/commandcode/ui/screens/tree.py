@@ -4,7 +4,8 @@ Every branch of the session, children by time, the active path bold and the leaf
 (`ui/widgets/tree_view.py` draws it; `ui/tree_model.py` holds the rows). Keys, shown in the
 footer: Enter jumps to the selected entry (the leaf moves, persisted through
 `AgentSession.goto`; leaving a branch offers its summary — keep as edited, skip, or cancel — the
-first choice from the `branchSummary` setting), Space folds or unfolds what lies under an entry,
+first choice from the `branchSummary` setting; a provider writes the draft in a worker thread
+while the screen stays live), Space folds or unfolds what lies under an entry,
 `/` searches text and `n` finds the next match, `l` attaches or edits a label (empty clears it),
 `L` clears it, `f` cycles the filter (default, no tools, user only, labeled only), `q` or Escape
 leaves. The screen dismisses with a line saying what changed (None when nothing did).
@@ -28,10 +29,7 @@ from .dialogs import PromptScreen, SummaryScreen
 
 if TYPE_CHECKING:
     from ...agent.runtime import AgentSession
-
-
-INLINE_READ_LIMIT = 20_000
-"""Above this many entries a filter that reads every message does it in a worker thread."""
+    from ...sessions.navigate import LeftBehind
 
 
 class TreeScreen(Screen[str | None]):
@@ -55,7 +53,7 @@ class TreeScreen(Screen[str | None]):
         self.model = TreeModel(open_session(agent.files.transcript))
         self.changes: list[str] = []
         self.query_text = ""
-        self._reading = False
+        self._drafting = False
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="title", markup=False)  # names and errors come from files
@@ -104,11 +102,39 @@ class TreeScreen(Screen[str | None]):
         if entry == self.model.leaf_id:
             self._status(f"the session is already at {entry}")
             return
+        if self._drafting:
+            self._status("still asking the model for the summary…")
+            return
+        if self.agent.summary_by_model():  # a provider takes a while: the screen stays live meanwhile
+            self._drafting = True
+            self._status("asking the model for a summary of the branch left behind…")
+            self.run_worker(lambda: self._draft_in_thread(entry), thread=True, exclusive=True, group="summary")
+            return
         try:
             behind, draft = self.agent.summary_draft(entry)
         except (CommandcodeError, OSError) as error:  # one line in the status bar, never a traceback
             self._status(f"error: {error}")
             return
+        self._offer(entry, behind, draft)
+
+    def _draft_in_thread(self, entry: str) -> None:
+        notify = self.agent.notify  # a fallback's notice goes to the status bar, not over the screen
+        self.agent.notify = lambda text: self.app.call_from_thread(self._status, text)
+        try:
+            behind, draft = self.agent.summary_draft(entry)
+        except (CommandcodeError, OSError) as error:
+            self.app.call_from_thread(self._draft_failed, error)
+            return
+        finally:
+            self.agent.notify = notify
+        self.app.call_from_thread(self._offer, entry, behind, draft)
+
+    def _draft_failed(self, error: Exception) -> None:
+        self._drafting = False
+        self._status(f"error: {error}")
+
+    def _offer(self, entry: str, behind: LeftBehind, draft: str | None) -> None:
+        self._drafting = False
         if draft is None:
             self._goto(entry, False)
             return
@@ -149,32 +175,6 @@ class TreeScreen(Screen[str | None]):
             self._status("nothing to fold under this entry")
 
     def action_cycle_filter(self) -> None:
-        if self._reading:
-            self._status("still reading the messages for the filter…")
-            return
-        upcoming = self.model.next_filter()
-        if self.model.needs_reading(upcoming) and self.model.entry_count > INLINE_READ_LIMIT:
-            # A huge session: read its messages in a worker, the screen stays live meanwhile.
-            self._status(f"filter {upcoming}: reading every message once ({self.model.entry_count} entries)…")
-            self._reading = True
-            self.run_worker(self._read_then_cycle, thread=True, exclusive=True, group="filter")
-            return
-        self._cycle()
-
-    def _read_then_cycle(self) -> None:
-        try:
-            self.model.read_messages()
-        except (CommandcodeError, OSError) as error:
-            self.app.call_from_thread(self._read_failed, error)
-            return
-        self.app.call_from_thread(self._cycle)
-
-    def _read_failed(self, error: Exception) -> None:
-        self._reading = False
-        self._status(f"error: {error}")
-
-    def _cycle(self) -> None:
-        self._reading = False
         selected = self._selected_id()
         self._status(f"filter: {self.model.cycle_filter()}")
         self.view.sync(self.model.row_of(selected))
