@@ -7,6 +7,7 @@ this and maps keys to it, so the behaviour is tested here and in Pilot tests ali
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 from ...agent.manage import delete_session, rename_session
@@ -48,18 +49,34 @@ class PickerData:
         self.sort = "recency"
         self.warnings: list[str] = []
         self._cache: dict[tuple[str, bool], list[SessionSummary]] = {}
+        self._lock = threading.Lock()  # the screen loads the whole list in a thread after its first paint
+
+    def _list(self, limit: int | None) -> list[SessionSummary]:
+        return list_sessions(self.cwd, include_headless=self.headless, all_projects=self.scope == "projects",
+                             worktrees=self.scope == "worktrees", errors=self.warnings, limit=limit)
 
     def sessions(self) -> list[SessionSummary]:
         """Every session of the scope (headless ones when shown), newest first."""
         key = (self.scope, self.headless)
-        if key not in self._cache:
-            self._cache[key] = list_sessions(self.cwd, include_headless=self.headless,
-                                             all_projects=self.scope == "projects",
-                                             worktrees=self.scope == "worktrees", errors=self.warnings)
-        return self._cache[key]
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = self._list(None)
+            return self._cache[key]
+
+    def loaded(self) -> bool:
+        """Whether `sessions()` of the current scope is known (costs nothing now)."""
+        return (self.scope, self.headless) in self._cache
+
+    def first_rows(self, count: int) -> list[Row]:
+        """The newest `count` rows of the scope without a filter: the first screenful, read with a
+        `LIMIT` (the same rows, in the same order, as the head of `rows()`)."""
+        if self.loaded():
+            return self.rows()[:count]
+        return [Row(summary) for summary in self._list(count)]
 
     def reload(self) -> None:
-        self._cache.clear()
+        with self._lock:
+            self._cache.clear()
 
     def branches(self) -> list[str]:
         """The git branches the sessions of the scope started on."""
