@@ -81,6 +81,9 @@ def _summaries(source: str, all_sessions: bool, all_projects: bool, errors: list
         for found in list_sessions(os.getcwd(), include_headless=all_sessions, all_projects=all_projects,
                                    errors=errors, limit=limit, branch=branch, worktrees=worktrees):
             rows.append(found.to_dict() if source == "commandcode" else {**found.to_dict(), "source": "commandcode"})
+        if all_sessions:  # and the sidecars of runs without a transcript (catalog/leftovers.py)
+            rows = _with_leftovers(rows, all_projects=all_projects, worktrees=worktrees, branch=branch, limit=limit,
+                                   source=source)
     for name in ("claude", "pi"):
         if source in (name, "all"):
             from ..interop.sources import list_foreign, summary
@@ -90,6 +93,23 @@ def _summaries(source: str, all_sessions: bool, all_projects: bool, errors: list
     if source == "all":
         rows.sort(key=lambda row: (str(row["modified"]), str(row["id"])), reverse=True)
     return rows
+
+
+def _with_leftovers(rows: list[dict[str, Any]], *, all_projects: bool, worktrees: bool, branch: str | None,
+                    limit: int | None, source: str) -> list[dict[str, Any]]:
+    from ..catalog.leftovers import leftover_rows
+    from ..catalog.listing import Scope
+    from ..catalog.times import sort_key
+
+    found = [row for row in leftover_rows(Scope(os.getcwd(), all_projects=all_projects, worktrees=worktrees).folders)
+             if branch is None or row["git_branch"] == branch]
+    if not found:
+        return rows
+    if source != "commandcode":
+        found = [{**row, "source": "commandcode"} for row in found]
+    merged = sorted([*rows, *found], key=lambda row: (sort_key(str(row["modified"])), sort_key(str(row["created"])),
+                                                      str(row["id"])), reverse=True)
+    return merged[:limit] if limit is not None else merged
 
 
 @handle_errors
@@ -122,6 +142,9 @@ def list_view(all_sessions: bool = False, all_projects: bool = False, as_json: b
             first = f"({summary['lineage']}) {first}"
         if summary.get("damaged"):
             first = f"[damaged: {summary['damaged']}] {first}"
+        if summary.get("leftover"):
+            first = (f"[no transcript: {summary['checkpoint_count']} checkpoint(s); "
+                     f"commandcode rewind {summary['path']}]")
         cells = [safe(str(summary["id"])[:8], one_line=True), safe(summary["name"] or "", one_line=True),
                  safe(str(summary["modified"])[:19].replace("T", " "), one_line=True), str(summary["message_count"]),
                  safe(str(summary.get("git_branch") or ""), one_line=True), safe(first, one_line=True)]
