@@ -154,8 +154,8 @@ def list_view(all_sessions: bool = False, all_projects: bool = False, as_json: b
 
 @handle_errors
 def search_view(query: str, all_projects: bool = False, limit: int | None = None, deep: bool = False,
-                newest: bool = False, as_json: bool = False) -> None:
-    """Full-text search of this directory's sessions (or every project's)."""
+                newest: bool = False, as_json: bool = False, source: str = "commandcode") -> None:
+    """Full-text search of this directory's sessions (or every project's), of one source or all."""
     from ..catalog.search import search_sessions
     from .catalog_progress import report_builds
 
@@ -163,14 +163,33 @@ def search_view(query: str, all_projects: bool = False, limit: int | None = None
         from ..errors import UsageError
 
         raise UsageError("empty search query", hint="pass the text to look for")
+    if source != "commandcode":
+        from ..interop.sources import check_source
+
+        source = check_source(source)
     errors: list[str] = []
     report_builds()
-    hits = search_sessions(query, os.getcwd(), all_projects=all_projects, limit=limit or 20, deep=deep,
-                           newest=newest, errors=errors)
+    count = limit or 20
+    hits = [] if source not in ("commandcode", "all") else search_sessions(
+        query, os.getcwd(), all_projects=all_projects, limit=count, deep=deep, newest=newest, errors=errors)
+    rows = [hit.to_dict() if source == "commandcode" else {**hit.to_dict(), "source": "commandcode"} for hit in hits]
+    if source != "commandcode":
+        from ..catalog.foreign_search import search_foreign
+
+        for name in ("claude", "pi"):
+            if source in (name, "all"):
+                for hit, _session in search_foreign(name, query, os.getcwd(), all_projects=all_projects, limit=count,
+                                                    deep=deep, errors=errors):
+                    hits.append(hit)
+                    rows.append({**hit.to_dict(), "source": name})
+        if source == "all":  # ranks of different sources do not compare: newest first, then cut
+            order = sorted(range(len(hits)), key=lambda index: (hits[index].timestamp, hits[index].session_id),
+                           reverse=True)[:count]
+            hits, rows = [hits[index] for index in order], [rows[index] for index in order]
     for error in errors:
         warn(error)
     if as_json:
-        print_json([hit.to_dict() for hit in hits])
+        print_json(rows)
         return
     if not hits:
         stdout.print(f"No matches for {safe(query, one_line=True)}.")

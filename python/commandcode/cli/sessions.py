@@ -46,9 +46,10 @@ def search_command(
     deep: bool = typer.Option(False, "--deep", help="Search tool results too."),
     newest: bool = typer.Option(False, "--newest", help="Newest first instead of best match first."),
     as_json: bool = JSON_OPTION,
+    source: str = SOURCE_OPTION,
 ) -> None:
     """Full-text search of sessions: user and assistant text and tool calls."""
-    session_views.search_view(query, all_projects, limit, deep, newest, as_json)
+    session_views.search_view(query, all_projects, limit, deep, newest, as_json, source)
 
 
 @app.command("show")
