@@ -108,8 +108,8 @@ def relink_command(ref: str = REF_ARGUMENT) -> None:
 
 
 @app.command("pick")
-def pick_command(all_projects: bool = ALL_PROJECTS_OPTION) -> None:
+def pick_command(all_projects: bool = ALL_PROJECTS_OPTION, source: str = SOURCE_OPTION) -> None:
     """The full-screen resume picker; prints the picked session's id and directory."""
     from . import resume_cmds
 
-    resume_cmds.pick_view(all_projects)
+    resume_cmds.pick_view(all_projects, source)

@@ -7,26 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from commandcode.interop.locations import claude_slug
 from helpers.cli import assert_error_lines, run_cli, snapshot
-from helpers.session_files import sid, write_session
+from helpers.session_files import sid, write_claude_session, write_session
 
 CLAUDE_ID = "c1a0de00-0000-4000-8000-000000000001"
-
-
-def _claude_session(root: Path, cwd: Path) -> Path:
-    folder = root / "projects" / claude_slug(str(cwd))
-    folder.mkdir(parents=True)
-    base = {"sessionId": CLAUDE_ID, "cwd": str(cwd), "version": "2.1.0", "isSidechain": False, "userType": "external"}
-    lines = [
-        {**base, "type": "user", "uuid": "u1", "parentUuid": None, "timestamp": "2026-02-01T10:00:00.000Z",
-         "message": {"role": "user", "content": "where is the zeppelin hangar"}},
-        {**base, "type": "assistant", "uuid": "a1", "parentUuid": "u1", "timestamp": "2026-02-01T10:00:05.000Z",
-         "message": {"role": "assistant", "model": "claude-x", "content": [{"type": "text", "text": "No hangar here."}]}},
-    ]
-    path = folder / f"{CLAUDE_ID}.jsonl"
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return path
 
 
 def _search(args: list[str], cwd: Path, home: Path, claude: Path) -> list[dict[str, object]]:
@@ -39,13 +23,13 @@ def _search(args: list[str], cwd: Path, home: Path, claude: Path) -> list[dict[s
 
 def test_search_reads_claude_sessions_and_merges_all(home: Path, workdir: Path, tmp_path: Path) -> None:
     claude = tmp_path / "claude"
-    _claude_session(claude, workdir)
+    write_claude_session(claude, workdir, CLAUDE_ID, "where is the zeppelin hangar", "No hangar here.")
     write_session(workdir, sid(1), ["the zeppelin of our own"], when="2026-01-01T00:00:00.000Z")
     before = snapshot(claude)
 
     [hit] = _search(["zeppelin", "--source", "claude"], workdir, home, claude)
     assert (hit["session_id"], hit["entry_id"], hit["kind"], hit["source"]) == (CLAUDE_ID, "u1", "user", "claude")
-    assert hit["timestamp"] == "2026-02-01T10:00:00.000Z"
+    assert hit["timestamp"] == "2026-02-01T10:00:00.000Z"  # the helper's default time
     start, end = hit["spans"][0]  # type: ignore[index, misc]
     assert str(hit["snippet"])[start:end].lower() == "zeppelin"
 

@@ -4,7 +4,8 @@ Type to filter (name, first and last prompt, full text; the matching snippet is 
 move; Enter resumes (dismisses with the session's `SessionSummary`); Escape leaves (None).
 Ctrl+W widens to every worktree of the repository and Ctrl+A to every project (again: back to
 this directory); Ctrl+T shows headless sessions; Ctrl+B cycles the git branch filter; Ctrl+S
-sorts by recency or relevance; Ctrl+R renames in place; Ctrl+D deletes (after a yes/no question;
+sorts by recency or relevance; Ctrl+O cycles the source (Command Code, Claude Code, pi, all:
+another agent's session is imported when picked); Ctrl+R renames in place; Ctrl+D deletes (after a yes/no question;
 never the current session, which is marked). Forks show `fork of <parent>`. At most `SHOWN` rows
 are drawn (the count says how many match). The first paint reads only the newest `FIRST_PAINT`
 rows (a screenful, with a SQL `LIMIT`); the whole list is then loaded in a worker thread and
@@ -30,6 +31,7 @@ from .picker_data import PickerData, Row, describe
 
 SHOWN = 300
 FIRST_PAINT = 60
+SOURCE_LABELS = {"commandcode": "Command Code", "claude": "Claude Code", "pi": "pi", "all": "every agent"}
 SCOPE_LABELS = {"directory": "this directory", "worktrees": "every worktree", "projects": "every project"}
 
 
@@ -86,6 +88,7 @@ class PickerScreen(Screen[SessionSummary | None]):
         Binding("ctrl+t", "toggle_headless", "Headless", priority=True),
         Binding("ctrl+b", "branch", "Branch", priority=True),
         Binding("ctrl+s", "sort", "Sort", priority=True),
+        Binding("ctrl+o", "source", "Source", priority=True),
         Binding("ctrl+r", "rename", "Rename", priority=True),
         Binding("ctrl+d", "delete", "Delete", priority=True),
     ]
@@ -103,7 +106,7 @@ class PickerScreen(Screen[SessionSummary | None]):
             yield OptionList(id="sessions")
             yield Static(id="preview")
         yield Static(Text("enter resume · esc leave · ^w worktrees · ^a all projects · ^t headless · ^b branch · "
-                          "^s sort · ^r rename · ^d delete"), id="keys")
+                          "^s sort · ^o source · ^r rename · ^d delete"), id="keys")
 
     def on_mount(self) -> None:
         self.query_one("#filter", Input).focus()
@@ -150,6 +153,7 @@ class PickerScreen(Screen[SessionSummary | None]):
         more = f" (showing {SHOWN}; type to narrow)" if len(rows) > SHOWN else ""
         branch = f" · branch {self.data.branch}" if self.data.branch else ""
         headless = " · with headless" if self.data.headless else ""
+        headless += f" · source {SOURCE_LABELS[self.data.source]}" if self.data.source != "commandcode" else ""
         count = f"{len(rows)} session(s)" if self.complete or len(rows) < FIRST_PAINT else f"{len(rows)}+ sessions (loading)"
         self.query_one("#status", Static).update(Text(
             f"{count} in {SCOPE_LABELS[self.data.scope]}{more} · sorted by {self.data.sort}"
@@ -160,6 +164,9 @@ class PickerScreen(Screen[SessionSummary | None]):
         summary = row.summary
         current = summary.id == self.data.current_id
         label = Text("● " if current else "  ", style="bold green" if current else "")
+        source = self.data.source_of(summary)
+        if source != "commandcode":
+            label.append(f"[{source}] ", style="cyan")
         label.append(row.title[:70], style="bold" if summary.name else "")
         if summary.lineage:
             label.append(f"  ({summary.lineage})", style="italic")
@@ -238,6 +245,10 @@ class PickerScreen(Screen[SessionSummary | None]):
 
     def action_sort(self) -> None:
         self.data.toggle_sort()
+        self.refresh_rows()
+
+    def action_source(self) -> None:
+        self.data.cycle_source()
         self.refresh_rows()
 
     def action_rename(self) -> None:
