@@ -97,3 +97,23 @@ async def test_leaving_before_the_list_is_loaded_is_clean(home: Path, workdir: P
         data.gate.set()
     assert app.return_value is not None and app.return_value.id == sid(COUNT)
     assert picker.SHOWN >= FIRST_PAINT
+
+
+@pytest.mark.asyncio
+async def test_the_list_arrives_while_a_question_is_open(home: Path, workdir: Path) -> None:
+    newest_first = _sessions(workdir)
+    data = _Gated(workdir)
+    screen = PickerScreen(data)
+    app = ScreenApp(screen)
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+d")  # "delete …?" is open while the whole list loads
+        await pilot.pause()
+        data.gate.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("n")
+        await pilot.pause()
+        assert screen.complete and [row.summary.id for row in screen.shown] == newest_first
+        await pilot.press("escape")
+        await pilot.pause()

@@ -128,8 +128,8 @@ class PickerScreen(Screen[SessionSummary | None]):
             pass
 
     def _loaded(self) -> None:
-        if not self.is_attached or self.app.screen is not self:
-            return  # left, or a question is open: its answer redraws
+        if not self.is_attached:
+            return  # the picker was left meanwhile
         selected = self.selected()
         self.refresh_rows(keep=selected.summary.id if selected is not None else None)
 
