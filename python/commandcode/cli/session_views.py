@@ -194,7 +194,7 @@ def search_view(query: str, all_projects: bool = False, limit: int | None = None
     if not hits:
         stdout.print(f"No matches for {safe(query, one_line=True)}.")
         return
-    for hit in hits:
+    for hit, row in zip(hits, rows):
         snippet, cursor = [], 0
         for start, end in hit.spans:
             snippet.append(safe(hit.snippet[cursor:start], one_line=True))
@@ -202,6 +202,8 @@ def search_view(query: str, all_projects: bool = False, limit: int | None = None
             cursor = end
         snippet.append(safe(hit.snippet[cursor:], one_line=True))
         title = safe(hit.name or hit.session_id[:8], one_line=True)
+        if row.get("source", "commandcode") != "commandcode":
+            title = f"\\[{safe(str(row['source']), one_line=True)}] {title}"  # a literal [, not markup
         stdout.print(f"[bold]{title}[/] [dim]{safe(hit.session_id[:8], one_line=True)} {safe(hit.entry_id, one_line=True)} "
                      f"{safe(hit.timestamp[:19].replace('T', ' '), one_line=True)} {hit.kind}[/]")
         stdout.print(f"  {''.join(snippet)}")

@@ -41,7 +41,7 @@ def test_search_reads_claude_sessions_and_merges_all(home: Path, workdir: Path, 
     assert snapshot(claude) == before
 
     text = run_cli(["sessions", "search", "hangar", "--source", "claude"], workdir, home, CLAUDE_CONFIG_DIR=str(claude))
-    assert text.returncode == 0 and "hangar" in text.stdout
+    assert text.returncode == 0 and "hangar" in text.stdout and "[claude]" in text.stdout
 
 
 def test_an_unknown_source_is_a_usage_error(home: Path, workdir: Path) -> None:
