@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from helpers.cli import assert_error_lines, run_cli, snapshot
 from helpers.session_files import sid, write_claude_session, write_session
 
@@ -44,6 +46,7 @@ def test_search_reads_claude_sessions_and_merges_all(home: Path, workdir: Path, 
     assert text.returncode == 0 and "hangar" in text.stdout and "[claude]" in text.stdout
 
 
-def test_an_unknown_source_is_a_usage_error(home: Path, workdir: Path) -> None:
-    completed = run_cli(["sessions", "search", "x", "--source", "nope"], workdir, home)
+@pytest.mark.parametrize("command", [["search", "x"], ["pick"]])
+def test_an_unknown_source_is_a_usage_error(home: Path, workdir: Path, command: list[str]) -> None:
+    completed = run_cli(["sessions", *command, "--source", "nope"], workdir, home)
     assert_error_lines(completed, error_contains="unknown source", exit_code=2)
