@@ -78,34 +78,39 @@ from commandcode.ui.app import ScreenApp
 from commandcode.ui.screens.picker import PickerScreen
 from commandcode.ui.screens.picker_data import PickerData
 
-class Once(ScreenApp):
-    def on_mount(self):
-        super().on_mount()
-        self.call_after_refresh(lambda: self.call_after_refresh(self.painted))
 
-    def painted(self):
-        self.exit((time.time(), time.process_time(), len(screen.shown)))
+def painted(screen, shown):  # called once the frame drawn by the screen's on_mount is on screen
+    screen.app.exit((time.time(), time.process_time(), shown))
+
 
 if '--bare' in sys.argv:  # the framework's floor: a screen with one line of text, no rows to read
     from textual.screen import Screen
     from textual.widgets import Static
 
-    class Bare(Screen):
-        shown = [None]
-
+    class Measured(Screen):
         def compose(self):
             yield Static("one line")
 
-    screen = Bare()
-    painted, cpu, shown = Once(screen).run(headless=True, size=(140, 40))
-    print('{"painted_at": %r, "cpu_s": %r, "shown": %d}' % (painted, cpu, shown))
-    sys.exit(0)
-data = PickerData(Path(os.getcwd()))
-if '--loaded-first' in sys.argv:
-    data.sessions()
-screen = PickerScreen(data)
-painted, cpu, shown = Once(screen).run(headless=True, size=(140, 40))
-print('{"painted_at": %r, "cpu_s": %r, "shown": %d}' % (painted, cpu, shown))
+        def on_mount(self):
+            self.call_after_refresh(painted, self, 1)
+
+    screen = Measured()
+else:
+    import commandcode.ui.screens.picker as picker
+
+    class Measured(PickerScreen):
+        CSS_PATH = str(Path(picker.__file__).with_name("picker.tcss"))  # relative paths need a class in a file
+
+        def on_mount(self):
+            super().on_mount()
+            self.call_after_refresh(lambda: painted(self, len(self.shown)))
+
+    data = PickerData(Path(os.getcwd()))
+    if '--loaded-first' in sys.argv:
+        data.sessions()
+    screen = Measured(data)
+painted_at, cpu, shown = ScreenApp(screen).run(headless=True, size=(140, 40))
+print('{"painted_at": %r, "cpu_s": %r, "shown": %d}' % (painted_at, cpu, shown))
 """
 
 

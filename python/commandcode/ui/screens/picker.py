@@ -30,7 +30,7 @@ from ...errors import CommandcodeError
 from .picker_data import PickerData, Row, describe
 
 SHOWN = 300
-FIRST_PAINT = 60
+FIRST_PAINT = 40  # a 40-line terminal shows about 35 rows
 SOURCE_LABELS = {"commandcode": "Command Code", "claude": "Claude Code", "pi": "pi", "all": "every agent"}
 SCOPE_LABELS = {"directory": "this directory", "worktrees": "every worktree", "projects": "every project"}
 

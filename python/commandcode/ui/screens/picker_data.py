@@ -15,12 +15,12 @@ import os
 import threading
 from pathlib import Path
 
-from ...agent.manage import delete_session, rename_session
 from ...catalog.listing import list_sessions, newest_first_key
-from ...catalog.search import search_sessions
 from ...catalog.summary import SessionSummary
 from ...errors import CommandcodeError
-from ...sessions.files import SessionFiles
+
+# Renaming, deleting and searching import what they need when first used: the first paint does
+# not wait for those modules.
 
 SCOPES = ("directory", "worktrees", "projects")
 SOURCES = ("commandcode", "claude", "pi", "all")
@@ -143,6 +143,8 @@ class PickerData:
         if not query:
             return [Row(summary) for summary in sessions]
         wanted = query.casefold()
+        from ...catalog.search import search_sessions
+
         hits: dict[str, tuple[str, list[tuple[int, int]], int]] = {}  # path -> its best hit
         found = [] if self.source not in ("commandcode", "all") else search_sessions(
             query, self.cwd, all_projects=self.scope == "projects", worktrees=self.scope == "worktrees",
@@ -206,6 +208,9 @@ class PickerData:
     def rename(self, summary: SessionSummary, name: str) -> str:
         """Renames a session (unique within its project); raises `CommandcodeError` when refused."""
         self._refuse_foreign(summary, "renamed")
+        from ...agent.manage import rename_session
+        from ...sessions.files import SessionFiles
+
         written = rename_session(SessionFiles.for_transcript(summary.path), name, self._session_dir(summary))
         self.reload()
         return written
@@ -213,6 +218,9 @@ class PickerData:
     def delete(self, summary: SessionSummary) -> bool:
         """Deletes a session (not the current one); True when it went to the trash."""
         self._refuse_foreign(summary, "deleted")
+        from ...agent.manage import delete_session
+        from ...sessions.files import SessionFiles
+
         _, trashed = delete_session(SessionFiles.for_transcript(summary.path), current_id=self.current_id)
         self.reload()
         return trashed
