@@ -22,6 +22,7 @@ __all__ = [
     "__version__",
     "check_restore",
     "content_id",
+    "folder_changes",
     "free_space",
     "json_dumps",
     "json_encode_entry",
@@ -229,6 +230,8 @@ def recover_restore(
     A journal naming a path outside the bounds given is kept and refused (`RestoreError`)."""
 
 def free_space(path: _Path) -> int | None: ...
+def folder_changes(folder: _Path, previous: bytes) -> tuple[list[str], list[str], bytes]:
+    """(names new or changed, names gone, the snapshot now) of the `*.jsonl`/`*.meta.json` files in `folder`."""
 def content_id(data: bytes) -> str:
     """The blake3 hex of `data`."""
 

@@ -9,6 +9,7 @@
 //! - [`paths`]: path sanitizing of text that leaves (`./rel`, `~/…`, `<system-path>/…`).
 //! - [`redact`]: secret redaction, a caller's rule table applied to text.
 //! - [`store`]: the shared blake3+zstd backup store and verified, all-or-nothing restore.
+//! - [`folder_stat`]: a project folder's file signatures against a snapshot (catalog freshness).
 //! - [`error`]: the one error type of the crate.
 //!
 //! Nothing here prints; everything takes paths or bytes and returns plain Rust values. The
@@ -16,6 +17,7 @@
 
 pub mod envelope;
 pub mod error;
+pub mod folder_stat;
 pub mod fsopen;
 pub mod index;
 pub mod json;

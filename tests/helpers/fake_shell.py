@@ -1,5 +1,6 @@
 """A `Shell` (shell/slash.py) that records what a command did, for slash commands' unit tests
-(`FakeShell(agent)`: an entered `AgentSession`; questions are answered from `answers`)."""
+(`FakeShell(agent)`: an entered `AgentSession`; questions are answered from `answers`; a
+full-screen screen is answered by `on_screen(screen)` when set, and recorded in `screens`)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ class FakeShell:
         self.answers = list(answers)
         self.questions: list[str] = []
         self.exited = False
+        self.on_screen: Any = None
+        self.screens: list[Any] = []
 
     @property
     def cwd(self) -> Path:
@@ -70,7 +73,10 @@ class FakeShell:
         return self.answers.pop(0) if self.answers else default  # type: ignore[no-any-return]
 
     def run_screen(self, screen: Any) -> Any:
-        raise AssertionError("no screen in these tests")
+        if self.on_screen is None:
+            raise AssertionError("no screen in these tests")
+        self.screens.append(screen)
+        return self.on_screen(screen)
 
     def copy(self, text: str) -> str:
         self.copied.append(text)

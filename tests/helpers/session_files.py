@@ -1,7 +1,9 @@
 """Sessions written straight to disk, as the real CLI lays them out (format doc §1-§3), for tests
 that need many sessions, or exact ones, faster than running turns: `write_session` writes a v3
 transcript (header, then alternating user/assistant messages, optionally a tool call) and its
-meta sidecar into the project folder of `cwd`, and `append_turn` adds a turn to one."""
+meta sidecar into the project folder of `cwd`, and `append_turn` adds a turn to one.
+`write_claude_session` writes a small Claude Code transcript (one prompt, one reply) under a
+Claude config dir, as Claude Code files it."""
 
 from __future__ import annotations
 
@@ -68,3 +70,23 @@ def append_turn(transcript: Path, number: int, prompt: str, *, when: str = "2026
 def sid(number: int) -> str:
     """A session id (a UUID v4 shape) numbered `number`."""
     return f"5e551015-0000-4000-8000-{number:012d}"
+
+
+def write_claude_session(claude_dir: Path, cwd: Path, session_id: str, prompt: str, reply: str, *,
+                         when: str = "2026-02-01T10:00:00.000Z") -> Path:
+    """A Claude Code session of `cwd` in `claude_dir` (what `$CLAUDE_CONFIG_DIR` names): entries
+    `u1` (the prompt, at `when`) and `a1` (the reply); returns its transcript."""
+    from commandcode.interop.locations import claude_slug
+
+    folder = claude_dir / "projects" / claude_slug(str(cwd))
+    folder.mkdir(parents=True, exist_ok=True)
+    base = {"sessionId": session_id, "cwd": str(cwd), "version": "2.1.0", "isSidechain": False, "userType": "external"}
+    lines = [
+        {**base, "type": "user", "uuid": "u1", "parentUuid": None, "timestamp": when,
+         "message": {"role": "user", "content": prompt}},
+        {**base, "type": "assistant", "uuid": "a1", "parentUuid": "u1", "timestamp": when,
+         "message": {"role": "assistant", "model": "claude-x", "content": [{"type": "text", "text": reply}]}},
+    ]
+    path = folder / f"{session_id}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path

@@ -55,6 +55,7 @@ NATIVE_IMPORTERS = {
     "commandcode.checkpoints.store",
     "commandcode.export.redact",  # secret redaction: the rule table matched by the Rust `regex` crate
     "commandcode.export.sanitize",  # path sanitizing of what leaves (Python's `re`: 33 MB/s)
+    "commandcode.catalog.freshness",  # the warm listing's stat of every file, against the folder's snapshot
 }
 # Front ends reach these only through services (`agent.runtime`, `checkpoints.*`).
 FRONT_END_FORBIDDEN = ("commandcode.sessions.writer", "commandcode.checkpoints.store")
@@ -139,7 +140,7 @@ def test_only_the_named_modules_import_native() -> None:
     importers = {name for name, _, target in _all_imports() if target == "commandcode._native"}
     assert importers <= NATIVE_IMPORTERS, importers - NATIVE_IMPORTERS
     assert all(_layer(name) == CORE or name in ("commandcode", "commandcode.checkpoints.store", "commandcode.export.redact",
-                                                               "commandcode.export.sanitize")
+                                                               "commandcode.export.sanitize", "commandcode.catalog.freshness")
                for name in importers)
 
 
@@ -165,7 +166,9 @@ def test_the_cross_service_imports_are_the_known_ones() -> None:
                      ("commandcode.workspace", "commandcode.catalog"),  # a sweep and the footprint list sessions
                      ("commandcode.workspace", "commandcode.checkpoints"),  # ... and the objects they reference
                      # an import puts Claude Code's file-history backups into the content store
-                     ("commandcode.interop", "commandcode.checkpoints")}
+                     ("commandcode.interop", "commandcode.checkpoints"),
+                     # search over Claude Code's and pi's sessions reads them through their readers
+                     ("commandcode.catalog", "commandcode.interop")}
 
 
 def test_only_config_env_names_a_commandcode_variable() -> None:

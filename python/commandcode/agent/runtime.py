@@ -38,6 +38,8 @@ from .compaction import CompactionResult
 from .compaction_hooks import auto_compact, compact_session, context_window_of, fast_view
 from .events import OnEvent
 from .locate import git_branch, session_folder, skipped_newer
+from .mode_meta import UNKNOWN as MODE_UNKNOWN
+from .mode_meta import record_mode
 from .model_switch import adopt_model, settings_mode, switch_effort, switch_model
 from .permissions import AskPermission, Grants, Policy, check_mode
 from .providers.base import Model
@@ -93,6 +95,7 @@ class AgentSession(RewindMethods, NavigationMethods):
         # `permission_mode` None means the settings' defaultMode; `grants` the session's grants.
         self.ask_permission = ask_permission
         self.permission_mode = check_mode(permission_mode) if permission_mode else None
+        self.recorded_mode: str | None = None if is_new else MODE_UNKNOWN  # meta.permissionMode (agent/mode_meta.py)
         self.grants = grants if grants is not None else Grants()
         self._pending_meta: dict[str, Any] = {}
         self._warned: set[str] = set()
@@ -360,6 +363,7 @@ class AgentSession(RewindMethods, NavigationMethods):
                 self.notify(f"this turn's trace id is not recorded in {self.files.meta.name}: {error.strerror or error}")
         elif patch:
             update_meta(self.files.meta, patch)
+        record_mode(self)
 
     # ----------------------------------------------------------------------------------------
     # Model, effort and permission mode (agent/model_switch.py)
@@ -392,6 +396,7 @@ class AgentSession(RewindMethods, NavigationMethods):
             UsageError: an unknown mode.
         """
         self.permission_mode = check_mode(mode) if mode else None
+        record_mode(self)
 
     def effective_permission_mode(self) -> str:
         """The permission mode turns run in: the one set, else the settings' defaultMode."""

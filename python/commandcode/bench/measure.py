@@ -80,37 +80,44 @@ def output_tail(data: bytes) -> str:
     return lines[-1][-ERROR_CHARS:] if lines else ""
 
 
-def _run_once(argv: Sequence[str], env: dict[str, str] | None, capture: bool) -> tuple[int, float, float, bytes, bytes]:
-    """One run: (exit code, wall seconds, peak RSS MiB, stdout if captured, stderr)."""
+def _run_once(argv: Sequence[str], env: dict[str, str] | None,
+              capture: bool) -> tuple[int, float, float, bytes, bytes, float]:
+    """One run: (exit code, wall seconds, peak RSS MiB, stdout if captured, stderr, CPU seconds)."""
     with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out, \
             tempfile.NamedTemporaryFile("r") as timing:
         stdout = out if capture else subprocess.DEVNULL
         if gnu_time():
-            cmd = [TIME_BIN, "-f", "%e %M", "-o", timing.name, *argv]
+            cmd = [TIME_BIN, "-f", "%e %M %U %S", "-o", timing.name, *argv]
             t0 = time.perf_counter()
             rc = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=err).returncode
             wall = time.perf_counter() - t0
             fields = timing.read().strip().splitlines()[-1:]  # "Command exited with ..." may come first
             parts = fields[0].split() if fields else []
-            rss_mib = int(parts[1]) / 1024 if len(parts) == 2 and parts[1].isdigit() else float("nan")
+            rss_mib = int(parts[1]) / 1024 if len(parts) == 4 and parts[1].isdigit() else float("nan")
+            try:
+                cpu = float(parts[2]) + float(parts[3])
+            except (IndexError, ValueError):
+                cpu = float("nan")
         else:
             t0 = time.perf_counter()
             try:
                 proc = subprocess.Popen(list(argv), env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=err)
             except OSError as e:
-                return 127, 0.0, float("nan"), b"", str(e).encode()
+                return 127, 0.0, float("nan"), b"", str(e).encode(), float("nan")
             _, status, usage = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - t0
             proc.returncode = rc = os.waitstatus_to_exitcode(status)
             rss_mib = usage.ru_maxrss / 1024  # KiB on Linux
+            cpu = usage.ru_utime + usage.ru_stime
         err.seek(0)
         out.seek(0)
-        return rc, wall, rss_mib, out.read() if capture else b"", err.read()
+        return rc, wall, rss_mib, out.read() if capture else b"", err.read(), cpu
 
 
 def measure_command(argv: Sequence[str], env: Mapping[str, str | None] | None = None, runs: int = 5,
                     warmup: int = 1, *, name: str | None = None, capture: bool = False) -> dict[str, Any]:
-    """Run ``argv`` ``warmup`` times unmeasured, then ``runs`` times; report the medians.
+    """Run ``argv`` ``warmup`` times unmeasured, then ``runs`` times; report the medians (wall
+    time ``wall_s``, CPU time of the process ``cpu_s``, peak RSS).
 
     ``env`` holds variables to set on top of this process's environment (``None``
     removes one). stdout goes to /dev/null unless ``capture``: then the last run's
@@ -122,9 +129,10 @@ def measure_command(argv: Sequence[str], env: Mapping[str, str | None] | None = 
     full_env = _environment(env)
     walls: list[float] = []
     rss: list[float] = []
+    cpus: list[float] = []
     out = b""
     for i in range(warmup + runs):
-        rc, wall, rss_mib, out, err = _run_once(argv, full_env, capture)
+        rc, wall, rss_mib, out, err, cpu = _run_once(argv, full_env, capture)
         if rc != 0:
             why = output_tail(err) or output_tail(out) or "no output"
             result["error"] = f"exit {rc}: {why}"
@@ -133,7 +141,9 @@ def measure_command(argv: Sequence[str], env: Mapping[str, str | None] | None = 
         if i >= warmup:
             walls.append(wall)
             rss.append(rss_mib)
+            cpus.append(cpu)
     result["wall_s"] = round(statistics.median(walls), 4)
+    result["cpu_s"] = round(statistics.median(cpus), 4)
     result["peak_rss_mib"] = round(statistics.median(rss), 1)
     result["runs"] = runs
     _add_detail(result, out)

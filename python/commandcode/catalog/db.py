@@ -35,6 +35,9 @@ _INDEXES = ("CREATE INDEX IF NOT EXISTS sessions_folder ON sessions(folder, sort
 _TEXTS_FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5("
               "text, path UNINDEXED, entry UNINDEXED, ts UNINDEXED, kind UNINDEXED, tokenize='trigram')")
 _TEXTS_PLAIN = "CREATE TABLE IF NOT EXISTS texts (text TEXT, path TEXT, entry TEXT, ts TEXT, kind TEXT)"
+# One snapshot of each folder's file states at its last refresh (catalog/freshness.py); added to a
+# catalog of this schema when missing, so no rebuild is needed for it.
+_SNAPSHOTS = "CREATE TABLE IF NOT EXISTS folder_snapshots (folder TEXT PRIMARY KEY, snapshot BLOB, rows INTEGER)"
 _TEXTS_PLAIN_INDEX = "CREATE INDEX IF NOT EXISTS texts_path ON texts(path)"
 
 
@@ -153,13 +156,17 @@ def _prepare(connection: sqlite3.Connection, fts: bool) -> None:
     version = connection.execute("PRAGMA user_version").fetchone()[0]
     if version == wanted:
         connection.execute("SELECT count(*) FROM sessions WHERE 0").fetchone()  # a damaged file fails here
+        if connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'folder_snapshots'").fetchone() is None:
+            connection.execute(_SNAPSHOTS)
         return
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("BEGIN IMMEDIATE")
     try:
         connection.execute("DROP TABLE IF EXISTS texts")
         connection.execute("DROP TABLE IF EXISTS sessions")
+        connection.execute("DROP TABLE IF EXISTS folder_snapshots")
         connection.execute(_SESSIONS)
+        connection.execute(_SNAPSHOTS)
         for statement in _INDEXES:
             connection.execute(statement)
         connection.execute(_TEXTS_FTS if fts else _TEXTS_PLAIN)

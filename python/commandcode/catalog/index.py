@@ -1,8 +1,8 @@
 """Keeping the catalog in step with the transcripts, and reading listing rows out of it.
 
-`refresh(catalog, folders)` lists each project folder once and compares every transcript's size,
-mtime and inode (and its meta sidecar's size and mtime) with its row. Unchanged sessions cost a
-`stat`. A changed one is re-summarized through `open_session` (whose index sidecar scans only the
+`refresh(catalog, folders)` finds, for each project folder, the transcripts whose size, mtime or
+inode (or meta sidecar's size and mtime) differ from their rows (`freshness.changed_files`: an
+unchanged folder costs one native directory read and no row read). A changed one is re-summarized through `open_session` (whose index sidecar scans only the
 appended bytes) and its searchable text is read from where the last pass stopped — only the
 appended bytes — when the bytes before that point are still the ones indexed (same inode, and the
 4 KiB before the old end hash the same); otherwise its text is re-read whole. Rows of transcripts
@@ -16,11 +16,10 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable, Iterable
-from stat import S_ISREG
 
-from ..config.paths import is_transcript_name
 from ..errors import CommandcodeError
 from .db import SESSION_COLUMNS, Catalog, from_db, searchable, to_db
+from .freshness import changed_files, record_snapshots
 from .summary import SessionSummary, damaged_summary, summarize
 from .texts import TextRow, read_texts
 from .times import sort_key
@@ -70,32 +69,6 @@ def _tail_hash(path: str, end: int) -> str:
         return hashlib.blake2b(handle.read(end - start), digest_size=16).hexdigest()
 
 
-def _folder_files(folder: str, problems: list[str]) -> tuple[dict[str, os.stat_result], dict[str, str]] | None:
-    """Transcript stats and meta signatures (by session id) of one folder; None when it cannot be listed."""
-    transcripts: dict[str, os.stat_result] = {}
-    metas: dict[str, str] = {}
-    try:
-        entries = list(os.scandir(folder))
-    except FileNotFoundError:
-        return transcripts, metas
-    except OSError as error:
-        problems.append(f"{folder}: cannot be listed ({error.strerror or error}); its sessions are not shown")
-        return None
-    for entry in entries:
-        name = entry.name
-        try:
-            if name.endswith(".meta.json"):
-                stat = entry.stat()
-                metas[name[: -len(".meta.json")]] = f"{stat.st_size}:{stat.st_mtime_ns}"
-            elif is_transcript_name(name):
-                stat = entry.stat()
-                if S_ISREG(stat.st_mode):  # never a FIFO (it would block) or a device
-                    transcripts[entry.path] = stat
-        except OSError:
-            continue
-    return transcripts, metas
-
-
 def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
             progress: Progress | None = None) -> RefreshReport:
     """Brings the rows of `folders` up to date (see the module docstring).
@@ -106,27 +79,25 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
     connection = catalog.connection
     report = RefreshReport()
     work: list[_Work] = []
+    states = []
     for folder in folders:
-        listed = _folder_files(folder, problems)
-        if listed is None:
+        state = changed_files(connection, folder, problems)
+        if state is None:
             continue
-        transcripts, metas = listed
-        known: dict[str, tuple[object, ...]] = {str(from_db(row[0])): row[1:] for row in connection.execute(
-            "SELECT path, size, mtime_ns, inode, meta_sig FROM sessions INDEXED BY sessions_stat WHERE folder = ?",
-            (to_db(folder),))}
-        gone = [path for path in known if path not in transcripts]
-        if gone:
-            _forget(connection, gone, catalog.fts)
-            report.removed += len(gone)
-        for path, stat in transcripts.items():
+        states.append(state)
+        if state.gone:
+            _forget(connection, state.gone, catalog.fts)
+            report.removed += len(state.gone)
+        for path, stat in state.transcripts.items():
             session_id = os.path.basename(path)[: -len(".jsonl")]
-            meta_sig = metas.get(session_id, "")
-            old = known.get(path)
+            meta_sig = state.metas.get(session_id, "")
+            old = state.known.get(path)
             if old is not None and old[:4] == (stat.st_size, stat.st_mtime_ns, stat.st_ino, meta_sig):
                 continue
             work.append(_Work(path, folder, stat.st_size, stat.st_mtime_ns, stat.st_ino, meta_sig,
                               None if old is None else _text_state(connection, path)))
     if not work:
+        record_snapshots(connection, states)
         return report
     total = sum(item.size for item in work)
     done = [0]
@@ -156,6 +127,7 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
                 connection.execute("ROLLBACK")
                 raise
             report.changed += len(results)
+    record_snapshots(connection, states)
     return report
 
 

@@ -32,11 +32,12 @@ def relink_view(ref: str) -> None:
 
 
 @handle_errors
-def pick_view(all_projects: bool = False) -> None:
+def pick_view(all_projects: bool = False, source: str = "commandcode") -> None:
     """Opens the resume picker; prints the picked session's id and directory (for scripts:
-    `cd "$(…)"`), or nothing when the picker is left with Escape."""
+    `cd "$(…)"`), or nothing when the picker is left with Escape. Another agent's session
+    picked (`--source claude|pi|all`) is imported first; the import's id is printed."""
     from ..ui.picker_service import pick_session
 
-    picked = pick_session(Path(os.getcwd()), all_projects=all_projects)
+    picked = pick_session(Path(os.getcwd()), all_projects=all_projects, source=source)
     if picked is not None:
         stdout.print(f"{safe(picked.files.session_id, one_line=True)}\t{safe(os.fspath(picked.run_dir), one_line=True)}")

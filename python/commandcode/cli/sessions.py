@@ -46,9 +46,10 @@ def search_command(
     deep: bool = typer.Option(False, "--deep", help="Search tool results too."),
     newest: bool = typer.Option(False, "--newest", help="Newest first instead of best match first."),
     as_json: bool = JSON_OPTION,
+    source: str = SOURCE_OPTION,
 ) -> None:
     """Full-text search of sessions: user and assistant text and tool calls."""
-    session_views.search_view(query, all_projects, limit, deep, newest, as_json)
+    session_views.search_view(query, all_projects, limit, deep, newest, as_json, source)
 
 
 @app.command("show")
@@ -107,8 +108,8 @@ def relink_command(ref: str = REF_ARGUMENT) -> None:
 
 
 @app.command("pick")
-def pick_command(all_projects: bool = ALL_PROJECTS_OPTION) -> None:
+def pick_command(all_projects: bool = ALL_PROJECTS_OPTION, source: str = SOURCE_OPTION) -> None:
     """The full-screen resume picker; prints the picked session's id and directory."""
     from . import resume_cmds
 
-    resume_cmds.pick_view(all_projects)
+    resume_cmds.pick_view(all_projects, source)

@@ -25,14 +25,34 @@ def plan_picked(cwd: Path, picked: SessionSummary, *, source: str = "picker",
 
 
 def pick_session(cwd: Path, *, all_projects: bool = False, current_id: str | None = None,
-                 model_override: str | None = None) -> ResumePlan | None:
-    """Runs the picker in the terminal; the picked session's plan, or None."""
+                 model_override: str | None = None, source: str = "commandcode") -> ResumePlan | None:
+    """Runs the picker in the terminal; the picked session's plan, or None. `source` is whose
+    sessions it starts with (another agent's session picked is imported first).
+
+    Raises:
+        UsageError: an unknown source.
+        CommandcodeError: the picked session of another agent could not be imported.
+    """
     from .app import run_screen
     from .screens.picker import PickerScreen
     from .screens.picker_data import PickerData
 
-    data = PickerData(cwd, current_id=current_id, scope="projects" if all_projects else "directory")
+    data = PickerData(cwd, current_id=current_id, scope="projects" if all_projects else "directory",
+                      source=checked_source(source))
     picked = run_screen(PickerScreen(data))
     if picked is None:
         return None
-    return plan_picked(cwd, picked, model_override=model_override)
+    return plan_picked(cwd, data.import_picked(picked), model_override=model_override)
+
+
+def checked_source(source: str) -> str:
+    """`source` when the picker knows it (`commandcode`, `claude`, `pi`, `all`).
+
+    Raises:
+        UsageError: another value.
+    """
+    if source == "commandcode":
+        return source
+    from ..interop.sources import check_source
+
+    return check_source(source)

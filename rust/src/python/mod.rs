@@ -2,6 +2,7 @@
 //! core with the GIL released, and convert results. No logic lives here.
 
 mod errors;
+mod folder_stat;
 mod json_encode;
 mod redact;
 mod session_index;
@@ -32,5 +33,6 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<redact::PyRedactor>()?;
     module.add_function(wrap_pyfunction!(redact::sanitize_paths, module)?)?;
     module.add_function(wrap_pyfunction!(redact::sanitize_path, module)?)?;
+    module.add_function(wrap_pyfunction!(folder_stat::folder_changes, module)?)?;
     Ok(())
 }

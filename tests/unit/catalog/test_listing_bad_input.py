@@ -82,10 +82,11 @@ def test_a_folder_that_cannot_be_read_is_a_warning(home: Path, workdir: Path, tm
 
 
 def test_no_session_leftovers_are_not_sessions(home: Path, workdir: Path) -> None:
-    """`--no-session` leaves a meta and a checkpoints file without a transcript: not a row."""
+    """`--no-session` leaves a meta and a checkpoints file without a transcript: not a session
+    row (`--all` shows it as a leftover: tests/unit/catalog/test_leftovers.py)."""
     write_session(workdir, sid(1), ["real"])
     folder = project_dir(workdir)
     (folder / f"{sid(9)}.meta.json").write_text('{"entrypoint": "print"}')
     (folder / f"{sid(9)}.checkpoints.jsonl").write_text("")
-    completed = run_cli(["sessions", "list", "--all", "--json"], workdir, home)
+    completed = run_cli(["sessions", "list", "--json"], workdir, home)
     assert [row["id"] for row in json.loads(completed.stdout)] == [sid(1)] and completed.stderr == ""

@@ -70,8 +70,7 @@ def test_each_fast_command_matches_its_typer_declaration() -> None:
             command = command.commands[word]  # type: ignore[attr-defined]
         arguments = [param for param in command.params if param.param_type_name == "argument"]
         options = [param for param in command.params if param.param_type_name == "option" and param.name != "source"]
-        with_source = words != ("sessions", "search")  # search covers our own sessions only
-        assert [param.opts for param in command.params if param.name == "source"] == ([["--source"]] if with_source else []), words
+        assert [param.opts for param in command.params if param.name == "source"] == [["--source"]], words
         assert parse_fast([*words, *(["REF"] * len(positional_names)), "--source", "claude"]) is None, words
         assert tuple(param.name for param in arguments) == positional_names, words
         assert all(param.required and param.nargs == 1 for param in arguments), words
@@ -87,7 +86,7 @@ def test_each_fast_command_matches_its_typer_declaration() -> None:
         assert all(getattr(param.type, "min", None) == 1 for param in value_options if param.type.name.startswith("int")), words
         view = getattr(session_views, view_name)
         parameters = view.__wrapped__.__code__.co_varnames[:view.__wrapped__.__code__.co_argcount]
-        assert set(positional_names) | set(flags.values()) | {name for name, _ in values.values()} | ({"source"} if with_source else set()) \
+        assert set(positional_names) | set(flags.values()) | {name for name, _ in values.values()} | {"source"} \
             == set(parameters), words
 
 

@@ -12,16 +12,23 @@ from ..slash import Shell, SlashCommand
 
 
 def run(shell: Shell, args: str) -> None:
-    from ...ui.picker_service import plan_picked
+    from ...ui.picker_service import checked_source, plan_picked
     from ...ui.screens.picker import PickerScreen
     from ...ui.screens.picker_data import PickerData
 
+    words = args.split()
+    source = "commandcode"
+    if words[:1] == ["--source"]:
+        if len(words) < 2:
+            raise CommandcodeError("--source needs a value", hint="/resume --source claude|pi|all [filter]")
+        source, words = checked_source(words[1]), words[2:]
     current = shell.agent.session_id
-    data = PickerData(shell.cwd, current_id=current)
-    data.query = args.strip()
+    data = PickerData(shell.cwd, current_id=current, source=source)
+    data.query = " ".join(words) if source != "commandcode" else args.strip()
     picked = shell.run_screen(PickerScreen(data))
     if picked is None:
         return
+    picked = data.import_picked(picked)  # another agent's session: resumed as its import
     if picked.id == current:
         shell.notice("already in that session")
         return
@@ -34,4 +41,5 @@ def run(shell: Shell, args: str) -> None:
 
 
 COMMANDS = [SlashCommand("resume", run, "Pick a session to resume", aliases=("sessions",),
-                         help="/resume [filter] — opens the session picker (type to filter, Enter resumes, Esc leaves)")]
+                         help="/resume [--source claude|pi|all] [filter] — opens the session picker (type to filter, "
+                              "Enter resumes, Esc leaves; another agent's session is imported first)")]

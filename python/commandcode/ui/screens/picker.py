@@ -4,9 +4,12 @@ Type to filter (name, first and last prompt, full text; the matching snippet is 
 move; Enter resumes (dismisses with the session's `SessionSummary`); Escape leaves (None).
 Ctrl+W widens to every worktree of the repository and Ctrl+A to every project (again: back to
 this directory); Ctrl+T shows headless sessions; Ctrl+B cycles the git branch filter; Ctrl+S
-sorts by recency or relevance; Ctrl+R renames in place; Ctrl+D deletes (after a yes/no question;
+sorts by recency or relevance; Ctrl+O cycles the source (Command Code, Claude Code, pi, all:
+another agent's session is imported when picked); Ctrl+R renames in place; Ctrl+D deletes (after a yes/no question;
 never the current session, which is marked). Forks show `fork of <parent>`. At most `SHOWN` rows
-are drawn (the count says how many match), so the first paint does not grow with the catalog.
+are drawn (the count says how many match). The first paint reads only the newest `FIRST_PAINT`
+rows (a screenful, with a SQL `LIMIT`); the whole list is then loaded in a worker thread and
+drawn when it is there, so the first paint does not grow with the catalog.
 What it shows and does is `picker_data.PickerData`; this module only draws it.
 """
 
@@ -27,6 +30,8 @@ from ...errors import CommandcodeError
 from .picker_data import PickerData, Row, describe
 
 SHOWN = 300
+FIRST_PAINT = 40  # a 40-line terminal shows about 35 rows
+SOURCE_LABELS = {"commandcode": "Command Code", "claude": "Claude Code", "pi": "pi", "all": "every agent"}
 SCOPE_LABELS = {"directory": "this directory", "worktrees": "every worktree", "projects": "every project"}
 
 
@@ -83,6 +88,7 @@ class PickerScreen(Screen[SessionSummary | None]):
         Binding("ctrl+t", "toggle_headless", "Headless", priority=True),
         Binding("ctrl+b", "branch", "Branch", priority=True),
         Binding("ctrl+s", "sort", "Sort", priority=True),
+        Binding("ctrl+o", "source", "Source", priority=True),
         Binding("ctrl+r", "rename", "Rename", priority=True),
         Binding("ctrl+d", "delete", "Delete", priority=True),
     ]
@@ -91,6 +97,7 @@ class PickerScreen(Screen[SessionSummary | None]):
         super().__init__()
         self.data = data
         self.shown: list[Row] = []
+        self.complete = False  # whether the whole list (not only the first screenful) is drawn
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
@@ -99,17 +106,43 @@ class PickerScreen(Screen[SessionSummary | None]):
             yield OptionList(id="sessions")
             yield Static(id="preview")
         yield Static(Text("enter resume · esc leave · ^w worktrees · ^a all projects · ^t headless · ^b branch · "
-                          "^s sort · ^r rename · ^d delete"), id="keys")
+                          "^s sort · ^o source · ^r rename · ^d delete"), id="keys")
 
     def on_mount(self) -> None:
-        self.refresh_rows()
         self.query_one("#filter", Input).focus()
+        if self.data.loaded():
+            self.refresh_rows()
+            return
+        self._draw(self.data.first_rows(FIRST_PAINT), None)
+        # Started once the first frame is drawn: the loading thread would otherwise hold the GIL
+        # while that frame is being rendered.
+        self.call_after_refresh(self.run_worker, self._load_all, thread=True, exclusive=True, group="load",
+                                exit_on_error=False)
+
+    def _load_all(self) -> None:
+        """(worker thread) Loads every row of the scope, then draws them on the app's thread."""
+        self.data.sessions()
+        try:
+            self.app.call_from_thread(self._loaded)
+        except RuntimeError:  # the picker was left before the list was loaded
+            pass
+
+    def _loaded(self) -> None:
+        if not self.is_attached:
+            return  # the picker was left meanwhile
+        selected = self.selected()
+        self.refresh_rows(keep=selected.summary.id if selected is not None else None)
 
     # ------------------------------------------------------------------------------------------
     # Drawing
 
     def refresh_rows(self, keep: str | None = None) -> None:
         rows = self.data.rows()
+        self.complete = True
+        self._draw(rows, keep)
+
+    def _draw(self, rows: list[Row], keep: str | None) -> None:
+        """Draws `rows` (all that match, or only the first screenful while `complete` is False)."""
         self.shown = rows[:SHOWN]
         listing = self.query_one("#sessions", OptionList)
         listing.clear_options()
@@ -120,8 +153,10 @@ class PickerScreen(Screen[SessionSummary | None]):
         more = f" (showing {SHOWN}; type to narrow)" if len(rows) > SHOWN else ""
         branch = f" · branch {self.data.branch}" if self.data.branch else ""
         headless = " · with headless" if self.data.headless else ""
+        headless += f" · source {SOURCE_LABELS[self.data.source]}" if self.data.source != "commandcode" else ""
+        count = f"{len(rows)} session(s)" if self.complete or len(rows) < FIRST_PAINT else f"{len(rows)}+ sessions (loading)"
         self.query_one("#status", Static).update(Text(
-            f"{len(rows)} session(s) in {SCOPE_LABELS[self.data.scope]}{more} · sorted by {self.data.sort}"
+            f"{count} in {SCOPE_LABELS[self.data.scope]}{more} · sorted by {self.data.sort}"
             f"{branch}{headless}"))
         self._preview()
 
@@ -129,6 +164,9 @@ class PickerScreen(Screen[SessionSummary | None]):
         summary = row.summary
         current = summary.id == self.data.current_id
         label = Text("● " if current else "  ", style="bold green" if current else "")
+        source = self.data.source_of(summary)
+        if source != "commandcode":
+            label.append(f"[{source}] ", style="cyan")
         label.append(row.title[:70], style="bold" if summary.name else "")
         if summary.lineage:
             label.append(f"  ({summary.lineage})", style="italic")
@@ -207,6 +245,10 @@ class PickerScreen(Screen[SessionSummary | None]):
 
     def action_sort(self) -> None:
         self.data.toggle_sort()
+        self.refresh_rows()
+
+    def action_source(self) -> None:
+        self.data.cycle_source()
         self.refresh_rows()
 
     def action_rename(self) -> None:

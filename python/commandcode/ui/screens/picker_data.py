@@ -2,20 +2,29 @@
 every worktree of its repository, every project), filtered by name, first and last prompt and
 full text (with the matching snippet), by git branch, with or without headless sessions, sorted
 by recency or relevance; and the rename and delete it offers. The screen (`picker.py`) only draws
-this and maps keys to it, so the behaviour is tested here and in Pilot tests alike."""
+this and maps keys to it, so the behaviour is tested here and in Pilot tests alike.
+
+`source` picks whose sessions are shown: Command Code's (the default), Claude Code's (`claude`),
+pi's (`pi`) or `all` of them (read through the interop readers, searched through
+`catalog.foreign_search`); `source_of(summary)` says whose a row is. Another agent's session is
+imported (`import_picked`) when it is picked, then resumed like any other."""
 
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
-from ...agent.manage import delete_session, rename_session
-from ...catalog.listing import list_sessions
-from ...catalog.search import search_sessions
+from ...catalog.listing import list_sessions, newest_first_key
 from ...catalog.summary import SessionSummary
-from ...sessions.files import SessionFiles
+from ...errors import CommandcodeError
+
+# Renaming, deleting and searching import what they need when first used: the first paint does
+# not wait for those modules.
 
 SCOPES = ("directory", "worktrees", "projects")
+SOURCES = ("commandcode", "claude", "pi", "all")
+FOREIGN = ("claude", "pi")
 SEARCH_LIMIT = 500
 
 
@@ -38,28 +47,83 @@ class Row:
 class PickerData:
     """The picker's state: scope, filter, branch, headless, sort; `rows()` is what to show."""
 
-    def __init__(self, cwd: Path, *, current_id: str | None = None, scope: str = "directory") -> None:
+    def __init__(self, cwd: Path, *, current_id: str | None = None, scope: str = "directory",
+                 source: str = "commandcode") -> None:
         self.cwd = cwd
         self.current_id = current_id
         self.scope = scope
+        self.source = source
+        self._foreign: dict[str, str] = {}  # path -> source, of the other agents' sessions listed
         self.query = ""
         self.branch: str | None = None
         self.headless = False
         self.sort = "recency"
         self.warnings: list[str] = []
-        self._cache: dict[tuple[str, bool], list[SessionSummary]] = {}
+        self._cache: dict[tuple[str, bool, str], list[SessionSummary]] = {}
+        self._lock = threading.Lock()  # the screen loads the whole list in a thread after its first paint
+
+    def _list(self, limit: int | None) -> list[SessionSummary]:
+        rows = [] if self.source not in ("commandcode", "all") else list_sessions(
+            self.cwd, include_headless=self.headless, all_projects=self.scope == "projects",
+            worktrees=self.scope == "worktrees", errors=self.warnings, limit=limit)
+        if self.source == "commandcode":
+            return rows
+        for name in FOREIGN:
+            if self.source in (name, "all"):
+                rows += self._foreign_rows(name)
+        rows.sort(key=newest_first_key, reverse=True)
+        return rows[:limit] if limit is not None else rows
+
+    def _foreign_rows(self, name: str) -> list[SessionSummary]:
+        from ...interop.sources import list_foreign
+
+        found = []
+        for session in list_foreign(name, os.fspath(self.cwd), all_projects=self.scope == "projects",
+                                    errors=self.warnings):
+            try:
+                size = os.stat(session.path).st_size
+            except OSError:
+                size = 0
+            found.append(SessionSummary(
+                id=session.id, name=session.name, created=session.created, modified=session.modified,
+                message_count=session.message_count, first_message=session.first_message(),
+                git_branch=session.git_branch, entrypoint=session.entrypoint,
+                parent_session_id=session.parent_session_id, path=str(session.path), cwd=session.cwd,
+                skipped_lines=len(session.skipped_lines), size=size))
+            self._foreign[str(session.path)] = name
+        return found
+
+    def source_of(self, summary: SessionSummary) -> str:
+        """`commandcode`, `claude` or `pi`: whose session a row is."""
+        return self._foreign.get(summary.path, "commandcode")
+
+    def cycle_source(self) -> str:
+        """The next source: Command Code, Claude Code, pi, all of them."""
+        self.source = SOURCES[(SOURCES.index(self.source) + 1) % len(SOURCES)] if self.source in SOURCES else SOURCES[0]
+        return self.source
 
     def sessions(self) -> list[SessionSummary]:
         """Every session of the scope (headless ones when shown), newest first."""
-        key = (self.scope, self.headless)
-        if key not in self._cache:
-            self._cache[key] = list_sessions(self.cwd, include_headless=self.headless,
-                                             all_projects=self.scope == "projects",
-                                             worktrees=self.scope == "worktrees", errors=self.warnings)
-        return self._cache[key]
+        key = (self.scope, self.headless, self.source)
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = self._list(None)
+            return self._cache[key]
+
+    def loaded(self) -> bool:
+        """Whether `sessions()` of the current scope is known (costs nothing now)."""
+        return (self.scope, self.headless, self.source) in self._cache
+
+    def first_rows(self, count: int) -> list[Row]:
+        """The newest `count` rows of the scope without a filter: the first screenful, read with a
+        `LIMIT` (the same rows, in the same order, as the head of `rows()`)."""
+        if self.loaded():
+            return self.rows()[:count]
+        return [Row(summary) for summary in self._list(count)]
 
     def reload(self) -> None:
-        self._cache.clear()
+        with self._lock:
+            self._cache.clear()
 
     def branches(self) -> list[str]:
         """The git branches the sessions of the scope started on."""
@@ -79,10 +143,21 @@ class PickerData:
         if not query:
             return [Row(summary) for summary in sessions]
         wanted = query.casefold()
+        from ...catalog.search import search_sessions
+
         hits: dict[str, tuple[str, list[tuple[int, int]], int]] = {}  # path -> its best hit
-        for rank, hit in enumerate(search_sessions(query, self.cwd, all_projects=self.scope == "projects",
-                                                   worktrees=self.scope == "worktrees", limit=SEARCH_LIMIT,
-                                                   errors=self.warnings)):
+        found = [] if self.source not in ("commandcode", "all") else search_sessions(
+            query, self.cwd, all_projects=self.scope == "projects", worktrees=self.scope == "worktrees",
+            limit=SEARCH_LIMIT, errors=self.warnings)
+        if self.source != "commandcode":
+            from ...catalog.foreign_search import search_foreign
+
+            for name in FOREIGN:
+                if self.source in (name, "all"):
+                    found += [hit for hit, _session in search_foreign(
+                        name, query, os.fspath(self.cwd), all_projects=self.scope == "projects", limit=SEARCH_LIMIT,
+                        errors=self.warnings)]
+        for rank, hit in enumerate(found):
             hits.setdefault(hit.path, (hit.snippet, hit.spans, rank))
         rows = []
         for summary in sessions:
@@ -105,14 +180,47 @@ class PickerData:
         self.scope = "directory" if self.scope == scope else scope
         return self.scope
 
+    def import_picked(self, summary: SessionSummary) -> SessionSummary:
+        """The Command Code session to resume for a picked row: the row itself, or for another
+        agent's session its import (made now, or the earlier one: `interop/importer.py`).
+
+        Raises:
+            CommandcodeError: the import was refused (no working directory, nothing to import).
+        """
+        source = self.source_of(summary)
+        if source == "commandcode":
+            return summary
+        from ...catalog.summary import summarize
+        from ...interop.importer import import_session
+        from ...interop.sources import open_foreign
+        from ...sessions.reader import open_session
+
+        result = import_session(open_foreign(source, Path(summary.path)))
+        self.reload()
+        return summarize(open_session(result.path))
+
+    def _refuse_foreign(self, summary: SessionSummary, what: str) -> None:
+        source = self.source_of(summary)
+        if source != "commandcode":
+            raise CommandcodeError(f"a {source} session cannot be {what} here; it is left as it is",
+                                   hint=f"import it first: commandcode import {source} {summary.id}")
+
     def rename(self, summary: SessionSummary, name: str) -> str:
         """Renames a session (unique within its project); raises `CommandcodeError` when refused."""
+        self._refuse_foreign(summary, "renamed")
+        from ...agent.manage import rename_session
+        from ...sessions.files import SessionFiles
+
         written = rename_session(SessionFiles.for_transcript(summary.path), name, self._session_dir(summary))
         self.reload()
         return written
 
     def delete(self, summary: SessionSummary) -> bool:
         """Deletes a session (not the current one); True when it went to the trash."""
+        self._refuse_foreign(summary, "deleted")
+        from ...agent.manage import delete_session
+        from ...sessions.files import SessionFiles
+
         _, trashed = delete_session(SessionFiles.for_transcript(summary.path), current_id=self.current_id)
         self.reload()
         return trashed
