@@ -21,45 +21,11 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import run_cli, run_ok
-from helpers.npm_programs import OFFLINE_RUN, OfflineRun, Programs, namespace_available, run_offline
-from helpers.stub_models import chat_context, message_kinds
+from helpers.npm_programs import OFFLINE_RUN, Programs, namespace_available
+from helpers.real_cli import PROVIDERS, RealCli, sent_context
+from helpers.stub_models import message_kinds
 
 pytestmark = [pytest.mark.npm, pytest.mark.slow]
-
-PROVIDERS = {"provider": {"local": {"name": "Local stub", "baseURL": "{STUB}/v1", "apiKey": False, "models": {
-    "stub-model": {"name": "Stub", "contextWindow": 128000, "maxOutput": 4096},
-    "stub-model-2": {"name": "Stub 2", "contextWindow": 128000, "maxOutput": 4096}}}}}
-
-
-class RealCli:
-    """`command-code` in `cwd` with HOME = `home` (the data dir both tools share)."""
-
-    def __init__(self, programs: Programs, home: Path, cwd: Path) -> None:
-        self.programs, self.home, self.cwd = programs, home, cwd
-        self.data = home / ".commandcode"
-        self.data.mkdir(parents=True)
-        (self.data / "config.json").write_text(json.dumps({"localOnly": True, "tasteLearning": False}))
-        self.runs = 0
-
-    def __call__(self, *args: str, model: str = "local/stub-model") -> OfflineRun:
-        providers = self.data / "providers.json"
-        providers.write_text(json.dumps(PROVIDERS))  # `{STUB}` is filled in inside the namespace
-        self.runs += 1
-        env = {"HOME": str(self.home), "COMMAND_CODE_API_KEY": "stub", "CMD_LOCAL_ONLY": "1", "DO_NOT_TRACK": "1",
-               "COMMANDCODE_SKIP_UPDATES": "1", "PATH": f"{self.programs.node.parent}:/usr/bin:/bin",
-               "OFFLINE_RUN_TEMPLATES": str(providers)}
-        run = run_offline([str(self.programs.node), str(self.programs.command_code), "--local-only", "--yolo",
-                           "--model", model, *args], cwd=self.cwd, env=env,
-                          log=self.home / f"requests-{self.runs}.jsonl", timeout=180).check()
-        assert any(request["path"].endswith("/chat/completions") for request in run.requests)
-        return run
-
-
-def sent_context(run: OfflineRun) -> list[tuple[str, str]]:
-    """What the real CLI sent the model in its first request, without the new prompt: the
-    context it rebuilt from the session's files."""
-    body = next(request["body"] for request in run.requests if request["path"].endswith("/chat/completions"))
-    return chat_context(body)[:-1]
 
 
 def our_context(ref: str, cwd: Path, data: Path) -> list[tuple[str, str]]:

@@ -165,7 +165,9 @@ def test_the_cross_service_imports_are_the_known_ones() -> None:
                      ("commandcode.workspace", "commandcode.catalog"),  # a sweep and the footprint list sessions
                      ("commandcode.workspace", "commandcode.checkpoints"),  # ... and the objects they reference
                      # an import puts Claude Code's file-history backups into the content store
-                     ("commandcode.interop", "commandcode.checkpoints")}
+                     ("commandcode.interop", "commandcode.checkpoints"),
+                     # `export --source claude|pi` renders a converted session with the export service
+                     ("commandcode.interop", "commandcode.export")}
 
 
 def test_only_config_env_names_a_commandcode_variable() -> None:
