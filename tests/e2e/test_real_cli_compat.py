@@ -6,23 +6,16 @@ from the files; we compare them with ours."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import shlex
-import shutil
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from helpers.cli import run_cli, run_ok
-from helpers.npm_programs import OFFLINE_RUN, Programs, namespace_available
-from helpers.real_cli import PROVIDERS, RealCli, sent_context
+from helpers.npm_programs import Programs
+from helpers.real_cli import RealCli, keys, real_tui, screen_text, sent_context, slash, wait_screen
 from helpers.stub_models import message_kinds
 
 pytestmark = [pytest.mark.npm, pytest.mark.slow]
@@ -144,64 +137,6 @@ def test_our_compatible_backup_is_a_blob_the_real_cli_can_restore_from(shared: t
     assert after["files"][0]["hash"] == item["hash"] and blob.exists()
 
 
-def _screen(session: str) -> str:
-    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
-
-
-def _wait_screen(session: str, text: str, *, timeout: float = 60) -> str:
-    deadline = time.monotonic() + timeout  # only to detect a hang
-    while time.monotonic() < deadline:
-        screen = _screen(session)
-        if text in screen:
-            return screen
-        time.sleep(0.3)
-    raise AssertionError(f"{text!r} never appeared on the screen:\n{_screen(session)}")
-
-
-@contextlib.contextmanager
-def real_tui(real: RealCli, cwd: Path, session: str | None, tmp_path: Path, *, ready: str = "Ask your question"
-             ) -> Iterator[str]:
-    """The real CLI's TUI resuming `session` (None: its `-r` picker), in a tmux session (offline,
-    like the headless runs); yields the tmux session name once `ready` is on the screen."""
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed (.ci/run installs it)")
-    (real.data / "providers.json").write_text(json.dumps(PROVIDERS))
-    env = {"HOME": str(real.home), "COMMAND_CODE_API_KEY": "stub", "CMD_LOCAL_ONLY": "1", "DO_NOT_TRACK": "1",
-           "COMMANDCODE_SKIP_UPDATES": "1", "PATH": f"{real.programs.node.parent}:/usr/bin:/bin",
-           "OFFLINE_RUN_TEMPLATES": str(real.data / "providers.json"), "TERM": "xterm-256color"}
-    command = [sys.executable, str(OFFLINE_RUN), str(tmp_path / f"tui-{session}.jsonl"), "--",
-               str(real.programs.node), str(real.programs.command_code), "--local-only", "--yolo", "--model",
-               "local/stub-model", "-t", "--skip-onboarding", "-r", *([session] if session else [])]
-    if namespace_available():
-        env["OFFLINE_RUN_NAMESPACE"] = "1"
-        command = ["unshare", "-n", *command]
-    script = tmp_path / "tui.sh"
-    # `CI` (set by CI runners, and by .ci/run's caller) turns the real CLI's Ink TUI non-interactive.
-    script.write_text("unset CI CONTINUOUS_INTEGRATION\n" + f"cd {shlex.quote(str(cwd))}\n" + "".join(f"export {key}={shlex.quote(value)}\n"
-                                                             for key, value in env.items())
-                      + "exec " + " ".join(shlex.quote(part) for part in command) + "\n")
-    name = f"cc-{tmp_path.name}"
-    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "45", f"bash {script}; sleep 60"],
-                   check=True, env={key: value for key, value in os.environ.items() if key not in ("TMUX", "CI")})
-    try:
-        _wait_screen(name, ready)
-        time.sleep(2)  # the resumed session finishes loading after it is drawn
-        yield name
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
-
-
-def keys(name: str, *sequence: str, settle: float = 0.6) -> None:
-    for key in sequence:
-        subprocess.run(["tmux", "send-keys", "-t", name, key], check=True)
-        time.sleep(settle)  # menus open asynchronously
-
-
-def slash(name: str, command: str) -> None:
-    keys(name, command, settle=1.5)
-    keys(name, "Enter")
-
-
 @pytest.mark.terminal
 @pytest.mark.parametrize("compatible", [True, False])
 def test_the_real_clis_rewind_restores_a_session_we_wrote(shared: tuple[RealCli, Path, Path], tmp_path: Path,
@@ -216,21 +151,21 @@ def test_the_real_clis_rewind_restores_a_session_we_wrote(shared: tuple[RealCli,
     run_ok(["-c", "-p", "hello"], cwd, data)
     session = _only_new_session(data, set())
     with real_tui(real, cwd, session, tmp_path) as name:
-        _wait_screen(name, "You said: hello")  # our session, resumed and drawn
+        wait_screen(name, "You said: hello")  # our session, resumed and drawn
         slash(name, "/rewind")
-        _wait_screen(name, "Select a checkpoint")
+        wait_screen(name, "Select a checkpoint")
         keys(name, "Up")
-        _wait_screen(name, "> call write_file")
+        wait_screen(name, "> call write_file")
         keys(name, "Enter")
-        _wait_screen(name, "Code only")
+        wait_screen(name, "Code only")
         keys(name, "Down", "Down")
-        _wait_screen(name, "> Code only")
+        wait_screen(name, "> Code only")
         keys(name, "Enter")
         if compatible:
-            _wait_screen(name, "1 file restored")
+            wait_screen(name, "1 file restored")
             assert (cwd / "a.txt").read_text() == "one\n"
         else:
-            _wait_screen(name, "Restore verification failed")  # the issue's report, reproduced
+            wait_screen(name, "Restore verification failed")  # the issue's report, reproduced
             assert (cwd / "a.txt").read_text() == "two\n"
 
 
@@ -244,15 +179,15 @@ def test_its_own_rewind_and_clone_are_read_as_it_rebuilds_them(shared: tuple[Rea
     real("-r", session, "-p", "turn three")
     with real_tui(real, cwd, session, tmp_path) as name:
         slash(name, "/rewind")
-        _wait_screen(name, "Select a checkpoint")
+        wait_screen(name, "Select a checkpoint")
         keys(name, "Up")
-        _wait_screen(name, "> turn two")
+        wait_screen(name, "> turn two")
         keys(name, "Enter")
-        _wait_screen(name, "> Conversation only")
+        wait_screen(name, "> Conversation only")
         keys(name, "Enter")
-        _wait_screen(name, "messages removed")
+        wait_screen(name, "messages removed")
         keys(name, "a branch turn ", "Enter")
-        _wait_screen(name, "ok: a branch turn")
+        wait_screen(name, "ok: a branch turn")
         slash(name, "/clone")
         deadline = time.monotonic() + 60  # only to detect a hang
         while len(list((data / "projects").glob("*/*.jsonl"))) < 2 and time.monotonic() < deadline:
@@ -283,10 +218,10 @@ def test_its_picker_lists_the_sessions_we_write(shared: tuple[RealCli, Path, Pat
     values.pop("entrypoint", None)
     meta.write_text(json.dumps(values, indent=2))
     with real_tui(real, cwd, None, tmp_path, ready="Written By Us") as name:
-        screen = _screen(name)
+        screen = screen_text(name)
         assert "Written By Us" in screen
         keys(name, "Enter")
-        _wait_screen(name, "You said: hello from commandcode")  # picked and resumed
+        wait_screen(name, "You said: hello from commandcode")  # picked and resumed
 
 
 @pytest.mark.terminal

@@ -2,14 +2,25 @@
 compatibility tests: `RealCli` runs it headless on a throwaway HOME whose data dir commandcode
 shares (`--local-only`, a BYOK provider whose `baseURL` is the stub OpenAI-compatible server,
 `tasteLearning` off, its own network namespace), and `sent_context` reads back what it sent the
-model: the context it rebuilt from the session's files."""
+model: the context it rebuilt from the session's files; `real_tui` runs its Ink TUI in tmux
+(`keys`, `slash`, `wait_screen` drive and read it)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
-from helpers.npm_programs import OfflineRun, Programs, run_offline
+import pytest
+
+from helpers.npm_programs import OFFLINE_RUN, OfflineRun, Programs, namespace_available, run_offline
 from helpers.stub_models import chat_context
 
 PROVIDERS = {"provider": {"local": {"name": "Local stub", "baseURL": "{STUB}/v1", "apiKey": False, "models": {
@@ -49,3 +60,61 @@ def sent_context(run: OfflineRun) -> list[tuple[str, str]]:
     context it rebuilt from the session's files."""
     body = next(request["body"] for request in run.requests if request["path"].endswith("/chat/completions"))
     return chat_context(body)[:-1]
+
+
+def screen_text(session: str) -> str:
+    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
+
+
+def wait_screen(session: str, text: str, *, timeout: float = 60) -> str:
+    deadline = time.monotonic() + timeout  # only to detect a hang
+    while time.monotonic() < deadline:
+        screen = screen_text(session)
+        if text in screen:
+            return screen
+        time.sleep(0.3)
+    raise AssertionError(f"{text!r} never appeared on the screen:\n{screen_text(session)}")
+
+
+@contextlib.contextmanager
+def real_tui(real: RealCli, cwd: Path, session: str | None, tmp_path: Path, *, ready: str = "Ask your question",
+             model: str = "local/stub-model") -> Iterator[str]:
+    """The real CLI's TUI resuming `session` (None: its `-r` picker), in a tmux session (offline,
+    like the headless runs); yields the tmux session name once `ready` is on the screen."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed (.ci/run installs it)")
+    (real.data / "providers.json").write_text(json.dumps(PROVIDERS))
+    env = {"HOME": str(real.home), "COMMAND_CODE_API_KEY": "stub", "CMD_LOCAL_ONLY": "1", "DO_NOT_TRACK": "1",
+           "COMMANDCODE_SKIP_UPDATES": "1", "PATH": f"{real.programs.node.parent}:/usr/bin:/bin",
+           "OFFLINE_RUN_TEMPLATES": str(real.data / "providers.json"), "TERM": "xterm-256color"}
+    command = [sys.executable, str(OFFLINE_RUN), str(tmp_path / f"tui-{session}.jsonl"), "--",
+               str(real.programs.node), str(real.programs.command_code), "--local-only", "--yolo", "--model",
+               model, "-t", "--skip-onboarding", "-r", *([session] if session else [])]
+    if namespace_available():
+        env["OFFLINE_RUN_NAMESPACE"] = "1"
+        command = ["unshare", "-n", *command]
+    script = tmp_path / "tui.sh"
+    # `CI` (set by CI runners, and by .ci/run's caller) turns the real CLI's Ink TUI non-interactive.
+    script.write_text("unset CI CONTINUOUS_INTEGRATION\n" + f"cd {shlex.quote(str(cwd))}\n" + "".join(f"export {key}={shlex.quote(value)}\n"
+                                                             for key, value in env.items())
+                      + "exec " + " ".join(shlex.quote(part) for part in command) + "\n")
+    name = f"cc-{tmp_path.name}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "45", f"bash {script}; sleep 60"],
+                   check=True, env={key: value for key, value in os.environ.items() if key not in ("TMUX", "CI")})
+    try:
+        wait_screen(name, ready)
+        time.sleep(2)  # the resumed session finishes loading after it is drawn
+        yield name
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
+def keys(name: str, *sequence: str, settle: float = 0.6) -> None:
+    for key in sequence:
+        subprocess.run(["tmux", "send-keys", "-t", name, key], check=True)
+        time.sleep(settle)  # menus open asynchronously
+
+
+def slash(name: str, command: str) -> None:
+    keys(name, command, settle=1.5)
+    keys(name, "Enter")
