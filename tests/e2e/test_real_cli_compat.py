@@ -15,35 +15,19 @@ import pytest
 
 from helpers.cli import run_cli, run_ok
 from helpers.npm_programs import Programs
-from helpers.real_cli import RealCli, keys, real_tui, screen_text, sent_context, slash, wait_screen
-from helpers.stub_models import message_kinds
+from helpers.real_cli import (
+    RealCli,
+    keys,
+    our_context,
+    real_tui,
+    same_context,
+    screen_text,
+    sent_context,
+    slash,
+    wait_screen,
+)
 
 pytestmark = [pytest.mark.npm, pytest.mark.slow]
-
-
-def our_context(ref: str, cwd: Path, data: Path) -> list[tuple[str, str]]:
-    return message_kinds(json.loads(run_ok(["sessions", "context", ref, "--json"], cwd, data).stdout)["messages"])
-
-
-def _merged(items: list[tuple[str, str]]) -> list[tuple[str, list[str]]]:
-    """Consecutive user messages as one: on the wire the real CLI sends them merged (a
-    compaction's summary and the first kept prompt arrive as one user message)."""
-    out: list[tuple[str, list[str]]] = []
-    for kind, text in items:
-        if kind == "user" and out and out[-1][0] == "user":
-            out[-1][1].append(text)
-        else:
-            out.append((kind, [text]))
-    return out
-
-
-def _same(ours: list[tuple[str, str]], theirs: list[tuple[str, str]]) -> None:
-    mine, sent = _merged(ours), _merged(theirs)
-    assert [kind for kind, _ in mine] == [kind for kind, _ in sent]
-    for (kind, parts), (_, sent_parts) in zip(mine, sent):
-        joined = "\n".join(sent_parts)
-        for part in parts:
-            assert part in joined, (kind, part[:200], joined[:400])  # the real CLI may wrap a prompt in reminders
 
 
 @pytest.fixture
@@ -74,7 +58,7 @@ def test_sessions_the_real_cli_writes_are_read_as_it_rebuilds_them(shared: tuple
     assert switched["model"] == "local/stub-model-2"  # the model it switched to for that turn
     ours = our_context(session, cwd, data)
     resumed = real("-r", session, "-p", "third turn")
-    _same(ours, sent_context(resumed))
+    same_context(ours, sent_context(resumed))
     shown = json.loads(run_ok(["sessions", "show", "Real Named", "--json"], cwd, data).stdout)
     assert shown["id"] == session and shown["name"] == "Real Named" and shown["skipped_lines"] == []
     listed = json.loads(run_ok(["sessions", "list", "--all", "--json"], cwd, data).stdout)
@@ -85,7 +69,7 @@ def test_sessions_the_real_cli_writes_are_read_as_it_rebuilds_them(shared: tuple
     forked = json.loads(run_ok(["sessions", "show", fork, "--json"], cwd, data).stdout)
     assert forked["parent_session_id"] == session
     ours = our_context(fork, cwd, data)
-    _same(ours, sent_context(real("-r", fork, "-p", "in the fork")))
+    same_context(ours, sent_context(real("-r", fork, "-p", "in the fork")))
     # its checkpoint (a raw sha256 blob) restored by our rewind
     records = json.loads(run_ok(["checkpoints", "list", session, "--json"], cwd, data).stdout)["checkpoints"]
     turn = next(record for record in records if str(record["prompt"]).startswith("write it"))
@@ -103,7 +87,7 @@ def test_sessions_we_write_are_resumed_by_the_real_cli(shared: tuple[RealCli, Pa
     session = _only_new_session(data, set())
     ours = our_context(session, cwd, data)
     resumed = real("-r", "Ours", "-p", "the real cli continues")  # resolves our name
-    _same(ours, sent_context(resumed))
+    same_context(ours, sent_context(resumed))
     # it continued the same branch: its reply hangs under our last entry
     tree = json.loads(run_ok(["sessions", "tree", session, "--json"], cwd, data).stdout)
     on_path = [row for row in tree["entries"] if row["on_active_path"]]
@@ -116,7 +100,7 @@ def test_sessions_we_write_are_resumed_by_the_real_cli(shared: tuple[RealCli, Pa
     run_ok(["rewind", session, "--to", "2", "--mode", "conversation", "--yes"], cwd, data)
     ours = our_context(session, cwd, data)
     assert all("our second turn" not in text for _, text in ours)
-    _same(ours, sent_context(real("-r", session, "-p", "after the rewind")))
+    same_context(ours, sent_context(real("-r", session, "-p", "after the rewind")))
 
 
 def test_our_compatible_backup_is_a_blob_the_real_cli_can_restore_from(shared: tuple[RealCli, Path, Path]) -> None:
@@ -198,13 +182,13 @@ def test_its_own_rewind_and_clone_are_read_as_it_rebuilds_them(shared: tuple[Rea
     assert len(off_path) == 4  # turns two and three, left on their branch
     ours = our_context(session, cwd, data)
     assert [text for _, text in ours][0] == "turn one" and "a branch turn" in ours[2][1]
-    _same(ours, sent_context(real("-r", session, "-p", "after its rewind")))
+    same_context(ours, sent_context(real("-r", session, "-p", "after its rewind")))
     cloned = json.loads(run_ok(["sessions", "show", clone, "--json"], cwd, data).stdout)
     [transcript] = list((data / "projects").glob(f"*/{session}.jsonl"))
     assert json.loads(Path(cloned["path"]).read_text().split("\n")[0])["parentSession"] == str(transcript)
     ours = our_context(clone, cwd, data)
     assert "turn two" not in [text for _, text in ours]
-    _same(ours, sent_context(real("-r", clone, "-p", "in the clone")))
+    same_context(ours, sent_context(real("-r", clone, "-p", "in the clone")))
 
 
 @pytest.mark.terminal
@@ -246,4 +230,4 @@ def test_its_compaction_is_read_as_it_rebuilds_it(shared: tuple[RealCli, Path, P
     assert len(compaction) == 1 and compaction[0]["summary"].startswith("Summary:")
     ours = our_context(session, cwd, data)
     assert ours[0][0] == "user" and "Summary:" in ours[0][1] and len(ours) < 14
-    _same(ours, sent_context(real("-r", session, "-p", "after the compaction")))
+    same_context(ours, sent_context(real("-r", session, "-p", "after the compaction")))

@@ -16,8 +16,7 @@ import pytest
 
 from helpers.cli import run_ok
 from helpers.npm_programs import Programs
-from helpers.real_cli import RealCli, keys, real_tui, sent_context, slash, wait_screen
-from helpers.stub_models import message_kinds
+from helpers.real_cli import RealCli, keys, our_context, real_tui, same_context, sent_context, slash, wait_screen
 
 pytestmark = [pytest.mark.npm, pytest.mark.slow, pytest.mark.terminal]
 
@@ -59,7 +58,4 @@ def test_effort_changes_go_both_ways(npm_programs: Programs, tmp_path: Path) -> 
     assert entries[-1]["message"]["role"] == "assistant" and entries[-1]["effort"] == "high"
     assert _effort_entries(transcript) == ["low", "high"]
     # and it rebuilds the same context from the whole session, effort changes and all
-    ours = message_kinds(json.loads(run_ok(["sessions", "context", session, "--json"], cwd, data).stdout)["messages"])
-    sent = sent_context(real("-r", session, "-p", "it resumes", model=REASONER))
-    assert [kind for kind, _ in ours] == [kind for kind, _ in sent]
-    assert all(text in theirs for (_, text), (_, theirs) in zip(ours, sent))
+    same_context(our_context(session, cwd, data), sent_context(real("-r", session, "-p", "it resumes", model=REASONER)))

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import run_ok
 from helpers.npm_programs import OFFLINE_RUN, OfflineRun, Programs, namespace_available, run_offline
-from helpers.stub_models import chat_context
+from helpers.stub_models import chat_context, message_kinds
 
 PROVIDERS = {"provider": {"local": {"name": "Local stub", "baseURL": "{STUB}/v1", "apiKey": False, "models": {
     "stub-model": {"name": "Stub", "contextWindow": 128000, "maxOutput": 4096},
@@ -55,11 +56,39 @@ class RealCli:
         return run
 
 
-def sent_context(run: OfflineRun) -> list[tuple[str, str]]:
-    """What the real CLI sent the model in its first request, without the new prompt: the
-    context it rebuilt from the session's files."""
+def sent_context(run: OfflineRun, *, with_prompt: bool = False) -> list[tuple[str, str]]:
+    """What the real CLI sent the model in its first request, without the new prompt (unless
+    `with_prompt`): the context it rebuilt from the session's files."""
     body = next(request["body"] for request in run.requests if request["path"].endswith("/chat/completions"))
-    return chat_context(body)[:-1]
+    sent = chat_context(body)
+    return sent if with_prompt else sent[:-1]
+
+
+def our_context(ref: str, cwd: Path, data: Path) -> list[tuple[str, str]]:
+    """`sessions context REF` as (kind, text) pairs, the shape `sent_context` gives."""
+    return message_kinds(json.loads(run_ok(["sessions", "context", ref, "--json"], cwd, data).stdout)["messages"])
+
+
+def _merged(items: list[tuple[str, str]]) -> list[tuple[str, list[str]]]:
+    """Consecutive user messages as one: on the wire the real CLI sends them merged (a
+    compaction's summary and the first kept prompt arrive as one user message)."""
+    out: list[tuple[str, list[str]]] = []
+    for kind, text in items:
+        if kind == "user" and out and out[-1][0] == "user":
+            out[-1][1].append(text)
+        else:
+            out.append((kind, [text]))
+    return out
+
+
+def same_context(ours: list[tuple[str, str]], theirs: list[tuple[str, str]]) -> None:
+    """Our context (`our_context`) is the one the real CLI sent (`sent_context`), message by message."""
+    mine, sent = _merged(ours), _merged(theirs)
+    assert [kind for kind, _ in mine] == [kind for kind, _ in sent]
+    for (kind, parts), (_, sent_parts) in zip(mine, sent):
+        joined = "\n".join(sent_parts)
+        for part in parts:
+            assert part in joined, (kind, part[:200], joined[:400])  # the real CLI may wrap a prompt in reminders
 
 
 def screen_text(session: str) -> str:
