@@ -105,6 +105,10 @@ def list_view(all_sessions: bool = False, all_projects: bool = False, as_json: b
     summaries = _summaries(source, all_sessions, all_projects, errors, limit=limit, branch=branch, worktrees=worktrees)
     for error in errors:
         warn(error)
+    odd = [summary for summary in summaries if summary.get("warnings")]
+    if odd:
+        warn(f"{len(odd)} {odd[0]['source']} session(s) read with warnings (first: {str(odd[0]['id'])[:8]}); "
+             f"`commandcode sessions show ID --source {odd[0]['source']}` lists them")
     if as_json:
         print_json(summaries)
         return
