@@ -48,7 +48,7 @@ class RealCli:
         self.runs += 1
         env = {"HOME": str(self.home), "COMMAND_CODE_API_KEY": "stub", "CMD_LOCAL_ONLY": "1", "DO_NOT_TRACK": "1",
                "COMMANDCODE_SKIP_UPDATES": "1", "PATH": f"{self.programs.node.parent}:/usr/bin:/bin",
-               "OFFLINE_RUN_TEMPLATES": str(providers)}
+               "OFFLINE_RUN_TEMPLATES": str(providers), **self.programs.node_env()}
         run = run_offline([str(self.programs.node), str(self.programs.command_code), "--local-only", "--yolo",
                            "--model", model, *args], cwd=self.cwd, env=env,
                           log=self.home / f"requests-{self.runs}.jsonl", timeout=180).check()
@@ -115,7 +115,8 @@ def real_tui(real: RealCli, cwd: Path, session: str | None, tmp_path: Path, *, r
     (real.data / "providers.json").write_text(json.dumps(PROVIDERS))
     env = {"HOME": str(real.home), "COMMAND_CODE_API_KEY": "stub", "CMD_LOCAL_ONLY": "1", "DO_NOT_TRACK": "1",
            "COMMANDCODE_SKIP_UPDATES": "1", "PATH": f"{real.programs.node.parent}:/usr/bin:/bin",
-           "OFFLINE_RUN_TEMPLATES": str(real.data / "providers.json"), "TERM": "xterm-256color"}
+           "OFFLINE_RUN_TEMPLATES": str(real.data / "providers.json"), "TERM": "xterm-256color",
+           **real.programs.node_env()}
     command = [sys.executable, str(OFFLINE_RUN), str(tmp_path / f"tui-{session}.jsonl"), "--",
                str(real.programs.node), str(real.programs.command_code), "--local-only", "--yolo", "--model",
                model, "-t", "--skip-onboarding", "-r", *([session] if session else [])]
