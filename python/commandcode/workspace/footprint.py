@@ -13,7 +13,6 @@ as `du` counts them) and what `sweep --dry-run` would free.
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +24,7 @@ from ..errors import CheckpointError
 from ..sessions.files import SessionFiles
 from ..sessions.format import read_header_cwd
 from .parts import index_part, sidecar_parts, size_of
-from .scratchpad import folder_bytes, scratchpad_path
+from .scratchpad import folder_bytes, regular_files, scratchpad_path
 
 TOP_SESSIONS = 10
 
@@ -89,20 +88,8 @@ def _linked_raw_blob(path: object, files: SessionFiles) -> bool:
 def disk_bytes(path: str) -> tuple[int, int]:
     """The bytes and count of the regular files under `path`, each inode once (hard links are
     one file, as `du` counts them); symlinks are not followed."""
-    seen: set[tuple[int, int]] = set()
-    total = 0
-    if not os.path.isdir(path):
-        return 0, 0
-    for folder, _, names in os.walk(path):
-        for name in names:
-            try:
-                status = os.lstat(os.path.join(folder, name))
-            except OSError:
-                continue
-            if stat.S_ISREG(status.st_mode) and (status.st_dev, status.st_ino) not in seen:
-                seen.add((status.st_dev, status.st_ino))
-                total += status.st_size
-    return total, len(seen)
+    sizes = {(status.st_dev, status.st_ino): status.st_size for status in regular_files(path)}
+    return sum(sizes.values()), len(sizes)
 
 
 def session_usage(files: SessionFiles) -> SessionUsage:
