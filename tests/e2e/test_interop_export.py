@@ -90,6 +90,11 @@ def test_exporting_onto_the_source_or_from_a_bad_reference_is_refused(claude_hom
         refused = run_cli(["export", *args], proj, home, **env)
         assert refused.returncode == code and refused.stderr.startswith(message), (args, refused.stderr)
         assert "Traceback" not in refused.stderr
+    empty = transcript.with_name("11111111-2222-4333-8444-555555555555.jsonl")
+    empty.write_text('{"type":"summary","summary":"nothing","leafUuid":"abc"}\n')
+    nothing = run_cli(["export", str(empty), "--source", "claude", "-o", str(tmp_path / "empty.html")], proj, home, **env)
+    assert nothing.returncode == 1 and nothing.stderr.startswith("error: ") and "holds no message" in nothing.stderr
+    assert not (tmp_path / "empty.html").exists()
     # a torn last line: exported with a warning, the source left as it was
     with transcript.open("ab") as handle:
         handle.write(b'{"type":"user","uuid":"torn')
