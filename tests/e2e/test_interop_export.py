@@ -125,3 +125,15 @@ def test_pi_sessions_export_to_every_format(pi_files: dict[str, Any], home: Path
     assert json.loads(run_cli(["sessions", "show", str(exported), "--json"], cwd, home).stdout)["name"] \
         == "Pi Session One"
     assert snapshot(pi_files["agent"]) == before
+
+
+def test_source_all_exports_our_own_session_too(claude_home: dict[str, Any], home: Path, tmp_path: Path) -> None:
+    env = {"HOME": str(claude_home["home"])}
+    proj = claude_home["proj"]
+    made = run_cli(["-p", "our own turn", "-n", "Ours Among Theirs"], proj, home, **env)
+    assert made.returncode == 0, made.stderr
+    done = run_cli(["export", "Ours Among Theirs", "--source", "all", "-f", "jsonl", "-o", str(tmp_path / "ours.jsonl")],
+                   proj, home, **env)
+    assert done.returncode == 0, done.stderr
+    [transcript] = [path for path in (home / "projects").glob("*/*.jsonl") if ".checkpoints." not in path.name]
+    assert (tmp_path / "ours.jsonl").read_bytes() == transcript.read_bytes()  # ours: a byte copy, not a conversion
