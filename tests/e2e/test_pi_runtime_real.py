@@ -25,7 +25,7 @@ def pi(programs: Programs, agent: Path, cwd: Path, log: Path, *args: str) -> Off
     models = agent / "models.json"
     models.write_text(json.dumps(MODELS))
     env = {"HOME": str(agent.parent), "PI_CODING_AGENT_DIR": str(agent), "OFFLINE_RUN_TEMPLATES": str(models),
-           "PATH": f"{programs.node.parent}:/usr/bin:/bin"}
+           "PATH": f"{programs.node.parent}:/usr/bin:/bin", **programs.node_env()}
     return run_offline([str(programs.node), str(programs.pi_package / "dist" / "cli.js"), "--provider", "stub",
                         "--model", "stub-model", *args], cwd=cwd, env=env, log=log, timeout=180).check()
 

@@ -6,85 +6,28 @@ from the files; we compare them with ours."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import shlex
-import shutil
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from helpers.cli import run_cli, run_ok
-from helpers.npm_programs import OFFLINE_RUN, OfflineRun, Programs, namespace_available, run_offline
-from helpers.stub_models import chat_context, message_kinds
+from helpers.npm_programs import Programs
+from helpers.real_cli import (
+    RealCli,
+    keys,
+    our_context,
+    real_tui,
+    same_context,
+    screen_text,
+    sent_context,
+    slash,
+    wait_screen,
+)
 
 pytestmark = [pytest.mark.npm, pytest.mark.slow]
-
-PROVIDERS = {"provider": {"local": {"name": "Local stub", "baseURL": "{STUB}/v1", "apiKey": False, "models": {
-    "stub-model": {"name": "Stub", "contextWindow": 128000, "maxOutput": 4096},
-    "stub-model-2": {"name": "Stub 2", "contextWindow": 128000, "maxOutput": 4096}}}}}
-
-
-class RealCli:
-    """`command-code` in `cwd` with HOME = `home` (the data dir both tools share)."""
-
-    def __init__(self, programs: Programs, home: Path, cwd: Path) -> None:
-        self.programs, self.home, self.cwd = programs, home, cwd
-        self.data = home / ".commandcode"
-        self.data.mkdir(parents=True)
-        (self.data / "config.json").write_text(json.dumps({"localOnly": True, "tasteLearning": False}))
-        self.runs = 0
-
-    def __call__(self, *args: str, model: str = "local/stub-model") -> OfflineRun:
-        providers = self.data / "providers.json"
-        providers.write_text(json.dumps(PROVIDERS))  # `{STUB}` is filled in inside the namespace
-        self.runs += 1
-        env = {"HOME": str(self.home), "COMMAND_CODE_API_KEY": "stub", "CMD_LOCAL_ONLY": "1", "DO_NOT_TRACK": "1",
-               "COMMANDCODE_SKIP_UPDATES": "1", "PATH": f"{self.programs.node.parent}:/usr/bin:/bin",
-               "OFFLINE_RUN_TEMPLATES": str(providers)}
-        run = run_offline([str(self.programs.node), str(self.programs.command_code), "--local-only", "--yolo",
-                           "--model", model, *args], cwd=self.cwd, env=env,
-                          log=self.home / f"requests-{self.runs}.jsonl", timeout=180).check()
-        assert any(request["path"].endswith("/chat/completions") for request in run.requests)
-        return run
-
-
-def sent_context(run: OfflineRun) -> list[tuple[str, str]]:
-    """What the real CLI sent the model in its first request, without the new prompt: the
-    context it rebuilt from the session's files."""
-    body = next(request["body"] for request in run.requests if request["path"].endswith("/chat/completions"))
-    return chat_context(body)[:-1]
-
-
-def our_context(ref: str, cwd: Path, data: Path) -> list[tuple[str, str]]:
-    return message_kinds(json.loads(run_ok(["sessions", "context", ref, "--json"], cwd, data).stdout)["messages"])
-
-
-def _merged(items: list[tuple[str, str]]) -> list[tuple[str, list[str]]]:
-    """Consecutive user messages as one: on the wire the real CLI sends them merged (a
-    compaction's summary and the first kept prompt arrive as one user message)."""
-    out: list[tuple[str, list[str]]] = []
-    for kind, text in items:
-        if kind == "user" and out and out[-1][0] == "user":
-            out[-1][1].append(text)
-        else:
-            out.append((kind, [text]))
-    return out
-
-
-def _same(ours: list[tuple[str, str]], theirs: list[tuple[str, str]]) -> None:
-    mine, sent = _merged(ours), _merged(theirs)
-    assert [kind for kind, _ in mine] == [kind for kind, _ in sent]
-    for (kind, parts), (_, sent_parts) in zip(mine, sent):
-        joined = "\n".join(sent_parts)
-        for part in parts:
-            assert part in joined, (kind, part[:200], joined[:400])  # the real CLI may wrap a prompt in reminders
 
 
 @pytest.fixture
@@ -115,7 +58,7 @@ def test_sessions_the_real_cli_writes_are_read_as_it_rebuilds_them(shared: tuple
     assert switched["model"] == "local/stub-model-2"  # the model it switched to for that turn
     ours = our_context(session, cwd, data)
     resumed = real("-r", session, "-p", "third turn")
-    _same(ours, sent_context(resumed))
+    same_context(ours, sent_context(resumed))
     shown = json.loads(run_ok(["sessions", "show", "Real Named", "--json"], cwd, data).stdout)
     assert shown["id"] == session and shown["name"] == "Real Named" and shown["skipped_lines"] == []
     listed = json.loads(run_ok(["sessions", "list", "--all", "--json"], cwd, data).stdout)
@@ -126,7 +69,7 @@ def test_sessions_the_real_cli_writes_are_read_as_it_rebuilds_them(shared: tuple
     forked = json.loads(run_ok(["sessions", "show", fork, "--json"], cwd, data).stdout)
     assert forked["parent_session_id"] == session
     ours = our_context(fork, cwd, data)
-    _same(ours, sent_context(real("-r", fork, "-p", "in the fork")))
+    same_context(ours, sent_context(real("-r", fork, "-p", "in the fork")))
     # its checkpoint (a raw sha256 blob) restored by our rewind
     records = json.loads(run_ok(["checkpoints", "list", session, "--json"], cwd, data).stdout)["checkpoints"]
     turn = next(record for record in records if str(record["prompt"]).startswith("write it"))
@@ -144,7 +87,7 @@ def test_sessions_we_write_are_resumed_by_the_real_cli(shared: tuple[RealCli, Pa
     session = _only_new_session(data, set())
     ours = our_context(session, cwd, data)
     resumed = real("-r", "Ours", "-p", "the real cli continues")  # resolves our name
-    _same(ours, sent_context(resumed))
+    same_context(ours, sent_context(resumed))
     # it continued the same branch: its reply hangs under our last entry
     tree = json.loads(run_ok(["sessions", "tree", session, "--json"], cwd, data).stdout)
     on_path = [row for row in tree["entries"] if row["on_active_path"]]
@@ -157,7 +100,7 @@ def test_sessions_we_write_are_resumed_by_the_real_cli(shared: tuple[RealCli, Pa
     run_ok(["rewind", session, "--to", "2", "--mode", "conversation", "--yes"], cwd, data)
     ours = our_context(session, cwd, data)
     assert all("our second turn" not in text for _, text in ours)
-    _same(ours, sent_context(real("-r", session, "-p", "after the rewind")))
+    same_context(ours, sent_context(real("-r", session, "-p", "after the rewind")))
 
 
 def test_our_compatible_backup_is_a_blob_the_real_cli_can_restore_from(shared: tuple[RealCli, Path, Path]) -> None:
@@ -178,64 +121,6 @@ def test_our_compatible_backup_is_a_blob_the_real_cli_can_restore_from(shared: t
     assert after["files"][0]["hash"] == item["hash"] and blob.exists()
 
 
-def _screen(session: str) -> str:
-    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
-
-
-def _wait_screen(session: str, text: str, *, timeout: float = 60) -> str:
-    deadline = time.monotonic() + timeout  # only to detect a hang
-    while time.monotonic() < deadline:
-        screen = _screen(session)
-        if text in screen:
-            return screen
-        time.sleep(0.3)
-    raise AssertionError(f"{text!r} never appeared on the screen:\n{_screen(session)}")
-
-
-@contextlib.contextmanager
-def real_tui(real: RealCli, cwd: Path, session: str | None, tmp_path: Path, *, ready: str = "Ask your question"
-             ) -> Iterator[str]:
-    """The real CLI's TUI resuming `session` (None: its `-r` picker), in a tmux session (offline,
-    like the headless runs); yields the tmux session name once `ready` is on the screen."""
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed (.ci/run installs it)")
-    (real.data / "providers.json").write_text(json.dumps(PROVIDERS))
-    env = {"HOME": str(real.home), "COMMAND_CODE_API_KEY": "stub", "CMD_LOCAL_ONLY": "1", "DO_NOT_TRACK": "1",
-           "COMMANDCODE_SKIP_UPDATES": "1", "PATH": f"{real.programs.node.parent}:/usr/bin:/bin",
-           "OFFLINE_RUN_TEMPLATES": str(real.data / "providers.json"), "TERM": "xterm-256color"}
-    command = [sys.executable, str(OFFLINE_RUN), str(tmp_path / f"tui-{session}.jsonl"), "--",
-               str(real.programs.node), str(real.programs.command_code), "--local-only", "--yolo", "--model",
-               "local/stub-model", "-t", "--skip-onboarding", "-r", *([session] if session else [])]
-    if namespace_available():
-        env["OFFLINE_RUN_NAMESPACE"] = "1"
-        command = ["unshare", "-n", *command]
-    script = tmp_path / "tui.sh"
-    # `CI` (set by CI runners, and by .ci/run's caller) turns the real CLI's Ink TUI non-interactive.
-    script.write_text("unset CI CONTINUOUS_INTEGRATION\n" + f"cd {shlex.quote(str(cwd))}\n" + "".join(f"export {key}={shlex.quote(value)}\n"
-                                                             for key, value in env.items())
-                      + "exec " + " ".join(shlex.quote(part) for part in command) + "\n")
-    name = f"cc-{tmp_path.name}"
-    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "45", f"bash {script}; sleep 60"],
-                   check=True, env={key: value for key, value in os.environ.items() if key not in ("TMUX", "CI")})
-    try:
-        _wait_screen(name, ready)
-        time.sleep(2)  # the resumed session finishes loading after it is drawn
-        yield name
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
-
-
-def keys(name: str, *sequence: str, settle: float = 0.6) -> None:
-    for key in sequence:
-        subprocess.run(["tmux", "send-keys", "-t", name, key], check=True)
-        time.sleep(settle)  # menus open asynchronously
-
-
-def slash(name: str, command: str) -> None:
-    keys(name, command, settle=1.5)
-    keys(name, "Enter")
-
-
 @pytest.mark.terminal
 @pytest.mark.parametrize("compatible", [True, False])
 def test_the_real_clis_rewind_restores_a_session_we_wrote(shared: tuple[RealCli, Path, Path], tmp_path: Path,
@@ -250,21 +135,21 @@ def test_the_real_clis_rewind_restores_a_session_we_wrote(shared: tuple[RealCli,
     run_ok(["-c", "-p", "hello"], cwd, data)
     session = _only_new_session(data, set())
     with real_tui(real, cwd, session, tmp_path) as name:
-        _wait_screen(name, "You said: hello")  # our session, resumed and drawn
+        wait_screen(name, "You said: hello")  # our session, resumed and drawn
         slash(name, "/rewind")
-        _wait_screen(name, "Select a checkpoint")
+        wait_screen(name, "Select a checkpoint")
         keys(name, "Up")
-        _wait_screen(name, "> call write_file")
+        wait_screen(name, "> call write_file")
         keys(name, "Enter")
-        _wait_screen(name, "Code only")
+        wait_screen(name, "Code only")
         keys(name, "Down", "Down")
-        _wait_screen(name, "> Code only")
+        wait_screen(name, "> Code only")
         keys(name, "Enter")
         if compatible:
-            _wait_screen(name, "1 file restored")
+            wait_screen(name, "1 file restored")
             assert (cwd / "a.txt").read_text() == "one\n"
         else:
-            _wait_screen(name, "Restore verification failed")  # the issue's report, reproduced
+            wait_screen(name, "Restore verification failed")  # the issue's report, reproduced
             assert (cwd / "a.txt").read_text() == "two\n"
 
 
@@ -278,15 +163,15 @@ def test_its_own_rewind_and_clone_are_read_as_it_rebuilds_them(shared: tuple[Rea
     real("-r", session, "-p", "turn three")
     with real_tui(real, cwd, session, tmp_path) as name:
         slash(name, "/rewind")
-        _wait_screen(name, "Select a checkpoint")
+        wait_screen(name, "Select a checkpoint")
         keys(name, "Up")
-        _wait_screen(name, "> turn two")
+        wait_screen(name, "> turn two")
         keys(name, "Enter")
-        _wait_screen(name, "> Conversation only")
+        wait_screen(name, "> Conversation only")
         keys(name, "Enter")
-        _wait_screen(name, "messages removed")
+        wait_screen(name, "messages removed")
         keys(name, "a branch turn ", "Enter")
-        _wait_screen(name, "ok: a branch turn")
+        wait_screen(name, "ok: a branch turn")
         slash(name, "/clone")
         deadline = time.monotonic() + 60  # only to detect a hang
         while len(list((data / "projects").glob("*/*.jsonl"))) < 2 and time.monotonic() < deadline:
@@ -297,13 +182,13 @@ def test_its_own_rewind_and_clone_are_read_as_it_rebuilds_them(shared: tuple[Rea
     assert len(off_path) == 4  # turns two and three, left on their branch
     ours = our_context(session, cwd, data)
     assert [text for _, text in ours][0] == "turn one" and "a branch turn" in ours[2][1]
-    _same(ours, sent_context(real("-r", session, "-p", "after its rewind")))
+    same_context(ours, sent_context(real("-r", session, "-p", "after its rewind")))
     cloned = json.loads(run_ok(["sessions", "show", clone, "--json"], cwd, data).stdout)
     [transcript] = list((data / "projects").glob(f"*/{session}.jsonl"))
     assert json.loads(Path(cloned["path"]).read_text().split("\n")[0])["parentSession"] == str(transcript)
     ours = our_context(clone, cwd, data)
     assert "turn two" not in [text for _, text in ours]
-    _same(ours, sent_context(real("-r", clone, "-p", "in the clone")))
+    same_context(ours, sent_context(real("-r", clone, "-p", "in the clone")))
 
 
 @pytest.mark.terminal
@@ -317,10 +202,10 @@ def test_its_picker_lists_the_sessions_we_write(shared: tuple[RealCli, Path, Pat
     values.pop("entrypoint", None)
     meta.write_text(json.dumps(values, indent=2))
     with real_tui(real, cwd, None, tmp_path, ready="Written By Us") as name:
-        screen = _screen(name)
+        screen = screen_text(name)
         assert "Written By Us" in screen
         keys(name, "Enter")
-        _wait_screen(name, "You said: hello from commandcode")  # picked and resumed
+        wait_screen(name, "You said: hello from commandcode")  # picked and resumed
 
 
 @pytest.mark.terminal
@@ -345,4 +230,4 @@ def test_its_compaction_is_read_as_it_rebuilds_it(shared: tuple[RealCli, Path, P
     assert len(compaction) == 1 and compaction[0]["summary"].startswith("Summary:")
     ours = our_context(session, cwd, data)
     assert ours[0][0] == "user" and "Summary:" in ours[0][1] and len(ours) < 14
-    _same(ours, sent_context(real("-r", session, "-p", "after the compaction")))
+    same_context(ours, sent_context(real("-r", session, "-p", "after the compaction")))

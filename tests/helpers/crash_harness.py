@@ -2,7 +2,8 @@
 every promise the files make. Shared by `tests/crash/test_crash_injection.py` (a small budget in CI)
 and `benches/crash_harness.py` (the full run, `--points N --seed S`).
 
-Ten operations (and the branching ones of `helpers.crash_branching`), each in its own workspace (a data dir and a project folder):
+Ten operations (and the branching ones of `helpers.crash_branching`, the Claude Code import of
+`helpers.crash_interop`), each in its own workspace (a data dir and a project folder):
 
 - `append`: `commandcode -p PROMPT -r SID` on an existing session;
 - `first_write`: `commandcode -p PROMPT` starting a new session (its first turn writes a file);
@@ -63,13 +64,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from helpers import crash_branching
+from helpers import crash_branching, crash_interop
 from helpers.crash_branching import BRANCHING_OPERATIONS
+from helpers.crash_interop import INTEROP_OPERATIONS
 from helpers.locations import KILLABLE
 
 OPERATIONS = ("append", "first_write", "backup", "rewind", "meta", "export", "compact", "import", "rename", "shell")
 SHELL_FILES = 60
-ALL_OPERATIONS = OPERATIONS + BRANCHING_OPERATIONS  # fork, clone, goto, label: `helpers.crash_branching`
+ALL_OPERATIONS = OPERATIONS + BRANCHING_OPERATIONS + INTEROP_OPERATIONS
+# operations whose seed, runs and checks live in a module of their own (seed/next_run/started/record_report/check)
+PLUGINS: dict[str, Any] = {**{name: crash_branching for name in BRANCHING_OPERATIONS},  # fork, clone, goto, label
+                           **{name: crash_interop for name in INTEROP_OPERATIONS}}  # import claude
 EXPORT_TURNS = 300  # the exported session: enough rows that a kill lands mid-render or mid-write
 COMPACT_WINDOW = 3_000  # tokens: a few long turns pass 90 % of it
 COMPACT_TEXT = "long words " * 360  # ~1,000 tokens a prompt
@@ -197,7 +202,7 @@ class Workspace:
         self.calls = 0
         self.journal_window = 0.04  # how long a rewind's restore journal exists (calibrated)
         self.notes: dict[str, int] = {}  # what the checks saw, e.g. interrupted restores and their fate
-        self.branching: dict[str, Any] = {}  # the state of a branching operation (`crash_branching`)
+        self.branching: dict[str, Any] = {}  # the state of a `PLUGINS` operation (`crash_branching`, `crash_interop`)
         self.last_killed = False
         self.last_format = ""
         self.setup()
@@ -210,7 +215,8 @@ class Workspace:
         env.update({"COMMANDCODE_HOME": str(self.data), "COMMANDCODE_INDEX": "on" if self.index else "off",
                     "NO_COLOR": "1", "PYTHONUNBUFFERED": "1", "GIT_CONFIG_NOSYSTEM": "1", "COLUMNS": "200",
                     "COMMANDCODE_SCRATCHPAD_BASE": str(self.root / "scratchpads"),
-                    "PI_CODING_AGENT_DIR": str(self.root / "pi-agent")})
+                    "PI_CODING_AGENT_DIR": str(self.root / "pi-agent"),
+                    "CLAUDE_CONFIG_DIR": str(self.root / "claude-config")})
         return env
 
     def new_pi_source(self, marker: str) -> Path:
@@ -262,8 +268,8 @@ class Workspace:
                 self.session_id = self._seed_session(turns=6, text=COMPACT_TEXT)
             elif self.operation == "rewind":
                 self._seed_rewind()
-            elif self.operation in BRANCHING_OPERATIONS:
-                crash_branching.seed(self)
+            elif self.operation in PLUGINS:
+                PLUGINS[self.operation].seed(self)
 
     def _write_big(self, number: int, version: int) -> None:
         rng = random.Random(number)
@@ -344,8 +350,8 @@ class Workspace:
             self._check_meta(violations, label)
             if self.operation == "rewind":
                 self._check_rewind(violations, label)
-            if self.operation in BRANCHING_OPERATIONS:
-                crash_branching.check(self, violations, label)
+            if self.operation in PLUGINS:
+                PLUGINS[self.operation].check(self, violations, label)
             if self.operation == "export":
                 self._check_export(violations, label)
             if self.operation == "shell":
@@ -551,8 +557,8 @@ class Run:
 def _next_run(workspace: Workspace, rng: random.Random) -> Run:
     marker = f"marker-{uuid.uuid4().hex[:16]}"
     operation = workspace.operation
-    if operation in BRANCHING_OPERATIONS:
-        return Run(crash_branching.next_run(workspace, rng, marker), marker)
+    if operation in PLUGINS:
+        return Run(PLUGINS[operation].next_run(workspace, rng, marker), marker)
     if operation == "append":
         return Run(["-p", f"{marker} append", "-r", workspace.session_id or "", "--output-format", "json"], marker)
     if operation == "first_write":
@@ -602,8 +608,8 @@ def _next_run(workspace: Workspace, rng: random.Random) -> Run:
 
 def _record_report(workspace: Workspace, run: Run, stdout: str) -> bool:
     """Whether the run's result was read whole; if so, records what it promised."""
-    if workspace.operation in BRANCHING_OPERATIONS:
-        return crash_branching.record_report(workspace, run.args, stdout)
+    if workspace.operation in PLUGINS:
+        return bool(PLUGINS[workspace.operation].record_report(workspace, run.args, stdout))
     if workspace.operation == "export":
         return stdout.startswith("exported ")
     try:
@@ -637,8 +643,8 @@ def _record_report(workspace: Workspace, run: Run, stdout: str) -> bool:
 def _start(workspace: Workspace, run: Run, extra_env: dict[str, str], *, killable: bool) -> subprocess.Popen[bytes]:
     if run.name is not None and workspace.session_id is not None:
         workspace.pending_names.setdefault(workspace.session_id, set()).add(run.name)
-    if workspace.operation in BRANCHING_OPERATIONS:
-        crash_branching.started(workspace, run.args)
+    if workspace.operation in PLUGINS:
+        PLUGINS[workspace.operation].started(workspace, run.args)
     command = [sys.executable, str(KILLABLE)] if killable else [sys.executable, "-m", "commandcode"]
     return subprocess.Popen([*command, *run.args], cwd=workspace.project, env={**workspace.env(), **extra_env},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,

@@ -144,4 +144,6 @@ def cli_in_home(home: Path) -> CliInHome:
     return run
 
 
+from helpers.claude_real import claude_home  # noqa: E402,F401  (sessions the real Claude Code wrote)
 from helpers.npm_programs import npm_programs  # noqa: E402,F401  (the real npm programs, `npm` marker)
+from helpers.pi_real import pi_files  # noqa: E402,F401  (sessions pi's own code wrote)

@@ -33,6 +33,13 @@ class Programs:
         self.claude = root / "claude" / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
         self.pi_package = root / "pi" / "node_modules" / "@mariozechner" / "pi-coding-agent"
         self.command_code = root / "command-code" / "node_modules" / "command-code" / "dist" / "index.mjs"
+        # Node's on-disk compile cache (beside the installs, in the CI workspace): each later start
+        # of the 2.6 MB real CLI bundle skips compiling it again (about an eighth of its start-up CPU)
+        self.compile_cache = root.parent / "node-compile-cache"
+
+    def node_env(self) -> dict[str, str]:
+        """The environment a `node` run of these programs gets on top of its own."""
+        return {"NODE_COMPILE_CACHE": str(self.compile_cache)}
 
     def missing(self) -> list[Path]:
         return [path for path in (self.node, self.claude, self.pi_package / "package.json", self.command_code)

@@ -168,7 +168,9 @@ def test_the_cross_service_imports_are_the_known_ones() -> None:
                      # an import puts Claude Code's file-history backups into the content store
                      ("commandcode.interop", "commandcode.checkpoints"),
                      # search over Claude Code's and pi's sessions reads them through their readers
-                     ("commandcode.catalog", "commandcode.interop")}
+                     ("commandcode.catalog", "commandcode.interop"),
+                     # `export --source claude|pi` renders a converted session with the export service
+                     ("commandcode.interop", "commandcode.export")}
 
 
 def test_only_config_env_names_a_commandcode_variable() -> None:

@@ -60,6 +60,10 @@ def du_view(all_projects: bool, as_json: bool) -> None:
     stdout.print()
     stdout.print(f"checkpoint objects shared by several sessions: {human(report['shared_objects'])} (counted once); "
                  f"object store {human(report['store'])}")
+    if report["raw_blob_files"]:
+        stdout.print(f"the real CLI's raw backups (checkpoints.compatibleBackups): {human(report['raw_blobs'])} in "
+                     f"{report['raw_blob_files']} shared {'copy' if report['raw_blob_files'] == 1 else 'copies'}, hard-linked into each session's file-history "
+                     "(counted once)")
     stdout.print(f"data dir {safe(report['data_dir'], one_line=True)}: {human(report['data_dir_total'])}")
     if free["disabled_by"]:
         stdout.print(f"sweep: off ({free['disabled_by']})")

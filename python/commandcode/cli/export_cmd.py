@@ -1,7 +1,9 @@
-"""`commandcode export REF [--format html|md|jsonl] [-o PATH] [--branch active|all] [--full] [--redact]`.
+"""`commandcode export REF [--format html|md|jsonl] [-o PATH] [--branch active|all] [--full] [--redact]
+[--source commandcode|claude|pi|all]`.
 
-A thin command over `AgentSession.export`: it resolves the session, shows a progress bar on a
-terminal for big sessions, and prints where the file went and what was left out or redacted.
+A thin command over `AgentSession.export` (and, for a Claude Code or pi session, over
+`interop.export.export_foreign`): it resolves the session, shows a progress bar on a terminal
+for big sessions, and prints where the file went and what was left out or redacted.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ def export_command(
     branch: str = typer.Option("active", "--branch", help="active (the current branch) or all (every branch, as a tree)."),
     full: bool = typer.Option(False, "--full", help="The whole active path through every compaction."),
     redact: bool = typer.Option(False, "--redact", help="Redact secrets in a jsonl export too (html and md always are)."),
+    source: str = typer.Option("commandcode", "--source", help="Whose session: commandcode, claude (Claude Code), pi, "
+                               "or all (a jsonl export of claude/pi is the session converted to Command Code's format)."),
 ) -> None:
     """Write a session to an html page, a markdown file or a JSONL copy."""
     from ..agent.runtime import AgentSession
@@ -41,9 +45,26 @@ def export_command(
     if branch == "all" and full:
         raise UsageError("--full and --branch all cannot be used together", hint="--branch all already shows everything")
     selection = "all" if branch == "all" else "full" if full else "context"
-    agent = AgentSession.start(Path.cwd(), reference=ref)
+    foreign = None
+    if source != "commandcode":
+        from ..interop.foreign import ForeignSession
+        from .session_views import load_from, warn_about
+
+        found = load_from(ref, source)
+        if isinstance(found, ForeignSession):
+            foreign = found
+            warn_about(found)
+        else:
+            ref = str(found.path)  # `--source all` found one of ours
     with _Progress() as progress:
-        result = agent.export(output, fmt, selection=selection, redact_jsonl=redact, progress=progress)
+        if foreign is not None:
+            from ..interop.export import export_foreign
+
+            result = export_foreign(foreign, Path.cwd(), path=output, fmt=fmt, selection=selection,
+                                    redact_jsonl=redact, progress=progress)
+        else:
+            agent = AgentSession.start(Path.cwd(), reference=ref)
+            result = agent.export(output, fmt, selection=selection, redact_jsonl=redact, progress=progress)
     if result.skipped_lines:
         warn(f"{result.skipped_lines} corrupt line(s) of the transcript were left out")
     details = [f"{result.messages} message(s)"]

@@ -59,7 +59,8 @@ def load_from(ref: str, source: str) -> Any:
     return found[0][1]
 
 
-def _warn_skipped(session: Any) -> None:
+def warn_about(session: Any) -> None:
+    """Warns on stderr of the lines a reader skipped and what it found odd or repaired."""
     skipped = session.skipped_lines
     if skipped:
         first = skipped[0]
@@ -124,6 +125,10 @@ def list_view(all_sessions: bool = False, all_projects: bool = False, as_json: b
     summaries = _summaries(source, all_sessions, all_projects, errors, limit=limit, branch=branch, worktrees=worktrees)
     for error in errors:
         warn(error)
+    odd = [summary for summary in summaries if summary.get("warnings")]
+    if odd:
+        warn(f"{len(odd)} {odd[0]['source']} session(s) read with warnings (first: {str(odd[0]['id'])[:8]}); "
+             f"`commandcode sessions show ID --source {odd[0]['source']}` lists them")
     if as_json:
         print_json(summaries)
         return
@@ -252,7 +257,7 @@ def show_view(ref: str, as_json: bool = False, source: str = "commandcode") -> N
     if as_json:
         print_json(details)
         return
-    _warn_skipped(session)
+    warn_about(session)
     for key, value in details.items():
         if key in ("skipped_lines", "warnings"):
             value = len(value)
@@ -271,7 +276,7 @@ def context_view(ref: str, as_json: bool = False, stats: bool = False, source: s
     if as_json:
         print_json({"leaf": context.leaf_id, "entry_ids": context.entry_ids, "messages": context.messages})
         return
-    _warn_skipped(session)
+    warn_about(session)
     for entry_id, message in zip(context.entry_ids, context.messages):
         kinds = ", ".join(str(block.get("type")) for block in message.get("content", []))
         stdout.print(f"[dim]{safe(entry_id, one_line=True)}[/] [bold]{safe(message.get('role'), one_line=True)}[/] "
@@ -289,7 +294,7 @@ def tree_view(ref: str, as_json: bool = False, offset: int = 0, limit: int = 0, 
             {"id": row.id, "parent_id": row.parent_id, "type": row.type, "timestamp": row.timestamp,
              "label": row.label, "on_active_path": row.on_active_path, "line": row.line} for row in rows]})
         return
-    _warn_skipped(session)
+    warn_about(session)
     from collections import defaultdict
 
     children: dict[str | None, list[Any]] = defaultdict(list)

@@ -128,8 +128,9 @@ def render_text(session: Session, fmt: str, *, selection: str = "context", live_
 
 
 def export_session(transcript: Path, target: Path, fmt: str, *, selection: str = "context", redact_jsonl: bool = False,
-                   progress: Progress | None = None, engine: str = "native") -> ExportResult:
+                   progress: Progress | None = None, engine: str = "native", protect: Path | None = None) -> ExportResult:
     """Writes the session at `transcript` to `target` in `fmt` (see the module docstring).
+    `protect` is another file the target must not be (the source of a converted session).
 
     Raises:
         CommandcodeError: the session cannot be opened, or the target is the transcript itself.
@@ -138,8 +139,9 @@ def export_session(transcript: Path, target: Path, fmt: str, *, selection: str =
     from ..errors import CommandcodeError
 
     session = open_session(transcript)
-    if os.path.exists(target) and os.path.samefile(target, transcript):
-        raise CommandcodeError(f"{target} is the session's own transcript", hint="export to another file")
+    for own in (transcript, protect):
+        if own is not None and os.path.exists(target) and os.path.exists(own) and os.path.samefile(target, own):
+            raise CommandcodeError(f"{target} is the session's own transcript", hint="export to another file")
     if fmt == "jsonl":
         return _export_jsonl(session, target, redact_jsonl, progress, engine)
     renderer = renderer_for(fmt, tree=selection == "all")
@@ -162,9 +164,11 @@ def export_session(transcript: Path, target: Path, fmt: str, *, selection: str =
 
 
 def export_for(transcript: Path, session_id: str, cwd: Path, *, path: str | None = None, fmt: str | None = None,
-               selection: str = "context", redact_jsonl: bool = False, progress: Progress | None = None) -> ExportResult:
+               selection: str = "context", redact_jsonl: bool = False, progress: Progress | None = None,
+               protect: Path | None = None) -> ExportResult:
     """An export as the user asks for one: `path` (a file or folder, else the default name in
-    `cwd`) and `fmt` (else the extension's, else the `defaultExportFormat` setting, else html).
+    `cwd`) and `fmt` (else the extension's, else the `defaultExportFormat` setting, else html);
+    `protect` as in `export_session`.
 
     Raises:
         UsageError: a bad format, extension or selection.
@@ -182,7 +186,8 @@ def export_for(transcript: Path, session_id: str, cwd: Path, *, path: str | None
         raise CommandcodeError("the session has nothing to export yet", hint="export it after its first turn")
     default_format = load_settings(cwd).default_export_format
     target, chosen = resolve_target(session_id, cwd, path=path, fmt=fmt, default_format=default_format)
-    return export_session(transcript, target, chosen, selection=selection, redact_jsonl=redact_jsonl, progress=progress)
+    return export_session(transcript, target, chosen, selection=selection, redact_jsonl=redact_jsonl, progress=progress,
+                          protect=protect)
 
 
 def _export_jsonl(session: Session, target: Path, redact: bool, progress: Progress | None, engine: str) -> ExportResult:

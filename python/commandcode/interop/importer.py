@@ -25,14 +25,13 @@ from typing import Any
 from ..config.paths import project_dir
 from ..errors import CommandcodeError
 from ..sessions.files import SessionFiles
-from ..sessions.format import build_header
 from ..storage.durable import atomic_write, ensure_dir
-from ..storage.ids import iso_now
-from ..storage.jsonfmt import dumps_line, dumps_pretty
+from ..storage.jsonfmt import dumps_pretty
 from .claude_code import ClaudeSession
 from .convert import Converted, convert
 from .foreign import ForeignSession
 from .locations import claude_file_history
+from .materialize import session_lines, session_meta
 
 IMPORT_NAMESPACE = uuid_module.UUID("9b1f3c2e-6d4a-4e8b-a7c5-0f2d4b6a8c10")
 
@@ -86,18 +85,8 @@ def import_session(session: ForeignSession) -> ImportResult:
         from ..checkpoints.records import write_checkpoints
 
         write_checkpoints(files.checkpoints, checkpoints)
-    meta: dict[str, Any] = {"importedFrom": {"tool": session.source, "path": str(session.path),
-                                             "sessionId": session.id, "importedAt": iso_now()}}
-    if session.name:
-        meta["title"] = session.name
-    if converted.model:
-        meta["model"] = converted.model
-    if session.git_branch:
-        meta["gitBranch"] = session.git_branch
-    atomic_write(files.meta, dumps_pretty(meta).encode("utf-8"))
-    header = build_header(session_id, session.created, session.cwd)
-    lines = [dumps_line(header), *(dumps_line(entry) for entry in converted.entries)]
-    atomic_write(files.transcript, ("\n".join(lines) + "\n").encode("utf-8"))
+    atomic_write(files.meta, dumps_pretty(session_meta(session, converted)).encode("utf-8"))
+    atomic_write(files.transcript, session_lines(session_id, session, converted))
     return ImportResult(session_id, files.transcript, False, warnings, session, len(checkpoints),
                         len(converted.entries))
 

@@ -95,9 +95,14 @@ def resolve_foreign(source: str, ref: str, cwd: str) -> ForeignSession:
 
 
 def summary(session: ForeignSession) -> dict[str, Any]:
-    """The listing fields of a foreign session (the same keys as a Command Code listing, plus `source`)."""
+    """The listing fields of a foreign session (the same keys as a Command Code listing, plus
+    `source` and `warnings`); `damaged` says, as for ours, what was skipped or odd (else None)."""
+    problems = [f"{len(session.skipped_lines)} unreadable line(s) skipped"] if session.skipped_lines else []
+    if session.warnings:
+        problems.append(f"{len(session.warnings)} warning(s)")
     return {"id": session.id, "name": session.name, "created": session.created, "modified": session.modified,
             "message_count": session.message_count, "first_message": session.first_message(),
             "git_branch": session.git_branch, "entrypoint": session.entrypoint,
             "parent_session_id": session.parent_session_id, "path": str(session.path), "cwd": session.cwd,
-            "skipped_lines": len(session.skipped_lines), "source": session.source}
+            "skipped_lines": len(session.skipped_lines), "source": session.source,
+            "damaged": "; ".join(problems) or None, "warnings": list(session.warnings)}

@@ -3,8 +3,11 @@
 Per session: transcript bytes, sidecars (meta, checkpoints, share, legacy backups, the real CLI's
 blobs), the index sidecar, the store objects its checkpoints reference — an object referenced by
 one session is that session's, one referenced by several is counted once, under `shared` — and
-its scratchpad. Per project: the sums and the archives. Then the data dir's total (every file
-under it, as `du` counts them) and what `sweep --dry-run` would free.
+its scratchpad. Per project: the sums and the archives. Then the raw blobs that
+`checkpoints.compatibleBackups` keeps for the real CLI (one shared copy per content in
+`raw-objects/`, hard-linked into each session's `file-history/<sid>/`: counted once, there, and
+not again as any session's sidecar), the data dir's total (every file under it, each inode once,
+as `du` counts them) and what `sweep --dry-run` would free.
 """
 
 from __future__ import annotations
@@ -14,13 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..catalog.listing import project_dirs, transcripts_in
+from ..checkpoints.compatible import raw_objects_dir
 from ..checkpoints.records import read_checkpoints
 from ..config.paths import ARCHIVE_SUFFIX, archives_dir, data_dir, objects_dir
 from ..errors import CheckpointError
 from ..sessions.files import SessionFiles
 from ..sessions.format import read_header_cwd
 from .parts import index_part, sidecar_parts, size_of
-from .scratchpad import folder_bytes, scratchpad_path
+from .scratchpad import folder_bytes, regular_files, scratchpad_path
 
 TOP_SESSIONS = 10
 
@@ -73,11 +77,26 @@ def _object_size(object_id: str) -> int:
         return 0
 
 
+def _linked_raw_blob(path: object, files: SessionFiles) -> bool:
+    """Whether `path` is a `file-history/` blob hard-linked to a shared raw copy (counted there)."""
+    try:
+        return os.path.dirname(str(path)) == str(files.file_history) and os.lstat(str(path)).st_nlink > 1
+    except OSError:
+        return False
+
+
+def disk_bytes(path: str) -> tuple[int, int]:
+    """The bytes and count of the regular files under `path`, each inode once (hard links are
+    one file, as `du` counts them); symlinks are not followed."""
+    sizes = {(status.st_dev, status.st_ino): status.st_size for status in regular_files(path)}
+    return sum(sizes.values()), len(sizes)
+
+
 def session_usage(files: SessionFiles) -> SessionUsage:
     """One session's bytes, its objects not yet split into own and shared."""
     usage = SessionUsage(files.session_id, os.path.basename(files.folder))
     usage.transcript = size_of([files.transcript])
-    usage.sidecars = size_of(sidecar_parts(files))
+    usage.sidecars = size_of([path for path in sidecar_parts(files) if not _linked_raw_blob(path, files)])
     usage.index = size_of([index_part(files)])
     try:
         usage.references = {item.store_object for record in read_checkpoints(files.checkpoints) for item in record.files
@@ -129,12 +148,14 @@ def footprint(cwd: str, *, all_projects: bool) -> dict[str, Any]:
             project = projects.setdefault(name, ProjectUsage(name, []))
             project.archives, project.archive_files = size_of(archives), len(archives)
     shown = [usage for project in projects.values() for usage in project.sessions]
+    raw_bytes, raw_files = disk_bytes(str(raw_objects_dir()))
     top = sorted(shown, key=lambda usage: usage.total, reverse=True)[:TOP_SESSIONS]
     return {"projects": [projects[name].to_json() for name in sorted(projects)],
             "top_sessions": [usage.to_json() for usage in top],
             "shared_objects": shared_bytes,
             "store": tree_bytes(str(objects_dir())),
-            "data_dir": str(data_dir()), "data_dir_total": tree_bytes(str(data_dir()))}
+            "raw_blobs": raw_bytes, "raw_blob_files": raw_files,
+            "data_dir": str(data_dir()), "data_dir_total": disk_bytes(str(data_dir()))[0]}
 
 
 def status_line(files: SessionFiles) -> str:

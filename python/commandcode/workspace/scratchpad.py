@@ -311,9 +311,8 @@ def delete_scratchpad(session_id: str, cwd: str) -> int:
     return _remove_session_folder(project_scratch_dir(cwd), session_id)
 
 
-def folder_bytes(path: str) -> int:
-    """The bytes of the regular files under `path` (symlinks not followed)."""
-    total = 0
+def regular_files(path: str) -> Iterator[os.stat_result]:
+    """The `lstat` of every regular file under `path` (symlinks not followed)."""
     for folder, _, names in os.walk(path):
         for name in names:
             try:
@@ -321,8 +320,12 @@ def folder_bytes(path: str) -> int:
             except OSError:
                 continue
             if stat.S_ISREG(status.st_mode):
-                total += status.st_size
-    return total
+                yield status
+
+
+def folder_bytes(path: str) -> int:
+    """The bytes of the regular files under `path` (symlinks not followed)."""
+    return sum(status.st_size for status in regular_files(path))
 
 
 def _newest_mtime(path: str) -> float:

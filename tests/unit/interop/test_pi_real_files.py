@@ -20,20 +20,6 @@ from helpers.npm_programs import Programs
 pytestmark = [pytest.mark.npm]
 
 
-@pytest.fixture(scope="module")
-def pi_files(npm_programs: Programs, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    root = tmp_path_factory.mktemp("pi")
-    agent, cwd, other = root / "agent", root / "proj", root / "other"
-    for folder in (agent, cwd, other):
-        folder.mkdir()
-    completed = subprocess.run([str(npm_programs.node), str(SUPPORT / "pi_sessions.mjs"), str(npm_programs.pi_package),
-                                str(agent), str(cwd), str(other)], capture_output=True, text=True, timeout=120)
-    assert completed.returncode == 0, completed.stderr
-    out: dict[str, Any] = json.loads(completed.stdout)
-    out["agent"], out["cwd"], out["other"] = agent, cwd, other
-    return out
-
-
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 

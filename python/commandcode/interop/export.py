@@ -1,0 +1,36 @@
+"""`commandcode export --source claude|pi REF`: another agent's session as an html page, a
+markdown file or a Command Code JSONL, by the same renderers as our own sessions.
+
+The session is converted as `import` would convert it (`convert.py`) into a throwaway folder
+that is removed afterwards, and exported from there, so the selections (`context`, `full`,
+`all`), redaction and the target rules are exactly those of `export.document`. Nothing is
+written into the source tree: a target that is the source transcript itself is refused. A
+`jsonl` export is the converted session (what the real Command Code CLI and commandcode read);
+the source's own file is already a JSONL copy of itself.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from ..export.document import ExportResult, export_for
+from ..export.select import Progress
+from .foreign import ForeignSession
+from .materialize import write_throwaway
+
+
+def export_foreign(session: ForeignSession, cwd: Path, *, path: str | None = None, fmt: str | None = None,
+                   selection: str = "context", redact_jsonl: bool = False,
+                   progress: Progress | None = None) -> ExportResult:
+    """Writes `session` to `path` (else the default name in `cwd`) in `fmt` (see the module docstring).
+
+    Raises:
+        UsageError: a bad format, extension or selection.
+        CommandcodeError: nothing to export, or a target that cannot be used (the source itself).
+        OSError: the target cannot be written (it was left as it was).
+    """
+    with tempfile.TemporaryDirectory(prefix="commandcode-export-") as folder:
+        transcript = write_throwaway(session, Path(folder))
+        return export_for(transcript, transcript.stem, cwd, path=path, fmt=fmt, selection=selection,
+                          redact_jsonl=redact_jsonl, progress=progress, protect=session.path)

@@ -1,0 +1,146 @@
+"""The interop operations of the crash harness (`helpers.crash_harness`): `import claude`.
+
+`import_claude`: `commandcode import claude PATH --json` of a Claude Code session with a
+file-history backup of a few hundred kilobytes (new bytes each run, so kills land in the content
+store's writes, the checkpoints file, the meta and the transcript); about a third of the runs
+import an earlier source again (one whose import was killed must complete now; one that was
+imported says so). After every point, on top of the harness's checks (every transcript opens,
+whole header, every checkpoint's object exists and hashes right):
+
+- the Claude tree (`CLAUDE_CONFIG_DIR`) is byte-identical to what the harness wrote;
+- every imported session is complete: its meta names its source (`importedFrom`), it holds the
+  source's prompt, and its one checkpoint's object holds the backup's bytes;
+- every import a run reported (`--json` read whole) exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import uuid
+from pathlib import Path
+from typing import Any
+
+INTEROP_OPERATIONS = ("import_claude",)
+BACKUP_BYTES = 300_000
+
+
+def claude_dir(workspace: Any) -> Path:
+    return Path(workspace.root) / "claude-config"
+
+
+def seed(workspace: Any) -> None:
+    state = workspace.branching
+    state["sources"] = {}  # source session id -> (transcript, backup bytes, marker)
+    state["reported"] = set()
+    claude_dir(workspace).mkdir(parents=True, exist_ok=True)
+
+
+def _new_source(workspace: Any, marker: str) -> str:
+    session_id = str(uuid.uuid4())
+    project = str(workspace.project)
+    slug = "".join(char if char.isalnum() else "-" for char in project)
+    folder = claude_dir(workspace) / "projects" / slug
+    folder.mkdir(parents=True, exist_ok=True)
+    history = claude_dir(workspace) / "file-history" / session_id
+    history.mkdir(parents=True)
+    backup = random.Random(marker).randbytes(BACKUP_BYTES)
+    (history / "0123456789abcdef@v1").write_bytes(backup)
+    stamp = "2026-01-02T03:04:05.000Z"
+    prompt, reply = str(uuid.uuid4()), str(uuid.uuid4())
+    base = {"sessionId": session_id, "cwd": project, "version": "2.1.332", "isSidechain": False, "timestamp": stamp}
+    lines = [
+        {**base, "type": "user", "uuid": prompt, "parentUuid": None,
+         "message": {"role": "user", "content": f"{marker} import claude"}},
+        {"type": "file-history-snapshot", "messageId": prompt, "isSnapshotUpdate": False,
+         "snapshot": {"messageId": prompt, "timestamp": stamp, "trackedFileBackups": {
+             "big.txt": {"backupFileName": "0123456789abcdef@v1", "version": 1, "backupTime": stamp,
+                         "realParentDir": project}}}},
+        {**base, "type": "assistant", "uuid": reply, "parentUuid": prompt,
+         "message": {"id": "msg_1", "role": "assistant", "model": "claude-stub", "type": "message",
+                     "content": [{"type": "text", "text": "imported reply"}],
+                     "usage": {"input_tokens": 1, "output_tokens": 1}}},
+    ]
+    path = folder / f"{session_id}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    workspace.branching["sources"][session_id] = (path, backup, marker)
+    _remember_tree(workspace)
+    return session_id
+
+
+def _remember_tree(workspace: Any) -> None:
+    workspace.branching["claude_tree"] = _tree(claude_dir(workspace))
+
+
+def _tree(root: Path) -> dict[str, str]:
+    out = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = Path(folder, name)
+            out[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def next_run(workspace: Any, rng: random.Random, marker: str) -> list[str]:
+    sources = workspace.branching["sources"]
+    if sources and rng.random() < 0.35:
+        session_id = rng.choice(sorted(sources))
+    else:
+        session_id = _new_source(workspace, marker)
+    return ["import", "claude", str(sources[session_id][0]), "--json"]
+
+
+def started(workspace: Any, args: list[str]) -> None:
+    return None
+
+
+def record_report(workspace: Any, args: list[str], stdout: str) -> bool:
+    try:
+        value = json.loads(stdout)
+    except ValueError:
+        return False
+    if not isinstance(value, dict) or "id" not in value:
+        return False
+    workspace.branching["reported"].add(str(value["id"]))
+    return True
+
+
+def check(workspace: Any, violations: list[str], label: str) -> None:
+    from commandcode.checkpoints.records import read_checkpoints
+    from commandcode.checkpoints.store import BackupStore
+    from commandcode.interop.importer import imported_id
+    from commandcode.sessions.reader import open_session
+
+    state = workspace.branching
+    if _tree(claude_dir(workspace)) != state["claude_tree"]:
+        violations.append(f"{label}: the Claude Code tree changed")
+    by_id = {imported_id("claude", source): details for source, details in state["sources"].items()}
+    seen = set()
+    store = BackupStore()
+    for transcript in workspace.transcripts():
+        session_id = transcript.name[: -len(".jsonl")]
+        if session_id not in by_id:
+            violations.append(f"{label}: {session_id} is no import of a source")
+            continue
+        seen.add(session_id)
+        _source, backup, marker = by_id[session_id]
+        try:
+            meta = json.loads(transcript.with_name(f"{session_id}.meta.json").read_bytes())
+        except (OSError, ValueError):
+            violations.append(f"{label}: import {session_id} has no whole meta")
+            continue
+        if not isinstance(meta, dict) or (meta.get("importedFrom") or {}).get("tool") != "claude":
+            violations.append(f"{label}: import {session_id}'s meta names no source: {meta!r}")
+        texts = json.dumps(open_session(transcript).context().messages)
+        if marker not in texts:
+            violations.append(f"{label}: import {session_id} lacks the source's prompt")
+        records = read_checkpoints(transcript.with_name(f"{session_id}.checkpoints.jsonl"))
+        objects = [item.store_object for record in records for item in record.files]
+        if len(objects) != 1 or objects[0] is None or store.read(objects[0]) != backup:
+            violations.append(f"{label}: import {session_id}'s checkpoint does not hold the backup")
+    if seen:
+        workspace.notes["checks_with_imports"] = workspace.notes.get("checks_with_imports", 0) + 1
+    for reported in state["reported"] - seen:
+        violations.append(f"{label}: the reported import {reported} does not exist")
