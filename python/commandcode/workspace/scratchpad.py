@@ -198,10 +198,13 @@ def is_in_scratchpad(target: str | os.PathLike[str], scratchpad: str | None) -> 
 
 
 def scratchpad_prompt(path: str) -> str:
-    """How the model is told about its scratchpad (for the system prompt)."""
-    return (f"Scratchpad: {path} (also $COMMANDCODE_SCRATCHPAD) is this session's private temp folder for "
+    """How the model is told about its scratchpad (for the system prompt): the first line is
+    `Scratchpad: <path>` (`agent.system_prompt.SCRATCHPAD_LINE`)."""
+    return (f"Scratchpad: {path}\n"
+            "That folder (also $COMMANDCODE_SCRATCHPAD in shell commands) is this session's private temp folder for "
             "intermediate files — notes, throwaway scripts, generated data — that do not belong in the project. "
-            "Reading and writing there needs no permission. It is deleted with the session and after 30 days.")
+            "Reading and writing files there needs no permission. It is deleted with the session and after 30 days; "
+            "keep deliverables in the project.")
 
 
 # --------------------------------------------------------------------------------------------
