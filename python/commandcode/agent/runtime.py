@@ -128,7 +128,12 @@ class AgentSession(RewindMethods, NavigationMethods):
         if fork:
             if not (reference or continue_last):
                 raise UsageError("--fork-session needs a session to fork", hint="add -r REF or -c")
-            return cls.start(cwd, reference=reference, continue_last=continue_last, **options).fork()
+            source = cls.start(cwd, reference=reference, continue_last=continue_last, **options)
+            forked = source.fork()
+            from ..workspace.session_space import copy_for_fork  # the seed: a launch fork keeps the working files
+
+            copy_for_fork(source.session_id, forked.session_id, source.cwd, source.notify)
+            return forked
         if reference:
             return cls(resolve_session(reference, cwd), cwd, is_new=False, **options)
         if continue_last:
