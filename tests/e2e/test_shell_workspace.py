@@ -37,6 +37,7 @@ def test_a_bare_w_starts_the_shell_in_a_generated_worktree_removed_clean_on_exit
         [tree] = _worktrees(repo)
         assert str(tree) in screen.replace("\n", "")
         shell.exchange("hello from the worktree", "Offline model reply")
+        assert "disk" in shell.exchange("/status", " transcript · ")  # the session's footprint line
         assert "worktree-" + tree.name in _branches(repo)
         shell.line("/exit")
         shell.wait_screen(f"removed the worktree {tree.name}")

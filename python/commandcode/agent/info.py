@@ -5,7 +5,9 @@ first save), name, cwd, model, effort, permission mode, context tokens and their
 model's window, cost so far (the `usage.costUsd` of the active path's assistant entries), lineage,
 compaction totals (`meta.compaction`), checkpoint state (count, backups, the bytes of the store
 objects the session's checkpoints use, paused for low disk), the turn trace ids and share state
-(the real CLI's `<sid>.share.json`, when there is one). Reading only: nothing is written.
+(the real CLI's `<sid>.share.json`, when there is one) and the disk footprint line
+(`workspace.footprint.status_line`: transcript, sidecars, checkpoints, scratchpad). Reading only:
+nothing is written.
 """
 
 from __future__ import annotations
@@ -104,4 +106,5 @@ def session_status(agent: AgentSession, *, session: Session | None = None) -> di
         "trace_ids": trace_ids(meta),
         "current_trace_id": agent.trace_id,
         "share": share,
+        "disk": agent.disk_line().removeprefix("disk: ") if exists else None,
     }

@@ -49,6 +49,7 @@ def status_lines(status: dict[str, Any]) -> list[tuple[str, str]]:
                         + (", paused (low disk)" if checkpoints["paused"] else "")),
         ("trace", status["current_trace_id"] or (status["trace_ids"][-1] if status["trace_ids"] else "-")),
         ("share", "shared" if status["share"]["shared"] else "not shared"),
+        ("disk", status.get("disk") or "(nothing on disk yet)"),
     ]
     return [(label, str(value)) for label, value in rows]
 

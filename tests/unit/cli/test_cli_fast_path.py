@@ -70,7 +70,7 @@ def test_each_fast_command_matches_its_typer_declaration() -> None:
             command = command.commands[word]  # type: ignore[attr-defined]
         arguments = [param for param in command.params if param.param_type_name == "argument"]
         options = [param for param in command.params if param.param_type_name == "option" and param.name != "source"]
-        with_source = words != ("sessions", "search")  # search covers our own sessions only
+        with_source = words not in (("sessions", "search"), ("sessions", "du"))  # these cover our own sessions only
         assert [param.opts for param in command.params if param.name == "source"] == ([["--source"]] if with_source else []), words
         assert parse_fast([*words, *(["REF"] * len(positional_names)), "--source", "claude"]) is None, words
         assert tuple(param.name for param in arguments) == positional_names, words
