@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.cli import transcripts, wait_for
+from helpers.cli import run_cli, transcripts, wait_for
 from helpers.terminal import CTRL_D, ShellSession, shell_session
 from helpers.workspace import age_session, git, git_repo, make_session
 
@@ -156,3 +156,26 @@ def test_the_shell_starts_the_daily_sweep_in_the_background(home: Path, workdir:
         assert shell.wait_exit() == 0
     finally:
         shell.close()
+
+
+def test_a_saved_answer_in_a_worktree_lands_in_the_main_checkout(home: Path, tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "repo")
+    shell = shell_session(repo, home, ["-w", "feature"])
+    try:
+        shell.wait_screen("working in the worktree")
+        shell.exchange('call bash {"command": "echo hi > made.txt"}', "Allow bash")
+        shell.exchange("3", "Ran 1 tool call(s)")  # "Yes, and don't ask again"
+        shell.line("/exit")
+        shell.wait_screen("Remove it and its branch")  # it holds made.txt: asked; Enter keeps it
+        shell.line("")
+        shell.wait_screen("kept the worktree")
+        assert shell.wait_exit() == 0
+    finally:
+        shell.close()
+    [tree] = _worktrees(repo)
+    saved = json.loads((repo / ".commandcode" / "settings.local.json").read_text())
+    assert saved["permissions"]["allow"] == ["Bash(echo hi > made.txt)"]
+    assert not (tree / ".commandcode" / "settings.local.json").exists()
+    # ... and it applies there: the same command runs headless in the worktree without a question.
+    completed = run_cli(["-p", 'call bash {"command": "echo hi > made.txt"}', "--output-format", "json"], tree, home)
+    assert completed.returncode == 0 and "permission needed" not in json.loads(completed.stdout)["result"]
