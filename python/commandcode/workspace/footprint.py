@@ -13,7 +13,6 @@ links once, as `du` counts them) and what `sweep --dry-run` would free.
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,19 +142,7 @@ def _split_objects(sessions: list[SessionUsage]) -> tuple[int, int]:
 
 def tree_bytes(path: str) -> int:
     """The bytes of the regular files under `path`, a file with several hard links once (`du -sb`)."""
-    seen: set[tuple[int, int]] = set()
-    total = 0
-    for folder, _, names in os.walk(path):
-        for name in names:
-            try:
-                status = os.lstat(os.path.join(folder, name))
-            except OSError:
-                continue
-            if stat.S_ISREG(status.st_mode) and (status.st_nlink == 1 or (status.st_dev, status.st_ino) not in seen):
-                if status.st_nlink > 1:
-                    seen.add((status.st_dev, status.st_ino))
-                total += status.st_size
-    return total
+    return folder_bytes(path, links_once=True) if os.path.isdir(path) else 0
 
 
 def footprint(cwd: str, *, all_projects: bool) -> dict[str, Any]:

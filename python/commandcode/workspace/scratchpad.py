@@ -314,8 +314,10 @@ def delete_scratchpad(session_id: str, cwd: str) -> int:
     return _remove_session_folder(project_scratch_dir(cwd), session_id)
 
 
-def folder_bytes(path: str) -> int:
-    """The bytes of the regular files under `path` (symlinks not followed)."""
+def folder_bytes(path: str, *, links_once: bool = False) -> int:
+    """The bytes of the regular files under `path` (symlinks not followed); with `links_once`, a
+    file with several hard links counts once (as `du -sb` counts)."""
+    seen: set[tuple[int, int]] = set()
     total = 0
     for folder, _, names in os.walk(path):
         for name in names:
@@ -323,8 +325,13 @@ def folder_bytes(path: str) -> int:
                 status = os.lstat(os.path.join(folder, name))
             except OSError:
                 continue
-            if stat.S_ISREG(status.st_mode):
-                total += status.st_size
+            if not stat.S_ISREG(status.st_mode):
+                continue
+            if links_once and status.st_nlink > 1:
+                if (status.st_dev, status.st_ino) in seen:
+                    continue
+                seen.add((status.st_dev, status.st_ino))
+            total += status.st_size
     return total
 
 
