@@ -189,6 +189,21 @@ def _session_info_name(line: bytes) -> str | None:
     return name.strip() if isinstance(name, str) else ""
 
 
+def _freed_by_removing(parts: list[Path]) -> int:
+    """The bytes removing `parts` frees: a file linked from elsewhere too (a raw blob another
+    session also links, beside its shared copy in `raw-objects/`: more than two links) frees
+    nothing; one linked only beside that copy is freed once the sweep drops the copy."""
+    total = 0
+    for path in parts:
+        try:
+            status = os.lstat(path)
+        except OSError:
+            continue
+        if status.st_nlink <= 2:
+            total += status.st_size
+    return total
+
+
 def _references(path: Path) -> set[str]:
     return {item.hash for record in read_checkpoints(path) for item in record.files
             if item.algorithm == BLAKE3 and item.hash is not None}
@@ -264,7 +279,7 @@ def plan_sweep(cwd: str, *, older_than_days: float, include_named: bool, period_
         candidate.own = candidate.references - kept_refs
         candidate.shared = candidate.references & kept_refs
         candidate.parts = session_parts(candidate.files)
-        candidate.session_bytes = size_of(candidate.parts)
+        candidate.session_bytes = _freed_by_removing(candidate.parts)
         candidate.index_bytes = size_of([index_part(candidate.files)])
         candidate.cwd = read_header_cwd(candidate.files.sidecar_path(".jsonl"))
         pad = scratchpad_path(candidate.session_id, candidate.cwd) if candidate.cwd else None

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from commandcode.workspace.footprint import human
 from helpers.cli import run_cli, run_json, run_ok
-from helpers.workspace import make_session
+from helpers.workspace import age_session, make_session
 
 
 def _no_shell_tracking(project: Path) -> None:
@@ -45,6 +45,10 @@ def test_shared_raw_blobs_are_counted_once(home: Path, workdir: Path) -> None:
     assert report["data_dir_total"] == int(du.stdout.split()[0]) - folders  # du's count of the files, links once
     text = run_cli(["sessions", "du"], workdir, home)
     assert text.returncode == 0 and "raw sha256 blobs" in text.stdout and human(len(same)) in text.stdout
+    age_session(first, 40)  # a sweep would take the first session: its blob stays linked by the second
+    free = run_json(["sessions", "du", "--json"], workdir, home)["sweep_would_free"]
+    assert free["sessions"] == 1
+    assert free["bytes"] == rows[first.stem]["transcript"] + sidecars  # not the shared blob's bytes
 
 
 def test_sessions_status_shows_the_disk_line(home: Path, workdir: Path) -> None:
