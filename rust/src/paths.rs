@@ -6,7 +6,8 @@
 //! In a text, a path is a `/` that starts a word (at the start, or after whitespace, a quote, a
 //! bracket, `=`, `:`, `,`, `;` or `|`) followed by a path character, and the path characters
 //! after it (`A-Za-z0-9._@%+~-/`); full stops at its end are left out. So `https://host/a`,
-//! `1/2`, `src/a.py`, `// comment` and `/* comment */` are left alone.
+//! `1/2`, `src/a.py`, `// comment` and `/* comment */` are left alone, and so is a closing tag
+//! (`</system-reminder>`: a `/` after `<` with no second `/` before the path ends).
 
 /// A folder to rewrite paths against: absolute, without a trailing `/`, not `/` itself.
 fn folder(path: Option<&str>) -> Option<&str> {
@@ -75,6 +76,9 @@ pub fn sanitize_text(text: &str, project: Option<&str>, home: Option<&str>) -> O
             end -= 1;
         }
         cursor = end.max(start + 1);
+        if start > 0 && bytes[start - 1] == b'<' && !bytes[start + 1..end].contains(&b'/') {
+            continue; // a closing tag, `</name>`, not a path
+        }
         let replaced = sanitize_path(&text[start..end], project, home);
         let buffer = out.get_or_insert_with(|| String::with_capacity(text.len()));
         buffer.push_str(&text[copied..start]);
@@ -118,5 +122,12 @@ mod tests {
         assert_eq!(text("x // comment /* c */"), "x // comment /* c */");
         assert_eq!(text("PATH=/usr/bin:/bin"), "PATH=<system-path>/bin:<system-path>/bin");
         assert_eq!(sanitize_text("no paths here", PROJECT, HOME), None);
+    }
+
+    #[test]
+    fn closing_tags_are_not_paths() {
+        assert_eq!(sanitize_text("<system-reminder>x</system-reminder>", PROJECT, HOME), None);
+        assert_eq!(text("<a> /home/dev/proj/b.txt</a>"), "<a> ./b.txt</a>");
+        assert_eq!(text("</usr/lib/os.py>"), "<<system-path>/os.py>");
     }
 }

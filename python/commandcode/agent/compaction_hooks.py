@@ -2,7 +2,8 @@
 before a turn past 90 % of the window, and fast mode's trimmed view; the summary is the model's
 own when it can write one (a provider), else the offline extractive one. The window is the
 settings' `contextWindow` when set (a positive whole number), else the model's. The kept tail
-is the newest 30,000 tokens, or a third of a window smaller than 90,000."""
+is the newest 30,000 tokens, or a third of a window smaller than 90,000. After each compaction the
+scratchpad's manifest is put back into the context (in memory only)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,21 @@ def compact_session(agent: AgentSession, instructions: str | None = None) -> Com
                      persist=agent.persist, instructions=instructions, keep_tokens=keep)
     if result is not None:
         agent.compaction_saved += result.saved
+        _put_back_manifest(agent)
     return result
+
+
+def _put_back_manifest(agent: AgentSession) -> None:
+    """After a compaction: the scratchpad's bounded manifest (names, sizes, times) goes into the
+    context right after the summary, as a hidden user message that is not written to the
+    transcript (the real CLI injects it the same way: no disk format), so the model still knows
+    which working files exist. Its entry is the compaction's (compaction never cuts at it)."""
+    manifest = agent.scratchpad_manifest()
+    if manifest is None or not agent.messages:
+        return
+    agent.messages.insert(1, {"role": "user", "content": [{"type": "text", "text": manifest}],
+                              "meta": {"isMeta": True, "source": "scratchpad-manifest"}})
+    agent.entry_ids.insert(1, agent.entry_ids[0] if agent.entry_ids else "")
 
 
 def auto_compact(agent: AgentSession, on_event: OnEvent | None) -> None:

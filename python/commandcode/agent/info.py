@@ -6,8 +6,9 @@ model's window, cost so far (the `usage.costUsd` of the active path's assistant 
 compaction totals (`meta.compaction`), checkpoint state (count, backups, the bytes of the store
 objects the session's checkpoints use, paused for low disk), the scratchpad's path (None where the
 real CLI gives the session none), the turn trace ids and share state (the real CLI's
-`<sid>.share.json`, when there is one: its link and our expiry). Reading only: nothing is
-written, and the scratchpad is not created.
+`<sid>.share.json`, when there is one: its link and our expiry) and the disk footprint line
+(`workspace.footprint.status_line`: transcript, sidecars, checkpoints, scratchpad). Reading only:
+nothing is written, and the scratchpad is not created.
 """
 
 from __future__ import annotations
@@ -126,4 +127,5 @@ def session_status(agent: AgentSession, *, session: Session | None = None) -> di
         "trace_ids": trace_ids(meta),
         "current_trace_id": agent.trace_id,
         "share": share_state(files.share),
+        "disk": agent.disk_line().removeprefix("disk: ") if exists else None,
     }

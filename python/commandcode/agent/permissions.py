@@ -15,6 +15,10 @@ launch flag): `bypassPermissions` runs everything no deny rule stops; `plan` run
 for those. Reads inside the working directory always run; a read or edit outside it, and every
 `bash` command, needs an allow rule, a grant or an answer.
 
+The session's scratchpad (`scratchpad`, workspace/scratchpad.py): reads and edits of files inside
+it run without asking, in every mode but plan (which changes no file); deny and ask rules that
+match still win. Shell commands are judged as anywhere else.
+
 A compound command (`a && b; c | d`) is judged part by part: it runs when every part is
 allowed, and "don't ask again" saves one rule per part that was not (never the whole line, which
 would never match again). A part with a command substitution is asked every time.
@@ -176,7 +180,8 @@ class Policy:
     """The permission decisions of one turn (settings read once, when the turn starts)."""
 
     def __init__(self, cwd: Path, *, mode: str | None = None, ask: AskPermission | None = None,
-                 grants: Grants | None = None, notify: Callable[[str], None] | None = None) -> None:
+                 grants: Grants | None = None, notify: Callable[[str], None] | None = None,
+                 scratchpad: str | None = None) -> None:
         settings = load_settings(cwd)
         self.cwd = os.path.realpath(cwd)
         self.root = os.path.realpath(repository_root(cwd))
@@ -190,6 +195,7 @@ class Policy:
         self.ask = ask
         self.grants = grants if grants is not None else Grants()
         self.notify = notify
+        self.scratchpad = os.path.realpath(scratchpad) if scratchpad else None  # reads and writes there: no prompt
 
     # The gate the turn calls ----------------------------------------------------------------
 
@@ -249,7 +255,7 @@ class Policy:
         def matches(rule: Rule) -> bool:
             return rule.matches_path(path, self.cwd, self.root)
 
-        if self._granted(kind, matches):
+        if self._granted(kind, matches) or (self.scratchpad is not None and _inside(path, self.scratchpad)):
             return None
         inside = _inside(path, self.cwd)
         if inside and (kind == "read" or self.mode == "acceptEdits" or self.ask is None):

@@ -47,6 +47,7 @@ from .providers.offline import OfflineModel
 from .session_navigation import NavigationMethods
 from .session_rewinds import RewindMethods
 from .summarize import Summarizer, offline_summary
+from .system_prompt import system_prompt
 from .turn import Conversation, TurnResult
 
 if TYPE_CHECKING:
@@ -130,7 +131,12 @@ class AgentSession(RewindMethods, NavigationMethods):
         if fork:
             if not (reference or continue_last):
                 raise UsageError("--fork-session needs a session to fork", hint="add -r REF or -c")
-            return cls.start(cwd, reference=reference, continue_last=continue_last, **options).fork()
+            source = cls.start(cwd, reference=reference, continue_last=continue_last, **options)
+            forked = source.fork()
+            from ..workspace.session_space import copy_for_fork  # the seed: a launch fork keeps the working files
+
+            copy_for_fork(source.session_id, forked.session_id, source.cwd, source.notify)
+            return forked
         if reference:
             return cls(resolve_session(reference, cwd), cwd, is_new=False, **options)
         if continue_last:
@@ -314,17 +320,17 @@ class AgentSession(RewindMethods, NavigationMethods):
             record_prompt(prompt)
         self.trace_id = new_trace_id()
         commits_before = writer.mark()[0]
+        space = self.tool_space()
         gate = Policy(self.cwd, mode=self.permission_mode, ask=self.ask_permission, grants=self.grants,
-                      notify=self.notify)
+                      notify=self.notify, scratchpad=space.scratchpad.path if space.scratchpad else None)
         for warning in set(gate.warnings) - self._warned:  # a wrong-typed rule: once per session
             self._warned.add(warning)
             self.notify(warning)
         auto_compact(self, on_event)
-        space = self.tool_space()
         conversation = Conversation(writer, self.model, self.cwd, self.messages, self.checkpoints(),
                                     effort=self.effort, gate=gate, on_event=on_event, cancel=cancel,
                                     entry_ids=self.entry_ids, view=fast_view(self), tool_env=space.env,
-                                    tool_guard=space.guard)
+                                    tool_guard=space.guard, system=system_prompt(str(self.cwd), space.prompt()))
         try:
             result = conversation.run_turn(prompt)
         except CommandcodeError:

@@ -73,7 +73,8 @@ class Conversation:
                  on_event: OnEvent | None = None, cancel: threading.Event | None = None,
                  entry_ids: list[str] | None = None,
                  view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
-                 tool_env: dict[str, str] | None = None, tool_guard: ToolGuard | None = None) -> None:
+                 tool_env: dict[str, str] | None = None, tool_guard: ToolGuard | None = None,
+                 system: str | None = None) -> None:
         self.writer = writer
         self.model = model
         self.cwd = cwd
@@ -87,6 +88,7 @@ class Conversation:
         self.view = view  # what the model is sent (fast compaction trims old tool output)
         self.tool_env = tool_env or {}  # added to the shell tool's environment ($COMMANDCODE_SCRATCHPAD)
         self.tool_guard = tool_guard  # refuses a call before it runs (worktree isolation): its text is the result
+        self.system = system  # the system prompt every model call gets (agent/system_prompt.py)
 
     def _append(self, message: dict[str, Any], **extra: Any) -> None:
         self.entry_ids.append(self.writer.append_message(message, **extra))
@@ -123,7 +125,7 @@ class Conversation:
             for _ in range(MAX_STEPS_PER_TURN):
                 step = self._mark()  # a step is whole (its tool calls and all their results) or not written
                 sent = self.view(self.messages) if self.view is not None else self.messages
-                reply = self.model.respond(sent, on_text=self._on_text, cancel=self.cancel)
+                reply = self.model.respond(sent, on_text=self._on_text, cancel=self.cancel, system=self.system)
                 self._record_reply(reply, result)
                 if not reply.tool_uses:
                     result.text = "\n".join(block.get("text", "") for block in reply.content if block.get("type") == "text")

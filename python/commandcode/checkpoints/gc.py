@@ -6,6 +6,8 @@ Marked (kept) are the objects named by
   against record kinds a parser of today skips, every 64-hex digest in any session sidecar
   under `projects/` (`sidecar_digests`);
 - any restore journal (`journals/*.json`): an interrupted restore reads its sources from the store;
+- any live root: the objects a running session's shell-tracking baseline counts on, which no
+  record names yet (`gc_roots.py`: a roots file per process, kept while its lock is held);
 - any session archive: the shared objects an archived session still references stay in the
   store; each archive `archives/<project>/<sid>.ccarchive` has them listed, one a line, in
   `<sid>.ccarchive.refs`, written before the archive and removed after it.
@@ -35,6 +37,7 @@ from pathlib import Path
 from ..config.paths import ARCHIVE_REFS_SUFFIX, archives_dir, data_dir, objects_dir, projects_dir
 from ..errors import CommandcodeError
 from ..storage.regular import read_if_exists
+from .gc_roots import live_root_ids
 from .store import GC_LOCK_NAME
 from .sweep import SWEEP_GRACE_SECONDS, referenced_objects
 
@@ -126,6 +129,7 @@ def marked(extra_referenced: Iterable[str] = ()) -> set[str]:
     keep |= journal_references()
     keep |= archived_references()
     keep |= sidecar_digests()
+    keep |= live_root_ids(objects_dir())  # what running sessions' shell tracking counts on
     keep.update(extra_referenced)
     return keep
 

@@ -12,6 +12,9 @@ repository), regular files under the 10 MB cap, at most `checkpoints.trackShellM
   `-p`) and the cache brought current; **after it**, a second stat pass (with a fresh listing,
   for created files) finds what the command created, changed or deleted. Their previous bytes
   are already stored, so the manager records them like edit-tool backups (`source: "shell"`).
+- **GC roots**: every object the cache counts on is a live root of the store's garbage
+  collection while this process runs (`gc_roots.py`), however old it is: a record names it only
+  once a command changes its file.
 - **Limits**: more files than the maximum, or a store past `checkpoints.maxStoreBytes`, pause
   tracking for the session with one notice; a turn never fails because of tracking.
 """
@@ -27,6 +30,7 @@ from pathlib import Path
 
 from ..config.paths import data_dir
 from . import store as backups
+from .gc_roots import LiveRoots
 
 StatKey = tuple[int, int, int, int]
 """(size, mtime_ns, inode, mode) of a regular file (a `chmod` changes only the mode)."""
@@ -85,6 +89,7 @@ class ShellTracker:
         self._git: bool | None = None
         self._excluded = os.path.abspath(data_dir())
         self._tree: dict[str, tuple[int, list[str], list[str]]] = {}  # folder → (mtime_ns, files, folders)
+        self.roots = LiveRoots(store.root)  # the baseline's objects stay collectable only once no record needs them
 
     # ---- listing
 
@@ -168,9 +173,10 @@ class ShellTracker:
             self._thread = None
 
     def stop(self) -> None:
-        """Stops a background pass at the next file (process exit)."""
+        """Stops a background pass at the next file (process exit); the roots file goes."""
         self._stop = True
         self.wait()
+        self.roots.close()
 
     def _refresh_quietly(self) -> None:
         try:
@@ -219,6 +225,11 @@ class ShellTracker:
         except OSError:
             return None  # vanished or unreadable meanwhile: the next pass sees it again
         if snapshot.kind != "regular" or snapshot.content_id is None:
+            return None
+        try:
+            self.roots.add([snapshot.content_id])  # a GC root while this process runs
+        except OSError as error:
+            self._pause(f"the store's roots file cannot be written ({error.strerror or error})")
             return None
         if snapshot.stored_now and self._stored_bytes is not None:
             self._stored_bytes += snapshot.size or 0

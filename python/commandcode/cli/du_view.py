@@ -1,5 +1,6 @@
 """`commandcode sessions du`: the footprint report (`workspace.footprint`) as a table or JSON,
-with what `sweep --dry-run` would free."""
+with what `sweep --dry-run` would free. `blobs` are the raw sha256 backups in `file-history/`
+(hard links to one shared copy: a blob linked from several sessions is counted once, apart)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from .output import handle_errors, print_json, safe, stdout
 
-_KINDS = ("transcript", "sidecars", "index", "objects", "scratchpad")
+_KINDS = ("transcript", "sidecars", "index", "objects", "blobs", "scratchpad")
 
 
 def _would_free() -> dict[str, Any]:
@@ -53,17 +54,15 @@ def du_view(all_projects: bool, as_json: bool) -> None:
         top = _table("session", "project", *_KINDS, "shared", "total", text_columns=2)
         for row in report["top_sessions"]:
             top.add_row(row["id"][:8], safe(row["project"], one_line=True), *(human(row[kind]) for kind in _KINDS),
-                        human(row["shared_objects"]), human(row["total"]))
+                        human(row["shared_objects"] + row["shared_blobs"]), human(row["total"]))
         stdout.print()
         stdout.print(top)
     free = report["sweep_would_free"]
     stdout.print()
     stdout.print(f"checkpoint objects shared by several sessions: {human(report['shared_objects'])} (counted once); "
                  f"object store {human(report['store'])}")
-    if report["raw_blob_files"]:
-        stdout.print(f"the real CLI's raw backups (checkpoints.compatibleBackups): {human(report['raw_blobs'])} in "
-                     f"{report['raw_blob_files']} shared {'copy' if report['raw_blob_files'] == 1 else 'copies'}, hard-linked into each session's file-history "
-                     "(counted once)")
+    stdout.print(f"raw sha256 blobs (file-history, the real CLI's format) shared by several sessions: "
+                 f"{human(report['shared_blobs'])} (counted once)")
     stdout.print(f"data dir {safe(report['data_dir'], one_line=True)}: {human(report['data_dir_total'])}")
     if free["disabled_by"]:
         stdout.print(f"sweep: off ({free['disabled_by']})")

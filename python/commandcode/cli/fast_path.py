@@ -2,7 +2,7 @@
 
 Importing typer (and its click) costs about 90 ms on these machines, several times a warm open
 of a 1 GB session (~6 ms over interpreter start). So `main()` first offers the argv here: when it
-is exactly one of `FAST_COMMANDS` (the command words, then only known flags and the right number
+is exactly one of `FAST_COMMANDS` (`sessions context|show|list|search|du`) (the command words, then only known flags and the right number
 of plain positional arguments), the same view function the typer command calls runs directly.
 Anything else (`--help`, an unknown or misspelt option, `--`, `=`, a positional that starts with
 `-`, a missing or extra argument) is left to typer, which parses it and prints its own usage
@@ -28,6 +28,7 @@ FAST_COMMANDS: dict[tuple[str, ...], FastCommand] = {
     ("sessions", "search"): ("search_view", ("query",), {"--all-projects": "all_projects", "--deep": "deep",
                                                           "--newest": "newest", "--json": "as_json"},
                              {"--limit": ("limit", "int")}),
+    ("sessions", "du"): ("du_view", (), {"--all-projects": "all_projects", "--json": "as_json"}, {}),
 }
 
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..agent.runtime import AgentSession
 from .output import handle_errors, print_json, safe, stdout
 
 
 @handle_errors
 def rename_view(ref: str, name: str, as_json: bool = False) -> None:
     """Names a session (unique in its project, at most 200 characters)."""
+    from ..agent.runtime import AgentSession  # the agent only for the command that runs (start-up of the rest)
     from .run import from_argv
 
     with AgentSession.for_reference(ref) as agent:
@@ -50,6 +50,7 @@ def status_lines(status: dict[str, Any]) -> list[tuple[str, str]]:
         ("trace", status["current_trace_id"] or (status["trace_ids"][-1] if status["trace_ids"] else "-")),
         ("scratchpad", status["scratchpad"] or "(none)"),
         ("share", _share_line(status["share"])),
+        ("disk", status.get("disk") or "(nothing on disk yet)"),
     ]
     return [(label, str(value)) for label, value in rows]
 
@@ -67,6 +68,8 @@ def _share_line(share: dict[str, Any]) -> str:
 @handle_errors
 def status_view(ref: str, as_json: bool = False) -> None:
     """One session's status: what `/status` shows in the shell."""
+    from ..agent.runtime import AgentSession
+
     agent = AgentSession.for_reference(ref)
     status = agent.status()
     if as_json:

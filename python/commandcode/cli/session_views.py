@@ -326,3 +326,11 @@ def tree_view(ref: str, as_json: bool = False, offset: int = 0, limit: int = 0, 
             stack.extend((node if len(kids) > 1 else parent_node, child) for child in kids)
         starts = [row for row in pending if row.line not in shown][:1]
     stdout.print(root)
+
+
+@handle_errors
+def du_view(all_projects: bool = False, as_json: bool = False) -> None:
+    """`sessions du` on the fast path (`cli/du_view.py` has the report)."""
+    from . import du_view as du
+
+    du.du_view(all_projects, as_json)

@@ -84,6 +84,7 @@ def root(
 
         launch = Launch()
         launch.name, launch.resume, launch.continue_last, launch.no_session = name, resume, continue_last, no_session
+        launch.worktree = worktree
         launch.model = None if model == "offline" else model
         run_shell(launch)
         raise typer.Exit()

@@ -46,7 +46,34 @@ def settings_path(layer: str, cwd: str | os.PathLike[str] | None = None) -> Path
         return Path(data_root(), "settings.json")
     if layer not in _PROJECT_FILES:
         raise SettingsError(f"unknown settings layer {layer!r}", hint=f"use one of: {', '.join(LAYERS)}")
-    return Path(repository_root(current_dir() if cwd is None else cwd), SETTINGS_FOLDER, _PROJECT_FILES[layer])
+    root = repository_root(current_dir() if cwd is None else cwd)
+    return Path(session_worktree_main(root) or root, SETTINGS_FOLDER, _PROJECT_FILES[layer])
+
+
+def session_worktree_main(root: str) -> str | None:
+    """The main checkout when `root` is one of our session worktrees
+    (`<main>/.commandcode/worktrees/<name>`, whose `.git` file points into `<main>/.git/worktrees/`),
+    else None. A session there reads and saves the main checkout's project settings, so a saved
+    permission answer applies to the repository and outlives the worktree (docs/format.md §17).
+    Read from the files alone (no git process): settings are read before every turn."""
+    parent = os.path.dirname(root)
+    if os.path.basename(parent) != "worktrees" or os.path.basename(os.path.dirname(parent)) != SETTINGS_FOLDER:
+        return None
+    main = os.path.dirname(os.path.dirname(parent))
+    marker = os.path.join(root, ".git")
+    try:
+        if os.path.islink(marker) or not os.path.isfile(marker):
+            return None
+        with open(marker, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(4096)
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    gitdir = os.path.join(root, text[len("gitdir:"):].strip())  # an absolute gitdir stays as it is
+    if os.path.realpath(os.path.dirname(gitdir)) != os.path.realpath(os.path.join(main, ".git", "worktrees")):
+        return None
+    return main
 
 
 def current_dir() -> str:

@@ -415,7 +415,7 @@ class InteractiveShell:
         self.refresh_status()
 
 
-def _start_agent(launch: Any) -> AgentSession:
+def _start_agent(launch: Any, cwd: Path) -> AgentSession:
     from ..agent.providers.registry import resolve_model
     from ..agent.runtime import AgentSession
 
@@ -426,7 +426,7 @@ def _start_agent(launch: Any) -> AgentSession:
         sys.stderr.write(f"warning: {text}\n")
 
     model = resolve_model(launch.model, warn=warn) if launch.model else None
-    return AgentSession.start(Path.cwd(), reference=launch.resume or launch.session, continue_last=launch.continue_last,
+    return AgentSession.start(cwd, reference=launch.resume or launch.session, continue_last=launch.continue_last,
                               persist=not launch.no_session, model=model, entrypoint=None, notify=warn,
                               permission_mode=launch.mode, fork=launch.fork_session)
 
@@ -442,8 +442,11 @@ def run_shell(launch: Any) -> int:
         raise fail(str(error), error.hint, code=2) from None
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise fail("the interactive shell needs a terminal", "for a headless turn use: commandcode -p PROMPT", code=2)
+    from .workspace_hooks import enter_worktree
+
     try:
-        agent = _start_agent(launch)  # with --fork-session, a fork (a new process: no session grants carry over)
+        cwd, made = enter_worktree(launch)  # -w: the session starts in a new session worktree
+        agent = _start_agent(launch, cwd)  # with --fork-session, a fork (a new process: no session grants carry over)
         agent.__enter__()
     except CommandcodeError as error:
         raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
@@ -455,24 +458,31 @@ def run_shell(launch: Any) -> int:
                 agent.rename(launch.name)
         except CommandcodeError as error:
             raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
-        return _run_entered(agent, launch)
+        return _run_entered(agent, launch, made)
     finally:
         agent.close()
 
 
-def _run_entered(agent: AgentSession, launch: Any) -> int:
+def _run_entered(agent: AgentSession, launch: Any, made: Any = None) -> int:
+    from .workspace_hooks import finish_worktrees, start_auto_sweep
+
+    start_auto_sweep(agent.cwd)  # at most once a day, in the background
     status_command = _status_command(agent)
     shell = InteractiveShell(agent, status_command=status_command)
     terminal.set_title(agent.name or "commandcode")
     if not agent.is_new:
         shell.notice(f"resumed session {agent.session_id}" + (f" ({agent.name})" if agent.name else ""))
         shell.rearm_share()
+    if made is not None:
+        shell.notice(f"working in the worktree {made.path} on branch {made.branch}; "
+                     "tool calls into the main checkout are refused")
     if launch.resume == "":  # a bare -r: the picker (/resume) chooses, in a new session until it does
         shell.run_slash(shell.commands["resume"], "")
     shell.run()
     agent = shell.agent
     if agent.exists_on_disk and agent.persist:
         shell.notice(f"session {agent.session_id} saved; resume it with: commandcode -r {agent.session_id}")
+    finish_worktrees(shell, made)  # a clean generated worktree goes; one holding work asks
     return 0
 
 

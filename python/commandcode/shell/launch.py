@@ -6,7 +6,8 @@ subcommand, no `-p`, no `--help`/`--version`), else None (typer takes it: subcom
 and anything this parser does not know, which typer then refuses as a usage error). Flags:
 `-n/--name NAME`, `--no-session`, `-r/--resume [REF]`, `--sessions [REF]`, `-c/--continue`,
 `--session PATH|PREFIX`, `--fork-session`, `--model M`, `--effort E`, `--permission-mode MODE`,
-`--yolo` (alias `--dangerously-skip-permissions`). `check()` refuses the combinations that make
+`--yolo` (alias `--dangerously-skip-permissions`), `-w/--worktree [NAME]` (the shell starts in a
+session worktree it creates; a bare flag generates the name). `check()` refuses the combinations that make
 no sense, one line each (a `UsageError`, exit 2).
 """
 
@@ -17,7 +18,7 @@ from ..errors import UsageError
 _NOT_SHELL = frozenset({"-p", "--print", "-h", "--help", "--version", "--output-format"})
 _VALUE = {"-n": "name", "--name": "name", "--session": "session", "--model": "model", "--effort": "effort",
           "--permission-mode": "permission_mode"}
-_OPTIONAL_VALUE = {"-r": "resume", "--resume": "resume", "--sessions": "resume"}
+_OPTIONAL_VALUE = {"-r": "resume", "--resume": "resume", "--sessions": "resume", "-w": "worktree", "--worktree": "worktree"}
 _FLAGS = {"--no-session": "no_session", "-c": "continue_last", "--continue": "continue_last",
           "--fork-session": "fork_session", "--yolo": "yolo", "--dangerously-skip-permissions": "yolo"}
 
@@ -36,6 +37,7 @@ class Launch:
         self.effort: str | None = None
         self.permission_mode: str | None = None
         self.yolo = False
+        self.worktree: str | None = None  # -w/--worktree: a name, or "" for a generated one
 
     def check(self) -> None:
         """Refuses flag combinations that cannot go together.
@@ -93,12 +95,13 @@ def parse_launch(argv: list[str]) -> Launch | None:
             setattr(launch, _VALUE[flag], value)
         elif flag in _OPTIONAL_VALUE:
             if has_inline:
-                launch.resume = inline
+                value = inline
             elif index + 1 < len(argv) and not argv[index + 1].startswith("-"):
                 index += 1
-                launch.resume = argv[index]
+                value = argv[index]
             else:
-                launch.resume = ""
+                value = ""
+            setattr(launch, _OPTIONAL_VALUE[flag], value)
         elif flag in _FLAGS and not has_inline:
             setattr(launch, _FLAGS[flag], True)
         else:

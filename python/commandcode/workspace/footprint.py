@@ -1,13 +1,13 @@
 """The disk footprint of sessions: `commandcode sessions du` and the current session's `/status` line.
 
-Per session: transcript bytes, sidecars (meta, checkpoints, share, legacy backups, the real CLI's
-blobs), the index sidecar, the store objects its checkpoints reference — an object referenced by
-one session is that session's, one referenced by several is counted once, under `shared` — and
-its scratchpad. Per project: the sums and the archives. Then the raw blobs that
-`checkpoints.compatibleBackups` keeps for the real CLI (one shared copy per content in
-`raw-objects/`, hard-linked into each session's `file-history/<sid>/`: counted once, there, and
-not again as any session's sidecar), the data dir's total (every file under it, each inode once,
-as `du` counts them) and what `sweep --dry-run` would free.
+Per session: transcript bytes, sidecars (meta, checkpoints, share, legacy backups), the index
+sidecar, the store objects its checkpoints reference — an object referenced by one session is that
+session's, one referenced by several is counted once, under `shared` — the raw sha256 blobs of
+`file-history/<sid>/` (the real CLI's, and ours with `checkpoints.compatibleBackups`: hard links
+to one shared copy in `raw-objects/`), attributed the same way by inode, so a blob linked from
+several sessions is counted once, under `shared_blobs` — and its scratchpad. Per project: the
+sums and the archives. Then the data dir's total (every file under it, a file with several hard
+links once, as `du` counts them) and what `sweep --dry-run` would free.
 """
 
 from __future__ import annotations
@@ -17,14 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..catalog.listing import project_dirs, transcripts_in
-from ..checkpoints.compatible import raw_objects_dir
 from ..checkpoints.records import read_checkpoints
 from ..config.paths import ARCHIVE_SUFFIX, archives_dir, data_dir, objects_dir
 from ..errors import CheckpointError
 from ..sessions.files import SessionFiles
 from ..sessions.format import read_header_cwd
 from .parts import index_part, sidecar_parts, size_of
-from .scratchpad import folder_bytes, regular_files, scratchpad_path
+from .scratchpad import folder_bytes, scratchpad_path
 
 TOP_SESSIONS = 10
 
@@ -40,17 +39,21 @@ class SessionUsage:
     index: int = 0
     objects: int = 0  # referenced by this session only
     shared_objects: int = 0  # referenced by this one and others (each counted once, in the totals apart)
+    blobs: int = 0  # raw sha256 blobs (file-history) no other session links
+    shared_blobs: int = 0  # raw blobs linked from this one and others
     scratchpad: int = 0
     references: set[str] = field(default_factory=set)
+    blob_inodes: dict[tuple[int, int], int] = field(default_factory=dict)  # (device, inode) -> bytes
 
     @property
     def total(self) -> int:
-        return self.transcript + self.sidecars + self.index + self.objects + self.scratchpad
+        return self.transcript + self.sidecars + self.index + self.objects + self.blobs + self.scratchpad
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "project": self.project, "transcript": self.transcript, "sidecars": self.sidecars,
                 "index": self.index, "objects": self.objects, "shared_objects": self.shared_objects,
-                "scratchpad": self.scratchpad, "total": self.total}
+                "blobs": self.blobs, "shared_blobs": self.shared_blobs, "scratchpad": self.scratchpad,
+                "total": self.total}
 
 
 @dataclass
@@ -64,7 +67,7 @@ class ProjectUsage:
         return int(sum(getattr(session, kind) for session in self.sessions))
 
     def to_json(self) -> dict[str, Any]:
-        kinds = ("transcript", "sidecars", "index", "objects", "scratchpad")
+        kinds = ("transcript", "sidecars", "index", "objects", "blobs", "scratchpad")
         return {"project": self.name, "sessions": len(self.sessions), **{kind: self.total(kind) for kind in kinds},
                 "archives": self.archives, "archive_files": self.archive_files,
                 "total": sum(self.total(kind) for kind in kinds) + self.archives}
@@ -77,26 +80,14 @@ def _object_size(object_id: str) -> int:
         return 0
 
 
-def _linked_raw_blob(path: object, files: SessionFiles) -> bool:
-    """Whether `path` is a `file-history/` blob hard-linked to a shared raw copy (counted there)."""
-    try:
-        return os.path.dirname(str(path)) == str(files.file_history) and os.lstat(str(path)).st_nlink > 1
-    except OSError:
-        return False
-
-
-def disk_bytes(path: str) -> tuple[int, int]:
-    """The bytes and count of the regular files under `path`, each inode once (hard links are
-    one file, as `du` counts them); symlinks are not followed."""
-    sizes = {(status.st_dev, status.st_ino): status.st_size for status in regular_files(path)}
-    return sum(sizes.values()), len(sizes)
-
-
 def session_usage(files: SessionFiles) -> SessionUsage:
     """One session's bytes, its objects not yet split into own and shared."""
     usage = SessionUsage(files.session_id, os.path.basename(files.folder))
     usage.transcript = size_of([files.transcript])
-    usage.sidecars = size_of([path for path in sidecar_parts(files) if not _linked_raw_blob(path, files)])
+    history = str(files.file_history)
+    parts = sidecar_parts(files)
+    usage.sidecars = size_of([path for path in parts if str(path.parent) != history])
+    usage.blob_inodes = _inodes([path for path in parts if str(path.parent) == history])
     usage.index = size_of([index_part(files)])
     try:
         usage.references = {item.store_object for record in read_checkpoints(files.checkpoints) for item in record.files
@@ -109,21 +100,49 @@ def session_usage(files: SessionFiles) -> SessionUsage:
     return usage
 
 
-def _split_objects(sessions: list[SessionUsage], counts: dict[str, int]) -> int:
-    """Attributes each object to its one session, or to `shared`; returns the shared bytes."""
+def _inodes(paths: list[Any]) -> dict[tuple[int, int], int]:
+    found: dict[tuple[int, int], int] = {}
+    for path in paths:
+        try:
+            status = os.lstat(path)
+        except OSError:
+            continue
+        found[(status.st_dev, status.st_ino)] = status.st_size
+    return found
+
+
+def _split_objects(sessions: list[SessionUsage]) -> tuple[int, int]:
+    """Attributes each object and each raw blob to its one session, or to `shared`; returns the
+    shared bytes of each (every shared one counted once)."""
+    counts: dict[str, int] = {}
+    blob_counts: dict[tuple[int, int], int] = {}
+    for usage in sessions:
+        for object_id in usage.references:
+            counts[object_id] = counts.get(object_id, 0) + 1
+        for inode in usage.blob_inodes:
+            blob_counts[inode] = blob_counts.get(inode, 0) + 1
+    sizes = {object_id: _object_size(object_id) for object_id in counts}
     shared: set[str] = set()
+    shared_blobs: dict[tuple[int, int], int] = {}
     for usage in sessions:
         for object_id in usage.references:
             if counts[object_id] > 1:
-                usage.shared_objects += _object_size(object_id)
+                usage.shared_objects += sizes[object_id]
                 shared.add(object_id)
             else:
-                usage.objects += _object_size(object_id)
-    return sum(_object_size(object_id) for object_id in shared)
+                usage.objects += sizes[object_id]
+        for inode, size in usage.blob_inodes.items():
+            if blob_counts[inode] > 1:
+                usage.shared_blobs += size
+                shared_blobs[inode] = size
+            else:
+                usage.blobs += size
+    return sum(sizes[object_id] for object_id in shared), sum(shared_blobs.values())
 
 
 def tree_bytes(path: str) -> int:
-    return folder_bytes(path) if os.path.isdir(path) else 0
+    """The bytes of the regular files under `path`, a file with several hard links once (`du -sb`)."""
+    return folder_bytes(path, links_once=True) if os.path.isdir(path) else 0
 
 
 def footprint(cwd: str, *, all_projects: bool) -> dict[str, Any]:
@@ -131,11 +150,7 @@ def footprint(cwd: str, *, all_projects: bool) -> dict[str, Any]:
     (sharing is global), shown for the projects asked for."""
     every = [session_usage(SessionFiles.for_transcript(path))
              for folder in project_dirs(all_projects=True, cwd=cwd) for path in sorted(transcripts_in(folder))]
-    counts: dict[str, int] = {}
-    for usage in every:
-        for object_id in usage.references:
-            counts[object_id] = counts.get(object_id, 0) + 1
-    shared_bytes = _split_objects(every, counts)
+    shared_bytes, shared_blob_bytes = _split_objects(every)
     wanted = {folder.name for folder in project_dirs(all_projects=all_projects, cwd=cwd)}
     projects: dict[str, ProjectUsage] = {}
     for usage in every:
@@ -148,21 +163,20 @@ def footprint(cwd: str, *, all_projects: bool) -> dict[str, Any]:
             project = projects.setdefault(name, ProjectUsage(name, []))
             project.archives, project.archive_files = size_of(archives), len(archives)
     shown = [usage for project in projects.values() for usage in project.sessions]
-    raw_bytes, raw_files = disk_bytes(str(raw_objects_dir()))
     top = sorted(shown, key=lambda usage: usage.total, reverse=True)[:TOP_SESSIONS]
     return {"projects": [projects[name].to_json() for name in sorted(projects)],
             "top_sessions": [usage.to_json() for usage in top],
-            "shared_objects": shared_bytes,
+            "shared_objects": shared_bytes, "shared_blobs": shared_blob_bytes,
             "store": tree_bytes(str(objects_dir())),
-            "raw_blobs": raw_bytes, "raw_blob_files": raw_files,
-            "data_dir": str(data_dir()), "data_dir_total": disk_bytes(str(data_dir()))[0]}
+            "data_dir": str(data_dir()), "data_dir_total": tree_bytes(str(data_dir()))}
 
 
 def status_line(files: SessionFiles) -> str:
     """The current session's footprint for `/status`, e.g. `disk: 1.2 MB transcript · 40.0 kB
-    sidecars · 3.4 MB checkpoints · 12.0 kB scratchpad` (its objects, shared ones included)."""
+    sidecars · 3.4 MB checkpoints · 12.0 kB scratchpad` (its store objects and raw blobs, shared
+    ones included)."""
     usage = session_usage(files)
-    checkpoints = sum(_object_size(object_id) for object_id in usage.references)
+    checkpoints = sum(_object_size(object_id) for object_id in usage.references) + sum(usage.blob_inodes.values())
     parts = [f"{human(usage.transcript)} transcript", f"{human(usage.sidecars + usage.index)} sidecars",
              f"{human(checkpoints)} checkpoints"]
     if usage.scratchpad:

@@ -198,10 +198,13 @@ def is_in_scratchpad(target: str | os.PathLike[str], scratchpad: str | None) -> 
 
 
 def scratchpad_prompt(path: str) -> str:
-    """How the model is told about its scratchpad (for the system prompt)."""
-    return (f"Scratchpad: {path} (also $COMMANDCODE_SCRATCHPAD) is this session's private temp folder for "
+    """How the model is told about its scratchpad (for the system prompt): the first line is
+    `Scratchpad: <path>` (`agent.system_prompt.SCRATCHPAD_LINE`)."""
+    return (f"Scratchpad: {path}\n"
+            "That folder (also $COMMANDCODE_SCRATCHPAD in shell commands) is this session's private temp folder for "
             "intermediate files — notes, throwaway scripts, generated data — that do not belong in the project. "
-            "Reading and writing there needs no permission. It is deleted with the session and after 30 days.")
+            "Reading and writing files there needs no permission. It is deleted with the session and after 30 days; "
+            "keep deliverables in the project.")
 
 
 # --------------------------------------------------------------------------------------------
@@ -311,21 +314,25 @@ def delete_scratchpad(session_id: str, cwd: str) -> int:
     return _remove_session_folder(project_scratch_dir(cwd), session_id)
 
 
-def regular_files(path: str) -> Iterator[os.stat_result]:
-    """The `lstat` of every regular file under `path` (symlinks not followed)."""
+def folder_bytes(path: str, *, links_once: bool = False) -> int:
+    """The bytes of the regular files under `path` (symlinks not followed); with `links_once`, a
+    file with several hard links counts once (as `du -sb` counts)."""
+    seen: set[tuple[int, int]] = set()
+    total = 0
     for folder, _, names in os.walk(path):
         for name in names:
             try:
                 status = os.lstat(os.path.join(folder, name))
             except OSError:
                 continue
-            if stat.S_ISREG(status.st_mode):
-                yield status
-
-
-def folder_bytes(path: str) -> int:
-    """The bytes of the regular files under `path` (symlinks not followed)."""
-    return sum(status.st_size for status in regular_files(path))
+            if not stat.S_ISREG(status.st_mode):
+                continue
+            if links_once and status.st_nlink > 1:
+                if (status.st_dev, status.st_ino) in seen:
+                    continue
+                seen.add((status.st_dev, status.st_ino))
+            total += status.st_size
+    return total
 
 
 def _newest_mtime(path: str) -> float:

@@ -5,7 +5,8 @@ sweeps this project's scratchpads untouched for 30 days, as the real CLI does at
 the worktree the session runs in, and returns a `ToolSpace`: the environment the shell tool adds
 (`$COMMANDCODE_SCRATCHPAD`), the guard every tool call passes (`isolation.check_tool_call`, only in
 a worktree) and the lines that tell the model about its scratchpad. The agent's runtime calls it
-once per session and hands `env` and `guard` to the tool runner.
+once per session and hands `env` and `guard` to the tool runner. `copy_for_fork` copies the
+scratchpad into a fork made at launch.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from ..config.settings import load_settings
 from ..errors import SettingsError
 from .isolation import check_tool_call
-from .scratchpad import Scratchpad, provision, sweep_scratchpads
+from .scratchpad import Scratchpad, copy_scratchpad, provision, sweep_scratchpads
 from .worktrees import Worktree, worktree_of
 
 Guard = Callable[[str, dict[str, Any], Path], "str | None"]
@@ -42,16 +43,33 @@ class ToolSpace:
         return self.scratchpad.prompt() if self.scratchpad is not None else None
 
 
+def _disabled(folder: str, notify: Callable[[str], None]) -> bool:
+    try:
+        return load_settings(folder).disable_scratchpad
+    except SettingsError as error:
+        notify(f"{error}; the scratchpad is off for this session")
+        return True
+
+
+def copy_for_fork(source_id: str, fork_id: str, cwd: str | os.PathLike[str], notify: Callable[[str], None]) -> bool:
+    """A fork made at launch (`--fork-session`) gets a copy of its source's scratchpad (as the
+    seed says; the real CLI 1.64 copies none), unless the settings turn scratchpads off.
+    Fail-open: an unsafe folder is one notice and the fork runs with an empty scratchpad."""
+    folder = os.path.abspath(os.fspath(cwd))
+    if _disabled(folder, notify):
+        return False
+    try:
+        return copy_scratchpad(source_id, fork_id, folder, notify=notify)
+    except OSError as error:
+        notify(f"the scratchpad of {source_id} was not copied: {error.strerror or error}")
+        return False
+
+
 def prepare(session_id: str, cwd: str | os.PathLike[str], notify: Callable[[str], None]) -> ToolSpace:
     """The `ToolSpace` of a session starting in `cwd`. Fail-open: a settings file that cannot be
     read, or an unsafe scratchpad folder, is one notice and the session runs without a scratchpad."""
     folder = os.path.abspath(os.fspath(cwd))
-    try:
-        disabled = load_settings(folder).disable_scratchpad
-    except SettingsError as error:
-        notify(f"{error}; the scratchpad is off for this session")
-        disabled = True
-    scratchpad = provision(session_id, folder, disabled=disabled, notify=notify)
+    scratchpad = provision(session_id, folder, disabled=_disabled(folder, notify), notify=notify)
     if scratchpad is not None:
         sweep_scratchpads(keep=frozenset({session_id}), cwd=folder)  # this project's, over 30 days old
     space = ToolSpace(scratchpad, worktree_of(folder))

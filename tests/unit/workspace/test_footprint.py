@@ -78,7 +78,8 @@ def test_status_line(home: Path, workdir: Path) -> None:
     line = status_line(SessionFiles.for_transcript(transcript))
     assert line.startswith("disk: ") and f"{human(transcript.stat().st_size)} transcript" in line
     assert "checkpoints" in line and "0 B checkpoints" not in line
-    shutil.rmtree(home / "objects")
+    shutil.rmtree(home / "objects")  # the store copies and the raw sha256 blobs are the checkpoints' bytes
+    shutil.rmtree(home / "file-history")
     os.sync()
     assert "0 B checkpoints" in status_line(SessionFiles.for_transcript(transcript))
     assert human(999) == "999 B" and human(1500) == "1.5 kB" and human(2_500_000) == "2.5 MB"

@@ -1,6 +1,6 @@
 """`sessions du` and the raw blobs `checkpoints.compatibleBackups` keeps for the real CLI: one
 shared copy per content, hard-linked into each session's `file-history/<sid>/`, is shown once
-(its own line and JSON keys), not again as each session's sidecar, and the data dir's total
+(`shared_blobs`), not again as each session's sidecar, and the data dir's total
 counts each inode once, as `du` does."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def test_shared_raw_copies_are_counted_once(home: Path, workdir: Path) -> None:
     links = [home / "file-history" / transcript.stem / digest for transcript in sessions]
     assert shared.stat().st_nlink == 3 and all(os.path.samefile(link, shared) for link in links)
     report = run_json(["sessions", "du", "--json"], workdir, home)
-    assert report["raw_blobs"] == len(content) and report["raw_blob_files"] == 1
+    assert report["shared_blobs"] == len(content)
     rows = {row["id"]: row for row in report["top_sessions"]}
     for transcript in sessions:
         own = sum(transcript.with_name(transcript.stem + suffix).stat().st_size
@@ -43,10 +43,10 @@ def test_shared_raw_copies_are_counted_once(home: Path, workdir: Path) -> None:
     naive = sum(path.stat().st_size for path in home.rglob("*") if path.is_file() and not path.is_symlink())
     assert report["data_dir_total"] == _du_total(home) == naive - 2 * len(content)
     text = run_cli(["sessions", "du"], workdir, home)
-    assert text.returncode == 0 and "raw backups" in text.stdout and "1 shared copy," in text.stdout
-    # a blob the real CLI wrote itself (no link) is its session's own sidecar
+    assert text.returncode == 0 and "raw sha256 blobs" in text.stdout
+    # a blob the real CLI wrote itself (no link) is its session's own blob, not shared
     links[0].unlink()
     links[0].write_bytes(content)
     mine = run_json(["sessions", "du", "--json"], workdir, home)
     row = next(row for row in mine["top_sessions"] if row["id"] == sessions[0].stem)
-    assert row["sidecars"] == rows[sessions[0].stem]["sidecars"] + len(content)
+    assert row["sidecars"] == rows[sessions[0].stem]["sidecars"] and row["blobs"] == len(content)

@@ -3,6 +3,9 @@
 A provider answers one step: given the context messages, the assistant's next content blocks
 and the usage of the call. Tool calls are `tool_use` blocks of the reply.
 
+`system` is the session's system prompt (`agent.system_prompt`: the working directory and the
+scratchpad); a provider sends it as its system message, None means the provider's default.
+
 Streaming and interruption: `respond(messages, on_text=..., cancel=...)` calls `on_text` with
 each text delta as it arrives, and when the `cancel` event is set it stops promptly (closing the
 connection of a streaming provider) and raises `errors.TurnInterrupted`. A provider raises
@@ -44,7 +47,7 @@ class Model(Protocol):
     context_window: int
 
     def respond(self, messages: list[dict[str, Any]], *, on_text: OnText | None = None,
-                cancel: threading.Event | None = None) -> ModelReply: ...
+                cancel: threading.Event | None = None, system: str | None = None) -> ModelReply: ...
 
 
 def check_cancel(cancel: threading.Event | None) -> None:

@@ -2,7 +2,8 @@
 
 A prompt line `call TOOL_NAME {JSON input}` makes the model call that tool with that input; the
 calls run one per model step, in the order written. After the last tool result the model answers
-with a short summary of what the tools did. A `call` line whose input is not a JSON object gets a
+with a short summary of what the tools did. It reads the session's system prompt for one thing:
+the scratchpad path, which it writes for `$COMMANDCODE_SCRATCHPAD` in a file tool's input. A `call` line whose input is not a JSON object gets a
 reply naming the line, and no tool runs. Any other prompt gets a short deterministic reply.
 Its summaries (compaction, rewinds) are `agent.summarize.offline_summary`.
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 from ...sessions.context import content_blocks, estimate_tokens
 from ..summarize import first_line as _first_line
+from ..system_prompt import scratchpad_in
 from .base import ModelReply, OnText, check_cancel
 
 MODEL_ID = "commandcode/offline"
@@ -87,10 +89,12 @@ class OfflineModel:
     context_window = CONTEXT_WINDOW
 
     def respond(self, messages: list[dict[str, Any]], *, on_text: OnText | None = None,
-                cancel: threading.Event | None = None) -> ModelReply:
-        """The next assistant step for this context; its text goes to `on_text` word by word."""
+                cancel: threading.Event | None = None, system: str | None = None) -> ModelReply:
+        """The next assistant step for this context; its text goes to `on_text` word by word.
+        The scratchpad the system prompt advertises stands in for `$COMMANDCODE_SCRATCHPAD` in
+        the file tools' inputs (the shell tool has it in its environment)."""
         check_cancel(cancel)
-        reply = self._respond(messages)
+        reply = self._respond(messages, scratchpad_in(system))
         if on_text is not None:
             for block in reply.content:
                 if block.get("type") == "text":
@@ -100,7 +104,7 @@ class OfflineModel:
         check_cancel(cancel)
         return reply
 
-    def _respond(self, messages: list[dict[str, Any]]) -> ModelReply:
+    def _respond(self, messages: list[dict[str, Any]], scratchpad: str | None = None) -> ModelReply:
         prompt, prompt_index = _last_prompt(messages)
         usage = {"inputTokens": estimate_tokens(messages), "outputTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0}
         try:
@@ -112,7 +116,8 @@ class OfflineModel:
         if len(results) < len(calls):
             call = calls[len(results)]
             call_id = f"call_{prompt_index:04d}_{len(results):03d}"
-            return self._reply([{"type": "tool_use", "id": call_id, "name": call.name, "input": call.input}], usage)
+            tool_input = call.input if call.name == "bash" else _with_scratchpad(call.input, scratchpad)
+            return self._reply([{"type": "tool_use", "id": call_id, "name": call.name, "input": tool_input}], usage)
         if calls:
             lines = [f"- {call.name}: {_first_line(_result_text(result))}" for call, result in zip(calls, results)]
             return self._reply([{"type": "text", "text": f"Ran {len(calls)} tool call(s):\n" + "\n".join(lines)}], usage)
@@ -124,6 +129,15 @@ class OfflineModel:
         usage = dict(usage)
         usage["outputTokens"] = estimate_tokens([{"content": content}])
         return ModelReply(content, usage)
+
+
+def _with_scratchpad(tool_input: dict[str, Any], scratchpad: str | None) -> dict[str, Any]:
+    """`tool_input` with `$COMMANDCODE_SCRATCHPAD` (or `${COMMANDCODE_SCRATCHPAD}`) in its string
+    values replaced by the advertised scratchpad path (unchanged without one)."""
+    if not scratchpad:
+        return tool_input
+    return {key: value.replace("${COMMANDCODE_SCRATCHPAD}", scratchpad).replace("$COMMANDCODE_SCRATCHPAD", scratchpad)
+            if isinstance(value, str) else value for key, value in tool_input.items()}
 
 
 def _result_text(result: dict[str, Any]) -> str:

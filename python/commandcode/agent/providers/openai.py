@@ -22,14 +22,13 @@ from typing import Any
 
 from ...config.env import provider_retries, provider_timeout_seconds
 from ...errors import ProviderError
+from ..system_prompt import system_prompt
 from ..tool_specs import openai_tools
 from .base import ModelReply, OnText, check_cancel
 from .config import ModelSpec, ProviderSpec, resolve_api_key
 from .openai_messages import ReplyBuilder, to_chat_messages, usage_record
 
 MAX_RETRY_AFTER_SECONDS = 60.0
-SYSTEM_PROMPT = ("You are Command Code, a coding agent working in {cwd}. Use the tools to read, write and edit "
-                 "files and to run shell commands; keep answers short.")
 SUMMARY_PROMPT = ("Summarize the conversation above for a continuation: the user's goal, what was asked, "
                   "what was done (files touched, commands run, decisions) and what is still open. "
                   "Write it as structured markdown with the headings **Goal**, **Progress**, **Files**, **Open**.")
@@ -67,7 +66,7 @@ class OpenAIChatModel:
                      system: str | None = None) -> dict[str, Any]:
         """The JSON body of one request."""
         body: dict[str, Any] = {"model": self.spec.name,
-                                "messages": to_chat_messages(messages, system or SYSTEM_PROMPT.format(cwd=os.getcwd())),
+                                "messages": to_chat_messages(messages, system or system_prompt(os.getcwd())),
                                 "stream": True, "stream_options": {"include_usage": True}}
         if tools:
             body["tools"] = openai_tools()
@@ -79,9 +78,9 @@ class OpenAIChatModel:
         return body
 
     def respond(self, messages: list[dict[str, Any]], *, on_text: OnText | None = None,
-                cancel: threading.Event | None = None) -> ModelReply:
-        """One model step (see the module docstring)."""
-        builder = self._call(self.request_body(messages), on_text, cancel)
+                cancel: threading.Event | None = None, system: str | None = None) -> ModelReply:
+        """One model step (see the module docstring); `system` is the session's system prompt."""
+        builder = self._call(self.request_body(messages, system=system), on_text, cancel)
         content, errors = builder.content()
         return ModelReply(content, usage_record(builder.usage, self.spec.cost), errors)
 

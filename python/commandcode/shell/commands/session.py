@@ -86,8 +86,8 @@ COMMANDS = [
                       "it); a new session has no file until its first reply."),
     SlashCommand("status", _status, "Model, context, cost, lineage, compaction, checkpoints",
                  help="Shows the session's id, path, name, cwd, model, effort, permission mode, context tokens "
-                      "and share of the window, cost, lineage, compaction totals, checkpoints, trace id and "
-                      "share state. `commandcode sessions status REF` prints the same."),
+                      "and share of the window, cost, lineage, compaction totals, checkpoints, trace id, "
+                      "share state and the disk footprint (transcript, sidecars, checkpoints, scratchpad). `commandcode sessions status REF` prints the same."),
     SlashCommand("trace", _trace, "Copy the current turn's trace id",
                  help="Copies the W3C trace id of the running turn (or the last one) to the clipboard; every "
                       "turn's id is kept in the session's meta (traceIds)."),
