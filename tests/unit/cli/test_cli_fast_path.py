@@ -87,8 +87,8 @@ def test_each_fast_command_matches_its_typer_declaration() -> None:
         assert all(getattr(param.type, "min", None) == 1 for param in value_options if param.type.name.startswith("int")), words
         view = getattr(session_views, view_name)
         parameters = view.__wrapped__.__code__.co_varnames[:view.__wrapped__.__code__.co_argcount]
-        assert set(positional_names) | set(flags.values()) | {name for name, _ in values.values()} | {"source"} \
-            == set(parameters), words
+        assert set(positional_names) | set(flags.values()) | {name for name, _ in values.values()} | \
+            ({"source"} if with_source else set()) == set(parameters), words
 
 
 def _both_paths(args: list[str], cwd: Path, data: Path) -> subprocess.CompletedProcess[str]:
