@@ -30,6 +30,7 @@ from typing import Any
 from ..errors import CheckpointError
 from ..sessions.files import SessionFiles
 from ..storage.ids import iso_now, new_uuid
+from . import shell_baseline
 from . import store as backups
 from .records import (
     SKIPPED_DISK_FULL,
@@ -215,9 +216,19 @@ class CheckpointManager:
     def track_shell(self, notify: Callable[[str], None]) -> None:
         """Starts tracking what `bash` calls change, when `checkpoints.trackShell` is on."""
         if self.shell is None:
-            self.shell = tracker_for(self.cwd, self.store, notify)
+            sidecar = self.files.directory / (self.files.session_id + shell_baseline.SUFFIX)
+            self.shell = tracker_for(self.cwd, self.store, notify, sidecar=sidecar)
             if self.shell is not None:
                 atexit.register(self.shell.stop)
+
+    def close(self) -> None:
+        """Ends shell tracking: its background thread is stopped and joined, its baseline kept
+        (`AgentSession.close`); nothing of the manager runs after this returns."""
+        if self.shell is not None:
+            atexit.unregister(self.shell.stop)
+            self.shell.stop()
+            self.shell = None
+        self._ledger.flush_quietly()
 
     def before_shell(self) -> list[str]:
         """Call before a `bash` tool call: finishes the baseline and brings it current."""
@@ -238,6 +249,8 @@ class CheckpointManager:
             if item is None:
                 item = FileBackup(path=change.path, hash=change.before.content_id if change.before else None,
                                   algorithm=backups.BLAKE3, mode=change.mode, extra={"source": "shell"})
+                if change.before is None and change.made_folders:
+                    item.extra["missingDirs"] = change.made_folders
                 record.files.append(item)
             if item.skipped is None:
                 item.after_known, item.after_hash = True, change.after.content_id if change.after else None

@@ -33,6 +33,9 @@ MAX_BACKUP_SIZE: int = _native.MAX_BACKUP_SIZE
 GC_LOCK_NAME = "gc.lock"
 """Taken shared by every put, exclusively by the garbage collection's sweep (`gc.py`)."""
 
+StatTable = _native.StatTable
+"""Cached stat keys of a project's files; `scan` reports only what changed (shell tracking)."""
+
 BLAKE3 = "blake3"
 SHA256 = "sha256"
 
