@@ -9,7 +9,9 @@ repository), regular files under the 10 MB cap, at most `checkpoints.trackShellM
   background thread started when a turn opens, so it runs while the first model call does;
   later turns only re-read the files whose stat key changed (other programs' edits between
   turns). The stat passes are native (`store.StatTable`: walk, parallel stat, compare; only the
-  changed paths come back). The cache is kept in the session's `<sid>.shell-baseline.json`
+  changed paths come back); the passes around a `bash` call look only at the paths the
+  table's inotify folder watches saw change (every background pass still stats every file,
+  so a change no event reports, on a network file system say, is found by the next turn). The cache is kept in the session's `<sid>.shell-baseline.json`
   (`shell_baseline.py`), so the next `-p` process of the session does not take it again, and
   so the store's garbage collection keeps the baseline's objects.
 - **Before a `bash` call** the baseline is finished first (correctness before speed, also in
@@ -90,13 +92,15 @@ class ShellTracker:
 
     # ---- listing
 
-    def _scan(self) -> list[tuple[str, StatKey | None]] | None:
+    def _scan(self, *, full: bool) -> list[tuple[str, StatKey | None]] | None:
         """The files whose stat key differs from the table's (`None` key: gone or no longer a
         regular file under the cap), or None when there are too many (tracking pauses). Inside
         a repository the listing is git's; outside, the native walk re-reads only the folders
-        whose mtime changed."""
+        whose mtime changed. A `full` pass stats every file (the background passes); otherwise,
+        once the native folder watches are trusted, only the paths their events name (around a
+        `bash` call)."""
         names = self._git_files() if self._git is not False else None
-        changes = self._table.scan(names, self.max_files)
+        changes = self._table.scan(names, self.max_files, full)
         if changes is None:
             self._pause(f"the project has more than {self.max_files:,} files (checkpoints.trackShellMaxFiles)")
         return changes
@@ -171,13 +175,13 @@ class ShellTracker:
         except OSError:
             self._dirty = True  # a cache: the next pass tries again
 
-    def refresh(self) -> list[str]:
+    def refresh(self, *, full: bool = True) -> list[str]:
         """Brings the cache current: stores the files whose stat key changed (and what a command
         left, not stored yet), forgets the gone ones. Returns the paths whose content changed
-        since the cache last saw them."""
+        since the cache last saw them. `full`: stat every file, whatever the watches say."""
         if not self._loaded:
             self._load()
-        scanned = self._scan()
+        scanned = self._scan(full=full)
         if scanned is None:
             return []
         pending = {name: key for name, key in scanned}
@@ -252,13 +256,13 @@ class ShellTracker:
         """Finishes the baseline, then brings the cache current (edit tools wrote since)."""
         self.wait()
         if self.paused is None and not self._closed:
-            self.refresh()
+            self.refresh(full=False)
 
     def after_shell(self) -> list[ShellChange]:
         """The files the command created, changed or deleted (the cache then holds their new state)."""
         if self.paused is not None or self._closed:
             return []
-        scanned = self._scan()
+        scanned = self._scan(full=False)
         if not scanned:
             return []
         created = [name for name, key in scanned if key is not None and name not in self.cache]

@@ -30,10 +30,11 @@ impl PyStatTable {
     }
 
     /// `[(path, key or None)]` of the files whose key differs from the table's (`names`: the
-    /// project's listing; `None`: walk it); `None` when there are more than `max_files`.
-    #[pyo3(signature = (names, max_files))]
-    fn scan(&self, py: Python<'_>, names: Option<Vec<OsString>>, max_files: usize) -> Option<Vec<Change>> {
-        py.detach(|| self.with(|table| table.scan(names, max_files)))
+    /// project's listing; `None`: walk it); `None` when there are more than `max_files`. Unless
+    /// `full`, only what the folder watches saw change is looked at, once they are trusted.
+    #[pyo3(signature = (names, max_files, full = true))]
+    fn scan(&self, py: Python<'_>, names: Option<Vec<OsString>>, max_files: usize, full: bool) -> Option<Vec<Change>> {
+        py.detach(|| self.with(|table| table.scan(names, max_files, full)))
     }
 
     /// Records the key of `path`.

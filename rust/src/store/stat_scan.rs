@@ -20,6 +20,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use super::watch::{Drained, Watcher};
+
 /// (size, mtime_ns, inode, permission bits) of a regular file.
 pub type StatKey = (u64, i64, u64, u32);
 
@@ -41,6 +43,9 @@ pub struct StatTable {
     keys: HashMap<OsString, StatKey>,
     tree: HashMap<OsString, Folder>,
     previous_folders: HashSet<OsString>,
+    watcher: Option<Watcher>,
+    trusted: bool,
+    watch_failed: bool,
 }
 
 /// The stat key of a regular file of at most `max_size` bytes (no symlink followed), or `None`.
@@ -72,6 +77,9 @@ impl StatTable {
             keys: HashMap::new(),
             tree: HashMap::new(),
             previous_folders: HashSet::new(),
+            watcher: None,
+            trusted: false,
+            watch_failed: false,
         }
     }
 
@@ -158,13 +166,19 @@ impl StatTable {
                 return Some(known);
             }
         }
+        self.read_folder(folder)
+    }
+
+    /// A folder's listing read now: its files and subfolders (no `.git`, no excluded folder).
+    fn read_folder(&self, folder: &OsString) -> Option<Folder> {
+        let mtime = mtime_ns(Path::new(folder))?;
         let mut files = Vec::new();
         let mut folders = Vec::new();
         for entry in std::fs::read_dir(folder).ok()?.flatten() {
             let is_dir = entry.file_type().map(|kind| kind.is_dir()).unwrap_or(false);
             let path = entry.path().into_os_string();
             if is_dir {
-                if entry.file_name() != ".git" {
+                if entry.file_name() != ".git" && !self.excluded(&path) {
                     folders.push(path);
                 }
             } else {
@@ -179,8 +193,21 @@ impl StatTable {
     }
 
     /// The changes since the table was last updated: `names` is the project's listing (`None`:
-    /// walk it). `None` when the project has more than `max_files` files.
-    pub fn scan(&mut self, names: Option<Vec<OsString>>, max_files: usize) -> Option<Vec<Change>> {
+    /// walk it). `None` when the project has more than `max_files` files. Unless `full`, and
+    /// once the folder watches are trusted (placed before a full pass that then found nothing
+    /// new to watch), only the paths the change events name are looked at.
+    pub fn scan(&mut self, names: Option<Vec<OsString>>, max_files: usize, full: bool) -> Option<Vec<Change>> {
+        if !full && self.trusted {
+            let drained = self.watcher.as_mut().and_then(Watcher::drain);
+            match drained {
+                Some(drained) => return self.scan_events(names, drained, max_files),
+                None => self.trusted = false, // overflow or read error: a full pass, then watch again
+            }
+        }
+        let drained_before = self.watcher.as_mut().map(Watcher::drain);
+        if matches!(drained_before, Some(None)) {
+            self.watcher = None; // its queue overflowed: start again
+        }
         let names = match names {
             Some(names) => names,
             None => self.walk(max_files)?,
@@ -189,9 +216,19 @@ impl StatTable {
             return None;
         }
         let names: Vec<OsString> = names.into_iter().filter(|name| !self.excluded(name)).collect();
+        let mut changes = self.compare(&names);
+        if !self.keys.is_empty() {
+            let present: HashSet<&OsString> = names.iter().collect();
+            changes.extend(self.keys.keys().filter(|name| !present.contains(name)).map(|name| (name.clone(), None)));
+        }
+        self.place_watches(&names);
+        Some(changes)
+    }
+
+    fn compare(&self, names: &[OsString]) -> Vec<Change> {
         let max_size = self.max_size;
         let keys = &self.keys;
-        let mut changes: Vec<Change> = names
+        names
             .par_iter()
             .with_min_len(64)
             .filter_map(|name| {
@@ -202,12 +239,124 @@ impl StatTable {
                     (key, _) => Some((name.clone(), key)),
                 }
             })
-            .collect();
-        if !self.keys.is_empty() {
-            let present: HashSet<&OsString> = names.iter().collect();
-            changes.extend(self.keys.keys().filter(|name| !present.contains(name)).map(|name| (name.clone(), None)));
+            .collect()
+    }
+
+    /// After a full pass: a watch on every folder of the project (the walk's folders, or the
+    /// folders of the caller's listing). Trusted only when none had to be added (a watch placed
+    /// after its folder was read could miss a change made in between).
+    fn place_watches(&mut self, names: &[OsString]) {
+        if self.watch_failed {
+            return;
         }
-        Some(changes)
+        if self.watcher.is_none() {
+            self.watcher = Watcher::new();
+        }
+        let Some(watcher) = self.watcher.as_mut() else {
+            self.watch_failed = true;
+            return;
+        };
+        let mut folders: HashSet<&Path> = self.tree.keys().map(Path::new).collect();
+        folders.insert(self.root.as_path());
+        for name in names {
+            let mut folder = Path::new(name).parent();
+            while let Some(parent) = folder {
+                if !parent.starts_with(&self.root) || !folders.insert(parent) {
+                    break;
+                }
+                folder = parent.parent();
+            }
+        }
+        let mut added = false;
+        for folder in folders {
+            if !watcher.watches(folder.as_os_str()) {
+                if !watcher.add(folder.as_os_str()) {
+                    self.watcher = None; // the user's inotify limit: full passes from now on
+                    self.watch_failed = true;
+                    self.trusted = false;
+                    return;
+                }
+                added = true;
+            }
+        }
+        self.trusted = !added;
+    }
+
+    /// The incremental pass: only the paths the events name, the files of folders created
+    /// since (watched before they are read), and what was known below removed folders.
+    fn scan_events(&mut self, names: Option<Vec<OsString>>, drained: Drained, max_files: usize) -> Option<Vec<Change>> {
+        let mut candidates: HashSet<OsString> = drained.touched;
+        for gone in &drained.gone_folders {
+            let prefix = gone.as_bytes();
+            candidates.extend(self.keys.keys().filter(|name| under(name.as_bytes(), prefix)).cloned());
+        }
+        match names {
+            None => {
+                self.previous_folders = self.tree.keys().cloned().collect();
+                for gone in &drained.gone_folders {
+                    let prefix = gone.as_bytes();
+                    self.tree.retain(|folder, _| !under(folder.as_bytes(), prefix));
+                }
+                let mut pending: Vec<OsString> = drained.relisted.into_iter().collect();
+                while let Some(folder) = pending.pop() {
+                    if !self.tree.contains_key(&folder) && !self.watch_new(&folder) {
+                        return self.untrusted_full(None, max_files);
+                    }
+                    let Some(listed) = self.read_folder(&folder) else {
+                        self.tree.remove(&folder);
+                        continue;
+                    };
+                    if let Some(old) = self.tree.get(&folder) {
+                        candidates.extend(old.files.iter().filter(|name| !listed.files.contains(name)).cloned());
+                    }
+                    candidates.extend(listed.files.iter().cloned());
+                    pending.extend(listed.folders.iter().filter(|sub| !self.tree.contains_key(*sub)).cloned());
+                    self.tree.insert(folder, listed);
+                }
+                if self.tree.values().map(|folder| folder.files.len()).sum::<usize>() > max_files {
+                    return None;
+                }
+            }
+            Some(names) => {
+                if names.len() > max_files {
+                    return None;
+                }
+                for folder in drained.new_folders {
+                    if !self.watch_new(&folder) {
+                        return self.untrusted_full(Some(names), max_files);
+                    }
+                }
+                let listed: HashSet<&OsString> = names.iter().collect();
+                candidates.extend(self.keys.keys().filter(|name| !listed.contains(name)).cloned());
+                let new: Vec<OsString> = names.iter().filter(|name| !self.keys.contains_key(*name)).cloned().collect();
+                for name in &new {
+                    if let Some(parent) = Path::new(name).parent() {
+                        if !self.watch_new(&parent.as_os_str().to_os_string()) {
+                            return self.untrusted_full(Some(names), max_files);
+                        }
+                    }
+                }
+                candidates.extend(new);
+                candidates.retain(|name| listed.contains(name) || self.keys.contains_key(name));
+            }
+        }
+        let candidates: Vec<OsString> = candidates.into_iter().filter(|name| !self.excluded(name)).collect();
+        Some(self.compare(&candidates))
+    }
+
+    /// Watches a folder found by the events (before it is read); `false` when it cannot.
+    fn watch_new(&mut self, folder: &OsString) -> bool {
+        match self.watcher.as_mut() {
+            Some(watcher) => watcher.add(folder) || !Path::new(folder).is_dir(),
+            None => false,
+        }
+    }
+
+    fn untrusted_full(&mut self, names: Option<Vec<OsString>>, max_files: usize) -> Option<Vec<Change>> {
+        self.trusted = false;
+        self.watcher = None;
+        self.watch_failed = true;
+        self.scan(names, max_files, true)
     }
 }
 
@@ -239,23 +388,23 @@ mod tests {
         std::fs::write(root.path().join("data/d"), b"no").unwrap();
         std::fs::write(root.path().join("big"), b"more than ten bytes").unwrap();
         let mut table = table(root.path());
-        let first = table.scan(None, 100).unwrap();
+        let first = table.scan(None, 100, true).unwrap();
         let mut names: Vec<_> = first.iter().map(|(name, _)| PathBuf::from(name)).collect();
         names.sort();
         assert_eq!(names, vec![root.path().join("a"), root.path().join("sub/b")]);
         record(&mut table, first);
-        assert!(table.scan(None, 100).unwrap().is_empty());
+        assert!(table.scan(None, 100, true).unwrap().is_empty());
         std::fs::write(root.path().join("a"), b"three").unwrap();
         std::fs::remove_file(root.path().join("sub/b")).unwrap();
         std::fs::write(root.path().join("sub/e"), b"new").unwrap();
-        let mut second = table.scan(None, 100).unwrap();
+        let mut second = table.scan(None, 100, true).unwrap();
         second.sort();
         assert_eq!(second.len(), 3);
         assert_eq!(second[0].0, root.path().join("a").into_os_string());
         assert_eq!(second[0].1.unwrap().0, 5);
         assert_eq!(second[1], (root.path().join("sub/b").into_os_string(), None));
         assert_eq!(second[2].0, root.path().join("sub/e").into_os_string());
-        assert!(table.scan(None, 1).is_none());
+        assert!(table.scan(None, 1, true).is_none());
     }
 
     #[test]
@@ -264,18 +413,72 @@ mod tests {
         std::fs::create_dir_all(root.path().join("old/empty")).unwrap();
         std::fs::write(root.path().join("old/a"), b"one").unwrap();
         let mut table = table(root.path());
-        let first = table.scan(None, 100).unwrap();
+        let first = table.scan(None, 100, true).unwrap();
         record(&mut table, first);
         std::fs::create_dir_all(root.path().join("old/empty/new/deeper")).unwrap();
         let made = root.path().join("old/empty/new/deeper/b").into_os_string();
         std::fs::write(&made, b"two").unwrap();
         let beside = root.path().join("old/c").into_os_string();
         std::fs::write(&beside, b"three").unwrap();
-        table.scan(None, 100).unwrap();
+        table.scan(None, 100, true).unwrap();
         let folders = table.made_folders(&[made, beside]);
         let new = root.path().join("old/empty/new");
         assert_eq!(folders[0], vec![new.clone().into_os_string(), new.join("deeper").into_os_string()]);
         assert!(folders[1].is_empty());
+    }
+
+    fn sorted(mut changes: Vec<Change>) -> Vec<Change> {
+        changes.sort();
+        changes
+    }
+
+    #[test]
+    fn the_incremental_pass_finds_what_a_full_pass_finds() {
+        let root = tempfile::tempdir().unwrap();
+        let at = |name: &str| root.path().join(name);
+        std::fs::create_dir_all(at("a/b")).unwrap();
+        std::fs::create_dir_all(at("gone/deep")).unwrap();
+        std::fs::create_dir_all(at("moving")).unwrap();
+        for name in ["a/one", "a/b/two", "gone/deep/three", "moving/four", "five"] {
+            std::fs::write(at(name), &name[..2]).unwrap();
+        }
+        let mut watched = table(root.path());
+        let mut full = table(root.path());
+        for _ in 0..2 {
+            let changes = watched.scan(None, 100, true).unwrap(); // the second full pass trusts the watches
+            record(&mut watched, changes);
+        }
+        assert!(watched.trusted);
+        let first = full.scan(None, 100, true).unwrap();
+        record(&mut full, first);
+        let step = |number: usize| match number {
+            0 => std::fs::write(at("a/one"), "changed").unwrap(),
+            1 => std::fs::remove_dir_all(at("gone")).unwrap(),
+            2 => {
+                std::fs::create_dir_all(at("new/inner")).unwrap();
+                std::fs::write(at("new/inner/six"), "6").unwrap();
+            }
+            3 => std::fs::rename(at("moving"), at("moved")).unwrap(),
+            4 => {
+                std::fs::write(at("a/b/tmp"), "t").unwrap();
+                std::fs::rename(at("a/b/tmp"), at("a/b/two")).unwrap();
+            }
+            5 => {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(at("five"), std::fs::Permissions::from_mode(0o600)).unwrap();
+            }
+            _ => std::fs::write(at("new/inner/six"), "66").unwrap(),
+        };
+        for number in 0..7 {
+            step(number);
+            let incremental = sorted(watched.scan(None, 100, false).unwrap());
+            let expected = sorted(full.scan(None, 100, true).unwrap());
+            assert!(!expected.is_empty(), "step {number}");
+            assert_eq!(incremental, expected);
+            record(&mut watched, incremental);
+            record(&mut full, expected);
+        }
+        assert!(watched.trusted, "no overflow or failure in this test");
     }
 
     #[test]
@@ -284,10 +487,10 @@ mod tests {
         std::fs::write(root.path().join("a"), b"one").unwrap();
         std::fs::write(root.path().join("ignored"), b"x").unwrap();
         let mut table = table(root.path());
-        let changes = table.scan(Some(vec![root.path().join("a").into_os_string()]), 100).unwrap();
+        let changes = table.scan(Some(vec![root.path().join("a").into_os_string()]), 100, true).unwrap();
         assert_eq!(changes.len(), 1);
         record(&mut table, changes);
-        let gone = table.scan(Some(vec![]), 100).unwrap();
+        let gone = table.scan(Some(vec![]), 100, true).unwrap();
         assert_eq!(gone, vec![(root.path().join("a").into_os_string(), None)]);
     }
 }
