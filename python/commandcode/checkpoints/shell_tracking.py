@@ -30,7 +30,8 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..config.paths import data_dir
@@ -41,6 +42,8 @@ StatKey = tuple[int, int, int, int]
 """(size, mtime_ns, inode, mode) of a regular file (a `chmod` changes only the mode)."""
 
 DEFAULT_MAX_FILES = 50_000
+PARALLEL_FROM = 32  # files to store at once before the baseline uses threads
+STORE_THREADS = 4
 
 
 class Entry:
@@ -85,6 +88,7 @@ class ShellTracker:
         self._dirty = False
         self._unstored: set[str] = set()
         self._stored_bytes: int | None = None
+        self._bytes_lock = threading.Lock()
         self._git: bool | None = None
         excluded = os.path.abspath(data_dir())
         self._excluded = excluded
@@ -189,35 +193,53 @@ class ShellTracker:
             if name not in pending and name in self.cache:
                 pending[name] = self.cache[name].key
         changed = []
+        stores: list[tuple[str, StatKey]] = []
         for name, key in pending.items():
-            if self._stop or self.paused is not None:
-                break
-            known = self.cache.get(name)
-            if key is None:
-                if known is not None:
-                    del self.cache[name]
-                    self._table.forget(name)
-                    self._unstored.discard(name)
-                    self._dirty = True
-                    changed.append(name)
-                continue
-            entry = self._store(name, key)
-            if entry is not None:
-                if known is not None and known.content_id != entry.content_id:
-                    changed.append(name)
-                self.cache[name] = entry
-                self._table.set(name, key)
+            if key is not None:
+                stores.append((name, key))
+            elif name in self.cache:
+                del self.cache[name]
+                self._table.forget(name)
                 self._unstored.discard(name)
                 self._dirty = True
+                changed.append(name)
+        for name, key, entry in self._store_all(stores):
+            known = self.cache.get(name)
+            if known is not None and known.content_id != entry.content_id:
+                changed.append(name)
+            self.cache[name] = entry
+            self._table.set(name, key)
+            self._unstored.discard(name)
+            self._dirty = True
         return changed
+
+    def _store_all(self, items: list[tuple[str, StatKey]]) -> Iterator[tuple[str, StatKey, Entry]]:
+        """Stores the files, in order; many at once on a few threads (the store's reads,
+        compression and fsyncs run outside the GIL), so a first baseline is no slower than
+        backing every file up one by one. Stops at the next file once tracking stops."""
+
+        def one(item: tuple[str, StatKey]) -> tuple[str, StatKey, Entry | None]:
+            if self._stop or self.paused is not None:
+                return item[0], item[1], None
+            return item[0], item[1], self._store(*item)
+
+        if len(items) < PARALLEL_FROM:
+            results: Iterable[tuple[str, StatKey, Entry | None]] = map(one, items)
+            yield from ((name, key, entry) for name, key, entry in results if entry is not None)
+            return
+        with ThreadPoolExecutor(max_workers=STORE_THREADS, thread_name_prefix="commandcode-shell-store") as pool:
+            for name, key, entry in pool.map(one, items):
+                if entry is not None:
+                    yield name, key, entry
 
     def _store(self, name: str, key: StatKey) -> Entry | None:
         if self.max_store_bytes is not None:
-            if self._stored_bytes is None:
-                self._stored_bytes = self.store.usage()[1]
-            if self._stored_bytes + key[0] > self.max_store_bytes:
-                self._pause(f"the backup store reached checkpoints.maxStoreBytes ({self.max_store_bytes:,} bytes)")
-                return None
+            with self._bytes_lock:
+                if self._stored_bytes is None:
+                    self._stored_bytes = self.store.usage()[1]
+                if self._stored_bytes + key[0] > self.max_store_bytes:
+                    self._pause(f"the backup store reached checkpoints.maxStoreBytes ({self.max_store_bytes:,} bytes)")
+                    return None
         try:
             snapshot = self.store.backup_file(Path(name))
         except OSError:
@@ -225,7 +247,8 @@ class ShellTracker:
         if snapshot.kind != "regular" or snapshot.content_id is None:
             return None
         if snapshot.stored_now and self._stored_bytes is not None:
-            self._stored_bytes += snapshot.size or 0
+            with self._bytes_lock:
+                self._stored_bytes += snapshot.size or 0
         # The key from before the read: a write meanwhile changes it, so the next pass reads again.
         return Entry(key, snapshot.content_id, snapshot.mode if snapshot.mode is not None else key[3])
 
