@@ -37,6 +37,7 @@ from pathlib import Path
 from ..config.paths import data_dir
 from . import shell_baseline
 from . import store as backups
+from .background import Worker
 
 StatKey = tuple[int, int, int, int]
 """(size, mtime_ns, inode, mode) of a regular file (a `chmod` changes only the mode)."""
@@ -81,7 +82,8 @@ class ShellTracker:
         self.cache: dict[str, Entry] = {}
         self.paused: str | None = None  # why tracking stopped (reported once)
         self._reported = False
-        self._thread: threading.Thread | None = None
+        self.worker = Worker("commandcode-shell-baseline")
+        self._task: threading.Event | None = None  # the background pass queued last
         self._stop = False
         self._closed = False
         self._loaded = sidecar is None
@@ -126,29 +128,28 @@ class ShellTracker:
 
     def start(self) -> None:
         """Takes the baseline (or, later, brings the cache current) in the background."""
-        if self._closed or self.paused is not None or (self._thread is not None and self._thread.is_alive()):
+        if self._closed or self.paused is not None or self.running:
             return
-        self._thread = threading.Thread(target=self._refresh_quietly, name="commandcode-shell-baseline", daemon=True)
-        self._thread.start()
+        self._task = self.worker.submit(self._refresh_quietly)
 
     def wait(self) -> None:
         """Waits for the background baseline or refresh to finish."""
-        thread = self._thread
-        if thread is not None:
-            thread.join()
-            self._thread = None
+        task, self._task = self._task, None
+        if task is not None:
+            task.wait()
 
     def stop(self) -> None:
         """Stops a background pass at the next file, waits for it, and keeps what the cache knows
         in the sidecar (the next process of the session starts from it). Tracking ends here."""
         self._stop = self._closed = True
         self.wait()
+        self.worker.close()
         self._save_quietly()
 
     @property
     def running(self) -> bool:
         """Whether a background pass is running."""
-        return self._thread is not None and self._thread.is_alive()
+        return self._task is not None and not self._task.is_set()
 
     def _refresh_quietly(self) -> None:
         try:
@@ -309,8 +310,7 @@ class ShellTracker:
             if known is None or known.content_id != entry.content_id or known.mode != entry.mode:
                 changes.append(ShellChange(name, known, entry, made.get(name, [])))
         if changes:
-            self._dirty = True
-            self.start()  # stores what the command left (and keeps the sidecar) while the next model call runs
+            self._dirty = True  # the caller starts the pass that stores what the command left (`start`)
         return changes
 
 
