@@ -92,6 +92,7 @@ class ShellTracker:
         self._stored_bytes: int | None = None
         self._bytes_lock = threading.Lock()
         self._git: bool | None = None
+        self._listing: list[str] | None = None  # git's listing at the last pass
         excluded = os.path.abspath(data_dir())
         self._excluded = excluded
         self._table = backups.StatTable(self.cwd, [excluded], backups.MAX_BACKUP_SIZE)
@@ -105,24 +106,43 @@ class ShellTracker:
         whose mtime changed. A `full` pass stats every file (the background passes); otherwise,
         once the native folder watches are trusted, only the paths their events name (around a
         `bash` call)."""
-        names = self._git_files() if self._git is not False else None
+        names: list[str] | None = None
+        if self._git is not False:
+            if not full and self._listing is not None and not self._table.structure_changed():
+                names = self._listing  # no file created, deleted or moved, no .gitignore or index change
+            else:
+                if full:
+                    folders = self._git_untracked_folders()
+                    if folders is not None:
+                        self._table.set_extra_folders(folders)
+                names = self._listing = self._git_files()
         changes = self._table.scan(names, self.max_files, full)
         if changes is None:
             self._pause(f"the project has more than {self.max_files:,} files (checkpoints.trackShellMaxFiles)")
         return changes
 
     def _git_files(self) -> list[str] | None:
+        listed = self._git_ls(["-co", "--exclude-standard"])
+        self._git = listed is not None
+        return listed
+
+    def _git_untracked_folders(self) -> list[str] | None:
+        """The untracked folders git does not ignore that hold no listed file (empty ones): the
+        native watches cover them too, so a file created there changes the listing."""
+        listed = self._git_ls(["-o", "--directory", "--exclude-standard"], folders=True)
+        return None if listed is None else [name.rstrip(os.sep) for name in listed if name.endswith(os.sep)]
+
+    def _git_ls(self, arguments: list[str], *, folders: bool = False) -> list[str] | None:
         try:
-            completed = subprocess.run(["git", "-C", self.cwd, "ls-files", "-z", "-co", "--exclude-standard"],
+            completed = subprocess.run(["git", "-C", self.cwd, "ls-files", "-z", *arguments],
                                        capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.SubprocessError):
-            completed = None
-        if completed is None or completed.returncode != 0:
-            self._git = False
             return None
-        self._git = True
+        if completed.returncode != 0:
+            return None
         base = self.cwd + os.sep
-        return [base + os.fsdecode(name) for name in dict.fromkeys(completed.stdout.split(b"\0")) if name]
+        return [base + os.fsdecode(name) for name in dict.fromkeys(completed.stdout.split(b"\0"))
+                if name and (folders or not name.endswith(b"/"))]
 
     # ---- the baseline
 

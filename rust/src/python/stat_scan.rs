@@ -52,6 +52,16 @@ impl PyStatTable {
         self.with(|table| table.made_folders(&paths))
     }
 
+    /// Whether the listing may have changed since the last pass (see the core's docs).
+    fn structure_changed(&self, py: Python<'_>) -> bool {
+        py.detach(|| self.with(|table| table.structure_changed()))
+    }
+
+    /// Folders to watch besides those holding listed files (untracked, empty ones), with their subfolders.
+    fn set_extra_folders(&self, folders: Vec<OsString>) {
+        self.with(|table| table.set_extra_folders(folders));
+    }
+
     /// Forgets `path`.
     fn forget(&self, path: OsString) {
         self.with(|table| table.forget(&path));

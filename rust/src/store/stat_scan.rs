@@ -15,7 +15,7 @@
 
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -46,6 +46,8 @@ pub struct StatTable {
     watcher: Option<Watcher>,
     trusted: bool,
     watch_failed: bool,
+    pending: Option<Drained>,
+    extra_folders: Vec<OsString>,
 }
 
 /// The stat key of a regular file of at most `max_size` bytes (no symlink followed), or `None`.
@@ -80,6 +82,8 @@ impl StatTable {
             watcher: None,
             trusted: false,
             watch_failed: false,
+            pending: None,
+            extra_folders: Vec::new(),
         }
     }
 
@@ -199,11 +203,16 @@ impl StatTable {
     pub fn scan(&mut self, names: Option<Vec<OsString>>, max_files: usize, full: bool) -> Option<Vec<Change>> {
         if !full && self.trusted {
             let drained = self.watcher.as_mut().and_then(Watcher::drain);
-            match drained {
-                Some(drained) => return self.scan_events(names, drained, max_files),
-                None => self.trusted = false, // overflow or read error: a full pass, then watch again
+            match (drained, self.pending.take()) {
+                (Some(drained), Some(mut pending)) => {
+                    pending.merge(drained);
+                    return self.scan_events(names, pending, max_files);
+                }
+                (Some(drained), None) => return self.scan_events(names, drained, max_files),
+                (None, _) => self.trusted = false, // overflow or read error: a full pass, then watch again
             }
         }
+        self.pending = None;
         let drained_before = self.watcher.as_mut().map(Watcher::drain);
         if matches!(drained_before, Some(None)) {
             self.watcher = None; // its queue overflowed: start again
@@ -245,6 +254,51 @@ impl StatTable {
     /// After a full pass: a watch on every folder of the project (the walk's folders, or the
     /// folders of the caller's listing). Trusted only when none had to be added (a watch placed
     /// after its folder was read could miss a change made in between).
+    /// Whether the project's listing may have changed since the last pass: files or folders
+    /// created, deleted or moved, a `.gitignore` touched, anything in `.git` (the index), or
+    /// watches not trusted. The events read are kept for the next pass. Lets a caller reuse
+    /// the listing it passed last (`git ls-files` costs tens of milliseconds).
+    pub fn structure_changed(&mut self) -> bool {
+        if !self.trusted {
+            return true;
+        }
+        let Some(drained) = self.watcher.as_mut().and_then(Watcher::drain) else {
+            self.trusted = false;
+            self.pending = None;
+            return true;
+        };
+        let pending = self.pending.get_or_insert_with(Drained::default);
+        pending.merge(drained);
+        let git = self.root.join(".git").into_os_string();
+        !pending.relisted.is_empty()
+            || !pending.new_folders.is_empty()
+            || !pending.gone_folders.is_empty()
+            || pending.touched.iter().any(|name| {
+                under(name.as_bytes(), git.as_bytes()) || Path::new(name).file_name() == Some(OsStr::new(".gitignore"))
+            })
+    }
+
+    /// Folders to watch besides the ones holding listed files (with their subfolders): with a
+    /// caller's listing, the folders that hold no listed file yet (untracked, empty ones).
+    pub fn set_extra_folders(&mut self, folders: Vec<OsString>) {
+        self.extra_folders = folders;
+    }
+
+    fn extra_watch_folders(&self) -> Vec<OsString> {
+        let mut found = Vec::new();
+        let mut pending = self.extra_folders.clone();
+        while let Some(folder) = pending.pop() {
+            if self.excluded(&folder) || !folder.as_bytes().starts_with(self.root.as_os_str().as_bytes()) {
+                continue;
+            }
+            if let Some(listed) = self.read_folder(&folder) {
+                pending.extend(listed.folders);
+                found.push(folder);
+            }
+        }
+        found
+    }
+
     fn place_watches(&mut self, names: &[OsString]) {
         if self.watch_failed {
             return;
@@ -252,12 +306,19 @@ impl StatTable {
         if self.watcher.is_none() {
             self.watcher = Watcher::new();
         }
-        let Some(watcher) = self.watcher.as_mut() else {
+        if self.watcher.is_none() {
             self.watch_failed = true;
             return;
-        };
+        }
+        let extra = self.extra_watch_folders();
+        let git = self.root.join(".git");
+        let Some(watcher) = self.watcher.as_mut() else { return };
         let mut folders: HashSet<&Path> = self.tree.keys().map(Path::new).collect();
+        folders.extend(extra.iter().map(Path::new));
         folders.insert(self.root.as_path());
+        if self.tree.is_empty() && git.is_dir() {
+            folders.insert(git.as_path()); // with a caller's (git's) listing: index changes too
+        }
         for name in names {
             let mut folder = Path::new(name).parent();
             while let Some(parent) = folder {

@@ -29,6 +29,16 @@ pub struct Drained {
     pub gone_folders: Vec<OsString>,
 }
 
+impl Drained {
+    /// Adds what `other` saw (events read later).
+    pub fn merge(&mut self, other: Drained) {
+        self.touched.extend(other.touched);
+        self.relisted.extend(other.relisted);
+        self.new_folders.extend(other.new_folders);
+        self.gone_folders.extend(other.gone_folders);
+    }
+}
+
 /// An inotify instance watching folders.
 pub struct Watcher {
     fd: OwnedFd,
