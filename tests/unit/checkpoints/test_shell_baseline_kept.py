@@ -60,7 +60,7 @@ def test_close_joins_the_baseline_thread_and_keeps_the_baseline(project: Path) -
 def test_a_damaged_sidecar_is_ignored_and_the_command_is_still_undone(project: Path) -> None:
     write(project / "keep.txt", "precious\n")
     with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
-        agent.run_turn("hello")
+        agent.run_turn(_bash("true"))  # a bash call finishes the baseline first
     sidecar = _sidecar(project, agent.session_id)
     assert "keep.txt" in json.loads(sidecar.read_text())["files"]
     for damaged in (b'{"version":1,"cwd":', b'{"version":99}', b"[1,2]",
