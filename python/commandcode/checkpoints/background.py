@@ -4,8 +4,9 @@ Owns `Worker`, used by shell tracking (`shell_tracking.py`: the baseline, the re
 turn, storing what a command left) and the checkpoint manager's write after a `bash` call.
 Starting a thread waits for the new thread to be scheduled, which on a loaded machine costs
 milliseconds; handing a task to a running worker does not, so the work queued around a `bash`
-call adds nothing to the turn. The thread is a daemon that exits when closed (`close`); owners
-wait for their own tasks (`submit` returns the task's done event) before the process exits.
+call adds nothing to the turn. The thread is a daemon that exits when closed (`close`) or after
+`IDLE_SECONDS` without work; owners wait for their own tasks (`submit` returns the task's done
+event) before the process exits.
 """
 
 from __future__ import annotations
@@ -13,6 +14,10 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
+
+IDLE_SECONDS = 10.0
+"""A worker with nothing to do for this long ends its thread (an embedder that never closes a
+session is not left with one thread per session); the next task starts another."""
 
 
 class Worker:
@@ -36,7 +41,15 @@ class Worker:
 
     def _run(self) -> None:
         while True:
-            item = self._queue.get()
+            try:
+                item = self._queue.get(timeout=IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:  # submit queues under the lock: nothing can slip in between
+                    if self._queue.empty():
+                        if self._thread is threading.current_thread():
+                            self._thread = None
+                        return
+                continue
             if item is None:
                 return
             task, done = item
@@ -46,6 +59,11 @@ class Worker:
                 pass
             finally:
                 done.set()
+
+    @property
+    def thread(self) -> threading.Thread | None:
+        """The running thread, if any."""
+        return self._thread
 
     def close(self) -> None:
         """Runs the queued tasks, then ends the thread and waits for it."""

@@ -28,8 +28,12 @@ def _bash(command: str) -> str:
     return "call bash " + json.dumps({"command": command})
 
 
-def _baseline_threads() -> list[threading.Thread]:
-    return [thread for thread in threading.enumerate() if thread.name == "commandcode-shell-baseline" and thread.is_alive()]
+def _worker_thread(agent: AgentSession) -> threading.Thread:
+    manager = agent.checkpoints()
+    assert manager is not None and manager.shell is not None
+    thread = manager.shell.worker.thread
+    assert thread is not None and thread.is_alive()
+    return thread
 
 
 def _sidecar(project: Path, session_id: str) -> Path:
@@ -42,13 +46,15 @@ def test_close_joins_the_baseline_thread_and_keeps_the_baseline(project: Path) -
     agent = AgentSession.start(project, permission_mode="bypassPermissions")
     with agent:
         assert agent.run_turn("just answer, no tools").error is None
-    assert _baseline_threads() == [], "a baseline thread outlived AgentSession.close()"
+        thread = _worker_thread(agent)
+    assert not thread.is_alive(), "the baseline thread outlived AgentSession.close()"
     sidecar = _sidecar(project, agent.session_id)
     if sidecar.exists():  # cancelled at close: what it had stored is kept, whole
         assert json.loads(sidecar.read_text())["version"] == 1
     with AgentSession.start(project, reference=agent.session_id, permission_mode="bypassPermissions") as again:
         assert again.run_turn(_bash("echo new > pkg0/new.txt")).error is None  # the baseline is finished first
-    assert _baseline_threads() == []
+        thread = _worker_thread(again)
+    assert not thread.is_alive()
     again.close()  # a second close is harmless
     document = json.loads(sidecar.read_text())
     assert document["version"] == 1 and document["cwd"] == str(project)
