@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from helpers import crash_branching, crash_interop
+from helpers import crash_branching, crash_interop, crash_shell_baseline
 from helpers.crash_branching import BRANCHING_OPERATIONS
 from helpers.crash_interop import INTEROP_OPERATIONS
 from helpers.locations import KILLABLE
@@ -356,6 +356,7 @@ class Workspace:
                 self._check_export(violations, label)
             if self.operation == "shell":
                 self._check_shell(violations, label)
+                crash_shell_baseline.check(self, violations, label)
 
     def _check_export(self, violations: list[str], label: str) -> None:
         """The transcript is unchanged; each target is absent, the previous export or a whole new
@@ -585,8 +586,9 @@ def _next_run(workspace: Workspace, rng: random.Random) -> Run:
         picked = sorted(rng.sample(range(SHELL_FILES), 6))
         edits = " && ".join(f"sed -i 's/version [0-9]*/version {version}/' src{number % 6}/module{number}.txt"
                             for number in picked[:4])
+        folder = f"src{picked[5] % 6}" if rng.random() < 0.6 else f"new-{marker}/deep"  # folders a rewind removes
         command = (f"{edits} && rm -f src{picked[4] % 6}/module{picked[4]}.txt && "
-                   f"echo {marker} > src{picked[5] % 6}/made-{marker}.txt")
+                   f"mkdir -p {folder} && echo {marker} > {folder}/made-{marker}.txt")
         return Run(["-p", f"{marker} shell\ncall bash {json.dumps({'command': command})}", "-r", workspace.session_id or "",
                     "--yolo", "--output-format", "json"], marker)
     if operation == "meta":

@@ -25,7 +25,7 @@ from ..sessions.reader import index_path_for
 from ..sessions.writer import SessionWriter
 from ..storage.lock import lock_holder
 
-DELETED_SIDECARS = (".jsonl", ".meta.json", ".share.json", ".checkpoints.jsonl", ".prompts.jsonl",
+DELETED_SIDECARS = (".jsonl", ".meta.json", ".share.json", ".checkpoints.jsonl", ".prompts.jsonl", ".shell-baseline.json",
                     ".scheduled-tasks.json", ".v2.bak")
 TRASH_TIMEOUT_S = 60
 

@@ -254,7 +254,10 @@ class AgentSession(RewindMethods, NavigationMethods):
         self.close()
 
     def close(self) -> None:
-        """Releases the writer lock (uncommitted entries are dropped, as a crash would drop them)."""
+        """Releases the writer lock (uncommitted entries are dropped, as a crash would drop them)
+        and ends shell tracking (its baseline thread joined: nothing outlives the session)."""
+        if self._checkpoints is not None:
+            self._checkpoints.close()
         if self._writer is not None:
             self._writer.close()
             self._writer = None

@@ -20,6 +20,7 @@ import atexit
 import errno
 import os
 import stat
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -29,14 +30,18 @@ from typing import Any
 
 from ..errors import CheckpointError
 from ..sessions.files import SessionFiles
+from ..storage.durable import atomic_write, ensure_dir
 from ..storage.ids import iso_now, new_uuid
+from . import shell_baseline
 from . import store as backups
+from .background import Worker
 from .records import (
     SKIPPED_DISK_FULL,
     SKIPPED_SYMLINK,
     SKIPPED_TOO_LARGE,
     Checkpoint,
     FileBackup,
+    checkpoints_bytes,
     prompt_preview,
     read_checkpoints,
     resolve_path,
@@ -131,6 +136,7 @@ class CheckpointManager:
         # checkpoints.compatibleBackups (None: read from the settings at the first backup)
         self._compatible = compatible_backups
         self.shell: ShellTracker | None = None
+        self._saving: threading.Event | None = None  # a write `_save_behind` queued
 
     @classmethod
     def for_session(
@@ -164,6 +170,7 @@ class CheckpointManager:
         """Re-reads the file (after a rewind changed it); the open checkpoint is kept only if it
         is still there and no rewind came after it (the timeline's order is the file's). Unsaved
         after-digests are written first unless the file changed."""
+        self.wait_saved()
         self._ledger.flush_quietly()
         self._ledger.dirty = False
         self._ledger = _Ledger(self.files.checkpoints, read_checkpoints(self.files.checkpoints))
@@ -215,9 +222,22 @@ class CheckpointManager:
     def track_shell(self, notify: Callable[[str], None]) -> None:
         """Starts tracking what `bash` calls change, when `checkpoints.trackShell` is on."""
         if self.shell is None:
-            self.shell = tracker_for(self.cwd, self.store, notify)
+            sidecar = self.files.directory / (self.files.session_id + shell_baseline.SUFFIX)
+            self.shell = tracker_for(self.cwd, self.store, notify, sidecar=sidecar)
             if self.shell is not None:
                 atexit.register(self.shell.stop)
+                atexit.register(self.wait_saved)
+
+    def close(self) -> None:
+        """Ends shell tracking: its background thread is stopped and joined, its baseline kept
+        (`AgentSession.close`); nothing of the manager runs after this returns."""
+        if self.shell is not None:
+            atexit.unregister(self.shell.stop)
+            atexit.unregister(self.wait_saved)
+            self.shell.stop()
+            self.shell = None
+        self.wait_saved()
+        self._ledger.flush_quietly()
 
     def before_shell(self) -> list[str]:
         """Call before a `bash` tool call: finishes the baseline and brings it current."""
@@ -238,11 +258,14 @@ class CheckpointManager:
             if item is None:
                 item = FileBackup(path=change.path, hash=change.before.content_id if change.before else None,
                                   algorithm=backups.BLAKE3, mode=change.mode, extra={"source": "shell"})
+                if change.before is None and change.made_folders:
+                    item.extra["missingDirs"] = change.made_folders
                 record.files.append(item)
             if item.skipped is None:
                 item.after_known, item.after_hash = True, change.after.content_id if change.after else None
         if changes:
-            self._save()
+            self._save_behind(self.shell.worker)
+            self.shell.start()  # then stores what the command left, while the next model call runs
         return self.shell.take_notices()
 
     def backup_before_edit(self, path: str) -> list[str]:
@@ -292,6 +315,7 @@ class CheckpointManager:
     def flush(self) -> None:
         """Writes after-digests recorded since the last write (call at the end of a turn for
         them to survive a crash; process exit does it too)."""
+        self.wait_saved()
         if self._ledger.dirty:
             self._save()
 
@@ -407,10 +431,39 @@ class CheckpointManager:
         return self._current
 
     def _save(self) -> None:
+        self.wait_saved()
         if not self._registered:
             register_external_location(self.files.checkpoints, self.store.root)
             self._registered = True
         self._ledger.write()
+
+    def _save_behind(self, worker: Worker) -> None:
+        """Writes the records (durably, as `_save`) on a thread while the turn goes on: after a
+        `bash` call, the write and its fsyncs overlap the next model call instead of adding to
+        the turn. The bytes are taken now; every other write, `flush` (before the turn is
+        reported) and `close` wait for it first, so the file's writes land in order."""
+        self.wait_saved()
+        if not self._registered:
+            register_external_location(self.files.checkpoints, self.store.root)
+            self._registered = True
+        ledger, data = self._ledger, checkpoints_bytes(self.records)
+        ledger.dirty = False
+
+        def write() -> None:
+            try:
+                ensure_dir(ledger.path.parent)
+                atomic_write(ledger.path, data)
+                ledger.stamp = _stamp(ledger.path)
+            except OSError:
+                ledger.dirty = True  # the turn's flush writes it again, and reports a failure
+
+        self._saving = worker.submit(write)  # waited for by flush, close and the exit handler
+
+    def wait_saved(self) -> None:
+        """Waits for a write `_save_behind` started."""
+        saving, self._saving = self._saving, None
+        if saving is not None:
+            saving.wait()
 
     def _sweep(self, *, force: bool) -> None:
         moment = time.monotonic()

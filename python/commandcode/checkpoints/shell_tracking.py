@@ -5,16 +5,25 @@ ones git does not ignore (`git ls-files -co --exclude-standard`; every file outs
 repository), regular files under the 10 MB cap, at most `checkpoints.trackShellMaxFiles`.
 
 - **Baseline**: each file's bytes go into the content store (stored once, shared with every
-  backup) and its stat key (size, mtime_ns, inode) into a cache. It is taken in a background
-  thread started when a turn opens, so it runs while the first model call does; later turns
-  only re-read the files whose stat key changed (other programs' edits between turns).
+  backup) and its stat key (size, mtime_ns, inode, mode) into a cache. It is taken in a
+  background thread started when a turn opens, so it runs while the first model call does;
+  later turns only re-read the files whose stat key changed (other programs' edits between
+  turns). The stat passes are native (`store.StatTable`: walk, parallel stat, compare; only the
+  changed paths come back); the passes around a `bash` call look only at the paths the
+  table's inotify folder watches saw change (every background pass still stats every file,
+  so a change no event reports, on a network file system say, is found by the next turn). The cache is kept in the session's `<sid>.shell-baseline.json`
+  (`shell_baseline.py`), so the next `-p` process of the session does not take it again, and
+  so the store's garbage collection keeps the baseline's objects.
 - **Before a `bash` call** the baseline is finished first (correctness before speed, also in
   `-p`) and the cache brought current; **after it**, a second stat pass (with a fresh listing,
   for created files) finds what the command created, changed or deleted. Their previous bytes
-  are already stored, so the manager records them like edit-tool backups (`source: "shell"`).
+  are already stored, so the manager records them like edit-tool backups (`source: "shell"`),
+  a created file with the folders the command made for it (a rewind removes them when empty).
+- **Closing** (`stop`, from `AgentSession.close` or at exit) stops a background pass at the
+  next file, joins its thread and writes the sidecar.
 - **GC roots**: every object the cache counts on is a live root of the store's garbage
   collection while this process runs (`gc_roots.py`), however old it is: a record names it only
-  once a command changes its file.
+  once a command changes its file; between processes, the sidecar names them.
 - **Limits**: more files than the maximum, or a store past `checkpoints.maxStoreBytes`, pause
   tracking for the session with one notice; a turn never fails because of tracking.
 """
@@ -22,20 +31,24 @@ repository), regular files under the 10 MB cap, at most `checkpoints.trackShellM
 from __future__ import annotations
 
 import os
-import stat
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..config.paths import data_dir
+from . import shell_baseline
 from . import store as backups
+from .background import Worker
 from .gc_roots import LiveRoots
 
 StatKey = tuple[int, int, int, int]
 """(size, mtime_ns, inode, mode) of a regular file (a `chmod` changes only the mode)."""
 
 DEFAULT_MAX_FILES = 50_000
+PARALLEL_FROM = 32  # files to store at once before the baseline uses threads
+STORE_THREADS = 4
 
 
 class Entry:
@@ -52,174 +65,208 @@ class Entry:
 class ShellChange:
     """One file a shell command changed: before (`None`: it did not exist) and after (`None`: deleted)."""
 
-    __slots__ = ("after", "before", "mode", "path")
+    __slots__ = ("after", "before", "made_folders", "mode", "path")
 
-    def __init__(self, path: str, before: Entry | None, after: Entry | None) -> None:
+    def __init__(self, path: str, before: Entry | None, after: Entry | None, made_folders: list[str] | None = None) -> None:
         self.path, self.before, self.after = path, before, after
         self.mode = before.mode if before is not None else None
-
-
-def _stat_key(path: str) -> tuple[StatKey, int] | None:
-    """The stat key and mode of a regular file under the cap (None: gone, a symlink, too large...)."""
-    try:
-        status = os.lstat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(status.st_mode) or status.st_size > backups.MAX_BACKUP_SIZE:
-        return None
-    mode = stat.S_IMODE(status.st_mode)
-    return (status.st_size, status.st_mtime_ns, status.st_ino, mode), mode
+        self.made_folders = made_folders or []  # a created file: the folders the command made for it
 
 
 class ShellTracker:
     """The baseline and stat cache of one session's project (see the module docs)."""
 
     def __init__(self, cwd: Path, store: backups.BackupStore, *, max_files: int = DEFAULT_MAX_FILES,
-                 max_store_bytes: int | None = None) -> None:
+                 max_store_bytes: int | None = None, sidecar: Path | None = None) -> None:
         self.cwd = os.path.abspath(cwd)
         self.store = store
         self.max_files = max_files
         self.max_store_bytes = max_store_bytes
+        self.sidecar = sidecar
         self.cache: dict[str, Entry] = {}
         self.paused: str | None = None  # why tracking stopped (reported once)
         self._reported = False
-        self._thread: threading.Thread | None = None
+        self.worker = Worker("commandcode-shell-baseline")
+        self._task: threading.Event | None = None  # the background pass queued last
         self._stop = False
+        self._closed = False
+        self._loaded = sidecar is None
+        self._dirty = False
+        self._unstored: set[str] = set()
         self._stored_bytes: int | None = None
+        self._bytes_lock = threading.Lock()
         self._git: bool | None = None
-        self._excluded = os.path.abspath(data_dir())
-        self._tree: dict[str, tuple[int, list[str], list[str]]] = {}  # folder → (mtime_ns, files, folders)
+        self._listing: list[str] | None = None  # git's listing at the last pass
+        excluded = os.path.abspath(data_dir())
+        self._excluded = excluded
+        self._table = backups.StatTable(self.cwd, [excluded], backups.MAX_BACKUP_SIZE)
         self.roots = LiveRoots(store.root)  # the baseline's objects stay collectable only once no record needs them
 
     # ---- listing
 
-    def list_files(self) -> list[str] | None:
-        """The project's files (absolute), or None when there are too many (tracking pauses).
-        Outside a repository, a file is created, deleted or renamed only by changing its
-        folder's mtime, so only the folders whose mtime changed are listed again."""
-        names = self._git_files() if self._git is not False else None
-        if names is None:
-            names = self._walk()
-        if len(names) > self.max_files:
+    def _scan(self, *, full: bool) -> list[tuple[str, StatKey | None]] | None:
+        """The files whose stat key differs from the table's (`None` key: gone or no longer a
+        regular file under the cap), or None when there are too many (tracking pauses). Inside
+        a repository the listing is git's; outside, the native walk re-reads only the folders
+        whose mtime changed. A `full` pass stats every file (the background passes); otherwise,
+        once the native folder watches are trusted, only the paths their events name (around a
+        `bash` call)."""
+        names: list[str] | None = None
+        if self._git is not False:
+            if not full and self._listing is not None and not self._table.structure_changed():
+                names = self._listing  # no file created, deleted or moved, no .gitignore or index change
+            else:
+                if full:
+                    folders = self._git_untracked_folders()
+                    if folders is not None:
+                        self._table.set_extra_folders(folders)
+                names = self._listing = self._git_files()
+        changes = self._table.scan(names, self.max_files, full)
+        if changes is None:
             self._pause(f"the project has more than {self.max_files:,} files (checkpoints.trackShellMaxFiles)")
-            return None
-        return [name for name in names if not (name == self._excluded or name.startswith(self._excluded + os.sep))]
+        return changes
 
     def _git_files(self) -> list[str] | None:
+        listed = self._git_ls(["-co", "--exclude-standard"])
+        self._git = listed is not None
+        return listed
+
+    def _git_untracked_folders(self) -> list[str] | None:
+        """The untracked folders git does not ignore that hold no listed file (empty ones): the
+        native watches cover them too, so a file created there changes the listing."""
+        listed = self._git_ls(["-o", "--directory", "--exclude-standard"], folders=True)
+        return None if listed is None else [name.rstrip(os.sep) for name in listed if name.endswith(os.sep)]
+
+    def _git_ls(self, arguments: list[str], *, folders: bool = False) -> list[str] | None:
         try:
-            completed = subprocess.run(["git", "-C", self.cwd, "ls-files", "-z", "-co", "--exclude-standard"],
+            completed = subprocess.run(["git", "-C", self.cwd, "ls-files", "-z", *arguments],
                                        capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.SubprocessError):
-            completed = None
-        if completed is None or completed.returncode != 0:
-            self._git = False
             return None
-        self._git = True
+        if completed.returncode != 0:
+            return None
         base = self.cwd + os.sep
-        return [base + os.fsdecode(name) for name in dict.fromkeys(completed.stdout.split(b"\0")) if name]
-
-    def _walk(self) -> list[str]:
-        """Every file below the folder (no symlinked folders, no `.git`), by `scandir`; folders
-        whose mtime did not change since the last walk are not read again."""
-        seen: dict[str, tuple[int, list[str], list[str]]] = {}
-        pending = [self.cwd]
-        count = 0
-        while pending and count <= self.max_files:
-            folder = pending.pop()
-            listed = self._list_folder(folder)
-            if listed is None:
-                continue
-            seen[folder] = listed
-            count += len(listed[1])
-            pending.extend(listed[2])
-        self._tree = seen
-        return [name for _, files, _ in seen.values() for name in files]
-
-    def _list_folder(self, folder: str) -> tuple[int, list[str], list[str]] | None:
-        try:
-            mtime = os.stat(folder).st_mtime_ns
-        except OSError:
-            return None
-        known = self._tree.get(folder)
-        if known is not None and known[0] == mtime:
-            return known
-        files, folders = [], []
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
-                        if entry.name != ".git":
-                            folders.append(entry.path)
-                    else:
-                        files.append(entry.path)
-        except OSError:
-            return None
-        return mtime, files, folders
+        return [base + os.fsdecode(name) for name in dict.fromkeys(completed.stdout.split(b"\0"))
+                if name and (folders or not name.endswith(b"/"))]
 
     # ---- the baseline
 
     def start(self) -> None:
         """Takes the baseline (or, later, brings the cache current) in the background."""
-        if self.paused is not None or (self._thread is not None and self._thread.is_alive()):
+        if self._closed or self.paused is not None or self.running:
             return
-        self._thread = threading.Thread(target=self._refresh_quietly, name="commandcode-shell-baseline", daemon=True)
-        self._thread.start()
+        self._task = self.worker.submit(self._refresh_quietly)
 
     def wait(self) -> None:
         """Waits for the background baseline or refresh to finish."""
-        thread = self._thread
-        if thread is not None:
-            thread.join()
-            self._thread = None
+        task, self._task = self._task, None
+        if task is not None:
+            task.wait()
 
     def stop(self) -> None:
-        """Stops a background pass at the next file (process exit); the roots file goes."""
-        self._stop = True
+        """Stops a background pass at the next file, waits for it, and keeps what the cache knows
+        in the sidecar (the next process of the session starts from it). Tracking ends here."""
+        self._stop = self._closed = True
         self.wait()
+        self.worker.close()
+        self._save_quietly()
         self.roots.close()
+
+    @property
+    def running(self) -> bool:
+        """Whether a background pass is running."""
+        return self._task is not None and not self._task.is_set()
 
     def _refresh_quietly(self) -> None:
         try:
             self.refresh()
         except Exception as error:  # tracking is a safety net: never a failed turn
             self._pause(f"tracking failed: {error}")
+        self._save_quietly()
 
-    def refresh(self) -> list[str]:
-        """Brings the cache current: stores the files whose stat key changed, forgets the gone
-        ones. Returns the paths that changed since the cache last saw them."""
-        names = self.list_files()
-        if names is None:
+    def _load(self) -> None:
+        """Starts from the sidecar a previous process of the session left (once)."""
+        self._loaded = True
+        if self.sidecar is None:
+            return
+        rows = shell_baseline.load(self.sidecar, self.cwd, self.store)
+        for name, key, content_id, stored in rows:
+            self.cache[name] = Entry(key, content_id, key[3], stored=stored)
+            if not stored:
+                self._unstored.add(name)
+        self._table.set_many([(name, key) for name, key, _, _ in rows])
+
+    def _save_quietly(self) -> None:
+        if not self._dirty or self.sidecar is None:
+            return
+        self._dirty = False
+        rows = [(name, entry.key, entry.content_id, entry.stored) for name, entry in list(self.cache.items())]
+        try:
+            shell_baseline.save(self.sidecar, self.cwd, rows)
+        except OSError:
+            self._dirty = True  # a cache: the next pass tries again
+
+    def refresh(self, *, full: bool = True) -> list[str]:
+        """Brings the cache current: stores the files whose stat key changed (and what a command
+        left, not stored yet), forgets the gone ones. Returns the paths whose content changed
+        since the cache last saw them. `full`: stat every file, whatever the watches say."""
+        if not self._loaded:
+            self._load()
+        scanned = self._scan(full=full)
+        if scanned is None:
             return []
+        pending = {name: key for name, key in scanned}
+        for name in self._unstored:
+            if name not in pending and name in self.cache:
+                pending[name] = self.cache[name].key
         changed = []
-        present = set()
-        for name in names:
-            if self._stop or self.paused is not None:
-                break
-            present.add(name)
-            facts = _stat_key(name)
-            if facts is None:
-                continue
-            known = self.cache.get(name)
-            if known is not None and known.key == facts[0] and known.stored:
-                continue
-            entry = self._store(name, facts)
-            if entry is not None:
-                if known is not None and known.content_id != entry.content_id:
-                    changed.append(name)
-                self.cache[name] = entry
-        if not self._stop and self.paused is None:
-            for name in [name for name in self.cache if name not in present]:
+        stores: list[tuple[str, StatKey]] = []
+        for name, key in pending.items():
+            if key is not None:
+                stores.append((name, key))
+            elif name in self.cache:
                 del self.cache[name]
+                self._table.forget(name)
+                self._unstored.discard(name)
+                self._dirty = True
                 changed.append(name)
+        for name, key, entry in self._store_all(stores):
+            known = self.cache.get(name)
+            if known is not None and known.content_id != entry.content_id:
+                changed.append(name)
+            self.cache[name] = entry
+            self._table.set(name, key)
+            self._unstored.discard(name)
+            self._dirty = True
         return changed
 
-    def _store(self, name: str, facts: tuple[StatKey, int]) -> Entry | None:
+    def _store_all(self, items: list[tuple[str, StatKey]]) -> Iterator[tuple[str, StatKey, Entry]]:
+        """Stores the files, in order; many at once on a few threads (the store's reads,
+        compression and fsyncs run outside the GIL), so a first baseline is no slower than
+        backing every file up one by one. Stops at the next file once tracking stops."""
+
+        def one(item: tuple[str, StatKey]) -> tuple[str, StatKey, Entry | None]:
+            if self._stop or self.paused is not None:
+                return item[0], item[1], None
+            return item[0], item[1], self._store(*item)
+
+        if len(items) < PARALLEL_FROM:
+            results: Iterable[tuple[str, StatKey, Entry | None]] = map(one, items)
+            yield from ((name, key, entry) for name, key, entry in results if entry is not None)
+            return
+        with ThreadPoolExecutor(max_workers=STORE_THREADS, thread_name_prefix="commandcode-shell-store") as pool:
+            for name, key, entry in pool.map(one, items):
+                if entry is not None:
+                    yield name, key, entry
+
+    def _store(self, name: str, key: StatKey) -> Entry | None:
         if self.max_store_bytes is not None:
-            if self._stored_bytes is None:
-                self._stored_bytes = self.store.usage()[1]
-            if self._stored_bytes + facts[0][0] > self.max_store_bytes:
-                self._pause(f"the backup store reached checkpoints.maxStoreBytes ({self.max_store_bytes:,} bytes)")
-                return None
+            with self._bytes_lock:
+                if self._stored_bytes is None:
+                    self._stored_bytes = self.store.usage()[1]
+                if self._stored_bytes + key[0] > self.max_store_bytes:
+                    self._pause(f"the backup store reached checkpoints.maxStoreBytes ({self.max_store_bytes:,} bytes)")
+                    return None
         try:
             snapshot = self.store.backup_file(Path(name))
         except OSError:
@@ -232,11 +279,12 @@ class ShellTracker:
             self._pause(f"the store's roots file cannot be written ({error.strerror or error})")
             return None
         if snapshot.stored_now and self._stored_bytes is not None:
-            self._stored_bytes += snapshot.size or 0
-        after = _stat_key(name)  # the key of the bytes just read (a write meanwhile shows next time)
-        return Entry(after[0] if after is not None else facts[0], snapshot.content_id, snapshot.mode or facts[1])
+            with self._bytes_lock:
+                self._stored_bytes += snapshot.size or 0
+        # The key from before the read: a write meanwhile changes it, so the next pass reads again.
+        return Entry(key, snapshot.content_id, snapshot.mode if snapshot.mode is not None else key[3])
 
-    def _inspect(self, name: str, facts: tuple[StatKey, int]) -> Entry | None:
+    def _inspect(self, name: str, key: StatKey) -> Entry | None:
         """The entry of what a command left, hashed but not stored yet (see `Entry`)."""
         try:
             state = self.store.inspect_file(Path(name))
@@ -244,7 +292,7 @@ class ShellTracker:
             return None
         if state.kind != "regular" or state.content_id is None:
             return None
-        return Entry(facts[0], state.content_id, state.mode or facts[1], stored=False)
+        return Entry(key, state.content_id, state.mode if state.mode is not None else key[3], stored=False)
 
     def _pause(self, why: str) -> None:
         if self.paused is None:
@@ -262,46 +310,45 @@ class ShellTracker:
     def before_shell(self) -> None:
         """Finishes the baseline, then brings the cache current (edit tools wrote since)."""
         self.wait()
-        if self.paused is None:
-            self.refresh()
+        if self.paused is None and not self._closed:
+            self.refresh(full=False)
 
     def after_shell(self) -> list[ShellChange]:
         """The files the command created, changed or deleted (the cache then holds their new state)."""
-        if self.paused is not None:
+        if self.paused is not None or self._closed:
             return []
-        before = dict(self.cache)
-        names = self.list_files()
-        if names is None:
+        scanned = self._scan(full=False)
+        if not scanned:
             return []
+        created = [name for name, key in scanned if key is not None and name not in self.cache]
+        made = dict(zip(created, self._table.made_folders(created), strict=True)) if created else {}
         changes = []
-        seen = set()
-        unreadable = set()
-        for name in names:
-            seen.add(name)
-            facts = _stat_key(name)
-            known = before.get(name)
-            if facts is None:
-                unreadable.add(name)
+        for name, key in scanned:
+            known = self.cache.get(name)
+            if key is None:
+                if known is not None and not os.path.lexists(name):  # a symlink or folder now: left alone
+                    del self.cache[name]
+                    self._table.forget(name)
+                    self._unstored.discard(name)
+                    changes.append(ShellChange(name, known, None))
                 continue
-            if known is not None and known.key == facts[0]:
-                continue
-            entry = self._inspect(name, facts)
+            entry = self._inspect(name, key)
             if entry is None:
                 continue
             self.cache[name] = entry
+            self._table.set(name, key)
+            self._unstored.add(name)
             if known is None or known.content_id != entry.content_id or known.mode != entry.mode:
-                changes.append(ShellChange(name, known, entry))
-        for name, known in before.items():
-            if (name not in seen or name in unreadable) and not os.path.lexists(name):  # git lists a deleted tracked file
-                self.cache.pop(name, None)
-                changes.append(ShellChange(name, known, None))
+                changes.append(ShellChange(name, known, entry, made.get(name, [])))
         if changes:
-            self.start()  # stores what the command left while the next model call runs
+            self._dirty = True  # the caller starts the pass that stores what the command left (`start`)
         return changes
 
 
-def tracker_for(cwd: Path, store: backups.BackupStore, notify: Callable[[str], None]) -> ShellTracker | None:
-    """The tracker the settings ask for (`checkpoints.trackShell`, its limits), or None."""
+def tracker_for(cwd: Path, store: backups.BackupStore, notify: Callable[[str], None], *,
+                sidecar: Path | None = None) -> ShellTracker | None:
+    """The tracker the settings ask for (`checkpoints.trackShell`, its limits), or None;
+    `sidecar` keeps its baseline across processes (`shell_baseline.py`)."""
     from ..config.settings import load_settings
     from ..errors import SettingsError
 
@@ -310,7 +357,7 @@ def tracker_for(cwd: Path, store: backups.BackupStore, notify: Callable[[str], N
         if not settings.checkpoints_track_shell:
             return None
         return ShellTracker(cwd, store, max_files=settings.checkpoints_track_shell_max_files,
-                            max_store_bytes=settings.checkpoints_max_store_bytes)
+                            max_store_bytes=settings.checkpoints_max_store_bytes, sidecar=sidecar)
     except SettingsError as error:
         notify(f"{error}; shell commands are tracked with the default limits")
-        return ShellTracker(cwd, store)
+        return ShellTracker(cwd, store, sidecar=sidecar)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,6 +33,9 @@ MAX_BACKUP_SIZE: int = _native.MAX_BACKUP_SIZE
 
 GC_LOCK_NAME = "gc.lock"
 """Taken shared by every put, exclusively by the garbage collection's sweep (`gc.py`)."""
+
+StatTable = _native.StatTable
+"""Cached stat keys of a project's files; `scan` reports only what changed (shell tracking)."""
 
 BLAKE3 = "blake3"
 SHA256 = "sha256"
@@ -133,6 +137,8 @@ class BackupStore:
     def __init__(self, root: Path | None = None) -> None:
         self._native = _native.ObjectStore(os.fspath(root if root is not None else objects_dir()))
         self._gc_lock: int | None = None
+        self._holders = 0  # puts in flight (on any thread) holding `gc.lock` shared
+        self._holders_lock = threading.Lock()
 
     def __del__(self) -> None:
         if getattr(self, "_gc_lock", None) is not None:
@@ -141,19 +147,27 @@ class BackupStore:
     @contextmanager
     def _putting(self) -> Iterator[None]:
         """Holds `gc.lock` shared while an object is written or its mtime refreshed, so a garbage
-        collection never unlinks an object between judging it old and this put."""
-        if self._gc_lock is None:
-            try:
-                self._gc_lock = os.open(os.path.join(self._native.root, GC_LOCK_NAME),
-                                        os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-            except OSError:  # no lock file to be had: no collection can take it either, so none runs
-                yield
-                return
-        fcntl.flock(self._gc_lock, fcntl.LOCK_SH)
+        collection never unlinks an object between judging it old and this put. Puts on several
+        threads share one hold (a flock belongs to the open file, so the first put takes it and
+        the last one to finish releases it)."""
+        with self._holders_lock:
+            if self._gc_lock is None:
+                try:
+                    self._gc_lock = os.open(os.path.join(self._native.root, GC_LOCK_NAME),
+                                            os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+                except OSError:  # no lock file to be had: no collection can take it either, so none runs
+                    pass
+            descriptor = self._gc_lock
+            if descriptor is not None and self._holders == 0:
+                fcntl.flock(descriptor, fcntl.LOCK_SH)
+            self._holders += 1
         try:
             yield
         finally:
-            fcntl.flock(self._gc_lock, fcntl.LOCK_UN)
+            with self._holders_lock:
+                self._holders -= 1
+                if descriptor is not None and self._holders == 0:
+                    fcntl.flock(descriptor, fcntl.LOCK_UN)
 
     @property
     def root(self) -> Path:

@@ -6,6 +6,7 @@ mod folder_stat;
 mod json_encode;
 mod redact;
 mod session_index;
+mod stat_scan;
 mod store;
 
 use pyo3::prelude::*;
@@ -19,6 +20,7 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(session_index::scan_session, module)?)?;
     module.add("MAX_BACKUP_SIZE", crate::store::MAX_BACKUP_SIZE)?;
     module.add_class::<store::PyObjectStore>()?;
+    module.add_class::<stat_scan::PyStatTable>()?;
     module.add_class::<store::FileState>()?;
     module.add_class::<store::RestoreItem>()?;
     module.add_class::<store::RestorePlan>()?;

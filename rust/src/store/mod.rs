@@ -5,6 +5,8 @@
 //! - [`source`]: reading a user's file without following symlinks, under a size cap.
 //! - [`mod@restore`]: verified, all-or-nothing restore with a crash journal.
 //! - [`space`]: free space for the disk-low pause.
+//! - [`stat_scan`]: which files of a project changed since a table of stat keys (shell tracking).
+//! - [`watch`]: inotify change events on a project's folders, so a stat pass looks only at what changed.
 //! - [`durable`]: temp-file, fsync and rename helpers.
 //!
 //! Checkpoint records (which file was backed up in which turn) live in Python; this module only
@@ -34,6 +36,8 @@ pub mod objects;
 pub mod restore;
 pub mod source;
 pub mod space;
+pub mod stat_scan;
+pub mod watch;
 
 pub use digest::{Algorithm, ContentId, InvalidDigest, Sha256Digest};
 pub use objects::{read_raw_blob, Backup, ObjectStore, StoreUsage, SweepReport};
