@@ -53,7 +53,6 @@ if TYPE_CHECKING:
     from .resume import ResumePlan
 
 Notify = Callable[[str], None]
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")  # the order Shift+Tab cycles
 CHECKPOINTS_SUFFIX = ".checkpoints.jsonl"
 
 
