@@ -6,7 +6,15 @@ from __future__ import annotations
 import pytest
 
 from commandcode.agent.events import TurnEvent
-from commandcode.shell.render import LiveTurn, Output, ToolCall, main_argument, outcome, split_finished_blocks, tool_line
+from commandcode.shell.render import (
+    LiveTurn,
+    Output,
+    ToolCall,
+    main_argument,
+    outcome,
+    split_finished_blocks,
+    tool_line,
+)
 
 
 class RecordingOutput(Output):
