@@ -203,3 +203,48 @@ def test_clear_new_config_and_ctrl_d(home: Path, workdir: Path) -> None:
     settings = json.loads((workdir / ".commandcode" / "settings.local.json").read_text())
     assert settings == {"defaultExportFormat": "md"}
     assert len(list(workdir.glob("command-code-session-*.md"))) == 1
+
+
+def test_launch_flags_mode_yolo_session_sessions_model_effort(openai_stub: OpenAIStub, home: Path, workdir: Path) -> None:
+    planned = shell_session(workdir, home, ["--permission-mode", "plan"], columns=250)
+    assert " · plan · " in planned.wait_screen(" · plan · ")  # the status line, before the first turn
+    planned.line("/exit")
+    assert planned.wait_exit() == 0
+    yolo = shell_session(workdir, home, ["--yolo"], columns=250)
+    screen = yolo.exchange('call bash {"command": "echo from-yolo > y.txt"}', "Ran 1 tool call(s)")
+    assert "Allow bash" not in screen  # nobody was asked
+    yolo.wait_screen(" · bypassPermissions · ")
+    assert (workdir / "y.txt").read_text() == "from-yolo\n"
+    yolo.line("/exit")
+    assert yolo.wait_exit() == 0
+    [transcript] = transcripts(home)
+    by_path = shell_session(workdir, home, ["--session", str(transcript)], columns=250)
+    by_path.wait_screen(f"resumed session {transcript.stem}")
+    by_path.line("/exit")
+    assert by_path.wait_exit() == 0
+    picker = ShellSession(workdir, home, ["--sessions"], columns=250)  # bare: the picker opens first
+    picker.wait_screen("from-yolo")
+    picker.send("\r")
+    picker.wait_screen(f"resumed {transcript.stem}")
+    picker.line("/exit")
+    assert picker.wait_exit() == 0
+    served = shell_session(workdir, home, ["--model", "local/stub-model", "--effort", "high"], columns=250)
+    served.exchange("/effort", "effort: high")
+    served.wait_screen(" · local/stub-model · effort high · ")  # the status line names the launch's model
+    served.exchange("to the stub", "Hello from stub. You said: to the stub")
+    served.line("/exit")
+    assert served.wait_exit() == 0
+    assert len(openai_stub.requests) == 1 and len(transcripts(home)) == 2
+
+
+def test_a_data_dir_that_cannot_hold_sessions_is_one_error_line(home: Path, workdir: Path, tmp_path: Path) -> None:
+    """The new session is made behind the prompt (`shell/warm_start.py`); when that fails the shell
+    says why in one line and exits 1, with no traceback."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    shell = ShellSession(workdir, blocker / "home", columns=250)
+    assert shell.wait_exit() == 1
+    screen = shell.text()
+    assert "error: cannot start the session: " in screen and "Not a directory" in screen, screen
+    assert "Traceback" not in screen and "internal error" not in screen
+    assert blocker.read_text() == "not a folder\n"
