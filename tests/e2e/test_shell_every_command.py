@@ -50,7 +50,8 @@ def test_help_exit_expand_rename_name_session_file_status_trace(home: Path, work
     shell.exchange("/rename every-command", "session named 'every-command'")
     shell.exchange("/name", "\nevery-command\n")
     shell.exchange("/session-file", ".jsonl\n")
-    shell.exchange("/status", "checkpoint")
+    screen = shell.exchange("/status", "\nscratchpad ")
+    assert "permission mode  default" in screen and "compaction       0 compaction(s)" in screen, screen
     shell.exchange("/trace", "trace")
     shell.line("/quit")
     assert shell.wait_exit() == 0
@@ -130,6 +131,9 @@ def test_compact_summarizes_the_older_turns_and_reports_the_savings(home: Path, 
         shell.exchange(f"turn {number} " + "word " * 140, f"You said: turn {number} ")
     screen = shell.exchange("/compact keep the goal", "compacted: ")
     assert "saved in 1 compaction(s) of this session" in screen, screen
+    screen = shell.exchange("/status", "\nscratchpad ")
+    saved = read_meta_file(transcripts(home)[0])["compaction"]["tokensSaved"]
+    assert f"1 compaction(s), {saved:,} tokens saved in all, {saved:,} by this run" in screen, screen
     shell.line("/exit")
     assert shell.wait_exit() == 0
     [transcript] = transcripts(home)

@@ -1,11 +1,13 @@
 """What `/status` and `commandcode sessions status REF` report about one session.
 
 `session_status(agent)` gathers it into one JSON-ready dict: id, transcript path (None before the
-first save), name, cwd, model, effort, permission mode, context tokens and their share of the
-model's window, cost so far (the `usage.costUsd` of the active path's assistant entries), lineage,
-compaction totals (`meta.compaction`), checkpoint state (count, backups, the bytes of the store
-objects the session's checkpoints use, paused for low disk), the turn trace ids and share state
-(the real CLI's `<sid>.share.json`, when there is one). Reading only: nothing is written.
+first save), name, cwd, model, effort, permission mode (the one set, else the settings'
+`defaultMode`), context tokens and their share of the model's window, cost so far (the
+`usage.costUsd` of the active path's assistant entries), lineage, compaction totals
+(`meta.compaction`, and what this process's compactions saved), checkpoint state (count, backups,
+the bytes of the store objects the session's checkpoints use, paused for low disk), the turn
+trace ids, share state (the real CLI's `<sid>.share.json`, when there is one) and the scratchpad
+folder (the real CLI's path, and whether it exists yet). Reading only: nothing is written.
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ def session_status(agent: AgentSession, *, session: Session | None = None) -> di
         "cwd": str(agent.cwd),
         "model": model,
         "effort": getattr(agent, "effort", None) or (session.effort if session is not None else None),
-        "permission_mode": agent.permission_mode,
+        "permission_mode": agent.effective_permission_mode(),  # the one set, else the settings' defaultMode
         "context_tokens": tokens,
         "context_window": window,
         "context_percent": round(100 * tokens / window, 1),
@@ -98,10 +100,20 @@ def session_status(agent: AgentSession, *, session: Session | None = None) -> di
         "lineage": {"parent_session_id": meta.get("parentSessionId"), "forked_at": meta.get("forkedAt"),
                     "branch_point": meta.get("branchPoint")},
         "compaction": {"count": compaction.get("count", 0), "tokens_saved": compaction.get("tokensSaved", 0),
+                       "tokens_saved_this_run": getattr(agent, "compaction_saved", 0),
                        "last_tokens_saved": compaction.get("lastTokensSaved"),
                        "last_compacted_at": compaction.get("lastCompactedAt")},
         "checkpoints": checkpoint_state(agent),
         "trace_ids": trace_ids(meta),
         "current_trace_id": agent.trace_id,
         "share": share,
+        "scratchpad": _scratchpad(agent),
     }
+
+
+def _scratchpad(agent: AgentSession) -> dict[str, Any]:
+    """The session's scratchpad folder (the real CLI's path) and whether it exists yet."""
+    from ..workspace.scratchpad import scratchpad_path
+
+    path = scratchpad_path(agent.session_id, str(agent.cwd))
+    return {"path": path, "exists": path is not None and os.path.isdir(path)}
