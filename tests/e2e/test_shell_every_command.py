@@ -189,12 +189,17 @@ def test_worktree_and_worktrees_in_a_git_repository(home: Path, workdir: Path) -
     assert (workdir / ".commandcode" / "worktrees" / "feat").is_dir()
 
 
-def test_clear_new_config_and_ctrl_d(home: Path, workdir: Path) -> None:
+def test_clear_and_back_through_the_rewind_menu_new_config_and_ctrl_d(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home, columns=250)
     shell.exchange("before clear", "You said: before clear")
-    shell.exchange("/clear", "new session")
-    shell.wait_prompt()
-    shell.exchange("after clear", "You said: after clear")
+    [first] = transcripts(home)
+    shell.exchange("/clear", f"the previous one stays resumable: commandcode -r {first.stem}")
+    shell.line("/rewind")  # the rewind menu offers the way back first
+    shell.wait_screen("(previous session)")
+    shell.send("\r")
+    shell.wait_screen(f"Resumed the previous session {first.stem}")
+    back_at_the_prompt(shell)
+    shell.exchange("after coming back", "You said: after coming back")
     shell.exchange("/new", "new session")
     shell.wait_prompt()
     shell.exchange("/config", "Settings files (later ones win):")
@@ -203,7 +208,8 @@ def test_clear_new_config_and_ctrl_d(home: Path, workdir: Path) -> None:
     shell.exchange("/export", "Exported md to ")  # the setting just written picks the format
     shell.send(CTRL_D)
     assert shell.wait_exit() == 0
-    assert len(transcripts(home)) == 3  # each /clear and /new left a resumable session
+    assert len(transcripts(home)) == 2  # the cleared session had nothing saved; the /new one did
+    assert "after coming back" in first.read_text()
     settings = json.loads((workdir / ".commandcode" / "settings.local.json").read_text())
     assert settings == {"defaultExportFormat": "md"}
     assert len(list(workdir.glob("command-code-session-*.md"))) == 1
