@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from helpers.cli import entries, read_meta_file, transcripts
 from helpers.openai_stub import OpenAIStub
 from helpers.share import share_server
-from helpers.terminal import CTRL_D, ESC, ShellSession, shell_session
+from helpers.terminal import CTRL_C, CTRL_D, ESC, HANG_TIMEOUT, TAB, ShellSession, shell_session
 
 pytestmark = pytest.mark.terminal
 
@@ -26,6 +27,15 @@ def back_at_the_prompt(shell: ShellSession) -> None:
     with `>`)."""
     shell.wait_screen(" checkpoint(s)")
     shell.wait_screen(">")
+
+
+def empty_prompt(shell: ShellSession) -> None:
+    """Waits until the cursor sits on an empty prompt line (`>` alone)."""
+    deadline = time.monotonic() + HANG_TIMEOUT
+    while shell.screen.display[shell.screen.cursor.y].rstrip() != ">":
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no empty prompt under the cursor:\n{shell.text()}")
+        shell.pump()
 
 
 def refused(shell: ShellSession, line: str, error: str) -> None:
@@ -144,6 +154,15 @@ def test_compact_summarizes_the_older_turns_and_reports_the_savings(home: Path, 
 def test_model_switches_to_a_served_model_mid_session(openai_stub: OpenAIStub, home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home, columns=250)
     shell.exchange("offline first", "You said: offline first")
+    empty_prompt(shell)  # typed before the prompt is back, keys are echoed by the tty, not the editor
+    shell.send("/model local/stub-model-")
+    shell.send(TAB)  # the models of providers.json complete
+    shell.wait_screen("> /model local/stub-model-2")
+    shell.send(CTRL_C)
+    shell.send("/effort xh")
+    shell.send(TAB)
+    shell.wait_screen("> /effort xhigh")
+    shell.send(CTRL_C)
     shell.exchange("/model local/stub-model", "model: local/stub-model")
     shell.exchange("served next", "Hello from stub. You said: served next")
     shell.line("/exit")
