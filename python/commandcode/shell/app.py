@@ -245,7 +245,9 @@ class InteractiveShell:
             app.exit(result=Signal(kind, session.default_buffer.text))
 
     def _pre_run(self) -> None:
-        if self.permissions.has_pending():  # asked while no prompt was up to return
+        if self._agents.error is not None:
+            self._exit_prompt("start-failed")
+        elif self.permissions.has_pending():  # asked while no prompt was up to return
             self._exit_prompt("permission")
         elif self.turn is not None and self.turn.done.is_set():
             self._exit_prompt("turn-done")
@@ -318,7 +320,7 @@ class InteractiveShell:
         # What the first keystroke does not need waits until the prompt is on the screen.
         self._session.app.after_render += self._after_first_render
         pending = ""
-        while not self._exit:
+        while not self._exit and self._agents.error is None:  # a session that could not be made: run_shell says why
             if self.turn is not None and self.turn.done.is_set():
                 self._finish_turn()
                 continue
