@@ -17,11 +17,13 @@ pytestmark = pytest.mark.terminal
 def test_the_offline_models_reply_shows_chunk_by_chunk(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home, COMMANDCODE_OFFLINE_TOKEN_MS="300")  # about 3 s for the reply
     shell.wait_prompt()
+    start = len(shell.raw)
     shell.line("hi there")
     screen = shell.wait_screen("Offl")  # the first chunk, in the live region
     assert "You said: hi there" not in screen, screen  # the rest is still on its way
     screen = shell.wait_screen("You said: hi there")
     assert screen.count("Offline model reply.") == 1, screen  # printed once, not once per chunk
+    assert b"\x1b[2J" not in shell.raw[start:]  # no whole-screen clear: only the live region is redrawn
     shell.line("/exit")
     assert shell.wait_exit() == 0
 
@@ -34,9 +36,9 @@ def test_a_finished_block_is_printed_rendered_while_the_next_one_streams(openai_
     shell = shell_session(workdir, home, ["--model", "local/stub-model"])
     shell.wait_prompt()
     shell.line("stream please")
-    screen = shell.wait_screen("Intro with bold words.")  # rendered markdown: no asterisks
-    assert "**bold**" not in screen
-    assert "Second block being wri" in screen and "tten now." not in screen, screen  # live, as plain text
+    shell.wait_screen("Intro with bold words.")  # rendered markdown: no asterisks
+    screen = shell.wait_screen("Second block being wri")  # the live region, as plain text
+    assert "**bold**" not in screen and "tten now." not in screen, screen  # the stub holds the rest back
     openai_stub.release.set()
     screen = shell.wait_screen("Second block being written now.")
     assert screen.count("Intro with bold words.") == 1, screen
