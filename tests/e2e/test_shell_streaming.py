@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import transcripts
 from helpers.openai_stub import OpenAIStub, text
-from helpers.terminal import shell_session
+from helpers.terminal import ESC, shell_session
 
 pytestmark = pytest.mark.terminal
 
@@ -44,3 +45,18 @@ def test_a_finished_block_is_printed_rendered_while_the_next_one_streams(openai_
     assert screen.count("Intro with bold words.") == 1, screen
     shell.line("/exit")
     assert shell.wait_exit() == 0
+
+
+def test_esc_mid_stream_stops_the_reply_and_saves_nothing_of_the_turn(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home, COMMANDCODE_OFFLINE_TOKEN_MS="300")
+    shell.wait_prompt()
+    shell.line("stop me")
+    shell.wait_screen("Offl")
+    shell.send(ESC)
+    screen = shell.wait_screen("interrupted — nothing of this turn was saved")
+    assert "You said: stop me" not in screen, screen
+    shell.pump(1.0)  # the stream really stopped: nothing more of the reply arrives
+    assert "You said: stop me" not in shell.text()
+    shell.line("/exit")
+    assert shell.wait_exit() == 0
+    assert transcripts(home) == []  # a brand-new session interrupted before any reply leaves no file
