@@ -153,8 +153,7 @@ def test_compact_summarizes_the_older_turns_and_reports_the_savings(home: Path, 
 
 def test_model_switches_to_a_served_model_mid_session(openai_stub: OpenAIStub, home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home, columns=250)
-    shell.exchange("offline first", "You said: offline first")
-    empty_prompt(shell)  # typed before the prompt is back, keys are echoed by the tty, not the editor
+    empty_prompt(shell)
     shell.send("/model local/stub-model-")
     shell.send(TAB)  # the models of providers.json complete
     shell.wait_screen("> /model local/stub-model-2")
@@ -163,6 +162,7 @@ def test_model_switches_to_a_served_model_mid_session(openai_stub: OpenAIStub, h
     shell.send(TAB)
     shell.wait_screen("> /effort xhigh")
     shell.send(CTRL_C)
+    shell.exchange("offline first", "You said: offline first")
     shell.exchange("/model local/stub-model", "model: local/stub-model")
     shell.exchange("served next", "Hello from stub. You said: served next")
     shell.line("/exit")
