@@ -11,6 +11,7 @@ rewind menu — runs in the main thread, one thing at a time.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -314,6 +315,10 @@ class InteractiveShell:
         return session
 
     def run(self) -> None:
+        with terminal.NoEcho(sys.stdin.fileno()):
+            self._run()
+
+    def _run(self) -> None:
         from prompt_toolkit.patch_stdout import patch_stdout
 
         self._session = self._make_session()
