@@ -160,7 +160,8 @@ def test_config_refuses_a_malformed_settings_file_and_leaves_it(home: Path, work
     broken = workdir / ".commandcode" / "settings.json"
     broken.write_text('{"statusLine": ')
     shell = shell_session(workdir, home)
-    assert re.search(r"warning: .*settings\.json:1:\d+", shell.text()), shell.text()  # said once at start
+    screen = shell.wait_screen("warning: ")  # said once at start (just after the prompt: a new session is made behind it)
+    assert re.search(r"warning: .*settings\.json:1:\d+", screen), screen
     shell.exchange("/config set --project branchSummary true", "error: ")
     assert "settings.json:1:" in shell.text().split("branchSummary true", 1)[1]
     shell.line("/exit")

@@ -23,7 +23,8 @@ def _session(home: Path, workdir: Path) -> tuple[str, Path]:
 def test_status_shows_the_scratchpad_and_the_mode_turns_run_in(home: Path, workdir: Path) -> None:
     session_id, _transcript = _session(home, workdir)
     status = run_json(["sessions", "status", session_id, "--json"], workdir, home)
-    pad = Path(status["scratchpad"])
+    pad = Path(status["scratchpad"]["path"])
+    assert status["scratchpad"]["exists"] is False
     assert pad.parts[-2:] == (session_id, "scratchpad") and str(pad).startswith(SCRATCHPAD_BASE)
     assert not pad.exists()  # reported, not created
     assert status["permission_mode"] == "default"

@@ -1,14 +1,16 @@
 """What `/status` and `commandcode sessions status REF` report about one session.
 
 `session_status(agent)` gathers it into one JSON-ready dict: id, transcript path (None before the
-first save), name, cwd, model, effort, permission mode, context tokens and their share of the
-model's window, cost so far (the `usage.costUsd` of the active path's assistant entries), lineage,
-compaction totals (`meta.compaction`), checkpoint state (count, backups, the bytes of the store
-objects the session's checkpoints use, paused for low disk), the scratchpad's path (None where the
-real CLI gives the session none), the turn trace ids and share state (the real CLI's
-`<sid>.share.json`, when there is one: its link and our expiry) and the disk footprint line
-(`workspace.footprint.status_line`: transcript, sidecars, checkpoints, scratchpad). Reading only:
-nothing is written, and the scratchpad is not created.
+first save), name, cwd, model, effort, permission mode (the one set, else the settings'
+`defaultMode`), context tokens and their share of the model's window, cost so far (the
+`usage.costUsd` of the active path's assistant entries), lineage, compaction totals
+(`meta.compaction`, and what this process's compactions saved), checkpoint state (count, backups,
+the bytes of the store objects the session's checkpoints use, paused for low disk), the turn
+trace ids, share state (the real CLI's `<sid>.share.json`, when there is one: its link and our
+expiry), the scratchpad folder (the real CLI's path, and whether it exists yet; None where the
+real CLI gives the session none) and the disk footprint line (`workspace.footprint.status_line`:
+transcript, sidecars, checkpoints, scratchpad). Reading only: nothing is written, and the
+scratchpad is not created.
 """
 
 from __future__ import annotations
@@ -112,7 +114,7 @@ def session_status(agent: AgentSession, *, session: Session | None = None) -> di
         "cwd": str(agent.cwd),
         "model": model,
         "effort": getattr(agent, "effort", None) or (session.effort if session is not None else None),
-        "permission_mode": agent.effective_permission_mode(),
+        "permission_mode": agent.effective_permission_mode(),  # the one set, else the settings' defaultMode
         "context_tokens": tokens,
         "context_window": window,
         "context_percent": round(100 * tokens / window, 1),
@@ -120,12 +122,19 @@ def session_status(agent: AgentSession, *, session: Session | None = None) -> di
         "lineage": {"parent_session_id": meta.get("parentSessionId"), "forked_at": meta.get("forkedAt"),
                     "branch_point": meta.get("branchPoint")},
         "compaction": {"count": compaction.get("count", 0), "tokens_saved": compaction.get("tokensSaved", 0),
+                       "tokens_saved_this_run": getattr(agent, "compaction_saved", 0),
                        "last_tokens_saved": compaction.get("lastTokensSaved"),
                        "last_compacted_at": compaction.get("lastCompactedAt")},
         "checkpoints": checkpoint_state(agent),
-        "scratchpad": scratchpad_path(agent.session_id, str(agent.cwd)),
         "trace_ids": trace_ids(meta),
         "current_trace_id": agent.trace_id,
         "share": share_state(files.share),
+        "scratchpad": _scratchpad(agent),
         "disk": agent.disk_line().removeprefix("disk: ") if exists else None,
     }
+
+
+def _scratchpad(agent: AgentSession) -> dict[str, Any]:
+    """The session's scratchpad folder (the real CLI's path) and whether it exists yet."""
+    path = scratchpad_path(agent.session_id, str(agent.cwd))
+    return {"path": path, "exists": path is not None and os.path.isdir(path)}

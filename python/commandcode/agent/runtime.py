@@ -56,7 +56,6 @@ if TYPE_CHECKING:
     from .resume import ResumePlan
 
 Notify = Callable[[str], None]
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")  # the order Shift+Tab cycles
 CHECKPOINTS_SUFFIX = ".checkpoints.jsonl"
 
 
@@ -89,7 +88,7 @@ class AgentSession(RewindMethods, NavigationMethods):
         self.notify = notify
         self.messages: list[dict[str, Any]] = []
         self.entry_ids: list[str] = []  # the entry of each message (compaction's firstKeptEntryId)
-        self.compact_mode = "default"  # "fast": also trim old tool output at 50 % and 80 % (not persisted)
+        self.compact_mode = "full"  # "fast": also trim old tool output at 50 % and 80 % (not persisted)
         self.compaction_saved = 0  # tokens this process's compactions saved
         self.effort: str | None = None
         # Permissions (agent/permissions.py): no `ask_permission` means headless (-p) rules;

@@ -68,7 +68,7 @@ def _run_shell_launch(argv: list[str]) -> bool:
         raise fail(str(error), error.hint, code=USAGE_EXIT_CODE) from None
     if launch is None:
         return False
-    from ..shell.app import run_shell
+    from ..shell.start import run_shell
 
     run_shell(launch)
     return True

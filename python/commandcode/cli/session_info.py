@@ -43,13 +43,14 @@ def status_lines(status: dict[str, Any]) -> list[tuple[str, str]]:
         ("cost", f"${status['cost_usd']:.4f}"),
         ("lineage", f"forked from {lineage['parent_session_id']} at {lineage['forked_at'] or '?'}"
          if lineage["parent_session_id"] else "none (an original session)"),
-        ("compaction", f"{compaction['count']} compaction(s), {compaction['tokens_saved']:,} tokens saved"),
+        ("compaction", f"{compaction['count']} compaction(s), {compaction['tokens_saved']:,} tokens saved in all, "
+                       f"{compaction.get('tokens_saved_this_run', 0):,} by this run"),
         ("checkpoints", f"{checkpoints['count']} checkpoint(s), {checkpoints['backups']} backup(s), "
                         f"{checkpoints['store_bytes']:,} bytes in the store"
                         + (", paused (low disk)" if checkpoints["paused"] else "")),
         ("trace", status["current_trace_id"] or (status["trace_ids"][-1] if status["trace_ids"] else "-")),
-        ("scratchpad", status["scratchpad"] or "(none)"),
         ("share", _share_line(status["share"])),
+        ("scratchpad", _scratchpad_row(status.get("scratchpad") or {})),
         ("disk", status.get("disk") or "(nothing on disk yet)"),
     ]
     return [(label, str(value)) for label, value in rows]
@@ -63,6 +64,12 @@ def _share_line(share: dict[str, Any]) -> str:
     if not share["shared"]:
         return "not shared"
     return f"shared at {share['url']}" + (f", expires {share['expires_at']}" if share.get("expires_at") else "")
+
+
+def _scratchpad_row(scratchpad: dict[str, Any]) -> str:
+    if not scratchpad.get("path"):
+        return "-"
+    return str(scratchpad["path"]) + ("" if scratchpad.get("exists") else " (not created yet)")
 
 
 @handle_errors

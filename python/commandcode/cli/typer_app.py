@@ -79,8 +79,8 @@ def root(
             raise UsageError("-p cannot be combined with a subcommand")
         return
     if print_prompt is None:  # usually started before typer (cli/__init__.py); this is the same launch
-        from ..shell.app import run_shell
         from ..shell.launch import Launch
+        from ..shell.start import run_shell
 
         launch = Launch()
         launch.name, launch.resume, launch.continue_last, launch.no_session = name, resume, continue_last, no_session

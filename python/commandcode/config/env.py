@@ -17,6 +17,9 @@
 - `COMMANDCODE_PROVIDER_RETRIES` — how many times a rate-limited (HTTP 429) request is retried (3).
 - `COMMANDCODE_SKIP_PROMPT_HISTORY` — opt-in: the interactive shell records no prompt in
   `history.jsonl` (it still reads it for the up-arrow).
+- `COMMANDCODE_OFFLINE_TOKEN_MS` — milliseconds the built-in offline model waits before each chunk
+  of its streamed reply (default 0: as fast as it can), so its replies stream as a served
+  model's do (demos, and the shell's streaming tests).
 - `COMMANDCODE_TEST_STEP_DELAY_MS` — a test hook: milliseconds a rewind waits before each
   restore step (the signal tests aim at that window).
 
@@ -37,6 +40,7 @@ FAST_PATH = "COMMANDCODE_FAST_PATH"
 DEBUG = "COMMANDCODE_DEBUG"
 CATALOG = "COMMANDCODE_CATALOG"
 TEST_STEP_DELAY_MS = "COMMANDCODE_TEST_STEP_DELAY_MS"
+OFFLINE_TOKEN_MS = "COMMANDCODE_OFFLINE_TOKEN_MS"
 SCRATCHPAD_BASE = "COMMANDCODE_SCRATCHPAD_BASE"
 SCRATCHPAD = "COMMANDCODE_SCRATCHPAD"
 PROVIDER_TIMEOUT = "COMMANDCODE_PROVIDER_TIMEOUT"
@@ -96,6 +100,12 @@ def test_step_delay_ms() -> int | None:
     """The rewind test hook `COMMANDCODE_TEST_STEP_DELAY_MS`, when it is a whole number."""
     delay = os.environ.get(TEST_STEP_DELAY_MS, "").strip()
     return int(delay) if delay.isdigit() else None
+
+
+def offline_token_seconds() -> float:
+    """`COMMANDCODE_OFFLINE_TOKEN_MS` in seconds, when it is a whole number (else 0)."""
+    delay = os.environ.get(OFFLINE_TOKEN_MS, "").strip()
+    return int(delay) / 1000 if delay.isdigit() else 0.0
 
 
 def scratchpad_base() -> str | None:

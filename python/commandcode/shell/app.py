@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from ..errors import CommandcodeError, TurnInterrupted
 from . import terminal
 from .render import LiveTurn, Output, ToolCall
 from .slash import SlashCommand, registry
+from .warm_start import Deferred
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
@@ -63,16 +64,22 @@ class TurnRunner:
 class InteractiveShell:
     """The running shell (the `Shell` protocol of `shell/slash.py`)."""
 
-    def __init__(self, agent: AgentSession, *, status_command: str | None = None) -> None:
+    def __init__(self, agent: AgentSession | Deferred[AgentSession], *, status_command: str | None = None,
+                 permission_mode: str | None = None) -> None:
+        """`agent` is the session, or a `Deferred` one (`warm_start.py`: made once the prompt is
+        up, the commands table with it); `permission_mode` is what the status line shows until
+        it is made."""
         from .status import StatusLine
 
-        self._agent = agent
+        self._agents: Deferred[AgentSession] = agent if isinstance(agent, Deferred) else Deferred.ready(agent)
+        self._commands: Deferred[dict[str, SlashCommand]] = Deferred(registry)
+        self.when_prompt_up: list[Callable[[], None]] = []  # housekeeping that waits for the first prompt
+        self._launch_mode = permission_mode
         self._previous_session_id: str | None = None
         self.output = Output()
         self.calls: list[ToolCall] = []
         self.queue: list[str] = []
         self.turn: TurnRunner | None = None
-        self.commands: dict[str, SlashCommand] = registry()
         self.status_line = StatusLine(status_command, self.redraw)
         self.status_info: dict[str, Any] = {}
         self._exit = False
@@ -81,7 +88,34 @@ class InteractiveShell:
         from .permission_prompt import PermissionPrompt
 
         self.permissions = PermissionPrompt(lambda: self._signal_from_thread("permission"))
-        agent.ask_permission = self._ask_permission  # a tool call that needs an answer asks here
+        if not isinstance(agent, Deferred):
+            self.adopt(agent)
+
+    def adopt(self, agent: AgentSession) -> None:
+        """Wires a session made for this shell: its permission questions are asked here."""
+        agent.ask_permission = self._ask_permission
+
+    @property
+    def _agent(self) -> AgentSession:
+        return self._agents.get()
+
+    @property
+    def commands(self) -> dict[str, SlashCommand]:
+        """Every slash command by name and alias (imported on first use: not before the prompt)."""
+        return self._commands.get()
+
+    @property
+    def made_agent(self) -> AgentSession | None:
+        """The current session when it is made (without waiting for a deferred one)."""
+        return self._agents.peek()
+
+    def warm_up(self) -> None:
+        """Makes the command table and a deferred session in the background (the prompt is up),
+        then runs what waited for the prompt (`when_prompt_up`: the daily sweep's check)."""
+        self._commands.start()
+        self._agents.start()
+        for task in self.when_prompt_up:
+            task()
 
     # ----------------------------------------------------------------------------------------
     # The Shell protocol
@@ -111,7 +145,7 @@ class InteractiveShell:
         old.close()
         if old.exists_on_disk:
             self._previous_session_id = old.session_id
-        self._agent = agent
+        self._agents = Deferred.ready(agent)
         self.calls.clear()
         self.refresh_status()
         terminal.set_title(agent.name or "commandcode")
@@ -192,7 +226,7 @@ class InteractiveShell:
         self._exit_prompt(kind)
 
     def cycle_permission_mode(self) -> None:
-        from ..agent.runtime import PERMISSION_MODES
+        from ..agent.permission_modes import PERMISSION_MODES
 
         current = self._agent.effective_permission_mode()
         index = PERMISSION_MODES.index(current) if current in PERMISSION_MODES else -1
@@ -229,7 +263,9 @@ class InteractiveShell:
             app.exit(result=Signal(kind, session.default_buffer.text))
 
     def _pre_run(self) -> None:
-        if self.permissions.has_pending():  # asked while no prompt was up to return
+        if self._agents.error is not None:
+            self._exit_prompt("start-failed")
+        elif self.permissions.has_pending():  # asked while no prompt was up to return
             self._exit_prompt("permission")
         elif self.turn is not None and self.turn.done.is_set():
             self._exit_prompt("turn-done")
@@ -250,15 +286,21 @@ class InteractiveShell:
 
     def toolbar(self) -> str:
         status = dict(self.status_info)
-        status.update({"permission_mode": self._agent.effective_permission_mode(), "name": self._agent.name or status.get("name")})
+        agent = self._agents.peek()
+        if agent is None:  # still being made (warm_start.py): the launch's own facts
+            status.setdefault("permission_mode", self._launch_mode or "default")
+        else:
+            status.update({"permission_mode": agent.effective_permission_mode(), "name": agent.name or status.get("name")})
         return " " + self.status_line.text(status)
 
     def refresh_status(self) -> None:
         """Recomputes the status (reads the session's files) in the background, then redraws."""
-        agent = self._agent
+        if self._agents.error is not None:
+            return
 
         def compute() -> None:
             try:
+                agent = self._agent
                 info = agent.status()
             except (CommandcodeError, OSError):
                 return
@@ -280,7 +322,7 @@ class InteractiveShell:
         from .prompt_history import PromptHistory
 
         session: PromptSession[Any] = PromptSession(
-            history=PromptHistory(), completer=SlashCompleter(self, self.commands), complete_while_typing=False,
+            history=PromptHistory(), completer=SlashCompleter(self, lambda: self.commands), complete_while_typing=False,
             key_bindings=build_bindings(self), bottom_toolbar=self.toolbar, enable_history_search=False,
             erase_when_done=True,  # the live region leaves no trace; `dispatch` echoes what runs
             style=Style.from_dict({"queued": "#888888 italic", "live": "ansicyan", "bottom-toolbar": "noreverse #aaaaaa"}),
@@ -290,15 +332,17 @@ class InteractiveShell:
         return session
 
     def run(self) -> None:
+        with terminal.NoEcho(sys.stdin.fileno()):
+            self._run()
+
+    def _run(self) -> None:
         from prompt_toolkit.patch_stdout import patch_stdout
 
         self._session = self._make_session()
-        # The first status waits until the prompt is up: its file reads must not delay start-up.
-        first_status = threading.Timer(0.3, self.refresh_status)
-        first_status.daemon = True
-        first_status.start()
+        # What the first keystroke does not need waits until the prompt is on the screen.
+        self._session.app.after_render += self._after_first_render
         pending = ""
-        while not self._exit:
+        while not self._exit and self._agents.error is None:  # a session that could not be made: run_shell says why
             if self.turn is not None and self.turn.done.is_set():
                 self._finish_turn()
                 continue
@@ -321,8 +365,26 @@ class InteractiveShell:
             if result.strip():
                 self.dispatch(result)
 
+    def _after_first_render(self, _app: object) -> None:
+        assert self._session is not None
+        self._session.app.after_render -= self._after_first_render
+        self.warm_up()
+        if self._agents.done:  # made before the prompt: only its first status, after a breath
+            first_status = threading.Timer(0.3, self.refresh_status)
+            first_status.daemon = True
+            first_status.start()
+
+    def on_warm(self) -> None:
+        """From the warm-start thread once the deferred session is made (or failed to be)."""
+        if self._agents.error is not None:
+            self._signal_from_thread("start-failed")
+        else:
+            self.refresh_status()
+
     def _on_signal(self, kind: str) -> None:
-        if kind == "permission":
+        if kind == "start-failed":
+            self._exit = True  # run_shell reports the error
+        elif kind == "permission":
             self.permissions.ask_pending(lambda question, options: self.choose(question, options))
         elif kind == "rewind":
             command = self.commands.get("rewind")
@@ -413,89 +475,3 @@ class InteractiveShell:
         elif error is not None:
             self.output.error(f"internal error ({type(error).__name__}: {error})", "this is a bug in commandcode; please report it")
         self.refresh_status()
-
-
-def _start_agent(launch: Any, cwd: Path) -> AgentSession:
-    from ..agent.providers.registry import resolve_model
-    from ..agent.runtime import AgentSession
-
-    if launch.resume == "" and "resume" not in registry():
-        raise CommandcodeError("-r without a session needs the session picker, which this build does not have yet",
-                               hint="pass the session: commandcode -r ID|PREFIX|NAME")
-    def warn(text: str) -> None:
-        sys.stderr.write(f"warning: {text}\n")
-
-    model = resolve_model(launch.model, warn=warn) if launch.model else None
-    return AgentSession.start(cwd, reference=launch.resume or launch.session, continue_last=launch.continue_last,
-                              persist=not launch.no_session, model=model, entrypoint=None, notify=warn,
-                              permission_mode=launch.mode, fork=launch.fork_session)
-
-
-def run_shell(launch: Any) -> int:
-    """Starts the shell for `launch` (`shell/launch.py`); returns the exit code."""
-    from ..cli.output import fail
-    from ..errors import UsageError
-
-    try:
-        launch.check()  # a bad flag combination is a usage error, terminal or not
-    except UsageError as error:
-        raise fail(str(error), error.hint, code=2) from None
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise fail("the interactive shell needs a terminal", "for a headless turn use: commandcode -p PROMPT", code=2)
-    from .workspace_hooks import enter_worktree
-
-    try:
-        cwd, made = enter_worktree(launch)  # -w: the session starts in a new session worktree
-        agent = _start_agent(launch, cwd)  # with --fork-session, a fork (a new process: no session grants carry over)
-        agent.__enter__()
-    except CommandcodeError as error:
-        raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
-    try:
-        try:
-            if launch.effort:
-                agent.set_effort(launch.effort)
-            if launch.name:  # a taken or unusable name refuses the launch, as `-p -n` does
-                agent.rename(launch.name)
-        except CommandcodeError as error:
-            raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
-        return _run_entered(agent, launch, made)
-    finally:
-        agent.close()
-
-
-def _run_entered(agent: AgentSession, launch: Any, made: Any = None) -> int:
-    from .workspace_hooks import finish_worktrees, start_auto_sweep
-
-    start_auto_sweep(agent.cwd)  # at most once a day, in the background
-    status_command = _status_command(agent)
-    shell = InteractiveShell(agent, status_command=status_command)
-    terminal.set_title(agent.name or "commandcode")
-    if not agent.is_new:
-        shell.notice(f"resumed session {agent.session_id}" + (f" ({agent.name})" if agent.name else ""))
-        shell.rearm_share()
-    if made is not None:
-        shell.notice(f"working in the worktree {made.path} on branch {made.branch}; "
-                     "tool calls into the main checkout are refused")
-    if launch.resume == "":  # a bare -r: the picker (/resume) chooses, in a new session until it does
-        shell.run_slash(shell.commands["resume"], "")
-    shell.run()
-    agent = shell.agent
-    if agent.exists_on_disk and agent.persist:
-        shell.notice(f"session {agent.session_id} saved; resume it with: commandcode -r {agent.session_id}")
-    finish_worktrees(shell, made)  # a clean generated worktree goes; one holding work asks
-    return 0
-
-
-def _status_command(agent: AgentSession) -> str | None:
-    from ..config.settings import load_settings
-    from ..errors import SettingsError
-
-    try:
-        settings = load_settings(agent.cwd)
-    except SettingsError as error:
-        sys.stderr.write(f"warning: {error} (settings ignored for the status line)\n")
-        return None
-    for warning in getattr(settings, "warnings", []):
-        sys.stderr.write(f"warning: {warning}\n")
-    line = settings.status_line
-    return line["command"] if line else None

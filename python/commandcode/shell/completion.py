@@ -3,7 +3,7 @@ arguments through its `SlashCommand.complete(shell, args)`, which returns whole 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
@@ -16,9 +16,13 @@ if TYPE_CHECKING:
 class SlashCompleter(Completer):
     """Completes `/name` and then `/name ARGS`."""
 
-    def __init__(self, shell: Shell, commands: dict[str, SlashCommand]) -> None:
+    def __init__(self, shell: Shell, commands: Callable[[], dict[str, SlashCommand]]) -> None:
         self.shell = shell
-        self.commands = commands
+        self._commands = commands  # the table, asked for on the first Tab (not before the prompt)
+
+    @property
+    def commands(self) -> dict[str, SlashCommand]:
+        return self._commands()
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
         text = document.text_before_cursor

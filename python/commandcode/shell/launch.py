@@ -54,7 +54,7 @@ class Launch:
         if self.fork_session and self.no_session:
             raise UsageError("--fork-session and --no-session cannot be used together",
                              hint="a fork is a new saved session; drop one of them")
-        from ..agent.runtime import PERMISSION_MODES
+        from ..agent.permission_modes import PERMISSION_MODES
 
         if self.permission_mode is not None and self.permission_mode not in PERMISSION_MODES:
             raise UsageError(f"unknown permission mode {self.permission_mode!r}", hint=f"use one of {', '.join(PERMISSION_MODES)}")
@@ -64,6 +64,13 @@ class Launch:
         for flag, value in (("--name", self.name), ("--session", self.session), ("--model", self.model), ("--effort", self.effort)):
             if value is not None and not value.strip():
                 raise UsageError(f"{flag} is empty", hint=f"pass a value: {flag} VALUE")
+
+    @property
+    def plain_new_session(self) -> bool:
+        """A new session with nothing to check first (no session to find, name to take, model
+        or effort to resolve): the shell may draw its prompt before making it (`warm_start.py`)."""
+        return (self.resume is None and not self.continue_last and self.session is None and not self.fork_session
+                and self.name is None and self.model is None and self.effort is None)
 
     @property
     def mode(self) -> str | None:

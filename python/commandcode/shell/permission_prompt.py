@@ -11,13 +11,20 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from ..agent.permissions import PermissionAnswer, PermissionRequest
+if TYPE_CHECKING:  # the permission rules (and the settings they read) load with the first question
+    from ..agent.permissions import PermissionRequest
 
-CHOICES = (("Yes, once", PermissionAnswer.ALLOW_ONCE),
-           ("Yes, for this session", PermissionAnswer.ALLOW_SESSION),
-           ("Yes, and don't ask again (saved in .commandcode/settings.local.json)", PermissionAnswer.ALWAYS),
-           ("No", PermissionAnswer.DENY))
+
+def choices() -> tuple[tuple[str, str], ...]:
+    """The answers offered, in order, with what each tells the turn."""
+    from ..agent.permissions import PermissionAnswer
+
+    return (("Yes, once", PermissionAnswer.ALLOW_ONCE),
+            ("Yes, for this session", PermissionAnswer.ALLOW_SESSION),
+            ("Yes, and don't ask again (saved in .commandcode/settings.local.json)", PermissionAnswer.ALWAYS),
+            ("No", PermissionAnswer.DENY))
 
 
 class PermissionPrompt:
@@ -37,6 +44,8 @@ class PermissionPrompt:
                 return answer.get(timeout=0.1)
             except queue.Empty:
                 if cancel is not None and cancel.is_set():
+                    from ..agent.permissions import PermissionAnswer
+
                     return PermissionAnswer.DENY
 
     def has_pending(self) -> bool:
@@ -50,5 +59,6 @@ class PermissionPrompt:
             except queue.Empty:
                 return
             rules = f" (rule: {', '.join(request.rules)})" if request.rules else ""
-            picked = choose(f"Allow {request.summary}?{rules}", [label for label, _ in CHOICES])
-            answer.put(CHOICES[picked][1] if picked is not None and 0 <= picked < len(CHOICES) else PermissionAnswer.DENY)
+            offered = choices()
+            picked = choose(f"Allow {request.summary}?{rules}", [label for label, _ in offered])
+            answer.put(offered[picked if picked is not None and 0 <= picked < len(offered) else -1][1])

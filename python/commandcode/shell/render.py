@@ -5,9 +5,11 @@ Scrollback output goes through `Output`, which renders with rich into ANSI text 
 to `sys.stdout` — while the prompt is up that is prompt_toolkit's stdout proxy, which prints
 above the prompt, so only the live region (the running tool, queued messages, the prompt and
 the status line) is ever redrawn, never the whole screen. `LiveTurn` turns a turn's events
-(`agent/events.py`) into that output: reply text is gathered as it streams in (the live region
-shows its newest lines as plain text) and printed as markdown once the model call ends (its
-`usage` event, a tool call, or the end of the turn); each tool call becomes one collapsed line
+(`agent/events.py`) into that output: reply text is rendered as it streams in, block by block —
+each markdown block (a paragraph, a list, a fenced code block…) is printed, rendered, once a blank
+line outside a code fence closes it, and the block still being written shows in the live region
+as plain text; the rest is printed when the model call ends (its `usage` event, a tool call, or
+the end of the turn). Each tool call becomes one collapsed line
 (tool, main argument, outcome) that `/expand N` or Ctrl+O shows whole.
 """
 
@@ -67,6 +69,34 @@ def tool_line(number: int, call: ToolCall) -> str:
     """The collapsed line of a finished tool call."""
     mark = "✗" if call.is_error else "●"
     return f"{mark} {one_line(call.name, 40)}({main_argument(call.input)}) → {outcome(call)}  #{number}"
+
+
+def split_finished_blocks(text: str) -> tuple[str, str]:
+    """`text` cut after its last finished markdown block: (the finished blocks, the rest).
+
+    A block is finished by a blank line outside a fenced code block (a fence opens and closes
+    with a line of three or more backticks or tildes), so a code block is never split."""
+    fence = ""
+    cut = 0
+    position = 0
+    seen_content = False
+    for line in text.splitlines(keepends=True):
+        position += len(line)
+        if not line.endswith("\n"):
+            break  # the line still being written
+        stripped = line.strip()
+        marker = stripped[:3]
+        if fence:
+            if stripped.startswith(fence) and not stripped.strip(fence[0]):
+                fence = ""
+        elif marker in ("```", "~~~"):
+            fence = stripped[: len(stripped) - len(stripped.lstrip(marker[0]))]
+        elif not stripped and seen_content:
+            cut = position
+            seen_content = False
+            continue
+        seen_content = seen_content or bool(stripped)
+    return text[:cut], text[cut:]
 
 
 def terminal_width() -> int:
@@ -160,7 +190,9 @@ class LiveTurn:
         """Prints a finished piece above the prompt; keeps the running tool for the live region."""
         if event.kind == TEXT:
             with self._lock:
-                self.partial += event.text
+                finished, self.partial = split_finished_blocks(self.partial + event.text)
+            if finished.strip():
+                self.output.markdown(finished)
         elif event.kind == USAGE:
             self.flush()
         elif event.kind == TOOL_START:

@@ -7,10 +7,43 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from ..cli.output import printable
 
 _NO_HYPERLINKS = ("dumb", "linux", "")
+
+
+class NoEcho:
+    """The terminal's own echo off while the shell runs (restored on leaving): between two prompts
+    — a turn's end, a slash command running — keys the user types are not echoed raw by the tty
+    (garbling the screen) but wait, unseen, for the next prompt, which reads and shows them.
+    Every question is a prompt_toolkit prompt, which draws what it reads itself."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.saved: list[Any] | None = None
+
+    def __enter__(self) -> NoEcho:
+        import termios
+
+        try:
+            attributes = termios.tcgetattr(self.fd)
+        except (termios.error, OSError):
+            return self  # not a terminal: nothing to do
+        self.saved = list(attributes)
+        attributes[3] &= ~termios.ECHO
+        termios.tcsetattr(self.fd, termios.TCSANOW, attributes)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import termios
+
+        if self.saved is not None:
+            try:
+                termios.tcsetattr(self.fd, termios.TCSANOW, self.saved)
+            except (termios.error, OSError):
+                pass
 
 
 def _ask(question: str, default: str = "") -> str | None:

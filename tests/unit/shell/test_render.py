@@ -1,4 +1,4 @@
-"""`shell/render.py`: streamed text gathered into one markdown block, collapsed tool lines, the
+"""`shell/render.py`: streamed text rendered block by block, collapsed tool lines, the
 live region's lines, and nothing raw from a hostile tool output reaching the terminal."""
 
 from __future__ import annotations
@@ -6,7 +6,15 @@ from __future__ import annotations
 import pytest
 
 from commandcode.agent.events import TurnEvent
-from commandcode.shell.render import LiveTurn, Output, ToolCall, main_argument, outcome, tool_line
+from commandcode.shell.render import (
+    LiveTurn,
+    Output,
+    ToolCall,
+    main_argument,
+    outcome,
+    split_finished_blocks,
+    tool_line,
+)
 
 
 class RecordingOutput(Output):
@@ -24,17 +32,35 @@ def no_color(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "100")
 
 
-def test_streamed_text_is_one_markdown_block_printed_when_the_call_ends() -> None:
+def test_streamed_text_is_printed_block_by_block_as_each_block_is_finished() -> None:
     output, calls, redraws = RecordingOutput(), [], []
     live = LiveTurn(output, calls, lambda: redraws.append(1))
-    for piece in ("Hel", "lo **wo", "rld**\n\n```python\nx = 1\n```"):
+    for piece in ("Hel", "lo **wo", "rld**"):
         live.on_event(TurnEvent("text", text=piece))
-    assert output.written == [] and live.live_lines()[-1] == "```"
+    assert output.written == [] and live.live_lines() == ["Hello **world**"]  # the block being written: live
+    live.on_event(TurnEvent("text", text="\n\n```python\nx = 1\n\ny = 2"))
+    assert len(output.written) == 1  # the paragraph, rendered, as soon as a blank line closed it
+    assert "Hello world" in output.written[0] and "**" not in output.written[0]
+    live.on_event(TurnEvent("text", text="\n```"))  # the blank line inside the fence closed nothing
+    assert len(output.written) == 1 and live.live_lines()[0] == "```python" and live.live_lines()[-1] == "```"
     live.on_event(TurnEvent("usage", usage={"outputTokens": 5}))
-    assert len(output.written) == 1
-    rendered = output.written[0]
-    assert "Hello world" in rendered and "**" not in rendered and "x = 1" in rendered and "```" not in rendered
-    assert live.live_lines() == [] and len(redraws) == 4
+    assert len(output.written) == 2
+    rendered = output.written[1]
+    assert "x = 1" in rendered and "y = 2" in rendered and "```" not in rendered
+    assert live.live_lines() == [] and len(redraws) == 6
+
+
+@pytest.mark.parametrize(("text", "finished", "rest"), [
+    ("one\n\ntwo", "one\n\n", "two"),
+    ("one\n\ntwo\n\n", "one\n\ntwo\n\n", ""),
+    ("```py\nx\n\ny\n```\n\nafter", "```py\nx\n\ny\n```\n\n", "after"),
+    ("```py\nx\n\ny\n", "", "```py\nx\n\ny\n"),  # an open fence holds everything
+    ("~~~~\n```\n\n~~~~\n\nz", "~~~~\n```\n\n~~~~\n\n", "z"),  # only its own marker closes a fence
+    ("one\n", "", "one\n"),  # no blank line yet
+    ("one\n\n\n", "one\n\n", "\n"),
+])
+def test_split_finished_blocks(text: str, finished: str, rest: str) -> None:
+    assert split_finished_blocks(text) == (finished, rest)
 
 
 def test_a_tool_call_is_one_numbered_line_and_kept_for_expand() -> None:

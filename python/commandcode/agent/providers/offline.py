@@ -1,5 +1,9 @@
 """The built-in offline model: deterministic, no network, no keys.
 
+Its reply text streams in token-sized chunks (a word's first four characters with the spaces
+before them, then the next four…), each after `COMMANDCODE_OFFLINE_TOKEN_MS` milliseconds (0 by
+default), as a served model's does.
+
 A prompt line `call TOOL_NAME {JSON input}` makes the model call that tool with that input; the
 calls run one per model step, in the order written. After the last tool result the model answers
 with a short summary of what the tools did. It reads the session's system prompt for one thing:
@@ -14,6 +18,7 @@ import json
 import math
 import re
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +29,7 @@ from .base import ModelReply, OnText, check_cancel
 
 MODEL_ID = "commandcode/offline"
 CONTEXT_WINDOW = 200_000
+_TOKEN = re.compile(r"\s*\S{1,4}|\s+")  # about a token each: what a served model streams per chunk
 _CALL_LINE = re.compile(r"^\s*call\s+([A-Za-z_][A-Za-z0-9_]*)\s*(.*?)\s*$")
 
 
@@ -90,15 +96,22 @@ class OfflineModel:
 
     def respond(self, messages: list[dict[str, Any]], *, on_text: OnText | None = None,
                 cancel: threading.Event | None = None, system: str | None = None) -> ModelReply:
-        """The next assistant step for this context; its text goes to `on_text` word by word.
+        """The next assistant step for this context; its text goes to `on_text` token by token.
         The scratchpad the system prompt advertises stands in for `$COMMANDCODE_SCRATCHPAD` in
         the file tools' inputs (the shell tool has it in its environment)."""
+        from ...config.env import offline_token_seconds
+
         check_cancel(cancel)
         reply = self._respond(messages, scratchpad_in(system))
+        delay = offline_token_seconds()
         if on_text is not None:
             for block in reply.content:
                 if block.get("type") == "text":
-                    for piece in re.findall(r"\S+\s*|\s+", str(block.get("text", ""))):
+                    for piece in _TOKEN.findall(str(block.get("text", ""))):
+                        if delay and cancel is not None:
+                            cancel.wait(delay)
+                        elif delay:
+                            time.sleep(delay)
                         check_cancel(cancel)
                         on_text(piece)
         check_cancel(cancel)

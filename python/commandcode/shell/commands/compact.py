@@ -12,7 +12,10 @@ MODES = ("fast", "full")
 
 def _compact(shell: Shell, args: str) -> None:
     agent = shell.agent
-    agent.compact(args.strip() or None)
+    if agent.compact(args.strip() or None) is None:
+        shell.notice("nothing to compact yet: the newest ~30,000 tokens are always kept, and at least 5 older "
+                     "messages are needed to summarize; nothing was written")
+        return
     totals = agent.status()["compaction"]
     last = totals.get("last_tokens_saved") or 0
     shell.notice(f"compacted: {last:,} tokens saved now; {totals['tokens_saved']:,} saved in "

@@ -27,11 +27,27 @@ def _effort(shell: Shell, args: str) -> None:
     shell.notice(f"effort: {agent.effort}")
 
 
+def _complete_model(shell: Shell, prefix: str) -> list[str]:
+    """The built-in model and every `provider/model` of providers.json."""
+    from ...agent.providers.config import load_providers
+
+    names = ["offline", *sorted(f"{provider_id}/{model}" for provider_id, provider in load_providers().items()
+                                for model in provider.models)]
+    return [name for name in names if name.startswith(prefix.strip())]
+
+
+def _complete_effort(shell: Shell, prefix: str) -> list[str]:
+    from ...agent.model_switch import EFFORT_LEVELS
+
+    return [level for level in EFFORT_LEVELS if level.startswith(prefix.strip())]
+
+
 COMMANDS = [
     SlashCommand("model", _model, "Show or switch the model (provider/model)",
                  help="/model shows the session's model; /model PROVIDER/MODEL switches to it (a model_change "
-                      "entry, and the meta's model). Models come from providers.json; the built-in one is offline."),
+                      "entry, and the meta's model). Models come from providers.json; the built-in one is offline.",
+                 complete=_complete_model),
     SlashCommand("effort", _effort, "Show or set the reasoning effort",
                  help="/effort shows the reasoning effort; /effort LEVEL sets it for the next turns (an "
-                      "effort_change entry) when the model offers that level."),
+                      "effort_change entry) when the model offers that level.", complete=_complete_effort),
 ]

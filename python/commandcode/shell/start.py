@@ -1,0 +1,154 @@
+"""Launching the shell: the session a launch asks for, made before the prompt (a resume, a
+fork, a name or model to check first: its errors refuse the launch, one line) or behind it (a
+plain new session, `warm_start.py`: start-up is a feature), then the prompt loop of `app.py`
+and the closing notice saying how to resume.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import CommandcodeError
+from . import terminal
+from .app import InteractiveShell
+from .slash import registry
+from .warm_start import Deferred
+
+if TYPE_CHECKING:
+    from ..agent.runtime import AgentSession
+    from ..workspace.worktrees import Worktree
+
+
+def _start_agent(launch: Any) -> AgentSession:
+    """The launch's session, in the current folder (a new session worktree's, with `-w`)."""
+    from ..agent.providers.registry import resolve_model
+    from ..agent.runtime import AgentSession
+
+    if launch.resume == "" and "resume" not in registry():
+        raise CommandcodeError("-r without a session needs the session picker, which this build does not have yet",
+                               hint="pass the session: commandcode -r ID|PREFIX|NAME")
+    def warn(text: str) -> None:
+        sys.stderr.write(f"warning: {text}\n")
+
+    model = resolve_model(launch.model, warn=warn) if launch.model else None
+    return AgentSession.start(Path.cwd(), reference=launch.resume or launch.session, continue_last=launch.continue_last,
+                              persist=not launch.no_session, model=model, entrypoint=None, notify=warn,
+                              permission_mode=launch.mode, fork=launch.fork_session)
+
+
+def run_shell(launch: Any) -> int:
+    """Starts the shell for `launch` (`shell/launch.py`); returns the exit code."""
+    from ..cli.output import fail
+    from ..errors import UsageError
+
+    try:
+        launch.check()  # a bad flag combination is a usage error, terminal or not
+    except UsageError as error:
+        raise fail(str(error), error.hint, code=2) from None
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise fail("the interactive shell needs a terminal", "for a headless turn use: commandcode -p PROMPT", code=2)
+    from .workspace_hooks import enter_worktree
+
+    try:
+        made = enter_worktree(launch)[1]  # -w: the session starts in a new session worktree (the cwd moves there)
+    except CommandcodeError as error:
+        raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
+    if launch.plain_new_session:
+        return _run_warm(launch, made)
+    try:
+        agent = _start_agent(launch)  # with --fork-session, a fork (a new process: no session grants carry over)
+        agent.__enter__()
+    except CommandcodeError as error:
+        raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
+    except OSError as error:
+        raise _os_failure(error) from None
+    try:
+        try:
+            if launch.effort:
+                agent.set_effort(launch.effort)
+            if launch.name:  # a taken or unusable name refuses the launch, as `-p -n` does
+                agent.rename(launch.name)
+        except CommandcodeError as error:
+            raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
+        return _run_entered(InteractiveShell(agent, status_command=_status_command(agent)), launch, made)
+    finally:
+        agent.close()
+
+
+def _run_warm(launch: Any, made: Worktree | None) -> int:
+    """A plain new session: the prompt first, the session made behind it (`warm_start.py`)."""
+    from ..cli.output import fail
+
+    shell: InteractiveShell
+
+    def make() -> AgentSession:
+        agent = _start_agent(launch)
+        agent.__enter__()
+        shell.adopt(agent)
+        shell.status_line.command = _status_command(agent)
+        return agent
+
+    shell = InteractiveShell(Deferred(make, on_done=lambda: shell.on_warm()), permission_mode=launch.mode)
+    try:
+        return _run_entered(shell, launch, made)
+    except CommandcodeError as error:  # the session could not be made
+        raise fail(str(error), error.hint) from None
+    except OSError as error:  # the data dir, say
+        raise _os_failure(error) from None
+    finally:
+        agent = shell.made_agent
+        if agent is not None:
+            agent.close()
+
+
+def _os_failure(error: OSError) -> SystemExit:
+    """One line for a session that could not be made on disk (exit 1)."""
+    from ..cli.output import fail
+
+    where = f"{error.filename}: " if error.filename else ""
+    return fail(f"cannot start the session: {where}{error.strerror or error}",
+                "check that the data dir ($COMMANDCODE_HOME, else ~/.commandcode) is a writable directory")
+
+
+def _run_entered(shell: InteractiveShell, launch: Any, worktree: Worktree | None) -> int:
+    from .workspace_hooks import finish_worktrees, start_auto_sweep
+
+    here = Path.cwd()
+
+    def sweep_check() -> None:  # at most once a day, in the background
+        start_auto_sweep(here)
+
+    shell.when_prompt_up.append(sweep_check)
+    made = shell.made_agent
+    terminal.set_title(made.name if made is not None and made.name else "commandcode")
+    if made is not None and not made.is_new:
+        shell.notice(f"resumed session {made.session_id}" + (f" ({made.name})" if made.name else ""))
+        shell.rearm_share()
+    if worktree is not None:
+        shell.notice(f"working in the worktree {worktree.path} on branch {worktree.branch}; "
+                     "tool calls into the main checkout are refused")
+    if launch.resume == "":  # a bare -r: the picker (/resume) chooses, in a new session until it does
+        shell.run_slash(shell.commands["resume"], "")
+    shell.run()
+    agent = shell.agent  # raises what making a deferred session raised
+    if agent.exists_on_disk and agent.persist:
+        shell.notice(f"session {agent.session_id} saved; resume it with: commandcode -r {agent.session_id}")
+    finish_worktrees(shell, worktree)  # a clean generated worktree goes; one holding work asks
+    return 0
+
+
+def _status_command(agent: AgentSession) -> str | None:
+    from ..config.settings import load_settings
+    from ..errors import SettingsError
+
+    try:
+        settings = load_settings(agent.cwd)
+    except SettingsError as error:
+        sys.stderr.write(f"warning: {error} (settings ignored for the status line)\n")
+        return None
+    for warning in getattr(settings, "warnings", []):
+        sys.stderr.write(f"warning: {warning}\n")
+    line = settings.status_line
+    return line["command"] if line else None
