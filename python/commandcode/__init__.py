@@ -46,9 +46,9 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'commandcode' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(home, __name__), name)
+    # `__import__` with a `fromlist` returns the submodule itself; `importlib.import_module` would
+    # cost more to import (with `warnings`) than the rest of a warm session open
+    value = getattr(__import__(__name__ + home, fromlist=[name]), name)
     globals()[name] = value
     return value
 

@@ -15,7 +15,6 @@ from .. import _native
 from ..config.env import index_enabled
 from ..config.paths import index_root
 from ..errors import InvalidSessionError
-from ..storage.ids import iso_from_ms, parse_iso
 from .context import Context, build_messages, content_blocks
 from .files import SessionFiles
 
@@ -174,12 +173,16 @@ class Session:
     @property
     def created(self) -> str:
         """File birthtime when the OS reports one, else the header timestamp."""
+        from ..storage.ids import iso_from_ms  # not needed to open a session
+
         birth = getattr(self.path.stat(), "st_birthtime", None)
         return iso_from_ms(int(birth * 1000)) if birth is not None else self.header.timestamp
 
     @property
     def modified(self) -> str:
         """The newest entry timestamp, else the file's mtime."""
+        from ..storage.ids import iso_from_ms, parse_iso
+
         newest = self._index.last_timestamp
         if newest and parse_iso(newest) is not None:
             return newest
