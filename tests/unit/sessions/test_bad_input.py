@@ -576,14 +576,18 @@ def test_meta_that_is_not_an_object_reads_as_empty_and_stays(home: Path, tmp_pat
 
 
 def test_sidecars_without_a_transcript(home: Path, tmp_path: Path, cli_in_home: Any) -> None:
-    """`--no-session` leaves meta and checkpoints behind (§9): not a session, never touched."""
+    """`--no-session` leaves meta and checkpoints behind (§9): not a session (only `--all` lists it,
+    marked as a leftover), never touched."""
     cwd = (tmp_path / "work").resolve()
     cwd.mkdir()
     folder = project_dir(cwd)
     shutil.copytree(FIXTURES / "sidecars_only", folder)
     before = snapshot(home)
-    code, stdout, stderr = cli_in_home(["sessions", "list", "--all", "--json"], cwd)
+    code, stdout, stderr = cli_in_home(["sessions", "list", "--json"], cwd)
     assert (code, json.loads(stdout), stderr) == (0, [], "")
+    code, stdout, stderr = cli_in_home(["sessions", "list", "--all", "--json"], cwd)
+    assert (code, stderr) == (0, "")
+    assert [(row["id"], row["leftover"], row["message_count"]) for row in json.loads(stdout)] == [(ORPHAN_SID, True, 0)]
     for command in ("show", "context", "tree"):
         code, stdout, stderr = cli_in_home(["sessions", command, ORPHAN_SID, "--json"], cwd)
         assert (code, stdout) == (1, "")

@@ -361,7 +361,10 @@ def test_kill_during_the_first_turn_leaves_no_transcript(home: Path, workdir: Pa
     finally:
         kill_group(process)
     assert transcripts(home) == []
-    assert run_json(["sessions", "list", "--all", "--json"], workdir, home) == []
+    assert run_json(["sessions", "list", "--json"], workdir, home) == []
+    # what the killed turn left (its checkpoint, for a rewind of what it changed) is only a leftover
+    assert all(row["leftover"] and row["message_count"] == 0
+               for row in run_json(["sessions", "list", "--all", "--json"], workdir, home))
 
 
 # --------------------------------------------------------------------------------------------
