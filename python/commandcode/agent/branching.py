@@ -26,7 +26,7 @@ from ..sessions.reader import Session, open_session
 from ..sessions.writer import SessionWriter
 from ..storage.ids import new_uuid
 from ..storage.values import Frozen
-from .naming import checked_name
+from .naming import checked_name, unique_title
 from .summarize import Summarizer
 
 ID_RETRIES = 5
@@ -48,16 +48,23 @@ def _new_files(source: SessionFiles) -> SessionFiles:
 
 
 def fork_session(source: SessionFiles, cwd: Path, *, name: str | None = None) -> CopyResult:
-    """Forks the whole tree and checkpoints of `source` into a new session of the same project."""
+    """Forks the whole tree and checkpoints of `source` into a new session of the same project.
+    An unnamed fork of a named session is called `<name> (fork)` (names are unique in a project;
+    the copied `session_info` would otherwise make two sessions answer to one name)."""
     cleaned = checked_name(name, cwd) if name is not None else None
     session = _saved_session(source, "fork")
+    if cleaned is None and session.name:
+        derived = unique_title(f"{session.name} (fork)", cwd, session_id=None)
+        return fork_files(session, _new_files(source), name=derived, user_named=False)
     return fork_files(session, _new_files(source), name=cleaned)
 
 
-def clone_session(source: SessionFiles) -> CopyResult:
-    """Clones the active branch of `source` into a new session of the same project."""
+def clone_session(source: SessionFiles, cwd: Path) -> CopyResult:
+    """Clones the active branch of `source` into a new session of the same project; a named
+    session's clone is called `<name> (clone)` (see `fork_session`)."""
     session = _saved_session(source, "clone")
-    return clone_files(session, _new_files(source))
+    derived = unique_title(f"{session.name} (clone)", cwd, session_id=None) if session.name else None
+    return clone_files(session, _new_files(source), name=derived)
 
 
 class GotoResult(Frozen):

@@ -446,7 +446,7 @@ class AgentSession(RewindMethods, NavigationMethods):
 
     def clone(self) -> AgentSession:
         """A new session holding only this one's active branch, without checkpoints."""
-        return self._copy_made(clone_session(self.files))
+        return self._copy_made(clone_session(self.files, self.cwd))
 
     def _copy_made(self, result: CopyResult) -> AgentSession:
         if result.skipped:

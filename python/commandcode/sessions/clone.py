@@ -23,18 +23,20 @@ from typing import Any
 
 from ..storage.durable import write_all
 from ..storage.ids import iso_now
-from ..storage.jsonfmt import encode_line
+from ..storage.jsonfmt import encode_entry, encode_line
 from .files import SessionFiles
 from .fork import CopyResult
 from .format import build_header
-from .lineage import NewSessionFiles, lineage_meta
+from .lineage import EntryIds, NewSessionFiles, lineage_meta
 from .reader import Session
 
 _BATCH = 2000
 
 
-def clone_files(session: Session, target: SessionFiles) -> CopyResult:
-    """Clones the active branch of `session` (opened by the caller) into the new session `target`.
+def clone_files(session: Session, target: SessionFiles, *, name: str | None = None) -> CopyResult:
+    """Clones the active branch of `session` (opened by the caller) into the new session `target`;
+    `name` (a `session_info` entry after the chain, and `meta.title`) names it, else it keeps the
+    path's name.
 
     Raises:
         FileExistsError: `target` exists already (nothing was touched).
@@ -78,6 +80,9 @@ def clone_files(session: Session, target: SessionFiles) -> CopyResult:
                     previous = entry["id"]
                     kept.add(previous)  # a label of this label is kept too
                     tail.append(encode_line(entry))
+            if name:
+                tail.append(encode_entry("session_info", EntryIds(session).new(), previous, iso_now(), {"name": name}))
+                title = name
             write_all(descriptor, b"".join(tail))
             os.fsync(descriptor)
         finally:

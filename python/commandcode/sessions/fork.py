@@ -117,8 +117,10 @@ def _copy_plainly(source: int, target: int, offset: int, end: int) -> None:
         offset += len(data)
 
 
-def fork_files(session: Session, target: SessionFiles, *, name: str | None = None) -> CopyResult:
-    """Forks `session` (opened by the caller) into the new session `target`.
+def fork_files(session: Session, target: SessionFiles, *, name: str | None = None,
+               user_named: bool = True) -> CopyResult:
+    """Forks `session` (opened by the caller) into the new session `target`; `name` (a
+    `session_info` entry and `meta.title`, with `userRenamed` when `user_named`) names it.
 
     Raises:
         FileExistsError: `target` exists already (nothing was touched).
@@ -155,6 +157,6 @@ def fork_files(session: Session, target: SessionFiles, *, name: str | None = Non
         new.link_file_history(source.file_history)
         if checkpoints is not None:
             new.write_sidecar(target.checkpoints, checkpoints)
-        new.write_meta(lineage_meta(session, title=name, named=bool(name), branch_point=branch_point))
+        new.write_meta(lineage_meta(session, title=name, named=bool(name) and user_named, branch_point=branch_point))
         new.publish()
     return CopyResult(target, session.id, len(session.skipped_lines), branch_point)

@@ -56,7 +56,7 @@ def test_a_clones_context_is_the_sources(home: Path, operations: list[tuple[str,
         cwd = Path(folder).resolve()
         files = _write_random_tree(cwd, operations)
         source = open_session(files.transcript)  # type: ignore[attr-defined]
-        result = branching.clone_session(files)  # type: ignore[arg-type]
+        result = branching.clone_session(files, cwd)  # type: ignore[arg-type]
         clone = open_session(result.files.transcript)
         assert clone.context().messages == source.context().messages
         assert clone.anomalies.unknown_parents == 0 and not clone.anomalies.cycle_detected

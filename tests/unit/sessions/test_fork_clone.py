@@ -148,7 +148,7 @@ def test_clone_is_the_active_branch_as_a_chain_with_labels_after_it(home: Path, 
         writer.append_message({"role": "user", "content": "after the labels"})
         writer.commit(force=True)
     source = open_session(files.transcript)
-    result = branching.clone_session(files)
+    result = branching.clone_session(files, workdir)
     lines = [json.loads(line) for line in _lines(result.files.transcript)]
     header, entries = lines[0], lines[1:]
     assert header["parentSession"] == str(files.transcript) and header["id"] == result.files.session_id
