@@ -19,6 +19,7 @@ __all__ = [
     "RestoreItem",
     "RestorePlan",
     "SessionIndex",
+    "StatTable",
     "__version__",
     "check_restore",
     "content_id",

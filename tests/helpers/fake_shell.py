@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from commandcode.agent.runtime import AgentSession
+from commandcode.shell.slash import ShellBase
 
 
-class FakeShell:
+class FakeShell(ShellBase):
     """Prints into `lines`, answers questions from `answers` (asked ones kept in `questions`),
     copies into `copied`."""
 
     def __init__(self, agent: AgentSession, answers: Sequence[Any] = ()) -> None:
         self._agent = agent
-        self._previous: str | None = None
         self.lines: list[str] = []
         self.notices: list[str] = []
         self.copied: list[str] = []
@@ -30,16 +30,8 @@ class FakeShell:
         self.screens: list[Any] = []
 
     @property
-    def cwd(self) -> Path:
-        return self._agent.cwd
-
-    @property
     def agent(self) -> AgentSession:
         return self._agent
-
-    @property
-    def previous_session_id(self) -> str | None:
-        return self._previous
 
     def switch_to(self, agent: AgentSession, *, keep_grants: bool = True) -> None:
         if not agent.is_open:
@@ -47,7 +39,7 @@ class FakeShell:
         old = self._agent
         old.close()
         if old.exists_on_disk:
-            self._previous = old.session_id
+            self._previous_session_id = old.session_id
         self._agent = agent
 
     def print(self, text: str) -> None:
@@ -94,3 +86,11 @@ class FakeShell:
     @property
     def tool_call_count(self) -> int:
         return 3
+
+
+def run_line(shell: FakeShell, line: str) -> None:
+    """Runs the slash command `line` (`/name args`) in `shell`, as the shell's dispatch does."""
+    from commandcode.shell.slash import registry
+
+    name, _, args = line[1:].partition(" ")
+    registry()[name].run(shell, args)

@@ -26,7 +26,7 @@ import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from ..errors import CheckpointError
 from ..sessions.files import SessionFiles
@@ -101,6 +101,15 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return (status.st_ino, status.st_size, status.st_mtime_ns)
 
 
+class ManagerOptions(TypedDict, total=False):
+    """The keyword options of `CheckpointManager` (and of `for_session`, which passes them on)."""
+
+    store: backups.BackupStore | None
+    free_space: FreeSpace | None
+    now: Callable[[], datetime] | None
+    compatible_backups: bool | None
+
+
 class CheckpointManager:
     """Records checkpoints and backups for one session, as the agent loop runs.
 
@@ -139,20 +148,11 @@ class CheckpointManager:
         self._saving: threading.Event | None = None  # a write `_save_behind` queued
 
     @classmethod
-    def for_session(
-        cls,
-        files: SessionFiles,
-        cwd: Path,
-        *,
-        store: backups.BackupStore | None = None,
-        free_space: FreeSpace | None = None,
-        now: Callable[[], datetime] | None = None,
-        compatible_backups: bool | None = None,
-    ) -> CheckpointManager:
+    def for_session(cls, files: SessionFiles, cwd: Path, **options: Unpack[ManagerOptions]) -> CheckpointManager:
         """Loads a session's checkpoints: finishes or undoes a restore a crash interrupted, drops
         checkpoints past retention, and sweeps objects no checkpoint references any more."""
-        backups.recover_pending(files, cwd, store=store)
-        manager = cls(files, cwd, store=store, free_space=free_space, now=now, compatible_backups=compatible_backups)
+        backups.recover_pending(files, cwd, store=options.get("store"))
+        manager = cls(files, cwd, **options)
         if manager.apply_retention():
             manager._save()
             manager._sweep(force=True)

@@ -15,13 +15,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CommandcodeError, TurnInterrupted
 from . import terminal
 from .render import LiveTurn, Output, ToolCall
-from .slash import SlashCommand, registry
+from .slash import ShellBase, SlashCommand, registry
 from .warm_start import Deferred
 
 if TYPE_CHECKING:
@@ -61,7 +60,7 @@ class TurnRunner:
             self.shell.wake()
 
 
-class InteractiveShell:
+class InteractiveShell(ShellBase):
     """The running shell (the `Shell` protocol of `shell/slash.py`)."""
 
     def __init__(self, agent: AgentSession | Deferred[AgentSession], *, status_command: str | None = None,
@@ -75,7 +74,6 @@ class InteractiveShell:
         self._commands: Deferred[dict[str, SlashCommand]] = Deferred(registry)
         self.when_prompt_up: list[Callable[[], None]] = []  # housekeeping that waits for the first prompt
         self._launch_mode = permission_mode
-        self._previous_session_id: str | None = None
         self.output = Output()
         self.calls: list[ToolCall] = []
         self.queue: list[str] = []
@@ -121,16 +119,8 @@ class InteractiveShell:
     # The Shell protocol
 
     @property
-    def cwd(self) -> Path:
-        return self._agent.cwd
-
-    @property
     def agent(self) -> AgentSession:
         return self._agent
-
-    @property
-    def previous_session_id(self) -> str | None:
-        return self._previous_session_id
 
     def switch_to(self, agent: AgentSession, *, keep_grants: bool = True) -> None:
         old = self._agent

@@ -89,6 +89,25 @@ class Shell(Protocol):
     def exit(self) -> None: ...
 
 
+class ShellBase:
+    """What every `Shell` derives the same way from its current session (`agent`, which each
+    shell defines): the working folder, and the session `switch_to` left last."""
+
+    _previous_session_id: str | None = None
+
+    @property
+    def agent(self) -> AgentSession:
+        raise NotImplementedError
+
+    @property
+    def cwd(self) -> Path:
+        return self.agent.cwd
+
+    @property
+    def previous_session_id(self) -> str | None:
+        return self._previous_session_id
+
+
 Runner = Callable[[Shell, str], None]
 Completer = Callable[[Shell, str], list[str]]
 

@@ -13,18 +13,7 @@ from commandcode.errors import CommandcodeError, UsageError
 from commandcode.shell.slash import registry
 from helpers.cli import entries, only_transcript, read_meta_file
 from helpers.fake_shell import FakeShell
-
-
-@pytest.fixture
-def shell(home: Path, workdir: Path) -> Iterator[FakeShell]:
-    fake = FakeShell(AgentSession.start(workdir).__enter__())
-    yield fake
-    fake.agent.close()
-
-
-def run(shell: FakeShell, line: str) -> None:
-    name, _, args = line[1:].partition(" ")
-    registry()[name].run(shell, args)
+from helpers.fake_shell import run_line as run
 
 
 def test_model_shows_and_refuses_an_unknown_model(shell: FakeShell) -> None:

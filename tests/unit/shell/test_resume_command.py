@@ -1,5 +1,5 @@
-"""`/resume` (alias `/sessions`) and the questions a resume asks (`shell/resume_flow.py`), with a
-small fake `Shell`: the picker's result is given by the fake's `run_screen`, answers by its
+"""`/resume` (alias `/sessions`) and the questions a resume asks (`shell/resume_flow.py`), with the
+shared fake `Shell`: the picker's result is given by the fake's `run_screen`, answers by its
 `confirm`/`choose`; sessions are real files."""
 
 from __future__ import annotations
@@ -16,31 +16,23 @@ from commandcode.errors import CommandcodeError
 from commandcode.shell.resume_flow import open_plan
 from commandcode.shell.slash import registry
 from helpers.cli import hold_writer, stop
+from helpers.fake_shell import FakeShell
 from helpers.session_files import sid, write_session
 
 
-class FakeShell:
-    def __init__(self, cwd: Path, agent: AgentSession, *, pick: str | None, confirm: bool = True,
+class ResumeShell(FakeShell):
+    """The shared fake, answering the picker with the row of `pick` (None: left), every
+    yes/no question with `confirm` and every choice with `choose`; switches are recorded."""
+
+    def __init__(self, agent: AgentSession, *, pick: str | None, confirm: bool = True,
                  choose: int | None = 0) -> None:
-        self.cwd, self.agent = cwd, agent
-        self.previous_session_id = None
+        super().__init__(agent)
         self.pick, self.confirm_answer, self.choose_answer = pick, confirm, choose
-        self.questions: list[str] = []
-        self.notices: list[str] = []
         self.switched: list[tuple[AgentSession, bool]] = []
-        self.screens: list[Any] = []
+        self.on_screen = self._pick
 
     def switch_to(self, agent: AgentSession, *, keep_grants: bool = True) -> None:
         self.switched.append((agent, keep_grants))
-
-    def print(self, text: str) -> None:
-        self.notices.append(text)
-
-    def print_markdown(self, text: str) -> None:
-        self.notices.append(text)
-
-    def notice(self, text: str) -> None:
-        self.notices.append(text)
 
     def confirm(self, question: str, *, default: bool = False) -> bool:
         self.questions.append(question)
@@ -50,23 +42,10 @@ class FakeShell:
         self.questions.append(question)
         return self.choose_answer
 
-    def ask_text(self, question: str, *, default: str = "") -> str | None:
-        return None
-
-    def run_screen(self, screen: Any) -> Any:
-        self.screens.append(screen)
+    def _pick(self, screen: Any) -> Any:
         if self.pick is None:
             return None
         return next(row.summary for row in screen.data.rows() if row.summary.id == self.pick)
-
-    def copy(self, text: str) -> str:
-        return text
-
-    def set_title(self, title: str) -> None:
-        pass
-
-    def exit(self) -> None:
-        pass
 
 
 def _current(workdir: Path) -> AgentSession:
@@ -77,12 +56,12 @@ def test_resume_and_its_alias_switch_to_the_picked_session(home: Path, workdir: 
     write_session(workdir, sid(1), ["one"], meta={"model": "vendor/x"})
     commands = registry()
     assert commands["resume"] is commands["sessions"]
-    shell = FakeShell(workdir, _current(workdir), pick=sid(1))
+    shell = ResumeShell(_current(workdir), pick=sid(1))
     commands["resume"].run(shell, "")
     [(agent, keep_grants)] = shell.switched
     assert agent.session_id == sid(1) and keep_grants is False
     assert shell.screens[0].data.current_id == shell.agent.session_id
-    left = FakeShell(workdir, _current(workdir), pick=None)
+    left = ResumeShell(_current(workdir), pick=None)
     commands["sessions"].run(left, "one")
     assert left.switched == [] and left.screens[0].data.query == "one"
 
@@ -93,8 +72,7 @@ def test_a_session_whose_directory_is_gone_is_relinked_when_the_user_agrees(home
     gone.mkdir()
     write_session(gone, sid(1), ["old"])
     gone.rmdir()
-    shell = FakeShell(workdir, _current(workdir), pick=sid(1), confirm=True)
-    shell.cwd = workdir
+    shell = ResumeShell(_current(workdir), pick=sid(1), confirm=True)
     plan = AgentSession.plan_resume(workdir, reference=sid(1))
     agent = open_plan(shell, plan)
     assert agent is not None and "no longer exists" in shell.questions[0]
@@ -103,7 +81,7 @@ def test_a_session_whose_directory_is_gone_is_relinked_when_the_user_agrees(home
     (tmp_path / "gone2").mkdir()
     write_session(tmp_path / "gone2", sid(2), ["old"])
     (tmp_path / "gone2").rmdir()
-    declined = FakeShell(workdir, _current(workdir), pick=None, confirm=False)
+    declined = ResumeShell(_current(workdir), pick=None, confirm=False)
     plan = AgentSession.plan_resume(workdir, reference=sid(2))
     assert open_plan(declined, plan) is not None
     assert not (project_dir(workdir) / f"{sid(2)}.jsonl").exists()
@@ -116,7 +94,7 @@ def test_a_session_another_process_writes_offers_read_only(home: Path, workdir: 
     transcript = write_session(workdir, sid(1), ["busy"])
     holder = hold_writer(transcript, workdir, home)
     try:
-        shell = FakeShell(workdir, _current(workdir), pick=None, choose=answer)
+        shell = ResumeShell(_current(workdir), pick=None, choose=answer)
         agent = open_plan(shell, AgentSession.plan_resume(workdir, reference=sid(1)))
         assert f"process {holder.pid} is writing" in shell.questions[0]
         if expect == "read-only":
@@ -131,7 +109,7 @@ def test_resume_refuses_a_session_that_cannot_be_opened(home: Path, workdir: Pat
     folder = project_dir(workdir)
     folder.mkdir(parents=True)
     (folder / f"{sid(1)}.jsonl").write_text('{"type":"session","version":99,"id":"x","timestamp":"t","cwd":"/"}\n')
-    shell = FakeShell(workdir, _current(workdir), pick=sid(1))
+    shell = ResumeShell(_current(workdir), pick=sid(1))
     with pytest.raises(CommandcodeError) as refused:
         registry()["resume"].run(shell, "")
     assert "cannot be opened" in str(refused.value) and shell.switched == []
@@ -150,7 +128,7 @@ def test_a_big_idle_session_asks_summary_or_full(home: Path, workdir: Path, monk
         compacted.append(self._writer is not None)  # inside the writer
 
     monkeypatch.setattr(AgentSession, "compact", compact)
-    shell = FakeShell(workdir, _current(workdir), pick=None, choose=answer)
+    shell = ResumeShell(_current(workdir), pick=None, choose=answer)
     plan = AgentSession.plan_resume(workdir, reference=sid(1))
     assert plan.offer_summary
     agent = open_plan(shell, plan)

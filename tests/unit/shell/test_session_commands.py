@@ -15,18 +15,7 @@ from commandcode.errors import CommandcodeError, SettingsError, UsageError
 from commandcode.shell.slash import registry
 from helpers.cli import entries, only_transcript, read_meta_file
 from helpers.fake_shell import FakeShell
-
-
-@pytest.fixture
-def shell(home: Path, workdir: Path) -> Iterator[FakeShell]:
-    fake = FakeShell(AgentSession.start(workdir).__enter__())
-    yield fake
-    fake.agent.close()
-
-
-def run(shell: FakeShell, line: str) -> None:
-    name, _, args = line[1:].partition(" ")
-    registry()[name].run(shell, args)
+from helpers.fake_shell import run_line as run
 
 
 def test_every_command_of_the_issue_is_registered_with_help() -> None:

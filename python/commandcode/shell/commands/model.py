@@ -4,27 +4,31 @@ reasoning effort through `AgentSession.set_model` / `set_effort` (which write th
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from ..slash import Shell, SlashCommand
 
-
-def _model(shell: Shell, args: str) -> None:
-    agent = shell.agent
-    reference = args.strip()
-    if not reference:
-        shell.print(f"model: {agent.model.model_id}")
-        return
-    agent.set_model(reference)
-    shell.notice(f"model: {agent.model.model_id}")
+if TYPE_CHECKING:
+    from ...agent.runtime import AgentSession
 
 
-def _effort(shell: Shell, args: str) -> None:
-    agent = shell.agent
-    level = args.strip()
-    if not level:
-        shell.print(f"effort: {agent.effort or '(the model default)'}")
-        return
-    agent.set_effort(level)
-    shell.notice(f"effort: {agent.effort}")
+def _show_or_set(label: str, shown: Callable[[AgentSession], str], change: Callable[[AgentSession, str], object],
+                 ) -> Callable[[Shell, str], None]:
+    """A `/label [VALUE]` runner: no value shows the session's, a value changes it (the
+    session's setter raises what it refuses) and says what it is now."""
+    def run(shell: Shell, args: str) -> None:
+        value = args.strip()
+        if value:
+            change(shell.agent, value)
+        (shell.notice if value else shell.print)(f"{label}: {shown(shell.agent)}")
+
+    return run
+
+
+_model = _show_or_set("model", lambda agent: agent.model.model_id, lambda agent, name: agent.set_model(name))
+_effort = _show_or_set("effort", lambda agent: agent.effort or "(the model default)",
+                       lambda agent, level: agent.set_effort(level))
 
 
 def _complete_model(shell: Shell, prefix: str) -> list[str]:
