@@ -7,7 +7,10 @@
 - `helpers.checkpoints`: trees, tmpfs mounts and fresh session files for the checkpoint tests;
 - `helpers.fake_shell`: a recording `Shell` for slash commands' unit tests;
 - `helpers.terminal`: the shell in a real pty (pexpect + pyte) or in tmux;
-- `helpers.crash_harness`: the crash-injection harness (also run by `benches/crash_harness.py`).
+- `helpers.crash_harness`: the crash-injection harness (also run by `benches/crash_harness.py`);
+  its workspace and checks (`crash_workspace`, `crash_checks`), its points (`crash_runs`), and
+  the operations with modules of their own (`crash_branching`, `crash_interop`, `crash_sweep`,
+  `crash_shell_baseline`).
 
 `tests/` is on `sys.path` through `pythonpath` in `pyproject.toml`, so a test imports these as
 `from helpers.cli import ...`; test files themselves are imported with `--import-mode=importlib`

@@ -6,7 +6,7 @@ After every point, on top of the harness's checks (every transcript opens, whole
 
 - fork, clone: the source's transcript, meta and checkpoints are byte-identical to the seed; every
   other transcript is a complete copy: its meta is an object naming the source as
-  `parentSessionId`, a fork holds every source entry (the same context) and the source's
+  `parentSessionId`, a fork holds every source entry (plus, for a named source, the `session_info` naming it `<name> (fork)`; the same context) and the source's
   checkpoints byte for byte, a clone the same context and no checkpoints; every copy a run
   reported (`--json` read whole) exists;
 - goto: every leaf a run reported is in the transcript (the jump reached disk), and the
@@ -149,8 +149,11 @@ def _check_copies(workspace: Any, violations: list[str], label: str) -> None:
             violations.append(f"{label}: copy {copy_id} has another context than the source")
         checkpoints = transcript.with_name(f"{copy_id}.checkpoints.jsonl")
         if workspace.operation == "fork":
-            if copy.entry_count != source.entry_count:
+            named = 1 if source.name else 0  # a named source's fork ends with its own `session_info`
+            if copy.entry_count != source.entry_count + named:
                 violations.append(f"{label}: fork {copy_id} holds {copy.entry_count} of {source.entry_count} entries")
+            elif named and not (copy.name or "").startswith(f"{source.name} (fork)"):
+                violations.append(f"{label}: fork {copy_id} is named {copy.name!r}, not after {source.name!r}")
             if not checkpoints.is_file() or checkpoints.read_bytes() != state["source_bytes"][".checkpoints.jsonl"]:
                 violations.append(f"{label}: fork {copy_id} lacks the source's checkpoints")
         elif checkpoints.exists():

@@ -28,7 +28,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from helpers.crash_harness import _kill_group, data_dir_env, python_path_env, tree_state
+from helpers.crash_runs import _kill_group
+from helpers.crash_workspace import data_dir_env, python_path_env, tree_state
 from helpers.locations import KILLABLE
 from helpers.workspace import age_session
 

@@ -40,7 +40,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers.cli import cli_env, run_in_process, run_ok
-from helpers.crash_harness import data_dir_env
+from helpers.crash_workspace import data_dir_env
 
 # --------------------------------------------------------------------------------------------
 # The values a field is set to, by JSON type
