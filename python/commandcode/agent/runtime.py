@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..catalog.listing import most_recent, resolve_session
 from ..checkpoints.manager import CheckpointManager
 from ..config.paths import project_root
+from ..config.settings import load_settings
 from ..errors import CheckpointError, CommandcodeError, InvalidSessionError, SessionNotFoundError, UsageError
 from ..sessions.files import SessionFiles
 from ..sessions.fork import CopyResult
@@ -322,6 +323,7 @@ class AgentSession(RewindMethods, NavigationMethods):
             record_prompt(prompt)
         self.trace_id = new_trace_id()
         commits_before = writer.mark()[0]
+        load_settings(self.cwd)  # a malformed settings file refuses the turn in one line, before the scratchpad warns
         space = self.tool_space()
         gate = Policy(self.cwd, mode=self.permission_mode, ask=self.ask_permission, grants=self.grants,
                       notify=self.notify, scratchpad=space.scratchpad.path if space.scratchpad else None)
