@@ -103,3 +103,9 @@ def test_after_a_compaction_the_manifest_is_back_in_the_context(home: Path, work
     transcript = next(home.rglob(f"{session}.jsonl")).read_text()
     assert '"type":"compaction"' in transcript.replace(" ", "")
     assert "Files in the session scratchpad" not in transcript  # context only, no disk format
+    # the next process resumes the compacted context: the manifest is put back for it too
+    openai_stub.reply(text("still here"))
+    run_ok(["-p", "and now?", "-r", session, "--model", "local/stub-model"], workdir, home)
+    resumed = [message.get("content") for message in openai_stub.requests[-1].body["messages"] if message["role"] == "user"]
+    assert "the summary" in str(resumed[0])
+    assert sum(1 for text in resumed if isinstance(text, str) and text.startswith("Files in the session scratchpad")) == 1

@@ -3,7 +3,8 @@ before a turn past 90 % of the window, and fast mode's trimmed view; the summary
 own when it can write one (a provider), else the offline extractive one. The window is the
 settings' `contextWindow` when set (a positive whole number), else the model's. The kept tail
 is the newest 30,000 tokens, or a third of a window smaller than 90,000. After each compaction the
-scratchpad's manifest is put back into the context (in memory only)."""
+scratchpad's manifest is put back into the context (in memory only), and so it is for a resumed
+session whose context starts at a compaction."""
 
 from __future__ import annotations
 
@@ -62,6 +63,15 @@ def _put_back_manifest(agent: AgentSession) -> None:
     agent.messages.insert(1, {"role": "user", "content": [{"type": "text", "text": manifest}],
                               "meta": {"isMeta": True, "source": "scratchpad-manifest"}})
     agent.entry_ids.insert(1, agent.entry_ids[0] if agent.entry_ids else "")
+
+
+def put_back_manifest_on_resume(agent: AgentSession) -> None:
+    """A resumed session whose context starts at a compaction's summary gets the manifest back
+    too (it was never on disk): the model of a resumed session knows its working files as well."""
+    first = agent.messages[0] if agent.messages else None
+    meta = first.get("meta") if isinstance(first, dict) else None
+    if isinstance(meta, dict) and meta.get("isSummary") and meta.get("source") != "branch-summary":
+        _put_back_manifest(agent)
 
 
 def auto_compact(agent: AgentSession, on_event: OnEvent | None) -> None:

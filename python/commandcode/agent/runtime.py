@@ -36,7 +36,7 @@ from ..sessions.writer import SessionWriter
 from ..storage.ids import new_uuid
 from .branching import clone_session, fork_session
 from .compaction import CompactionResult
-from .compaction_hooks import auto_compact, compact_session, context_window_of, fast_view
+from .compaction_hooks import auto_compact, compact_session, context_window_of, fast_view, put_back_manifest_on_resume
 from .events import OnEvent
 from .locate import git_branch, session_folder, skipped_newer
 from .mode_meta import UNKNOWN as MODE_UNKNOWN
@@ -110,6 +110,7 @@ class AgentSession(RewindMethods, NavigationMethods):
         self.copied_from: CopyResult | None = None  # set on a fork or clone: its source and skipped lines
         self._space: ToolSpace | None = None
         self.trace_id: str | None = None  # the W3C trace id of the running (else the last) turn
+        self.turns_run = 0  # turns this object ran
 
     # ----------------------------------------------------------------------------------------
     # Creating and resuming
@@ -330,6 +331,9 @@ class AgentSession(RewindMethods, NavigationMethods):
         for warning in set(gate.warnings) - self._warned:  # a wrong-typed rule: once per session
             self._warned.add(warning)
             self.notify(warning)
+        if not self.is_new and self.turns_run == 0:  # a resumed compacted context: its scratchpad manifest
+            put_back_manifest_on_resume(self)
+        self.turns_run += 1
         auto_compact(self, on_event)
         conversation = Conversation(writer, self.model, self.cwd, self.messages, self.checkpoints(),
                                     effort=self.effort, gate=gate, on_event=on_event, cancel=cancel,
