@@ -89,6 +89,7 @@ def test_bad_inputs_are_one_line_and_change_nothing(home: Path, workdir: Path) -
         (["sessions", "label", files.session_id, "zz"], "no entry", 1),
         (["sessions", "goto", files.session_id], "Missing argument", 2),
         (["tree", files.session_id], "needs a terminal", 2),
+        (["tree", "no-such-session"], "no session matches", 1),  # the reference first, terminal or not
     ]
     for args, message, code in cases:
         assert_error_lines(run_cli(args, workdir, home), error_contains=message, exit_code=code)

@@ -88,12 +88,13 @@ def tree_command(ref: str = REF_ARGUMENT) -> None:
     """Browse a session's whole tree full-screen: jump, fold, search, label, filter."""
     import sys
 
+    agent = _open(ref)  # a reference naming no session says so first, terminal or not
     if not (sys.stdin.isatty() and sys.stderr.isatty()):  # Textual draws on stderr
         raise UsageError("the tree navigator needs a terminal", hint="use `commandcode sessions tree REF --json` in scripts")
     from ..ui.app import run_screen
     from ..ui.screens.tree import TreeScreen
 
-    result = run_screen(TreeScreen(_open(ref)))
+    result = run_screen(TreeScreen(agent))
     if isinstance(result, str) and result:
         stdout.print(safe(result))
 
