@@ -133,7 +133,8 @@ def list_view(all_sessions: bool = False, all_projects: bool = False, as_json: b
         print_json(summaries)
         return
     if not summaries:
-        stdout.print("No sessions here yet. Start one with `commandcode -p \"hello\"`.")
+        hidden = "" if all_sessions else " (headless `-p` runs and --no-session leftovers are listed with --all)"
+        stdout.print(f"No sessions here yet{hidden}. Start one with `commandcode`.")
         return
     from rich.table import Table  # only for terminal output
 
