@@ -15,7 +15,7 @@ from typing import Any
 
 from ..agent.events import TurnEvent
 from ..agent.tool_specs import TOOL_NAMES
-from .output import print_json, print_json_line, printable, stdout
+from .output import print_json, print_json_line, printable, stdout, warn
 
 FORMATS = ("text", "json", "stream-json")
 
@@ -52,6 +52,7 @@ class Reporter:
         self.cwd = ""
         self.permission_mode = "default"
         self.initialised = False
+        self.noticed: list[str] = []  # notices printed as they came (stderr, every format)
         self.usage: dict[str, int | float] = {}
         self.calls = 0
         self.api_seconds = 0.0
@@ -70,6 +71,10 @@ class Reporter:
 
     def on_event(self, event: TurnEvent) -> None:
         """A live turn event (`AgentSession.run_turn`'s `on_event`)."""
+        if event.kind == "notice":  # an automatic compaction, a backup the cap dropped: a warning line now
+            warn(event.text)
+            self.noticed.append(event.text)
+            return
         if event.kind == "usage":
             self.calls += 1
             self.api_seconds += time.monotonic() - self._step_started

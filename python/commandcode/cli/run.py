@@ -96,7 +96,8 @@ def _run(prompt: str, reporter: Reporter, *, name: str | None, resume: str | Non
             agent.set_effort(effort)
         result = agent.run_turn(prompt, on_event=reporter.on_event)
     for notice in result.notices:
-        warn(notice)
+        if notice not in reporter.noticed:  # those the turn reported live are printed already
+            warn(notice)
     extra: dict[str, object] = {"tool_calls": result.tool_calls}
     if result.notices:  # e.g. checkpoints the 200-backup cap dropped
         extra["notices"] = result.notices
