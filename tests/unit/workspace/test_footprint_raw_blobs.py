@@ -38,7 +38,8 @@ def test_shared_raw_copies_are_counted_once(home: Path, workdir: Path) -> None:
     rows = {row["id"]: row for row in report["top_sessions"]}
     for transcript in sessions:
         own = sum(transcript.with_name(transcript.stem + suffix).stat().st_size
-                  for suffix in (".meta.json", ".checkpoints.jsonl"))
+                  for suffix in (".meta.json", ".checkpoints.jsonl", ".shell-baseline.json")
+                  if transcript.with_name(transcript.stem + suffix).exists())
         assert rows[transcript.stem]["sidecars"] == own  # the linked blob is not the session's
     naive = sum(path.stat().st_size for path in home.rglob("*") if path.is_file() and not path.is_symlink())
     assert report["data_dir_total"] == _du_total(home) == naive - 2 * len(content)
