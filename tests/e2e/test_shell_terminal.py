@@ -304,6 +304,20 @@ def test_shift_tab_cycles_the_permission_mode_on_the_status_line(home: Path, wor
     shell.send(SHIFT_TAB)
     shell.wait_screen(" · plan · ")
     shell.exchange("/status", "permission mode  plan")
+    shell.send(SHIFT_TAB)  # back to default: bypassPermissions is not in the cycle without --yolo
+    shell.wait_screen(" · default · ")
+    assert "bypassPermissions" not in shell.text()
+    shell.exchange("/status", "permission mode  default")
+    shell.line("/exit")
+    shell.wait_exit()
+
+
+def test_shift_tab_reaches_bypass_only_when_launched_with_yolo(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home, ["--yolo"])
+    shell.wait_screen(" · bypassPermissions · ")
+    for mode in ("default", "acceptEdits", "plan", "bypassPermissions"):
+        shell.send(SHIFT_TAB)
+        shell.wait_screen(f" · {mode} · ")
     shell.line("/exit")
     shell.wait_exit()
 

@@ -74,6 +74,7 @@ class InteractiveShell(ShellBase):
         self._commands: Deferred[dict[str, SlashCommand]] = Deferred(registry)
         self.when_prompt_up: list[Callable[[], None]] = []  # housekeeping that waits for the first prompt
         self._launch_mode = permission_mode
+        self._bypass_in_cycle = permission_mode == "bypassPermissions"  # only --yolo lets Shift+Tab reach it
         self.output = Output()
         self.calls: list[ToolCall] = []
         self.queue: list[str] = []
@@ -216,11 +217,14 @@ class InteractiveShell(ShellBase):
         self._exit_prompt(kind)
 
     def cycle_permission_mode(self) -> None:
-        from ..agent.permission_modes import PERMISSION_MODES
+        from ..agent.permission_modes import shift_tab_cycle
 
         current = self._agent.effective_permission_mode()
-        index = PERMISSION_MODES.index(current) if current in PERMISSION_MODES else -1
-        self._agent.set_permission_mode(PERMISSION_MODES[(index + 1) % len(PERMISSION_MODES)])
+        if current == "bypassPermissions":
+            self._bypass_in_cycle = True  # started there (a setting): cycling away must not lose it for good
+        cycle = shift_tab_cycle(bypass=self._bypass_in_cycle)
+        index = cycle.index(current) if current in cycle else -1
+        self._agent.set_permission_mode(cycle[(index + 1) % len(cycle)])
         self.redraw()
 
     # ----------------------------------------------------------------------------------------

@@ -72,7 +72,7 @@ def run_shell(launch: Any) -> int:
                 agent.rename(launch.name)
         except CommandcodeError as error:
             raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
-        return _run_entered(InteractiveShell(agent, status_command=_status_command(agent)), launch, made)
+        return _run_entered(InteractiveShell(agent, status_command=_status_command(agent), permission_mode=launch.mode), launch, made)
     finally:
         agent.close()
 
