@@ -170,3 +170,27 @@ def test_stream_json_events_arrive_while_the_run_goes_on(openai_stub: OpenAIStub
         process.kill()
         process.wait()
     assert [json.loads(line)["type"] for line in rest.splitlines()] == ["assistant", "result"]
+
+
+def test_a_prompt_piped_into_p_is_the_turn(home: Path, workdir: Path) -> None:
+    """`echo PROMPT | commandcode -p` (Claude Code's form): stdin is the prompt when -p has none,
+    also with options after it; an empty pipe is the one-line empty-prompt refusal, nothing saved."""
+    import subprocess
+    import sys
+
+    from helpers.cli import cli_env
+
+    def piped(args: list[str], text_in: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "commandcode", *args], cwd=workdir, env=cli_env(home),
+                              input=text_in, capture_output=True, text=True, timeout=60)
+
+    completed = piped(["-p"], "héllo from a pipe\n")
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "Offline model reply. You said: héllo from a pipe"
+    user = [e["message"] for e in entries(only_transcript(home, workdir)) if e.get("message", {}).get("role") == "user"]
+    assert [part["text"] for part in user[0]["content"]] == ["héllo from a pipe"]
+    result = json.loads(piped(["-p", "--output-format", "json", "-c"], "second").stdout)
+    assert result["result"] == "Offline model reply. You said: second" and result["num_turns"] == 1
+    empty = piped(["-p"], "")
+    assert empty.returncode == 2 and empty.stderr.startswith("error: the prompt is empty"), empty.stderr
+    assert len(transcripts(home, workdir)) == 1

@@ -33,6 +33,7 @@ def run(argv: list[str]) -> object:
     from .fast_path import run_fast
 
     try:
+        argv = prompt_from_stdin(argv)
         if _run_shell_launch(argv):
             return 0
         if not run_fast(argv):
@@ -52,6 +53,28 @@ def run(argv: list[str]) -> object:
         if debug_enabled():
             raise
         return internal_error(error)
+
+
+PRINT_FLAGS = ("-p", "--print")
+
+
+def prompt_from_stdin(argv: list[str]) -> list[str]:
+    """`echo PROMPT | commandcode -p [...]`: a `-p` given no prompt takes its standard input, as
+    Claude Code's does (the prompt is missing when `-p` is last or an option follows it). A
+    terminal on stdin is never read: the usual "requires an argument" error stays."""
+    for index, token in enumerate(argv):
+        if token == "--":
+            break
+        if token not in PRINT_FLAGS:
+            continue
+        following = argv[index + 1] if index + 1 < len(argv) else None
+        if following is not None and not (following.startswith("-") and len(following) > 1):
+            return argv
+        if sys.stdin is None or sys.stdin.isatty():
+            return argv
+        prompt = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+        return [*argv[: index + 1], prompt.removesuffix("\n"), *argv[index + 1:]]
+    return argv
 
 
 def _run_shell_launch(argv: list[str]) -> bool:

@@ -54,7 +54,7 @@ def run_print(prompt: str, *, output_format: str, name: str | None, resume: str 
     prompt = from_argv(prompt)
     name = from_argv(name) if name else name
     if not prompt.strip():
-        raise UsageError("the prompt is empty", hint='pass the prompt text: commandcode -p "PROMPT"')
+        raise UsageError("the prompt is empty", hint='pass the prompt text: commandcode -p "PROMPT" (or pipe it: echo PROMPT | commandcode -p)')
     mode = permission_mode_of(permission_mode, yolo)
     reporter = Reporter(output_format)
     reporter.cwd = str(Path.cwd())
