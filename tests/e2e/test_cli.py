@@ -589,3 +589,17 @@ def test_help_and_version() -> None:
     mixed = runner.invoke(app, ["-p", "x", "sessions", "list"])
     assert mixed.exit_code == 2  # a usage error
 
+
+
+def test_show_is_human_without_json(home: Path, workdir: Path) -> None:
+    """`sessions show` prints values as a person reads them (`--json` is the data): no Python
+    `None`, dict or list reprs."""
+    run_ok(["-p", "x"], workdir, home)
+    sid = session_id_of(only_transcript(home, workdir))
+    text = run_ok(["sessions", "show", sid], workdir, home).stdout
+    lines = dict(line.split(": ", 1) for line in text.splitlines())
+    assert lines["parent_session_id"] == "—" and lines["name"] == "—" and lines["anomalies"] == "none"
+    assert re.fullmatch(r"[0-9a-f]{32}", lines["trace_ids"]), lines["trace_ids"]
+    assert not re.search(r"None|\{|\[|'", text), text
+    data = run_json(["sessions", "show", sid, "--json"], workdir, home)
+    assert data["parent_session_id"] is None and data["anomalies"]["cycle_detected"] is False

@@ -262,7 +262,23 @@ def show_view(ref: str, as_json: bool = False, source: str = "commandcode") -> N
     for key, value in details.items():
         if key in ("skipped_lines", "warnings"):
             value = len(value)
-        stdout.print(f"[bold]{key}[/]: {safe(value, one_line=True)}")
+        stdout.print(f"[bold]{key}[/]: {safe(_human(value), one_line=True)}")
+
+
+def _human(value: object) -> str:
+    """One `sessions show` value as a person reads it (`--json` keeps the data): no Python reprs,
+    so `None` is a dash, a flag yes/no, a table its non-empty items, a list its items."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        items = [key.replace("_", " ") if item is True else f"{key.replace('_', ' ')} {_human(item)}"
+                 for key, item in value.items() if item not in (False, 0, None, "", [], {})]
+        return ", ".join(items) or "none"
+    if isinstance(value, list | tuple):
+        return ", ".join(_human(item) for item in value) or "none"
+    return str(value)
 
 
 @handle_errors
