@@ -81,7 +81,7 @@ def test_status_json_and_text(home: Path, workdir: Path) -> None:
     assert status["context_tokens"] > 0 and status["context_window"] == 200_000
     assert status["checkpoints"]["count"] == 1 and status["checkpoints"]["backups"] == 1
     assert status["checkpoints"]["store_bytes"] > 0 and status["checkpoints"]["paused"] is False
-    assert status["lineage"] == {"parent_session_id": None, "forked_at": None, "branch_point": None}
+    assert status["lineage"] == {"parent_session_id": None, "forked_at": None, "branch_point": None, "kind": None}
     assert status["compaction"]["count"] == 0 and status["cost_usd"] == 0.0
     assert len(status["trace_ids"]) == 1 and re.fullmatch(r"[0-9a-f]{32}", status["trace_ids"][0])
     text = run_ok(["sessions", "status", transcript.stem], workdir, home).stdout
@@ -113,3 +113,14 @@ def test_p_writes_no_prompt_history(home: Path, workdir: Path) -> None:
     _session(home, workdir, "headless")
     assert not (home / "history.jsonl").exists()
     assert only_transcript(home, workdir).exists()
+
+
+def test_status_says_cloned_for_a_clone_and_forked_for_a_fork(home: Path, workdir: Path) -> None:
+    transcript = _session(home, workdir, "hello", "Lineage Source")
+    for command, word in (("fork", "forked"), ("clone", "cloned")):
+        copy = run_json(["sessions", command, transcript.stem, "--json"], workdir, home)
+        copy_id = copy.get("session_id") or copy.get("id")
+        status = run_json(["sessions", "status", copy_id, "--json"], workdir, home)
+        assert status["lineage"]["parent_session_id"] == transcript.stem and status["lineage"]["kind"] == command
+        text = run_ok(["sessions", "status", copy_id], workdir, home).stdout
+        assert f"lineage: {word} from {transcript.stem} at " in text, text

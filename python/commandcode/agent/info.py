@@ -91,6 +91,14 @@ def share_state(path: os.PathLike[str] | str) -> dict[str, Any]:
             "expires_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires_at)) if expires_at else None}
 
 
+def _copy_kind(meta: dict[str, Any], session: Session | None) -> str | None:
+    """"fork" or "clone" for a copied session (a clone's header names its source transcript,
+    `parentSession`; a fork's does not), None for an original one."""
+    if not meta.get("parentSessionId"):
+        return None
+    return "clone" if session is not None and session.header.parent_session else "fork"
+
+
 def session_status(agent: AgentSession, *, session: Session | None = None) -> dict[str, Any]:
     """Everything `/status` shows, as a JSON-ready dict (see the module docstring)."""
     files = agent.files
@@ -120,7 +128,7 @@ def session_status(agent: AgentSession, *, session: Session | None = None) -> di
         "context_percent": round(100 * tokens / window, 1),
         "cost_usd": round(path_cost(session), 6) if session is not None else 0.0,
         "lineage": {"parent_session_id": meta.get("parentSessionId"), "forked_at": meta.get("forkedAt"),
-                    "branch_point": meta.get("branchPoint")},
+                    "branch_point": meta.get("branchPoint"), "kind": _copy_kind(meta, session)},
         "compaction": {"count": compaction.get("count", 0), "tokens_saved": compaction.get("tokensSaved", 0),
                        "tokens_saved_this_run": getattr(agent, "compaction_saved", 0),
                        "last_tokens_saved": compaction.get("lastTokensSaved"),

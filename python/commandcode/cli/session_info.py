@@ -41,7 +41,8 @@ def status_lines(status: dict[str, Any]) -> list[tuple[str, str]]:
         ("permission mode", status["permission_mode"]),
         ("context", f"{status['context_tokens']:,} tokens, {status['context_percent']}% of {status['context_window']:,}"),
         ("cost", f"${status['cost_usd']:.4f}"),
-        ("lineage", f"forked from {lineage['parent_session_id']} at {lineage['forked_at'] or '?'}"
+        ("lineage", f"{'cloned' if lineage.get('kind') == 'clone' else 'forked'} from {lineage['parent_session_id']} "
+                    f"at {lineage['forked_at'] or '?'}"
          if lineage["parent_session_id"] else "none (an original session)"),
         ("compaction", f"{compaction['count']} compaction(s), {compaction['tokens_saved']:,} tokens saved in all, "
                        f"{compaction.get('tokens_saved_this_run', 0):,} by this run"),
