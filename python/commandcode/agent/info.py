@@ -54,9 +54,12 @@ def path_cost(session: Session) -> float:
 
 
 def checkpoint_state(agent: AgentSession) -> dict[str, Any]:
-    """Count, backups, store bytes and the disk-low pause of the session's checkpoints."""
+    """Count, backups, store bytes and the disk-low pause of the session's checkpoints. The count
+    is of the checkpoints a user can rewind to, as `checkpoints list` and the rewind menu show them
+    (one count everywhere: hidden records of rewinds and redos are not checkpoints to a user)."""
     try:
         records = read_checkpoints(agent.files.checkpoints)
+        rewindable = len(agent.checkpoint_choices())
     except (CommandcodeError, OSError) as error:
         return {"count": 0, "backups": 0, "store_bytes": 0, "paused": False, "error": str(error)}
     digests = {item.store_object for record in records for item in record.files if item.store_object}
@@ -68,7 +71,7 @@ def checkpoint_state(agent: AgentSession) -> dict[str, Any]:
         except (OSError, ValueError):
             pass
     manager = getattr(agent, "_checkpoints", None)
-    return {"count": len(records), "backups": sum(record.backup_count for record in records),
+    return {"count": rewindable, "backups": sum(record.backup_count for record in records),
             "store_bytes": store_bytes, "paused": bool(getattr(manager, "paused", False))}
 
 

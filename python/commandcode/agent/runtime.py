@@ -31,7 +31,7 @@ from ..sessions.fork import CopyResult
 from ..sessions.format import clean_name
 from ..sessions.history import record_prompt
 from ..sessions.meta import read_meta, read_meta_for_update, update_meta
-from ..sessions.reader import open_session
+from ..sessions.reader import Session, open_session
 from ..sessions.writer import SessionWriter
 from ..storage.ids import new_uuid
 from .branching import clone_session, fork_session
@@ -238,10 +238,7 @@ class AgentSession(RewindMethods, NavigationMethods):
             if not self.is_new:  # a resumed session (also without persisting, which only stops writing)
                 session = open_session(self.files.transcript)
                 recorded = (session.model, session.effort)
-                context = session.context()
-                self.messages = context.messages
-                self.entry_ids = list(context.entry_ids) if len(context.entry_ids) == len(self.messages) else \
-                    [""] * len(self.messages)  # "": an entry compaction cannot point at
+                self.reload_context(session)
                 if session.skipped_lines:
                     self.notify(f"{self.files.transcript.name}: {len(session.skipped_lines)} unreadable line(s) skipped")
             adopt_model(self, *recorded)
@@ -250,6 +247,16 @@ class AgentSession(RewindMethods, NavigationMethods):
             raise
         self._writer = writer
         return self
+
+    def reload_context(self, session: Session | None = None) -> None:
+        """Re-reads the messages the model sees (and their entries) after anything that moved the
+        leaf (a resume, rewind, redo, jump): the next turn sends what `sessions context` shows."""
+        if session is None and not self.files.transcript.exists():  # nothing committed yet
+            return
+        context = (session or open_session(self.files.transcript)).context()
+        self.messages = context.messages
+        self.entry_ids = list(context.entry_ids) if len(context.entry_ids) == len(self.messages) else \
+            [""] * len(self.messages)  # "": an entry compaction cannot point at
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()

@@ -41,6 +41,8 @@ class NavigationMethods:
     _writer: SessionWriter | None
     _model_given: bool
 
+    def reload_context(self) -> None: ...
+
     def summary_by_model(self) -> bool:
         """Whether branch summaries are asked of the model (a provider: it takes a while)."""
         if self._writer is None and not self._model_given and self.summarizer is offline_summary \
@@ -90,5 +92,5 @@ class NavigationMethods:
             with SessionWriter(self.files, str(self.cwd)) as writer:
                 return action(writer)
         result = action(self._writer)
-        self.messages = open_session(self.files.transcript).context().messages
+        self.reload_context()
         return result

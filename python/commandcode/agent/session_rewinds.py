@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..checkpoints.manager import CheckpointManager
+    from ..sessions.reader import Session
     from ..sessions.writer import SessionWriter
 
 
@@ -46,6 +47,8 @@ class RewindMethods:
     notify: Callable[[str], None]
     _writer: SessionWriter | None
     _checkpoints: CheckpointManager | None
+
+    def reload_context(self, session: Session | None = None) -> None: ...
 
     def recover_interrupted_restore(self, *, allow_outside: bool = False) -> None:
         """Completes (or, for a journal of an older release, undoes) a restore of this session that
@@ -88,15 +91,21 @@ class RewindMethods:
         the session's folder unless `allow_outside`; while the session is open for writing, through
         its own writer and checkpoint manager. `diff` adds diffs to a dry run's preview; `faults` are the
         native restore's test hooks."""
-        return rewind(self.files, session_folder(self.files), number, mode, dry_run=dry_run, force=force,
-                      allow_outside=allow_outside, diff=diff, writer=self._writer, checkpoints=self._checkpoints, summarizer=self.summarizer,
-                      faults=faults)
+        result = rewind(self.files, session_folder(self.files), number, mode, dry_run=dry_run, force=force,
+                        allow_outside=allow_outside, diff=diff, writer=self._writer, checkpoints=self._checkpoints,
+                        summarizer=self.summarizer, faults=faults)
+        if not dry_run and self._writer is not None:  # the leaf moved: the next turn sends the rewound context
+            self.reload_context()
+        return result
 
     def redo(self, *, dry_run: bool = False, force: bool = False, allow_outside: bool = False, diff: bool = False,
              faults: dict[str, int] | None = None) -> RewindResult:
         """Undoes the newest rewind not undone yet (see `checkpoints.rewind.redo`), like `rewind`."""
-        return redo(self.files, session_folder(self.files), dry_run=dry_run, force=force, allow_outside=allow_outside,
-                    diff=diff, writer=self._writer, checkpoints=self._checkpoints, faults=faults)
+        result = redo(self.files, session_folder(self.files), dry_run=dry_run, force=force, allow_outside=allow_outside,
+                      diff=diff, writer=self._writer, checkpoints=self._checkpoints, faults=faults)
+        if not dry_run and self._writer is not None:
+            self.reload_context()
+        return result
 
     def can_redo(self) -> bool:
         """Whether a rewind of this session can be undone (`redo`)."""

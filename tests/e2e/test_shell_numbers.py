@@ -1,0 +1,85 @@
+"""The shell's numbers after a rewind, through the real shell in a pty (issue 31): the context the
+next turn sends is the rewound one (it was the whole pre-rewind list), and the status line's
+tokens and checkpoint count agree with `sessions status` and `checkpoints list`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers.cli import run_json, transcripts
+from helpers.openai_stub import OpenAIStub
+from helpers.terminal import ShellSession, shell_session
+
+pytestmark = pytest.mark.terminal
+
+UP, DOWN = "\x1b[A", "\x1b[B"
+
+
+def _rewind_conversation_to_second(shell: ShellSession) -> None:
+    """/rewind → checkpoint 2 (rows are newest first) → "Restore conversation only" → yes."""
+    shell.line("/rewind")
+    shell.wait_screen("Enter: choose what to restore")
+    shell.send(DOWN)
+    shell.send("\r")
+    shell.wait_screen("Checkpoint 2: bravo")
+    shell.wait_screen("Summarize from here")
+    shell.send("\r")  # the first action: no code changed, so "Restore conversation only"
+    shell.wait_screen("Yes, go ahead")
+    shell.send(UP)
+    shell.send("\r")
+    shell.wait_screen("Rewound to checkpoint 2")
+
+
+def _status_line(shell: ShellSession, checkpoints: int) -> tuple[int, int]:
+    """(tokens, checkpoints) of the status line once it shows `checkpoints` checkpoint(s)."""
+    screen = shell.wait_screen(f" · {checkpoints} checkpoint(s)")
+    found = re.search(r"([\d,]+) tokens \([\d.]+%\) · .* · (\d+) checkpoint\(s\)", screen)
+    assert found, screen
+    return int(found.group(1).replace(",", "")), int(found.group(2))
+
+
+def _engine_numbers(home: Path, workdir: Path) -> tuple[int, int]:
+    [transcript] = transcripts(home)
+    status: Any = run_json(["sessions", "status", transcript.stem, "--json"], workdir, home)
+    listed: Any = run_json(["checkpoints", "list", transcript.stem, "--json"], workdir, home)
+    rows = listed if isinstance(listed, list) else listed["checkpoints"]
+    assert status["checkpoints"]["count"] == len(rows)
+    return status["context_tokens"], len(rows)
+
+
+def test_status_line_agrees_with_the_engine_after_a_conversation_rewind(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home, columns=160)
+    for prompt in ("alpha", "bravo", "charlie"):
+        shell.exchange(prompt, f"You said: {prompt}")
+    before = _status_line(shell, 3)
+    _rewind_conversation_to_second(shell)
+    after = _status_line(shell, 1)
+    assert after[0] < before[0]
+    shell.line("/exit")
+    assert shell.wait_exit() == 0
+    assert after == _engine_numbers(home, workdir)
+    again = shell_session(workdir, home, ["-c"], columns=160)
+    again.exchange("delta", "You said: delta")
+    next_turn = _status_line(again, 2)
+    again.line("/exit")
+    assert again.wait_exit() == 0
+    assert next_turn == _engine_numbers(home, workdir)
+
+
+def test_the_turn_after_a_rewind_sends_the_rewound_context(openai_stub: OpenAIStub, home: Path,
+                                                           workdir: Path) -> None:
+    shell = shell_session(workdir, home, ["--model", "local/stub-model"], columns=160)
+    for prompt in ("alpha", "bravo", "charlie"):
+        shell.exchange(prompt, f"You said: {prompt}")
+    _rewind_conversation_to_second(shell)
+    shell.exchange("delta", "You said: delta")
+    shell.line("/exit")
+    assert shell.wait_exit() == 0
+    sent = [message for message in openai_stub.requests[-1].body["messages"] if message["role"] == "user"]
+    said = [message["content"] if isinstance(message["content"], str) else
+            "".join(part.get("text", "") for part in message["content"]) for message in sent]
+    assert [text for text in said if text in ("alpha", "bravo", "charlie", "delta")] == ["alpha", "delta"], said
