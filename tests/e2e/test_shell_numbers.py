@@ -83,3 +83,22 @@ def test_the_turn_after_a_rewind_sends_the_rewound_context(openai_stub: OpenAISt
     said = [message["content"] if isinstance(message["content"], str) else
             "".join(part.get("text", "") for part in message["content"]) for message in sent]
     assert [text for text in said if text in ("alpha", "bravo", "charlie", "delta")] == ["alpha", "delta"], said
+
+
+def test_sessions_status_uses_the_sessions_model_and_its_window(openai_stub: OpenAIStub, home: Path,
+                                                                workdir: Path) -> None:
+    """`sessions status` of a session on a provider model: that model and the window
+    providers.json gives it (it said commandcode/offline and 200,000), as /status does."""
+    from helpers.cli import run_ok
+
+    run_ok(["-p", "hello", "--model", "local/stub-model"], workdir, home)
+    [transcript] = transcripts(home)
+    status: Any = run_json(["sessions", "status", transcript.stem, "--json"], workdir, home)
+    assert status["model"] == "local/stub-model" and status["context_window"] == 32_000
+    shell = shell_session(workdir, home, ["-c"], columns=160)
+    shell.exchange("/status", "context")
+    screen = shell.wait_screen("of 32,000")
+    assert "local/stub-model" in screen
+    shell.line("/exit")
+    assert shell.wait_exit() == 0
+    assert len(openai_stub.requests) >= 1

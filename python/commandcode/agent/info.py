@@ -36,9 +36,10 @@ DEFAULT_CONTEXT_WINDOW = 200_000
 
 
 def context_window(agent: AgentSession) -> int:
-    """The model's context window: what the model says, else 200,000 tokens."""
-    window = getattr(agent.model, "context_window", None)
-    return window if isinstance(window, int) and window > 0 else DEFAULT_CONTEXT_WINDOW
+    """The window the shell, compaction and `sessions status` all use: the settings'
+    `contextWindow`, else the model's own (`providers.json`), else 200,000 tokens."""
+    window = agent.context_window()
+    return window if window > 0 else DEFAULT_CONTEXT_WINDOW
 
 
 def path_cost(session: Session) -> float:
@@ -112,6 +113,7 @@ def session_status(agent: AgentSession, *, session: Session | None = None) -> di
         except (CommandcodeError, OSError):
             session = None
     meta = read_meta(files.meta) if exists else {}
+    agent.adopt_recorded_model(session)  # `sessions status`: the model the session goes on with
     messages = agent.messages if agent.messages or session is None else session.context().messages
     tokens = estimate_tokens(messages)
     window = context_window(agent)

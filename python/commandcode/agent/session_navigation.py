@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from ..errors import CommandcodeError
 from ..sessions.files import SessionFiles
 from ..sessions.navigate import LeftBehind
-from ..sessions.reader import open_session
+from ..sessions.reader import Session, open_session
 from ..sessions.writer import SessionWriter
 from .branching import GotoResult, goto_entry, label_entry, summary_draft
 from .providers.base import Model
@@ -43,15 +43,21 @@ class NavigationMethods:
 
     def reload_context(self) -> None: ...
 
+    def adopt_recorded_model(self, session: Session | None = None) -> None:
+        """A session not open for writing (`sessions status`, a goto from the command line) takes
+        the model it recorded, as a resume would: once, and only when no model was given."""
+        if self._writer is not None or self._model_given or not self.files.transcript.is_file():
+            return
+        from .model_switch import adopt_model
+
+        recorded = session or open_session(self.files.transcript)
+        adopt_model(self, recorded.model, recorded.effort)  # type: ignore[arg-type]
+        self._model_given = True  # adopted once; a later open keeps it
+
     def summary_by_model(self) -> bool:
         """Whether branch summaries are asked of the model (a provider: it takes a while)."""
-        if self._writer is None and not self._model_given and self.summarizer is offline_summary \
-                and self.files.transcript.is_file():
-            from .model_switch import adopt_model
-
-            recorded = open_session(self.files.transcript)
-            adopt_model(self, recorded.model, recorded.effort)  # type: ignore[arg-type]
-            self._model_given = True  # adopted once; a later open keeps it
+        if self.summarizer is offline_summary:
+            self.adopt_recorded_model()
         return self.summarizer is offline_summary and callable(getattr(self.model, "summarize", None))
 
     def branch_summarizer(self) -> Summarizer:
