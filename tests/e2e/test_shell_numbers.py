@@ -102,3 +102,18 @@ def test_sessions_status_uses_the_sessions_model_and_its_window(openai_stub: Ope
     shell.line("/exit")
     assert shell.wait_exit() == 0
     assert len(openai_stub.requests) >= 1
+
+
+def test_the_meter_uses_the_providers_reported_usage(openai_stub: OpenAIStub, home: Path, workdir: Path) -> None:
+    """A reply reporting 20,000 input tokens: the status line, /status and `sessions status`
+    count from it (it showed the estimate of the messages alone, 19 tokens)."""
+    from helpers.openai_stub import text
+
+    openai_stub.reply(text("big context reply", usage=(20_000, 56, 0)))
+    shell = shell_session(workdir, home, ["--model", "local/stub-model"], columns=160)
+    shell.exchange("how full is it", "big context reply")
+    tokens, _ = _status_line(shell, 1)
+    shell.line("/exit")
+    assert shell.wait_exit() == 0
+    assert 20_056 <= tokens < 20_100, tokens
+    assert tokens == _engine_numbers(home, workdir)[0]

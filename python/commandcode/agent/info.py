@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..checkpoints.records import read_checkpoints
 from ..config.paths import objects_dir
 from ..errors import CommandcodeError
-from ..sessions.context import estimate_tokens
+from ..sessions.context import context_tokens, estimate_tokens
 from ..sessions.meta import read_meta
 from ..sessions.reader import Session, open_session
 from ..workspace.scratchpad import scratchpad_path
@@ -114,8 +114,12 @@ def session_status(agent: AgentSession, *, session: Session | None = None) -> di
             session = None
     meta = read_meta(files.meta) if exists else {}
     agent.adopt_recorded_model(session)  # `sessions status`: the model the session goes on with
-    messages = agent.messages if agent.messages or session is None else session.context().messages
-    tokens = estimate_tokens(messages)
+    if agent.messages or session is None:
+        messages, entry_ids = agent.messages, agent.entry_ids
+    else:
+        context = session.context()
+        messages, entry_ids = context.messages, context.entry_ids
+    tokens = context_tokens(messages, entry_ids, session.read_entries) if session is not None else estimate_tokens(messages)
     window = context_window(agent)
     found = meta.get("compaction")
     compaction: dict[str, Any] = found if isinstance(found, dict) else {}

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import gc
 
+from ..errors import CommandcodeError
 from ..storage.values import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 COMPACTION_PREFIX = (
@@ -100,3 +102,31 @@ def block_tokens(block: dict[str, Any]) -> int:
 def estimate_tokens(messages: list[dict[str, Any]]) -> int:
     """The real CLI's token estimate of messages: the sum over their content blocks."""
     return sum(block_tokens(block) for message in messages for block in content_blocks(message.get("content")))
+
+
+def context_tokens(messages: list[dict[str, Any]], entry_ids: list[str],
+                   read_entries: Callable[[list[str]], list[dict[str, Any]]]) -> int:
+    """How full the context is, as Claude Code counts it: the provider's own count at the last
+    reply (`usage.inputTokens + outputTokens` of the last assistant entry in the context) plus
+    the estimate of what came after it; the estimate alone before any reply, or when that count
+    no longer describes what precedes the reply (a summary written after it replaced earlier
+    messages: a compaction, a summarizing rewind). `entry_ids` run parallel to `messages`."""
+    last = next((index for index in range(len(messages) - 1, -1, -1)
+                 if messages[index].get("role") == "assistant" and index < len(entry_ids) and entry_ids[index]), None)
+    if last is None:
+        return estimate_tokens(messages)
+    summaries = [str((message.get("meta") or {}).get("summaryEntryId")) for message in messages[:last]
+                 if (message.get("meta") or {}).get("isSummary") and (message.get("meta") or {}).get("summaryEntryId")]
+    try:
+        reply, *summary_entries = read_entries([entry_ids[last], *summaries])
+    except (CommandcodeError, LookupError, ValueError, OSError):  # an entry gone: the estimate
+        return estimate_tokens(messages)
+    usage = reply.get("usage")
+    reported = [usage.get(key) for key in ("inputTokens", "outputTokens")] if isinstance(usage, dict) else []
+    counts = [value for value in reported if isinstance(value, int) and not isinstance(value, bool) and value >= 0]
+    if len(counts) != 2 or not counts[0]:
+        return estimate_tokens(messages)
+    stamp = str(reply.get("timestamp", ""))
+    if any(str(entry.get("timestamp", "")) > stamp for entry in summary_entries):
+        return estimate_tokens(messages)
+    return sum(counts) + estimate_tokens(messages[last + 1:])
