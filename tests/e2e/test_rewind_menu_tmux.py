@@ -44,8 +44,8 @@ def test_the_menu_rewinds_code_in_a_real_terminal(home: Path, workdir: Path) -> 
         wait_for(lambda: "restored: a.txt" in screen(), what="the preview of a code restore")
         _tmux("send-keys", "-t", name, "Enter")
         wait_for(lambda: "No, go back" in screen(), what="the confirmation")
-        _tmux("send-keys", "-t", name, "Up")
-        _tmux("send-keys", "-t", name, "Enter")
+        assert "Yes, restore" in screen()
+        _tmux("send-keys", "-t", name, "Enter")  # the preselected answer is the action
         wait_for(lambda: "EXITED 0" in screen(), what="the command to finish")
         assert "Rewound to checkpoint 2 (restore code only)" in screen()
         assert (workdir / "a.txt").read_text() == "one"

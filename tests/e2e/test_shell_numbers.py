@@ -16,7 +16,7 @@ from helpers.terminal import ShellSession, shell_session
 
 pytestmark = pytest.mark.terminal
 
-UP, DOWN = "\x1b[A", "\x1b[B"
+DOWN = "\x1b[B"
 
 
 def _rewind_conversation_to_second(shell: ShellSession) -> None:
@@ -28,9 +28,8 @@ def _rewind_conversation_to_second(shell: ShellSession) -> None:
     shell.wait_screen("Checkpoint 2: bravo")
     shell.wait_screen("Summarize from here")
     shell.send("\r")  # the first action: no code changed, so "Restore conversation only"
-    shell.wait_screen("Yes, go ahead")
-    shell.send(UP)
-    shell.send("\r")
+    shell.wait_screen("Yes, restore")
+    shell.send("\r")  # the preselected answer is the action
     shell.wait_screen("Rewound to checkpoint 2")
 
 

@@ -262,7 +262,8 @@ def _confirmed_run(operation: Callable[[bool], RewindResult], cwd: Path, *, dry_
 
 
 def confirm_default(cwd: Path) -> bool:
-    """The default answer of a rewind's confirmation: the `rewind.confirmDefault` setting (false)."""
+    """The default answer of a rewind's confirmation: the `rewind.confirmDefault` setting (true;
+    no when the settings cannot be read)."""
     from ..config.settings import load_settings
     from ..errors import SettingsError
 

@@ -291,7 +291,7 @@ class Settings:
     @property
     def rewind_confirm_default(self) -> bool:
         """The default answer of a rewind's confirmation (`rewind.confirmDefault`)."""
-        return bool(self._checked("rewind.confirmDefault", _is_bool, "true or false", False))
+        return bool(self._checked("rewind.confirmDefault", _is_bool, "true or false", True))
 
     @property
     def status_line(self) -> dict[str, Any] | None:

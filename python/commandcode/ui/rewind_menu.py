@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 ROW_CHECKPOINT = "checkpoint"
 ROW_REDO = "redo"
 ROW_RESUME = "resume"
-DESTRUCTIVE = (RewindMode.BOTH, RewindMode.CODE, RewindMode.CONVERSATION)
 
 
 class MenuRow:
@@ -68,11 +67,10 @@ def _files_label(count: int) -> str:
 
 
 def menu_rows(agent: AgentSession, previous_session_id: str | None = None) -> list[MenuRow]:
-    """The rows, newest checkpoint first, after "/resume" (a session this process left by
-    `/clear`) and "Redo" (when a rewind can be undone)."""
+    """The rows: "Redo" (when a rewind can be undone), the checkpoints newest first, then
+    "/resume" (a session this process left by `/clear` or a fork): Enter on the preselected first
+    row rewinds or redoes, it never switches sessions."""
     rows: list[MenuRow] = []
-    if previous_session_id and previous_session_id != agent.session_id:
-        rows.append(MenuRow(ROW_RESUME, session_id=previous_session_id))
     if agent.files.checkpoints.exists() and agent.can_redo():
         rows.append(MenuRow(ROW_REDO))
     choices = agent.checkpoint_choices() if agent.files.checkpoints.exists() else []
@@ -80,6 +78,8 @@ def menu_rows(agent: AgentSession, previous_session_id: str | None = None) -> li
         edited = sum(1 for item in choice.record.files if item.restorable or item.problem)
         rows.append(MenuRow(ROW_CHECKPOINT, number=choice.number, time=_local_time(choice.record.created_at),
                             prompt=choice.record.prompt or "", files=_files_label(edited), modes=list(choice.modes)))
+    if previous_session_id and previous_session_id != agent.session_id:
+        rows.append(MenuRow(ROW_RESUME, session_id=previous_session_id))
     return rows
 
 
@@ -130,7 +130,8 @@ def preview_text(agent: AgentSession, row: MenuRow, mode: RewindMode | None) -> 
 
 
 def confirm_default(cwd: Path) -> bool:
-    """The confirmation's default answer: the `rewind.confirmDefault` setting (false)."""
+    """The confirmation's default answer: the `rewind.confirmDefault` setting (true: the action;
+    no when the settings cannot be read)."""
     from ..config.settings import load_settings
     from ..errors import SettingsError
 

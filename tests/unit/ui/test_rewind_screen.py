@@ -78,13 +78,14 @@ async def test_choosing_a_row_offers_the_actions_with_a_preview_and_confirms(ses
         assert "restored: a.txt" in _preview(pilot) and "deleted: b.txt" in _preview(pilot)
         assert "-two" in _preview(pilot) and "+one" in _preview(pilot)
         await _choose(pilot, "#actions", "Restore code and conversation")
-        assert _labels(app.screen, "#actions") == ["Yes, go ahead", "No, go back"]
-        assert app.screen.query_one("#actions", OptionList).highlighted == 1, "the default answer is no"
-        await pilot.press("enter")  # no: back to the actions, nothing done
-        await pilot.pause()
+        assert _labels(app.screen, "#actions") == ["Yes, restore", "No, go back"]
+        assert "Restore code and conversation at checkpoint 3?" in str(app.screen.query_one("#title", Static).render())
+        assert app.screen.query_one("#actions", OptionList).highlighted == 0, "the default answer is the action"
+        await _choose(pilot, "#actions", "No")  # back to the actions, saying nothing was done
         assert (project / "b.txt").exists() and app.return_value is None
+        assert str(app.screen.query_one("#title", Static).render()).startswith("Nothing changed. Checkpoint 3:")
         await _choose(pilot, "#actions", "Restore code and conversation")
-        await _choose(pilot, "#actions", "Yes")
+        await pilot.press("enter")  # the preselected answer: the action
     choice = app.return_value
     assert isinstance(choice, MenuChoice) and (choice.row.number, choice.mode) == (3, RewindMode.BOTH)
     assert (project / "a.txt").read_text() == "two\n", "the screen only chooses"
@@ -122,17 +123,28 @@ def test_the_last_turn_without_edits_offers_no_code_restore(project: Path) -> No
 
 
 @pytest.mark.asyncio
-async def test_redo_row_after_a_rewind_and_the_default_answer_setting(session: str, project: Path) -> None:
+async def test_the_default_answer_setting_false_makes_no_the_default(session: str, project: Path) -> None:
     settings = project / ".commandcode" / "settings.json"
     settings.parent.mkdir()
-    settings.write_text('{"rewind": {"confirmDefault": true}}')
+    settings.write_text('{"rewind": {"confirmDefault": false}}')
+    app = ScreenApp(new_screen(AgentSession.for_reference(session)))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _choose(pilot, "#rows", "")
+        await _choose(pilot, "#actions", "Summarize from here")  # the summarize actions ask too
+        assert _labels(app.screen, "#actions") == ["Yes, summarize", "No, go back"]
+        assert app.screen.query_one("#actions", OptionList).highlighted == 1, "the setting makes no the default"
+
+
+@pytest.mark.asyncio
+async def test_redo_row_after_a_rewind_and_the_default_answer_setting(session: str, project: Path) -> None:
     agent = AgentSession.for_reference(session)
     agent.rewind(1, RewindMode.CODE)
     app = ScreenApp(new_screen(agent))
     async with app.run_test(size=(160, 40)) as pilot:
         assert _labels(app.screen, "#rows")[0] == "Redo: undo the last rewind"
         await _choose(pilot, "#rows", "Redo")
-        assert app.screen.query_one("#actions", OptionList).highlighted == 0, "the setting makes yes the default"
+        assert _labels(app.screen, "#actions") == ["Yes, redo", "No, go back"]
+        assert app.screen.query_one("#actions", OptionList).highlighted == 0, "yes, the action, is the default"
         assert "restored: a.txt" in _preview(pilot) or "recreated: a.txt" in _preview(pilot)
         await pilot.press("enter")
         await pilot.pause()
@@ -143,12 +155,19 @@ async def test_redo_row_after_a_rewind_and_the_default_answer_setting(session: s
 
 
 @pytest.mark.asyncio
-async def test_the_previous_session_comes_first(session: str, project: Path) -> None:
+async def test_the_previous_session_comes_last_and_enter_rewinds(session: str, project: Path) -> None:
+    """In a fork (or after /clear) the preselected first row is the newest checkpoint: Enter
+    rewinds; "/resume <id> (previous session)" is the last row."""
     with AgentSession.start(project) as other:
         other.run_turn("the session /clear left")
     app = ScreenApp(new_screen(AgentSession.for_reference(session), other.session_id))
     async with app.run_test(size=(160, 40)) as pilot:
-        assert _labels(app.screen, "#rows")[0] == f"/resume {other.session_id} (previous session)"
+        assert _labels(app.screen, "#rows")[-1] == f"/resume {other.session_id} (previous session)"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert str(app.screen.query_one("#title", Static).render()).startswith("Checkpoint 3:")
+        await pilot.press("escape")
+        await pilot.pause()
         await _choose(pilot, "#rows", "/resume")
     assert app.return_value.row.kind == ROW_RESUME and app.return_value.row.session_id == other.session_id
 
@@ -184,7 +203,7 @@ def test_slash_rewind_runs_the_choice_and_resume_switches(session: str, project:
     shell = FakeShell(agent, code_only)
     rewind_command.run(shell, "")  # type: ignore[arg-type]
     assert (project / "a.txt").read_text() == "one\n" and "Rewound to checkpoint 3" in shell.printed[0]
-    resume = FakeShell(agent, lambda screen: MenuChoice(screen.rows[0]), previous=session[:8] and _other(project))
+    resume = FakeShell(agent, lambda screen: MenuChoice(screen.rows[-1]), previous=session[:8] and _other(project))
     rewind_command.run(resume, "")  # type: ignore[arg-type]
     assert [switched.session_id for switched in resume.switched] == [resume.previous_session_id]
     cancelled = FakeShell(agent, None)
@@ -198,3 +217,18 @@ def _other(project: Path) -> str:
     with AgentSession.start(project) as other:
         other.run_turn("another session")
         return other.session_id
+
+
+@pytest.mark.asyncio
+async def test_a_session_without_checkpoints_says_so(project: Path) -> None:
+    """A clone (no checkpoints) opened after a /clear: the menu says there are none yet, above
+    the one row it has."""
+    with AgentSession.start(project) as other:
+        other.run_turn("the session /clear left")
+    with AgentSession.start(project) as empty:
+        pass
+    app = ScreenApp(new_screen(empty, other.session_id))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.pause()
+        assert _labels(app.screen, "#rows") == [f"/resume {other.session_id} (previous session)"]
+        assert "No checkpoints yet" in str(app.screen.query_one("#title", Static).render())

@@ -5,8 +5,10 @@ checkpoint, how many files it changed or "No code changes"; before them "Redo" w
 be undone and "/resume <id> (previous session)" after `/clear`. Choosing a checkpoint lists its
 actions (restore code and conversation, conversation only, code only, summarize from here,
 summarize up to here, cancel; the code actions only where it has tracked edits) with the preview
-of the highlighted one beside them. A destructive action asks first; the default answer is the
-`rewind.confirmDefault` setting. Esc goes back a step, and from the rows closes the menu.
+of the highlighted one beside them. Every action (and "Redo") asks once, naming what it will do;
+the answer preselected is the action itself unless the `rewind.confirmDefault` setting is false.
+"No" goes back to the actions and says nothing changed. Esc goes back a step, and from the rows
+closes the menu. A session without checkpoints says so above what rows it has.
 
 Dismisses with a `MenuChoice`, or None when nothing was chosen.
 """
@@ -24,7 +26,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...checkpoints.modes import CANCEL_LABEL, RewindMode
-from ..rewind_menu import DESTRUCTIVE, ROW_CHECKPOINT, ROW_REDO, ROW_RESUME, MenuChoice, MenuRow
+from ..rewind_menu import ROW_CHECKPOINT, ROW_REDO, ROW_RESUME, MenuChoice, MenuRow
 
 Preview = Callable[[MenuRow, "RewindMode | None"], str]
 CANCEL = "cancel"
@@ -57,19 +59,25 @@ class RewindScreen(Screen[MenuChoice | None]):
 
     def on_mount(self) -> None:
         self.query_one("#actions").display = False
+        self._title(self._rows_title())
         rows = self.query_one("#rows", OptionList)
         rows.focus()
         rows.highlighted = 0
 
     # ---- stages
 
-    def _show_actions(self, row: MenuRow) -> None:
+    def _rows_title(self) -> str:
+        if any(row.kind == ROW_CHECKPOINT for row in self.rows):
+            return "Rewind: choose the point to go back to"
+        return "No checkpoints yet in this session (one opens with each prompt)"
+
+    def _show_actions(self, row: MenuRow, title: str = "") -> None:
         self.stage, self.row, self.mode = "actions", row, None
         actions = self.query_one("#actions", OptionList)
         actions.clear_options()
         actions.add_options([Option(mode.label, id=mode.value) for mode in row.modes] + [Option(CANCEL_LABEL, id=CANCEL)])
         actions.display = True
-        self._title(f"Checkpoint {row.number}: {row.prompt or '(no prompt)'}")
+        self._title(f"{title}Checkpoint {row.number}: {row.prompt or '(no prompt)'}")
         actions.focus()
         actions.highlighted = 0
 
@@ -77,10 +85,14 @@ class RewindScreen(Screen[MenuChoice | None]):
         self.stage, self.row, self.mode = "confirm", row, mode
         actions = self.query_one("#actions", OptionList)
         actions.clear_options()
-        actions.add_options([Option("Yes, go ahead", id=YES), Option("No, go back", id=NO)])
+        action = "redo" if mode is None else mode.label.split()[0].lower()  # "Yes, restore": the title says what
+        actions.add_options([Option(f"Yes, {action}", id=YES), Option("No, go back", id=NO)])
         actions.display = True
-        what = "Undo the last rewind" if mode is None else mode.label
-        self._title(f"{what}? This changes your files or conversation (a redo can undo it).")
+        if mode is None:
+            self._title("Redo: put the code and conversation back as they were before the last rewind? "
+                        "Rewinding again can undo it.")
+        else:
+            self._title(f"{mode.label} at checkpoint {row.number}? /rewind → Redo can undo it.")
         actions.focus()
         actions.highlighted = 0 if self.confirm_default else 1
         self._set_preview(self.preview(row, mode))
@@ -117,18 +129,14 @@ class RewindScreen(Screen[MenuChoice | None]):
             if value == CANCEL:
                 self.action_back()
                 return
-            mode = RewindMode(value)
-            if mode in DESTRUCTIVE:
-                self._ask(self.row, mode)
-            else:
-                self.dismiss(MenuChoice(self.row, mode))
+            self._ask(self.row, RewindMode(value))
         elif self.stage == "confirm":
             if value == YES:
                 self.dismiss(MenuChoice(self.row, self.mode))
             elif self.row.kind == ROW_REDO:
                 self.action_back()
             else:
-                self._show_actions(self.row)
+                self._show_actions(self.row, "Nothing changed. ")
 
     def action_back(self) -> None:
         if self.stage == "rows":
@@ -139,7 +147,7 @@ class RewindScreen(Screen[MenuChoice | None]):
             return
         self.stage, self.row, self.mode = "rows", None, None
         self.query_one("#actions").display = False
-        self._title("Rewind: choose the point to go back to")
+        self._title(self._rows_title())
         self._set_preview("")
         rows = self.query_one("#rows", OptionList)
         rows.focus()
