@@ -12,7 +12,7 @@ import pytest
 
 from helpers.cli import run_json, transcripts
 from helpers.openai_stub import OpenAIStub
-from helpers.terminal import ShellSession, shell_session
+from helpers.terminal import CTRL_C, ShellSession, shell_session
 
 pytestmark = pytest.mark.terminal
 
@@ -31,6 +31,9 @@ def _rewind_conversation_to_second(shell: ShellSession) -> None:
     shell.wait_screen("Yes, restore")
     shell.send("\r")  # the preselected answer is the action
     shell.wait_screen("Rewound to checkpoint 2")
+    shell.wait_screen("> bravo")  # the rewound prompt is back in the input box, not sent
+    shell.send(CTRL_C)  # cleared, to type another
+    shell.wait_prompt()
 
 
 def _status_line(shell: ShellSession, checkpoints: int) -> tuple[int, int]:

@@ -343,6 +343,8 @@ class InteractiveShell(ShellBase):
             if self.queue and not self.turn_running():
                 self.dispatch(self.queue.pop(0))
                 continue
+            if self.pending_input and not pending:
+                pending, self.pending_input = self.pending_input, ""
             try:
                 with patch_stdout(raw=True):
                     result = self._session.prompt(self.message, default=pending, pre_run=self._pre_run)

@@ -88,12 +88,21 @@ class Shell(Protocol):
 
     def exit(self) -> None: ...
 
+    def put_input(self, text: str) -> None:
+        """Puts `text` into the input box of the next prompt (editable, not sent): a rewound
+        prompt goes back there, as in Claude Code."""
+        ...
+
 
 class ShellBase:
     """What every `Shell` derives the same way from its current session (`agent`, which each
     shell defines): the working folder, and the session `switch_to` left last."""
 
     _previous_session_id: str | None = None
+    pending_input: str = ""  # what the next prompt's input box starts with (`put_input`)
+
+    def put_input(self, text: str) -> None:
+        self.pending_input = text
 
     @property
     def agent(self) -> AgentSession:

@@ -183,6 +183,7 @@ class FakeShell:
         self.printed: list[str] = []
         self.screens: list[Any] = []
         self.switched: list[AgentSession] = []
+        self.input_box = ""
 
     def run_screen(self, screen: Any) -> Any:
         self.screens.append(screen)
@@ -196,6 +197,9 @@ class FakeShell:
     def switch_to(self, agent: AgentSession, *, keep_grants: bool = True) -> None:
         self.switched.append(agent)
 
+    def put_input(self, text: str) -> None:
+        self.input_box = text
+
 
 def test_slash_rewind_runs_the_choice_and_resume_switches(session: str, project: Path) -> None:
     agent = AgentSession.for_reference(session)
@@ -203,6 +207,11 @@ def test_slash_rewind_runs_the_choice_and_resume_switches(session: str, project:
     shell = FakeShell(agent, code_only)
     rewind_command.run(shell, "")  # type: ignore[arg-type]
     assert (project / "a.txt").read_text() == "one\n" and "Rewound to checkpoint 3" in shell.printed[0]
+    assert shell.input_box == "", "a code-only rewind leaves the input box alone"
+    conversation = FakeShell(agent, lambda screen: MenuChoice(
+        next(row for row in screen.rows if row.number == 2), RewindMode.CONVERSATION))
+    rewind_command.run(conversation, "")  # type: ignore[arg-type]
+    assert conversation.input_box == "just a question", "the rewound prompt goes back into the input box"
     resume = FakeShell(agent, lambda screen: MenuChoice(screen.rows[-1]), previous=session[:8] and _other(project))
     rewind_command.run(resume, "")  # type: ignore[arg-type]
     assert [switched.session_id for switched in resume.switched] == [resume.previous_session_id]

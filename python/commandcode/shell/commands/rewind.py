@@ -3,11 +3,13 @@
 The menu (`ui/screens/rewind.py`) lists the current session's checkpoints newest first, "Redo"
 when a rewind can be undone, and after `/clear` "/resume <id> (previous session)" first. The
 chosen action runs through the session's own `AgentSession` (its writer and checkpoint manager),
-and what it did is printed; choosing the previous session switches to it.
+and what it did is printed; choosing the previous session switches to it. A rewind of the
+conversation puts the rewound prompt back into the input box, as Claude Code does.
 """
 
 from __future__ import annotations
 
+from ...checkpoints.modes import RewindMode
 from ...errors import CommandcodeError
 from ..slash import Shell, SlashCommand
 
@@ -44,6 +46,8 @@ def run(shell: Shell, args: str) -> None:
     for skipped in result.skipped:
         shell.notice(f"left alone: {skipped.path} ({skipped.reason})")
     shell.notice("undo it with /rewind → Redo" if not result.redo else "rewind again with /rewind")
+    if not result.redo and choice.mode in (RewindMode.BOTH, RewindMode.CONVERSATION) and choice.row.prompt:
+        shell.put_input(choice.row.prompt)  # the rewound prompt, back in the input box to edit and resend
 
 
 COMMANDS = [
