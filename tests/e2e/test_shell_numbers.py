@@ -1,6 +1,8 @@
-"""The shell's numbers after a rewind, through the real shell in a pty (issue 31): the context the
-next turn sends is the rewound one (it was the whole pre-rewind list), and the status line's
-tokens and checkpoint count agree with `sessions status` and `checkpoints list`."""
+"""The shell tells the truth, through the real shell in a pty (issue 31): after a rewind the context
+the next turn sends is the rewound one (it was the whole pre-rewind list), the status line's
+tokens and checkpoint count agree with `sessions status` and `checkpoints list`, the meter counts
+from the provider's usage in the model's own window, and a resume shows where the conversation
+stands."""
 
 from __future__ import annotations
 
@@ -119,3 +121,17 @@ def test_the_meter_uses_the_providers_reported_usage(openai_stub: OpenAIStub, ho
     assert shell.wait_exit() == 0
     assert 20_056 <= tokens < 20_100, tokens
     assert tokens == _engine_numbers(home, workdir)[0]
+
+
+def test_a_resume_shows_the_recent_conversation(home: Path, workdir: Path) -> None:
+    shell = shell_session(workdir, home, columns=160)
+    for prompt in ("first question", "second question", "third question", "fourth question"):
+        shell.exchange(prompt, f"You said: {prompt}")
+    shell.line("/exit")
+    assert shell.wait_exit() == 0
+    again = shell_session(workdir, home, ["-c"], columns=160)
+    screen = again.wait_screen("> fourth question")
+    assert "resumed session" in screen and "Offline model reply. You said: fourth question" in screen
+    assert "> second question" in screen and "first question" not in screen.split("resumed session")[1]
+    again.line("/exit")
+    assert again.wait_exit() == 0

@@ -28,6 +28,7 @@ class FakeShell(ShellBase):
         self.exited = False
         self.on_screen: Any = None
         self.screens: list[Any] = []
+        self.recaps: list[list[str]] = []  # what each show_recap printed
 
     @property
     def agent(self) -> AgentSession:
@@ -50,6 +51,11 @@ class FakeShell(ShellBase):
 
     def print_file_link(self, label: str, path: str) -> None:
         self.lines.append(f"{label}<link {path}>")
+
+    def show_recap(self) -> None:
+        from commandcode.shell.recap import recap_lines
+
+        self.recaps.append([text for _, text in recap_lines(self.agent.messages)])
 
     def notice(self, text: str) -> None:
         self.notices.append(text)

@@ -138,6 +138,8 @@ class InteractiveShell(ShellBase):
             self._previous_session_id = old.session_id
         self._agents = Deferred.ready(agent)
         self.calls.clear()
+        if not agent.is_new:  # a resumed, forked or cloned session: where the conversation stands
+            self.show_recap()
         self.refresh_status()
         terminal.set_title(agent.name or "commandcode")
         self.rearm_share()
@@ -156,6 +158,13 @@ class InteractiveShell(ShellBase):
 
     def print(self, text: str) -> None:
         self.output.plain(text)
+
+    def show_recap(self) -> None:
+        from .recap import recap_lines
+
+        lines = recap_lines(self._agent.messages)
+        if lines:
+            self.output.recap(lines)
 
     def print_markdown(self, text: str) -> None:
         self.output.markdown(text)

@@ -143,6 +143,18 @@ class Output:
         line = printable(text, one_line=True)
         self.write(f"{line}\n" if os.environ.get("NO_COLOR") else f"\x1b[2m{line}\x1b[0m\n")
 
+    def recap(self, lines: list[tuple[str, str]]) -> None:
+        """The recent conversation (`recap.recap_lines`): prompts bold, replies plain, tool counts
+        dimmed; written without rich, like `notice` (it comes with a resume's first notice)."""
+        plain = bool(os.environ.get("NO_COLOR"))
+        styles = {"prompt": "\x1b[1m", "tools": "\x1b[2m"}
+        out = []
+        for kind, text in lines:
+            line = printable(text, one_line=True)
+            style = "" if plain else styles.get(kind, "")
+            out.append(f"{style}{line}\x1b[0m\n" if style else f"{line}\n")
+        self.write("".join(out))
+
     def tool(self, line: str, *, failed: bool) -> None:
         """A collapsed tool line (already one printable line)."""
         from rich.text import Text

@@ -93,6 +93,11 @@ class Shell(Protocol):
         prompt goes back there, as in Claude Code."""
         ...
 
+    def show_recap(self) -> None:
+        """Prints the last few exchanges of the context the model now sees (`shell/recap.py`):
+        after a resume, and after a rewind moved the conversation."""
+        ...
+
 
 class ShellBase:
     """What every `Shell` derives the same way from its current session (`agent`, which each

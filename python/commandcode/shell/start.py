@@ -125,6 +125,7 @@ def _run_entered(shell: InteractiveShell, launch: Any, worktree: Worktree | None
     terminal.set_title(made.name if made is not None and made.name else "commandcode")
     if made is not None and not made.is_new:
         shell.notice(f"resumed session {made.session_id}" + (f" ({made.name})" if made.name else ""))
+        shell.show_recap()
         shell.rearm_share()
     if worktree is not None:
         shell.notice(f"working in the worktree {worktree.path} on branch {worktree.branch}; "

@@ -200,6 +200,9 @@ class FakeShell:
     def put_input(self, text: str) -> None:
         self.input_box = text
 
+    def show_recap(self) -> None:
+        self.recapped = True
+
 
 def test_slash_rewind_runs_the_choice_and_resume_switches(session: str, project: Path) -> None:
     agent = AgentSession.for_reference(session)

@@ -46,6 +46,8 @@ def run(shell: Shell, args: str) -> None:
     for skipped in result.skipped:
         shell.notice(f"left alone: {skipped.path} ({skipped.reason})")
     shell.notice("undo it with /rewind → Redo" if not result.redo else "rewind again with /rewind")
+    if result.redo or choice.mode is not RewindMode.CODE:  # the conversation moved: show where it stands
+        shell.show_recap()
     if not result.redo and choice.mode in (RewindMode.BOTH, RewindMode.CONVERSATION) and choice.row.prompt:
         shell.put_input(choice.row.prompt)  # the rewound prompt, back in the input box to edit and resend
 
