@@ -603,3 +603,17 @@ def test_show_is_human_without_json(home: Path, workdir: Path) -> None:
     assert not re.search(r"None|\{|\[|'", text), text
     data = run_json(["sessions", "show", sid, "--json"], workdir, home)
     assert data["parent_session_id"] is None and data["anomalies"]["cycle_detected"] is False
+
+
+def test_context_stats_is_human_and_json_with_json(home: Path, workdir: Path) -> None:
+    """`sessions context --stats` prints labelled lines with the context's token count; with
+    `--json` it is one JSON line (what the open benchmarks read)."""
+    run_ok(["-p", "x"], workdir, home)
+    sid = session_id_of(only_transcript(home, workdir))
+    text = run_ok(["sessions", "context", sid, "--stats"], workdir, home).stdout
+    lines = dict(line.split(": ", 1) for line in text.splitlines())
+    assert lines["context messages"] == "2" and lines["entries"] == "2" and lines["skipped lines"] == "0"
+    status = run_json(["sessions", "status", sid, "--json"], workdir, home)
+    assert int(lines["context tokens"].replace(",", "")) == status["context_tokens"] > 0
+    data = json.loads(run_ok(["sessions", "context", sid, "--stats", "--json"], workdir, home).stdout)
+    assert data["context_messages"] == 2 and data["entries"] == 2 and data["skipped_lines"] == 0

@@ -572,7 +572,7 @@ def test_a_200_mb_line(tmp_path: Path) -> None:
         assert_clear(args, result, 0)
     shown = json.loads(world.run(["sessions", "show", SID, "--json"])[1])
     assert (shown["leaf"], shown["message_count"], shown["skipped_lines"]) == ("bbbb0006", 5, [])
-    stats = json.loads(world.run(["sessions", "context", SID, "--stats"])[1])
+    stats = json.loads(world.run(["sessions", "context", SID, "--stats", "--json"])[1])
     assert stats["context_messages"] == 5
     assert_untouched(world, before)
 

@@ -44,15 +44,15 @@ LIBRARY_OPEN = ("import sys, commandcode; session = commandcode.open_session(sys
 
 
 def open_commands(python: str, transcript: str) -> dict[str, list[str]]:
-    """argv per front end: the CLI (`sessions context --stats`, which builds the whole context
-    and prints only its size) and the library as an embedder calls it.
+    """argv per front end: the CLI (`sessions context --stats --json`, which builds the whole
+    context and prints only its size as one JSON line) and the library as an embedder calls it.
 
     The CLI runs as users run it, through the `commandcode` script installed beside the
     interpreter (pip's launcher, which itself imports `re`); `python -m commandcode` only when
     there is no such script (a source checkout)."""
     script = os.path.join(os.path.dirname(python), "commandcode")
     cli = [script] if os.access(script, os.X_OK) and not os.path.isdir(script) else [python, "-m", "commandcode"]
-    return {"cli": [*cli, "sessions", "context", transcript, "--stats"],
+    return {"cli": [*cli, "sessions", "context", transcript, "--stats", "--json"],
             "library": [python, "-c", LIBRARY_OPEN, transcript]}
 
 

@@ -286,9 +286,21 @@ def context_view(ref: str, as_json: bool = False, stats: bool = False, source: s
     """The messages the model sees when the session is resumed (`stats`: only its size)."""
     session = load_from(ref, source)
     context = session.context()
-    if stats:
+    if stats and as_json:  # the size alone, one JSON line (what the open benchmarks time)
         print_json_line({"leaf": context.leaf_id, "entries": session.entry_count,
                          "context_messages": len(context.messages), "skipped_lines": len(session.skipped_lines)})
+        return
+    if stats:
+        from ..sessions.context import context_tokens
+
+        warn_about(session)
+        read = getattr(session, "read_entries", None)  # a foreign session: the estimate alone
+        tokens = context_tokens(context.messages, context.entry_ids, read) if read is not None else None
+        for label, value in (("leaf", context.leaf_id or "—"), ("entries", f"{session.entry_count:,}"),
+                             ("context messages", f"{len(context.messages):,}"),
+                             ("context tokens", f"{tokens:,}" if tokens is not None else "—"),
+                             ("skipped lines", f"{len(session.skipped_lines):,}")):
+            stdout.print(f"[bold]{label}[/]: {safe(value, one_line=True)}")
         return
     if as_json:
         print_json({"leaf": context.leaf_id, "entry_ids": context.entry_ids, "messages": context.messages})

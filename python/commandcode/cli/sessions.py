@@ -60,7 +60,7 @@ def show_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION, source: s
 
 @app.command("context")
 def context_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION,
-                    stats: bool = typer.Option(False, "--stats", help="Build the context, print only its size as one JSON line."),
+                    stats: bool = typer.Option(False, "--stats", help="Build the context and print only its size (with --json: one JSON line)."),
                     source: str = SOURCE_OPTION) -> None:
     """The messages the model sees when the session is resumed."""
     session_views.context_view(ref, as_json, stats, source)

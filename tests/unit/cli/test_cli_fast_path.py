@@ -110,7 +110,7 @@ def test_fast_and_typer_paths_print_the_same(home: Path, workdir: Path) -> None:
         sidecar.write_bytes(b"")
 
     outcomes = {}
-    for args in (["sessions", "context", session_id, "--stats"], ["sessions", "context", session_id, "--json"],
+    for args in (["sessions", "context", session_id, "--stats", "--json"], ["sessions", "context", session_id, "--json"],
                  ["sessions", "context", session_id], ["sessions", "context", str(transcript), "--stats"],
                  ["sessions", "context", "first"], ["sessions", "context", session_id[:6]],
                  ["sessions", "show", str(broken)], ["sessions", "show", str(broken), "--json"],
@@ -121,7 +121,7 @@ def test_fast_and_typer_paths_print_the_same(home: Path, workdir: Path) -> None:
                  ["sessions", "context", str(sidecar)]):
         outcomes[tuple(args)] = _both_paths(args, workdir, home)
 
-    assert outcomes[("sessions", "context", session_id, "--stats")].stdout.startswith('{"leaf": ')
+    assert outcomes[("sessions", "context", session_id, "--stats", "--json")].stdout.startswith('{"leaf": ')
     assert "first" in outcomes[("sessions", "list", "--all")].stdout
     assert "skipped 1 unreadable line" in outcomes[("sessions", "context", str(broken))].stderr
     missing = outcomes[("sessions", "context", "no-such-session")]
@@ -144,7 +144,7 @@ def test_the_fast_path_imports_neither_typer_nor_json(home: Path, workdir: Path)
     transcript = only_transcript(home, workdir)
     probe = ("import sys; from commandcode.cli import run; code = run(sys.argv[1:]); "
              "sys.stdout.flush(); sys.stderr.write(' '.join(sorted(sys.modules))); sys.exit(code)")
-    for args in (["sessions", "context", str(transcript), "--stats"], ["sessions", "context", transcript.stem, "--json"]):
+    for args in (["sessions", "context", str(transcript), "--stats", "--json"], ["sessions", "context", transcript.stem, "--json"]):
         completed = subprocess.run([sys.executable, "-c", probe, *args], cwd=workdir, env=cli_env(home),
                                    capture_output=True, text=True, check=True)
         loaded = set(completed.stderr.split())
@@ -177,7 +177,7 @@ def test_the_installed_command_imports_nothing_before_commandcode(home: Path, wo
     env = cli_env(home, PYTHONPROFILEIMPORTTIME="1")
     startup = {name for name, _ in _imports(subprocess.run([sys.executable, "-c", "pass"], env=env,
                                                            capture_output=True, text=True, check=True).stderr)}
-    completed = subprocess.run([str(launcher), "sessions", "context", str(transcript), "--stats"], cwd=workdir, env=env,
+    completed = subprocess.run([str(launcher), "sessions", "context", str(transcript), "--stats", "--json"], cwd=workdir, env=env,
                                capture_output=True, text=True, check=True)
     assert '"leaf"' in completed.stdout
     imported = _imports(completed.stderr)
