@@ -383,7 +383,12 @@ def plant(kind: str, path: Path) -> None:
         path.mkdir()
     elif kind == "socket":
         server = socket.socket(socket.AF_UNIX)
-        server.bind(str(path))  # left bound-but-closed: the socket file stays
+        here = os.getcwd()
+        os.chdir(path.parent)  # bound by its short name: a deep temp path passes AF_UNIX's 108 bytes
+        try:
+            server.bind(path.name)  # left bound-but-closed: the socket file stays
+        finally:
+            os.chdir(here)
         server.close()
     elif kind == "link to a device":
         path.symlink_to("/dev/zero")  # endless bytes: a reader that does not check never finishes
