@@ -1,0 +1,317 @@
+"""What a shell command line runs, as the permission rules see it: every simple command of the
+grammar (agent/shell_grammar.py), normalized, with the commands that wrappers run taken out.
+
+`invocations(text)` gives one `Invocation` per program run: its words with the leading
+assignments dropped and quotes removed (`FOO=1 'rm' x`, `\\rm x` are `rm x`), an absolute path
+of the program on PATH shortened to its name (`/bin/rm` is `rm`), and wrappers unwrapped:
+`command`, `env`, `exec`, `nice`, `nohup`, `setsid`, `stdbuf`, `timeout`, `ionice`, `sudo`,
+`doas`, `time` and `builtin` are dropped; `sh|bash|dash|zsh|ksh -c STRING`, `eval` and `env -S`
+have their string parsed; `xargs CMD`, `find ... -exec CMD ;`, `trap STRING` and
+`alias name=STRING` keep themselves and add what they run (xargs' and find's `{}` are unknown
+words).
+
+An invocation is `resolved` when its program name is known from the text. It is not when the
+name is built from a variable, a substitution or a glob, when a wrapper's options are not
+understood, or when the text does not parse: no allow rule covers it, and every deny rule may.
+An `opaque` one runs commands the text does not show (a shell reading a script or its stdin,
+`.`/`source`): rules match it as itself, and a deny rule it does not match may still apply.
+
+`Pattern` is a `Bash(...)` rule's specifier: `npm test:*` (these words, then anything), `npm
+test` (exactly), or a glob with `*`. `Pattern.match` answers YES, NO or MAYBE (a word that
+expands, where the rule looks, could be anything).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+from dataclasses import dataclass
+
+from .shell_grammar import ShellSyntaxError, Simple, Word, parse
+
+YES, NO, MAYBE = "yes", "no", "maybe"
+_UNKNOWN = Word("<input>", None)  # what xargs or find puts there (no rule can name it)
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "posh", "yash"})
+_NO_VALUE, _VALUE = 0, 1
+# wrapper: (options without a value, options with a value, positional words before the command)
+WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], int]] = {
+    "command": (frozenset({"-p"}), frozenset(), 0),
+    "exec": (frozenset({"-c", "-l"}), frozenset({"-a"}), 0),
+    "nice": (frozenset(), frozenset({"-n", "--adjustment"}), 0),
+    "nohup": (frozenset(), frozenset(), 0),
+    "builtin": (frozenset(), frozenset(), 0),
+    "time": (frozenset({"-p", "-a", "-v", "-q", "--verbose", "--quiet", "--append", "--portability"}),
+             frozenset({"-o", "-f", "--output", "--format"}), 0),
+    "setsid": (frozenset({"-c", "-f", "-w", "--ctty", "--fork", "--wait"}), frozenset(), 0),
+    "stdbuf": (frozenset(), frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}), 0),
+    "timeout": (frozenset({"--preserve-status", "--foreground", "-v", "--verbose"}),
+                frozenset({"-s", "-k", "--signal", "--kill-after"}), 1),
+    "ionice": (frozenset({"-t", "--ignore"}), frozenset({"-c", "-n", "--class", "--classdata"}), 0),
+    "sudo": (frozenset({"-E", "-H", "-n", "-S", "-b", "-k", "-P", "--preserve-env", "--non-interactive"}),
+             frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group"}), 0),
+    "doas": (frozenset({"-n"}), frozenset({"-u", "-C"}), 0),
+    "env": (frozenset({"-i", "-0", "-v", "--ignore-environment", "--null", "--debug", "-"}),
+            frozenset({"-u", "-C", "--unset", "--chdir"}), 0),
+    "xargs": (frozenset({"-0", "-r", "-t", "-p", "-x", "-o", "--null", "--no-run-if-empty", "--verbose",
+                         "--interactive", "--exit", "--open-tty"}),
+              frozenset({"-I", "-n", "-L", "-P", "-d", "-E", "-s", "-a", "--max-args", "--max-procs", "--delimiter",
+                         "--arg-file", "--replace", "--max-lines", "--eof", "--max-chars"}), 0),
+}
+_KEEP_OUTER = frozenset({"xargs"})
+
+
+@dataclass
+class Invocation:
+    """One program run: `words` (normalized; `words[0]` is the program), `names` a deny or ask
+    rule compares the program with, and whether the text resolves it."""
+
+    words: list[Word]
+    names: frozenset[str]
+    resolved: bool = True
+    opaque: bool = False
+    text: str = ""
+
+    @property
+    def exact(self) -> bool:
+        """Whether a rule can name exactly this invocation (every word known)."""
+        return self.resolved and all(word.value is not None for word in self.words)
+
+    def rule(self) -> str:
+        """The `Bash(...)` rule that allows this invocation: exactly, when every word is known,
+        else its known words and anything after (`Bash(rm:*)` for `xargs rm`)."""
+        if not self.resolved:
+            return f"Bash({self.text})"
+        known = []
+        for word in self.words:
+            if word.value is None:
+                return "Bash(" + " ".join(known) + ":*)"
+            known.append(shlex.quote(word.value))
+        return "Bash(" + " ".join(known) + ")"
+
+
+def invocations(text: str) -> list[Invocation]:
+    """The programs `text` runs, in order; an unparsable text is one unresolved invocation."""
+    try:
+        simples = parse(text)
+    except ShellSyntaxError:
+        return [_unresolved(text)]
+    found: list[Invocation] = []
+    for simple in simples:
+        if simple.words:
+            found.extend(_unwrap(simple.words, _simple_text(simple)))
+    return found
+
+
+def _simple_text(simple: Simple) -> str:
+    return " ".join(word.raw for word in simple.words) or simple.text
+
+
+def _unresolved(text: str) -> Invocation:
+    return Invocation([Word(text, None)], frozenset(), resolved=False, text=text.strip())
+
+
+def _program(word: Word) -> tuple[str, frozenset[str]] | None:
+    """The normalized name of a command word and the names rules compare it with."""
+    if not word.literal or not word.value:
+        return None
+    value = word.value
+    if "/" not in value:
+        return value, frozenset({value})
+    base = os.path.basename(value)
+    found = shutil.which(base) if base else None
+    same = False
+    if found is not None:
+        try:
+            same = os.path.samefile(found, value)
+        except OSError:
+            same = False
+    return (base if same else value), frozenset({value, base} - {""})
+
+
+def _nested(text: str | None, raw: str) -> list[Invocation]:
+    return invocations(text) if text is not None else [_unresolved(raw)]
+
+
+def _unwrap(words: list[Word], text: str, depth: int = 0) -> list[Invocation]:
+    if depth > 16:
+        return [_unresolved(text)]
+    program = _program(words[0])
+    if program is None:
+        return [_unresolved(text)]
+    name, names = program
+    head = Invocation([Word(words[0].raw, name), *words[1:]], names, text=text)
+    base = os.path.basename(name)
+    if base in SHELLS:
+        return _shell(words, head, text)
+    if base == "eval":
+        joined = " ".join(word.value or "" for word in words[1:])
+        return _nested(joined if all(word.value is not None for word in words[1:]) else None, text)
+    if base in (".", "source"):
+        head.opaque = True
+        return [head]
+    if base == "trap" and len(words) > 1:
+        return [head, *(_nested(words[1].value, text) if words[1].value not in (None, "-", "") else [])]
+    if base == "alias":
+        return [head, *(call for word in words[1:] if "=" in (word.value or "=")
+                        for call in _nested(None if word.value is None else word.value.partition("=")[2], text))]
+    if base == "find":
+        return [head, *_find_exec(words, text, depth)]
+    if base == "command" and any(word.value in ("-v", "-V") for word in words[1:2]):
+        return [head]
+    spec = WRAPPERS.get(base)
+    if spec is None:
+        return [head]
+    rest = skip_options(words[1:], spec, base)
+    if rest is None:
+        return [_unresolved(text)]
+    if isinstance(rest, str):  # env -S STRING
+        return _nested(rest, text)
+    if not rest:
+        return [head]
+    if base == "xargs":
+        rest = [*rest, _UNKNOWN]
+    inner = _unwrap(rest, text, depth + 1)
+    return [head, *inner] if base in _KEEP_OUTER else inner
+
+
+def skip_options(words: list[Word], spec: tuple[frozenset[str], frozenset[str], int],
+                  base: str) -> list[Word] | str | None:
+    """The words after a wrapper's options (and its positional words); a string for `env -S`;
+    None when an option is not understood or expands."""
+    flags, valued, positional = spec
+    index = 0
+    while index < len(words):
+        value = words[index].value
+        if value is None:
+            return None
+        if base == "env" and "=" in value and value.partition("=")[0].replace("_", "a").isalnum():
+            index += 1
+            continue
+        if value == "--":
+            index += 1
+            break
+        if not value.startswith("-") or value == "-" and base != "env":
+            break
+        option, equals, _ = value.partition("=")
+        if base == "env" and option in ("-S", "--split-string"):
+            rest = ([value[2:]] if option == "-S" and len(value) > 2 else [])
+            rest += [word.value for word in words[index + 1:] if word.value is not None]
+            return " ".join(rest) if len(rest) == len(words) - index - (0 if len(value) > 2 else 1) else None
+        if value in flags or (base == "nice" and value[1:].isdigit()):
+            index += 1
+        elif option in valued:
+            index += 1 if equals else 2
+        elif value[:2] in valued and len(value) > 2:  # -oL, -n10, -I{}
+            index += 1
+        elif base == "xargs" and value[:2] in ("-i", "-l", "-e"):
+            index += 1
+        else:
+            return None
+    rest = words[index:]
+    if len(rest) < positional:
+        return []
+    return rest[positional:]
+
+
+def _shell(words: list[Word], head: Invocation, text: str) -> list[Invocation]:
+    """`sh -c STRING`: the string's commands; a shell reading a script or stdin is opaque."""
+    index, runs_string = 1, False
+    while index < len(words):
+        value = words[index].value
+        if value is None:
+            return [_unresolved(text)]
+        if value == "--" or not value.startswith(("-", "+")):
+            break
+        if value in ("-o", "+o", "-O", "+O"):
+            index += 1
+        elif not value.startswith("--") and "c" in value[1:]:
+            runs_string = True
+        index += 1
+    if index < len(words) and words[index].value == "--":
+        index += 1
+    if runs_string:
+        if index >= len(words):
+            return [_unresolved(text)]
+        return _nested(words[index].value, text)
+    head.opaque = True
+    return [head]
+
+
+def _find_exec(words: list[Word], text: str, depth: int) -> list[Invocation]:
+    found: list[Invocation] = []
+    index = 1
+    while index < len(words):
+        if words[index].value in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = index + 1
+            while end < len(words) and words[end].value not in (";", "+"):
+                end += 1
+            inner = [_UNKNOWN if word.value is not None and "{}" in word.value else word
+                     for word in words[index + 1:end]]
+            if inner:
+                found.extend(_unwrap(inner, text, depth + 1))
+            index = end
+        index += 1
+    return found
+
+
+class Pattern:
+    """A `Bash(...)` specifier.
+
+    Raises (from `parse`):
+        ValueError: the specifier is not one shell command's words.
+    """
+
+    def __init__(self, words: list[Word], *, prefix: bool, glob: re.Pattern[str] | None) -> None:
+        self.words, self.prefix, self.glob = words, prefix, glob
+
+    @classmethod
+    def parse(cls, spec: str) -> Pattern:
+        prefix = spec.endswith(":*")
+        body = spec[:-2].rstrip() if prefix else spec
+        try:
+            simples = parse(body)
+        except ShellSyntaxError as error:
+            raise ValueError(f"the command does not parse ({error})") from None
+        if len(simples) != 1 or simples[0].assignments or simples[0].redirects or not simples[0].words:
+            raise ValueError("a rule names one simple command; write one rule per command")
+        words = simples[0].words
+        glob = None
+        if not prefix and "*" in body:
+            glob = re.compile(".*".join(re.escape(piece) for piece in body.split("*")), re.S)
+        return cls(words, prefix=prefix, glob=glob)
+
+    def match(self, call: Invocation, *, strict: bool) -> str:
+        """YES, NO or MAYBE. `strict` (allow rules): the program as normalized, and an
+        unresolved invocation never matches; else any name of the program counts, and an
+        unresolved or opaque invocation maybe matches."""
+        answer = self._match(call, strict=strict) if call.resolved else NO
+        if answer == YES or strict:
+            return YES if answer == YES else NO
+        return MAYBE if not call.resolved or call.opaque or answer == MAYBE else NO
+
+    def _match(self, call: Invocation, *, strict: bool) -> str:
+        names = {call.words[0].value or ""} if strict else set(call.names) | {call.words[0].value or ""}
+        rest = call.words[1:]
+        if self.glob is not None:
+            if any(word.value is None for word in rest):
+                first = self.words[0].value
+                return MAYBE if first is None or "*" in first or first in names else NO
+            tail = "".join(" " + (word.value or "") for word in rest)
+            return YES if any(self.glob.fullmatch(name + tail) for name in names) else NO
+        if self.words[0].value not in names:
+            return NO
+        for position, spec in enumerate(self.words[1:]):
+            if position >= len(rest):
+                return NO
+            word = rest[position]
+            if word.raw == spec.raw or (word.value is not None and word.value == spec.value):
+                continue
+            if word.value is None:
+                return MAYBE
+            return NO
+        extra = rest[len(self.words) - 1:]
+        if self.prefix or not extra:
+            return YES
+        return MAYBE if all(word.value is None for word in extra) else NO
