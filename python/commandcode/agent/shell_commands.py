@@ -4,9 +4,9 @@ grammar (agent/shell_grammar.py), normalized, with the commands that wrappers ru
 `invocations(text)` gives one `Invocation` per program run: its words with the leading
 assignments dropped and quotes removed (`FOO=1 'rm' x`, `\\rm x` are `rm x`), an absolute path
 of the program on PATH shortened to its name (`/bin/rm` is `rm`), and wrappers unwrapped:
-`command`, `env`, `exec`, `nice`, `nohup`, `setsid`, `stdbuf`, `timeout`, `ionice`, `sudo`,
-`doas`, `time` and `builtin` are dropped; `sh|bash|dash|zsh|ksh -c STRING`, `eval` and `env -S`
-have their string parsed; `xargs CMD`, `find ... -exec CMD ;`, `trap STRING` and
+`command`, `env`, `exec`, `nice`, `nohup`, `setsid`, `stdbuf`, `timeout`, `ionice`, `taskset`,
+`chrt`, `flock`, `sudo`, `doas`, `time` and `builtin` are dropped; `sh|bash|dash|zsh|ksh -c
+STRING`, `eval`, `env -S` and `flock -c` have their string parsed; `xargs CMD`, `find ... -exec CMD ;`, `trap STRING` and
 `alias name=STRING` keep themselves and add what they run (xargs' and find's `{}` are unknown
 words).
 
@@ -52,6 +52,13 @@ WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], int]] = {
     "sudo": (frozenset({"-E", "-H", "-n", "-S", "-b", "-k", "-P", "--preserve-env", "--non-interactive"}),
              frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group"}), 0),
     "doas": (frozenset({"-n"}), frozenset({"-u", "-C"}), 0),
+    "taskset": (frozenset({"-a", "-c", "--all-tasks", "--cpu-list"}), frozenset(), 1),
+    "chrt": (frozenset({"-b", "-d", "-f", "-i", "-o", "-r", "-R", "-a", "-m", "-v", "--batch", "--fifo", "--idle",
+                        "--other", "--rr", "--deadline", "--reset-on-fork", "--all-tasks", "--verbose"}),
+             frozenset({"-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"}), 1),
+    "flock": (frozenset({"-s", "-e", "-x", "-u", "-n", "-o", "-F", "--shared", "--exclusive", "--unlock", "--nonblock",
+                         "--close", "--no-fork", "--verbose"}),
+              frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}), 1),
     "env": (frozenset({"-i", "-0", "-v", "--ignore-environment", "--null", "--debug", "-"}),
             frozenset({"-u", "-C", "--unset", "--chdir"}), 0),
     "xargs": (frozenset({"-0", "-r", "-t", "-p", "-x", "-o", "--null", "--no-run-if-empty", "--verbose",
@@ -212,7 +219,10 @@ def skip_options(words: list[Word], spec: tuple[frozenset[str], frozenset[str], 
     rest = words[index:]
     if len(rest) < positional:
         return []
-    return rest[positional:]
+    rest = rest[positional:]
+    if base == "flock" and rest and rest[0].value in ("-c", "--command"):  # flock FILE -c STRING
+        return rest[1].value if len(rest) > 1 else None
+    return rest
 
 
 def _shell(words: list[Word], head: Invocation, text: str) -> list[Invocation]:

@@ -1,0 +1,158 @@
+"""The permission rules against a corpus of shell tricks, each run for real under the tool's shell.
+
+Every command of `ATTACKS` deletes the file `victim` when `/bin/sh -c` (dash) runs it in a fresh
+folder (checked first: the corpus is real). Under a deny rule `Bash(rm:*)` in bypass mode, and
+under allow rules for harmless programs (`echo hi:*`, `ls:*`, ...) headless, the policy either
+refuses the command or, when it lets it run, the victim must survive: the rules cannot be walked
+around. `HARMLESS` commands only look dangerous (an `rm` in a comment, a quoted here-doc, a
+string): the rules must let them run, so the check is not simply "refuse everything".
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from commandcode.agent.permissions import Policy
+
+# Ways to run `rm victim`: the program word, written every way the shell accepts.
+FORMS = [
+    "rm -rf victim", "rm victim", "\\rm victim", "'rm' victim", '"rm" victim', "r''m victim", "r\\m victim",
+    "/bin/rm victim", "/usr/bin/rm victim", "FOO=1 rm victim", "A=1 B=2 rm -f victim", "command rm victim",
+    "command -p rm victim", "env rm victim", "env -i rm victim", "env FOO=1 rm victim", "env -- rm victim",
+    "exec rm victim", "nice rm victim", "nice -n 5 rm victim", "nohup rm victim", "timeout 5 rm victim",
+    "timeout -s KILL 5 rm victim", "setsid rm victim", "stdbuf -o0 rm victim", "ionice rm victim",
+    "taskset 1 rm victim", "chrt -o 0 rm victim", "flock /tmp/.corpus.lock rm victim", "time rm victim",
+    "echo victim | xargs rm", "echo victim | xargs -I{} rm {}", "printf 'victim\\0' | xargs -0 rm",
+    "find . -name victim -exec rm {} \\;", "find . -name victim -exec rm {} +", "find . -name vic\\* -execdir rm {} \\;",
+    "sh -c 'rm victim'", "bash -c 'rm victim'", "dash -c \"rm victim\"", "sh -ec 'rm victim'", "sh -c -- 'rm victim'",
+    "eval 'rm victim'", "eval rm victim", "echo rm victim | sh", "env -S 'rm victim'", "flock /tmp/.corpus.lock -c 'rm victim'",
+    "x=rm; $x victim", "$(echo rm) victim", "`echo rm` victim", '"$(printf rm)" victim', "${x:-rm} victim",
+    "/bin/r[m] victim", "/bin/r? victim", "alias x=rm\nx victim", "trap 'rm victim' EXIT", "f() { rm victim; }; f",
+    "rm ./victim", "rm -- victim", "rm vic*", "rm $(echo victim)", "sh -c \"$(echo rm victim)\"",
+]
+# Places a command can hide in: `{}` is the command.
+EMBEDDINGS = [
+    "{}", "echo hi; {}", "echo hi && {}", "false || {}", "echo hi\n{}", "echo hi #'\n{}", "echo hi # it's fine\n{}",
+    "echo $({})", "echo `{}`", "echo \"$({})\"", "({})", "{{ {}; }}", "if true; then {}; fi", "if false; then :; else {}; fi",
+    "while true; do {}; break; done", "for i in 1; do {}; done", "case x in x) {};; esac", "x=$({})", "! {}",
+    "echo ${{x:-$({})}}", "cat <<EOF\n$({})\nEOF", "{} >/dev/null 2>&1", "true && ({}) || true", "echo hi & {}\nwait",
+    "echo hi;\n\n{}", "echo $((1 + $({} ; echo 1)))", "echo hi | {{ {}; }}", "until {}; do break; done",
+    "g() {{ {}; }}\ng", "echo hi \\\n; {}",
+]
+# The issue's examples, word for word.
+EXAMPLES = [
+    "echo hi #'\nrm -rf victim", "echo hi &>/dev/null rm -rf victim", "echo $(rm -rf victim)", "echo `rm -rf victim`",
+    "(rm -rf victim)", "{ rm -rf victim; }", "FOO=1 rm victim", "\\rm victim", "'rm' victim", "/bin/rm victim",
+    "command rm victim", "env rm victim", "echo victim | xargs rm", "sh -c 'rm -rf victim'",
+]
+_NO_BACKQUOTES = ("`", "\\", "\"")
+
+
+def _attacks() -> list[str]:
+    found = list(EXAMPLES)
+    for embedding in EMBEDDINGS:
+        for form in FORMS:
+            if "`" in embedding and any(mark in form for mark in _NO_BACKQUOTES):
+                continue  # a backquote inside backquotes needs its own escaping
+            if embedding.startswith("echo hi #'") and "'" in form:
+                continue
+            command = embedding.replace("{}", "\0").replace("{{", "{").replace("}}", "}").replace("\0", form) \
+                if embedding != "{}" else form
+            if command not in found:
+                found.append(command)
+    return found
+
+
+ATTACKS = _attacks()
+HARMLESS = [
+    "echo hi", "echo hi # rm -rf victim", "echo 'rm -rf victim'", "echo \"rm victim\"", "echo hi && ls",
+    "cat <<'EOF'\n$(rm victim)\nEOF", "echo '$(rm victim)'", "echo \"\\$(rm victim)\"", "echo hi 2>&1", "echo hi >/dev/null",
+    "ls | cat", "echo '`rm victim`'", "echo hi; # ; rm victim", "echo rm victim # `rm victim`", "cat <<\"EOF\"\n`rm victim`\nEOF",
+    "ls -la && echo done", "echo a\\\nb", "echo hi || echo 'rm victim'",
+]
+ALLOW = ["Bash(echo hi:*)", "Bash(echo:*)", "Bash(ls:*)", "Bash(cat:*)", "Bash(true)", "Bash(false)", "Bash(wait)"]
+
+
+def _victim_survives(folder: Path, command: str) -> bool:
+    victim = folder / "victim"
+    victim.write_text("precious\n")
+    subprocess.run(["/bin/sh", "-c", command], cwd=folder, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    survived = victim.exists()
+    victim.unlink(missing_ok=True)
+    return survived
+
+
+def _settings(folder: Path, permissions: dict[str, object]) -> Path:
+    (folder / ".commandcode").mkdir(parents=True)
+    (folder / ".commandcode" / "settings.json").write_text(json.dumps({"permissions": permissions}))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def attacks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """A folder, and the combinations that delete the victim there when nothing checks them (an
+    alias defined inside a compound command, say, takes effect only on a later line)."""
+    folder = tmp_path_factory.mktemp("range")
+    deleting = [command for command in ATTACKS if not _victim_survives(folder, command)]
+    assert len(deleting) >= 200 and set(EXAMPLES) <= set(deleting), (len(deleting), set(EXAMPLES) - set(deleting))
+    return folder, deleting
+
+
+@pytest.mark.parametrize("setup", ["deny", "allow"])
+def test_the_issues_examples_are_refused(setup: str, tmp_path: Path, home: Path) -> None:
+    if setup == "deny":
+        policy = Policy(_settings(tmp_path / "p", {"deny": ["Bash(rm:*)"]}), mode="bypassPermissions")
+    else:
+        policy = Policy(_settings(tmp_path / "p", {"allow": ALLOW}))
+    ran = [command for command in EXAMPLES if policy("bash", {"command": command}) is None]
+    assert not ran, ran
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("setup", ["deny", "allow"])
+def test_no_attack_runs_past_the_rules(setup: str, attacks: tuple[Path, list[str]], tmp_path: Path, home: Path) -> None:
+    range_folder, commands = attacks
+    if setup == "deny":
+        policy = Policy(_settings(tmp_path / "p", {"deny": ["Bash(rm:*)"]}), mode="bypassPermissions")
+    else:
+        policy = Policy(_settings(tmp_path / "p", {"allow": ALLOW}))
+    walked_around = [command for command in commands
+                     if policy("bash", {"command": command}) is None and not _victim_survives(range_folder, command)]
+    assert not walked_around, f"{len(walked_around)} of {len(commands)} commands deleted the victim: {walked_around[:20]}"
+
+
+@pytest.mark.parametrize("setup", ["deny", "allow"])
+def test_harmless_commands_still_run(setup: str, tmp_path: Path, home: Path) -> None:
+    if setup == "deny":
+        policy = Policy(_settings(tmp_path / "p", {"deny": ["Bash(rm:*)"]}), mode="bypassPermissions")
+    else:
+        policy = Policy(_settings(tmp_path / "p", {"allow": ALLOW}))
+    refused = [command for command in HARMLESS if policy("bash", {"command": command}) is not None]
+    assert not refused, refused
+    (tmp_path / "range").mkdir()
+    assert all(_victim_survives(tmp_path / "range", command) for command in HARMLESS)
+
+
+@pytest.mark.parametrize("rules, bad", [
+    ({"deny": ["Bash(rm:*"]}, '"Bash(rm:*"'),
+    ({"deny": "Bash(rm:*)"}, "permissions.deny: expected a list of strings, got a string"),
+    ({"deny": ["Bash(rm:*)", 7]}, "permissions.deny: expected a list of strings"),
+    ({"allow": ["Bsh(ls)"]}, '"Bsh(ls)"'),
+    ({"ask": ["Bash(echo 'x)"]}, "\"Bash(echo 'x)\""),
+])
+def test_a_settings_file_whose_rules_do_not_parse_is_refused(rules: dict[str, object], bad: str, tmp_path: Path,
+                                                            home: Path) -> None:
+    from helpers.cli import run_cli
+
+    project = _settings(tmp_path / "p", rules)
+    (project / "victim").write_text("precious\n")
+    call = json.dumps({"command": "rm -rf victim"})
+    completed = run_cli(["-p", f"call bash {call}", "--yolo"], project, home)
+    assert completed.returncode != 0 and (project / "victim").exists()
+    lines = [line for line in completed.stderr.splitlines() if line.strip()]
+    assert any(bad in line and "settings.json" in line for line in lines), completed.stderr
+    assert "Traceback" not in completed.stderr
