@@ -41,7 +41,7 @@ from typing import Any
 
 from ..config.settings import add_to_list, load_settings, repository_root
 from ..errors import SettingsError, UsageError
-from .shell_commands import MAYBE, NO, YES, Invocation, Pattern, invocations
+from ..workspace.shell_commands import MAYBE, NO, YES, Invocation, Pattern, invocations
 from .tools import ToolResult, nameable, target_path
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")

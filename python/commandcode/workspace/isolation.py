@@ -5,7 +5,7 @@ worktree (or anywhere outside the main checkout), else the refusal the model see
 rewrite the call. It looks at:
 
 - the file tools' `file_path` (symlinks resolved, also of the folder of a new file);
-- a shell command parsed with the shell's grammar (agent/shell_grammar.py): every simple command
+- a shell command parsed with the shell's grammar (workspace/shell_grammar.py): every simple command
   anywhere in it (substitutions, subshells, groups, loops, functions, `sh -c`/`eval`/`trap`
   strings, `find -exec`, wrappers such as `env`, `nice`, `timeout`, `xargs`);
 - the shell's working directories as they move: `cd`/`pushd` targets, kept as the set of folders
@@ -31,8 +31,8 @@ import os
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..agent.shell_commands import SHELLS, WRAPPERS, skip_options
-from ..agent.shell_grammar import ShellSyntaxError, Simple, Word, parse
+from .shell_commands import SHELLS, WRAPPERS, skip_options
+from .shell_grammar import ShellSyntaxError, Simple, Word, parse
 
 _GIT_DIR_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE")
 _CD = frozenset({"cd", "pushd"})
@@ -71,6 +71,7 @@ class _Scope:
     def __init__(self, worktree: WorktreeLike) -> None:
         self.worktree = os.path.realpath(worktree.path)
         self.main = os.path.realpath(worktree.main_root)
+        self.home_known = True  # False: the command may set HOME, which `~` expands to
 
     def resolve(self, raw: str, cwd: str) -> str:
         expanded = os.path.expanduser(raw)
@@ -111,6 +112,7 @@ def check_tool_call(name: str, tool_input: dict[str, Any], cwd: str | os.PathLik
         command = tool_input.get("command")
         if not isinstance(command, str):
             return None
+        scope.home_known = "HOME" not in command
         try:
             if scope.reaches_main(here):
                 raise _Refusal(scope.refusal("the shell's working directory", here, f"Run it from {scope.worktree}."))
@@ -275,11 +277,11 @@ def _check_cd(words: list[Word], folders: set[str], scope: _Scope, looped: bool)
     text = " ".join(word.raw for word in words)
     targets = [word for word in words[1:] if not (word.value or "").startswith("-") or word.value == "-"]
     if not targets:
-        target = os.path.expanduser("~")
+        target = _expand(Word("~", "~"), scope)
     elif targets[0].value in (None, "-") or targets[0].glob:
         raise _unverifiable(scope, f"`{text}`")
     else:
-        target = _expand(targets[0])
+        target = _expand(targets[0], scope)
     if looped and not os.path.isabs(target):
         raise _unverifiable(scope, f"`{text}` (a relative cd in a loop or function may run any number of times)")
     moved = set(folders)
@@ -324,14 +326,18 @@ def _check_git(words: list[Word], folders: set[str], scope: _Scope) -> None:
         index += 1
 
 
-def _expand(word: Word) -> str:
+def _expand(word: Word, scope: _Scope) -> str:
     value = word.value or ""
-    return os.path.expanduser(value) if word.raw.startswith("~") else value
+    if not word.raw.startswith("~"):
+        return value
+    if not scope.home_known:  # `HOME=../..; echo x > ~/f`: the shell's ~ is not ours
+        raise _unverifiable(scope, f"`{word.raw}` (the command changes HOME)")
+    return os.path.expanduser(value)
 
 
 def _check_path(word: Word, folders: set[str], scope: _Scope, what: str) -> None:
     """A literal word (or an option's `=value`) that names a path in the main checkout is refused."""
-    value = _expand(word)
+    value = _expand(word, scope)
     candidate = value.partition("=")[2] if value.startswith("-") and "=" in value else value
     if not candidate or candidate.startswith("-"):
         return

@@ -12,7 +12,7 @@ import pytest
 
 from commandcode.agent.permissions import Grants, PermissionAnswer, PermissionRequest, Policy, Rule
 from commandcode.agent.runtime import AgentSession
-from commandcode.agent.shell_commands import invocations
+from commandcode.workspace.shell_commands import invocations
 from commandcode.errors import SettingsError, UsageError
 
 

@@ -1,5 +1,5 @@
 """What a shell command line runs, as the permission rules see it: every simple command of the
-grammar (agent/shell_grammar.py), normalized, with the commands that wrappers run taken out.
+grammar (workspace/shell_grammar.py), normalized, with the commands that wrappers run taken out.
 
 `invocations(text)` gives one `Invocation` per program run: its words with the leading
 assignments dropped and quotes removed (`FOO=1 'rm' x`, `\\rm x` are `rm x`), an absolute path
