@@ -198,6 +198,13 @@ def parse_rules(rules: list[tuple[str, str]], key: str) -> list[Rule]:
     return parsed
 
 
+def _allows(call: Invocation) -> Callable[[Rule], bool]:
+    def check(rule: Rule) -> bool:
+        return rule.matches_call(call, strict=True) == YES
+
+    return check
+
+
 def _rules_for(calls: list[Invocation]) -> list[str]:
     rules: list[str] = []
     for call in calls:
@@ -288,7 +295,7 @@ class Policy:
         needed = []
         for call in calls:
             asked = any(rule.kind == "bash" and rule.matches_call(call, strict=False) != NO for rule in self.ask_rules)
-            allowed = self._granted("bash", lambda rule, call=call: rule.matches_call(call, strict=True) == YES)
+            allowed = self._granted("bash", _allows(call))
             if asked or not allowed:
                 needed.append(call)
         if not needed:

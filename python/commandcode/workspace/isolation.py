@@ -308,7 +308,7 @@ def _check_git(words: list[Word], folders: set[str], scope: _Scope) -> None:
                 index += 1
             else:
                 following = words[index + 1].value if index + 1 < len(words) else ""
-                value = inline if has_value else following
+                value = inline if has_value else following or ""
                 index += 1 if has_value else 2
             if not value:
                 raise _unverifiable(scope, f"`git {option} ...`")

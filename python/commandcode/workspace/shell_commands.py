@@ -90,7 +90,7 @@ class Invocation:
         else its known words and anything after (`Bash(rm:*)` for `xargs rm`)."""
         if not self.resolved:
             return f"Bash({self.text})"
-        known = []
+        known: list[str] = []
         for word in self.words:
             if word.value is None:
                 return "Bash(" + " ".join(known) + ":*)"
@@ -199,30 +199,30 @@ def skip_options(words: list[Word], spec: tuple[frozenset[str], frozenset[str], 
         if value == "--":
             index += 1
             break
-        if not value.startswith("-") or value == "-" and base != "env":
+        if not value.startswith("-") or (value == "-" and base != "env"):
             break
         option, equals, _ = value.partition("=")
-        if base == "env" and option in ("-S", "--split-string"):
-            rest = ([value[2:]] if option == "-S" and len(value) > 2 else [])
-            rest += [word.value for word in words[index + 1:] if word.value is not None]
-            return " ".join(rest) if len(rest) == len(words) - index - (0 if len(value) > 2 else 1) else None
+        if base == "env" and (value.startswith("-S") or option == "--split-string"):  # env -S 'STRING' ARGS...
+            attached = value[2:] if value.startswith("-S") else value.partition("=")[2]
+            pieces: list[str | None] = [attached] if attached else []
+            pieces += [word.value for word in words[index + 1:]]
+            known = [piece for piece in pieces if piece is not None]
+            return " ".join(known) if len(known) == len(pieces) else None
         if value in flags or (base == "nice" and value[1:].isdigit()):
             index += 1
         elif option in valued:
             index += 1 if equals else 2
-        elif value[:2] in valued and len(value) > 2:  # -oL, -n10, -I{}
-            index += 1
-        elif base == "xargs" and value[:2] in ("-i", "-l", "-e"):
+        elif (value[:2] in valued and len(value) > 2) or (base == "xargs" and value[:2] in ("-i", "-l", "-e")):  # -oL, -n10, -I{}
             index += 1
         else:
             return None
-    rest = words[index:]
-    if len(rest) < positional:
+    after = words[index:]
+    if len(after) < positional:
         return []
-    rest = rest[positional:]
-    if base == "flock" and rest and rest[0].value in ("-c", "--command"):  # flock FILE -c STRING
-        return rest[1].value if len(rest) > 1 else None
-    return rest
+    after = after[positional:]
+    if base == "flock" and after and after[0].value in ("-c", "--command"):  # flock FILE -c STRING
+        return after[1].value if len(after) > 1 else None
+    return after
 
 
 def _shell(words: list[Word], head: Invocation, text: str) -> list[Invocation]:

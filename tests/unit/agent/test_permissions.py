@@ -12,8 +12,8 @@ import pytest
 
 from commandcode.agent.permissions import Grants, PermissionAnswer, PermissionRequest, Policy, Rule
 from commandcode.agent.runtime import AgentSession
-from commandcode.workspace.shell_commands import invocations
 from commandcode.errors import SettingsError, UsageError
+from commandcode.workspace.shell_commands import invocations
 
 
 def _settings(here: Path, permissions: dict[str, Any], name: str = "settings.json") -> None:
