@@ -284,6 +284,10 @@ class Policy:
                     unsure.append((call, rule))
         if unsure:  # in every mode: a deny rule may cover what the text does not show
             call, rule = unsure[0]
+            if self.ask is None:
+                return ToolResult(f"Error: permission needed: bash `{call.text}` cannot be checked against the deny rule "
+                                  f"\"{rule.text}\" (its program or words come from a variable, a substitution, a glob "
+                                  "or its input), so it was not run. Write the command out literally", True)
             return self._ask("bash", tool_input, f"bash: {command} (cannot be checked against the deny rule "
                              f"\"{rule.text}\": `{call.text}` is not fully known from the text)",
                              _rules_for([call for call, _ in unsure]), savable=False)

@@ -31,7 +31,7 @@ import os
 from pathlib import Path
 from typing import Any, Protocol
 
-from .shell_commands import SHELLS, WRAPPERS, skip_options
+from .shell_commands import SHELLS, WRAPPERS, find_commands, skip_options
 from .shell_grammar import ShellSyntaxError, Simple, Word, parse
 
 _GIT_DIR_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE")
@@ -256,21 +256,13 @@ def _check_shell(words: list[Word], folders: set[str], scope: _Scope, depth: int
 def _check_find(words: list[Word], folders: set[str], scope: _Scope, depth: int, looped: bool) -> None:
     """`find`: its folders are checked with the other words; `-exec` commands as commands, where
     `{}` is a path below those folders and anything built around it is unverifiable."""
-    index = 1
-    while index < len(words):
-        if words[index].value in ("-exec", "-execdir", "-ok", "-okdir"):
-            end = index + 1
-            while end < len(words) and words[end].value not in (";", "+"):
-                end += 1
-            inner = words[index + 1:end]
-            for word in inner:
-                if word.value is not None and "{}" in word.value and word.value != "{}" and ".." in word.value:
-                    raise _unverifiable(scope, f"`{word.raw}` in find's {words[index].value}")
-            literal = [word for word in inner if word.value != "{}"]
-            if literal:
-                _check_words(literal, folders, scope, depth + 1, looped)
-            index = end
-        index += 1
+    for action, inner in find_commands(words):
+        for word in inner:
+            if word.value is not None and "{}" in word.value and word.value != "{}" and ".." in word.value:
+                raise _unverifiable(scope, f"`{word.raw}` in find's {action}")
+        literal = [word for word in inner if word.value != "{}"]
+        if literal:
+            _check_words(literal, folders, scope, depth + 1, looped)
 
 
 def _check_cd(words: list[Word], folders: set[str], scope: _Scope, looped: bool) -> set[str]:

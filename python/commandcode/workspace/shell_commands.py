@@ -5,7 +5,8 @@ grammar (workspace/shell_grammar.py), normalized, with the commands that wrapper
 assignments dropped and quotes removed (`FOO=1 'rm' x`, `\\rm x` are `rm x`), an absolute path
 of the program on PATH shortened to its name (`/bin/rm` is `rm`), and wrappers unwrapped:
 `command`, `env`, `exec`, `nice`, `nohup`, `setsid`, `stdbuf`, `timeout`, `ionice`, `taskset`,
-`chrt`, `flock`, `sudo`, `doas`, `time` and `builtin` are dropped; `sh|bash|dash|zsh|ksh -c
+`chrt`, `flock`, `sudo`, `doas`, `time`, `builtin`, `chroot`, `setpriv`, `unshare`, `strace` (and a
+few more) are dropped, and one with an option the table does not know is unresolved; `sh|bash|dash|zsh|ksh -c
 STRING`, `eval`, `env -S` and `flock -c` have their string parsed; `xargs CMD`, `find ... -exec CMD ;`, `trap STRING` and
 `alias name=STRING` keep themselves and add what they run (xargs' and find's `{}` are unknown
 words).
@@ -52,6 +53,10 @@ WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], int]] = {
     "sudo": (frozenset({"-E", "-H", "-n", "-S", "-b", "-k", "-P", "--preserve-env", "--non-interactive"}),
              frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group"}), 0),
     "doas": (frozenset({"-n"}), frozenset({"-u", "-C"}), 0),
+    # programs that run a command after options this table does not know: with an option, unresolved
+    **{name: (frozenset(), frozenset(), 0) for name in ("setpriv", "unshare", "prlimit", "nsenter", "fakeroot",
+                                                           "strace", "ltrace", "valgrind", "proxychains")},
+    "chroot": (frozenset(), frozenset(), 1),
     "taskset": (frozenset({"-a", "-c", "--all-tasks", "--cpu-list"}), frozenset(), 1),
     "chrt": (frozenset({"-b", "-d", "-f", "-i", "-o", "-r", "-R", "-a", "-m", "-v", "--batch", "--fifo", "--idle",
                         "--other", "--rr", "--deadline", "--reset-on-fork", "--all-tasks", "--verbose"}),
@@ -249,20 +254,29 @@ def _shell(words: list[Word], head: Invocation, text: str) -> list[Invocation]:
     return [head]
 
 
-def _find_exec(words: list[Word], text: str, depth: int) -> list[Invocation]:
-    found: list[Invocation] = []
+def find_commands(words: list[Word]) -> list[tuple[str, list[Word]]]:
+    """The commands a `find` runs: each `-exec`/`-execdir`/`-ok`/`-okdir` with its words (up to
+    `;` or `+`)."""
+    found: list[tuple[str, list[Word]]] = []
     index = 1
     while index < len(words):
-        if words[index].value in ("-exec", "-execdir", "-ok", "-okdir"):
+        action = words[index].value
+        if action in ("-exec", "-execdir", "-ok", "-okdir"):
             end = index + 1
             while end < len(words) and words[end].value not in (";", "+"):
                 end += 1
-            inner = [_UNKNOWN if word.value is not None and "{}" in word.value else word
-                     for word in words[index + 1:end]]
-            if inner:
-                found.extend(_unwrap(inner, text, depth + 1))
+            found.append((action, words[index + 1:end]))
             index = end
         index += 1
+    return found
+
+
+def _find_exec(words: list[Word], text: str, depth: int) -> list[Invocation]:
+    found: list[Invocation] = []
+    for _, inner in find_commands(words):
+        if inner:
+            found.extend(_unwrap([_UNKNOWN if word.value is not None and "{}" in word.value else word
+                                  for word in inner], text, depth + 1))
     return found
 
 

@@ -33,6 +33,10 @@ FORMS = [
     "x=rm; $x victim", "$(echo rm) victim", "`echo rm` victim", '"$(printf rm)" victim', "${x:-rm} victim",
     "/bin/r[m] victim", "/bin/r? victim", "alias x=rm\nx victim", "trap 'rm victim' EXIT", "f() { rm victim; }; f",
     "rm ./victim", "rm -- victim", "rm vic*", "rm $(echo victim)", "sh -c \"$(echo rm victim)\"",
+    "setpriv rm victim", "prlimit rm victim", "unshare rm victim", "prlimit --nofile=100 rm victim",
+    "set -- rm victim; \"$@\"", "IFS=,; x=rm,victim; $x", ". /dev/stdin <<EOF\nrm victim\nEOF",
+    "printf 'rm victim' > s.sh; sh s.sh", "sh <<EOF\nrm victim\nEOF", "echo victim > l; xargs -a l rm",
+    "nice --adjustment=3 rm victim", "command -- rm victim", "env -S'rm victim'", "find . -name victim -ok rm {} \\; <<EOF\ny\nEOF",
 ]
 # Places a command can hide in: `{}` is the command.
 EMBEDDINGS = [
@@ -72,7 +76,8 @@ HARMLESS = [
     "echo hi", "echo hi # rm -rf victim", "echo 'rm -rf victim'", "echo \"rm victim\"", "echo hi && ls",
     "cat <<'EOF'\n$(rm victim)\nEOF", "echo '$(rm victim)'", "echo \"\\$(rm victim)\"", "echo hi 2>&1", "echo hi >/dev/null",
     "ls | cat", "echo '`rm victim`'", "echo hi; # ; rm victim", "echo rm victim # `rm victim`", "cat <<\"EOF\"\n`rm victim`\nEOF",
-    "ls -la && echo done", "echo a\\\nb", "echo hi || echo 'rm victim'",
+    "ls -la && echo done", "echo a\\\nb", "echo hi || echo 'rm victim'", "echo rm victim | cat",
+    "cat <<EOF\nrm victim\nEOF", "echo victim >/dev/null",
 ]
 ALLOW = ["Bash(echo hi:*)", "Bash(echo:*)", "Bash(ls:*)", "Bash(cat:*)", "Bash(true)", "Bash(false)", "Bash(wait)"]
 
@@ -102,12 +107,16 @@ def attacks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     return folder, deleting
 
 
+def _policy(setup: str, tmp_path: Path) -> Policy:
+    """`deny`: a deny rule `Bash(rm:*)` in bypass mode; `allow`: rules for harmless programs, headless."""
+    if setup == "deny":
+        return Policy(_settings(tmp_path / "p", {"deny": ["Bash(rm:*)"]}), mode="bypassPermissions")
+    return Policy(_settings(tmp_path / "p", {"allow": ALLOW}))
+
+
 @pytest.mark.parametrize("setup", ["deny", "allow"])
 def test_the_issues_examples_are_refused(setup: str, tmp_path: Path, home: Path) -> None:
-    if setup == "deny":
-        policy = Policy(_settings(tmp_path / "p", {"deny": ["Bash(rm:*)"]}), mode="bypassPermissions")
-    else:
-        policy = Policy(_settings(tmp_path / "p", {"allow": ALLOW}))
+    policy = _policy(setup, tmp_path)
     ran = [command for command in EXAMPLES if policy("bash", {"command": command}) is None]
     assert not ran, ran
 
@@ -116,10 +125,7 @@ def test_the_issues_examples_are_refused(setup: str, tmp_path: Path, home: Path)
 @pytest.mark.parametrize("setup", ["deny", "allow"])
 def test_no_attack_runs_past_the_rules(setup: str, attacks: tuple[Path, list[str]], tmp_path: Path, home: Path) -> None:
     range_folder, commands = attacks
-    if setup == "deny":
-        policy = Policy(_settings(tmp_path / "p", {"deny": ["Bash(rm:*)"]}), mode="bypassPermissions")
-    else:
-        policy = Policy(_settings(tmp_path / "p", {"allow": ALLOW}))
+    policy = _policy(setup, tmp_path)
     walked_around = [command for command in commands
                      if policy("bash", {"command": command}) is None and not _victim_survives(range_folder, command)]
     assert not walked_around, f"{len(walked_around)} of {len(commands)} commands deleted the victim: {walked_around[:20]}"
@@ -127,10 +133,7 @@ def test_no_attack_runs_past_the_rules(setup: str, attacks: tuple[Path, list[str
 
 @pytest.mark.parametrize("setup", ["deny", "allow"])
 def test_harmless_commands_still_run(setup: str, tmp_path: Path, home: Path) -> None:
-    if setup == "deny":
-        policy = Policy(_settings(tmp_path / "p", {"deny": ["Bash(rm:*)"]}), mode="bypassPermissions")
-    else:
-        policy = Policy(_settings(tmp_path / "p", {"allow": ALLOW}))
+    policy = _policy(setup, tmp_path)
     refused = [command for command in HARMLESS if policy("bash", {"command": command}) is not None]
     assert not refused, refused
     (tmp_path / "range").mkdir()
