@@ -19,9 +19,15 @@ The session's scratchpad (`scratchpad`, workspace/scratchpad.py): reads and edit
 it run without asking, in every mode but plan (which changes no file); deny and ask rules that
 match still win. Shell commands are judged as anywhere else.
 
-A compound command (`a && b; c | d`) is judged part by part: it runs when every part is
-allowed, and "don't ask again" saves one rule per part that was not (never the whole line, which
-would never match again). A part with a command substitution is asked every time.
+A `bash` command is judged by every program it runs (workspace/shell_commands.py, on dash's
+grammar): each simple command anywhere in it (`a && b; c | d`, `$(...)`, backquotes, subshells,
+groups, here-docs, `sh -c`/`eval` strings, `xargs`/`find -exec`), normalized (`FOO=1 \\rm`,
+`'rm'`, `/bin/rm` are `rm`; wrappers such as `env`, `command`, `nice`, `timeout` dropped). It runs
+when every program is allowed; "don't ask again" saves one rule per program that was not. A deny
+rule matching any program refuses the command; one that may match a program the text does not
+show (a command word from a variable, a substitution or a glob, a shell reading a script or its
+input, a line that does not parse) asks in every mode, headless refuses. The rules themselves must
+all parse: a settings file with one that does not refuses the turn (`parse_rules`).
 
 Headless (`-p`, no `ask`): edits inside the working directory run (a rewind undoes them); what
 would be asked is refused with a tool error that tells the model and the user how to allow it,
