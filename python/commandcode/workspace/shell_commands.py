@@ -72,6 +72,11 @@ WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], int]] = {
                          "--arg-file", "--replace", "--max-lines", "--eof", "--max-chars"}), 0),
 }
 _KEEP_OUTER = frozenset({"xargs"})
+# variables that make a harmless-looking program run another one (or other code)
+_STEERING = frozenset({"PATH", "BASH_ENV", "ENV", "PAGER", "GIT_PAGER", "MANPAGER", "GIT_EDITOR", "EDITOR", "VISUAL",
+                       "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "LESSOPEN",
+                       "LESSCLOSE", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_DIR", "GIT_WORK_TREE", "PROMPT_COMMAND",
+                       "SHELLOPTS", "BASHOPTS", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "PYTHONSTARTUP", "PYTHONPATH"})
 
 
 @dataclass
@@ -104,7 +109,9 @@ class Invocation:
 
 
 def invocations(text: str) -> list[Invocation]:
-    """The programs `text` runs, in order; an unparsable text is one unresolved invocation."""
+    """The programs `text` runs, in order; an unparsable text is one unresolved invocation, and
+    a text that sets a variable deciding what programs run (`PATH`, `BASH_ENV`, `GIT_PAGER`,
+    `LD_PRELOAD`, ...) has every program unresolved."""
     try:
         simples = parse(text)
     except ShellSyntaxError:
@@ -113,7 +120,17 @@ def invocations(text: str) -> list[Invocation]:
     for simple in simples:
         if simple.words:
             found.extend(_unwrap(simple.words, _simple_text(simple)))
+    if any(_steers(word) for simple in simples for word in [*simple.assignments, *simple.words]):
+        for call in found:
+            call.resolved = False
     return found
+
+
+def _steers(word: Word) -> bool:
+    """Whether a word assigns a variable that changes which commands run (as `NAME=...` before a
+    program, alone, or as an argument of `export`/`env`/`declare`)."""
+    name, equals, _ = word.raw.partition("=")
+    return bool(equals) and (name in _STEERING or name.startswith(("LD_", "GIT_CONFIG")))
 
 
 def _simple_text(simple: Simple) -> str:
@@ -170,6 +187,9 @@ def _unwrap(words: list[Word], text: str, depth: int = 0) -> list[Invocation]:
                         for call in _nested(None if word.value is None else word.value.partition("=")[2], text))]
     if base == "find":
         return [head, *_find_exec(words, text, depth)]
+    if base == "git" and any((word.value or "-c") in ("-c", "--config-env") or (word.value or "").startswith(
+            ("--config-env=", "--exec-path")) for word in words[1:]):
+        return [_unresolved(text)]  # git -c core.pager=..., alias.x=!..., core.sshCommand=... run commands
     if base == "command" and any(word.value in ("-v", "-V") for word in words[1:2]):
         return [head]
     spec = WRAPPERS.get(base)

@@ -36,7 +36,12 @@ FORMS = [
     "setpriv rm victim", "prlimit rm victim", "unshare rm victim", "prlimit --nofile=100 rm victim",
     "set -- rm victim; \"$@\"", "IFS=,; x=rm,victim; $x", ". /dev/stdin <<EOF\nrm victim\nEOF",
     "printf 'rm victim' > s.sh; sh s.sh", "sh <<EOF\nrm victim\nEOF", "echo victim > l; xargs -a l rm",
-    "nice --adjustment=3 rm victim", "command -- rm victim", "env -S'rm victim'", "find . -name victim -ok rm {} \\; <<EOF\ny\nEOF",
+    "nice --adjustment=3 rm victim", "echo 'rm victim' > ev; BASH_ENV=./ev bash -c 'echo hi'",
+    "printf '#!/bin/sh\\nrm victim\\n' > ls; chmod +x ls; PATH=.:$PATH; ls",
+    "git init -q r && cd r && git -c core.fsmonitor='rm ../victim' status",
+    "git init -q r && cd r && GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='rm ../victim' git status",
+    "git init -q r && cd r && echo x > f && git add f && GIT_EXTERNAL_DIFF='rm ../victim;' git diff --cached --ext-diff",
+    "git init -q r && cd r && git -c alias.x='!rm ../victim' x", "command -- rm victim", "env -S'rm victim'", "find . -name victim -ok rm {} \\; <<EOF\ny\nEOF",
 ]
 # Places a command can hide in: `{}` is the command.
 EMBEDDINGS = [
@@ -79,7 +84,9 @@ HARMLESS = [
     "ls -la && echo done", "echo a\\\nb", "echo hi || echo 'rm victim'", "echo rm victim | cat",
     "cat <<EOF\nrm victim\nEOF", "echo victim >/dev/null",
 ]
-ALLOW = ["Bash(echo hi:*)", "Bash(echo:*)", "Bash(ls:*)", "Bash(cat:*)", "Bash(true)", "Bash(false)", "Bash(wait)"]
+ALLOW = ["Bash(echo hi:*)", "Bash(echo:*)", "Bash(ls:*)", "Bash(cat:*)", "Bash(true)", "Bash(false)", "Bash(wait)",
+         "Bash(printf:*)", "Bash(chmod:*)", "Bash(cd:*)", "Bash(git init:*)", "Bash(git status:*)", "Bash(git add:*)",
+         "Bash(git diff:*)"]
 
 
 def _victim_survives(folder: Path, command: str) -> bool:
