@@ -18,7 +18,8 @@ rewrite the call. It looks at:
 What the text cannot show is refused: a redirection target, `cd` or git target built from a
 `$VAR`, `$(...)` or backquotes; such a word as an argument of any program but the few that never
 write what their arguments name (`echo`, `test`, `grep`, ...); `xargs` feeding such a program
-paths from its input; `find` below an unverifiable folder; a relative `cd` in a loop or function;
+paths from its input; `find` below an unverifiable folder; a relative `cd` in a loop or function
+or under a CDPATH; a relative symlink target that climbs (`ln -s ../..`, counted from the link);
 `cd -`, `env -C`, a shell reading commands from its input, a dynamic `eval`/`sh -c` string, a
 command line that does not parse. The check has no switch: the worktree's isolation is not a
 setting.
@@ -72,6 +73,7 @@ class _Scope:
         self.worktree = os.path.realpath(worktree.path)
         self.main = os.path.realpath(worktree.main_root)
         self.home_known = True  # False: the command may set HOME, which `~` expands to
+        self.cdpath_known = True  # False: CDPATH may send `cd NAME` elsewhere
 
     def resolve(self, raw: str, cwd: str) -> str:
         expanded = os.path.expanduser(raw)
@@ -113,6 +115,7 @@ def check_tool_call(name: str, tool_input: dict[str, Any], cwd: str | os.PathLik
         if not isinstance(command, str):
             return None
         scope.home_known = "HOME" not in command
+        scope.cdpath_known = "CDPATH" not in command and not os.environ.get("CDPATH")
         try:
             if scope.reaches_main(here):
                 raise _Refusal(scope.refusal("the shell's working directory", here, f"Run it from {scope.worktree}."))
@@ -214,6 +217,8 @@ def _check_words(words: list[Word], folders: set[str], scope: _Scope, depth: int
         _check_git(words, folders, scope)
     if program == "find":
         _check_find(words, folders, scope, depth, looped)
+    if program == "ln":
+        _check_link_targets(rest, scope)
     reads_only = program in _READ_ONLY or (program == "git" and not _git_writes_arguments(words))
     for word in rest:
         if word.value is None:
@@ -253,6 +258,20 @@ def _check_shell(words: list[Word], folders: set[str], scope: _Scope, depth: int
     return folders
 
 
+def _check_link_targets(words: list[Word], scope: _Scope) -> None:
+    """`ln -s ../../x dir/link`: a relative target counts from the link's folder, not from here,
+    so one that climbs (`..`) is unverifiable (an absolute target is checked as any path)."""
+    options = [word.value or "" for word in words if (word.value or "").startswith("-")]
+    if not any(option.startswith("--symbolic") or (not option.startswith("--") and "s" in option)
+               for option in options):
+        return
+    names = [word for word in words if not (word.value or "-").startswith("-")]
+    for word in names[:-1] if len(names) > 1 else names:
+        value = word.value or ""
+        if not os.path.isabs(value) and ".." in value.split("/"):
+            raise _unverifiable(scope, f"the symlink target {word.raw} (it counts from the link's folder)")
+
+
 def _check_find(words: list[Word], folders: set[str], scope: _Scope, depth: int, looped: bool) -> None:
     """`find`: its folders are checked with the other words; `-exec` commands as commands, where
     `{}` is a path below those folders and anything built around it is unverifiable."""
@@ -274,6 +293,8 @@ def _check_cd(words: list[Word], folders: set[str], scope: _Scope, looped: bool)
         raise _unverifiable(scope, f"`{text}`")
     else:
         target = _expand(targets[0], scope)
+    if not scope.cdpath_known and not target.startswith("/") and target.split("/")[0] not in (".", ".."):
+        raise _unverifiable(scope, f"`{text}` (CDPATH may send it elsewhere)")
     if looped and not os.path.isabs(target):
         raise _unverifiable(scope, f"`{text}` (a relative cd in a loop or function may run any number of times)")
     moved = set(folders)

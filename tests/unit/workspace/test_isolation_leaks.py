@@ -43,6 +43,9 @@ LEAKS = [
     "cat <<EOF > $(git rev-parse --git-common-dir)/../{m}\nx\nEOF",
     "printf x > \"$PWD/../../../{m}\"",
     "env -C ../../.. touch {m}",
+    "mkdir -p a/b && ln -s ../../../../.. a/b/up && touch a/b/up/{m}",
+    "CDPATH=$(git rev-parse --git-common-dir)/..; cd .commandcode >/dev/null && touch ../{m}",
+    "export CDPATH=/nonexistent:../../..; cd .commandcode >/dev/null && touch ../{m}",
 ]
 INSIDE = ["echo ok > inside1", "mkdir -p build && echo x > build/inside2", "for f in a b; do echo $f; done > inside3",
           "git status --short > inside4", "echo $HOME > inside5"]
