@@ -98,3 +98,14 @@ def test_a_failed_launch_leaves_no_worktree_or_branch(tmp_path: Path, home: Path
     completed = run_cli(["-w", "kept", "-r", "no-such-session", "-p", "hi"], main, home)
     assert completed.returncode != 0 and kept.path.is_dir()
     assert "worktree-kept" in git(main, "branch", "--list")
+
+
+def test_a_failed_interactive_launch_leaves_no_worktree_or_branch(tmp_path: Path, home: Path) -> None:
+    from helpers.terminal import ShellSession
+
+    main = git_repo(tmp_path / "repo")
+    before = (git(main, "worktree", "list", "--porcelain"), git(main, "branch", "--list"))
+    session = ShellSession(main, home, ["-w", "-r", "no-such-session"])
+    assert session.wait_exit() != 0
+    assert "no-such-session" in session.text() and "Traceback" not in session.text()
+    assert (git(main, "worktree", "list", "--porcelain"), git(main, "branch", "--list")) == before
