@@ -187,9 +187,8 @@ def _unwrap(words: list[Word], text: str, depth: int = 0) -> list[Invocation]:
                         for call in _nested(None if word.value is None else word.value.partition("=")[2], text))]
     if base == "find":
         return [head, *_find_exec(words, text, depth)]
-    if base == "git" and any((word.value or "-c") in ("-c", "--config-env") or (word.value or "").startswith(
-            ("--config-env=", "--exec-path")) for word in words[1:]):
-        return [_unresolved(text)]  # git -c core.pager=..., alias.x=!..., core.sshCommand=... run commands
+    if base == "git":
+        return [_git(head, text)]
     if base == "command" and any(word.value in ("-v", "-V") for word in words[1:2]):
         return [head]
     spec = WRAPPERS.get(base)
@@ -248,6 +247,29 @@ def skip_options(words: list[Word], spec: tuple[frozenset[str], frozenset[str], 
     if base == "flock" and after and after[0].value in ("-c", "--command"):  # flock FILE -c STRING
         return after[1].value if len(after) > 1 else None
     return after
+
+
+_GIT_VALUED = frozenset({"-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--list-cmds"})
+
+
+def _git(head: Invocation, text: str) -> Invocation:
+    """`git [global options] SUBCOMMAND ...` as `git SUBCOMMAND ...`, so that `Bash(git push:*)`
+    holds against `git -C . --no-pager push`; `-c`/`--config-env`/`--exec-path` (which can make
+    git run any command: `core.pager`, `alias.x=!...`, `core.fsmonitor`) leave it unresolved."""
+    index = 1
+    words = head.words
+    while index < len(words):
+        value = words[index].value
+        if value is None:
+            return _unresolved(text)
+        option = value.partition("=")[0]
+        if option in ("-c", "--config-env", "--exec-path") or value.startswith("-c"):
+            return _unresolved(text)
+        if not value.startswith("-"):
+            break
+        index += 2 if value in _GIT_VALUED else 1
+    head.words = [words[0], *words[index:]]
+    return head
 
 
 def _shell(words: list[Word], head: Invocation, text: str) -> list[Invocation]:

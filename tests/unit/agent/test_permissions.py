@@ -59,6 +59,19 @@ def test_rule_syntax() -> None:
     assert not rooted.matches_path("/root/src/deep/a.py", "/root/sub", "/root")
 
 
+def test_git_global_options_do_not_hide_the_subcommand(here: Path) -> None:
+    _settings(here, {"deny": ["Bash(git push:*)"], "allow": ["Bash(git status:*)"]})
+    policy = Policy(here, mode="bypassPermissions")
+    for command in ("git -C . push origin", "git --no-pager push", "git --git-dir=.git push", "git -C . -p push",
+                    "git -c core.pager=cat status", "git $SUB origin"):
+        refused = policy(*_bash(command))
+        assert refused is not None, command
+    assert policy(*_bash("git --no-pager log")) is None
+    headless = Policy(here)
+    assert headless(*_bash("git -C . --no-pager status --short")) is None
+    assert headless(*_bash("git -c core.fsmonitor='rm -rf ~' status")) is not None
+
+
 def test_headless_defaults_edits_inside_run_bash_and_outside_refused(here: Path, tmp_path: Path) -> None:
     policy = Policy(here)
     assert policy("write_file", {"file_path": "a.txt", "content": "x"}) is None
