@@ -166,3 +166,18 @@ def test_a_settings_file_whose_rules_do_not_parse_is_refused(rules: dict[str, ob
     lines = [line for line in completed.stderr.splitlines() if line.strip()]
     assert any(bad in line and "settings.json" in line for line in lines), completed.stderr
     assert "Traceback" not in completed.stderr
+
+
+def test_the_issues_examples_through_a_real_yolo_run(tmp_path: Path, home: Path) -> None:
+    """The same examples as tool calls of one `--yolo -p` run under a deny rule: every victim stays."""
+    from helpers.cli import run_cli
+
+    project = _settings(tmp_path / "p", {"deny": ["Bash(rm:*)"]})
+    calls = []
+    for index, command in enumerate(EXAMPLES):
+        (project / f"victim{index}").write_text("precious\n")
+        calls.append(f"call bash {json.dumps({'command': command.replace('victim', f'victim{index}')})}")
+    completed = run_cli(["-p", "\n".join(calls), "--yolo", "--output-format", "json"], project, home, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    assert [index for index in range(len(EXAMPLES)) if not (project / f"victim{index}").exists()] == []
+    assert json.loads(completed.stdout)["tool_calls"] == len(EXAMPLES)
