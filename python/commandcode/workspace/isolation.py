@@ -11,7 +11,8 @@ rewrite the call. It looks at:
 - the shell's working directories as they move: `cd`/`pushd` targets, kept as the set of folders
   the shell may be in (a `cd` in a subshell or a branch may or may not have happened);
 - every literal word and every redirection target, resolved against each of those folders
-  (symlinks followed, a glob also expanded, a `.*` also taken as `..`);
+  (symlinks followed, a glob also expanded, a `.*` also taken as `..`), and the paths inside a
+  word of code (`python -c "open('/main/x', 'w')"`: each piece between quotes, commas, parentheses);
 - git redirected there: `git -C DIR`, `--git-dir`, `--work-tree` (also as `--opt=value`), and
   `GIT_DIR`/`GIT_WORK_TREE` given as assignments, `export` or `env`.
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -39,6 +41,8 @@ _GIT_DIR_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE")
 _CD = frozenset({"cd", "pushd"})
 _FILE_TOOLS = frozenset({"read_file", "write_file", "edit_file"})
 _MAX_FOLDERS = 16
+# what separates paths inside a word of code or options (`python -c "open('../x')"`, `--out=a,b`)
+_EMBEDDED = re.compile(r"[\s'\"`,;:()=\[\]{}<>|&]+")
 # Programs that never write a file their arguments name: a `$VAR` among their arguments is harmless.
 _READ_ONLY = frozenset({
     "echo", "printf", "test", "[", "true", "false", ":", "cat", "head", "tail", "grep", "egrep", "fgrep", "rg", "wc",
@@ -354,8 +358,9 @@ def _check_path(word: Word, folders: set[str], scope: _Scope, what: str) -> None
     candidate = value.partition("=")[2] if value.startswith("-") and "=" in value else value
     if not candidate or candidate.startswith("-"):
         return
+    embedded = [token for token in _EMBEDDED.split(candidate) if token != candidate and ("/" in token or token == "..")]
     for folder in folders:
-        for path in _paths(candidate, folder, glob_word=word.glob):
+        for path in [*_paths(candidate, folder, glob_word=word.glob), *embedded]:
             real = scope.resolve(path, folder)
             if scope.reaches_main(real):
                 raise _Refusal(scope.refusal(what, real, f"Use the worktree's copy: {scope.rewrite(real)}"))

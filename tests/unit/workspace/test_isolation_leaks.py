@@ -46,6 +46,9 @@ LEAKS = [
     "mkdir -p a/b && ln -s ../../../../.. a/b/up && touch a/b/up/{m}",
     "CDPATH=$(git rev-parse --git-common-dir)/..; cd .commandcode >/dev/null && touch ../{m}",
     "export CDPATH=/nonexistent:../../..; cd .commandcode >/dev/null && touch ../{m}",
+    "python3 -c \"open('../../../{m}', 'w')\"",
+    "python3 -c \"import os; open(os.path.join('..', '..', '..', '{m}'), 'w')\"",
+    "awk 'BEGIN {{ print 1 > \"../../../{m}\" }}'",
 ]
 INSIDE = ["echo ok > inside1", "mkdir -p build && echo x > build/inside2", "for f in a b; do echo $f; done > inside3",
           "git status --short > inside4", "echo $HOME > inside5"]
