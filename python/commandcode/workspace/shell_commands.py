@@ -130,7 +130,8 @@ def _steers(word: Word) -> bool:
     """Whether a word assigns a variable that changes which commands run (as `NAME=...` before a
     program, alone, or as an argument of `export`/`env`/`declare`)."""
     name, equals, _ = word.raw.partition("=")
-    return bool(equals) and (name in _STEERING or name.startswith(("LD_", "GIT_CONFIG")))
+    name = name.strip("'\"")
+    return bool(equals) and (name in _STEERING or name.startswith(("LD_", "GIT_CONFIG", "BASH_FUNC_")))
 
 
 def _simple_text(simple: Simple) -> str:
@@ -217,7 +218,7 @@ def skip_options(words: list[Word], spec: tuple[frozenset[str], frozenset[str], 
         value = words[index].value
         if value is None:
             return None
-        if base == "env" and "=" in value and value.partition("=")[0].replace("_", "a").isalnum():
+        if base == "env" and "=" in value and not value.startswith("-"):  # env takes any NAME=VALUE
             index += 1
             continue
         if value == "--":

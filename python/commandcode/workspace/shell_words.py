@@ -9,6 +9,7 @@ here-doc body) are parsed by the parser itself (`parse_list`, `child`), so they 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ _ENDS_WORD = set(_BLANKS) | set(";&|()<>\n")
 RESERVED_ENDS = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "}"})
 _SPECIAL_PARAMETERS = set("@*#?-$!0123456789")
 _GLOB = set("*?[")
+_REST_OF_WORD = re.compile(r"[^ \t;&|()<>\n]*")
 
 
 class ShellSyntaxError(ValueError):
@@ -130,7 +132,9 @@ class WordLexer:
                 elif value is not None:
                     value.append("$")
             else:
-                glob = glob or char in _GLOB
+                if char in _GLOB:  # `[` only with a `]` after it (a lone `[` is the test command)
+                    rest = _REST_OF_WORD.match(src, self.pos)
+                    glob = glob or char != "[" or (rest is not None and "]" in rest.group())
                 if value is not None:
                     value.append(char)
                 self.pos += 1

@@ -39,6 +39,7 @@ FORMS = [
     "nice --adjustment=3 rm victim", "echo 'rm victim' > ev; BASH_ENV=./ev bash -c 'echo hi'",
     "printf '#!/bin/sh\\nrm victim\\n' > ls; chmod +x ls; PATH=.:$PATH; ls",
     "git init -q r && cd r && git -c core.fsmonitor='rm ../victim' status",
+    "env 'BASH_FUNC_echo%%=() { rm victim; }' bash -c 'echo hi'", "env BASH_ENV=./ev bash -c 'echo hi'",
     "git init -q r && cd r && GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='rm ../victim' git status",
     "git init -q r && cd r && echo x > f && git add f && GIT_EXTERNAL_DIFF='rm ../victim;' git diff --cached --ext-diff",
     "git init -q r && cd r && git -c alias.x='!rm ../victim' x", "command -- rm victim", "env -S'rm victim'", "find . -name victim -ok rm {} \\; <<EOF\ny\nEOF",
@@ -82,11 +83,11 @@ HARMLESS = [
     "cat <<'EOF'\n$(rm victim)\nEOF", "echo '$(rm victim)'", "echo \"\\$(rm victim)\"", "echo hi 2>&1", "echo hi >/dev/null",
     "ls | cat", "echo '`rm victim`'", "echo hi; # ; rm victim", "echo rm victim # `rm victim`", "cat <<\"EOF\"\n`rm victim`\nEOF",
     "ls -la && echo done", "echo a\\\nb", "echo hi || echo 'rm victim'", "echo rm victim | cat",
-    "cat <<EOF\nrm victim\nEOF", "echo victim >/dev/null",
+    "cat <<EOF\nrm victim\nEOF", "echo victim >/dev/null", "[ -f victim ] && echo there", "test -e victim || ls",
 ]
 ALLOW = ["Bash(echo hi:*)", "Bash(echo:*)", "Bash(ls:*)", "Bash(cat:*)", "Bash(true)", "Bash(false)", "Bash(wait)",
          "Bash(printf:*)", "Bash(chmod:*)", "Bash(cd:*)", "Bash(git init:*)", "Bash(git status:*)", "Bash(git add:*)",
-         "Bash(git diff:*)"]
+         "Bash(git diff:*)", "Bash([:*)", "Bash(test:*)"]
 
 
 def _victim_survives(folder: Path, command: str) -> bool:
