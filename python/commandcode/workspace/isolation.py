@@ -353,9 +353,12 @@ def _expand(word: Word, scope: _Scope) -> str:
 
 
 def _check_path(word: Word, folders: set[str], scope: _Scope, what: str) -> None:
-    """A literal word (or an option's `=value`) that names a path in the main checkout is refused."""
+    """A literal word (or an option's `=value`, or a short option's attached value: `-o../x`)
+    that names a path in the main checkout is refused."""
     value = _expand(word, scope)
     candidate = value.partition("=")[2] if value.startswith("-") and "=" in value else value
+    if candidate.startswith("-") and not candidate.startswith("--") and len(candidate) > 2:
+        candidate = candidate[2:]
     if not candidate or candidate.startswith("-"):
         return
     embedded = [token for token in _EMBEDDED.split(candidate) if token != candidate and ("/" in token or token == "..")]

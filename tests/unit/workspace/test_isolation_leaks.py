@@ -49,6 +49,7 @@ LEAKS = [
     "python3 -c \"open('../../../{m}', 'w')\"",
     "python3 -c \"import os; open(os.path.join('..', '..', '..', '{m}'), 'w')\"",
     "awk 'BEGIN {{ print 1 > \"../../../{m}\" }}'",
+    "echo x > in.txt && sort in.txt -o../../../{m}",
 ]
 INSIDE = ["echo ok > inside1", "mkdir -p build && echo x > build/inside2", "for f in a b; do echo $f; done > inside3",
           "git status --short > inside4", "echo $HOME > inside5"]
