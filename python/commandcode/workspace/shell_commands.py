@@ -28,9 +28,9 @@ import os
 import re
 import shlex
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from .shell_grammar import ShellSyntaxError, Simple, Word, parse
+from .shell_grammar import Redirect, ShellSyntaxError, Simple, Word, parse
 
 YES, NO, MAYBE = "yes", "no", "maybe"
 _UNKNOWN = Word("<input>", None)  # what xargs or find puts there (no rule can name it)
@@ -89,11 +89,13 @@ class Invocation:
     resolved: bool = True
     opaque: bool = False
     text: str = ""
+    redirects: list[Redirect] = field(default_factory=list)  # `>out.txt`, `2>&1`: a rule names them after the words
 
     @property
     def exact(self) -> bool:
         """Whether a rule can name exactly this invocation (every word known)."""
-        return self.resolved and all(word.value is not None for word in self.words)
+        return self.resolved and all(word.value is not None
+                                     for word in [*self.words, *(redirect.target for redirect in self.redirects)])
 
     def rule(self) -> str:
         """The `Bash(...)` rule that allows this invocation: exactly, when every word is known,
@@ -105,6 +107,11 @@ class Invocation:
             if word.value is None:
                 return "Bash(" + " ".join(known) + ":*)"
             known.append(shlex.quote(word.value))
+        for redirect in self.redirects:
+            if redirect.target.value is None:
+                return "Bash(" + " ".join(known) + ":*)"
+            space = "" if redirect.op in (">&", "<&") else " "
+            known.append(f"{redirect.fd}{redirect.op}{space}{shlex.quote(redirect.target.value)}")
         return "Bash(" + " ".join(known) + ")"
 
 
@@ -119,7 +126,7 @@ def invocations(text: str) -> list[Invocation]:
     found: list[Invocation] = []
     for simple in simples:
         if simple.words:
-            found.extend(_unwrap(simple.words, _simple_text(simple)))
+            found.extend(_unwrap(simple.words, _simple_text(simple), redirects=simple.redirects))
     if any(_steers(word) for simple in simples for word in [*simple.assignments, *simple.words]):
         for call in found:
             call.resolved = False
@@ -164,14 +171,15 @@ def _nested(text: str | None, raw: str) -> list[Invocation]:
     return invocations(text) if text is not None else [_unresolved(raw)]
 
 
-def _unwrap(words: list[Word], text: str, depth: int = 0) -> list[Invocation]:
+def _unwrap(words: list[Word], text: str, depth: int = 0, *,
+            redirects: list[Redirect] | None = None) -> list[Invocation]:
     if depth > 16:
         return [_unresolved(text)]
     program = _program(words[0])
     if program is None:
         return [_unresolved(text)]
     name, names = program
-    head = Invocation([Word(words[0].raw, name), *words[1:]], names, text=text)
+    head = Invocation([Word(words[0].raw, name), *words[1:]], names, text=text, redirects=list(redirects or []))
     base = os.path.basename(name)
     if base in SHELLS:
         return _shell(words, head, text)
@@ -204,7 +212,7 @@ def _unwrap(words: list[Word], text: str, depth: int = 0) -> list[Invocation]:
         return [head]
     if base == "xargs":
         rest = [*rest, _UNKNOWN]
-    inner = _unwrap(rest, text, depth + 1)
+    inner = _unwrap(rest, text, depth + 1, redirects=head.redirects)
     return [head, *inner] if base in _KEEP_OUTER else inner
 
 
@@ -341,9 +349,9 @@ class Pattern:
             simples = parse(body)
         except ShellSyntaxError as error:
             raise ValueError(f"the command does not parse ({error})") from None
-        if len(simples) != 1 or simples[0].assignments or simples[0].redirects or not simples[0].words:
+        if len(simples) != 1 or simples[0].assignments or not simples[0].words:
             raise ValueError("a rule names one simple command; write one rule per command")
-        words = simples[0].words
+        words = [*simples[0].words, *(redirect.as_word() for redirect in simples[0].redirects)]
         glob = None
         if not prefix and "*" in body:
             glob = re.compile(".*".join(re.escape(piece) for piece in body.split("*")), re.S)
@@ -360,7 +368,7 @@ class Pattern:
 
     def _match(self, call: Invocation, *, strict: bool) -> str:
         names = {call.words[0].value or ""} if strict else set(call.names) | {call.words[0].value or ""}
-        rest = call.words[1:]
+        rest = [*call.words[1:], *(redirect.as_word() for redirect in call.redirects)]
         if self.glob is not None:
             if any(word.value is None for word in rest):
                 first = self.words[0].value

@@ -27,10 +27,17 @@ __all__ = ["Redirect", "ShellSyntaxError", "Simple", "Word", "parse"]
 
 @dataclass
 class Redirect:
-    """`op` (`>`, `>>`, `<`, `>&`, `<<`, ...) and its target word (a here-doc's delimiter)."""
+    """`op` (`>`, `>>`, `<`, `>&`, `<<`, ...), its target word (a here-doc's delimiter) and the
+    file descriptor written before it (`2` in `2>&1`; empty when none)."""
 
     op: str
     target: Word
+    fd: str = ""
+
+    def as_word(self) -> Word:
+        """The redirection as one word (`2>&1`, `>out.txt`), for rules that name it."""
+        return Word(f"{self.fd}{self.op}{self.target.raw}",
+                    None if self.target.value is None else f"{self.fd}{self.op}{self.target.value}")
 
 
 @dataclass
@@ -217,12 +224,12 @@ class _Parser(WordLexer):
             elif self._peek_word() != "esac":
                 raise ShellSyntaxError("expected ;; or esac")
 
-    def _redirect(self, operator: str, simple: Simple) -> None:
+    def _redirect(self, operator: str, simple: Simple, fd: str) -> None:
         self._take_operator(operator)
         target = self._word()
         if target is None:
             raise ShellSyntaxError(f"no target after {operator}")
-        simple.redirects.append(Redirect(operator, target))
+        simple.redirects.append(Redirect(operator, target, fd))
         if operator in ("<<", "<<-"):
             self.heredocs.append((target, operator == "<<-"))
 
@@ -237,28 +244,28 @@ class _Parser(WordLexer):
     def _trailing_redirects(self, start: int) -> None:
         simple = Simple(looped=self.looped > 0)
         while True:
-            if self._io_number():
-                self._word_digits()
+            fd = self._word_digits() if self._io_number() else ""
             operator = self._peek_operator()
             if operator not in REDIRECTS:
                 break
-            self._redirect(operator, simple)
+            self._redirect(operator, simple, fd)
         if simple.redirects:
             simple.text = self.src[start:self.pos].strip()
             self.found.append(simple)
 
-    def _word_digits(self) -> None:
+    def _word_digits(self) -> str:
+        start = self.pos
         while self.src[self.pos].isdigit():
             self.pos += 1
+        return self.src[start:self.pos]
 
     def _simple(self, start: int) -> None:
         simple = Simple(looped=self.looped > 0)
         while True:
-            if self._io_number():
-                self._word_digits()
+            fd = self._word_digits() if self._io_number() else ""
             operator = self._peek_operator()
             if operator in REDIRECTS:
-                self._redirect(operator, simple)
+                self._redirect(operator, simple, fd)
                 continue
             if operator is not None:
                 if operator == "(" and len(simple.words) == 1 and not simple.assignments:

@@ -33,7 +33,7 @@ def test_a_command_line_is_cut_into_the_programs_it_runs() -> None:
     assert _programs("a && b; c | d") == ["Bash(a)", "Bash(b)", "Bash(c)", "Bash(d)"]
     assert _programs("npm test || echo 'x && y' ; ls\ncat f") == ["Bash(npm test)", "Bash(echo 'x && y')", "Bash(ls)",
                                                                   "Bash(cat f)"]
-    assert _programs('echo "a;b" 2>&1 | tee log &') == ["Bash(echo 'a;b')", "Bash(tee log)"]
+    assert _programs('echo "a;b" 2>&1 | tee log &') == ["Bash(echo 'a;b' 2>&1)", "Bash(tee log)"]
     assert _programs("echo $(a && b) && c") == ["Bash(a)", "Bash(b)", "Bash(echo:*)", "Bash(c)"]
 
 
