@@ -310,6 +310,12 @@ class Policy:
                 needed.append(call)
         if not needed:
             return None
+        unknown = next((call for call in needed if not call.resolved), None)
+        if unknown is not None and self.ask is None:  # no allow rule can cover it: say what to do instead
+            return ToolResult(f"Error: permission needed: bash: {command} was not run; what `{unknown.text}` runs is not "
+                              "known from the command text (a program from a variable, a substitution or a glob, or a "
+                              "variable such as PATH that changes what runs), so no allow rule covers it. Write the "
+                              "command out literally, or run with --permission-mode bypassPermissions (or --yolo)", True)
         return self._ask("bash", tool_input, f"bash: {command}", _rules_for(needed),
                          savable=all(call.exact for call in needed))
 

@@ -59,6 +59,16 @@ def test_rule_syntax() -> None:
     assert not rooted.matches_path("/root/src/deep/a.py", "/root/sub", "/root")
 
 
+def test_a_command_whose_program_is_unknown_gets_a_hint_that_works(here: Path) -> None:
+    _settings(here, {"allow": ["Bash(ls:*)", "Bash(rm:*)", "Bash(find:*)"]})
+    refused = Policy(here)(*_bash("x=ls; $x -la"))
+    assert refused is not None and "no allow rule covers it" in refused.text and "Bash($x" not in refused.text
+    piped = Policy(here)(*_bash("find . -name '*.tmp' | xargs rm"))  # resolved: the rule it needs is named
+    assert piped is not None and '"Bash(xargs rm)"' in piped.text
+    assert Policy(here, ask=lambda request: PermissionAnswer.ALWAYS)(*_bash("x=ls; $x -la")) is None
+    assert not (here / ".commandcode" / "settings.local.json").exists()  # allowed once: no rule can name it
+
+
 def test_git_global_options_do_not_hide_the_subcommand(here: Path) -> None:
     _settings(here, {"deny": ["Bash(git push:*)"], "allow": ["Bash(git status:*)"]})
     policy = Policy(here, mode="bypassPermissions")
