@@ -59,7 +59,10 @@ def parse(text: str) -> list[Simple]:
         ShellSyntaxError: dash would refuse the text.
     """
     parser = _Parser(text)
-    parser.parse_list(frozenset(), top=True)
+    try:
+        parser.parse_list(frozenset(), top=True)
+    except RecursionError:
+        raise ShellSyntaxError("nested too deeply to check") from None
     if parser.pos < len(parser.src):
         raise ShellSyntaxError(f"unexpected {parser.src[parser.pos]!r}")
     return parser.found

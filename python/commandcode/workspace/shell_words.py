@@ -101,6 +101,7 @@ class WordLexer:
         start = self.pos
         value: list[str] | None = []
         glob = quoted = False
+        closes = (-1, -1)  # (end of the unquoted run, its last `]`): a `[` before that `]` is a glob
         src = self.src
         while self.pos < len(src):
             char = src[self.pos]
@@ -133,8 +134,11 @@ class WordLexer:
                     value.append("$")
             else:
                 if char in _GLOB:  # `[` only with a `]` after it (a lone `[` is the test command)
-                    rest = _REST_OF_WORD.match(src, self.pos)
-                    glob = glob or char != "[" or (rest is not None and "]" in rest.group())
+                    if char == "[" and self.pos >= closes[0]:
+                        run = _REST_OF_WORD.match(src, self.pos)
+                        end = run.end() if run is not None else self.pos
+                        closes = (end, src.rfind("]", self.pos, end))
+                    glob = glob or char != "[" or closes[1] > self.pos
                 if value is not None:
                     value.append(char)
                 self.pos += 1

@@ -69,6 +69,15 @@ def test_a_command_whose_program_is_unknown_gets_a_hint_that_works(here: Path) -
     assert not (here / ".commandcode" / "settings.local.json").exists()  # allowed once: no rule can name it
 
 
+def test_a_command_nested_past_the_checker_is_unknown_not_a_crash(here: Path) -> None:
+    _settings(here, {"deny": ["Bash(rm:*)"], "allow": ["Bash(echo:*)"]})
+    deep = "echo " + "$(" * 400 + "rm -rf v" + ")" * 400
+    refused = Policy(here, mode="bypassPermissions")(*_bash(deep))
+    assert refused is not None and "cannot be checked against the deny rule" in refused.text
+    assert Policy(here)(*_bash(deep)) is not None
+    assert Policy(here)(*_bash("echo " + "[" * 20000)) is None  # a long word is read in linear time
+
+
 def test_git_global_options_do_not_hide_the_subcommand(here: Path) -> None:
     _settings(here, {"deny": ["Bash(git push:*)"], "allow": ["Bash(git status:*)"]})
     policy = Policy(here, mode="bypassPermissions")
