@@ -19,9 +19,15 @@ The session's scratchpad (`scratchpad`, workspace/scratchpad.py): reads and edit
 it run without asking, in every mode but plan (which changes no file); deny and ask rules that
 match still win. Shell commands are judged as anywhere else.
 
-A compound command (`a && b; c | d`) is judged part by part: it runs when every part is
-allowed, and "don't ask again" saves one rule per part that was not (never the whole line, which
-would never match again). A part with a command substitution is asked every time.
+A `bash` command is judged by every program it runs (workspace/shell_commands.py, on dash's
+grammar): each simple command anywhere in it (`a && b; c | d`, `$(...)`, backquotes, subshells,
+groups, here-docs, `sh -c`/`eval` strings, `xargs`/`find -exec`), normalized (`FOO=1 \\rm`,
+`'rm'`, `/bin/rm` are `rm`; wrappers such as `env`, `command`, `nice`, `timeout` dropped). It runs
+when every program is allowed; "don't ask again" saves one rule per program that was not. A deny
+rule matching any program refuses the command; one that may match a program the text does not
+show (a command word from a variable, a substitution or a glob, a shell reading a script or its
+input, a line that does not parse) asks in every mode, headless refuses. The rules themselves must
+all parse: a settings file with one that does not refuses the turn (`parse_rules`).
 
 Headless (`-p`, no `ask`): edits inside the working directory run (a rewind undoes them); what
 would be asked is refused with a tool error that tells the model and the user how to allow it,
@@ -32,6 +38,7 @@ again" also writes them to the project's `.commandcode/settings.local.json`.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable
@@ -40,7 +47,7 @@ from typing import Any
 
 from ..config.settings import add_to_list, load_settings, repository_root
 from ..errors import SettingsError, UsageError
-from .shell_parts import has_substitution, split_command
+from ..workspace.shell_commands import MAYBE, NO, YES, Invocation, Pattern, invocations
 from .tools import ToolResult, nameable, target_path
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
@@ -119,36 +126,50 @@ def _glob(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"(?:/.*)?\Z", re.S)
 
 
+# Claude Code's tools commandcode has no counterpart for: their rules are valid and apply to nothing
+_OTHER_TOOLS = frozenset({"multiedit", "notebookedit", "notebookread", "webfetch", "websearch", "glob", "grep", "ls",
+                          "task", "todowrite", "todoread", "killshell", "bashoutput", "exitplanmode", "slashcommand",
+                          "skill", "agent"})
+
+
 class Rule:
     """One parsed rule."""
 
-    __slots__ = ("kind", "specifier", "text")
+    __slots__ = ("kind", "pattern", "specifier", "text")
 
     def __init__(self, text: str, kind: str, specifier: str | None) -> None:
         self.text, self.kind, self.specifier = text, kind, specifier
+        self.pattern = Pattern.parse(specifier) if kind == "bash" and specifier is not None else None
 
     @classmethod
     def parse(cls, text: str) -> Rule | None:
+        """The rule, or None for a well-formed rule of a tool commandcode does not have.
+
+        Raises:
+            ValueError: the rule is malformed (the message says how).
+        """
         match = _RULE.match(text)
         if not match:
-            return None
+            raise ValueError("expected Tool or Tool(specifier), with the parenthesis closed")
         name = match.group(1).lower()
         kind = next((kind for kind, names in _RULE_KINDS.items() if name in names), None)
         if kind is None:
-            return None
+            if name in _OTHER_TOOLS or name.startswith("mcp__"):
+                return None
+            raise ValueError(f"unknown tool {match.group(1)!r} (Bash, Read, Edit or Write)")
         specifier = match.group(2)
         return cls(text, kind, specifier.strip() if specifier is not None and specifier.strip() not in ("", "*") else None)
 
-    def matches_command(self, part: str) -> bool:
-        if self.specifier is None:
-            return True
-        spec = self.specifier
-        if spec.endswith(":*"):
-            prefix = spec[:-2].rstrip()
-            return part == prefix or part.startswith(prefix + " ")
-        if "*" in spec:
-            return re.fullmatch(".*".join(re.escape(piece) for piece in spec.split("*")), part, re.S) is not None
-        return part == spec
+    def matches_call(self, call: Invocation, *, strict: bool) -> str:
+        """YES, NO or MAYBE for one program a command runs (see `shell_commands.Pattern`)."""
+        if self.pattern is None:
+            return YES
+        return self.pattern.match(call, strict=strict)
+
+    def matches_command(self, command: str) -> bool:
+        """Whether every program of `command` is matched for sure."""
+        calls = invocations(command)
+        return bool(calls) and all(self.matches_call(call, strict=True) == YES for call in calls)
 
     def matches_path(self, path: str, cwd: str, root: str) -> bool:
         if self.specifier is None:
@@ -165,11 +186,37 @@ class Rule:
         return _glob(os.path.normpath(base) if "*" not in base else base).match(path) is not None
 
 
-def _command_check(part: str) -> Callable[[Rule], bool]:
+def parse_rules(rules: list[tuple[str, str]], key: str) -> list[Rule]:
+    """The rules of `permissions.<key>`, given as (rule, file) pairs.
+
+    Raises:
+        SettingsError: one does not parse; the message names it and its file.
+    """
+    parsed: list[Rule] = []
+    for text, where in rules:
+        try:
+            rule = Rule.parse(text)
+        except ValueError as error:
+            raise SettingsError(f"{where}: permissions.{key}: the rule {json.dumps(text)} does not parse: {error}; "
+                                "fix or remove it (no rule of this file applies until then)") from None
+        if rule is not None:
+            parsed.append(rule)
+    return parsed
+
+
+def _allows(call: Invocation) -> Callable[[Rule], bool]:
     def check(rule: Rule) -> bool:
-        return rule.matches_command(part)
+        return rule.matches_call(call, strict=True) == YES
 
     return check
+
+
+def _rules_for(calls: list[Invocation]) -> list[str]:
+    rules: list[str] = []
+    for call in calls:
+        if call.rule() not in rules:
+            rules.append(call.rule())
+    return rules
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -188,9 +235,9 @@ class Policy:
         self.mode = check_mode(mode) if mode else settings.permissions_default_mode
         if self.mode not in MODES:
             self.mode = "default"
-        self.allow = [rule for rule in map(Rule.parse, settings.permissions_allow) if rule is not None]
-        self.ask_rules = [rule for rule in map(Rule.parse, settings.permissions_ask) if rule is not None]
-        self.deny = [rule for rule in map(Rule.parse, settings.permissions_deny) if rule is not None]
+        self.allow = parse_rules(settings.permission_rules("allow"), "allow")
+        self.ask_rules = parse_rules(settings.permission_rules("ask"), "ask")
+        self.deny = parse_rules(settings.permission_rules("deny"), "deny")
         self.warnings = settings.warnings
         self.ask = ask
         self.grants = grants if grants is not None else Grants()
@@ -216,30 +263,61 @@ class Policy:
         return self._decide_path(name, kind, tool_input, where)
 
     def _granted(self, kind: str, check: Callable[[Rule], bool]) -> bool:
-        rules = self.allow + [rule for rule in map(Rule.parse, self.grants.rules) if rule is not None]
-        return any(rule.kind == kind and check(rule) for rule in rules)
+        return any(rule.kind == kind and check(rule) for rule in self.allow + self._grant_rules())
+
+    def _grant_rules(self) -> list[Rule]:
+        rules = []
+        for text in self.grants.rules:
+            try:
+                rule = Rule.parse(text)
+            except ValueError:
+                continue  # a grant is a rule this module wrote; one that no longer parses grants nothing
+            if rule is not None:
+                rules.append(rule)
+        return rules
 
     def _decide_bash(self, tool_input: dict[str, Any], command: str) -> ToolResult | None:
-        parts = split_command(command) or [command.strip()]
-        for part in parts:
-            denied = next((rule for rule in self.deny if rule.kind == "bash" and rule.matches_command(part)), None)
-            if denied is not None:
-                return self._denied_by(denied, f"bash `{part}`")
+        calls = invocations(command)
+        unsure: list[tuple[Invocation, Rule]] = []
+        for call in calls:
+            for rule in self.deny:
+                if rule.kind != "bash":
+                    continue
+                answer = rule.matches_call(call, strict=False)
+                if answer == YES:
+                    return self._denied_by(rule, f"bash `{call.text}`")
+                if answer == MAYBE:
+                    unsure.append((call, rule))
+        if unsure:  # in every mode: a deny rule may cover what the text does not show
+            call, rule = unsure[0]
+            if self.ask is None:
+                return ToolResult(f"Error: permission needed: bash `{call.text}` cannot be checked against the deny rule "
+                                  f"\"{rule.text}\" (its program or words come from a variable, a substitution, a glob "
+                                  "or its input), so it was not run. Write the command out literally", True)
+            return self._ask("bash", tool_input, f"bash: {command} (cannot be checked against the deny rule "
+                             f"\"{rule.text}\": `{call.text}` is not fully known from the text)",
+                             _rules_for([call for call, _ in unsure]), savable=False)
         if self.mode == "bypassPermissions":
             return None
         if self.mode == "plan":
             return ToolResult("Error: plan mode: bash commands do not run while planning; "
                               "present the plan, the user switches the mode to carry it out", True)
         needed = []
-        for part in parts:
-            asked = any(rule.kind == "bash" and rule.matches_command(part) for rule in self.ask_rules)
-            allowed = not has_substitution(part) and self._granted("bash", _command_check(part))
+        for call in calls:
+            asked = any(rule.kind == "bash" and rule.matches_call(call, strict=False) != NO for rule in self.ask_rules)
+            allowed = self._granted("bash", _allows(call))
             if asked or not allowed:
-                needed.append(part)
+                needed.append(call)
         if not needed:
             return None
-        rules = [f"Bash({part})" for part in needed]
-        return self._ask("bash", tool_input, f"bash: {command}", rules)
+        unknown = next((call for call in needed if not call.resolved), None)
+        if unknown is not None and self.ask is None:  # no allow rule can cover it: say what to do instead
+            return ToolResult(f"Error: permission needed: bash: {command} was not run; what `{unknown.text}` runs is not "
+                              "known from the command text (a program from a variable, a substitution or a glob, or a "
+                              "variable such as PATH that changes what runs), so no allow rule covers it. Write the "
+                              "command out literally, or run with --permission-mode bypassPermissions (or --yolo)", True)
+        return self._ask("bash", tool_input, f"bash: {command}", _rules_for(needed),
+                         savable=all(call.exact for call in needed))
 
     def _decide_path(self, name: str, kind: str, tool_input: dict[str, Any], path: str) -> ToolResult | None:
         denied = next((rule for rule in self.deny if rule.kind == kind and rule.matches_path(path, self.cwd, self.root)), None)
@@ -267,7 +345,8 @@ class Policy:
     def _denied_by(self, rule: Rule, what: str) -> ToolResult:
         return ToolResult(f"Error: permission denied: {what} is refused by the deny rule \"{rule.text}\" in the settings", True)
 
-    def _ask(self, name: str, tool_input: dict[str, Any], summary: str, rules: list[str]) -> ToolResult | None:
+    def _ask(self, name: str, tool_input: dict[str, Any], summary: str, rules: list[str], *,
+             savable: bool = True) -> ToolResult | None:
         if self.ask is None:
             return ToolResult(f"Error: permission needed: {summary} was not run; nobody can approve it in a headless "
                               f"run. To allow it, {_HOW_TO_ALLOW.format(rule=rules[0])}", True)
@@ -275,6 +354,8 @@ class Policy:
         if answer == PermissionAnswer.ALLOW_ONCE:
             return None
         if answer in (PermissionAnswer.ALLOW_SESSION, PermissionAnswer.ALWAYS):
+            if not savable:  # no rule can name what the text does not show: allowed this once
+                return None
             self.grants.add(rules)
             if answer == PermissionAnswer.ALWAYS:
                 self._save(rules)

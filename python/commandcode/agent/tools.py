@@ -17,6 +17,8 @@ What the file tools touch, and how:
   its folder, so a symlink into the data dir is refused too. They refuse a final symlink (a
   checkpoint never backs up through a symlink, so an edit through one could not be rewound); the
   error names the file it points to, which the model can edit instead.
+- A file this user may not write (`os.access`, as `open(path, "w")` would judge it: root may) is
+  refused, though the temp file + rename below would only need the folder to be writable.
 - A write encodes first, then replaces the file through a temp file in the same folder and a
   rename, keeping its mode and owner; any failure (a lone surrogate, a full disk) leaves the file
   exactly as it was. A hard-linked target becomes a file of its own: its other names keep the old
@@ -128,11 +130,16 @@ def refusal(name: str, path: Path) -> ToolResult | None:
         return ToolResult(f"Error: {path} is inside commandcode's data folder ({data}); "
                           f"{name} never changes the session files", True)
     try:
-        if stat.S_ISLNK(os.lstat(path).st_mode):
-            return ToolResult(f"Error: {path} is a symlink; {name} does not write through it "
-                              f"(edit {os.path.realpath(path)} instead)", True)
+        status = os.lstat(path)
     except OSError:
-        pass  # missing (a new file), or the open reports it
+        return None  # missing (a new file), or the open reports it
+    if stat.S_ISLNK(status.st_mode):
+        return ToolResult(f"Error: {path} is a symlink; {name} does not write through it "
+                          f"(edit {os.path.realpath(path)} instead)", True)
+    if stat.S_ISREG(status.st_mode) and not os.access(path, os.W_OK, effective_ids=os.access in os.supports_effective_ids):
+        # the temp file + rename would work on the folder's permission: judge the file's, as open(path, "w") does
+        return ToolResult(f"Error: {path}: permission denied (this user may not write the file); "
+                          f"{name} does not replace it", True)
     return None
 
 

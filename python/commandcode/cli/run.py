@@ -74,27 +74,38 @@ def _run(prompt: str, reporter: Reporter, *, name: str | None, resume: str | Non
     model = resolve_model(model_name, warn=warn) if model_name is not None else None  # else the session's, or config.json's
     reporter.model_id = model.model_id if model is not None else ""
     cwd = Path.cwd()
+    made = None
     if worktree is not None:
         from ..workspace.worktrees import create_worktree
 
         made = create_worktree(cwd, worktree or None)
         cwd = made.path
         reporter.cwd = str(cwd)
-        warn(f"working in the worktree {made.path} (branch {made.branch}); a -p run keeps it")
-    agent = AgentSession.start(cwd, reference=resume, continue_last=continue_last, persist=not no_session,
-                               model=model, entrypoint="print", notify=warn, permission_mode=mode)
-    if no_session:
-        warn("--no-session: this turn's edits are not checkpointed; no rewind can undo them")
-    reporter.session_id = None if no_session else agent.session_id
-    with agent:
-        reporter.model_id = agent.model.model_id
-        reporter.init(session_id=reporter.session_id, cwd=str(agent.cwd), model_id=agent.model.model_id,
-                      permission_mode=agent.effective_permission_mode())
-        if name and name.strip():  # a blank -n names nothing (as before: the turn runs unnamed)
-            agent.rename(name)
-        if effort:
-            agent.set_effort(effort)
-        result = agent.run_turn(prompt, on_event=reporter.on_event)
+    launched = False
+    try:
+        agent = AgentSession.start(cwd, reference=resume, continue_last=continue_last, persist=not no_session,
+                                   model=model, entrypoint="print", notify=warn, permission_mode=mode)
+        if made is not None:
+            warn(f"working in the worktree {made.path} (branch {made.branch}); a -p run keeps it")
+        if no_session:
+            warn("--no-session: this turn's edits are not checkpointed; no rewind can undo them")
+        reporter.session_id = None if no_session else agent.session_id
+        with agent:
+            reporter.model_id = agent.model.model_id
+            reporter.init(session_id=reporter.session_id, cwd=str(agent.cwd), model_id=agent.model.model_id,
+                          permission_mode=agent.effective_permission_mode())
+            if name and name.strip():  # a blank -n names nothing (as before: the turn runs unnamed)
+                agent.rename(name)
+            if effort:
+                agent.set_effort(effort)
+            launched = True
+            result = agent.run_turn(prompt, on_event=reporter.on_event)
+    except BaseException:
+        if made is not None and not launched:  # the launch failed: the worktree made for it goes, with its branch
+            from ..workspace.worktrees import abandon_fresh
+
+            abandon_fresh(made)
+        raise
     for notice in result.notices:
         if notice not in reporter.noticed:  # those the turn reported live are printed already
             warn(notice)

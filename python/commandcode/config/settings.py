@@ -209,6 +209,30 @@ class Settings:
         return rules
 
     # Permissions (Claude Code's rules: deny wins over ask, ask over allow)
+    def permission_rules(self, name: str) -> list[tuple[str, str]]:
+        """`permissions.<name>` of every layer as (rule, file) pairs, strictly: a permission
+        list is never dropped with a warning, which would run wider open than the file says.
+
+        Raises:
+            SettingsError: a layer's value is no list of strings (the message names the file).
+        """
+        key = f"permissions.{name}"
+        rules: list[tuple[str, str]] = []
+        for layer in self.layers:
+            value, blocked = _lookup(layer.data, _parts(key))
+            where = shown_path(layer.path)
+            if blocked is not None:
+                raise SettingsError(f"{where}: {blocked}: expected an object, got "
+                                    f"{kind(_lookup(layer.data, _parts(blocked))[0])}; fix the file "
+                                    "(its permission rules do not apply until then)")
+            if value is _MISSING:
+                continue
+            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+                raise SettingsError(f"{where}: {key}: expected a list of strings, got {kind(value)}; "
+                                    f"write it as [\"Bash(rm:*)\", ...] (its permission rules do not apply until then)")
+            rules.extend((item, where) for item in value if (item, where) not in rules)
+        return rules
+
     @property
     def permissions_allow(self) -> list[str]:
         return self._rules("permissions.allow")

@@ -57,12 +57,16 @@ def run_shell(launch: Any) -> int:
         raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
     if launch.plain_new_session:
         return _run_warm(launch, made)
+    from ..workspace.worktrees import abandon_fresh
+
     try:
         agent = _start_agent(launch)  # with --fork-session, a fork (a new process: no session grants carry over)
         agent.__enter__()
     except CommandcodeError as error:
+        abandon_fresh(made)  # the launch failed: the worktree made for it goes, with its branch
         raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
     except OSError as error:
+        abandon_fresh(made)
         raise _os_failure(error) from None
     try:
         try:

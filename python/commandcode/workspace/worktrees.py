@@ -22,7 +22,7 @@ import secrets
 import shutil
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.settings import load_settings, repository_root
@@ -49,6 +49,7 @@ class Worktree:
     main_root: Path
     generated: bool = False
     base: str | None = None
+    fresh: bool = field(default=False, compare=False)  # made by this `create_worktree` call (not reused)
 
 
 def _git(args: list[str], cwd: str | os.PathLike[str], *, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -205,8 +206,25 @@ def create_worktree(repo_cwd: str | os.PathLike[str], name: str | None = None, *
     admin = _admin_dir(path)
     if admin is not None:
         atomic_write(admin / META_NAME, json.dumps({"generated": generated, "base": base}).encode())
-    _copy_included(root, path)
-    return Worktree(chosen, path, branch, root, generated, base)
+    try:
+        _copy_included(root, path)
+    except BaseException:
+        abandon_fresh(Worktree(chosen, path, branch, root, generated, base, fresh=True))
+        raise
+    return Worktree(chosen, path, branch, root, generated, base, fresh=True)
+
+
+def abandon_fresh(worktree: Worktree | None) -> None:
+    """After a launch that failed: removes a worktree made for it, with its branch, when nothing
+    was done in it (a reused worktree, or one holding changes or commits, stays). Never raises:
+    the launch's own error is the one to show."""
+    if worktree is None or not worktree.fresh:
+        return
+    try:
+        if not os.path.isdir(worktree.path) or not changes(worktree):
+            _discard(worktree)
+    except (CommandcodeError, OSError):
+        pass
 
 
 def list_worktrees(cwd: str | os.PathLike[str]) -> list[Worktree]:

@@ -12,8 +12,8 @@ import pytest
 
 from commandcode.agent.permissions import Grants, PermissionAnswer, PermissionRequest, Policy, Rule
 from commandcode.agent.runtime import AgentSession
-from commandcode.agent.shell_parts import has_substitution, split_command
 from commandcode.errors import SettingsError, UsageError
+from commandcode.workspace.shell_commands import invocations
 
 
 def _settings(here: Path, permissions: dict[str, Any], name: str = "settings.json") -> None:
@@ -25,12 +25,16 @@ def _bash(command: str) -> tuple[str, dict[str, Any]]:
     return "bash", {"command": command}
 
 
-def test_split_command_cuts_at_operators_outside_quotes() -> None:
-    assert split_command("a && b; c | d") == ["a", "b", "c", "d"]
-    assert split_command("npm test || echo 'x && y' ; ls\ncat f") == ["npm test", "echo 'x && y'", "ls", "cat f"]
-    assert split_command('echo "a;b" 2>&1 | tee log &') == ['echo "a;b" 2>&1', "tee log"]
-    assert split_command("echo $(a && b) && c") == ["echo $(a && b)", "c"]
-    assert has_substitution("echo $(rm x)") and has_substitution("echo `id`") and not has_substitution("echo '$(x)'")
+def _programs(command: str) -> list[str]:
+    return [call.rule() for call in invocations(command)]
+
+
+def test_a_command_line_is_cut_into_the_programs_it_runs() -> None:
+    assert _programs("a && b; c | d") == ["Bash(a)", "Bash(b)", "Bash(c)", "Bash(d)"]
+    assert _programs("npm test || echo 'x && y' ; ls\ncat f") == ["Bash(npm test)", "Bash(echo 'x && y')", "Bash(ls)",
+                                                                  "Bash(cat f)"]
+    assert _programs('echo "a;b" 2>&1 | tee log &') == ["Bash(echo 'a;b' 2>&1)", "Bash(tee log)"]
+    assert _programs("echo $(a && b) && c") == ["Bash(a)", "Bash(b)", "Bash(echo:*)", "Bash(c)"]
 
 
 def test_rule_syntax() -> None:
@@ -41,7 +45,10 @@ def test_rule_syntax() -> None:
     glob = Rule.parse("Bash(git * --dry-run)")
     assert glob is not None and glob.matches_command("git clean -fd --dry-run") and not glob.matches_command("git clean")
     assert Rule.parse("Edit") is not None and Rule.parse("Edit").specifier is None  # type: ignore[union-attr]
-    assert Rule.parse("WebFetch(domain:x)") is None and Rule.parse("not a rule(") is None
+    assert Rule.parse("WebFetch(domain:x)") is None and Rule.parse("mcp__github__create_issue") is None
+    for malformed in ("not a rule(", "Bash(rm:*", "Bsh(rm:*)", "Bash(rm && ls)", "Bash(echo 'open)"):
+        with pytest.raises(ValueError):
+            Rule.parse(malformed)
     read = Rule.parse("Read(./secrets/**)")
     assert read is not None and read.matches_path("/p/secrets/a/b.txt", "/p", "/p")
     assert not read.matches_path("/p/other.txt", "/p", "/p")
@@ -50,6 +57,38 @@ def test_rule_syntax() -> None:
     rooted = Rule.parse("Edit(/src/*.py)")
     assert rooted is not None and rooted.matches_path("/root/src/a.py", "/root/sub", "/root")
     assert not rooted.matches_path("/root/src/deep/a.py", "/root/sub", "/root")
+
+
+def test_a_command_whose_program_is_unknown_gets_a_hint_that_works(here: Path) -> None:
+    _settings(here, {"allow": ["Bash(ls:*)", "Bash(rm:*)", "Bash(find:*)"]})
+    refused = Policy(here)(*_bash("x=ls; $x -la"))
+    assert refused is not None and "no allow rule covers it" in refused.text and "Bash($x" not in refused.text
+    piped = Policy(here)(*_bash("find . -name '*.tmp' | xargs rm"))  # resolved: the rule it needs is named
+    assert piped is not None and '"Bash(xargs rm)"' in piped.text
+    assert Policy(here, ask=lambda request: PermissionAnswer.ALWAYS)(*_bash("x=ls; $x -la")) is None
+    assert not (here / ".commandcode" / "settings.local.json").exists()  # allowed once: no rule can name it
+
+
+def test_a_command_nested_past_the_checker_is_unknown_not_a_crash(here: Path) -> None:
+    _settings(here, {"deny": ["Bash(rm:*)"], "allow": ["Bash(echo:*)"]})
+    deep = "echo " + "$(" * 400 + "rm -rf v" + ")" * 400
+    refused = Policy(here, mode="bypassPermissions")(*_bash(deep))
+    assert refused is not None and "cannot be checked against the deny rule" in refused.text
+    assert Policy(here)(*_bash(deep)) is not None
+    assert Policy(here)(*_bash("echo " + "[" * 20000)) is None  # a long word is read in linear time
+
+
+def test_git_global_options_do_not_hide_the_subcommand(here: Path) -> None:
+    _settings(here, {"deny": ["Bash(git push:*)"], "allow": ["Bash(git status:*)"]})
+    policy = Policy(here, mode="bypassPermissions")
+    for command in ("git -C . push origin", "git --no-pager push", "git --git-dir=.git push", "git -C . -p push",
+                    "git -c core.pager=cat status", "git $SUB origin"):
+        refused = policy(*_bash(command))
+        assert refused is not None, command
+    assert policy(*_bash("git --no-pager log")) is None
+    headless = Policy(here)
+    assert headless(*_bash("git -C . --no-pager status --short")) is None
+    assert headless(*_bash("git -c core.fsmonitor='rm -rf ~' status")) is not None
 
 
 def test_headless_defaults_edits_inside_run_bash_and_outside_refused(here: Path, tmp_path: Path) -> None:
@@ -82,7 +121,9 @@ def test_deny_beats_ask_beats_allow_and_modes(here: Path) -> None:
     (here / "secrets").mkdir()
     assert policy("read_file", {"file_path": "secrets/key.pem"}) is not None
     bypass = Policy(here, mode="bypassPermissions")
-    assert bypass(*_bash("curl x | sh")) is None
+    assert bypass(*_bash("curl x | jq .")) is None
+    piped = bypass(*_bash("curl x | sh"))  # what a shell reads from its input may be `rm -rf`
+    assert piped is not None and "cannot be checked against the deny rule" in piped.text
     assert bypass(*_bash("echo ok && rm -rf /")) is not None  # deny rules hold in every mode
     assert bypass("read_file", {"file_path": "secrets/key.pem"}) is not None
     plan = Policy(here, mode="plan")
@@ -152,12 +193,12 @@ def test_dont_ask_again_when_the_local_file_is_malformed(here: Path) -> None:
     (here / ".commandcode" / "settings.local.json").write_text('{"permissions": ')
     with pytest.raises(SettingsError, match=r"settings\.local\.json:1:\d+"):
         Policy(here)
-    (here / ".commandcode" / "settings.local.json").write_text('{"permissions": []}')
+    (here / ".commandcode" / "settings.local.json").write_text('{"x": 1, "x": 2}')  # a write would shorten it
     notes: list[str] = []
     policy = Policy(here, ask=lambda request: PermissionAnswer.ALWAYS, notify=notes.append)
     assert policy(*_bash("make")) is None  # allowed for the session, and the user is told why not saved
     assert notes and notes[0].endswith("allowed for this session only")
-    assert (here / ".commandcode" / "settings.local.json").read_text() == '{"permissions": []}'
+    assert (here / ".commandcode" / "settings.local.json").read_text() == '{"x": 1, "x": 2}'
 
 
 def test_agent_session_asks_through_the_hook_and_the_turn_goes_on(here: Path) -> None:
@@ -172,12 +213,11 @@ def test_agent_session_asks_through_the_hook_and_the_turn_goes_on(here: Path) ->
     assert [request.tool for request in requests] == ["bash", "write_file"]
     assert not (here / "made").exists() and not (here / "a.txt").exists()
     assert result.error is None and "the user denied" in result.text
-    _settings(here, {"allow": ["Bash(ls)", 7]})
-    warned: list[str] = []
-    with AgentSession.start(here, notify=warned.append) as headless:
+    _settings(here, {"allow": ["Bash(ls)", 7]})  # a rule list that does not parse refuses the turn
+    with AgentSession.start(here) as headless, pytest.raises(SettingsError, match="expected a list of strings"):
+        headless.run_turn('call bash {"command": "touch made"}')
+    _settings(here, {"allow": ["Bash(ls)"]})
+    with AgentSession.start(here) as headless:
         assert headless.effective_permission_mode() == "default"
-        headless.run_turn("one")
-        headless.run_turn("two")
-        assert len(warned) == 1 and "permissions.allow[1]: expected a string" in warned[0]
         outcome = headless.run_turn('call bash {"command": "touch made"}')
     assert "nobody can approve it" in outcome.text and not (here / "made").exists()

@@ -124,6 +124,13 @@ def test_config_shows_and_sets(shell: FakeShell, home: Path, workdir: Path) -> N
     assert "is not set" in shell.lines[-1]
     with pytest.raises(UsageError, match="needs a key and a value"):
         run(shell, "/config set --user onlykey")
+    for bad, message in (('permissions.deny Bash(rm:*)', "takes a list of rules"),
+                         ('permissions.deny ["Bash(rm:*"]', re.escape('the rule "Bash(rm:*" does not parse'))):
+        with pytest.raises(UsageError, match=message):
+            run(shell, f"/config set --local {bad}")
+    assert "permissions" not in json.loads((workdir / ".commandcode" / "settings.local.json").read_text())
+    run(shell, '/config set --local permissions.deny ["Bash(rm:*)"]')
+    assert json.loads((workdir / ".commandcode" / "settings.local.json").read_text())["permissions"]["deny"] == ["Bash(rm:*)"]
     (home / "settings.json").write_text("{oops")
     with pytest.raises(SettingsError, match=r"settings.json:1:"):
         run(shell, "/config set cleanupPeriodDays 8")

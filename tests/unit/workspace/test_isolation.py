@@ -58,7 +58,7 @@ def test_every_redirect_form_is_refused_with_a_rewrite(tree: Worktree, command: 
 
 @pytest.mark.parametrize("command", [
     "cd $HOME_REPO && ls", "cd \"$(git rev-parse --show-toplevel)/..\"", "cd -", "git -C $OTHER status",
-    "GIT_DIR=$X git log", "eval \"git -C /x status\"", "git -C `pwd` log", "cd 'unbalanced",
+    "GIT_DIR=$X git log", "eval \"git -C $X status\"", "git -C `pwd` log", "cd 'unbalanced",
 ])
 def test_unverifiable_targets_are_refused(tree: Worktree, command: str) -> None:
     refusal = _bash(tree, command)

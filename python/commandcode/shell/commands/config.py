@@ -61,8 +61,28 @@ def _set(shell: Shell, args: str) -> None:
         value = json.loads(raw)
     except ValueError:
         value = raw
+    if key in ("permissions.allow", "permissions.deny", "permissions.ask"):
+        _check_rules(key, value)
     update_setting(layer, key, value, cwd=shell.cwd)
     shell.notice(f"{key} = {json.dumps(value, ensure_ascii=False)} written to {shown_path(settings_path(layer, shell.cwd))}")
+
+
+def _check_rules(key: str, value: object) -> None:
+    """A permission list is written only when every rule parses (a file with one that does not
+    refuses every turn).
+
+    Raises:
+        UsageError: it is no list of strings, or a rule does not parse.
+    """
+    from ...agent.permissions import Rule
+
+    if not isinstance(value, list) or not all(isinstance(rule, str) for rule in value):
+        raise UsageError(f"{key} takes a list of rules", hint=f'e.g. /config set --local {key} ["Bash(npm test:*)"]')
+    for rule in value:
+        try:
+            Rule.parse(rule)
+        except ValueError as error:
+            raise UsageError(f"the rule {json.dumps(rule)} does not parse: {error}; nothing was written") from None
 
 
 def _complete(shell: Shell, args: str) -> list[str]:
