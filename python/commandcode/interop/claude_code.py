@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sessions.records import Anomalies, TreeRow
+from .claude_backups import backup_problem
 from .claude_chain import build_chain, find_leaf, regroup_parallel_calls
 from .foreign import ForeignSession, jsonl_files_newest_first, read_jsonl, subfolders, text_of
 from .locations import claude_file_history, claude_project_dirs, claude_projects
@@ -178,13 +179,17 @@ class ClaudeSession(ForeignSession):
                 if target is not None and isinstance(entry.get("trackingPath"), str):
                     target.files.setdefault(entry["trackingPath"], entry["backup"])
         folder = claude_file_history(self._id)
-        missing = sorted({str(backup["backupFileName"]) for checkpoint in self.checkpoints
-                          for backup in checkpoint.files.values()
-                          if isinstance(backup.get("backupFileName"), str)
-                          and not (folder / backup["backupFileName"]).is_file()})
+        problems = {str(backup["backupFileName"]): problem for checkpoint in self.checkpoints
+                    for backup in checkpoint.files.values() if backup.get("backupFileName") is not None
+                    and (problem := backup_problem(folder, backup["backupFileName"]))}
+        missing = sorted(name for name, problem in problems.items() if problem == "is missing")
         if missing:
             self.warnings.append(f"{len(missing)} file-history backup(s) missing from {folder} (first: {missing[0]}); "
                                  "those files cannot be restored")
+        refused = sorted(name for name, problem in problems.items() if problem != "is missing")
+        if refused:
+            self.warnings.append(f"{len(refused)} file-history backup(s) refused (first: {refused[0][:80]!r} "
+                                 f"{problems[refused[0]]}); those files cannot be restored")
 
     def _read_context(self, entries: list[dict[str, Any]]) -> None:
         leaf, self.rewound_to_start = find_leaf(entries, self.by_uuid, self.warnings, sidechain=self.is_subagent)
