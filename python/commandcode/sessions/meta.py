@@ -21,7 +21,6 @@ from ..storage.durable import atomic_write
 from ..storage.jsonfmt import dumps_pretty
 from ..storage.regular import read_if_exists
 
-
 META_LIMIT = 16 << 20
 """A meta file is a few hundred bytes; one over this is not read (a 1 GB sparse one took 10 s
 and 2 GB of memory each time a listing or `sessions du` looked at it)."""
