@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,16 +38,20 @@ def tracked_target(cwd: str, tracking_path: str) -> str:
     return os.path.normpath(tracking_path if os.path.isabs(tracking_path) else os.path.join(cwd, tracking_path))
 
 
-def _folder_problem(folder: Path) -> str | None:
+def _kind_problem(path: Path, wanted: Callable[[int], bool], wrong: Callable[[str], str]) -> str | None:
+    """Why `path` (by `lstat`) is not of the kind `wanted` tests (`None`: it is); `wrong` words
+    the mismatch from what is there ("a FIFO", ...)."""
     try:
-        mode = os.lstat(folder).st_mode
+        mode = os.lstat(path).st_mode
     except FileNotFoundError:
         return "is missing"
     except OSError as error:
-        return f"cannot be read ({folder}: {error.strerror or error})"
-    if not stat.S_ISDIR(mode):
-        return f"is not read: {folder} is {file_kind(mode)}, not the session's folder"
-    return None
+        return f"cannot be read ({path}: {error.strerror or error})"
+    return None if wanted(mode) else wrong(file_kind(mode))
+
+
+def _folder_problem(folder: Path) -> str | None:
+    return _kind_problem(folder, stat.S_ISDIR, lambda kind: f"is not read: {folder} is {kind}, not the session's folder")
 
 
 def _name_problem(name: Any) -> str | None:
@@ -58,18 +63,8 @@ def _name_problem(name: Any) -> str | None:
 def backup_problem(folder: Path, name: Any) -> str | None:
     """Why the backup `name` in `folder` cannot be read (`None`: it looks readable); by `lstat`
     only, never opening it."""
-    problem = _name_problem(name) or _folder_problem(folder)
-    if problem:
-        return problem
-    try:
-        mode = os.lstat(folder / str(name)).st_mode
-    except FileNotFoundError:
-        return "is missing"
-    except OSError as error:
-        return f"cannot be read: {error.strerror or error}"
-    if not stat.S_ISREG(mode):
-        return f"is {file_kind(mode)}, not a regular file, so it was not read"
-    return None
+    return _name_problem(name) or _folder_problem(folder) or \
+        _kind_problem(folder / str(name), stat.S_ISREG, lambda kind: f"is {kind}, not a regular file, so it was not read")
 
 
 def read_backup(folder: Path, name: Any) -> tuple[bytes, int]:
