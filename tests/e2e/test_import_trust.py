@@ -164,3 +164,17 @@ def test_imported_backups_carry_the_real_clis_raw_blob(tmp_path: Path, home: Pat
     digest = hashlib.sha256(b"old a\n").hexdigest()
     assert item["hash"] == digest and "algo" not in item and len(item["blake3"]) == 64
     assert (home / "file-history" / result["id"] / digest).read_bytes() == b"old a\n"
+
+
+def test_a_relative_cwd_is_refused_with_one_line(tmp_path: Path, home: Path) -> None:
+    """Backups of a session whose cwd is relative would be restored wherever a rewind runs."""
+    from helpers.cli import assert_error_lines
+
+    claude = tmp_path / "claude"
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    session_id = str(uuid.uuid4())
+    transcript = _write_session(claude, Path("some/relative"), session_id, {"a.txt": None})
+    refused = run_cli(["import", "claude", str(transcript)], proj, home, CLAUDE_CONFIG_DIR=str(claude))
+    assert_error_lines(refused, error_contains="is not an absolute path")
+    assert not (home / "projects").exists() or not any((home / "projects").rglob("*.jsonl"))

@@ -77,6 +77,9 @@ def import_session(session: ForeignSession) -> ImportResult:
     if not session.cwd:
         raise CommandcodeError(f"{session.path}: the session records no working directory",
                                hint="commandcode files a session under the directory it ran in")
+    if not os.path.isabs(session.cwd):  # its backups would be restored relative to wherever a rewind runs
+        raise CommandcodeError(f"{session.path}: the session's working directory {session.cwd!r} is not an "
+                               "absolute path", hint="commandcode files a session under the directory it ran in")
     session_id = imported_id(session.source, session.id)
     files = SessionFiles.for_transcript(project_dir(session.cwd) / f"{session_id}.jsonl")
     warnings = list(session.warnings)
