@@ -178,3 +178,33 @@ def test_a_relative_cwd_is_refused_with_one_line(tmp_path: Path, home: Path) -> 
     refused = run_cli(["import", "claude", str(transcript)], proj, home, CLAUDE_CONFIG_DIR=str(claude))
     assert_error_lines(refused, error_contains="is not an absolute path")
     assert not (home / "projects").exists() or not any((home / "projects").rglob("*.jsonl"))
+
+
+def test_a_subagent_meta_that_is_a_fifo_is_not_waited_on(tmp_path: Path, home: Path) -> None:
+    """The same class outside file-history: a subagent's `.meta.json` that is a FIFO (it hung
+    both `import claude` and `sessions show --source claude`) or a symlink to a file outside."""
+    claude = tmp_path / "claude"
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    session_id = str(uuid.uuid4())
+    transcript = _write_session(claude, proj, session_id, {"a.txt": None})
+    agents = transcript.parent / session_id / "subagents"
+    agents.mkdir(parents=True)
+    for number, kind in enumerate(("fifo", "link")):
+        (agents / f"agent-{number}.jsonl").write_text(json.dumps(
+            {"type": "user", "uuid": f"s{number}", "parentUuid": None, "isSidechain": True, "sessionId": session_id,
+             "message": {"role": "user", "content": "sub"}}) + "\n")
+        meta = agents / f"agent-{number}.meta.json"
+        if kind == "fifo":
+            os.mkfifo(meta)
+        else:
+            secret = tmp_path / "secret.json"
+            secret.write_text(json.dumps({"description": SECRET.decode()}))
+            os.symlink(secret, meta)
+    env = {"CLAUDE_CONFIG_DIR": str(claude)}
+    shown = run_cli(["sessions", "show", session_id, "--source", "claude", "--json"], proj, home, timeout=60, **env)
+    assert shown.returncode == 0, shown.stderr
+    assert sum("no readable" in line for line in json.loads(shown.stdout)["warnings"]) == 2
+    done = run_cli(["import", "claude", str(transcript), "--json"], proj, home, timeout=60, **env)
+    assert done.returncode == 0, done.stderr
+    assert SECRET.decode() not in Path(json.loads(done.stdout)["path"]).read_text()

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sessions.records import Anomalies, TreeRow
+from ..storage.regular import read_regular
 from .claude_backups import backup_problem
 from .claude_chain import build_chain, find_leaf, regroup_parallel_calls
 from .foreign import ForeignSession, jsonl_files_newest_first, read_jsonl, subfolders, text_of
@@ -234,7 +235,7 @@ class ClaudeSession(ForeignSession):
             meta: dict[str, Any] = {}
             meta_path = path.with_suffix(".meta.json")
             try:
-                loaded = json.loads(meta_path.read_bytes())
+                loaded = json.loads(read_regular(meta_path, limit=1 << 20))  # no-follow, never blocks
                 meta = loaded if isinstance(loaded, dict) else {}
             except (OSError, ValueError):
                 self.warnings.append(f"subagent {agent_id}: no readable {meta_path.name}")
