@@ -16,6 +16,7 @@ import pytest
 from helpers.cli import run_cli
 from helpers.npm_programs import Programs
 from helpers.real_cli import RealCli, keys, real_tui, screen_text, slash, wait_screen
+from helpers.session_files import claude_backup_name, write_claude_checkpointed_session
 
 pytestmark = [pytest.mark.npm, pytest.mark.slow, pytest.mark.terminal]
 # today: the real CLI drops checkpoints older than its retention when it resumes a session
@@ -24,28 +25,11 @@ STAMP = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 def _claude_session(claude: Path, cwd: Path) -> Path:
     session_id = str(uuid.uuid4())
-    target = cwd / "src" / "app.py"
-    name = f"{hashlib.sha256(str(target).encode()).hexdigest()[:16]}@v1"
+    name = claude_backup_name(cwd / "src" / "app.py")
     history = claude / "file-history" / session_id
     history.mkdir(parents=True)
     (history / name).write_bytes(b"before\n")
-    folder = claude / "projects" / "".join(char if char.isalnum() else "-" for char in str(cwd))
-    folder.mkdir(parents=True)
-    base = {"sessionId": session_id, "cwd": str(cwd), "version": "2.1.332", "isSidechain": False, "timestamp": STAMP}
-    prompt, reply = str(uuid.uuid4()), str(uuid.uuid4())
-    lines = [
-        {**base, "type": "user", "uuid": prompt, "parentUuid": None, "message": {"role": "user", "content": "edit app"}},
-        {"type": "file-history-snapshot", "messageId": prompt, "isSnapshotUpdate": False,
-         "snapshot": {"messageId": prompt, "timestamp": STAMP, "trackedFileBackups": {
-             "src/app.py": {"backupFileName": name, "version": 1, "backupTime": STAMP,
-                            "realParentDir": str(target.parent)}}}},
-        {**base, "type": "assistant", "uuid": reply, "parentUuid": prompt,
-         "message": {"id": "msg_1", "role": "assistant", "model": "claude-stub", "type": "message",
-                     "content": [{"type": "text", "text": "edited it"}], "usage": {"input_tokens": 1, "output_tokens": 1}}},
-    ]
-    path = folder / f"{session_id}.jsonl"
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return path
+    return write_claude_checkpointed_session(claude, cwd, session_id, {"src/app.py": name}, when=STAMP)
 
 
 def test_the_real_clis_rewind_restores_an_imported_checkpoint(npm_programs: Programs, tmp_path: Path) -> None:

@@ -21,34 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from helpers.cli import run_cli
+from helpers.session_files import claude_backup_name, write_claude_checkpointed_session
 
 SECRET = b"the secret outside the session's folder\n"
 STAMP = "2026-01-02T03:04:05.000Z"
 
 
-def _name(path: Path, version: int = 1) -> str:
-    return f"{hashlib.sha256(str(path).encode()).hexdigest()[:16]}@v{version}"
-
-
-def _write_session(claude: Path, cwd: Path, session_id: str, tracked: dict[str, Any]) -> Path:
-    slug = "".join(char if char.isalnum() else "-" for char in str(cwd))
-    folder = claude / "projects" / slug
-    folder.mkdir(parents=True, exist_ok=True)
-    base = {"sessionId": session_id, "cwd": str(cwd), "version": "2.1.332", "isSidechain": False, "timestamp": STAMP}
-    prompt, reply = str(uuid.uuid4()), str(uuid.uuid4())
-    backups = {path: {"backupFileName": name, "version": 1, "backupTime": STAMP,
-                      "realParentDir": str((cwd / path).parent)} for path, name in tracked.items()}
-    lines = [
-        {**base, "type": "user", "uuid": prompt, "parentUuid": None, "message": {"role": "user", "content": "edit app"}},
-        {"type": "file-history-snapshot", "messageId": prompt, "isSnapshotUpdate": False,
-         "snapshot": {"messageId": prompt, "timestamp": STAMP, "trackedFileBackups": backups}},
-        {**base, "type": "assistant", "uuid": reply, "parentUuid": prompt,
-         "message": {"id": "msg_1", "role": "assistant", "model": "claude-stub", "type": "message",
-                     "content": [{"type": "text", "text": "edited"}], "usage": {"input_tokens": 1, "output_tokens": 1}}},
-    ]
-    path = folder / f"{session_id}.jsonl"
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return path
+_name = claude_backup_name
+_write_session = write_claude_checkpointed_session
 
 
 def _every_file_bytes(root: Path) -> bytes:
