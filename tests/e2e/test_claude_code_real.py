@@ -211,3 +211,17 @@ def test_import_then_rewind_puts_the_code_back(claude_home: dict[str, Any], home
     assert rewound.returncode == 0, rewound.stderr
     assert (proj / "c.txt").read_text() == "base\n"
     assert snapshot(claude_dir) == before
+
+
+def test_an_imported_compaction_is_one_entry_with_its_summary(claude_home: dict[str, Any], home: Path) -> None:
+    """The fork's `/compact` (Claude Code 2.1.332) imports as one `compaction` entry whose summary
+    is the real one (issue 32 §4: it was written twice, once off the path)."""
+    env = {"HOME": str(claude_home["home"])}
+    done = run_cli(["import", "claude", claude_home["fork"].stem, "--json"], claude_home["proj"], home, **env)
+    assert done.returncode == 0, done.stderr
+    entries = [json.loads(line) for line in Path(json.loads(done.stdout)["path"]).read_text().splitlines()]
+    compactions = [entry for entry in entries if entry.get("type") == "compaction"]
+    assert len(compactions) == 1, compactions
+    source = open_claude(claude_home["fork"])
+    summary = next(message for message in source.messages if message["meta"].get("isSummary"))
+    assert compactions[0]["summary"] and compactions[0]["summary"] in summary["content"][0]["text"]

@@ -9,7 +9,9 @@ whole header, every checkpoint's object exists and hashes right):
 
 - the Claude tree (`CLAUDE_CONFIG_DIR`) is byte-identical to what the harness wrote;
 - every imported session is complete: its meta names its source (`importedFrom`), it holds the
-  source's prompt, and its one checkpoint's object holds the backup's bytes;
+  source's prompt, and its one checkpoint's object holds the backup's bytes, under the path
+  Claude Code restores (`src/big.txt` of the project), with the real CLI's raw sha256 blob in
+  `file-history/<id>/` (the source's second backup, a FIFO, is skipped, never waited on);
 - every import a run reported (`--json` read whole) exists.
 """
 
@@ -47,7 +49,10 @@ def _new_source(workspace: Any, marker: str) -> str:
     history = claude_dir(workspace) / "file-history" / session_id
     history.mkdir(parents=True)
     backup = random.Random(marker).randbytes(BACKUP_BYTES)
-    (history / "0123456789abcdef@v1").write_bytes(backup)
+    target = os.path.join(project, "src", "big.txt")
+    name = hashlib.sha256(target.encode()).hexdigest()[:16] + "@v1"
+    (history / name).write_bytes(backup)
+    os.mkfifo(history / (hashlib.sha256(b"pipe").hexdigest()[:16] + "@v1"))  # skipped with a warning
     stamp = "2026-01-02T03:04:05.000Z"
     prompt, reply = str(uuid.uuid4()), str(uuid.uuid4())
     base = {"sessionId": session_id, "cwd": project, "version": "2.1.332", "isSidechain": False, "timestamp": stamp}
@@ -56,8 +61,10 @@ def _new_source(workspace: Any, marker: str) -> str:
          "message": {"role": "user", "content": f"{marker} import claude"}},
         {"type": "file-history-snapshot", "messageId": prompt, "isSnapshotUpdate": False,
          "snapshot": {"messageId": prompt, "timestamp": stamp, "trackedFileBackups": {
-             "big.txt": {"backupFileName": "0123456789abcdef@v1", "version": 1, "backupTime": stamp,
-                         "realParentDir": project}}}},
+             "src/big.txt": {"backupFileName": name, "version": 1, "backupTime": stamp,
+                             "realParentDir": os.path.join(project, "src")},
+             "pipe.txt": {"backupFileName": hashlib.sha256(b"pipe").hexdigest()[:16] + "@v1", "version": 1,
+                          "backupTime": stamp, "realParentDir": project}}}},
         {**base, "type": "assistant", "uuid": reply, "parentUuid": prompt,
          "message": {"id": "msg_1", "role": "assistant", "model": "claude-stub", "type": "message",
                      "content": [{"type": "text", "text": "imported reply"}],
@@ -79,6 +86,9 @@ def _tree(root: Path) -> dict[str, str]:
     for folder, _, names in os.walk(root):
         for name in names:
             path = Path(folder, name)
+            if path.is_fifo():  # the planted FIFO backup: never opened, by the import or by this check
+                out[str(path.relative_to(root))] = "fifo"
+                continue
             out[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
 
@@ -137,9 +147,16 @@ def check(workspace: Any, violations: list[str], label: str) -> None:
         if marker not in texts:
             violations.append(f"{label}: import {session_id} lacks the source's prompt")
         records = read_checkpoints(transcript.with_name(f"{session_id}.checkpoints.jsonl"))
-        objects = [item.store_object for record in records for item in record.files]
+        items = [item for record in records for item in record.files]
+        objects = [item.store_object for item in items]
         if len(objects) != 1 or objects[0] is None or store.read(objects[0]) != backup:
             violations.append(f"{label}: import {session_id}'s checkpoint does not hold the backup")
+            continue
+        if items[0].path != os.path.join(str(workspace.project), "src", "big.txt"):
+            violations.append(f"{label}: import {session_id}'s backup names {items[0].path}, not src/big.txt")
+        blob = Path(workspace.data) / "file-history" / session_id / hashlib.sha256(backup).hexdigest()
+        if items[0].hash != hashlib.sha256(backup).hexdigest() or not blob.is_file() or blob.read_bytes() != backup:
+            violations.append(f"{label}: import {session_id} lacks the real CLI's raw blob of its backup")
     if seen:
         workspace.notes["checks_with_imports"] = workspace.notes.get("checks_with_imports", 0) + 1
     for reported in state["reported"] - seen:

@@ -90,3 +90,39 @@ def write_claude_session(claude_dir: Path, cwd: Path, session_id: str, prompt: s
     path = folder / f"{session_id}.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return path
+
+
+def claude_backup_name(path: Path, version: int = 1) -> str:
+    """The name Claude Code gives a file's backup: the sha256 of its real path (16 digits), `@v<n>`."""
+    import hashlib
+
+    return f"{hashlib.sha256(str(path).encode()).hexdigest()[:16]}@v{version}"
+
+
+def write_claude_checkpointed_session(claude_dir: Path, cwd: Path, session_id: str, tracked: dict[str, Any], *,
+                                      when: str = "2026-01-02T03:04:05.000Z") -> Path:
+    """A Claude Code 2.1.332 session of `cwd` in `claude_dir`: the prompt "edit app" with a
+    file-history snapshot naming `tracked` (tracking path -> backup name, or None for a file that
+    did not exist), and the reply "edited it"; returns its transcript. The backups themselves are
+    the caller's (`file-history/<session_id>/`)."""
+    import uuid
+
+    from commandcode.interop.locations import claude_slug
+
+    folder = claude_dir / "projects" / claude_slug(str(cwd))
+    folder.mkdir(parents=True, exist_ok=True)
+    base = {"sessionId": session_id, "cwd": str(cwd), "version": "2.1.332", "isSidechain": False, "timestamp": when}
+    prompt, reply = str(uuid.uuid4()), str(uuid.uuid4())
+    backups = {path: {"backupFileName": name, "version": 1, "backupTime": when,
+                      "realParentDir": str((cwd / path).parent)} for path, name in tracked.items()}
+    lines = [
+        {**base, "type": "user", "uuid": prompt, "parentUuid": None, "message": {"role": "user", "content": "edit app"}},
+        {"type": "file-history-snapshot", "messageId": prompt, "isSnapshotUpdate": False,
+         "snapshot": {"messageId": prompt, "timestamp": when, "trackedFileBackups": backups}},
+        {**base, "type": "assistant", "uuid": reply, "parentUuid": prompt,
+         "message": {"id": "msg_1", "role": "assistant", "model": "claude-stub", "type": "message",
+                     "content": [{"type": "text", "text": "edited it"}], "usage": {"input_tokens": 1, "output_tokens": 1}}},
+    ]
+    path = folder / f"{session_id}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path

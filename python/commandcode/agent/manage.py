@@ -1,7 +1,7 @@
 """Renaming and deleting a session that is not open here (the picker's rename and delete).
 
 `rename_session` gives a session a name no other session of its project has (compared trimmed
-and case-insensitively, the real CLI's `/rename` rule): a `session_info` entry, committed under
+and case-insensitively, the real CLI's `/rename` rule) and that reads as no other session's id (`naming.py`): a `session_info` entry, committed under
 the writer lock, then `meta.title` and `meta.userRenamed`, as `-n` writes them.
 
 `delete_session` removes a session as the real picker does (format doc §9): the transcript, its
@@ -49,6 +49,9 @@ def rename_session(files: SessionFiles, name: str, cwd: Path) -> str:
     if taken:
         raise CommandcodeError(f"session {taken[0].session_id} is already named {cleaned!r}",
                                hint="names are unique within a project; pick another")
+    from .naming import refuse_id_like
+
+    refuse_id_like(cleaned, cwd, session_id=files.session_id)
     read_meta_for_update(files.meta)  # refuse a meta we could not update before writing anything
     with SessionWriter(files, os.fspath(cwd)) as writer:
         writer.append_entry("session_info", {"name": cleaned})

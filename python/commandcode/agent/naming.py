@@ -3,7 +3,9 @@
 A name is trimmed (CR/LF become spaces, as the real CLI stores it), at most `MAX_NAME_CHARS`
 characters, and unique within the project: no other session of this directory's project may
 carry it, compared case-insensitively (the real CLI's rule for `/rename` and `/fork NAME`). A
-bare `/rename` asks the model for a title; the offline model builds one from the first prompt
+name that reads as the id (or an id prefix) of another session is refused too: references try
+ids before names, so such a name could never be used, and before that rule it took the id over.
+A bare `/rename` asks the model for a title; the offline model builds one from the first prompt
 (`title_from_prompt`).
 """
 
@@ -12,13 +14,40 @@ from __future__ import annotations
 import os
 import re
 
-from ..catalog.listing import list_sessions
+from ..catalog.listing import list_sessions, project_dirs, transcripts_in
 from ..errors import CommandcodeError, UsageError
 from ..sessions.format import clean_name
 
 MAX_NAME_CHARS = 200
 TITLE_CHARS = 50
 _CALL_LINE = re.compile(r"^\s*call\s+[A-Za-z_]\w*\s*(\{.*)?$")
+_ID_LIKE = re.compile(r"[0-9a-f][0-9a-f-]*")
+
+
+def id_prefix_owner(name: str, cwd: str | os.PathLike[str], *, except_id: str | None = None) -> str | None:
+    """The id of another session (any project: references reach them all) that starts with
+    `name` (trimmed, case-insensitive), or None; a name that cannot be an id is not looked up."""
+    wanted = clean_name(name).casefold()
+    if not _ID_LIKE.fullmatch(wanted):
+        return None
+    for folder in project_dirs(all_projects=True, cwd=cwd):
+        for transcript in transcripts_in(folder):
+            session_id = transcript.name[:-len(".jsonl")]
+            if session_id != except_id and session_id.casefold().startswith(wanted):
+                return session_id
+    return None
+
+
+def refuse_id_like(name: str, cwd: str | os.PathLike[str], *, session_id: str | None) -> None:
+    """Raises when `name` reads as another session's id or id prefix (see the module docstring).
+
+    Raises:
+        CommandcodeError: it does.
+    """
+    owner = id_prefix_owner(name, cwd, except_id=session_id)
+    if owner is not None:
+        raise CommandcodeError(f"the name {clean_name(name)!r} reads as the id of session {owner}",
+                               hint="ids win over names, so it would never name this session; pick another")
 
 
 def name_owner(name: str, cwd: str | os.PathLike[str], *, except_id: str | None = None) -> str | None:
@@ -45,6 +74,8 @@ def checked_name(name: str, cwd: str | os.PathLike[str], *, session_id: str | No
     if len(cleaned) > MAX_NAME_CHARS:
         raise UsageError(f"the session name is {len(cleaned)} characters long; the limit is {MAX_NAME_CHARS}",
                          hint="pick a shorter name")
+    if unique:
+        refuse_id_like(cleaned, cwd, session_id=session_id)
     owner = name_owner(cleaned, cwd, except_id=session_id) if unique else None
     if owner is not None:
         raise CommandcodeError(f"the name {cleaned!r} is taken by session {owner} in this project",
@@ -73,7 +104,8 @@ def title_from_prompt(prompt: str) -> str | None:
 def unique_title(title: str, cwd: str | os.PathLike[str], *, session_id: str | None) -> str:
     """`title`, or `title (2)`, `title (3)`… when a session of the project already has it."""
     candidate, number = title[:MAX_NAME_CHARS], 2
-    while name_owner(candidate, cwd, except_id=session_id) is not None:
+    while name_owner(candidate, cwd, except_id=session_id) is not None \
+            or id_prefix_owner(candidate, cwd, except_id=session_id) is not None:
         suffix = f" ({number})"
         candidate, number = title[:MAX_NAME_CHARS - len(suffix)] + suffix, number + 1
     return candidate

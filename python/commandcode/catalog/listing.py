@@ -216,6 +216,13 @@ def resolve_session(ref: str, cwd: str | os.PathLike[str]) -> SessionFiles:
         transcript = directory / f"{reference}.jsonl"
         if "/" not in reference and os.path.isfile(transcript):  # a 300-byte reference is no file, not an error
             return SessionFiles.for_transcript(transcript)
+    # ids win over names: a unique id prefix is never shadowed by a session's name
+    matching = [path for directory in candidates for path in transcripts_in(directory) if path.name.startswith(reference)]
+    prefixed = [SessionFiles.for_transcript(path) for path in matching if path.parent == local and _is_here(path, here)]
+    if not prefixed:
+        prefixed = [SessionFiles.for_transcript(path) for path in matching]
+    if len(prefixed) == 1:
+        return prefixed[0]
     for directories, only_here in (([local], True), (candidates, False)):
         named = _by_name(reference, directories, here if only_here else None)
         if len(named) == 1:
@@ -225,12 +232,6 @@ def resolve_session(ref: str, cwd: str | os.PathLike[str]) -> SessionFiles:
                 f"{len(named)} sessions are named {reference!r}: " + ", ".join(files.session_id for files in named),
                 hint="pass the session id instead",
             )
-    matching = [path for directory in candidates for path in transcripts_in(directory) if path.name.startswith(reference)]
-    prefixed = [SessionFiles.for_transcript(path) for path in matching if path.parent == local and _is_here(path, here)]
-    if not prefixed:
-        prefixed = [SessionFiles.for_transcript(path) for path in matching]
-    if len(prefixed) == 1:
-        return prefixed[0]
     if len(prefixed) > 1:
         raise AmbiguousSessionError(
             f"{reference!r} is a prefix of {len(prefixed)} session ids: "

@@ -37,6 +37,7 @@ from pathlib import Path
 from ..config.paths import ARCHIVE_REFS_SUFFIX, archives_dir, data_dir, objects_dir, projects_dir
 from ..errors import CommandcodeError
 from ..storage.regular import read_if_exists
+from .digests import file_digests
 from .gc_roots import live_root_ids
 from .store import GC_LOCK_NAME
 from .sweep import SWEEP_GRACE_SECONDS, referenced_objects
@@ -106,10 +107,12 @@ def digests_by_session(projects: Path | None = None) -> dict[tuple[str, str], se
             session_id, dot, rest = path.name.partition(".")
             if not dot or "." not in rest or not rest.endswith((".json", ".jsonl")):
                 continue  # a transcript `<sid>.jsonl`, or no sidecar of a session
-            data = read_if_exists(path)
-            if data:
-                found.setdefault((project.name, session_id), set()).update(
-                    match.decode() for match in _DIGEST.findall(data))
+            try:
+                digests = file_digests(path)  # bounded memory; a sparse file's holes are skipped
+            except FileNotFoundError:
+                continue
+            if digests:
+                found.setdefault((project.name, session_id), set()).update(digests)
     return found
 
 

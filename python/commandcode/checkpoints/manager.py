@@ -388,10 +388,10 @@ class CheckpointManager:
         if not self._compatible or item.hash is None:
             return item
         try:
-            digest = compatible.write_raw_blob(self.files.session_id, self.store.read(item.hash))
+            data = self.store.read(item.hash)
         except (OSError, CheckpointError):
             return item  # our store still holds it: only the real CLI cannot restore this one
-        return FileBackup(path=item.path, hash=digest, mode=item.mode, extra={compatible.BLAKE3_KEY: item.hash})
+        return compatible.raw_blob_item(self.files.session_id, item, data)
     def _absent(self, path: str, target: Path) -> FileBackup:
         """The item of a file that does not exist yet: a rewind deletes it, and the folders its
         creation makes (`missingDirs`) once they are empty."""

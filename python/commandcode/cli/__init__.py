@@ -131,6 +131,10 @@ def main() -> None:
         sys.stderr.write(code + "\n")
         code = 1
     atexit._run_exitfuncs()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):  # None when started with the descriptor closed
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # the reader went away: what is left cannot be delivered
+            pass
     os._exit(code if isinstance(code, int) else 0)

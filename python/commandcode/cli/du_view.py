@@ -1,6 +1,8 @@
 """`commandcode sessions du`: the footprint report (`workspace.footprint`) as a table or JSON,
 with what `sweep --dry-run` would free. `blobs` are the raw sha256 backups in `file-history/`
-(hard links to one shared copy: a blob linked from several sessions is counted once, apart)."""
+(hard links to one shared copy: a blob linked from several sessions is counted once, apart).
+A sidecar that is not a regular file is listed as skipped; when the sweep's plan cannot be made
+(such a file in place of a checkpoints file) what it would free is shown as unknown, with why."""
 
 from __future__ import annotations
 
@@ -14,11 +16,16 @@ _KINDS = ("transcript", "sidecars", "index", "objects", "blobs", "scratchpad")
 
 def _would_free() -> dict[str, Any]:
     from ..config.settings import load_settings
+    from ..errors import CommandcodeError
     from ..workspace.retention import plan_sweep
 
     settings = load_settings(os.getcwd())
-    plan = plan_sweep(os.getcwd(), older_than_days=float(settings.cleanup_period_days), include_named=False,
-                      period_setting=settings.cleanup_period_days)
+    try:
+        plan = plan_sweep(os.getcwd(), older_than_days=float(settings.cleanup_period_days), include_named=False,
+                          period_setting=settings.cleanup_period_days)
+    except (CommandcodeError, OSError) as error:  # e.g. a FIFO in place of a checkpoints file
+        return {"sessions": None, "bytes": None, "older_than_days": float(settings.cleanup_period_days),
+                "disabled_by": None, "unknown": str(error)}
     return {"sessions": len(plan.chosen), "bytes": plan.freed_bytes, "older_than_days": plan.older_than_days,
             "disabled_by": plan.disabled_by}
 
@@ -64,7 +71,11 @@ def du_view(all_projects: bool, as_json: bool) -> None:
     stdout.print(f"raw sha256 blobs (file-history, the real CLI's format) shared by several sessions: "
                  f"{human(report['shared_blobs'])} (counted once)")
     stdout.print(f"data dir {safe(report['data_dir'], one_line=True)}: {human(report['data_dir_total'])}")
-    if free["disabled_by"]:
+    for mark in report["skipped"]:
+        stdout.print(f"skipped (not a regular file, not counted): {safe(mark, one_line=True)}")
+    if free.get("unknown"):
+        stdout.print(f"`commandcode sweep --dry-run` would free: unknown ({safe(free['unknown'], one_line=True)})")
+    elif free["disabled_by"]:
         stdout.print(f"sweep: off ({free['disabled_by']})")
     else:
         stdout.print(f"`commandcode sweep --dry-run` would free {human(free['bytes'])} "

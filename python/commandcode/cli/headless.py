@@ -6,11 +6,19 @@ The stream is `system`/`init` first (session id, cwd, model, tools, permission m
 `result` event last, always — also when the turn fails, with `is_error: true` and the error as
 `result`. The shapes are documented as JSON Schema in `docs/headless-schema.json`, which tests
 check every event against; they do not change when the on-disk format does.
+
+Output that cannot be written (stdout closed by the reader, `| head -1`, a closed descriptor, a
+full disk) never stops the turn: the first failed write marks the output `lost`, stdout is
+pointed at `/dev/null`, and the turn runs and is saved as the user typed it; the run then exits
+non-zero with one line saying so (`run.run_print`).
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ..agent.events import TurnEvent
@@ -58,6 +66,19 @@ class Reporter:
         self.api_seconds = 0.0
         self._step_started = time.monotonic()
         self._last_usage: dict[str, Any] = {}
+        self.lost = False  # a write to stdout failed: the rest of the output goes nowhere
+
+    def _emit(self, write: Callable[[Any], None], value: Any) -> None:
+        """Writes `value` with `write`; a failed write marks the output lost (module docstring)."""
+        if self.lost:
+            return
+        try:
+            if sys.stdout is None:  # started with descriptor 1 closed
+                raise OSError("stdout is closed")
+            write(value)
+        except (OSError, ValueError, SystemExit):  # a closed file object; rich exits on a broken pipe
+            self.lost = True
+            _silence_stdout()
 
     def init(self, *, session_id: str | None, cwd: str, model_id: str, permission_mode: str) -> None:
         """The session is open: the stream's `system`/`init` event."""
@@ -65,7 +86,7 @@ class Reporter:
         self.initialised = True
         self._step_started = time.monotonic()
         if self.format == "stream-json":
-            print_json_line({"type": "system", "subtype": "init", "session_id": session_id, "cwd": cwd,
+            self._emit(print_json_line, {"type": "system", "subtype": "init", "session_id": session_id, "cwd": cwd,
                              "model": model_id, "tools": list(TOOL_NAMES), "permissionMode": permission_mode,
                              "output_style": "default"})
 
@@ -87,7 +108,7 @@ class Reporter:
             return
         if event.kind == "assistant":
             message = event.message
-            print_json_line({"type": "assistant", "session_id": self.session_id, "parent_tool_use_id": None,
+            self._emit(print_json_line, {"type": "assistant", "session_id": self.session_id, "parent_tool_use_id": None,
                              "message": {"id": str((message.get("meta") or {}).get("messageId", "")), "type": "message",
                                          "role": "assistant", "model": self.model_id,
                                          "content": _wire_content(message.get("content") or []),
@@ -95,7 +116,7 @@ class Reporter:
         elif event.kind == "tool_result":
             [block] = event.message["content"]
             text = "\n".join(str(part.get("text", "")) for part in block.get("content") or [])
-            print_json_line({"type": "user", "session_id": self.session_id, "parent_tool_use_id": None,
+            self._emit(print_json_line, {"type": "user", "session_id": self.session_id, "parent_tool_use_id": None,
                              "message": {"role": "user", "content": [{"type": "tool_result",
                                                                       "tool_use_id": str(block.get("tool_use_id")),
                                                                       "content": text, "is_error": event.is_error}]}})
@@ -106,7 +127,7 @@ class Reporter:
         """The run ended (`error` None: it succeeded): the reply, or the result object/event."""
         if self.format == "text":
             if error is None and text:
-                stdout.out(printable(text), highlight=False)  # tool output and file names: no raw control bytes
+                self._emit(lambda value: stdout.out(value, highlight=False), printable(text))  # no raw control bytes
             return
         if self.format == "stream-json" and not self.initialised:
             self.init(session_id=self.session_id, cwd=self.cwd, model_id=self.model_id,
@@ -119,4 +140,24 @@ class Reporter:
             "total_cost_usd": round(float(self.usage.get("costUsd", 0.0)), 10), "usage": _wire_usage(self.usage),
             "model": self.model_id, "error": error}
         payload.update(extra or {})
-        (print_json if self.format == "json" else print_json_line)(payload)
+        self._emit(print_json if self.format == "json" else print_json_line, payload)
+
+
+def _silence_stdout() -> None:
+    """Points descriptor 1 at `/dev/null`, so nothing later (the interpreter's flush at exit
+    included) writes into the closed pipe again."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        os.dup2(null, 1)
+    except OSError:
+        pass
+    finally:
+        os.close(null)
+    if sys.stdout is not None:
+        try:
+            sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115  (descriptor 1 itself, never closed)
+        except (OSError, ValueError):
+            pass

@@ -62,10 +62,22 @@ def run_print(prompt: str, *, output_format: str, name: str | None, resume: str 
         _run(prompt, reporter, name=name, resume=resume, continue_last=continue_last, no_session=no_session,
              model_name=model_name, effort=effort, mode=mode, worktree=worktree)
     except _Reported:
+        if reporter.lost:
+            raise _lost(reporter) from None
         raise
     except CommandcodeError as error:  # the result object/event comes last, also on errors
         reporter.result(text="", error=str(error))
         raise
+    if reporter.lost:
+        raise _lost(reporter)
+
+
+def _lost(reporter: Reporter) -> CommandcodeError:
+    """The error of a run whose output could not be written (the turn itself ran)."""
+    where = f"; the turn ran and is saved in session {reporter.session_id}" if reporter.session_id else \
+        "; the turn ran"
+    return CommandcodeError(f"stdout was closed, so the output was lost{where}",
+                            hint=f"commandcode sessions show {reporter.session_id}" if reporter.session_id else None)
 
 
 def _run(prompt: str, reporter: Reporter, *, name: str | None, resume: str | None, continue_last: bool,

@@ -6,8 +6,8 @@ writes its rows into an unnamed spool file first (the header's message count is 
 the end), then the header, the spooled body and the footer into the target's temporary file,
 which is renamed over the target: memory stays at one chunk of entries whatever the size.
 
-Secrets are always redacted and paths sanitized in html and md (`redact=False` is not offered
-for them); a jsonl export is a byte copy of the transcript's readable lines unless `redact`, where
+Secrets are always redacted and paths sanitized in html and md, the session name in the title
+and heading included (`redact=False` is not offered for them); a jsonl export is a byte copy of the transcript's readable lines unless `redact`, where
 a line with a secret in one of its strings is re-encoded with the secret replaced. Corrupt lines
 are left out of every format and counted (`ExportResult.skipped_lines`).
 """
@@ -87,6 +87,14 @@ def scrubber(session: Session, *, redact: bool = True, engine: str = "native") -
     return Scrubber(Redactor(engine=engine) if redact else None, PathSanitizer(session.cwd, home if home != "~" else None))
 
 
+def _merged(counts: dict[str, int], scrub: Scrubber) -> dict[str, int]:
+    """`counts` plus what `scrub`'s redactor replaced."""
+    merged = dict(counts)
+    for name, count in (scrub.redactor.counts if scrub.redactor is not None else {}).items():
+        merged[name] = merged.get(name, 0) + count
+    return merged
+
+
 def _stream(session: Session, renderer: Renderer, write: Callable[[str], None], selection: Selection,
             scrub: Scrubber, progress: Progress | None) -> int:
     walk = Walk(scrub)
@@ -122,7 +130,10 @@ def render_text(session: Session, fmt: str, *, selection: str = "context", live_
         raise ValueError("render_text renders html or md")
     renderer = renderer_for(fmt, tree=selection == "all", live_script=live_script)
     rows, messages, counts = render_rows(session, fmt, selection=selection, engine=engine)
-    text = renderer.header(title_of(session), header_fields(session, messages, counts, selection)) + "".join(rows) \
+    named = scrubber(session, engine=engine)
+    title = named(title_of(session))
+    counts = _merged(counts, named)
+    text = renderer.header(title, header_fields(session, messages, counts, selection)) + "".join(rows) \
         + renderer.footer()
     return text, ExportResult(None, fmt, messages, counts, len(session.skipped_lines), len(text.encode()))
 
@@ -153,9 +164,10 @@ def export_session(transcript: Path, target: Path, fmt: str, *, selection: str =
 
         messages = _stream(session, renderer, spill, chosen, scrub, progress)
         spool.flush()
+        title = scrub(title_of(session))  # the name leaves too: a token in it is a secret as anywhere
         counts = dict(scrub.redactor.counts) if scrub.redactor is not None else {}
         with Output(target) as output:
-            output.write(renderer.header(title_of(session), header_fields(session, messages, counts, selection)))
+            output.write(renderer.header(title, header_fields(session, messages, counts, selection)))
             spool.seek(0)
             while chunk := spool.read(_SPOOL_COPY * 4):
                 output.write(chunk)

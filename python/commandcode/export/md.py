@@ -9,6 +9,11 @@ the closing `---` rule and the italic "Exported from Command Code" line.
 
 Additions of ours, in the same idiom: summaries and (with `--branch all`) other branches are
 `<details>` blocks too, and a `Redacted` line in the header says how many secrets were removed.
+Text that is not fenced (prompts, replies, thinking, summaries, the title) cannot open or close
+a `<details>` or `<summary>` of ours: such a tag outside code spans and fences is written as
+`&lt;details>` (it reads the same), and so are the HTML blocks that run past a blank line
+(`<!--`, `<script`, `<style`, `<pre`, `<textarea`); a fence left open is closed. So a session's
+content never ends, or swallows the end of, the block it sits in.
 """
 
 from __future__ import annotations
@@ -19,11 +24,43 @@ from .rows import Row, SummaryRow, TextRow, ThinkingRow, ToolRow, UserRow
 from .select import BranchOpen
 
 _BACKTICKS = re.compile(r"`+")
+# our blocks' own tags, and the HTML blocks that run past a blank line (to their end tag or `-->`)
+_BLOCK_TAG = re.compile(r"<(/?(?:details|summary|script|style|pre|textarea)(?=[\s/>]|$)|!--)", re.IGNORECASE)
+_CODE_SPAN = re.compile(r"(`+)[\s\S]*?(?<!`)\1(?!`)")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 FOOTER = "---\n\n_Exported from Command Code_\n"
 
 
+def inert(text: str) -> str:
+    """`text` with every `<details>`/`<summary>` tag outside fences and code spans made text."""
+    if "<" not in text:
+        return text
+    out: list[str] = []
+    fence_mark: str | None = None
+    for line in text.split("\n"):
+        opened = _FENCE.match(line)
+        if fence_mark is not None:
+            if opened and opened.group(1)[0] == fence_mark[0] and len(opened.group(1)) >= len(fence_mark) \
+                    and not line.strip().strip(fence_mark[0]):
+                fence_mark = None
+            out.append(line)
+            continue
+        if opened:
+            fence_mark = opened.group(1)
+            out.append(line)
+            continue
+        pieces, last = [], 0
+        for span in _CODE_SPAN.finditer(line):
+            pieces += [_BLOCK_TAG.sub(r"&lt;\1", line[last:span.start()]), span.group(0)]
+            last = span.end()
+        out.append("".join(pieces) + _BLOCK_TAG.sub(r"&lt;\1", line[last:]))
+    if fence_mark is not None:  # a fence left open would run past our closing tags to the end
+        out.append(fence_mark)
+    return "\n".join(out)
+
+
 def header(title: str, fields: list[tuple[str, str]]) -> str:
-    lines = [f"# {_one_line(title)}", ""]
+    lines = [f"# {inert(_one_line(title))}", ""]
     lines += [f"- **{name}:** {_one_line(value)}" for name, value in fields]
     return "\n".join(lines) + "\n\n"
 
@@ -54,11 +91,11 @@ def _html_text(text: str) -> str:
 def row(item: Row) -> str:
     """One row as its md section (without the separating blank line)."""
     if isinstance(item, UserRow):
-        lines = item.text.split("\n") if item.text else []
+        lines = inert(item.text).split("\n") if item.text else []
         lines += ["_[image]_"] * len(item.images)
         return _quote(lines or [""], "> ❯ ")
     if isinstance(item, TextRow):
-        return item.text.strip("\n")
+        return inert(item.text.strip("\n"))
     if isinstance(item, ToolRow):
         summary = _html_text(f"{item.badge} {item.argument}".strip())
         parts = [fence(item.output)] if item.output else []
@@ -66,10 +103,10 @@ def row(item: Row) -> str:
         body = "\n\n".join(parts) if parts else "_No result captured._"
         return f"<details>\n<summary>{summary}</summary>\n\n{body}\n\n</details>"
     if isinstance(item, ThinkingRow):
-        lines = [f"> *{line.strip()}*" if line.strip() else ">" for line in item.text.strip("\n").split("\n")]
+        lines = [f"> *{line.strip()}*" if line.strip() else ">" for line in inert(item.text.strip("\n")).split("\n")]
         return "<details>\n<summary><em>Thinking</em></summary>\n\n" + "\n".join(lines) + "\n\n</details>"
     if isinstance(item, SummaryRow):
-        return f"<details>\n<summary><em>{_html_text(item.title)}</em></summary>\n\n{item.text.strip()}\n\n</details>"
+        return f"<details>\n<summary><em>{_html_text(item.title)}</em></summary>\n\n{inert(item.text.strip())}\n\n</details>"
     if isinstance(item, BranchOpen):
         return (f"<details>\n<summary>Branch from {_html_text(item.timestamp)} "
                 f"({item.entries} entr{'y' if item.entries == 1 else 'ies'}, not on the active path)</summary>")

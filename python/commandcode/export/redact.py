@@ -5,7 +5,8 @@ written (a jsonl export stays a byte copy unless `--redact`); the transcript is 
 The rules are gitleaks-style shapes with high specificity: provider API keys (Anthropic,
 OpenAI, Google, Stripe, Slack), GitHub tokens, AWS access key ids and secret keys, bearer and
 basic `Authorization` credentials, JWTs, PEM private key blocks, passwords in connection strings
-and `.env`-style `SECRET=…` assignments (also quoted `"password": "…"` pairs).
+and `.env`-style `SECRET=…` assignments (also quoted `"password": "…"` pairs), quotes also in
+their JSON-escaped form (`{\\"password\\": \\"…\\"}`, a JSON text inside a string).
 
 A rule's pattern has a group named `s`: only that part is replaced, by `[REDACTED:<rule>]`, so
 `Bearer abc…` keeps `Bearer ` and `postgres://user:pw@host` keeps everything but `pw`. The
@@ -24,6 +25,8 @@ from .. import _native
 # An ASCII word boundary (Rust `regex` syntax; `re` reads it as `\b`): the lazy DFA keeps it, and
 # a literal after it still drives the prefilter, where a consumed boundary character would not.
 _B = r"(?-u:\b)"
+# A quote, or a JSON-escaped one (`\\"`: a JSON text printed inside another, e.g. tool output).
+_Q = r"\\?[\"']"
 _ENV_NAME = r"(?:[A-Za-z0-9]+_)*(?:SECRET|TOKEN|PASSWORD|PASSWD|PWD|APIKEY|API_KEY|SECRET_KEY|ACCESS_KEY|PRIVATE_KEY|AUTH_KEY|CREDENTIALS|ACCESS_TOKEN|AUTH_TOKEN|CLIENT_SECRET)"
 
 # (rule name, pattern). Order matters only where shapes overlap: the first rule to claim a span wins.
@@ -42,8 +45,9 @@ RULES: tuple[tuple[str, str], ...] = (
     ("bearer-token", r"(?-u:\b)(?i:bearer)\s+(?P<s>[A-Za-z0-9._~+/\-]{20,}=*)"),
     ("basic-auth", r"(?-u:\b)(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:basic)\s+(?P<s>[A-Za-z0-9+/]{12,}=*)"),
     ("connection-password", r"(?-u:\b)[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@\"'<>]{1,64}:(?P<s>[^\s@/\"'<>]{1,128})@[A-Za-z0-9.\-\[\]]"),
-    ("env-secret", _B + _ENV_NAME + r"[ \t]*=[ \t]*[\"']?(?P<s>[^\s\"'$#]{4,})"),
-    ("quoted-secret", r"[\"'](?i:password|passwd|secret|api_?key|access_?token|auth_?token|client_?secret|secret_?key)[\"']\s*[:=]\s*[\"'](?P<s>[^\"'\s$]{4,})[\"']"),
+    ("env-secret", _B + _ENV_NAME + r"[ \t]*=[ \t]*" + _Q + r"?(?P<s>(?:[^\s\"'$#\\]|\\[^\s\"'])(?:[^\s\"'$#\\]|\\[^\s\"']){3,})"),
+    ("quoted-secret", _Q + r"(?i:password|passwd|secret|api_?key|access_?token|auth_?token|client_?secret|secret_?key)" + _Q
+     + r"\s*[:=]\s*" + _Q + r"(?P<s>(?:[^\"'\s$\\]|\\[^\"'\s]){4,})" + _Q),
 )
 
 

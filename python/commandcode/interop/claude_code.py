@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..sessions.records import Anomalies, TreeRow
+from ..storage.regular import read_regular
+from .claude_backups import backup_problem
 from .claude_chain import build_chain, find_leaf, regroup_parallel_calls
 from .foreign import ForeignSession, jsonl_files_newest_first, read_jsonl, subfolders, text_of
 from .locations import claude_file_history, claude_project_dirs, claude_projects
@@ -178,13 +180,17 @@ class ClaudeSession(ForeignSession):
                 if target is not None and isinstance(entry.get("trackingPath"), str):
                     target.files.setdefault(entry["trackingPath"], entry["backup"])
         folder = claude_file_history(self._id)
-        missing = sorted({str(backup["backupFileName"]) for checkpoint in self.checkpoints
-                          for backup in checkpoint.files.values()
-                          if isinstance(backup.get("backupFileName"), str)
-                          and not (folder / backup["backupFileName"]).is_file()})
+        problems = {str(backup["backupFileName"]): problem for checkpoint in self.checkpoints
+                    for backup in checkpoint.files.values() if backup.get("backupFileName") is not None
+                    and (problem := backup_problem(folder, backup["backupFileName"]))}
+        missing = sorted(name for name, problem in problems.items() if problem == "is missing")
         if missing:
             self.warnings.append(f"{len(missing)} file-history backup(s) missing from {folder} (first: {missing[0]}); "
                                  "those files cannot be restored")
+        refused = sorted(name for name, problem in problems.items() if problem != "is missing")
+        if refused:
+            self.warnings.append(f"{len(refused)} file-history backup(s) refused (first: {refused[0][:80]!r} "
+                                 f"{problems[refused[0]]}); those files cannot be restored")
 
     def _read_context(self, entries: list[dict[str, Any]]) -> None:
         leaf, self.rewound_to_start = find_leaf(entries, self.by_uuid, self.warnings, sidechain=self.is_subagent)
@@ -229,7 +235,7 @@ class ClaudeSession(ForeignSession):
             meta: dict[str, Any] = {}
             meta_path = path.with_suffix(".meta.json")
             try:
-                loaded = json.loads(meta_path.read_bytes())
+                loaded = json.loads(read_regular(meta_path, limit=1 << 20))  # no-follow, never blocks
                 meta = loaded if isinstance(loaded, dict) else {}
             except (OSError, ValueError):
                 self.warnings.append(f"subagent {agent_id}: no readable {meta_path.name}")

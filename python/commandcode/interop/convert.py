@@ -185,8 +185,7 @@ def _convert_claude(session: ClaudeSession) -> Converted:
         return None
 
     def boundary_fields(boundary: dict[str, Any], own_id: str) -> dict[str, Any]:
-        summary_entry = next((entry for entry in session.by_uuid.values() if entry.get("isCompactSummary")
-                              and entry.get("parentUuid") == boundary.get("uuid")), None)
+        summary_entry = _summary_of(session, boundary)
         summary = text_of((summary_entry or {}).get("message", {}).get("content")) or ""
         metadata: dict[str, Any] = boundary["compactMetadata"] if isinstance(boundary.get("compactMetadata"), dict) \
             else {}
@@ -200,7 +199,9 @@ def _convert_claude(session: ClaudeSession) -> Converted:
         return fields
 
     active = _claude_groups(session)
-    active_uuids = {uuid for group in active for uuid in group}
+    active_boundary = _active_chain_boundary(session)
+    # the boundary that starts the active path is written once, as the path's root, below
+    active_uuids = {uuid for group in active for uuid in group} | set(active_boundary)
     # off the active path first (file order), so the active path's last entry is the last line
     for line in session.lines:
         entry = line.value
@@ -219,7 +220,7 @@ def _convert_claude(session: ClaudeSession) -> Converted:
             out.entries.append(_entry("message", own, nearest_kept(entry.get("parentUuid")),
                                       str(entry.get("timestamp") or ""), **_claude_fields(session, [uuid])))
     parent: str | None = None
-    boundary = next((session.by_uuid[uuid] for uuid in _active_chain_boundary(session)), None)
+    boundary = next((session.by_uuid[uuid] for uuid in active_boundary), None)
     if boundary is not None:
         own = new_id()
         out.ids[str(boundary["uuid"])] = own
@@ -246,6 +247,27 @@ def _convert_claude(session: ClaudeSession) -> Converted:
         own = new_id()
         out.entries.insert(0, _entry("custom", own, anchor, session.created, customType=SUBAGENT_TYPE, data=data))
     return out
+
+
+def _summary_of(session: ClaudeSession, boundary: dict[str, Any]) -> dict[str, Any] | None:
+    """The compact summary written for `boundary`: the first `isCompactSummary` entry whose
+    parents lead up to it through entries that are no messages (a reactive compaction writes
+    attachments between the boundary and its summary)."""
+    own = boundary.get("uuid")
+    for entry in session.by_uuid.values():
+        if not entry.get("isCompactSummary"):
+            continue
+        parent, seen = entry.get("parentUuid"), set()
+        while isinstance(parent, str) and parent not in seen:
+            if parent == own:
+                return entry
+            seen.add(parent)
+            above = session.by_uuid.get(parent)
+            if above is None or above.get("type") in ("user", "assistant") \
+                    or above.get("subtype") == "compact_boundary":
+                break
+            parent = above.get("parentUuid")
+    return None
 
 
 def _active_chain_boundary(session: ClaudeSession) -> list[str]:

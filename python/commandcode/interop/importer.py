@@ -11,12 +11,17 @@ only read.
 
 Meta: `importedFrom: {tool, path, sessionId}`, `title` (the source's name), `model`.
 Checkpoints: one record per Claude prompt with a file-history snapshot; each tracked file's
-backup is put into our store (`algo: "blake3"`), a file that did not exist has `hash: null`
-(a rewind deletes it), and a backup missing from `file-history/` is left out with a warning.
+backup is put into our store (`algo: "blake3"`; with `checkpoints.compatibleBackups` on, also
+the real CLI's raw sha256 blob in our `file-history/<id>/`, as every backup we record), a file
+that did not exist has `hash: null` (a rewind deletes it). The path is the one Claude Code's
+`--rewind-files` restores (`claude_backups.tracked_target`). Backups are read by
+`claude_backups.read_backup` only: one that is missing, misnamed (`../…`), a symlink, a FIFO or
+anything but a regular file in the session's own folder is left out with a warning line.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import uuid as uuid_module
 from pathlib import Path
@@ -27,6 +32,7 @@ from ..errors import CommandcodeError
 from ..sessions.files import SessionFiles
 from ..storage.durable import atomic_write, ensure_dir
 from ..storage.jsonfmt import dumps_pretty
+from .claude_backups import BackupRefused, read_backup, tracked_target
 from .claude_code import ClaudeSession
 from .convert import Converted, convert
 from .foreign import ForeignSession
@@ -71,6 +77,9 @@ def import_session(session: ForeignSession) -> ImportResult:
     if not session.cwd:
         raise CommandcodeError(f"{session.path}: the session records no working directory",
                                hint="commandcode files a session under the directory it ran in")
+    if not os.path.isabs(session.cwd):  # its backups would be restored relative to wherever a rewind runs
+        raise CommandcodeError(f"{session.path}: the session's working directory {session.cwd!r} is not an "
+                               "absolute path", hint="commandcode files a session under the directory it ran in")
     session_id = imported_id(session.source, session.id)
     files = SessionFiles.for_transcript(project_dir(session.cwd) / f"{session_id}.jsonl")
     warnings = list(session.warnings)
@@ -79,7 +88,7 @@ def import_session(session: ForeignSession) -> ImportResult:
     converted = convert(session)
     if not converted.entries:
         raise CommandcodeError(f"{session.path}: nothing to import (no messages)")
-    checkpoints = _import_checkpoints(session, converted, warnings) if isinstance(session, ClaudeSession) else []
+    checkpoints = _import_checkpoints(session, session_id, converted, warnings) if isinstance(session, ClaudeSession) else []
     ensure_dir(files.folder)
     if checkpoints:
         from ..checkpoints.records import write_checkpoints
@@ -91,11 +100,14 @@ def import_session(session: ForeignSession) -> ImportResult:
                         len(converted.entries))
 
 
-def _import_checkpoints(session: ClaudeSession, converted: Converted, warnings: list[str]) -> list[Any]:
+def _import_checkpoints(session: ClaudeSession, session_id: str, converted: Converted,
+                        warnings: list[str]) -> list[Any]:
+    from ..checkpoints.compatible import enabled, raw_blob_item
     from ..checkpoints.records import Checkpoint, FileBackup, prompt_preview
     from ..checkpoints.store import BackupStore
 
     store = BackupStore()
+    compatible = enabled(Path(session.cwd or "/"))
     folder = claude_file_history(session.id)
     by_message = {entry["message"]["meta"]["messageId"]: entry for entry in converted.entries
                   if entry.get("type") == "message"}
@@ -109,20 +121,19 @@ def _import_checkpoints(session: ClaudeSession, converted: Converted, warnings: 
         before = _messages_before(target_entry, by_id)
         files: list[Any] = []
         for relative, backup in sorted(checkpoint.files.items()):
-            base = str(backup["realParentDir"]) if isinstance(backup.get("realParentDir"), str) else session.cwd
-            target = relative if os.path.isabs(relative) else os.path.join(base, relative)
+            target = tracked_target(session.cwd or "/", relative)
             name = backup.get("backupFileName")
             if name is None:
                 files.append(FileBackup(path=target, hash=None, algorithm="blake3"))
                 continue
             try:
-                data = (folder / str(name)).read_bytes()
-                mode = (folder / str(name)).stat().st_mode & 0o7777
-            except OSError:
-                warnings.append(f"checkpoint of {checkpoint.message_id}: the backup {name} of {relative} is missing; "
-                                "that file is left out of the checkpoint")
+                data, mode = read_backup(folder, name)
+            except BackupRefused as refused:
+                warnings.append(f"checkpoint of {checkpoint.message_id}: the backup {_shown(name)} of {relative} "
+                                f"{refused}; that file is left out of the checkpoint")
                 continue
-            files.append(FileBackup(path=target, hash=store.put_bytes(data), algorithm="blake3", mode=mode))
+            item = FileBackup(path=target, hash=store.put_bytes(data), algorithm="blake3", mode=mode)
+            files.append(raw_blob_item(session_id, item, data) if compatible else item)
         prompt = (entry.get("message") or {}).get("content")
         text = prompt if isinstance(prompt, str) else next(
             (block.get("text") for block in prompt or [] if isinstance(block, dict) and block.get("type") == "text"), "")
@@ -131,6 +142,12 @@ def _import_checkpoints(session: ClaudeSession, converted: Converted, warnings: 
                                   prompt=prompt_preview(str(text or "")), message_count=len(before),
                                   last_message_id=before[-1] if before else None, files=files))
     return records
+
+
+def _shown(name: Any) -> str:
+    """A backup name as a warning shows it: quoted, one line, at most 80 characters."""
+    text = json.dumps(name, ensure_ascii=True)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _messages_before(entry: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> list[str]:

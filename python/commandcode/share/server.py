@@ -19,6 +19,9 @@ size and mtime; the transcript is append-only), re-renders the session's context
 changed and wakes the streams. Any process that commits to the session (a shell, `-p -r`, a
 resume days later) is followed without telling the server anything; a restarted server reloads
 its shares from `shares.json`.
+
+A client that hangs up early is not reported (`ShareServer.handle_error`); any other failed
+request is one line on the server's stderr.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import ipaddress
 import json
 import os
 import secrets
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -316,6 +320,17 @@ class ShareServer(ThreadingHTTPServer):
         names = {shown, host} | ({"127.0.0.1", "localhost", "[::1]"} if _is_loopback(host) else set())
         self.allowed_hosts = {f"{name}:{self.port}".lower() for name in names}
         self.hub = Hub(f"http://{shown}:{self.port}")
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A request that failed: a client that hung up early (a closed tab, a `curl` stopped
+        half-way) is no error at all and prints nothing; anything else is one line on stderr,
+        never the stdlib's traceback, and the server keeps serving."""
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionError, TimeoutError)):
+            return
+        host = client_address[0] if isinstance(client_address, tuple) and client_address else "?"
+        detail = " ".join(str(error).split()) or type(error).__name__
+        print(f"share server: a request from {host} failed: {detail}", file=sys.stderr, flush=True)
 
     def run(self) -> None:
         """Serves until interrupted; `server.json` says where, while it does."""

@@ -112,13 +112,13 @@ def read_all(descriptor: int, *, limit: int | None = None) -> bytes:
     return b"".join(chunks)
 
 
-def read_if_exists(path: str | os.PathLike[str], *, follow: bool = False) -> bytes | None:
-    """`read_regular(path)`, or `None` when nothing is there (a dangling link included).
+def read_if_exists(path: str | os.PathLike[str], *, follow: bool = False, limit: int | None = None) -> bytes | None:
+    """`read_regular(path, limit=limit)`, or `None` when nothing is there (a dangling link included).
 
     Raises:
         NotRegularFileError, OSError: as `open_regular`.
     """
     try:
-        return read_regular(path, follow=follow)
+        return read_regular(path, follow=follow, limit=limit)
     except FileNotFoundError:
         return None

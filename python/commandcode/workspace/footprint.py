@@ -6,22 +6,27 @@ session's, one referenced by several is counted once, under `shared` — the raw
 `file-history/<sid>/` (the real CLI's, and ours with `checkpoints.compatibleBackups`: hard links
 to one shared copy in `raw-objects/`), attributed the same way by inode, so a blob linked from
 several sessions is counted once, under `shared_blobs` — and its scratchpad. Per project: the
-sums and the archives. Then the data dir's total (every file under it, a file with several hard
+sums and the archives. Sizes come from `stat`; the only sidecar read is the checkpoints file,
+for the objects it names (bounded: `checkpoints.digests`), and a sidecar that is not a regular
+file (a FIFO, a socket, a folder) is never opened: it is listed under `skipped`, marked, and the
+report goes on. Then the data dir's total (every file under it, a file with several hard
 links once, as `du` counts them) and what `sweep --dry-run` would free.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..catalog.listing import project_dirs, transcripts_in
-from ..checkpoints.records import read_checkpoints
+from ..checkpoints.digests import checkpoint_references
 from ..config.paths import ARCHIVE_SUFFIX, archives_dir, data_dir, objects_dir
 from ..errors import CheckpointError
 from ..sessions.files import SessionFiles
 from ..sessions.format import read_header_cwd
+from ..storage.regular import file_kind
 from .parts import index_part, sidecar_parts, size_of
 from .scratchpad import folder_bytes, scratchpad_path
 
@@ -44,6 +49,7 @@ class SessionUsage:
     scratchpad: int = 0
     references: set[str] = field(default_factory=set)
     blob_inodes: dict[tuple[int, int], int] = field(default_factory=dict)  # (device, inode) -> bytes
+    skipped: list[str] = field(default_factory=list)  # "<path> (a FIFO)": not counted, not read
 
     @property
     def total(self) -> int:
@@ -53,7 +59,7 @@ class SessionUsage:
         return {"id": self.id, "project": self.project, "transcript": self.transcript, "sidecars": self.sidecars,
                 "index": self.index, "objects": self.objects, "shared_objects": self.shared_objects,
                 "blobs": self.blobs, "shared_blobs": self.shared_blobs, "scratchpad": self.scratchpad,
-                "total": self.total}
+                "total": self.total, "skipped": list(self.skipped)}
 
 
 @dataclass
@@ -89,15 +95,35 @@ def session_usage(files: SessionFiles) -> SessionUsage:
     usage.sidecars = size_of([path for path in parts if str(path.parent) != history])
     usage.blob_inodes = _inodes([path for path in parts if str(path.parent) == history])
     usage.index = size_of([index_part(files)])
+    usage.skipped = _not_regular(files)
     try:
-        usage.references = {item.store_object for record in read_checkpoints(files.checkpoints) for item in record.files
-                            if item.store_object is not None}
+        usage.references = checkpoint_references(files.checkpoints)  # a huge file: bounded
     except CheckpointError:
         usage.references = set()
     cwd = read_header_cwd(files.sidecar_path(".jsonl"))
     pad = scratchpad_path(files.session_id, cwd) if cwd else None
     usage.scratchpad = folder_bytes(os.path.dirname(pad)) if pad and os.path.isdir(pad) else 0
     return usage
+
+
+def _not_regular(files: SessionFiles) -> list[str]:
+    """The session's sidecar names that hold something other than a regular file (a FIFO, a
+    socket, a folder, a symlink): never opened, so the report cannot hang or fail on them."""
+    try:
+        names = sorted(os.listdir(files.folder))
+    except OSError:
+        return []
+    marks = []
+    for name in names:
+        if not name.startswith(f"{files.session_id}.") or name == f"{files.session_id}.jsonl":
+            continue
+        try:
+            mode = os.lstat(os.path.join(files.folder, name)).st_mode
+        except OSError:
+            continue
+        if not stat.S_ISREG(mode):
+            marks.append(f"{os.path.join(files.folder, name)} ({file_kind(mode)})")
+    return marks
 
 
 def _inodes(paths: list[Any]) -> dict[tuple[int, int], int]:
@@ -163,12 +189,13 @@ def footprint(cwd: str, *, all_projects: bool) -> dict[str, Any]:
             project = projects.setdefault(name, ProjectUsage(name, []))
             project.archives, project.archive_files = size_of(archives), len(archives)
     shown = [usage for project in projects.values() for usage in project.sessions]
+    skipped = [mark for usage in shown for mark in usage.skipped]
     top = sorted(shown, key=lambda usage: usage.total, reverse=True)[:TOP_SESSIONS]
     return {"projects": [projects[name].to_json() for name in sorted(projects)],
             "top_sessions": [usage.to_json() for usage in top],
             "shared_objects": shared_bytes, "shared_blobs": shared_blob_bytes,
             "store": tree_bytes(str(objects_dir())),
-            "data_dir": str(data_dir()), "data_dir_total": tree_bytes(str(data_dir()))}
+            "data_dir": str(data_dir()), "data_dir_total": tree_bytes(str(data_dir())), "skipped": skipped}
 
 
 def status_line(files: SessionFiles) -> str:

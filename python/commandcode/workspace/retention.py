@@ -23,8 +23,6 @@ from pathlib import Path
 
 from ..catalog.listing import project_dirs, transcripts_in
 from ..checkpoints.gc import archived_references, digests_by_session, journal_references
-from ..checkpoints.records import read_checkpoints
-from ..checkpoints.store import BLAKE3
 from ..checkpoints.sweep import iter_checkpoint_files
 from ..config.paths import data_dir, objects_dir
 from ..sessions.files import SessionFiles
@@ -205,8 +203,9 @@ def _freed_by_removing(parts: list[Path]) -> int:
 
 
 def _references(path: Path) -> set[str]:
-    return {item.hash for record in read_checkpoints(path) for item in record.files
-            if item.algorithm == BLAKE3 and item.hash is not None}
+    from ..checkpoints.digests import checkpoint_references
+
+    return checkpoint_references(path)  # a huge file: its digests, read with bounded memory
 
 
 def _object_sizes() -> dict[str, int]:
