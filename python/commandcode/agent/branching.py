@@ -14,6 +14,8 @@ What the CLI, the shell and the tree screen share, above the file work of `sessi
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 from ..config.settings import load_settings
@@ -47,6 +49,16 @@ def _new_files(source: SessionFiles) -> SessionFiles:
     raise CommandcodeError("could not pick a free session id")  # pragma: no cover - five uuid4 collisions
 
 
+_COPY_SUFFIXES = re.compile(r"(?: \((?:fork|clone)\)(?: \(\d+\))?)+$")
+
+
+def copy_title(name: str, kind: str) -> str:
+    """`<name> (fork)` / `<name> (clone)` for an unnamed copy, without piling suffixes up: a copy
+    of `feature (fork) (2)` is `feature (clone)`, not `feature (fork) (2) (clone)`."""
+    base = _COPY_SUFFIXES.sub("", name) or name
+    return f"{base} ({kind})"
+
+
 def fork_session(source: SessionFiles, cwd: Path, *, name: str | None = None) -> CopyResult:
     """Forks the whole tree and checkpoints of `source` into a new session of the same project.
     An unnamed fork of a named session is called `<name> (fork)` (names are unique in a project;
@@ -54,7 +66,7 @@ def fork_session(source: SessionFiles, cwd: Path, *, name: str | None = None) ->
     cleaned = checked_name(name, cwd) if name is not None else None
     session = _saved_session(source, "fork")
     if cleaned is None and session.name:
-        derived = unique_title(f"{session.name} (fork)", cwd, session_id=None)
+        derived = unique_title(copy_title(session.name, "fork"), cwd, session_id=None)
         return fork_files(session, _new_files(source), name=derived, user_named=False)
     return fork_files(session, _new_files(source), name=cleaned)
 
@@ -63,7 +75,7 @@ def clone_session(source: SessionFiles, cwd: Path) -> CopyResult:
     """Clones the active branch of `source` into a new session of the same project; a named
     session's clone is called `<name> (clone)` (see `fork_session`)."""
     session = _saved_session(source, "clone")
-    derived = unique_title(f"{session.name} (clone)", cwd, session_id=None) if session.name else None
+    derived = unique_title(copy_title(session.name, "clone"), cwd, session_id=None) if session.name else None
     return clone_files(session, _new_files(source), name=derived)
 
 

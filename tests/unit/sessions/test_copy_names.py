@@ -48,3 +48,15 @@ def test_an_unnamed_session_copies_without_a_name(home: Path, workdir: Path) -> 
     for result in (branching.fork_session(files, workdir), branching.clone_session(files, workdir)):
         assert open_session(result.files.transcript).name is None
         assert "title" not in json.loads(result.files.meta.read_text())
+
+
+def test_copies_of_copies_do_not_pile_suffixes_up(home: Path, workdir: Path) -> None:
+    files = _named(workdir, "my-feature")
+    fork = branching.fork_session(files, workdir)
+    second_fork = branching.fork_session(files, workdir)
+    clone_of_fork = branching.clone_session(fork.files, workdir)
+    fork_of_second = branching.fork_session(second_fork.files, workdir)
+    names = [open_session(result.files.transcript).name for result in (fork, second_fork, clone_of_fork, fork_of_second)]
+    assert names == ["my-feature (fork)", "my-feature (fork) (2)", "my-feature (clone)", "my-feature (fork) (3)"]
+    assert branching.copy_title("release (2)", "fork") == "release (2) (fork)"  # a user's own number stays
+    assert branching.copy_title("(fork)", "clone") == "(fork) (clone)"  # nothing would be left: kept whole
