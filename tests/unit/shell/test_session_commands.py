@@ -61,8 +61,9 @@ def test_rename_and_name(shell: FakeShell, home: Path, workdir: Path) -> None:
     assert read_meta_file(transcript)["title"] == "Renamed Again"
     run(shell, "/name")
     assert shell.lines[-1] == "Renamed Again"
-    run(shell, "/rename")  # bare: from the first prompt
-    assert shell.titles[-1] == "first prompt here"
+    run(shell, "/rename")  # bare, on a named session: the name stays (it replaced it with the first prompt)
+    assert shell.titles[-1] == "Renamed Again" and read_meta_file(transcript)["title"] == "Renamed Again"
+    assert shell.notices[-1] == "the session is named 'Renamed Again'; /rename NAME renames it"
     with pytest.raises(UsageError, match="empty"):
         shell.agent.rename("   ")
 

@@ -24,6 +24,9 @@ def _clear(shell: Shell, args: str) -> None:
 
 def _rename(shell: Shell, args: str) -> None:
     agent = shell.agent
+    if not args.strip() and agent.name:  # a bare /rename picks a title for an unnamed session only
+        shell.notice(f"the session is named {agent.name!r}; /rename NAME renames it")
+        return
     name = args.strip() or agent.suggest_title()
     stored = agent.rename(name)
     shell.set_title(stored)
