@@ -15,7 +15,6 @@ What the CLI, the shell and the tree screen share, above the file work of `sessi
 from __future__ import annotations
 
 import re
-
 from pathlib import Path
 
 from ..config.settings import load_settings
