@@ -16,6 +16,8 @@ from textual.screen import Screen
 class ScreenApp(App[Any]):
     """An app whose whole life is one screen: it exits with the screen's dismiss value."""
 
+    ENABLE_COMMAND_PALETTE = False  # its ^p hint offered nothing these screens do
+
     def __init__(self, screen: Screen[Any]) -> None:
         super().__init__()
         self._first_screen = screen

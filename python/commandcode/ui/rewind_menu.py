@@ -25,6 +25,17 @@ ROW_REDO = "redo"
 ROW_RESUME = "resume"
 
 
+PROMPT_CHARS = 60
+
+
+def one_line(prompt: str) -> str:
+    """A prompt as one row of the list: its first line, cut at PROMPT_CHARS with an ellipsis
+    (a long prompt filled three or four rows); the title of a chosen checkpoint shows it whole."""
+    first = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
+    cut = len(first) > PROMPT_CHARS or len(prompt.strip().splitlines()) > 1
+    return first[:PROMPT_CHARS].rstrip() + ("…" if cut else "")
+
+
 class MenuRow:
     """One row of the menu: `kind` is `checkpoint` (with `number` and the `modes` it offers),
     `redo`, or `resume` (with `session_id`)."""
@@ -43,7 +54,7 @@ class MenuRow:
             return f"/resume {self.session_id} (previous session)"
         if self.kind == ROW_REDO:
             return "Redo: undo the last rewind"
-        return f"{self.time}  {self.prompt or '(no prompt)'}  —  {self.files}"
+        return f"{self.time}  {one_line(self.prompt) or '(no prompt)'}  —  {self.files}"
 
 
 class MenuChoice:

@@ -244,3 +244,16 @@ async def test_a_session_without_checkpoints_says_so(project: Path) -> None:
         await pilot.pause()
         assert _labels(app.screen, "#rows") == [f"/resume {other.session_id} (previous session)"]
         assert "No checkpoints yet" in str(app.screen.query_one("#title", Static).render())
+
+
+def test_a_long_prompt_is_one_row_and_no_palette_hint(project: Path) -> None:
+    from commandcode.ui.rewind_menu import PROMPT_CHARS, one_line
+
+    long = "please refactor " + "the payment module " * 20 + "\nand the second line"
+    with AgentSession.start(project) as agent:
+        agent.run_turn(long)
+    [row] = menu_rows(AgentSession.for_reference(agent.session_id))
+    shown = row.label.split("  ")[1]
+    assert shown == one_line(long) and shown.endswith("…") and len(shown) <= PROMPT_CHARS + 1 and "\n" not in row.label
+    assert one_line("short") == "short" and one_line("two\nlines") == "two…"
+    assert ScreenApp.ENABLE_COMMAND_PALETTE is False
