@@ -135,3 +135,21 @@ def test_a_resume_shows_the_recent_conversation(home: Path, workdir: Path) -> No
     assert "> second question" in screen and "first question" not in screen.split("resumed session")[1]
     again.line("/exit")
     assert again.wait_exit() == 0
+
+
+def test_a_headless_session_used_in_the_shell_is_listed(home: Path, workdir: Path) -> None:
+    """The seed hides `-p` sessions because they carry no title; one the shell went on with is a
+    session like any other: `sessions list` shows it (it stayed hidden, though -c continued it)."""
+    from helpers.cli import read_meta_file, run_ok
+
+    run_ok(["-p", "started headless"], workdir, home)
+    [transcript] = transcripts(home)
+    assert transcript.stem not in run_ok(["sessions", "list"], workdir, home).stdout
+    shell = shell_session(workdir, home, ["-r", transcript.stem], columns=160)
+    shell.exchange("went on in the shell", "You said: went on in the shell")
+    shell.line("/exit")
+    assert shell.wait_exit() == 0
+    assert "entrypoint" not in read_meta_file(transcript)
+    listed = run_json(["sessions", "list", "--json"], workdir, home)
+    rows = listed if isinstance(listed, list) else listed["sessions"]
+    assert transcript.stem in {row.get("id") or row.get("session_id") for row in rows}

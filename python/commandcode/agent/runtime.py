@@ -1,17 +1,10 @@
-"""`AgentSession`: the one service every front end drives a session through.
-
-It owns what used to live in the CLI: picking the session (new, resumed by reference, or the
-most recent one, `-c`), holding its writer, running a turn with the checkpoint hook, naming the
-session, patching its meta and recording the prompt history; and for rewinds, the folder a
-rewind may write into (`folder`) and the recovery of a restore a crash interrupted. Summaries
-come from the `summarizer` it is given (the offline one by default), so a real provider can
-write them. Messages for the user go to `notify` (the CLI prints them as `warning:` lines).
-
-Fork, clone, goto and label live in `branching.py` (thin methods here); `export` writes the
-session as html, md or jsonl through `export.document`; `compact` is agent/compaction.py, model
-and effort switches agent/model_switch.py, permissions agent/permissions.py. Names
-(`agent/naming.py`), per-turn trace ids (`agent/tracing.py`) and the status report
-(`agent/info.py`) live in modules of their own too; this class holds thin methods over them.
+"""`AgentSession`: the one service every front end drives a session through: picking the session
+(new, resumed by reference, or the most recent, `-c`), holding its writer, running a turn with the
+checkpoint hook, naming it, patching its meta and the prompt history, the folder a rewind may
+write into (`folder`) and the recovery of an interrupted restore. Summaries come from the
+`summarizer` it is given (offline by default); messages for the user go to `notify`. Thin methods
+here sit over the modules that do the work: fork/clone/goto/label `branching.py`, `export`
+export.document, compaction, model_switch, permissions, naming, tracing and info (the status).
 """
 
 from __future__ import annotations
@@ -363,8 +356,11 @@ class AgentSession(RewindMethods, NavigationMethods):
         if not self.persist or not writer.exists_on_disk:
             return
         patch: dict[str, Any] = {}
-        if self.is_new and not self._labelled:
-            patch.update({"entrypoint": self.entrypoint, "gitBranch": git_branch(self.cwd)})
+        if not self._labelled:  # once per process; a headless session used in the shell is headless no more
+            if self.is_new:
+                patch.update({"entrypoint": self.entrypoint, "gitBranch": git_branch(self.cwd)})
+            elif self.entrypoint != "print" and read_meta(self.files.meta).get("entrypoint") == "print":
+                patch["entrypoint"] = None
             self._labelled = True
         if self._name:
             patch.update({"title": self._name, "userRenamed": True})
