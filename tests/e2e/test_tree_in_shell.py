@@ -38,7 +38,7 @@ def test_tree_jump_in_the_shell_moves_the_leaf_for_the_next_turn(home: Path, wor
         shell.exchange("second prompt", "You said: second prompt")
         shell.wait_prompt()
         shell.line("/tree")
-        shell.wait_screen("Jump here")
+        shell.wait_screen("Jump")
         screen = shell.wait_screen("filter: default")
         assert "first prompt" in screen and "second prompt" in screen
         shell.send("/")

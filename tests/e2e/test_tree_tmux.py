@@ -37,7 +37,7 @@ def test_the_navigator_jumps_in_a_real_terminal(home: Path, workdir: Path, tmp_p
         def screen() -> str:
             return _tmux("-S", socket, "capture-pane", "-p")
 
-        wait_for(lambda: ids["a5"] in screen() and "Jump here" in screen(), what="the tree screen")
+        wait_for(lambda: ids["a5"] in screen() and "Jump" in screen(), what="the tree screen")
         text = screen()
         assert ids["u2"] in text and "second prompt on branch A" in text and "filter: default" in text
         _tmux("-S", socket, "send-keys", "Home")
@@ -53,3 +53,42 @@ def test_the_navigator_jumps_in_a_real_terminal(home: Path, workdir: Path, tmp_p
     session = open_session(files.transcript)
     leaf = session.read_entries([session.leaf_id])[0]
     assert leaf["type"] == "branch_summary" and leaf["parentId"] == ids["u1"] and leaf["fromId"] == ids["a5"]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (140, 40), (200, 60)])
+def test_the_navigator_opens_on_the_current_entry_at_every_size(home: Path, workdir: Path, tmp_path: Path,
+                                                                size: tuple[int, int]) -> None:
+    """A session longer than the screen opens scrolled to the current entry (◆, the leaf): at
+    140x40 and 80x24 it opened at the top with the cursor below the last row; the title fits
+    80 columns with a long name."""
+    from commandcode.agent.runtime import AgentSession
+
+    with AgentSession.start(workdir) as agent:
+        agent.rename("a rather long session name that would not fit on one line")
+        for number in range(40):
+            agent.run_turn(f"prompt number {number}")
+    leaf = open_session(agent.files.transcript).leaf_id
+    socket = str(tmp_path / "tmux.sock")
+    env = cli_env(home, TERM="xterm-256color")
+    exports = " ".join(f"{key}={shlex.quote(value)}" for key, value in env.items()
+                       if key.startswith(("COMMANDCODE_", "NO_COLOR", "PYTHON", "PATH", "HOME")))
+    command = f"cd {shlex.quote(str(workdir))} && env {exports} {shlex.quote(sys.executable)} -m commandcode tree {agent.session_id}"
+    columns, rows = size
+    # A shell first, the navigator once the window has its size (tmux may settle a new session's
+    # size after starting its command, and the screen would be drawn for the size before).
+    _tmux("-S", socket, "new-session", "-d", "-x", str(columns), "-y", str(rows), "sh")
+    try:
+        def screen() -> str:
+            return _tmux("-S", socket, "capture-pane", "-p")
+
+        wait_for(lambda: _tmux("-S", socket, "display", "-p", "#{pane_width}x#{pane_height}").strip() == f"{columns}x{rows}",
+                 what="the window's size")
+        _tmux("-S", socket, "send-keys", f"clear; {command}", "Enter")
+        wait_for(lambda: "Jump" in screen() and "prompt number" in screen(), what="the tree screen")
+        time.sleep(0.5)  # a late layout must not scroll it away again
+        text = screen()
+        assert f"◆ {leaf}" in text, text
+        assert "prompt number 39" in text, text
+        assert "81 entries · filter: default" in text.splitlines()[0], text
+    finally:
+        subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True, timeout=30)

@@ -32,17 +32,20 @@ if TYPE_CHECKING:
     from ...sessions.navigate import LeftBehind
 
 
+TITLE_NAME_CHARS = 32  # the title's name, so the counts and filter stay on an 80-column line
+
+
 class TreeScreen(Screen[str | None]):
     """Navigates one session's tree; dismisses with what it changed."""
 
     CSS_PATH = "tree.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "jump", "Jump here"),
+        Binding("enter", "jump", "Jump"),
         Binding("space", "fold", "Fold"),
         Binding("slash", "search", "Search"),
-        Binding("n", "next_match", "Next match"),
+        Binding("n", "next_match", "Next"),
         Binding("l", "label", "Label"),
-        Binding("L", "clear_label", "Clear label"),
+        Binding("L", "clear_label", "Unlabel"),
         Binding("f", "cycle_filter", "Filter"),
         Binding("q,escape", "leave", "Leave"),
     ]
@@ -70,9 +73,10 @@ class TreeScreen(Screen[str | None]):
         self.view.focus()
 
     def _title(self) -> str:
-        name = self.model.session.name
-        return (f"{self.agent.session_id}" + (f" · {visible(name)}" if name else "")
-                + f" · {self.model.entry_count} entries · filter: {self.model.filter}")
+        name = visible(self.model.session.name or "")
+        name = name if len(name) <= TITLE_NAME_CHARS else name[:TITLE_NAME_CHARS - 1] + "…"
+        return (f"{self.agent.session_id[:8]}" + (f" · {name}" if name else "")  # fits 80 columns
+                + f" · {self.model.entry_count:,} entries · filter: {self.model.filter}")
 
     def _status(self, text: str) -> None:
         self.query_one("#status", Static).update(visible(text))

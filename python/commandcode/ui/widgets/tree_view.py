@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.reactive import reactive
@@ -53,7 +54,14 @@ class TreeView(ScrollView, can_focus=True):
             self.cursor = cursor
         self.cursor = max(0, min(self.cursor, len(self.model.rows) - 1))
         self.scroll_to_cursor()
+        self.call_after_refresh(self.scroll_to_cursor)  # before the first layout the height is unknown
         self.refresh()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """A new size (the first layout too): the cursor row stays on screen."""
+        del event
+        self.virtual_size = Size(self.size.width or 80, len(self.model.rows))
+        self.scroll_to_cursor()
 
     @property
     def selected(self) -> int | None:
