@@ -112,7 +112,9 @@ def rewind(
         offered = available_modes(records, index, has_transcript=files.transcript.exists())
         if mode not in offered:
             choices = ", ".join(choice.value for choice in offered) or "none"
-            raise CheckpointError(f"checkpoint {number} does not offer --mode {mode.value}; it offers: {choices}")
+            passed = " (a rewind passed it: its prompt is not in the conversation)" if records[index].rewound else ""
+            raise CheckpointError(f"checkpoint {number} does not offer --mode {mode.value}; it offers: {choices}{passed}",
+                                  hint="`commandcode checkpoints list REF --all` shows what each checkpoint offers")
         return index
 
     def run(records: list[Checkpoint], stack: contextlib.ExitStack, active: SessionWriter | None) -> RewindResult:
