@@ -4,7 +4,9 @@ Each has its own workspace seeded with a two-turn session and a checkpoints file
 `commandcode sessions fork|clone|goto|label ...`, SIGKILLed at random moments like the others.
 After every point, on top of the harness's checks (every transcript opens, whole header, ...):
 
-- fork, clone: the source's transcript, meta and checkpoints are byte-identical to the seed; every
+- fork, clone: after the recovery the next fork, sweep or `doctor --gc` runs, no hidden transcript
+  temp of a killed run is left (`sessions/stale_temps.py`); the source's transcript, meta and
+  checkpoints are byte-identical to the seed; every
   other transcript is a complete copy: its meta is an object naming the source as
   `parentSessionId`, a fork holds every source entry (plus, for a named source, the `session_info` naming it `<name> (fork)`; the same context) and the source's
   checkpoints byte for byte, a clone the same context and no checkpoints; every copy a run
@@ -112,6 +114,7 @@ def check(workspace: Any, violations: list[str], label: str) -> None:
             if Path(path).read_bytes() != state["source_bytes"][suffix]:
                 violations.append(f"{label}: the source's {suffix} changed")
         _check_copies(workspace, violations, label)
+        _check_temps_recovered(workspace, violations, label)
         return
     session = open_session(state["source"][".jsonl"])
     if workspace.operation == "goto":
@@ -160,3 +163,17 @@ def _check_copies(workspace: Any, violations: list[str], label: str) -> None:
             violations.append(f"{label}: clone {copy_id} has checkpoints")
     for reported in state["reported"] - seen:
         violations.append(f"{label}: the reported copy {reported} does not exist")
+
+
+def _check_temps_recovered(workspace: Any, violations: list[str], label: str) -> None:
+    """The recovery the next fork, clone, sweep and `doctor --gc` run (`sessions/stale_temps.py`)
+    leaves no hidden transcript temp of a killed run in the project folder."""
+    from commandcode.config.paths import project_dir
+    from commandcode.sessions.stale_temps import remove_stale_temps
+
+    folder = project_dir(workspace.project)
+    removed, _ = remove_stale_temps(folder)
+    workspace.notes["stale_temps_removed"] = workspace.notes.get("stale_temps_removed", 0) + removed
+    left = sorted(path.name for path in folder.glob(".*.jsonl.*.tmp"))
+    if left:
+        violations.append(f"{label}: transcript temps left after recovery: {left}")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..checkpoints.modes import RewindMode
 from ..checkpoints.records import Checkpoint, read_checkpoints
-from ..checkpoints.redo_points import undoable
+from ..checkpoints.redo_points import redoable
 from ..checkpoints.rewind import (
     RewindResult,
     available_modes,
@@ -108,5 +108,6 @@ class RewindMethods:
         return result
 
     def can_redo(self) -> bool:
-        """Whether a rewind of this session can be undone (`redo`)."""
-        return undoable(self.checkpoint_records()) is not None
+        """Whether a rewind of this session can be undone (`redo`): there is one, and no turn was
+        made since (a redo would overwrite that turn's edits, so it is refused)."""
+        return redoable(self.checkpoint_records()) is not None

@@ -22,6 +22,9 @@ sweep takes it exclusively around each batch of stat-then-unlink, so a re-put of
 sweep has judged old cannot slip between the judgement and the unlink. A second collection at the
 same time is refused (`gc.run.lock`). Kill -9 at any moment deletes nothing that is marked;
 an interrupted collection needs no recovery: the next run marks and sweeps again.
+
+A collection of the default store also removes the hidden transcript temps killed forks and
+clones left in `projects/` (`sessions/stale_temps.py`: never one whose process is alive).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from pathlib import Path
 
 from ..config.paths import ARCHIVE_REFS_SUFFIX, archives_dir, data_dir, objects_dir, projects_dir
 from ..errors import CommandcodeError
+from ..sessions.stale_temps import remove_all_stale_temps
 from ..storage.regular import read_if_exists
 from .digests import file_digests
 from .gc_roots import live_root_ids
@@ -177,6 +181,8 @@ def collect(*, dry_run: bool = False, grace_seconds: float = SWEEP_GRACE_SECONDS
     """
     store = root if root is not None else objects_dir()
     report = GcReport(dry_run=dry_run)
+    if root is None:  # the transcript temps killed forks and clones left (`sessions/stale_temps.py`)
+        report.temporaries += remove_all_stale_temps(projects_dir(), dry_run=dry_run)[0]
     if not store.is_dir():
         return report
     if dry_run:  # deletes nothing, so it needs no lock (and creates no lock file)

@@ -196,8 +196,10 @@ class CheckpointManager:
         extra: dict[str, Any] = {}
         if leaf_entry_id is not None:
             extra["leafEntryId"] = leaf_entry_id
-        if parent is not None:
-            extra["parentCheckpointId"] = parent.id
+        if parent is not None or turns:
+            # null: the turn starts at the conversation's root although earlier checkpoints exist
+            # (all rewound past); absent would mean "the record before it in file order"
+            extra["parentCheckpointId"] = parent.id if parent is not None else None
         record = Checkpoint(
             id=identifier,
             message_id=identifier,

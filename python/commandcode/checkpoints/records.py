@@ -165,6 +165,21 @@ class FileBackup:
         return self.skipped is None and self.problem is None
 
 
+class _PathIndex:
+    """A checkpoint's items by resolved path (the first item of a path wins), caught up with the
+    items appended since it last looked."""
+
+    def __init__(self, cwd: Path, files: list[FileBackup]) -> None:
+        self.cwd, self.files, self.count = cwd, files, 0
+        self.base = os.fspath(cwd)
+        self.by_path: dict[str, FileBackup] = {}
+
+    def catch_up(self) -> None:
+        for item in self.files[self.count:]:
+            self.by_path.setdefault(os.path.normpath(os.path.join(self.base, item.path)), item)
+        self.count = len(self.files)
+
+
 UNKNOWN_COUNT = -1
 """`Checkpoint.message_count` of a record whose `messageCount` is not a count (a conversation
 rewind to it needs its `lastMessageId`)."""
@@ -187,6 +202,8 @@ class Checkpoint:
     last_message_id: str | None
     files: list[FileBackup] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+
+    _index: _PathIndex | None = field(default=None, init=False, repr=False, compare=False)
 
     _KNOWN = frozenset(
         {"id", "messageId", "turnNumber", "createdAt", "prompt", "messageCount", "lastMessageId", "files", "messages"}
@@ -280,12 +297,23 @@ class Checkpoint:
         value = self.extra.get("parentCheckpointId")
         return value if isinstance(value, str) else None
 
+    @property
+    def starts_at_root(self) -> bool:
+        """`parentCheckpointId: null`: no checkpoint was on the conversation's path when the turn
+        started (every earlier one was rewound past)."""
+        return "parentCheckpointId" in self.extra and self.extra["parentCheckpointId"] is None
+
     def backup_for(self, key: str, cwd: Path) -> FileBackup | None:
-        """The item of this checkpoint for a resolved path, if any (the first one counts)."""
-        for item in self.files:
-            if resolve_path(item.path, cwd) == key:
-                return item
-        return None
+        """The item of this checkpoint for a resolved path, if any (the first one counts).
+
+        Looked up in an index built as items are appended, so recording n items of one turn (a
+        `bash` call that creates 20,000 files) costs O(n), not O(n²). The index follows `files`
+        by length: items are only ever appended; a list replaced or shortened is indexed anew."""
+        index = self._index
+        if index is None or index.cwd != cwd or index.files is not self.files or index.count > len(self.files):
+            index = self._index = _PathIndex(cwd, self.files)
+        index.catch_up()
+        return index.by_path.get(key)
 
     @property
     def backup_count(self) -> int:

@@ -12,7 +12,10 @@ Owns the rules that make every rewind reversible (format §6.1):
   not on the conversation's new path (the path is the chain of `parentCheckpointId`s, else file
   order). A redo puts the marks back as they were (`rewoundBefore`).
 - `rewind --redo` undoes the newest rewind no redo has undone yet; the redo is itself a point of
-  the timeline (`op: "redo"`), so the files it overwrote are kept too.
+  the timeline (`op: "redo"`), so the files it overwrote are kept too. No state a rewind or redo
+  overwrites is ever out of reach: a redo after turns made since the rewind is refused (it would
+  overwrite their edits), and a redo forced over outside edits keeps them in its point and can
+  itself be undone by the next `--redo` (which puts the rewind it undid back in effect).
 - A redo point is written with `conversation: "pending"` before the leaf moves and without it
   after; `finish_pending_conversation` completes a move a kill interrupted.
 """
@@ -47,7 +50,8 @@ def newest_on_path(records: Sequence[Checkpoint]) -> Checkpoint | None:
 
 def path_to(records: Sequence[Checkpoint], index: int) -> set[str]:
     """The ids of the checkpoints before `records[index]` on its conversation path: its chain of
-    `parentCheckpointId`s (a record without one follows the turn before it in file order)."""
+    `parentCheckpointId`s (a record without one follows the turn before it in file order; one
+    whose `parentCheckpointId` is null starts the path)."""
     turns = turn_records(records)
     by_id = {record.id: record for record in turns}
     previous = {turn.id: (turns[position - 1].id if position else None) for position, turn in enumerate(turns)}
@@ -55,6 +59,8 @@ def path_to(records: Sequence[Checkpoint], index: int) -> set[str]:
     current: str | None = records[index].id
     while current is not None:
         record = by_id.get(current)
+        if record is not None and record.starts_at_root:
+            break  # `parentCheckpointId: null`: the turn started with no checkpoint before it on its path
         parent = record.parent_checkpoint_id if record is not None else None
         current = parent if parent in by_id else previous.get(current)
         if current is None or current in found:
@@ -96,26 +102,71 @@ def new_redo_point(files: list[FileBackup], facts: dict[str, Any]) -> Checkpoint
                       message_count=0, last_message_id=None, files=files, extra={"redo": dict(facts)})
 
 
+def keeps_work(facts: dict[str, Any]) -> bool:
+    """Whether a redo point holds a state no other record brings back: a redo forced over edits
+    made outside the tracked tools (`overwroteOutside`). Such a redo can itself be undone."""
+    return facts.get("op") == OP_REDO and bool(facts.get("overwroteOutside"))
+
+
 def undoable(records: Sequence[Checkpoint]) -> int | None:
-    """The index of the redo point of the newest rewind that no redo has undone yet."""
+    """The index of the redo point of the newest operation still in effect: a rewind, or a redo
+    that kept outside edits (`keeps_work`), that no redo has undone."""
     for position in range(len(records) - 1, -1, -1):
         facts = records[position].redo
-        if facts is not None and facts.get("op") == OP_REWIND and not facts.get("undoneBy"):
+        if facts is not None and (facts.get("op") == OP_REWIND or keeps_work(facts)) and not facts.get("undoneBy"):
             return position
     return None
+
+
+def turns_after(records: Sequence[Checkpoint], index: int) -> int:
+    """How many turns' checkpoints the file holds after `records[index]` (turns made since)."""
+    return sum(1 for record in records[index + 1:] if not record.is_redo_point)
+
+
+def redoable(records: Sequence[Checkpoint]) -> int | None:
+    """`undoable`, unless turns were made since that operation (a redo would overwrite them)."""
+    position = undoable(records)
+    return position if position is not None and not turns_after(records, position) else None
 
 
 def require_undoable(records: Sequence[Checkpoint]) -> int:
     """Like `undoable`.
 
     Raises:
-        CheckpointError: there is no rewind left to undo.
+        CheckpointError: there is no rewind left to undo, or turns were made since the newest
+            one: a redo would overwrite their edits, and no record could bring those back.
     """
     position = undoable(records)
     if position is None:
         raise CheckpointError("nothing to redo: this session has no rewind that a redo has not undone",
                               hint="`commandcode checkpoints list REF --all` shows the checkpoints a rewind passed")
+    since = turns_after(records, position)
+    if since:
+        facts = records[position].redo or {}
+        what = "the redo" if facts.get("op") == OP_REDO else "the rewind"
+        raise CheckpointError(
+            f"cannot redo: {since} turn(s) were made since {what} to checkpoint {facts.get('checkpoint', '?')}, "
+            "and a redo would overwrite their edits; nothing was changed",
+            hint="to go back, rewind to a checkpoint instead (`commandcode checkpoints list REF --all` lists them)")
     return position
+
+
+def unapply(records: Sequence[Checkpoint], point: Checkpoint, by: str) -> None:
+    """Marks the operation of redo point `point` undone by redo point `by`; undoing a redo puts
+    the operation it had undone back in effect (and so on down the chain), so the state that
+    redo overwrote is reachable again by the next `--redo`."""
+    facts = point.redo
+    if facts is None:
+        return
+    facts["undoneBy"] = by
+    if facts.get("op") == OP_REDO:
+        target = next((record for record in records if record.id == facts.get("undoes")), None)
+        if target is not None and target.redo is not None:
+            target.redo.pop("undoneBy", None)
+            if target.redo.get("op") == OP_REDO:  # that redo is in effect again: its own target is undone
+                grand = next((record for record in records if record.id == target.redo.get("undoes")), None)
+                if grand is not None:
+                    unapply(records, grand, target.id)
 
 
 def current_leaf(files: SessionFiles) -> str | None:

@@ -52,6 +52,7 @@ from .redo_points import (
     require_undoable,
     restore_marks,
     rewound_ids,
+    unapply,
 )
 from .rewind_code import restore_code
 from .rewind_conversation import ConversationPlan, Summarize, apply_conversation, plan_conversation
@@ -111,7 +112,9 @@ def rewind(
         offered = available_modes(records, index, has_transcript=files.transcript.exists())
         if mode not in offered:
             choices = ", ".join(choice.value for choice in offered) or "none"
-            raise CheckpointError(f"checkpoint {number} does not offer --mode {mode.value}; it offers: {choices}")
+            passed = " (a rewind passed it: its prompt is not in the conversation)" if records[index].rewound else ""
+            raise CheckpointError(f"checkpoint {number} does not offer --mode {mode.value}; it offers: {choices}{passed}",
+                                  hint="`commandcode checkpoints list REF --all` shows what each checkpoint offers")
         return index
 
     def run(records: list[Checkpoint], stack: contextlib.ExitStack, active: SessionWriter | None) -> RewindResult:
@@ -158,7 +161,8 @@ def redo(
         facts = undone.redo or {}
         number = facts.get("checkpoint")
         mode = RewindMode(facts.get("mode", RewindMode.BOTH.value))
-        result = RewindResult(number=number if isinstance(number, int) else 0, mode=mode, dry_run=dry_run, redo=True)
+        result = RewindResult(number=number if isinstance(number, int) else 0, mode=mode, dry_run=dry_run, redo=True,
+                              undid_redo=facts.get("op") == OP_REDO)
         leaf = facts.get("leafBefore")
         has_transcript = files.transcript.exists()
         conversation = ConversationPlan(leaf if isinstance(leaf, str) else None) if has_transcript else None
@@ -242,8 +246,8 @@ def _operate(
             facts.update({"moveLeaf": True, "leafAfter": conversation.target if conversation else None})
     point = new_redo_point([], facts)
     moment = point.created_at
-    if undone is not None and undone.redo is not None:
-        undone.redo["undoneBy"] = point.id
+    if undone is not None:
+        unapply(records, undone, point.id)
     if marks is not None:
         restore_marks(records, marks, moment)
     elif moves and conversation is not None:
@@ -259,6 +263,8 @@ def _operate(
     else:
         write_checkpoints(files.checkpoints, after)
     result.rewound_past = sum(1 for record in records if record.rewound)
+    if result.kept_outside:
+        facts["overwroteOutside"] = True
     if not changes_leaf or conversation is None:
         return result
     assert writer is not None

@@ -173,6 +173,11 @@ def restore_code(
         blocked = any(not (force and problem.code == "changed_outside") for problem in outcome.problems)
         if point is not None and not blocked:  # else the restore below refuses, with the store's own error
             point.files.extend(_keep_current(store, cwd, outcome, plan.targets))
+            if plan.conflicts or any(problem.code == "changed_outside" for problem in outcome.problems):
+                # forced over outside edits: they are kept in this point, so it must stay undoable
+                result.kept_outside = True
+                if point.redo is not None:
+                    point.redo["overwroteOutside"] = True
         companion = records_after if records_after is not None else records
         outcome = backups.restore_files(
             store, plan.targets, session_id=files.session_id, confine_to=confine, force=force,

@@ -63,14 +63,20 @@ def conversation_target(session: Session, checkpoint: Checkpoint) -> str | None:
 
 def _context_messages_before(session: Session, target_entry_id: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None]:
     """Splits the context at the target entry: (messages up to it, messages after it, the id of
-    the first entry after it)."""
+    the first entry after it). The split is by place on the path, not by place in the context: a
+    compaction shows first but stands for what came before its kept entries, and the target may
+    be no message at all (the leaf marker of a rewind the turn started after)."""
     context = session.context()
     ids, messages = list(context.entry_ids), list(context.messages)
     if target_entry_id is None:
         return [], messages, ids[0] if ids else None
-    if target_entry_id not in ids:
+    where = {entry_id: position for position, entry_id in enumerate(session.path_ids())}
+    if target_entry_id not in where or any(entry_id not in where for entry_id in ids):
         raise InvalidSessionError(f"entry {target_entry_id} is not in the current context; it may have been compacted")
-    cut = ids.index(target_entry_id) + 1
+    places = [float(where[entry_id]) for entry_id in ids]
+    if len(places) > 1 and places[0] > places[1]:  # a compaction: it stands just before its kept entries
+        places[0] = places[1] - 0.5
+    cut = sum(1 for place in places if place <= where[target_entry_id])
     return messages[:cut], messages[cut:], ids[cut] if cut < len(ids) else None
 
 
@@ -97,6 +103,7 @@ def plan_conversation(
     target = conversation_target(session, checkpoint)
     if mode.moves_conversation:
         return ConversationPlan(target)
+    _refuse_compaction_after(session, target, number, mode)
     before, after, first_kept = _context_messages_before(session, target)
     if summarizer is None and not dry_run:
         raise UsageError(f"--mode {mode.value} needs a summarizer to write the summary")
@@ -120,6 +127,25 @@ def plan_conversation(
         "tokensBefore": estimate_tokens(before),
     }
     return ConversationPlan(target, ("compaction", fields, ...))
+
+
+def _refuse_compaction_after(session: Session, target: str | None, number: int, mode: RewindMode) -> None:
+    """A compaction lies on the path after the turn's starting point. A summary from there would
+    branch off before it, bringing back the turns it summarized; a compaction up to there keeps
+    the path entries from the turn on, so the older summary would show again among the kept
+    turns. Either way the context would not be the one shown: refused.
+
+    Raises:
+        CheckpointError: there is such a compaction.
+    """
+    path = session.path_ids()
+    start = path.index(target) + 1 if target is not None and target in path else 0
+    if any(entry.get("type") == "compaction" for entry in session.read_entries(path[start:])):
+        verb = "from" if mode is RewindMode.SUMMARIZE_FROM else "up to"
+        raise CheckpointError(
+            f"cannot summarize {verb} checkpoint {number}: the conversation after it holds an earlier summary "
+            "(a compaction), which this would undo or repeat",
+            hint="summarize from or up to a checkpoint after that summary")
 
 
 def apply_conversation(writer: SessionWriter, plan: ConversationPlan, marker: dict[str, Any], result: RewindResult) -> str:

@@ -36,6 +36,8 @@ class RewindResult:
     dropped_checkpoints: int = 0
     redo: bool = False  # this was `rewind --redo`: `number` is the checkpoint of the rewind it undid (0: none)
     redo_point_id: str | None = None
+    undid_redo: bool = False  # this redo undid a redo that had kept outside edits: what it undid is in effect again
+    kept_outside: bool = False  # a forced rewind or redo: outside edits it overwrote are kept in its point
     rewound_past: int = 0  # checkpoints now marked rewound past (hidden from the real CLI, kept for redo)
     files: list[dict[str, Any]] = field(default_factory=list)  # the preview rows (`rewind_preview.py`)
     preview_outcome: backups.RestoreOutcome | None = None
@@ -57,6 +59,8 @@ class RewindResult:
             "droppedCheckpoints": self.dropped_checkpoints,
             "redo": self.redo,
             "redoPointId": self.redo_point_id,
+            "undidRedo": self.undid_redo,
+            "keptOutsideEdits": self.kept_outside,
             "rewoundPast": self.rewound_past,
             "files": self.files,
         }

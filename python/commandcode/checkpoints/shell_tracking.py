@@ -284,6 +284,17 @@ class ShellTracker:
         # The key from before the read: a write meanwhile changes it, so the next pass reads again.
         return Entry(key, snapshot.content_id, snapshot.mode if snapshot.mode is not None else key[3])
 
+    def _inspect_all(self, scanned: list[tuple[str, StatKey | None]]) -> list[Entry | None]:
+        """`_inspect` of every path a pass found with a stat key (None for the others), on
+        `STORE_THREADS` threads when there are many (the native hashing runs without the GIL)."""
+        def one(item: tuple[str, StatKey | None]) -> Entry | None:
+            return None if item[1] is None else self._inspect(item[0], item[1])
+
+        if len(scanned) < PARALLEL_FROM:
+            return [one(item) for item in scanned]
+        with ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="commandcode-inspect") as pool:
+            return list(pool.map(one, scanned, chunksize=64))
+
     def _inspect(self, name: str, key: StatKey) -> Entry | None:
         """The entry of what a command left, hashed but not stored yet (see `Entry`)."""
         try:
@@ -323,7 +334,7 @@ class ShellTracker:
         created = [name for name, key in scanned if key is not None and name not in self.cache]
         made = dict(zip(created, self._table.made_folders(created), strict=True)) if created else {}
         changes = []
-        for name, key in scanned:
+        for (name, key), entry in zip(scanned, self._inspect_all(scanned), strict=True):
             known = self.cache.get(name)
             if key is None:
                 if known is not None and not os.path.lexists(name):  # a symlink or folder now: left alone
@@ -332,7 +343,6 @@ class ShellTracker:
                     self._unstored.discard(name)
                     changes.append(ShellChange(name, known, None))
                 continue
-            entry = self._inspect(name, key)
             if entry is None:
                 continue
             self.cache[name] = entry

@@ -45,7 +45,7 @@ def _collect(dry_run: bool, as_json: bool) -> None:
     verb = "would remove" if dry_run else "removed"
     stdout.print(f"{verb} {report.deleted} unreferenced object(s), {_human(report.deleted_bytes)}; kept "
                  f"{report.kept} ({_human(report.kept_bytes)}, {report.young} only for being under an hour old)"
-                 + (f"; removed {report.temporaries} stale temp file(s)" if report.temporaries else ""))
+                 + (f"; {verb} {report.temporaries} stale temp file(s)" if report.temporaries else ""))
 
 
 def _reindex() -> None:

@@ -182,12 +182,22 @@ def _render(result: RewindResult, cwd: Path, as_json: bool) -> None:
 def _summary(result: RewindResult) -> str:
     if result.redo:
         action = "Would undo" if result.dry_run else "Undid"
-        return f"{action} the rewind to checkpoint {result.number} ({result.mode.label.lower()})"
+        what = "the redo of the rewind" if result.undid_redo else "the rewind"
+        detail = f"{action} {what} to checkpoint {result.number} ({result.mode.label.lower()})"
+        if result.undid_redo and not result.dry_run:
+            detail += "; --redo redoes it again"
+        return detail + _kept_outside(result)
     action = "Would rewind" if result.dry_run else "Rewound"
     detail = f"{action} to checkpoint {result.number} ({result.mode.label.lower()})"
     if not result.dry_run:
         detail += "; undo it with --redo"
-    return detail
+    return detail + _kept_outside(result)
+
+
+def _kept_outside(result: RewindResult) -> str:
+    if not result.kept_outside or result.dry_run:
+        return ""
+    return "; the outside edits it overwrote were kept: --redo brings them back"
 
 
 @handle_errors

@@ -26,6 +26,7 @@ from ..storage.ids import iso_now, new_entry_id
 from ..storage.jsonfmt import dumps_pretty
 from .files import SessionFiles
 from .reader import Session
+from .stale_temps import remove_stale_temps
 
 
 class EntryIds:
@@ -93,6 +94,7 @@ class NewSessionFiles:
         ensure_dir(self.files.transcript.parent)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.temporary)  # one left by a killed run of this very pid
+        remove_stale_temps(self.files.transcript.parent)  # and those of other killed runs
         if os.path.lexists(self.files.transcript) or os.path.lexists(self.files.meta):
             raise FileExistsError(errno.EEXIST, "a session with this id exists", str(self.files.transcript))
         return open_for_write(self.temporary, exclusive=True)

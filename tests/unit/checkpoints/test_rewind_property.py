@@ -9,6 +9,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ from commandcode.checkpoints.modes import RewindMode
 from commandcode.checkpoints.redo_points import undoable
 from commandcode.checkpoints.rewind import available_modes, find_checkpoint, redo, rewind
 from commandcode.checkpoints.shell_tracking import ShellTracker
+from commandcode.errors import CheckpointError
 from helpers.checkpoints import new_session_files
 
 PATHS = ("a.txt", "src/b.txt", "src/deep/c.txt")
@@ -60,8 +62,10 @@ def test_edits_shell_commands_rewinds_and_redos_match_the_model(home: Path, step
         manager.shell = ShellTracker(project, manager.store)
         model: dict[str, str] = {}
         opened: list[dict[str, str]] = []  # the tree when each checkpoint opened
-        undo: list[dict[str, str]] = []  # the tree before each rewind no redo has undone
+        undo: list[tuple[dict[str, str], int]] = []  # the tree before each rewind no redo has undone, turns then
         for action, *args in [("turn",), *steps]:
+            if action in ("edit", "shell") and manager.current is None:
+                action, args = "turn", []  # after a rewind, the next edit belongs to the next turn
             if action == "turn":
                 manager.open_checkpoint(f"turn {len(opened) + 1}", 0, None)
                 opened.append(dict(model))
@@ -87,19 +91,19 @@ def test_edits_shell_commands_rewinds_and_redos_match_the_model(home: Path, step
                     assert model == opened[number - 1], "no recorded change since: the tree is that state"
                     continue
                 rewind(files, project, number, RewindMode.CODE, checkpoints=manager)
-                undo.append(dict(model))
+                undo.append((dict(model), len(opened)))
                 model = dict(opened[number - 1])
                 assert manager.current is None, "the next edit belongs to the next turn"
-                manager.open_checkpoint(f"turn {len(opened) + 1}", 0, None)  # as the agent's next turn does
-                opened.append(dict(model))
             elif action == "redo":
                 if not undo:
                     assert undoable(manager.records) is None
                     continue
-                redo(files, project, checkpoints=manager)
-                model = undo.pop()
-                manager.open_checkpoint(f"turn {len(opened) + 1}", 0, None)
-                opened.append(dict(model))
+                if undo[-1][1] != len(opened):  # a turn since: a redo would overwrite its edits
+                    with pytest.raises(CheckpointError, match="cannot redo"):
+                        redo(files, project, checkpoints=manager)
+                else:
+                    redo(files, project, checkpoints=manager)
+                    model = undo.pop()[0]
             assert _tree(project) == model, f"after {action} {args}"
     finally:
         shutil.rmtree(project, ignore_errors=True)

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""One `bash` call that creates many files: the whole turn against the command's own time, side by
+side with a baseline install (issue 26 §4: shell tracking was quadratic in the files a command
+changes), in one run.
+
+    .venv/bin/python benches/bench_shell_many_files.py --work /tmp/ccmany \\
+        [--baseline /work/baseline/.venv/bin/python] [--sizes 2000,8000,20000] [--json OUT]
+
+For each size N and each interpreter (this checkout's, and the baseline's), in a fresh data dir
+(first contact: no store, no sidecar, no catalog) and a fresh 200-file project, a worker process
+runs one turn on the offline model whose `bash` call writes N new files with distinct contents
+(`checkpoints.trackShell` on, its default), timing `AgentSession.run_turn` whole: the baseline
+pass, the command, recording what it changed, and the durable write of the records. The same
+command is timed bare, in a fresh folder, by the same worker. Each worker checks its result: the
+turn's checkpoint names all N files, and a code rewind to it deletes them all again.
+
+Reported per size: the turn (`run_turn`), the turn and the session's close (what `-p` waits for
+before it exits: the background pass storing what the command left), the command alone, the
+ratios (target: ≤ 2x for 20,000 files) and this checkout's speed-up over the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _command(count: int) -> str:
+    return f"mkdir -p gen && i=0; while [ $i -lt {count} ]; do echo \"file $i\" > gen/f$i.txt; i=$((i+1)); done"
+
+
+def worker(work: Path, count: int) -> dict[str, object]:
+    """Runs in its own process with `COMMANDCODE_HOME` already set (first contact)."""
+    project = work / "project"
+    for index in range(200):
+        folder = project / f"src{index % 10}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"m{index}.py").write_text(f"value = {index}\n" * 20)
+    bare_folder = work / "bare"
+    bare_folder.mkdir()
+    start = time.perf_counter()
+    subprocess.run(["/bin/sh", "-c", _command(count)], cwd=bare_folder, check=True)
+    bare = time.perf_counter() - start
+    os.chdir(project)
+    from commandcode.agent.runtime import AgentSession
+    from commandcode.checkpoints.modes import RewindMode
+
+    prompt = "make files\ncall bash " + json.dumps({"command": _command(count)})
+    agent = AgentSession.start(project, permission_mode="bypassPermissions").__enter__()
+    start = time.perf_counter()
+    agent.run_turn(prompt)
+    turn = time.perf_counter() - start
+    agent.close()  # what `-p` waits for before it exits: the store pass of what the command left
+    closed = time.perf_counter() - start
+    with AgentSession.for_reference(agent.session_id) as again:
+        recorded = len(again.checkpoint_records()[-1].files)
+        assert recorded == count, (recorded, count)
+        again.rewind(1, RewindMode.CODE)
+    assert not (project / "gen").exists() or not any((project / "gen").iterdir())
+    return {"files": count, "turn_s": round(turn, 2), "closed_s": round(closed, 2), "bare_command_s": round(bare, 2),
+            "ratio": round(turn / bare, 2) if bare else None, "closed_ratio": round(closed / bare, 2) if bare else None}
+
+
+def _run_worker(python: str, work: Path, count: int, *, use_checkout: bool) -> dict[str, object]:
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("COMMANDCODE_")}
+    env.update({"COMMANDCODE_HOME": str(work / "home"), "COMMANDCODE_INDEX": "off"})
+    if use_checkout:
+        env["PYTHONPATH"] = str(ROOT / "python")
+    else:
+        env.pop("PYTHONPATH", None)
+    done = subprocess.run([python, str(Path(__file__).resolve()), "--worker", str(count), "--work", str(work)],
+                          env=env, cwd=work, capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise SystemExit(f"worker failed ({python}, {count} files):\n{done.stderr}")
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _cell(figures: dict[str, object]) -> str:
+    return (f"{figures['turn_s']} s ({figures['closed_s']} s) / {figures['bare_command_s']} s = "
+            f"{figures['ratio']}x ({figures['closed_ratio']}x)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--work", type=Path, help="scratch folder (emptied)")
+    parser.add_argument("--baseline", default="/work/baseline/.venv/bin/python", help="the baseline's python ('' : none)")
+    parser.add_argument("--sizes", default="2000,8000,20000")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
+    arguments = parser.parse_args()
+    if arguments.worker is not None:
+        print(json.dumps(worker(arguments.work.resolve(), arguments.worker)))
+        return
+    if arguments.work is None:
+        parser.error("--work is required")
+    work = arguments.work.resolve()
+    results: list[dict[str, object]] = []
+    for size in (int(text) for text in arguments.sizes.split(",")):
+        row: dict[str, object] = {"files": size, "ours": _run_worker(sys.executable, work / f"ours-{size}", size,
+                                                                      use_checkout=True)}
+        if arguments.baseline and Path(arguments.baseline).exists():
+            row["baseline"] = _run_worker(arguments.baseline, work / f"baseline-{size}", size, use_checkout=False)
+        print(json.dumps(row), file=sys.stderr)
+        results.append(row)
+    print("| files | ours: turn (+ close) / command alone | baseline: turn (+ close) / command alone | speed-up |")
+    print("|---|---|---|---|")
+    for row in results:
+        ours = row["ours"]
+        assert isinstance(ours, dict)
+        base = row.get("baseline")
+        print(f"| {row['files']:,} | {_cell(ours)} | {_cell(base) if isinstance(base, dict) else '—'} | "
+              + (f"{base['turn_s'] / ours['turn_s']:.1f}x |" if isinstance(base, dict) and ours["turn_s"] else "— |"))
+    if arguments.json:
+        arguments.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
