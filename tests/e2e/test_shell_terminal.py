@@ -395,3 +395,28 @@ def test_the_permission_prompt_denies_allows_once_and_saves_dont_ask_again(home:
     assert "Allow bash" not in again.text()
     again.line("/exit")
     assert again.wait_exit() == 0
+
+
+def test_one_key_answers_the_permission_question_and_an_edit_shows_its_diff(home: Path, workdir: Path) -> None:
+    """The question takes one key without Enter (y, n, a number; Esc is no), and an edit shows
+    the diff it would make before it is allowed."""
+    (workdir / "a.txt").write_text("alpha\nbeta\ngamma\n")
+    edit = 'call edit_file {"file_path": "a.txt", "old_string": "beta", "new_string": "BETA"}'
+    shell = shell_session(workdir, home)
+    screen = shell.exchange(edit, "Allow edit_file")
+    assert "-beta" in screen and "+BETA" in screen and "--- a/a.txt" in screen, screen
+    shell.send("n")  # no Enter
+    shell.wait_screen("the user denied")
+    assert (workdir / "a.txt").read_text() == "alpha\nbeta\ngamma\n"
+    shell.exchange(edit, "Allow edit_file")
+    shell.send(ESC)
+    shell.wait_screen("the user denied")
+    shell.exchange(edit, "Allow edit_file")
+    shell.send("y")
+    shell.wait_screen("Ran 1 tool call(s)")
+    assert (workdir / "a.txt").read_text() == "alpha\nBETA\ngamma\n"
+    shell.line("/exit")
+    assert shell.wait_exit() == 0
+    denied = [line for line in only_transcript(home, workdir).read_text().splitlines()
+              if '"tool_result"' in line and "the user denied" in line]
+    assert len(denied) == 2, "n and Esc each answered no, once"

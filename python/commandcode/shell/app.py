@@ -390,7 +390,8 @@ class InteractiveShell(ShellBase):
         if kind == "start-failed":
             self._exit = True  # run_shell reports the error
         elif kind == "permission":
-            self.permissions.ask_pending(lambda question, options: self.choose(question, options))
+            self.permissions.ask_pending(lambda question, options: self.choose(question, options),
+                                         show=self.output.diff, cwd=str(self.cwd))
         elif kind == "rewind":
             command = self.commands.get("rewind")
             if command is None:

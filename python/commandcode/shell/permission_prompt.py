@@ -51,13 +51,21 @@ class PermissionPrompt:
     def has_pending(self) -> bool:
         return not self._pending.empty()
 
-    def ask_pending(self, choose: Callable[[str, list[str]], int | None]) -> None:
-        """On the main thread: asks every waiting question with `choose(question, options)`."""
+    def ask_pending(self, choose: Callable[[str, list[str]], int | None], *,
+                    show: Callable[[list[str]], None] | None = None, cwd: str = ".") -> None:
+        """On the main thread: asks every waiting question with `choose(question, options)`;
+        the diff an edit would make goes to `show` first (`edit_preview.py`)."""
         while True:
             try:
                 request, answer = self._pending.get_nowait()
             except queue.Empty:
                 return
+            if show is not None:
+                from .edit_preview import edit_diff
+
+                diff = edit_diff(request.tool, request.input, cwd)
+                if diff:
+                    show(diff)
             rules = f" (rule: {', '.join(request.rules)})" if request.rules else ""
             offered = choices()
             picked = choose(f"Allow {request.summary}?{rules}", [label for label, _ in offered])

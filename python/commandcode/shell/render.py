@@ -155,6 +155,17 @@ class Output:
             out.append(f"{style}{line}\x1b[0m\n" if style else f"{line}\n")
         self.write("".join(out))
 
+    def diff(self, lines: list[str]) -> None:
+        """A unified diff, additions green and removals red (without rich, as `notice`)."""
+        plain = bool(os.environ.get("NO_COLOR"))
+        colours = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[36m"}
+        out = []
+        for text in lines:
+            line = printable(text, one_line=True)
+            colour = "" if plain or text.startswith(("+++", "---")) else colours.get(text[:1], "")
+            out.append(f"{colour}{line}\x1b[0m\n" if colour else f"{line}\n")
+        self.write("".join(out))
+
     def tool(self, line: str, *, failed: bool) -> None:
         """A collapsed tool line (already one printable line)."""
         from rich.text import Text

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..cli.output import printable
@@ -65,21 +65,32 @@ def confirm(question: str, *, default: bool = False) -> bool:
 
 
 def choose(question: str, options: Sequence[str], *, default: int = 0) -> int | None:
-    """One of `options` by number; None when cancelled."""
+    """One of `options`, answered by one key without Enter: its number, `y`/`n` where the first
+    option is a yes and the last a no, Enter for the default; Esc, Ctrl+C or Ctrl+D cancel (None)."""
     sys.stdout.write(printable(question, one_line=True) + "\n")
     for number, option in enumerate(options, start=1):
         sys.stdout.write(f"  {number}. {printable(option, one_line=True)}\n")
     sys.stdout.flush()
-    while True:
-        answer = _ask(f"choice [1-{len(options)}, Enter for {default + 1}]:")
-        if answer is None:
-            return None
-        answer = answer.strip()
-        if not answer:
-            return default
-        if answer.isdigit() and 1 <= int(answer) <= len(options):
-            return int(answer) - 1
-        sys.stdout.write(f"pick a number from 1 to {len(options)} (Ctrl+C cancels)\n")
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+    bindings = KeyBindings()
+    bindings.add("<any>")(lambda event: None)  # other keys do nothing (first: a later binding wins)
+
+    def answer(result: int | None) -> Callable[[KeyPressEvent], None]:
+        return lambda event: event.app.exit(result=result)
+
+    for number in range(1, min(len(options), 9) + 1):
+        bindings.add(str(number))(answer(number - 1))
+    if options and options[0].lower().startswith("yes") and options[-1].lower().startswith("no"):
+        bindings.add("y")(answer(0))
+        bindings.add("n")(answer(len(options) - 1))
+    bindings.add("enter")(answer(default))
+    for cancel in ("escape", "c-c", "c-d"):
+        bindings.add(cancel, eager=True)(answer(None))
+    hint = f"[1-{min(len(options), 9)}, Enter for {default + 1}, Esc cancels]"
+    picked: int | None = PromptSession[int | None]().prompt(f"choice {hint}: ", key_bindings=bindings)
+    return picked
 
 
 def ask_text(question: str, *, default: str = "") -> str | None:
