@@ -43,7 +43,16 @@ from typing import Any
 
 from ..errors import SettingsError
 from ..storage.durable import atomic_write, ensure_dir
-from .settings_files import LAYERS, SettingsLayer, read_bytes, read_layer, repository_root, settings_path, shown_path
+from .settings_files import (
+    LAYERS,
+    SettingsLayer,
+    exclude_local_settings,
+    read_bytes,
+    read_layer,
+    repository_root,
+    settings_path,
+    shown_path,
+)
 from .settings_json import kind, parse_settings, settings_bytes
 
 _NEW_FILE_MODES = {"user": 0o600, "project": 0o644, "local": 0o600}  # the project file is shared
@@ -388,6 +397,8 @@ def _rewrite(layer: str, cwd: str | os.PathLike[str] | None, change: Callable[[d
                 return False
             mode = stat.S_IMODE(os.stat(target).st_mode) if raw is not None else _NEW_FILE_MODES[layer]
             atomic_write(Path(target), settings_bytes(data, bom, shown), mode=mode)
+        if raw is None and layer == "local":  # a new personal file stays out of git status
+            exclude_local_settings(target)
     except OSError as error:
         raise SettingsError(f"cannot write {shown}: {error.strerror or error}; the file was left as it was") from None
     return True

@@ -134,3 +134,47 @@ def read_layer(layer: str, path: Path) -> SettingsLayer:
         return SettingsLayer(layer, path, {}, False)
     data, _bom, repeated = parse_settings(raw, shown_path(path))
     return SettingsLayer(layer, path, data, True, repeated)
+
+
+LOCAL_EXCLUDE_LINE = "/.commandcode/settings.local.json"
+
+
+def git_exclude_file(root: str | os.PathLike[str]) -> Path | None:
+    """`.git/info/exclude` of the repository at `root` (through a worktree's `gitdir:` file and
+    its `commondir`), or None where `root` is no repository. No git process: settings stay cheap."""
+    dot_git = Path(root, ".git")
+    if dot_git.is_file():
+        try:
+            line = dot_git.read_text(encoding="utf-8", errors="surrogateescape").strip()
+        except OSError:
+            return None
+        if not line.startswith("gitdir:"):
+            return None
+        dot_git = Path(root, line[len("gitdir:"):].strip())
+        try:
+            common = (dot_git / "commondir").read_text(encoding="utf-8", errors="surrogateescape").strip()
+            dot_git = dot_git / common
+        except OSError:
+            pass
+    return dot_git / "info" / "exclude" if dot_git.is_dir() else None
+
+
+def exclude_local_settings(settings_file: str | os.PathLike[str]) -> None:
+    """Keeps a new `.commandcode/settings.local.json` (personal: "don't ask again" rules) out of
+    `git status`, as Claude Code does for its own: one line in the repository's info/exclude.
+    Best effort: a repository we cannot write to is left as it is."""
+    from ..storage.durable import atomic_write
+
+    root = Path(settings_file).parent.parent
+    exclude = git_exclude_file(root)
+    if exclude is None:
+        return
+    try:
+        text = exclude.read_text(encoding="utf-8", errors="surrogateescape") if exclude.is_file() else ""
+        if LOCAL_EXCLUDE_LINE in text.splitlines():
+            return
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        prefix = text if not text or text.endswith("\n") else text + "\n"
+        atomic_write(exclude, f"{prefix}{LOCAL_EXCLUDE_LINE}\n".encode("utf-8", "surrogateescape"))
+    except OSError:
+        pass

@@ -636,3 +636,31 @@ def test_a_repeated_key_counts_last_with_a_warning_and_is_never_rewritten(data: 
         with pytest.raises(SettingsError, match='"permissions" appears more than once.*refusing to rewrite the file'):
             change()
         assert local_file(project).read_bytes() == content
+
+
+def test_a_new_local_settings_file_is_kept_out_of_git_status(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The personal settings.local.json ("don't ask again" rules) goes into .git/info/exclude when
+    it is created, in the main checkout and from a linked worktree alike: `git status` stays clean."""
+    import subprocess
+
+    from commandcode.config.settings import add_to_list
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.email=t@e", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "start"], cwd=repo, check=True)
+    monkeypatch.setenv("COMMANDCODE_HOME", str(tmp_path / "data"))
+    add_to_list("local", ("permissions", "allow"), "Bash(npm test:*)", cwd=repo)
+    assert (repo / ".commandcode" / "settings.local.json").is_file()
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True)
+    assert status.stdout == ""
+    add_to_list("local", ("permissions", "allow"), "Bash(ls:*)", cwd=repo)
+    exclude = (repo / ".git" / "info" / "exclude").read_text()
+    assert exclude.count("/.commandcode/settings.local.json") == 1
+    other = tmp_path / "other"
+    subprocess.run([*git, "worktree", "add", "-q", "-b", "side", str(other)], cwd=repo, check=True)
+    from commandcode.config.settings_files import git_exclude_file
+
+    found = git_exclude_file(other)
+    assert found is not None and found.resolve() == (repo / ".git" / "info" / "exclude").resolve()
