@@ -41,6 +41,9 @@ def test_a_bare_w_starts_the_shell_in_a_generated_worktree_removed_clean_on_exit
         assert "worktree-" + tree.name in _branches(repo)
         shell.line("/exit")
         shell.wait_screen(f"removed the worktree {tree.name}")
+        # the resume hint says where a resume can run now that its folder is gone
+        screen = shell.wait_screen("its worktree was removed, so resume it in the main checkout: cd ")
+        assert f"cd {repo} && commandcode -r " in screen.replace("\n", ""), screen
         assert shell.wait_exit() == 0
     finally:
         shell.close()

@@ -138,9 +138,14 @@ def _run_entered(shell: InteractiveShell, launch: Any, worktree: Worktree | None
         shell.run_slash(shell.commands["resume"], "")
     shell.run()
     agent = shell.agent  # raises what making a deferred session raised
+    removed = finish_worktrees(shell, worktree)  # a clean generated worktree goes; one holding work asks
     if agent.exists_on_disk and agent.persist:
-        shell.notice(f"session {agent.session_id} saved; resume it with: commandcode -r {agent.session_id}")
-    finish_worktrees(shell, worktree)  # a clean generated worktree goes; one holding work asks
+        gone = next((tree for tree in removed if Path(agent.cwd).resolve().is_relative_to(Path(tree.path).resolve())), None)
+        if gone is None:
+            shell.notice(f"session {agent.session_id} saved; resume it with: commandcode -r {agent.session_id}")
+        else:  # its folder is gone: a resume runs where it is started, so say where that should be
+            shell.notice(f"session {agent.session_id} saved; its worktree was removed, so resume it in the main "
+                         f"checkout: cd {gone.main_root} && commandcode -r {agent.session_id}")
     return 0
 
 

@@ -64,15 +64,16 @@ def _keep(shell: Shell, question: str) -> bool:
     return shell.choose(question, [KEEP, DISCARD], default=0) != 1
 
 
-def finish_worktrees(shell: Shell, made: Worktree | None) -> None:
+def finish_worktrees(shell: Shell, made: Worktree | None) -> list[Worktree]:
     """Settles the session worktrees the shell leaves (see the module docstring); each outcome is
-    one notice. A worktree git cannot remove is reported and kept."""
+    one notice, and the removed ones are returned. A worktree git cannot remove is reported and kept."""
     from ..workspace.worktrees import finish_worktree, worktree_of
 
     trees: list[Worktree] = []
     for candidate in (worktree_of(shell.cwd), made):
         if candidate is not None and all(os.path.realpath(candidate.path) != os.path.realpath(tree.path) for tree in trees):
             trees.append(candidate)
+    removed: list[Worktree] = []
     for tree in trees:
         os.chdir(tree.main_root)  # never stand in a folder that is about to go
         try:
@@ -82,6 +83,8 @@ def finish_worktrees(shell: Shell, made: Worktree | None) -> None:
             continue
         if outcome == "removed":
             shell.notice(f"removed the worktree {tree.name} and its branch {tree.branch}")
+            removed.append(tree)
         else:
             shell.notice(f"kept the worktree {tree.path} (branch {tree.branch}); "
                          f"remove it with: commandcode worktrees remove {tree.name}")
+    return removed
