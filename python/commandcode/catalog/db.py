@@ -17,20 +17,24 @@ import stat
 
 from ..config.paths import catalog_file
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_S = 2.0
 
 SESSION_COLUMNS = (
-    "path", "folder", "id", "size", "mtime_ns", "inode", "meta_sig", "indexed_bytes", "tail_hash", "name", "created",
-    "modified", "sort_key", "message_count", "first_message", "last_prompt", "git_branch", "entrypoint",
-    "parent_session_id", "cwd", "skipped_lines", "damaged", "user_renamed", "aliases",
+    "path", "folder", "id", "size", "mtime_ns", "inode", "meta_sig", "ctime_ns", "fingerprint", "indexed_bytes",
+    "tail_hash", "name", "created", "modified", "sort_key", "message_count", "first_message", "last_prompt",
+    "git_branch", "entrypoint", "parent_session_id", "cwd", "skipped_lines", "damaged", "user_renamed", "aliases",
 )
+TEXT_STATE_COLUMNS = ("indexed_bytes", "tail_hash")
+"""Where the text pass (`text_pass.py`) stopped in a transcript; a row's refresh keeps them."""
+ROW_STATE_COLUMNS = tuple(column for column in SESSION_COLUMNS if column not in TEXT_STATE_COLUMNS)
 
 _SESSIONS = f"""CREATE TABLE IF NOT EXISTS sessions (
     {", ".join(column + (" TEXT PRIMARY KEY" if column == "path" else "") for column in SESSION_COLUMNS)})"""
 # `sessions_stat` covers the freshness check: a warm listing reads it, never the wide rows.
 _INDEXES = ("CREATE INDEX IF NOT EXISTS sessions_folder ON sessions(folder, sort_key)",
-            "CREATE INDEX IF NOT EXISTS sessions_stat ON sessions(folder, path, size, mtime_ns, inode, meta_sig)",
+            "CREATE INDEX IF NOT EXISTS sessions_stat ON sessions(folder, path, size, mtime_ns, inode, meta_sig, ctime_ns, "
+            "fingerprint)",
             "CREATE INDEX IF NOT EXISTS sessions_id ON sessions(id)")
 _TEXTS_FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5("
               "text, path UNINDEXED, entry UNINDEXED, ts UNINDEXED, kind UNINDEXED, tokenize='trigram')")
