@@ -143,11 +143,17 @@ def open_catalog(path: str | None = None, *, use_fts: bool | None = None) -> Cat
 
 def _private_file(where: str) -> None:
     """Creates the catalog file 0600 (it holds the sessions' text; SQLite gives its `-wal` and
-    `-shm` files the same mode), and tightens one an older version left readable by others."""
+    `-shm` files the same mode), and tightens one an older version left readable by others.
+
+    Raises:
+        CatalogUnavailable: something other than a regular file is in its place.
+    """
     descriptor = os.open(where, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
     try:
         status = os.fstat(descriptor)
-        if stat.S_ISREG(status.st_mode) and status.st_mode & 0o077 and status.st_uid == os.getuid():
+        if not stat.S_ISREG(status.st_mode):  # a FIFO or device: SQLite would block on it or damage it
+            raise CatalogUnavailable(f"{where} is not a regular file (left as it is)")
+        if status.st_mode & 0o077 and status.st_uid == os.getuid():
             os.fchmod(descriptor, 0o600)
     finally:
         os.close(descriptor)
