@@ -22,6 +22,10 @@ from ..errors import CommandcodeError
 from ..storage.ids import iso_from_ms, parse_iso
 from .summary import SessionSummary, damaged_summary, meta_damage, meta_fields, summarize
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 SIDECAR_FROM_BYTES = 1 << 20
 """A smaller transcript scans in less time than writing (and fsyncing) its index sidecar takes."""
 
@@ -52,32 +56,52 @@ def summarize_paths(paths: list[str]) -> list[Summarized]:
     from .._native import listing_rows_of
 
     items: list[tuple[str, str | None]] = []
+    stats: list[os.stat_result | None] = []
     for path in paths:
         try:
-            size = os.stat(path).st_size
+            stat: os.stat_result | None = os.stat(path)
         except OSError:
-            size = 0
-        items.append((path, _sidecar(path, size)))
+            stat = None
+        stats.append(stat)
+        items.append((path, _sidecar(path, stat.st_size if stat is not None else 0)))
     results = listing_rows_of(items) if items else []
-    return [_row(path, result) for path, result in zip(paths, results)]
+    metas = _metas_present({os.path.dirname(path) for path in paths})
+    return [_row(path, stat, result, metas) for path, stat, result in zip(paths, stats, results)]
 
 
-def _row(path: str, native: object) -> Summarized:
+def _metas_present(folders: set[str]) -> set[str] | None:
+    """The meta sidecars in these folders (one directory read each), so a session without one
+    costs no failed open; None when a folder cannot be listed (every meta is then tried)."""
+    present: set[str] = set()
+    for folder in folders:
+        try:
+            present.update(os.path.join(folder, name) for name in os.listdir(folder or ".") if name.endswith(META))
+        except OSError:
+            return None
+    return present
+
+
+META = ".meta.json"
+
+
+def _row(path: str, stat: os.stat_result | None, native: object, metas: set[str] | None) -> Summarized:
     if not isinstance(native, dict) or native["format"] in ("v1", "v2") or native["first_message"] is False \
             or native["last_prompt"] is False:
         return python_row(path), str(native.get("fingerprint", "")) if isinstance(native, dict) else ""
-    from ..sessions.files import SessionFiles
-    from ..sessions.meta import read_meta
+    name = os.path.basename(path)
+    session_id = name[: -len(".jsonl")] if name.endswith(".jsonl") else name
+    meta_path = os.path.join(os.path.dirname(path), session_id + META)
+    meta: dict[str, Any] = {}
+    damaged = None
+    if metas is None or meta_path in metas:
+        from pathlib import Path
 
-    files = SessionFiles.for_transcript(path)
-    meta_path = files.meta
-    meta = read_meta(meta_path)
-    try:
-        stat = os.stat(path)
-        size, mtime = stat.st_size, stat.st_mtime
-        birth = getattr(stat, "st_birthtime", None)
-    except OSError:
-        size, mtime, birth = 0, 0.0, None
+        from ..sessions.meta import read_meta
+
+        meta = read_meta(Path(meta_path))
+        damaged = meta_damage(meta, Path(meta_path))
+    size, mtime = (stat.st_size, stat.st_mtime) if stat is not None else (0, 0.0)
+    birth = getattr(stat, "st_birthtime", None)
     header = native["header"]
     fields = meta_fields(meta, native["name"])
     if header is not None:
@@ -88,11 +112,10 @@ def _row(path: str, native: object) -> Summarized:
         created_at, cwd, recorded = header_timestamp(meta.get("createdAt"), path), os.getcwd(), False
     newest = native["last_timestamp"]
     skipped = int(native["skipped_lines"])
-    damaged = meta_damage(meta, meta_path)
     if skipped:
         damaged = f"{skipped} unreadable line(s) skipped" + (f"; {damaged}" if damaged else "")
     summary = SessionSummary(
-        id=files.session_id, created=iso_from_ms(int(birth * 1000)) if birth is not None else created_at,
+        id=session_id, created=iso_from_ms(int(birth * 1000)) if birth is not None else created_at,
         modified=newest if newest and parse_iso(newest) is not None else iso_from_ms(int(mtime * 1000)),
         message_count=int(native["message_count"]), first_message=native["first_message"], path=path, cwd=cwd,
         skipped_lines=skipped, size=size, last_prompt=native["last_prompt"], damaged=damaged, cwd_recorded=recorded,
