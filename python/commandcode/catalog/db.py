@@ -48,7 +48,7 @@ _TEXTS_PLAIN_INDEX = "CREATE INDEX IF NOT EXISTS texts_path ON texts(path)"
 def to_db(value: object) -> object:
     """A value as the catalog stores it: a string SQLite cannot hold as text (a lone surrogate,
     from an undecodable file name or a hostile transcript) is stored as its `surrogatepass` bytes."""
-    if isinstance(value, str):
+    if isinstance(value, str) and not value.isascii():
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
@@ -133,6 +133,9 @@ def open_catalog(path: str | None = None, *, use_fts: bool | None = None) -> Cat
     except (OSError, sqlite3.Error) as error:
         raise CatalogUnavailable(f"{where}: {describe(error)}") from None
     try:
+        # A cache: a commit need not reach the disk before the listing goes on (WAL keeps the file
+        # consistent; a power cut loses at most the last refreshes, which the next listing redoes).
+        connection.execute("PRAGMA synchronous=NORMAL")
         fts = fts5_trigram_available(connection) if use_fts is not False else False
         _prepare(connection, fts)
     except sqlite3.Error as error:

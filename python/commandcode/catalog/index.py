@@ -95,8 +95,8 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
         results = summarize_paths([item.path for item in batch])
         connection.execute("BEGIN IMMEDIATE")
         try:
-            for item, (summary, fingerprint) in zip(batch, results):
-                _store(connection, item, summary, fingerprint)
+            connection.executemany(_UPSERT, [_values(item, summary, fingerprint)
+                                             for item, (summary, fingerprint) in zip(batch, results)])
             connection.execute("COMMIT")
         except BaseException:
             connection.execute("ROLLBACK")
@@ -125,8 +125,14 @@ def forget(connection: sqlite3.Connection, paths: list[str]) -> None:
         raise
 
 
-def _store(connection: sqlite3.Connection, item: _Work, summary: SessionSummary, fingerprint: str) -> None:
-    """Writes a row; the text pass's own columns (`TEXT_STATE_COLUMNS`) of an existing row are kept."""
+_UPSERT = (f"INSERT INTO sessions ({', '.join(ROW_STATE_COLUMNS)}) VALUES ({', '.join('?' for _ in ROW_STATE_COLUMNS)}) "
+           "ON CONFLICT(path) DO UPDATE SET "
+           + ", ".join(f"{column} = excluded.{column}" for column in ROW_STATE_COLUMNS if column != "path"))
+"""Writes a row; the text pass's own columns (`TEXT_STATE_COLUMNS`) of an existing row are kept."""
+
+
+def _values(item: _Work, summary: SessionSummary, fingerprint: str) -> list[object]:
+    """The `ROW_STATE_COLUMNS` of a row, as stored."""
     values = {
         "path": item.path, "folder": item.folder, "id": summary.id, "size": item.size, "mtime_ns": item.mtime_ns,
         "inode": item.inode, "meta_sig": item.meta_sig, "ctime_ns": item.ctime_ns, "fingerprint": fingerprint,
@@ -138,10 +144,7 @@ def _store(connection: sqlite3.Connection, item: _Work, summary: SessionSummary,
         "skipped_lines": summary.skipped_lines, "damaged": summary.damaged, "user_renamed": int(summary.user_renamed),
         "aliases": ALIAS_SEPARATOR.join(summary.aliases),
     }
-    updates = ", ".join(f"{column} = excluded.{column}" for column in ROW_STATE_COLUMNS if column != "path")
-    connection.execute(f"INSERT INTO sessions ({', '.join(ROW_STATE_COLUMNS)}) "
-                       f"VALUES ({', '.join('?' for _ in ROW_STATE_COLUMNS)}) ON CONFLICT(path) DO UPDATE SET {updates}",
-                       [to_db(values[column]) for column in ROW_STATE_COLUMNS])
+    return [to_db(values[column]) for column in ROW_STATE_COLUMNS]
 
 
 ROW_COLUMNS = ("id", "name", "created", "modified", "message_count", "first_message", "git_branch", "entrypoint",

@@ -10,9 +10,9 @@
 //! read, e.g. lone surrogate escapes) is reported as [`Text::Undecided`]: the caller then asks
 //! the Python reader, so the two never disagree.
 
-use super::{open, open_plain, OpenKind};
-use crate::error::Result;
-use crate::scan::SourceFormat;
+use super::{open, OpenKind, Session};
+use crate::error::{Error, Result};
+use crate::scan::{self, FileSource, SourceFormat};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::fs::File;
@@ -64,14 +64,20 @@ pub struct ListingRow {
 /// # Errors
 /// The transcript cannot be opened or read, or declares a newer format.
 pub fn listing_row(transcript: &Path, sidecar: Option<&Path>) -> Result<ListingRow> {
-    let session = match sidecar {
-        Some(sidecar) => open(transcript, sidecar)?,
-        None => open_plain(transcript)?,
+    let (session, file) = match sidecar {
+        Some(sidecar) => (open(transcript, sidecar)?, super::open_transcript(transcript).ok()),
+        None => {
+            // One open for the scan and the reads after it (a listing of many small files).
+            let file = super::open_transcript(transcript).map_err(|source| Error::io(transcript, source))?;
+            let size = file.metadata().map_err(|source| Error::io(transcript, source))?.len();
+            let source = FileSource { file, size };
+            let report = scan::scan_source(&source, transcript)?;
+            (Session::from_report(transcript, report, OpenKind::Scanned), Some(source.file))
+        }
     };
     let summary = &session.summary;
     let report = &summary.report;
     let size = report.file_size;
-    let file = super::open_transcript(transcript).ok();
     let spans: Vec<(u64, u64)> =
         summary.first_users.iter().take(FIRST_USERS_READ).map(|item| (item.offset, item.length)).collect();
     let (first_message, last_prompt, fingerprint) = match &file {
