@@ -121,7 +121,9 @@ def main() -> int:
     if not args.skip_big:
         home, cwd = corpus(args.data, "big", 1, args.big, seed=7)
         folder = next((home / "projects").iterdir())
-        transcript = next(folder.glob("*.jsonl"))
+        transcript = max((path for path in folder.glob("*.jsonl") if path.name.count(".") == 1),
+                         key=lambda path: path.stat().st_size)
+        kept = set(folder.iterdir())
         session_id = transcript.stem
         size = transcript.stat().st_size
         print(f"\nbig: one session of {size / 1e6:.0f} MB, no catalog and no sidecar before each run")
@@ -154,8 +156,8 @@ def main() -> int:
                       f" over start-up), cp --reflink=auto {cp['wall_s'] * 1000:8.1f} ms: "
                       f"{(forked['wall_s'] - start) / cp['wall_s']:5.2f}x cp, peak {forked['peak_rss_mib']:.1f} MiB",
                       flush=True)
-            for path in folder.iterdir():  # the forks go: the next interpreter starts from one session
-                if not path.name.startswith(session_id) and path.is_file():
+            for path in set(folder.iterdir()) - kept:  # the forks go: the next interpreter starts as this one did
+                if path.is_file():
                     path.unlink()
             shutil.rmtree(home / "file-history", ignore_errors=True)
             report[f"big {label}"] = {**rows, "forks": forks, "start_s": start}
