@@ -9,7 +9,7 @@ Corpora (generated once with `commandcode.bench.generate`, kept under `--data`, 
 `bench_catalog.py`'s layout): **big**, one session of `--big` bytes; **many**, `--sessions` small ones.
 
 Every timed run starts from nothing: the catalog and the index sidecars are deleted before it
-(not timed), the page cache stays warm. Whole processes; wall time, CPU and peak RSS (`wait4`).
+(not timed), the page cache stays warm. Whole processes; wall time, CPU and peak RSS (`/usr/bin/time`).
 Rows, each also run with `--baseline`'s interpreter (today's code, a release build) when given:
 
 1. **big**: `sessions context ID` (the engine's cold open, the yardstick), `-c -p hello`,
@@ -65,16 +65,18 @@ def _forget(home: Path) -> None:
 
 
 def run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, float]:
-    """(wall s, CPU s, peak RSS MiB) of one process."""
+    """(wall s, CPU s, peak RSS MiB) of one process, started through `/usr/bin/time` (a process
+    forked from this one would report this one's peak RSS as its own)."""
+    report = cwd / ".bench-time"
     began = time.perf_counter()
-    process = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
+    done = subprocess.run(["/usr/bin/time", "-o", str(report), "-f", "%M %U %S", *argv], env=env, cwd=cwd,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wall = time.perf_counter() - began
-    process.returncode = os.waitstatus_to_exitcode(status)
-    err = process.stderr.read().decode(errors="replace") if process.stderr else ""
-    if process.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv[-4:])}: exit {process.returncode}: {err.strip()[-300:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    fields = report.read_text().split()[-3:]
+    report.unlink()
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[-4:])}: exit {done.returncode}: {done.stderr.decode(errors='replace')[-300:]}")
+    return wall, float(fields[1]) + float(fields[2]), int(fields[0]) / 1024
 
 
 def measure(argv: list[str], env: dict[str, str], cwd: Path, runs: int, before: object = None) -> dict[str, float]:

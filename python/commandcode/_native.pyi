@@ -30,6 +30,7 @@ __all__ = [
     "json_encode_entry",
     "json_encode_line",
     "listing_rows_of",
+    "names_of_files",
     "recover_restore",
     "restore_files",
     "sanitize_path",
@@ -256,6 +257,9 @@ def listing_rows_of(items: Sequence[tuple[_Path, _Path | None]]) -> list[dict[st
     (`format`, `header` as (id, timestamp, cwd) or None, `name`, `model`, `message_count`,
     `entry_count`, `skipped_lines`, `last_timestamp`, `size`, `first_message`, `last_prompt`
     (False: not decided, read it in Python), `fingerprint`, `source`), or the exception opening it raised."""
+def names_of_files(paths: Sequence[_Path]) -> list[tuple[str | None, str | Literal[False] | None] | BaseException]:
+    """(header cwd or None, latest `session_info` name) of each transcript, read from its ends;
+    the name is False when a whole summary must decide."""
 def fingerprints_of(paths: Sequence[_Path]) -> list[str]:
     """The content fingerprint (blake3 of the first and last 4 KiB and the size) of each file, "" unreadable."""
 def content_id(data: bytes) -> str:

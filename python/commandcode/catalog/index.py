@@ -50,7 +50,7 @@ class RefreshReport:
         self.problems: list[str] | None = None
 
 
-def _pending(connection: sqlite3.Connection, state: FolderState) -> list[_Work]:
+def pending(connection: sqlite3.Connection, state: FolderState) -> list[_Work]:
     """The transcripts of a folder whose rows are missing or stale."""
     work = []
     for path, stat in state.transcripts.items():
@@ -83,7 +83,7 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
         if state.gone:
             forget(connection, state.gone)
             report.removed += len(state.gone)
-        work += _pending(connection, state)
+        work += pending(connection, state)
     if not work:
         record_snapshots(connection, states)
         return report

@@ -106,6 +106,92 @@ pub fn listing_rows(items: &[(PathBuf, Option<PathBuf>)]) -> Vec<Result<ListingR
     items.par_iter().map(|(transcript, sidecar)| listing_row(transcript, sidecar.as_deref())).collect()
 }
 
+/// What a name check needs of a transcript without a trusted summary: the header's `cwd` and the
+/// name of its latest `session_info` entry, found by a byte search backwards from the end, so a
+/// named session costs a read of its tail only. [`Text::Undecided`] when that search cannot be
+/// sure it agrees with a whole scan (no v3 header first, a candidate line before the header):
+/// the caller then summarizes the file.
+pub fn name_of(transcript: &Path) -> Result<(Option<String>, Text)> {
+    let file = super::open_transcript(transcript).map_err(|source| Error::io(transcript, source))?;
+    let size = file.metadata().map_err(|source| Error::io(transcript, source))?.len();
+    let Some((cwd, header_end)) = header_of(&file, size) else { return Ok((None, Text::Undecided)) };
+    let mut end = size;
+    let mut carry: Vec<u8> = Vec::new();
+    while end > header_end {
+        let begin = end.saturating_sub(TAIL_CHUNK).max(header_end);
+        let mut data = vec![0; (end - begin) as usize];
+        file.read_exact_at(&mut data, begin).map_err(|source| Error::io(transcript, source))?;
+        data.extend_from_slice(&carry);
+        let mut lines: Vec<&[u8]> = data.split(|&byte| byte == b'\n').collect();
+        let first = if begin > header_end { lines.remove(0).to_vec() } else { Vec::new() };
+        for line in lines.iter().rev() {
+            if memchr::memmem::find(line, b"session_info").is_none() {
+                continue;
+            }
+            match scan::classify_alone(line) {
+                Err(()) => return Ok((Some(cwd), Text::Undecided)),
+                Ok(Some(entry)) => {
+                    if let crate::envelope::Extra::SessionInfo { name } = entry.extra {
+                        let name = name.as_deref().map(str::trim).filter(|name| !name.is_empty()).map(str::to_owned);
+                        return Ok((Some(cwd), Text::Known(name)));
+                    }
+                }
+                Ok(None) => {}
+            }
+        }
+        carry = first;
+        end = begin;
+    }
+    Ok((Some(cwd), Text::Known(None)))
+}
+
+/// The `cwd` of a v3 header on the first non-blank line, and the offset after that line.
+fn header_of(file: &File, size: u64) -> Option<(String, u64)> {
+    let mut offset = 0;
+    let mut line = Vec::new();
+    while offset < size {
+        let mut chunk = vec![0; (size - offset).min(64 << 10) as usize];
+        file.read_exact_at(&mut chunk, offset).ok()?;
+        match memchr::memchr(b'\n', &chunk) {
+            Some(end) => {
+                line.extend_from_slice(&chunk[..end]);
+                offset += end as u64 + 1;
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    line.clear();
+                    continue;
+                }
+                break;
+            }
+            None => {
+                line.extend_from_slice(&chunk);
+                offset += chunk.len() as u64;
+            }
+        }
+    }
+    let text = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&line);
+    let value: Value = serde_json::from_slice(text).ok()?;
+    let header = value.as_object()?;
+    let v3 = header.get("type")?.as_str()? == "session" && header.get("version")?.as_u64()? == 3;
+    let cwd = header.get("cwd")?.as_str()?;
+    (v3 && header.get("id")?.is_string() && header.get("timestamp")?.is_string()).then(|| (cwd.to_owned(), offset))
+}
+
+/// [`name_of`] of many transcripts, in parallel, in order.
+pub fn names_of(paths: &[PathBuf]) -> Vec<Result<(Option<String>, Text)>> {
+    paths.par_iter().map(|path| name_of(path)).collect()
+}
+
+/// The fingerprint of each file (`""` when it cannot be read), in parallel.
+pub fn fingerprints(paths: &[PathBuf]) -> Vec<String> {
+    paths
+        .par_iter()
+        .map(|path| {
+            let Ok(file) = super::open_transcript(path) else { return String::new() };
+            file.metadata().map(|metadata| fingerprint(&file, metadata.len())).unwrap_or_default()
+        })
+        .collect()
+}
+
 /// blake3 hex of the first and last [`FINGERPRINT_BYTES`] of `[0, size)` (empty when unreadable).
 pub fn fingerprint(file: &File, size: u64) -> String {
     let mut hasher = blake3::Hasher::new();
@@ -254,6 +340,31 @@ mod tests {
         let row = listing_row(file.path(), None).unwrap();
         assert_eq!(row.first_message, Text::Undecided);
         assert_eq!(row.last_prompt, Text::Undecided);
+    }
+
+    #[test]
+    fn the_name_is_the_latest_session_info_found_from_the_end() {
+        let info = |id: &str, name: &str| {
+            format!(
+                r#"{{"type":"session_info","id":"{id}","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","name":"{name}"}}"#
+            )
+        };
+        let (first, second, empty) = (info("a", " first "), info("b", "second"), info("c", "  "));
+        let mention = r#"{"type":"message","id":"m","parentId":"b","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"session_info"}}"#;
+        let named = write(&[HEADER, &first, &second, mention, "{torn session_info"]);
+        let (cwd, name) = name_of(named.path()).unwrap();
+        assert_eq!((cwd.as_deref(), name), (Some("/w"), Text::Known(Some("second".into()))));
+        assert_eq!(listing_row(named.path(), None).unwrap().name.as_deref(), Some("second"));
+        let cleared = write(&[HEADER, &first, &empty]);
+        assert_eq!(name_of(cleared.path()).unwrap().1, Text::Known(None));
+        let unnamed = write(&[HEADER, mention]);
+        assert_eq!(name_of(unnamed.path()).unwrap().1, Text::Known(None));
+        let legacy = write(&[r#"{"type":"user","sessionId":"s"}"#, &first]);
+        assert_eq!(name_of(legacy.path()).unwrap().1, Text::Undecided);
+        let two_headers = write(&[HEADER, &first, HEADER]);
+        assert_eq!(name_of(two_headers.path()).unwrap().1, Text::Known(Some("first".into())));
+        assert_eq!(listing_row(two_headers.path(), None).unwrap().name.as_deref(), Some("first"));
+        assert_eq!(listing_row(cleared.path(), None).unwrap().name, None);
     }
 
     #[test]

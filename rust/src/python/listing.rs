@@ -1,8 +1,7 @@
 //! Python wrapper of `crate::index::listing`: many transcripts' listing fields in one call, the
 //! GIL released while every core scans. No logic lives here.
 
-use crate::index::{fingerprint, listing_rows, ListingRow, OpenKind, Text};
-use rayon::prelude::*;
+use crate::index::{fingerprints, listing_rows, names_of, ListingRow, OpenKind, Text};
 use crate::scan::SourceFormat;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -69,17 +68,21 @@ pub fn listing_rows_of<'py>(py: Python<'py>, items: Vec<(PathBuf, Option<PathBuf
 /// The content fingerprint of each transcript (`""` when it cannot be read), in parallel.
 #[pyfunction]
 pub fn fingerprints_of(py: Python<'_>, paths: Vec<PathBuf>) -> Vec<String> {
-    py.detach(|| {
-        paths
-            .par_iter()
-            .map(|path| {
-                let file = crate::fsopen::open_regular_read(path, crate::fsopen::Follow::Yes).ok();
-                let size = file.as_ref().and_then(|file| file.metadata().ok()).map(|metadata| metadata.len());
-                match (file, size) {
-                    (Some(file), Some(size)) => fingerprint(&file, size),
-                    _ => String::new(),
-                }
-            })
-            .collect()
-    })
+    py.detach(|| fingerprints(&paths))
+}
+
+/// `(header cwd or None, latest session_info name)` of each transcript, in order, read from its
+/// ends only; the name is `False` when a whole summary must decide, and an item is the exception
+/// when the transcript cannot be read.
+#[pyfunction]
+pub fn names_of_files<'py>(py: Python<'py>, paths: Vec<PathBuf>) -> PyResult<Bound<'py, PyList>> {
+    let results = py.detach(|| names_of(&paths));
+    let out = PyList::empty(py);
+    for result in results {
+        match result {
+            Ok((cwd, name)) => out.append((cwd, text(py, &name)?))?,
+            Err(error) => out.append(PyErr::from(error).into_value(py))?,
+        }
+    }
+    Ok(out)
 }

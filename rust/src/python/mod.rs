@@ -39,5 +39,6 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(folder_stat::folder_changes, module)?)?;
     module.add_function(wrap_pyfunction!(listing::listing_rows_of, module)?)?;
     module.add_function(wrap_pyfunction!(listing::fingerprints_of, module)?)?;
+    module.add_function(wrap_pyfunction!(listing::names_of_files, module)?)?;
     Ok(())
 }
