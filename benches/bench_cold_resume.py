@@ -15,7 +15,8 @@ Rows, each also run with `--baseline`'s interpreter (today's code, a release bui
 1. **big**: `sessions context ID` (the engine's cold open, the yardstick), `-c -p hello`,
    `sessions list --json`, `sessions list` with `COMMANDCODE_CATALOG=off` (the folder scan), and
    `sessions fork ID` three times in a row (each a new 1 GB session the next fork's name check
-   meets uncatalogued) beside `cp --reflink=auto` of the transcript. Targets: `-c -p` and the list
+   meets uncatalogued) beside `cp --reflink=auto` of the transcript, and that copy followed by
+   `sync FILE` (a fork is fsynced before it answers). Targets: `-c -p` and the list
    within 1.3x the cold context (minus start-up) under 200 MiB; each fork within 1.5x `cp`.
 2. **many**: first `sessions list --limit 20 --json`, first `-c -p hello`, the warm list, and the
    plain directory scan (`os.scandir` + `stat` of every transcript). Targets: first list and first
@@ -152,11 +153,16 @@ def main() -> int:
                 copy = folder / f"cp-{number}.tmp"
                 cp = measure(["cp", "--reflink=auto", str(transcript), str(copy)], dict(os.environ), cwd, 1)
                 copy.unlink()
+                # a fork is durable (fsynced) before it answers: the same copy made durable, for reference
+                synced = measure(["sh", "-c", 'cp --reflink=auto "$0" "$1" && sync "$1"', str(transcript), str(copy)],
+                                 dict(os.environ), cwd, 1)
+                copy.unlink()
                 forked = measure([*cli, "sessions", "fork", session_id], _env(home), cwd, 1)
-                forks.append({"fork": forked, "cp": cp})
+                forks.append({"fork": forked, "cp": cp, "cp_and_sync": synced})
                 print(f"  fork {number + 1}: {forked['wall_s'] * 1000:9.1f} ms ({(forked['wall_s'] - start) * 1000:9.1f}"
                       f" over start-up), cp --reflink=auto {cp['wall_s'] * 1000:8.1f} ms: "
-                      f"{(forked['wall_s'] - start) / cp['wall_s']:5.2f}x cp, peak {forked['peak_rss_mib']:.1f} MiB",
+                      f"{(forked['wall_s'] - start) / cp['wall_s']:5.2f}x cp; cp + sync {synced['wall_s'] * 1000:8.1f} ms: "
+                      f"{(forked['wall_s'] - start) / synced['wall_s']:5.2f}x; peak {forked['peak_rss_mib']:.1f} MiB",
                       flush=True)
             for path in set(folder.iterdir()) - kept:  # the forks go: the next interpreter starts as this one did
                 if path.is_file():
