@@ -89,8 +89,7 @@ def _from_files(stale: list[tuple[str, str]]) -> list[tuple[str, str, str | None
     """Names read from the transcripts' ends (a whole summary where that cannot decide)."""
     if not stale:
         return []
-    from .._native import names_of_files
-    from .native_summary import summarize_paths
+    from .native_summary import names_of_files, summarize_paths
 
     out: list[tuple[str, str, str | None, str | None]] = []
     undecided: list[tuple[str, str]] = []

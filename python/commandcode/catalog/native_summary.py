@@ -24,7 +24,7 @@ from .summary import SessionSummary, damaged_summary, meta_damage, meta_fields, 
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Literal
 
 SIDECAR_FROM_BYTES = 1 << 20
 """A smaller transcript scans in less time than writing (and fsyncing) its index sidecar takes."""
@@ -48,6 +48,14 @@ def _sidecar(path: str, size: int) -> str | None:
         except OSError:
             return None
     return sidecar
+
+
+def names_of_files(paths: list[str]) -> list[tuple[str | None, str | Literal[False] | None] | BaseException]:
+    """(header cwd, latest `session_info` name, or False: undecided) of each transcript, read from
+    its ends only (`_native.names_of_files`; the name checks use it through `names.py`)."""
+    from .._native import names_of_files as native_names
+
+    return native_names(paths)
 
 
 def summarize_paths(paths: list[str]) -> list[Summarized]:
