@@ -23,11 +23,14 @@ __all__ = [
     "__version__",
     "check_restore",
     "content_id",
+    "fingerprints_of",
     "folder_changes",
     "free_space",
     "json_dumps",
     "json_encode_entry",
     "json_encode_line",
+    "listing_rows_of",
+    "names_of_files",
     "recover_restore",
     "restore_files",
     "sanitize_path",
@@ -249,6 +252,16 @@ def recover_restore(
 def free_space(path: _Path) -> int | None: ...
 def folder_changes(folder: _Path, previous: bytes) -> tuple[list[str], list[str], bytes]:
     """(names new or changed, names gone, the snapshot now) of the `*.jsonl`/`*.meta.json` files in `folder`."""
+def listing_rows_of(items: Sequence[tuple[_Path, _Path | None]]) -> list[dict[str, Any] | BaseException]:
+    """The listing fields of each `(transcript, index sidecar or None)`, scanned in parallel: a dict
+    (`format`, `header` as (id, timestamp, cwd) or None, `name`, `model`, `message_count`,
+    `entry_count`, `skipped_lines`, `last_timestamp`, `size`, `first_message`, `last_prompt`
+    (False: not decided, read it in Python), `fingerprint`, `source`), or the exception opening it raised."""
+def names_of_files(paths: Sequence[_Path]) -> list[tuple[str | None, str | Literal[False] | None] | BaseException]:
+    """(header cwd or None, latest `session_info` name) of each transcript, read from its ends;
+    the name is False when a whole summary must decide."""
+def fingerprints_of(paths: Sequence[_Path]) -> list[str]:
+    """The content fingerprint (blake3 of the first and last 4 KiB and the size) of each file, "" unreadable."""
 def content_id(data: bytes) -> str:
     """The blake3 hex of `data`."""
 

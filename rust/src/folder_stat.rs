@@ -7,7 +7,8 @@
 //! here it is one directory read and one `fstatat` per file, compared with the previous snapshot.
 //!
 //! A snapshot is `name \0 signature \0` records for every `*.jsonl` and `*.meta.json` entry;
-//! the signature is the file kind, size, mtime in nanoseconds and inode (symlinks followed, as
+//! the signature is the file kind, size, mtime in nanoseconds, inode and ctime in nanoseconds (a
+//! rewrite that restores the size and mtime still moves the ctime; symlinks followed, as
 //! Python's `DirEntry.stat()` does). Names are bytes (any file name, even one that is not UTF-8).
 
 use std::collections::HashMap;
@@ -34,7 +35,8 @@ fn watched(name: &[u8]) -> bool {
 fn signature(metadata: &Metadata) -> String {
     let kind = if metadata.is_file() { 'f' } else { 'o' };
     let mtime_ns = i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec());
-    format!("{kind} {} {mtime_ns} {}", metadata.size(), metadata.ino())
+    let ctime_ns = i128::from(metadata.ctime()) * 1_000_000_000 + i128::from(metadata.ctime_nsec());
+    format!("{kind} {} {mtime_ns} {} {ctime_ns}", metadata.size(), metadata.ino())
 }
 
 fn parse(snapshot: &[u8]) -> HashMap<&[u8], (&[u8], bool)> {

@@ -524,6 +524,16 @@ impl ReportBuilder {
     }
 }
 
+/// What one line is on its own: `Ok(Some(entry))` for a valid entry line, `Ok(None)` for any
+/// other line, `Err(())` for a header (valid or not: the caller must read the file in order).
+pub(crate) fn classify_alone(line: &[u8]) -> std::result::Result<Option<Entry>, ()> {
+    match classify(line, 0) {
+        LineOutcome::Entry(entry) => Ok(Some(entry)),
+        LineOutcome::Header(_) | LineOutcome::NewerHeader(_) => Err(()),
+        _ => Ok(None),
+    }
+}
+
 /// Decides what one line is. Runs in parallel; must not depend on other lines.
 /// Line numbers are filled in when the outcome is applied.
 fn classify(line: &[u8], offset: u64) -> LineOutcome {

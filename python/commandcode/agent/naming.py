@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 import re
 
-from ..catalog.listing import list_sessions, project_dirs, transcripts_in
+from ..catalog.listing import project_dirs, transcripts_in
+from ..catalog.names import project_names
 from ..errors import CommandcodeError, UsageError
 from ..sessions.format import clean_name
 
@@ -54,9 +55,9 @@ def name_owner(name: str, cwd: str | os.PathLike[str], *, except_id: str | None 
     """The id of another session of `cwd`'s project already named `name` (case-insensitive,
     trimmed), or None."""
     wanted = clean_name(name).casefold()
-    for summary in list_sessions(cwd, include_headless=True):
-        if summary.id != except_id and summary.name is not None and clean_name(summary.name).casefold() == wanted:
-            return summary.id
+    for session_id, owned in project_names(cwd):  # names only: no listing row is built
+        if session_id != except_id and owned is not None and clean_name(owned).casefold() == wanted:
+            return session_id
     return None
 
 

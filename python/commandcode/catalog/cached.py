@@ -51,11 +51,17 @@ def catalog_session(problems: list[str]) -> Iterator[Catalog | None]:
         catalog.close()
 
 
-def refreshed(catalog: Catalog, folders: list[str], problems: list[str]) -> None:
-    """Refreshes `folders`, reporting a build that read anything through the hooks set."""
+def refreshed(catalog: Catalog, folders: list[str], problems: list[str], *, texts: bool = True) -> None:
+    """Refreshes the rows of `folders` and, with `texts` (a search), their text rows, reporting a
+    build that read anything through the hooks set. A listing or a resume passes `texts=False`:
+    it never waits for text."""
     started = time.perf_counter()
     report = refresh(catalog, folders, problems=problems, progress=_progress)
-    if report.changed and _on_built is not None:
+    if texts:
+        from .text_pass import refresh_texts
+
+        report.bytes_read += refresh_texts(catalog, folders, _progress)
+    if (report.changed or report.bytes_read) and _on_built is not None:
         _on_built(report, time.perf_counter() - started)
 
 
@@ -66,7 +72,7 @@ def catalog_rows(scope: Scope, *, headless: bool, branch: str | None, limit: int
         if catalog is None:
             return None
         try:
-            refreshed(catalog, scope.folders, problems)
+            refreshed(catalog, scope.folders, problems, texts=False)
             kept: list[SessionSummary] = []
             for summary in rows_in(catalog, scope.folders, headless=headless, branch=branch):
                 unopened = summary.damaged is not None and not summary.cwd
@@ -104,6 +110,9 @@ def reindex(progress: Progress | None = None) -> tuple[str, RefreshReport, float
     catalog = open_catalog()
     try:
         report = refresh(catalog, folders, problems=problems, progress=progress)
+        from .text_pass import refresh_texts
+
+        report.bytes_read = refresh_texts(catalog, folders, progress)
         report.problems = problems
         return path, report, time.perf_counter() - started, catalog.fts
     except sqlite3.Error as error:

@@ -17,20 +17,24 @@ import stat
 
 from ..config.paths import catalog_file
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_S = 2.0
 
 SESSION_COLUMNS = (
-    "path", "folder", "id", "size", "mtime_ns", "inode", "meta_sig", "indexed_bytes", "tail_hash", "name", "created",
-    "modified", "sort_key", "message_count", "first_message", "last_prompt", "git_branch", "entrypoint",
-    "parent_session_id", "cwd", "skipped_lines", "damaged", "user_renamed", "aliases",
+    "path", "folder", "id", "size", "mtime_ns", "inode", "meta_sig", "ctime_ns", "fingerprint", "indexed_bytes",
+    "tail_hash", "name", "created", "modified", "sort_key", "message_count", "first_message", "last_prompt",
+    "git_branch", "entrypoint", "parent_session_id", "cwd", "skipped_lines", "damaged", "user_renamed", "aliases",
 )
+TEXT_STATE_COLUMNS = ("indexed_bytes", "tail_hash")
+"""Where the text pass (`text_pass.py`) stopped in a transcript; a row's refresh keeps them."""
+ROW_STATE_COLUMNS = tuple(column for column in SESSION_COLUMNS if column not in TEXT_STATE_COLUMNS)
 
 _SESSIONS = f"""CREATE TABLE IF NOT EXISTS sessions (
     {", ".join(column + (" TEXT PRIMARY KEY" if column == "path" else "") for column in SESSION_COLUMNS)})"""
 # `sessions_stat` covers the freshness check: a warm listing reads it, never the wide rows.
 _INDEXES = ("CREATE INDEX IF NOT EXISTS sessions_folder ON sessions(folder, sort_key)",
-            "CREATE INDEX IF NOT EXISTS sessions_stat ON sessions(folder, path, size, mtime_ns, inode, meta_sig)",
+            "CREATE INDEX IF NOT EXISTS sessions_stat ON sessions(folder, path, size, mtime_ns, inode, meta_sig, ctime_ns, "
+            "fingerprint)",
             "CREATE INDEX IF NOT EXISTS sessions_id ON sessions(id)")
 _TEXTS_FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5("
               "text, path UNINDEXED, entry UNINDEXED, ts UNINDEXED, kind UNINDEXED, tokenize='trigram')")
@@ -44,7 +48,7 @@ _TEXTS_PLAIN_INDEX = "CREATE INDEX IF NOT EXISTS texts_path ON texts(path)"
 def to_db(value: object) -> object:
     """A value as the catalog stores it: a string SQLite cannot hold as text (a lone surrogate,
     from an undecodable file name or a hostile transcript) is stored as its `surrogatepass` bytes."""
-    if isinstance(value, str):
+    if isinstance(value, str) and not value.isascii():
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
@@ -129,6 +133,9 @@ def open_catalog(path: str | None = None, *, use_fts: bool | None = None) -> Cat
     except (OSError, sqlite3.Error) as error:
         raise CatalogUnavailable(f"{where}: {describe(error)}") from None
     try:
+        # A cache: a commit need not reach the disk before the listing goes on (WAL keeps the file
+        # consistent; a power cut loses at most the last refreshes, which the next listing redoes).
+        connection.execute("PRAGMA synchronous=NORMAL")
         fts = fts5_trigram_available(connection) if use_fts is not False else False
         _prepare(connection, fts)
     except sqlite3.Error as error:
@@ -139,11 +146,17 @@ def open_catalog(path: str | None = None, *, use_fts: bool | None = None) -> Cat
 
 def _private_file(where: str) -> None:
     """Creates the catalog file 0600 (it holds the sessions' text; SQLite gives its `-wal` and
-    `-shm` files the same mode), and tightens one an older version left readable by others."""
+    `-shm` files the same mode), and tightens one an older version left readable by others.
+
+    Raises:
+        CatalogUnavailable: something other than a regular file is in its place.
+    """
     descriptor = os.open(where, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
     try:
         status = os.fstat(descriptor)
-        if stat.S_ISREG(status.st_mode) and status.st_mode & 0o077 and status.st_uid == os.getuid():
+        if not stat.S_ISREG(status.st_mode):  # a FIFO or device: SQLite would block on it or damage it
+            raise CatalogUnavailable(f"{where} is not a regular file (left as it is)")
+        if status.st_mode & 0o077 and status.st_uid == os.getuid():
             os.fchmod(descriptor, 0o600)
     finally:
         os.close(descriptor)

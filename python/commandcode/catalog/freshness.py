@@ -3,7 +3,8 @@
 The catalog must never show a stale row as current, so every listing looks at every transcript
 and meta sidecar of the folders it covers. `changed_files` does that through the Rust core's
 `folder_changes` (one directory read and one `fstatat` per file, compared with the folder's
-snapshot from the last refresh, in the `folder_snapshots` table): when nothing changed, the
+snapshot from the last refresh, in the `folder_snapshots` table; a file's signature holds its
+size, mtime, inode and ctime, so a rewrite that restores the size and mtime still shows): when nothing changed, the
 folder costs one query and that call, and no row is read. When some files changed, only they
 are stat-ed again and only their rows are read. The snapshot is trusted only while the folder's
 row count is the one recorded with it (another program's refresh, or a catalog from an older
@@ -85,7 +86,7 @@ def changed_files(connection: sqlite3.Connection, folder: str, problems: list[st
             pass
     known: dict[str, tuple[object, ...]] = {}
     for path in transcripts:
-        row = connection.execute("SELECT size, mtime_ns, inode, meta_sig FROM sessions WHERE path = ?",
+        row = connection.execute("SELECT size, mtime_ns, inode, meta_sig, ctime_ns FROM sessions WHERE path = ?",
                                  (to_db(path),)).fetchone()
         if row is not None:
             known[path] = tuple(row)
@@ -115,7 +116,9 @@ def _row_count(connection: sqlite3.Connection, folder: str) -> int:
 
 
 def _full_pass(connection: sqlite3.Connection, folder: str, problems: list[str], snapshot: bytes | None) -> FolderState | None:
-    """Every transcript stat-ed and every row of the folder read."""
+    """Every transcript stat-ed and every row of the folder read; a row whose file states all
+    match is still checked against the transcript's content fingerprint (a snapshot that cannot be
+    trusted may come from another program or machine)."""
     transcripts: Stats = {}
     metas: dict[str, str] = {}
     try:
@@ -137,10 +140,29 @@ def _full_pass(connection: sqlite3.Connection, folder: str, problems: list[str],
         except OSError:
             continue
     known: dict[str, tuple[object, ...]] = {str(from_db(row[0])): row[1:] for row in connection.execute(
-        "SELECT path, size, mtime_ns, inode, meta_sig FROM sessions INDEXED BY sessions_stat WHERE folder = ?",
-        (to_db(folder),))}
+        "SELECT path, size, mtime_ns, inode, meta_sig, ctime_ns, fingerprint FROM sessions INDEXED BY sessions_stat "
+        "WHERE folder = ?", (to_db(folder),))}
     gone = [path for path in known if path not in transcripts]
+    _check_fingerprints(known, transcripts, metas)
     return FolderState(folder, transcripts, metas, known, gone, snapshot)
+
+
+def _check_fingerprints(known: dict[str, tuple[object, ...]], transcripts: Stats, metas: dict[str, str]) -> None:
+    """Forgets the rows (in `known`) of transcripts that kept their file states but whose content
+    fingerprint changed: they are summarized again."""
+    same = []
+    for path, row in known.items():
+        stat = transcripts.get(path)
+        meta = metas.get(os.path.basename(path)[: -len(".jsonl")], "")
+        if stat is not None and tuple(row[:5]) == (stat.st_size, stat.st_mtime_ns, stat.st_ino, meta, stat.st_ctime_ns):
+            same.append(path)
+    if not same:
+        return
+    from .._native import fingerprints_of
+
+    for path, fingerprint in zip(same, fingerprints_of(same)):
+        if fingerprint != known[path][5]:
+            del known[path]
 
 
 def record_snapshots(connection: sqlite3.Connection, states: list[FolderState]) -> None:

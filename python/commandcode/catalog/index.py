@@ -1,14 +1,16 @@
-"""Keeping the catalog in step with the transcripts, and reading listing rows out of it.
+"""Keeping the catalog's session rows in step with the transcripts, and reading listing rows out of it.
 
-`refresh(catalog, folders)` finds, for each project folder, the transcripts whose size, mtime or
-inode (or meta sidecar's size and mtime) differ from their rows (`freshness.changed_files`: an
-unchanged folder costs one native directory read and no row read). A changed one is re-summarized through `open_session` (whose index sidecar scans only the
-appended bytes) and its searchable text is read from where the last pass stopped — only the
-appended bytes — when the bytes before that point are still the ones indexed (same inode, and the
-4 KiB before the old end hash the same); otherwise its text is re-read whole. Rows of transcripts
-that are gone are dropped (the cache forgets; no session file is ever touched). Work is committed
-in batches, so another listing waits at most one batch. `progress(done_bytes, total_bytes)` is
-called while a large batch of changes is read (the CLI draws a progress bar with it).
+`refresh(catalog, folders)` finds, for each project folder, the transcripts whose size, mtime,
+inode or ctime (or meta sidecar's size and mtime) differ from their rows, or whose content
+fingerprint does when the folder's snapshot cannot be trusted (`freshness.changed_files`: an
+unchanged folder costs one native directory read and no row read). The changed ones are
+summarized by the Rust core in one parallel pass (`native_summary.summarize_paths`: through a big
+transcript's index sidecar, so only appended bytes are scanned), and their rows replaced. No
+searchable text is read here: a listing, `-c`, `-r` or a name check never waits for text
+indexing (`text_pass.py`, run only for a search, keeps the text table). Rows of transcripts that
+are gone are dropped (the cache forgets; no session file is ever touched). Work is committed in
+batches, so another listing waits at most one batch. `progress(done_bytes, total_bytes)` is
+called after each batch of a large refresh (the CLI draws a progress bar with it).
 """
 
 from __future__ import annotations
@@ -17,34 +19,29 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable
 
-from ..errors import CommandcodeError
-from .db import SESSION_COLUMNS, Catalog, from_db, searchable, to_db
-from .freshness import changed_files, record_snapshots
-from .summary import SessionSummary, damaged_summary, summarize
-from .texts import TextRow, read_texts
+from .db import ROW_STATE_COLUMNS, Catalog, from_db, to_db
+from .freshness import FolderState, changed_files, record_snapshots
+from .native_summary import summarize_paths
+from .summary import SessionSummary
 from .times import sort_key
 
 Progress = Callable[[int, int], None]
-TAIL_HASH_BYTES = 4096
-BATCH = 200
-WORKERS = 4
+BATCH = 2000
 ALIAS_SEPARATOR = "\x1f"
-SIDECAR_FROM_BYTES = 1 << 20
 
 
 class _Work:
-    """A transcript to re-read; `old` is (indexed_bytes, tail_hash, inode, last_prompt) of its row."""
+    """A transcript to summarize again."""
 
-    __slots__ = ("folder", "inode", "meta_sig", "mtime_ns", "old", "path", "size")
+    __slots__ = ("ctime_ns", "folder", "inode", "meta_sig", "mtime_ns", "path", "size")
 
-    def __init__(self, path: str, folder: str, size: int, mtime_ns: int, inode: int, meta_sig: str,
-                 old: tuple[object, ...] | None) -> None:
-        self.path, self.folder, self.size, self.mtime_ns = path, folder, size, mtime_ns
-        self.inode, self.meta_sig, self.old = inode, meta_sig, old
+    def __init__(self, path: str, folder: str, stat: os.stat_result, meta_sig: str) -> None:
+        self.path, self.folder, self.size, self.mtime_ns = path, folder, stat.st_size, stat.st_mtime_ns
+        self.inode, self.ctime_ns, self.meta_sig = stat.st_ino, stat.st_ctime_ns, meta_sig
 
 
 class RefreshReport:
-    """What a refresh did: sessions re-read, bytes read for text, rows dropped, problems met."""
+    """What a refresh did: sessions re-read, bytes they hold, rows dropped, problems met."""
 
     def __init__(self) -> None:
         self.changed = 0
@@ -53,20 +50,18 @@ class RefreshReport:
         self.problems: list[str] | None = None
 
 
-def _text_state(connection: sqlite3.Connection, path: str) -> tuple[object, ...] | None:
-    """(indexed_bytes, tail_hash, inode, last_prompt) of a changed session's row."""
-    row = connection.execute("SELECT indexed_bytes, tail_hash, inode, last_prompt FROM sessions WHERE path = ?",
-                             (to_db(path),)).fetchone()
-    return None if row is None else (row[0], row[1], row[2], from_db(row[3]))
-
-
-def _tail_hash(path: str, end: int) -> str:
-    import hashlib
-
-    start = max(0, end - TAIL_HASH_BYTES)
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        return hashlib.blake2b(handle.read(end - start), digest_size=16).hexdigest()
+def pending(connection: sqlite3.Connection, state: FolderState) -> list[_Work]:
+    """The transcripts of a folder whose rows are missing or stale."""
+    work = []
+    for path, stat in state.transcripts.items():
+        session_id = os.path.basename(path)[: -len(".jsonl")]
+        meta_sig = state.metas.get(session_id, "")
+        old = state.known.get(path)
+        if old is not None and tuple(old[:5]) == (stat.st_size, stat.st_mtime_ns, stat.st_ino, meta_sig,
+                                                  stat.st_ctime_ns):
+            continue
+        work.append(_Work(path, state.folder, stat, meta_sig))
+    return work
 
 
 def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
@@ -86,87 +81,39 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
             continue
         states.append(state)
         if state.gone:
-            _forget(connection, state.gone, catalog.fts)
+            forget(connection, state.gone)
             report.removed += len(state.gone)
-        for path, stat in state.transcripts.items():
-            session_id = os.path.basename(path)[: -len(".jsonl")]
-            meta_sig = state.metas.get(session_id, "")
-            old = state.known.get(path)
-            if old is not None and old[:4] == (stat.st_size, stat.st_mtime_ns, stat.st_ino, meta_sig):
-                continue
-            work.append(_Work(path, folder, stat.st_size, stat.st_mtime_ns, stat.st_ino, meta_sig,
-                              None if old is None else _text_state(connection, path)))
+        work += pending(connection, state)
     if not work:
         record_snapshots(connection, states)
         return report
+    work.sort(key=lambda item: -item.size)  # the big ones first: both cores stay busy to the end
     total = sum(item.size for item in work)
-    done = [0]
-    import threading
-
-    lock = threading.Lock()
-
-    def advance(count: int) -> None:  # from the reading threads, as they go
-        with lock:
-            done[0] += count
-            if progress is not None:
-                progress(min(done[0], total), total)
-
-    from concurrent.futures import ThreadPoolExecutor  # only when something changed: it imports logging
-
-    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        for start in range(0, len(work), BATCH):
-            batch = work[start:start + BATCH]
-            results = list(pool.map(lambda item: _read(item, advance), batch))
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                for item, (summary, texts, offset, tail, reset) in zip(batch, results):
-                    _store(connection, catalog.fts, item, summary, texts, offset, tail, reset)
-                    report.bytes_read += item.size - (0 if reset else offset_of(item))
-                connection.execute("COMMIT")
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-            report.changed += len(results)
+    done = 0
+    for start in range(0, len(work), BATCH):
+        batch = work[start:start + BATCH]
+        results = summarize_paths([item.path for item in batch])
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            connection.executemany(_UPSERT, [_values(item, summary, fingerprint)
+                                             for item, (summary, fingerprint) in zip(batch, results)])
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        report.changed += len(batch)
+        done += sum(item.size for item in batch)
+        report.bytes_read = done
+        if progress is not None:
+            progress(done, total)
     record_snapshots(connection, states)
     return report
 
 
-def offset_of(item: _Work) -> int:
-    """Where the text pass of `item`'s old row stopped (0 without one)."""
-    indexed = item.old[0] if item.old is not None else 0
-    return indexed if isinstance(indexed, int) else 0
+def forget(connection: sqlite3.Connection, paths: list[str]) -> None:
+    """Drops the rows (and text rows) of transcripts that are gone."""
+    from .db import searchable
 
-
-def _read(item: _Work, advance: Callable[[int], None]) -> tuple[SessionSummary, list[TextRow], int, str, bool]:
-    """(summary, new text rows, offset read to, tail hash there, whether old text rows go)."""
-    start, reset, old_prompt = 0, True, None
-    if item.old is not None:
-        indexed, tail, inode, old_prompt = item.old
-        if isinstance(indexed, int) and inode == item.inode and indexed <= item.size:
-            try:
-                if _tail_hash(item.path, indexed) == tail:
-                    start, reset = indexed, False
-            except OSError:
-                pass
-    from ..sessions.reader import open_session
-
-    advance(start)  # the part indexed before is not read again
-    try:
-        texts, offset, prompt = read_texts(item.path, start, advance)
-        if prompt is None and not reset:
-            prompt = old_prompt if isinstance(old_prompt, str) else None
-        # A small transcript scans in less time than writing (and fsyncing) its index sidecar takes.
-        summary = summarize(open_session(item.path, use_index=item.size >= SIDECAR_FROM_BYTES), last_prompt=prompt)
-        return summary, texts, offset, _tail_hash(item.path, offset), reset
-    except (CommandcodeError, OSError) as error:
-        message = str(error)
-        reason = message if not message.startswith(f"{item.path}: ") else message[len(item.path) + 2:]
-    except Exception as error:  # a transcript must never break the listing of its neighbours
-        reason = f"cannot be listed ({type(error).__name__}: {error})"
-    return damaged_summary(item.path, reason), [], 0, "", True
-
-
-def _forget(connection: sqlite3.Connection, paths: list[str], fts: bool) -> None:
     connection.execute("BEGIN IMMEDIATE")
     try:
         for path in paths:
@@ -178,18 +125,17 @@ def _forget(connection: sqlite3.Connection, paths: list[str], fts: bool) -> None
         raise
 
 
-def _store(connection: sqlite3.Connection, fts: bool, item: _Work, summary: SessionSummary, texts: list[TextRow],
-           offset: int, tail: str, reset: bool) -> None:
-    if reset:
-        connection.execute("DELETE FROM texts WHERE path = ?", (searchable(item.path),))
-    if texts:
-        path = searchable(item.path)
-        connection.executemany("INSERT INTO texts (text, path, entry, ts, kind) VALUES (?, ?, ?, ?, ?)",
-                               [(searchable(text), path, searchable(entry), searchable(stamp), kind)
-                                for entry, stamp, kind, text in texts])
+_UPSERT = (f"INSERT INTO sessions ({', '.join(ROW_STATE_COLUMNS)}) VALUES ({', '.join('?' for _ in ROW_STATE_COLUMNS)}) "
+           "ON CONFLICT(path) DO UPDATE SET "
+           + ", ".join(f"{column} = excluded.{column}" for column in ROW_STATE_COLUMNS if column != "path"))
+"""Writes a row; the text pass's own columns (`TEXT_STATE_COLUMNS`) of an existing row are kept."""
+
+
+def _values(item: _Work, summary: SessionSummary, fingerprint: str) -> list[object]:
+    """The `ROW_STATE_COLUMNS` of a row, as stored."""
     values = {
         "path": item.path, "folder": item.folder, "id": summary.id, "size": item.size, "mtime_ns": item.mtime_ns,
-        "inode": item.inode, "meta_sig": item.meta_sig, "indexed_bytes": offset, "tail_hash": tail,
+        "inode": item.inode, "meta_sig": item.meta_sig, "ctime_ns": item.ctime_ns, "fingerprint": fingerprint,
         "name": summary.name, "created": summary.created, "modified": summary.modified,
         "sort_key": sort_key(summary.modified), "message_count": summary.message_count,
         "first_message": summary.first_message, "last_prompt": summary.last_prompt, "git_branch": summary.git_branch,
@@ -198,8 +144,7 @@ def _store(connection: sqlite3.Connection, fts: bool, item: _Work, summary: Sess
         "skipped_lines": summary.skipped_lines, "damaged": summary.damaged, "user_renamed": int(summary.user_renamed),
         "aliases": ALIAS_SEPARATOR.join(summary.aliases),
     }
-    connection.execute(f"INSERT OR REPLACE INTO sessions ({', '.join(SESSION_COLUMNS)}) "
-                       f"VALUES ({', '.join('?' for _ in SESSION_COLUMNS)})", [to_db(values[column]) for column in SESSION_COLUMNS])
+    return [to_db(values[column]) for column in ROW_STATE_COLUMNS]
 
 
 ROW_COLUMNS = ("id", "name", "created", "modified", "message_count", "first_message", "git_branch", "entrypoint",

@@ -22,7 +22,7 @@ from ..errors import AmbiguousSessionError, CommandcodeError, SessionNotFoundErr
 from ..sessions.files import SessionFiles
 from ..sessions.reader import open_session
 from ..sessions.refs import resolve_direct
-from .summary import SessionSummary, damaged_summary, summarize, with_lineage
+from .summary import SessionSummary, summarize, with_lineage
 from .times import sort_key
 
 TYPE_CHECKING = False
@@ -31,8 +31,6 @@ if TYPE_CHECKING:  # `pathlib` costs more to import than a warm listing takes: b
     from pathlib import Path
 
 __all__ = ["SessionSummary", "list_sessions", "most_recent", "resolve_session", "scan_sessions", "summarize"]
-
-LISTING_CONCURRENCY = 10
 
 
 def transcripts_in(directory: Path) -> Iterator[Path]:
@@ -111,7 +109,8 @@ def list_sessions(cwd: str | os.PathLike[str], *, include_headless: bool = False
 
 def scan_sessions(scope: Scope, *, include_headless: bool = False, branch: str | None = None,
                   limit: int | None = None, problems: list[str] | None = None) -> list[SessionSummary]:
-    """`list_sessions` by scanning the folders (no catalog): every transcript opened, ten at a time."""
+    """`list_sessions` by scanning the folders (no catalog): every transcript summarized in one
+    native pass, in parallel."""
     paths: list[str] = []
     for folder in scope.folders:
         try:
@@ -125,19 +124,9 @@ def scan_sessions(scope: Scope, *, include_headless: bool = False, branch: str |
         paths += [os.path.join(folder, name) for name in names
                   if is_transcript_name(name) and os.path.isfile(os.path.join(folder, name))]
 
-    def load(path: str) -> SessionSummary:
-        try:
-            return summarize(open_session(path))
-        except (CommandcodeError, OSError) as error:
-            message = str(error)
-            return damaged_summary(path, message[len(f"{path}: "):] if message.startswith(f"{path}: ") else message)
-        except Exception as error:
-            return damaged_summary(path, f"cannot be listed ({type(error).__name__}: {error})")
+    from .native_summary import summarize_paths
 
-    from concurrent.futures import ThreadPoolExecutor  # costs more to import than a small listing takes
-
-    with ThreadPoolExecutor(max_workers=LISTING_CONCURRENCY) as pool:
-        every = list(pool.map(load, paths))
+    every = [summary for summary, _ in summarize_paths(paths)]
     known = {summary.id: summary for summary in every}
     kept = []
     for summary in every:

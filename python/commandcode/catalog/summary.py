@@ -17,6 +17,7 @@ from .texts import last_prompt_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
     from ..sessions.reader import Session
@@ -86,13 +87,27 @@ class SessionSummary:
         return "SessionSummary(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in FIELDS) + ")"
 
 
+def meta_fields(meta: dict[str, Any], native_name: str | None) -> dict[str, Any]:
+    """The row fields that come from the meta sidecar (with the transcript's `session_info`
+    name, which wins over `meta.title`): name, branch, entrypoint, parent, rename flag, aliases."""
+    title = meta.get("title")
+    name = native_name or (title.strip() if isinstance(title, str) and title.strip() else None)
+    names = [value.strip() for value in (title, meta.get("name")) if isinstance(value, str) and value.strip()]
+
+    def text(key: str) -> str | None:
+        value = meta.get(key)
+        return value if isinstance(value, str) else None
+
+    return {"name": name, "git_branch": text("gitBranch"), "entrypoint": text("entrypoint"),
+            "parent_session_id": text("parentSessionId"), "user_renamed": meta.get("userRenamed") is True,
+            "aliases": tuple(dict.fromkeys(value for value in (name, *names) if value))}
+
+
 def summarize(session: Session, *, last_prompt: str | bool | None = False) -> SessionSummary:
     """The listing fields of a session (format §9). `last_prompt` is the last prompt when the
-    caller already knows it (the catalog does, from its text pass); otherwise the tail of the
-    transcript is read for it."""
-    meta = session.meta
-    damaged = _meta_damage(session)
+    caller already knows it; otherwise the tail of the transcript is read for it."""
     skipped = len(session.skipped_lines)
+    damaged = meta_damage(session.meta, session.files.meta)
     if skipped:
         damaged = f"{skipped} unreadable line(s) skipped" + (f"; {damaged}" if damaged else "")
     try:
@@ -100,25 +115,23 @@ def summarize(session: Session, *, last_prompt: str | bool | None = False) -> Se
     except OSError:
         size = 0
     prompt = last_prompt_of(os.fspath(session.path)) if last_prompt is False else last_prompt
-    names = [value.strip() for value in (meta.get("title"), meta.get("name")) if isinstance(value, str) and value.strip()]
+    fields = meta_fields(session.meta, session.name)
     return SessionSummary(
-        id=session.id, name=session.name, created=session.created, modified=session.modified,
-        message_count=session.message_count, first_message=session.first_message(), git_branch=session.git_branch,
-        entrypoint=session.entrypoint, parent_session_id=session.parent_session_id, path=str(session.path),
+        id=session.id, created=session.created, modified=session.modified,
+        message_count=session.message_count, first_message=session.first_message(), path=str(session.path),
         cwd=session.cwd, skipped_lines=skipped, size=size, last_prompt=prompt if isinstance(prompt, str) else None,
-        damaged=damaged, user_renamed=meta.get("userRenamed") is True, cwd_recorded=not session.header.synthesized,
-        aliases=tuple(dict.fromkeys(name for name in (session.name, *names) if name)),
+        damaged=damaged, cwd_recorded=not session.header.synthesized, **fields,
     )
 
 
-def _meta_damage(session: Session) -> str | None:
+def meta_damage(meta: dict[str, Any], meta_path: Path) -> str | None:
     """Why the meta sidecar could not be read, when it is there and is not a JSON object."""
-    if session.meta:
+    if meta:
         return None
     from ..storage.regular import read_if_exists  # refuses a FIFO or device, never blocks on it
 
     try:
-        raw = read_if_exists(session.files.meta, follow=True)
+        raw = read_if_exists(meta_path, follow=True)
     except OSError as error:
         return f"meta file cannot be read ({error.strerror or error})"
     if raw is None or not raw.strip():

@@ -44,13 +44,25 @@ def permission_mode_of(permission_mode: str | None, yolo: bool) -> str | None:
 
 def run_print(prompt: str, *, output_format: str, name: str | None, resume: str | None, continue_last: bool,
               no_session: bool, model_name: str | None, effort: str | None = None, permission_mode: str | None = None,
-              yolo: bool = False, worktree: str | None = None) -> None:
+              yolo: bool = False, worktree: str | None = None, session: str | None = None,
+              fork_session: bool = False) -> None:
     """Runs one headless turn and prints it; with `worktree` (a name, or "" for a generated one)
-    in a session worktree it creates, which a headless run never removes."""
+    in a session worktree it creates, which a headless run never removes. `session` is
+    `--session PATH|PREFIX` (resolved as `-r` resolves: a transcript path is appended where it
+    is, an ambiguous prefix lists the candidates); `fork_session` forks the chosen session first."""
     if output_format not in FORMATS:
         raise UsageError(f"unknown output format {output_format!r}", hint="use text, json or stream-json")
-    if resume and continue_last:
-        raise UsageError("-r and -c cannot be used together")
+    chosen = [flag for flag, on in (("-r", bool(resume)), ("-c", continue_last), ("--session", session is not None)) if on]
+    if len(chosen) > 1:
+        raise UsageError(f"{' and '.join(chosen)} cannot be used together", hint="pick one way to choose the session")
+    if session is not None and not session.strip():
+        raise UsageError("--session is empty", hint="pass a value: --session PATH|PREFIX")
+    if fork_session and not chosen:
+        raise UsageError("--fork-session needs a session to fork", hint="add -r REF, -c or --session PATH")
+    if fork_session and no_session:
+        raise UsageError("--fork-session and --no-session cannot be used together",
+                         hint="a fork is a new saved session; drop one of them")
+    resume = resume or session
     prompt = from_argv(prompt)
     name = from_argv(name) if name else name
     if not prompt.strip():
@@ -60,7 +72,7 @@ def run_print(prompt: str, *, output_format: str, name: str | None, resume: str 
     reporter.cwd = str(Path.cwd())
     try:
         _run(prompt, reporter, name=name, resume=resume, continue_last=continue_last, no_session=no_session,
-             model_name=model_name, effort=effort, mode=mode, worktree=worktree)
+             model_name=model_name, effort=effort, mode=mode, worktree=worktree, fork=fork_session)
     except _Reported:
         if reporter.lost:
             raise _lost(reporter) from None
@@ -82,7 +94,7 @@ def _lost(reporter: Reporter) -> CommandcodeError:
 
 def _run(prompt: str, reporter: Reporter, *, name: str | None, resume: str | None, continue_last: bool,
          no_session: bool, model_name: str | None, effort: str | None, mode: str | None,
-         worktree: str | None) -> None:
+         worktree: str | None, fork: bool) -> None:
     model = resolve_model(model_name, warn=warn) if model_name is not None else None  # else the session's, or config.json's
     reporter.model_id = model.model_id if model is not None else ""
     cwd = Path.cwd()
@@ -96,7 +108,7 @@ def _run(prompt: str, reporter: Reporter, *, name: str | None, resume: str | Non
     launched = False
     try:
         agent = AgentSession.start(cwd, reference=resume, continue_last=continue_last, persist=not no_session,
-                                   model=model, entrypoint="print", notify=warn, permission_mode=mode)
+                                   model=model, entrypoint="print", notify=warn, permission_mode=mode, fork=fork)
         if made is not None:
             warn(f"working in the worktree {made.path} (branch {made.branch}); a -p run keeps it")
         if no_session:

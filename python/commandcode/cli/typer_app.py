@@ -53,6 +53,11 @@ def root(
     name: Optional[str] = typer.Option(None, "-n", "--name", help="Name the session."),
     resume: Optional[str] = typer.Option(None, "-r", "--resume", help="Resume a session (id, prefix or name)."),
     continue_last: bool = typer.Option(False, "-c", "--continue", help="Continue the most recent session here."),
+    session: Optional[str] = typer.Option(None, "--session", metavar="PATH|PREFIX",
+                                          help="Resume this transcript (a .jsonl outside the project is appended "
+                                          "where it is) or the session with this unique id prefix."),
+    fork_session: bool = typer.Option(False, "--fork-session",
+                                      help="With -r, -c or --session: fork that session and run in the fork."),
     no_session: bool = typer.Option(False, "--no-session", help="Write no transcript."),
     worktree: Optional[str] = typer.Option(None, "-w", "--worktree", metavar="[NAME]",
                                            help="Run in a git worktree .commandcode/worktrees/NAME (a generated name "
@@ -84,6 +89,7 @@ def root(
 
         launch = Launch()
         launch.name, launch.resume, launch.continue_last, launch.no_session = name, resume, continue_last, no_session
+        launch.session, launch.fork_session = session, fork_session
         launch.worktree = worktree
         launch.model = None if model == "offline" else model
         run_shell(launch)
@@ -91,7 +97,7 @@ def root(
     from .run import run_print  # the agent, writer and checkpoint code: only for a headless turn
 
     run_print(print_prompt, output_format=output_format, name=name, resume=resume, continue_last=continue_last,
-              no_session=no_session, model_name=model, effort=effort, permission_mode=permission_mode, yolo=yolo,
+              session=session, fork_session=fork_session, no_session=no_session, model_name=model, effort=effort, permission_mode=permission_mode, yolo=yolo,
               worktree=worktree)
 
 

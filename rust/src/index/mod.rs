@@ -32,10 +32,14 @@
 //! appending) writes no sidecar.
 
 mod format;
+mod listing;
 mod quick_tree;
 mod summary;
 
 pub use format::{decode_sidecar, id_hash, FORMAT_VERSION};
+pub use listing::{
+    fingerprint, fingerprints, listing_row, listing_rows, name_of, names_of, ListingRow, Text, FINGERPRINT_BYTES,
+};
 pub use summary::{PlanItem, Summary, FIRST_USER_IDS};
 
 use crate::error::{Error, Result};

@@ -4,6 +4,7 @@
 mod errors;
 mod folder_stat;
 mod json_encode;
+mod listing;
 mod redact;
 mod session_index;
 mod stat_scan;
@@ -36,5 +37,8 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(redact::sanitize_paths, module)?)?;
     module.add_function(wrap_pyfunction!(redact::sanitize_path, module)?)?;
     module.add_function(wrap_pyfunction!(folder_stat::folder_changes, module)?)?;
+    module.add_function(wrap_pyfunction!(listing::listing_rows_of, module)?)?;
+    module.add_function(wrap_pyfunction!(listing::fingerprints_of, module)?)?;
+    module.add_function(wrap_pyfunction!(listing::names_of_files, module)?)?;
     Ok(())
 }

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from commandcode.catalog import cached, db, index
+from commandcode.catalog import cached, db, index, text_pass
 from commandcode.catalog.listing import list_sessions
 from commandcode.catalog.search import search_sessions
 from commandcode.config.paths import catalog_file, project_dir
@@ -56,27 +56,33 @@ def test_catalog_and_folder_scan_give_the_same_rows(home: Path, workdir: Path) -
 def test_a_changed_transcript_is_reread_and_its_text_from_the_appended_bytes_only(home: Path, workdir: Path,
                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     transcript = write_session(workdir, sid(1), ["first needle"])
-    assert _rows(workdir)[0]["message_count"] == 2
     starts: list[int] = []
-    original = index.read_texts
-    monkeypatch.setattr(index, "read_texts",
+    original = text_pass.read_texts
+    monkeypatch.setattr(text_pass, "read_texts",
                         lambda path, start, *rest: (starts.append(start), original(path, start, *rest))[1])
     assert _rows(workdir)[0]["message_count"] == 2
+    assert starts == []  # a listing never reads searchable text
+    assert search_sessions("needle", workdir)[0].entry_id == "00000001"
+    assert starts == [0]
+    starts.clear()
+    assert _rows(workdir)[0]["message_count"] == 2
+    assert search_sessions("needle", workdir)[0].entry_id == "00000001"
     assert starts == []  # unchanged: not read at all
     size = transcript.stat().st_size
     append_turn(transcript, 7, "second haystack")
     row = _rows(workdir)[0]
     assert (row["message_count"], row["last_prompt"]) == (4, "second haystack")
-    assert starts == [size]  # only the appended bytes
+    assert starts == []
     hits = search_sessions("haystack", workdir)
+    assert starts == [size]  # only the appended bytes
     assert [(hit.session_id, hit.kind) for hit in hits] == [(sid(1), "user"), (sid(1), "assistant")]
-    assert search_sessions("needle", workdir)[0].entry_id == "00000001"
 
     transcript.write_text(transcript.read_text().replace("first needle", "first pinned"))  # rewritten, not appended
     starts.clear()
     assert _rows(workdir)[0]["first_message"] == "first pinned"
-    assert starts == [0]
+    assert starts == []
     assert search_sessions("needle", workdir) == []
+    assert starts == [0]
 
 
 @pytest.mark.parametrize("fts", [True, False])
@@ -233,9 +239,7 @@ def test_search_takes_the_fast_path_and_prints_what_typer_prints(home: Path, wor
 
 
 def test_a_build_reports_progress_as_it_reads(home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from commandcode.catalog import texts
-
-    monkeypatch.setattr(texts, "CHUNK", 4096)  # several steps within one transcript
+    monkeypatch.setattr(index, "BATCH", 1)  # one step per transcript
     for number in range(3):
         write_session(workdir, sid(number), [f"prompt {number} " + "z" * 20_000, "more " * 2000])
     steps: list[tuple[int, int]] = []
@@ -244,5 +248,5 @@ def test_a_build_reports_progress_as_it_reads(home: Path, workdir: Path, monkeyp
                                progress=lambda done, total: steps.append((done, total)))
     total = sum(path.stat().st_size for path in project_dir(workdir).glob("*.jsonl"))
     assert report.changed == 3 and report.bytes_read == total
-    assert len(steps) > 6 and all(step[1] == total for step in steps)
+    assert len(steps) == 3 and all(step[1] == total for step in steps)
     assert [done for done, _ in steps] == sorted(done for done, _ in steps) and steps[-1][0] == total

@@ -1,0 +1,379 @@
+//! The listing fields of many transcripts at once, computed natively in the pass that scans them:
+//! what `sessions list`, `-c`, `-r` and the name checks need, without the catalog's text pass.
+//!
+//! Owns: [`listing_row`] (one transcript: through its index sidecar when given, else a plain
+//! scan), [`listing_rows`] (many, in parallel on every core), the first visible user text and the
+//! last prompt (read back by offset, parsed with `serde_json`), and the content fingerprint the
+//! catalog keeps beside a row (blake3 of the first and last [`FINGERPRINT_BYTES`]).
+//!
+//! A text that `serde_json` cannot decide (a line it cannot parse, which Python's `json` may still
+//! read, e.g. lone surrogate escapes) is reported as [`Text::Undecided`]: the caller then asks
+//! the Python reader, so the two never disagree.
+
+use super::{open, OpenKind, Session};
+use crate::error::{Error, Result};
+use crate::scan::{self, FileSource, SourceFormat};
+use rayon::prelude::*;
+use serde_json::Value;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// Bytes hashed at each end of a transcript for its fingerprint.
+pub const FINGERPRINT_BYTES: u64 = 4096;
+
+/// How many first user messages are looked at for the first visible text (as the reader does).
+const FIRST_USERS_READ: usize = 8;
+
+/// Bytes read at a time when the last prompt is searched backwards from the end.
+const TAIL_CHUNK: u64 = 256 << 10;
+
+/// A text field of a row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Text {
+    /// Found (`None`: there is none).
+    Known(Option<String>),
+    /// A candidate line `serde_json` could not parse: the caller decides.
+    Undecided,
+}
+
+/// What a listing needs of one transcript.
+#[derive(Clone, Debug)]
+pub struct ListingRow {
+    pub format: Option<SourceFormat>,
+    /// `(id, timestamp, cwd)` of the header, when the file has one.
+    pub header: Option<(String, String, String)>,
+    pub name: Option<String>,
+    pub model: Option<String>,
+    pub message_count: u64,
+    pub entry_count: u64,
+    pub skipped_lines: u64,
+    pub last_timestamp: Option<String>,
+    /// The size scanned.
+    pub size: u64,
+    pub first_message: Text,
+    pub last_prompt: Text,
+    /// blake3 hex (32 chars) of the first and last [`FINGERPRINT_BYTES`] of the scanned bytes.
+    pub fingerprint: String,
+    pub kind: OpenKind,
+}
+
+/// The row of one transcript, through `sidecar` when given (which is read, extended or
+/// rewritten as [`open`] does), else from a plain scan.
+///
+/// # Errors
+/// The transcript cannot be opened or read, or declares a newer format.
+pub fn listing_row(transcript: &Path, sidecar: Option<&Path>) -> Result<ListingRow> {
+    let (session, file) = match sidecar {
+        Some(sidecar) => (open(transcript, sidecar)?, super::open_transcript(transcript).ok()),
+        None => {
+            // One open for the scan and the reads after it (a listing of many small files).
+            let file = super::open_transcript(transcript).map_err(|source| Error::io(transcript, source))?;
+            let size = file.metadata().map_err(|source| Error::io(transcript, source))?.len();
+            let source = FileSource { file, size };
+            let report = scan::scan_source(&source, transcript)?;
+            (Session::from_report(transcript, report, OpenKind::Scanned), Some(source.file))
+        }
+    };
+    let summary = &session.summary;
+    let report = &summary.report;
+    let size = report.file_size;
+    let spans: Vec<(u64, u64)> =
+        summary.first_users.iter().take(FIRST_USERS_READ).map(|item| (item.offset, item.length)).collect();
+    let (first_message, last_prompt, fingerprint) = match &file {
+        Some(file) => (first_text(file, &spans), last_prompt(file, size), fingerprint(file, size)),
+        None => (Text::Undecided, Text::Undecided, String::new()),
+    };
+    Ok(ListingRow {
+        format: report.format,
+        header: report.header.as_ref().map(|header| (header.id.clone(), header.timestamp.clone(), header.cwd.clone())),
+        name: summary.name.clone(),
+        model: summary.model.clone(),
+        message_count: summary.message_count,
+        entry_count: summary.entry_count,
+        skipped_lines: report.skipped.len() as u64,
+        last_timestamp: summary.last_timestamp.clone(),
+        size,
+        first_message,
+        last_prompt,
+        fingerprint,
+        kind: session.kind,
+    })
+}
+
+/// The rows of many transcripts (`(transcript, sidecar)`), in parallel, in the order given.
+pub fn listing_rows(items: &[(PathBuf, Option<PathBuf>)]) -> Vec<Result<ListingRow>> {
+    items.par_iter().map(|(transcript, sidecar)| listing_row(transcript, sidecar.as_deref())).collect()
+}
+
+/// What a name check needs of a transcript without a trusted summary: the header's `cwd` and the
+/// name of its latest `session_info` entry, found by a byte search backwards from the end, so a
+/// named session costs a read of its tail only. [`Text::Undecided`] when that search cannot be
+/// sure it agrees with a whole scan (no v3 header first, a candidate line before the header):
+/// the caller then summarizes the file.
+pub fn name_of(transcript: &Path) -> Result<(Option<String>, Text)> {
+    let file = super::open_transcript(transcript).map_err(|source| Error::io(transcript, source))?;
+    let size = file.metadata().map_err(|source| Error::io(transcript, source))?.len();
+    let Some((cwd, header_end)) = header_of(&file, size) else { return Ok((None, Text::Undecided)) };
+    let mut end = size;
+    let mut carry: Vec<u8> = Vec::new();
+    while end > header_end {
+        let begin = end.saturating_sub(TAIL_CHUNK).max(header_end);
+        let mut data = vec![0; (end - begin) as usize];
+        file.read_exact_at(&mut data, begin).map_err(|source| Error::io(transcript, source))?;
+        data.extend_from_slice(&carry);
+        let mut lines: Vec<&[u8]> = data.split(|&byte| byte == b'\n').collect();
+        let first = if begin > header_end { lines.remove(0).to_vec() } else { Vec::new() };
+        for line in lines.iter().rev() {
+            if memchr::memmem::find(line, b"session_info").is_none() {
+                continue;
+            }
+            match scan::classify_alone(line) {
+                Err(()) => return Ok((Some(cwd), Text::Undecided)),
+                Ok(Some(entry)) => {
+                    if let crate::envelope::Extra::SessionInfo { name } = entry.extra {
+                        let name = name.as_deref().map(str::trim).filter(|name| !name.is_empty()).map(str::to_owned);
+                        return Ok((Some(cwd), Text::Known(name)));
+                    }
+                }
+                Ok(None) => {}
+            }
+        }
+        carry = first;
+        end = begin;
+    }
+    Ok((Some(cwd), Text::Known(None)))
+}
+
+/// The `cwd` of a v3 header on the first non-blank line, and the offset after that line.
+fn header_of(file: &File, size: u64) -> Option<(String, u64)> {
+    let mut offset = 0;
+    let mut line = Vec::new();
+    while offset < size {
+        let mut chunk = vec![0; (size - offset).min(64 << 10) as usize];
+        file.read_exact_at(&mut chunk, offset).ok()?;
+        match memchr::memchr(b'\n', &chunk) {
+            Some(end) => {
+                line.extend_from_slice(&chunk[..end]);
+                offset += end as u64 + 1;
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    line.clear();
+                    continue;
+                }
+                break;
+            }
+            None => {
+                line.extend_from_slice(&chunk);
+                offset += chunk.len() as u64;
+            }
+        }
+    }
+    let text = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&line);
+    let value: Value = serde_json::from_slice(text).ok()?;
+    let header = value.as_object()?;
+    let v3 = header.get("type")?.as_str()? == "session" && header.get("version")?.as_u64()? == 3;
+    let cwd = header.get("cwd")?.as_str()?;
+    (v3 && header.get("id")?.is_string() && header.get("timestamp")?.is_string()).then(|| (cwd.to_owned(), offset))
+}
+
+/// [`name_of`] of many transcripts, in parallel, in order.
+pub fn names_of(paths: &[PathBuf]) -> Vec<Result<(Option<String>, Text)>> {
+    paths.par_iter().map(|path| name_of(path)).collect()
+}
+
+/// The fingerprint of each file (`""` when it cannot be read), in parallel.
+pub fn fingerprints(paths: &[PathBuf]) -> Vec<String> {
+    paths
+        .par_iter()
+        .map(|path| {
+            let Ok(file) = super::open_transcript(path) else { return String::new() };
+            file.metadata().map(|metadata| fingerprint(&file, metadata.len())).unwrap_or_default()
+        })
+        .collect()
+}
+
+/// blake3 hex of the first and last [`FINGERPRINT_BYTES`] of `[0, size)` (empty when unreadable).
+pub fn fingerprint(file: &File, size: u64) -> String {
+    let mut hasher = blake3::Hasher::new();
+    let head = size.min(FINGERPRINT_BYTES);
+    let tail_start = size.saturating_sub(FINGERPRINT_BYTES).max(head);
+    for (start, end) in [(0, head), (tail_start, size)] {
+        let mut buffer = vec![0; (end - start) as usize];
+        if file.read_exact_at(&mut buffer, start).is_err() {
+            return String::new();
+        }
+        hasher.update(&buffer);
+    }
+    hasher.update(&size.to_le_bytes());
+    hasher.finalize().to_hex()[..32].to_owned()
+}
+
+/// Python's `str.isspace` (Rust's `White_Space` plus the four information separators).
+fn is_py_space(character: char) -> bool {
+    character.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&character)
+}
+
+fn blank(text: &str) -> bool {
+    text.chars().all(is_py_space)
+}
+
+/// The content blocks of a message's content: a string is one text block.
+fn text_blocks(content: Option<&Value>) -> Vec<&str> {
+    match content {
+        Some(Value::String(text)) => vec![text.as_str()],
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(Value::as_object)
+            .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The visible text blocks of a user prompt line, `None` when the line is not one; `Err` when
+/// the line does not parse.
+fn prompt_blocks(line: &[u8], require_type: bool) -> std::result::Result<Option<Vec<String>>, ()> {
+    let value: Value = serde_json::from_slice(line).map_err(|_| ())?;
+    let Some(entry) = value.as_object() else { return Ok(None) };
+    if require_type && entry.get("type").and_then(Value::as_str) != Some("message") {
+        return Ok(None);
+    }
+    let Some(message) = entry.get("message").and_then(Value::as_object) else { return Ok(None) };
+    let meta = message.get("meta").and_then(Value::as_object);
+    if meta.and_then(|meta| meta.get("isMeta")) == Some(&Value::Bool(true)) {
+        return Ok(None);
+    }
+    if require_type && message.get("role").and_then(Value::as_str) != Some("user") {
+        return Ok(None);
+    }
+    Ok(Some(text_blocks(message.get("content")).into_iter().filter(|text| !blank(text)).map(str::to_owned).collect()))
+}
+
+/// The first visible text among the first user messages (`Session.first_message`).
+fn first_text(file: &File, spans: &[(u64, u64)]) -> Text {
+    for &(offset, length) in spans {
+        let mut line = vec![0; length as usize];
+        if file.read_exact_at(&mut line, offset).is_err() {
+            return Text::Undecided;
+        }
+        match prompt_blocks(&line, false) {
+            Err(()) => return Text::Undecided,
+            Ok(Some(blocks)) if !blocks.is_empty() => return Text::Known(blocks.into_iter().next()),
+            Ok(_) => {}
+        }
+    }
+    Text::Known(None)
+}
+
+/// The last visible user text, read backwards from `size` (`texts.last_prompt_of`).
+fn last_prompt(file: &File, size: u64) -> Text {
+    let mut end = size;
+    let mut carry: Vec<u8> = Vec::new();
+    while end > 0 {
+        let begin = end.saturating_sub(TAIL_CHUNK);
+        let mut data = vec![0; (end - begin) as usize];
+        if file.read_exact_at(&mut data, begin).is_err() {
+            return Text::Undecided;
+        }
+        data.extend_from_slice(&carry);
+        let mut lines: Vec<&[u8]> = data.split(|&byte| byte == b'\n').collect();
+        let first = if begin > 0 { lines.remove(0).to_vec() } else { Vec::new() };
+        for line in lines.iter().rev() {
+            if memchr::memmem::find(line, b"\"user\"").is_none() || memchr::memmem::find(line, b"\"message\"").is_none()
+            {
+                continue;
+            }
+            match prompt_blocks(line, true) {
+                Err(()) => return Text::Undecided,
+                Ok(Some(blocks)) if !blocks.is_empty() => return Text::Known(Some(blocks.join("\n"))),
+                Ok(_) => {}
+            }
+        }
+        carry = first;
+        end = begin;
+    }
+    Text::Known(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn write(lines: &[&str]) -> tempfile::NamedTempFile {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        for line in lines {
+            writeln!(file, "{line}").unwrap();
+        }
+        file
+    }
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
+
+    #[test]
+    fn first_and_last_prompts_names_and_counts() {
+        let file = write(&[
+            HEADER,
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"  "}]}}"#,
+            r#"{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"first"}}"#,
+            r#"{"type":"message","id":"c","parentId":"b","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi"}]}}"#,
+            r#"{"type":"session_info","id":"d","parentId":"c","timestamp":"2026-01-01T00:00:04.000Z","name":"named"}"#,
+            r#"{"type":"message","id":"e","parentId":"d","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"user","content":[{"type":"text","text":"last"},{"type":"text","text":"part"}]}}"#,
+            r#"{"type":"message","id":"f","parentId":"e","timestamp":"2026-01-01T00:00:06.000Z","message":{"role":"user","content":"hidden","meta":{"isMeta":true}}}"#,
+        ]);
+        let row = listing_row(file.path(), None).unwrap();
+        assert_eq!(row.first_message, Text::Known(Some("first".into())));
+        assert_eq!(row.last_prompt, Text::Known(Some("last\npart".into())));
+        assert_eq!(row.name.as_deref(), Some("named"));
+        assert_eq!(row.message_count, 4);
+        assert_eq!(row.header.unwrap().2, "/w");
+        assert_eq!(row.fingerprint.len(), 32);
+    }
+
+    #[test]
+    fn a_line_serde_cannot_read_is_left_to_the_caller() {
+        let file = write(&[
+            HEADER,
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"\udc80"}}"#,
+        ]);
+        let row = listing_row(file.path(), None).unwrap();
+        assert_eq!(row.first_message, Text::Undecided);
+        assert_eq!(row.last_prompt, Text::Undecided);
+    }
+
+    #[test]
+    fn the_name_is_the_latest_session_info_found_from_the_end() {
+        let info = |id: &str, name: &str| {
+            format!(
+                r#"{{"type":"session_info","id":"{id}","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","name":"{name}"}}"#
+            )
+        };
+        let (first, second, empty) = (info("a", " first "), info("b", "second"), info("c", "  "));
+        let mention = r#"{"type":"message","id":"m","parentId":"b","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"session_info"}}"#;
+        let named = write(&[HEADER, &first, &second, mention, "{torn session_info"]);
+        let (cwd, name) = name_of(named.path()).unwrap();
+        assert_eq!((cwd.as_deref(), name), (Some("/w"), Text::Known(Some("second".into()))));
+        assert_eq!(listing_row(named.path(), None).unwrap().name.as_deref(), Some("second"));
+        let cleared = write(&[HEADER, &first, &empty]);
+        assert_eq!(name_of(cleared.path()).unwrap().1, Text::Known(None));
+        let unnamed = write(&[HEADER, mention]);
+        assert_eq!(name_of(unnamed.path()).unwrap().1, Text::Known(None));
+        let legacy = write(&[r#"{"type":"user","sessionId":"s"}"#, &first]);
+        assert_eq!(name_of(legacy.path()).unwrap().1, Text::Undecided);
+        let two_headers = write(&[HEADER, &first, HEADER]);
+        assert_eq!(name_of(two_headers.path()).unwrap().1, Text::Known(Some("first".into())));
+        assert_eq!(listing_row(two_headers.path(), None).unwrap().name.as_deref(), Some("first"));
+        assert_eq!(listing_row(cleared.path(), None).unwrap().name, None);
+    }
+
+    #[test]
+    fn fingerprint_sees_a_changed_end() {
+        let one = write(&[HEADER, "x"]);
+        let two = write(&[HEADER, "y"]);
+        let size = std::fs::metadata(one.path()).unwrap().len();
+        let (a, b) = (File::open(one.path()).unwrap(), File::open(two.path()).unwrap());
+        assert_ne!(fingerprint(&a, size), fingerprint(&b, size));
+        assert_eq!(fingerprint(&a, size), fingerprint(&File::open(one.path()).unwrap(), size));
+    }
+}

@@ -1,0 +1,93 @@
+"""The native listing rows (`native_summary.summarize_paths`, one Rust pass over many files) are the
+rows the Python reader makes (`summary.summarize(open_session(...))`), field for field, for every
+kind of transcript: named in the file or by meta, headless, forked, with torn lines, a broken meta,
+no header, prompts only tool results, text Rust's JSON parser refuses, a huge one through its
+index sidecar; and a listing never reads searchable text."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from commandcode.catalog import native_summary
+from commandcode.catalog.listing import list_sessions
+from commandcode.config.paths import project_dir
+from helpers.session_files import sid, write_session
+
+SESSION_INFO = '{"type":"session_info","id":"info0001","parentId":"00000002","timestamp":"2026-01-02T03:04:09.000Z","name":"%s"}\n'
+
+
+def _kinds(workdir: Path) -> list[Path]:
+    folder = project_dir(workdir)
+    made = [
+        write_session(workdir, sid(1), ["plain prompt", "second"]),
+        write_session(workdir, sid(2), ["meta named"], meta={"title": " Meta Title ", "gitBranch": "main",
+                                                              "entrypoint": "print", "parentSessionId": sid(1),
+                                                              "userRenamed": True, "name": "alias"}),
+        write_session(workdir, sid(3), ["torn"]),
+        write_session(workdir, sid(4), ["broken meta"]),
+        write_session(workdir, sid(6), ["surrogate \udc80 prompt".encode("utf-8", "surrogatepass").decode("utf-8", "replace")]),
+    ]
+    with made[0].open("a") as handle:
+        handle.write(SESSION_INFO % "in the file")
+    with made[2].open("ab") as handle:
+        handle.write(b'{"type":"message","id":"torn", "mess\n')
+    (folder / f"{sid(4)}.meta.json").write_text('{"title": "half')
+    headerless = folder / f"{sid(5)}.jsonl"
+    headerless.write_text(made[0].read_text().split("\n", 1)[1])
+    lone = folder / f"{sid(7)}.jsonl"  # a lone surrogate escape: serde_json refuses it, Python reads it
+    lone.write_text(made[1].read_text().replace("meta named", "lone \\udc80 here"))
+    only_tools = write_session(workdir, sid(8), ["x"], tool={"name": "bash", "input": {"command": "ls"}}, result="ok")
+    only_tools.write_text(only_tools.read_text().replace('"text":"x"', '"text":"   "').replace('"text": "x"', '"text": "   "'))
+    return [*made, headerless, lone, only_tools]
+
+
+def test_native_rows_are_the_readers_rows(home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = [str(path) for path in _kinds(workdir)]
+    native = native_summary.summarize_paths(paths)
+    python = [native_summary.python_row(path) for path in paths]
+    for (row, fingerprint), expected in zip(native, python):
+        assert row == expected, row.path
+        assert len(fingerprint) == 32
+    by_id = {row.id: row for row, _ in native}
+    assert by_id[sid(1)].name == "in the file" and by_id[sid(1)].last_prompt == "second"
+    assert by_id[sid(2)].name == "Meta Title" and by_id[sid(2)].aliases == ("Meta Title", "alias")
+    assert by_id[sid(3)].damaged == "1 unreadable line(s) skipped"
+    assert by_id[sid(4)].damaged is not None and "meta file is not a JSON object" in by_id[sid(4)].damaged
+    assert by_id[sid(5)].cwd_recorded is False and by_id[sid(5)].cwd == os.getcwd()
+    assert by_id[sid(7)].first_message == "lone \udc80 here"  # through the Python reader
+    assert by_id[sid(8)].first_message is None and by_id[sid(8)].last_prompt is None
+
+
+def test_a_big_transcript_is_summarized_through_its_sidecar(home: Path, workdir: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMMANDCODE_INDEX", "on")
+    transcript = write_session(workdir, sid(1), [f"prompt {turn} " + "y" * 70_000 for turn in range(16)])
+    assert transcript.stat().st_size >= native_summary.SIDECAR_FROM_BYTES
+    path = str(transcript)
+    first = native_summary.summarize_paths([path])[0][0]
+    assert first == native_summary.python_row(path)
+    from commandcode._native import listing_rows_of
+
+    sidecar = native_summary._sidecar(path, transcript.stat().st_size)
+    assert sidecar is not None and os.path.isfile(sidecar)
+    assert listing_rows_of([(path, sidecar)])[0]["source"] == "loaded"  # nothing of the transcript parsed again
+
+
+def test_a_listing_reads_no_text(home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from commandcode.catalog import text_pass, texts
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("a listing read searchable text")
+
+    monkeypatch.setattr(texts, "read_texts", refuse)
+    monkeypatch.setattr(text_pass, "read_texts", refuse)
+    _kinds(workdir)
+    for use_catalog in (True, False):
+        errors: list[str] = []
+        rows = list_sessions(workdir, include_headless=True, use_catalog=use_catalog, errors=errors)
+        assert len(rows) == 8, (use_catalog, [row.id for row in rows])
+    assert json.loads(json.dumps([row.to_dict() for row in rows]))
