@@ -153,3 +153,15 @@ def test_a_headless_session_used_in_the_shell_is_listed(home: Path, workdir: Pat
     listed = run_json(["sessions", "list", "--json"], workdir, home)
     rows = listed if isinstance(listed, list) else listed["sessions"]
     assert transcript.stem in {row.get("id") or row.get("session_id") for row in rows}
+
+
+def test_a_named_headless_session_is_listed(home: Path, workdir: Path) -> None:
+    """`-p -n NAME` (or a later rename) gives a headless session the title the seed hides them
+    for lacking: `sessions list` shows it; an unnamed -p run stays hidden without --all."""
+    from helpers.cli import run_ok
+
+    run_ok(["-p", "unnamed headless"], workdir, home)
+    run_ok(["-p", "named headless", "-n", "nightly-report"], workdir, home)
+    listed = run_ok(["sessions", "list"], workdir, home).stdout
+    assert "nightly-report" in listed and "unnamed headless" not in listed, listed
+    assert "unnamed headless" in run_ok(["sessions", "list", "--all"], workdir, home).stdout

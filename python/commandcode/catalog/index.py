@@ -169,7 +169,7 @@ def rows_in(catalog: Catalog, folders: list[str], *, headless: bool,
     where = [f"folder IN ({', '.join('?' for _ in folders)})"]
     parameters: list[object] = [to_db(folder) for folder in folders]
     if not headless:
-        where.append("(entrypoint IS NULL OR entrypoint != 'print')")
+        where.append("(entrypoint IS NULL OR entrypoint != 'print' OR (name IS NOT NULL AND name != ''))")  # `headless`
     if branch is not None:
         where.append("git_branch = ?")
         parameters.append(to_db(branch))

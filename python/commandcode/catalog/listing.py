@@ -137,7 +137,7 @@ def scan_sessions(scope: Scope, *, include_headless: bool = False, branch: str |
                 continue
         elif not scope.keeps(summary):
             continue
-        if (include_headless or summary.entrypoint != "print") and (branch is None or summary.git_branch == branch):
+        if (include_headless or not summary.headless) and (branch is None or summary.git_branch == branch):
             kept.append(summary)
     kept.sort(key=newest_first_key, reverse=True)
     return with_lineage(kept[:limit] if limit is not None else kept, known)
@@ -253,6 +253,6 @@ def most_recent(cwd: Path, *, headless: bool, unreadable: list[tuple[Path, str]]
             if unreadable is not None:
                 unreadable.append((as_path(summary.path), summary.damaged))
             continue
-        if (summary.entrypoint == "print") == headless:
+        if (summary.entrypoint == "print") == headless:  # -c's own rule: by how it was started
             return SessionFiles.for_transcript(summary.path)
     return None

@@ -71,6 +71,12 @@ class SessionSummary:
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in FIELDS}
 
+    @property
+    def headless(self) -> bool:
+        """Hidden from listings without `--all`: a `-p` session with no name. The seed hides them
+        "because they carry no title"; a named one (`-n`, `sessions rename`) has one."""
+        return self.entrypoint == "print" and not self.name
+
     def with_lineage(self, lineage: str | None) -> SessionSummary:
         values = {name: getattr(self, name) for name in self.__slots__}
         values["lineage"] = lineage
