@@ -494,7 +494,7 @@ def test_listing_fields_and_filters(home: Path, workdir: Path, tmp_path: Path) -
     assert headless["created"] <= headless["modified"]
     assert everything_here[0]["entrypoint"] is None and everything_here[0]["git_branch"] is None
     projects = run_json(["sessions", "list", "--all-projects", "--json"], workdir, home)
-    assert {item["id"] for item in projects} == {interactive.session_id, other.session_id}
+    assert {item["id"] for item in projects} == {interactive.session_id, other.session_id, headless["id"]}
     every = run_json(["sessions", "list", "--all", "--all-projects", "--json"], workdir, home)
     assert len(every) == 4
     modified = [item["modified"] for item in every]
