@@ -295,3 +295,23 @@ def sanitize_paths(text: str, project: str | None = None, home: str | None = Non
 
 def sanitize_path(path: str, project: str | None = None, home: str | None = None) -> str:
     """One absolute path, sanitized as `sanitize_paths` does."""
+
+MAX_TOOL_CHARS: int
+MAX_RESULT_CHARS: int
+TextRow = tuple[int, int, int, str, str, str]
+
+def extract_texts(path: str | PathLike[str], start: int, max_bytes: int) -> tuple[list[TextRow], int]:
+    """`(rows, end)`: the text rows `(offset, ordinal, kind, entry, timestamp, text)` of the whole
+    lines from `start` on, reading about `max_bytes` (to the next line end), and the offset after
+    the last whole line read. `kind`: 0 user, 1 assistant, 2 tool, 3 result."""
+
+def search_texts(path: str | PathLike[str], start: int, stop: int, needle: str, kinds: int,
+                 keep: int) -> tuple[list[TextRow], int]:
+    """`(rows, end)`: the rows between `start` and `stop` whose kind's bit is set in `kinds` and
+    whose lowercased text holds `needle` (already lowercased), the last `keep` of them."""
+
+def texts_at(path: str | PathLike[str], offsets: list[int]) -> list[list[TextRow]]:
+    """The rows of the lines starting at `offsets` (an empty list for a line that is gone)."""
+
+def fold_text(text: str) -> str:
+    """`text` lowercased as the matching folds it (Unicode)."""

@@ -21,7 +21,7 @@ from ..errors import CommandcodeError
 from .db import SESSION_COLUMNS, Catalog, from_db, searchable, to_db
 from .freshness import changed_files, record_snapshots
 from .summary import SessionSummary, damaged_summary, summarize
-from .texts import TextRow, read_texts
+from .texts import TextRow, last_prompt_of
 from .times import sort_key
 
 Progress = Callable[[int, int], None]
@@ -139,9 +139,9 @@ def offset_of(item: _Work) -> int:
 
 def _read(item: _Work, advance: Callable[[int], None]) -> tuple[SessionSummary, list[TextRow], int, str, bool]:
     """(summary, new text rows, offset read to, tail hash there, whether old text rows go)."""
-    start, reset, old_prompt = 0, True, None
+    start, reset = 0, True
     if item.old is not None:
-        indexed, tail, inode, old_prompt = item.old
+        indexed, tail, inode, _prompt = item.old
         if isinstance(indexed, int) and inode == item.inode and indexed <= item.size:
             try:
                 if _tail_hash(item.path, indexed) == tail:
@@ -152,9 +152,10 @@ def _read(item: _Work, advance: Callable[[int], None]) -> tuple[SessionSummary, 
 
     advance(start)  # the part indexed before is not read again
     try:
-        texts, offset, prompt = read_texts(item.path, start, advance)
-        if prompt is None and not reset:
-            prompt = old_prompt if isinstance(old_prompt, str) else None
+        # Searchable text is the text index's (catalog/text_index.py), built by `sessions search`.
+        texts: list[TextRow] = []
+        offset, prompt = item.size, last_prompt_of(item.path)
+        advance(item.size - start)
         # A small transcript scans in less time than writing (and fsyncing) its index sidecar takes.
         summary = summarize(open_session(item.path, use_index=item.size >= SIDECAR_FROM_BYTES), last_prompt=prompt)
         return summary, texts, offset, _tail_hash(item.path, offset), reset

@@ -8,6 +8,7 @@ mod redact;
 mod session_index;
 mod stat_scan;
 mod store;
+mod text_extract;
 
 use pyo3::prelude::*;
 
@@ -36,5 +37,11 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(redact::sanitize_paths, module)?)?;
     module.add_function(wrap_pyfunction!(redact::sanitize_path, module)?)?;
     module.add_function(wrap_pyfunction!(folder_stat::folder_changes, module)?)?;
+    module.add_function(wrap_pyfunction!(text_extract::extract_texts, module)?)?;
+    module.add_function(wrap_pyfunction!(text_extract::search_texts, module)?)?;
+    module.add_function(wrap_pyfunction!(text_extract::texts_at, module)?)?;
+    module.add_function(wrap_pyfunction!(text_extract::fold_text, module)?)?;
+    module.add("MAX_TOOL_CHARS", crate::text_extract::MAX_TOOL_CHARS)?;
+    module.add("MAX_RESULT_CHARS", crate::text_extract::MAX_RESULT_CHARS)?;
     Ok(())
 }
