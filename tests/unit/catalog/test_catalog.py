@@ -55,28 +55,34 @@ def test_catalog_and_folder_scan_give_the_same_rows(home: Path, workdir: Path) -
 
 def test_a_changed_transcript_is_reread_and_its_text_from_the_appended_bytes_only(home: Path, workdir: Path,
                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from commandcode import _native
+
     transcript = write_session(workdir, sid(1), ["first needle"])
     assert _rows(workdir)[0]["message_count"] == 2
     starts: list[int] = []
-    original = index.read_texts
-    monkeypatch.setattr(index, "read_texts",
+    original = _native.extract_texts
+    monkeypatch.setattr(_native, "extract_texts",
                         lambda path, start, *rest: (starts.append(start), original(path, start, *rest))[1])
     assert _rows(workdir)[0]["message_count"] == 2
-    assert starts == []  # unchanged: not read at all
+    assert starts == []  # a listing never reads text
+    assert search_sessions("needle", workdir)[0].entry_id == "00000001"
+    assert starts == [0]
+    assert search_sessions("needle", workdir)[0].entry_id == "00000001"
+    assert starts == [0]  # unchanged: not read again
     size = transcript.stat().st_size
     append_turn(transcript, 7, "second haystack")
     row = _rows(workdir)[0]
     assert (row["message_count"], row["last_prompt"]) == (4, "second haystack")
-    assert starts == [size]  # only the appended bytes
     hits = search_sessions("haystack", workdir)
-    assert [(hit.session_id, hit.kind) for hit in hits] == [(sid(1), "user"), (sid(1), "assistant")]
+    assert sorted((hit.session_id, hit.kind) for hit in hits) == [(sid(1), "assistant"), (sid(1), "user")]
+    assert starts == [0, size]  # only the appended bytes
     assert search_sessions("needle", workdir)[0].entry_id == "00000001"
 
     transcript.write_text(transcript.read_text().replace("first needle", "first pinned"))  # rewritten, not appended
     starts.clear()
     assert _rows(workdir)[0]["first_message"] == "first pinned"
-    assert starts == [0]
     assert search_sessions("needle", workdir) == []
+    assert starts == [0]
 
 
 @pytest.mark.parametrize("fts", [True, False])
@@ -233,16 +239,18 @@ def test_search_takes_the_fast_path_and_prints_what_typer_prints(home: Path, wor
 
 
 def test_a_build_reports_progress_as_it_reads(home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from commandcode.catalog import texts
+    from commandcode.catalog import text_index
 
-    monkeypatch.setattr(texts, "CHUNK", 4096)  # several steps within one transcript
+    monkeypatch.setattr(text_index, "STEP_BYTES", 4096)  # several steps within one transcript
     for number in range(3):
         write_session(workdir, sid(number), [f"prompt {number} " + "z" * 20_000, "more " * 2000])
     steps: list[tuple[int, int]] = []
+    paths = sorted(str(path) for path in project_dir(workdir).glob("*.jsonl"))
     with db.open_catalog() as catalog:
-        report = index.refresh(catalog, [str(project_dir(workdir))], problems=[],
-                               progress=lambda done, total: steps.append((done, total)))
+        text_index.prepare(catalog.connection)
+        files = text_index.states(catalog.connection, paths)
+        read = text_index.build(catalog.connection, files, progress=lambda done, total: steps.append((done, total)))
     total = sum(path.stat().st_size for path in project_dir(workdir).glob("*.jsonl"))
-    assert report.changed == 3 and report.bytes_read == total
+    assert read == total
     assert len(steps) > 6 and all(step[1] == total for step in steps)
     assert [done for done, _ in steps] == sorted(done for done, _ in steps) and steps[-1][0] == total
