@@ -311,7 +311,8 @@ fn lines(data: &[u8], base: u64) -> Vec<(u64, &[u8])> {
 /// order, until `stop` bytes are passed (a line that crosses it is read whole) or the file ends.
 /// Returns the offset after the last whole line.
 fn for_chunks(path: &Path, start: u64, stop: u64, mut each: impl FnMut(Vec<TextRow>)) -> Result<u64> {
-    let file = crate::fsopen::open_regular_read(path, crate::fsopen::Follow::Yes).map_err(|source| Error::io(path, source))?;
+    let file =
+        crate::fsopen::open_regular_read(path, crate::fsopen::Follow::Yes).map_err(|source| Error::io(path, source))?;
     let size = file.metadata().map_err(|source| Error::io(path, source))?.len();
     let mut offset = start;
     let mut buffer: Vec<u8> = Vec::new();
@@ -397,7 +398,8 @@ pub fn search(path: &Path, start: u64, stop: u64, folded_needle: &str, kinds: u8
 /// The rows of the lines at `offsets` (each the first byte of a line, read to its `\n`); a line
 /// that is gone, torn or no longer a message gives no rows.
 pub fn rows_at(path: &Path, offsets: &[u64]) -> Result<Vec<Vec<TextRow>>> {
-    let file = crate::fsopen::open_regular_read(path, crate::fsopen::Follow::Yes).map_err(|source| Error::io(path, source))?;
+    let file =
+        crate::fsopen::open_regular_read(path, crate::fsopen::Follow::Yes).map_err(|source| Error::io(path, source))?;
     let size = file.metadata().map_err(|source| Error::io(path, source))?.len();
     let mut buffer = vec![0u8; 64 << 10];
     let mut found = Vec::with_capacity(offsets.len());

@@ -44,7 +44,9 @@ fn long_texts_are_whole_and_tool_texts_are_cut() {
     let line = format!(r#"{{"type":"message","id":"e","message":{{"role":"user","content":"{long}"}}}}"#);
     assert_eq!(rows(&line)[0].1, long);
     let result = "é".repeat(MAX_RESULT_CHARS + 5);
-    let line = format!(r#"{{"type":"message","id":"e","message":{{"role":"user","content":[{{"type":"tool_result","content":"{result}"}}]}}}}"#);
+    let line = format!(
+        r#"{{"type":"message","id":"e","message":{{"role":"user","content":[{{"type":"tool_result","content":"{result}"}}]}}}}"#
+    );
     assert_eq!(rows(&line)[0].1.chars().count(), MAX_RESULT_CHARS);
 }
 
