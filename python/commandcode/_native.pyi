@@ -300,10 +300,11 @@ MAX_TOOL_CHARS: int
 MAX_RESULT_CHARS: int
 TextRow = tuple[int, int, int, str, str, str]
 
-def extract_texts(path: str | PathLike[str], start: int, max_bytes: int) -> tuple[list[TextRow], int]:
-    """`(rows, end)`: the text rows `(offset, ordinal, kind, entry, timestamp, text)` of the whole
-    lines from `start` on, reading about `max_bytes` (to the next line end), and the offset after
-    the last whole line read. `kind`: 0 user, 1 assistant, 2 tool, 3 result."""
+def extract_texts(path: str | PathLike[str], start: int, max_bytes: int, kinds: int = 0b1111) -> tuple[list[TextRow], int]:
+    """`(rows, end)`: the text rows `(offset, ordinal, kind, entry, timestamp, text)` of the kinds
+    whose bit is set in `kinds`, of the whole lines from `start` on, reading about `max_bytes` (to
+    the next line end), and the offset after the last whole line read. `kind`: 0 user,
+    1 assistant, 2 tool, 3 result; `ordinal`: the text's block's place in its message's content."""
 
 def search_texts(path: str | PathLike[str], start: int, stop: int, needle: str, kinds: int,
                  keep: int) -> tuple[list[TextRow], int]:

@@ -125,6 +125,9 @@ fn python_str(value: &Option<Loose<'_>>, raw: &[u8]) -> String {
     }
 }
 
+/// All four kinds, as a [`TextKind`] bit mask.
+pub const ALL_KINDS: u8 = 0b1111;
+
 /// A block's text before the message's role is known.
 enum Block {
     Text(String),
@@ -163,7 +166,12 @@ fn result_text(cursor: &mut Cursor<'_>) -> std::result::Result<String, JsonError
     Ok(parts.join("\n"))
 }
 
-fn read_block(cursor: &mut Cursor<'_>, blocks: &mut Vec<Block>) -> std::result::Result<(), JsonError> {
+fn read_block(
+    cursor: &mut Cursor<'_>,
+    index: u32,
+    kinds: u8,
+    blocks: &mut Vec<(u32, Block)>,
+) -> std::result::Result<(), JsonError> {
     let (mut kind, mut text, mut name, mut name_raw, mut input, mut result) = (None, None, None, &b""[..], None, None);
     let is_object = cursor.visit_object_raw(|key, cursor| {
         match key {
@@ -179,6 +187,13 @@ fn read_block(cursor: &mut Cursor<'_>, blocks: &mut Vec<Block>) -> std::result::
                 name = Some(Cursor::new(name_raw).read_loose()?);
             }
             b"input" => input = Some(cursor.raw_value()?),
+            // A result not asked for is not decoded (when its `type` comes first, as writers put it).
+            b"content"
+                if kinds & (1 << TextKind::Result as u8) == 0
+                    && kind.as_ref().and_then(Loose::as_str) == Some("tool_result") =>
+            {
+                return Ok(false);
+            }
             b"content" => result = Some(result_text(cursor)?),
             _ => return Ok(false),
         }
@@ -190,17 +205,17 @@ fn read_block(cursor: &mut Cursor<'_>, blocks: &mut Vec<Block>) -> std::result::
     match kind.as_ref().and_then(Loose::as_str) {
         Some("text") => {
             if let Some(text) = text.filter(|text| !text.trim().is_empty()) {
-                blocks.push(Block::Text(text.into_owned()));
+                blocks.push((index, Block::Text(text.into_owned())));
             }
         }
         Some("tool_use") => {
             let arguments = input.map_or_else(|| "null".to_owned(), python_json);
             let text = format!("{} {arguments}", python_str(&name, name_raw));
-            blocks.push(Block::Tool(cut(text, MAX_TOOL_CHARS)));
+            blocks.push((index, Block::Tool(cut(text, MAX_TOOL_CHARS))));
         }
         Some("tool_result") => {
             if let Some(text) = result.filter(|text| !text.trim().is_empty()) {
-                blocks.push(Block::Result(cut(text, MAX_RESULT_CHARS)));
+                blocks.push((index, Block::Result(cut(text, MAX_RESULT_CHARS))));
             }
         }
         _ => {}
@@ -209,7 +224,9 @@ fn read_block(cursor: &mut Cursor<'_>, blocks: &mut Vec<Block>) -> std::result::
 }
 
 /// The message part of a line: (role, hidden, blocks).
-fn read_message(cursor: &mut Cursor<'_>) -> std::result::Result<Option<(bool, bool, Vec<Block>)>, JsonError> {
+type Message = (bool, bool, Vec<(u32, Block)>);
+
+fn read_message(cursor: &mut Cursor<'_>, kinds: u8) -> std::result::Result<Option<Message>, JsonError> {
     let (mut user, mut hidden, mut blocks) = (false, false, Vec::new());
     let is_object = cursor.visit_object_raw(|key, cursor| {
         match key {
@@ -232,10 +249,17 @@ fn read_message(cursor: &mut Cursor<'_>) -> std::result::Result<Option<(bool, bo
                 if cursor.peek() == Some(b'"') {
                     let text = cursor.read_string()?;
                     if !text.trim().is_empty() {
-                        blocks.push(Block::Text(text.into_owned()));
+                        blocks.push((0, Block::Text(text.into_owned())));
                     }
-                } else if !cursor.visit_array(|cursor| read_block(cursor, &mut blocks))? {
-                    cursor.skip_value()?;
+                } else {
+                    let mut index = 0;
+                    let is_array = cursor.visit_array(|cursor| {
+                        index += 1;
+                        read_block(cursor, index - 1, kinds, &mut blocks)
+                    })?;
+                    if !is_array {
+                        cursor.skip_value()?;
+                    }
                 }
             }
             _ => return Ok(false),
@@ -248,9 +272,11 @@ fn read_message(cursor: &mut Cursor<'_>) -> std::result::Result<Option<(bool, bo
     Ok(is_object.then_some((user, hidden, blocks)))
 }
 
-/// The rows of one line (without its `\n`) that starts at `offset`; none for a line that is not
-/// a visible message entry with a string id, or not JSON.
-pub fn line_rows(line: &[u8], offset: u64) -> Vec<TextRow> {
+/// The rows of one line (without its `\n`) that starts at `offset`, of the kinds in the bit mask
+/// `kinds`; none for a line that is not a visible message entry with a string id, or not JSON.
+/// A row's ordinal is its block's place in the message's content, so it does not depend on
+/// `kinds`.
+pub fn line_rows(line: &[u8], offset: u64, kinds: u8) -> Vec<TextRow> {
     if memmem::find(line, b"\"message\"").is_none() {
         return Vec::new(); // most lines carry no text and are never parsed
     }
@@ -261,7 +287,7 @@ pub fn line_rows(line: &[u8], offset: u64) -> Vec<TextRow> {
             b"type" => kind = Some(cursor.read_loose()?),
             b"id" => id = Some(cursor.read_loose()?),
             b"timestamp" => timestamp = Some(cursor.read_loose()?),
-            b"message" => message = read_message(cursor)?,
+            b"message" => message = read_message(cursor, kinds)?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -277,21 +303,20 @@ pub fn line_rows(line: &[u8], offset: u64) -> Vec<TextRow> {
     let timestamp = timestamp.as_ref().and_then(Loose::as_str).unwrap_or("").to_owned();
     blocks
         .into_iter()
-        .enumerate()
-        .map(|(ordinal, block)| {
+        .filter_map(|(ordinal, block)| {
             let (kind, text) = match block {
                 Block::Text(text) => (if user { TextKind::User } else { TextKind::Assistant }, text),
                 Block::Tool(text) => (TextKind::Tool, text),
                 Block::Result(text) => (TextKind::Result, text),
             };
-            TextRow {
+            (kinds & (1 << kind as u8) != 0).then(|| TextRow {
                 offset,
-                ordinal: u32::try_from(ordinal).unwrap_or(u32::MAX),
+                ordinal,
                 kind,
                 entry: id.to_string(),
                 timestamp: timestamp.clone(),
                 text,
-            }
+            })
         })
         .collect()
 }
@@ -310,7 +335,7 @@ fn lines(data: &[u8], base: u64) -> Vec<(u64, &[u8])> {
 /// Reads whole lines from `start` on, a chunk at a time, calling `each(rows of a chunk)` in file
 /// order, until `stop` bytes are passed (a line that crosses it is read whole) or the file ends.
 /// Returns the offset after the last whole line.
-fn for_chunks(path: &Path, start: u64, stop: u64, mut each: impl FnMut(Vec<TextRow>)) -> Result<u64> {
+fn for_chunks(path: &Path, start: u64, stop: u64, kinds: u8, mut each: impl FnMut(Vec<TextRow>)) -> Result<u64> {
     let file =
         crate::fsopen::open_regular_read(path, crate::fsopen::Follow::Yes).map_err(|source| Error::io(path, source))?;
     let size = file.metadata().map_err(|source| Error::io(path, source))?.len();
@@ -340,7 +365,7 @@ fn for_chunks(path: &Path, start: u64, stop: u64, mut each: impl FnMut(Vec<TextR
         least = 0;
         let rows: Vec<TextRow> = lines(&data[..=last], offset)
             .par_chunks(256)
-            .flat_map_iter(|chunk| chunk.iter().flat_map(|&(at, line)| line_rows(line, at)).collect::<Vec<_>>())
+            .flat_map_iter(|chunk| chunk.iter().flat_map(|&(at, line)| line_rows(line, at, kinds)).collect::<Vec<_>>())
             .collect();
         offset += last as u64 + 1;
         each(rows);
@@ -364,11 +389,11 @@ fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize
     Ok(filled)
 }
 
-/// The rows of the whole lines from `start` on, reading at least `max_bytes` when the file has
-/// them (then stopping at the next line end), and the offset reached.
-pub fn extract(path: &Path, start: u64, max_bytes: u64) -> Result<Extracted> {
+/// The rows of the kinds in `kinds` of the whole lines from `start` on, reading at least
+/// `max_bytes` when the file has them (then stopping at the next line end), and the offset reached.
+pub fn extract(path: &Path, start: u64, max_bytes: u64, kinds: u8) -> Result<Extracted> {
     let mut rows = Vec::new();
-    let end = for_chunks(path, start, start.saturating_add(max_bytes), |chunk| rows.extend(chunk))?;
+    let end = for_chunks(path, start, start.saturating_add(max_bytes), kinds, |chunk| rows.extend(chunk))?;
     Ok(Extracted { rows, end })
 }
 
@@ -378,11 +403,9 @@ pub fn extract(path: &Path, start: u64, max_bytes: u64) -> Result<Extracted> {
 pub fn search(path: &Path, start: u64, stop: u64, folded_needle: &str, kinds: u8, keep: usize) -> Result<Extracted> {
     let finder = memmem::Finder::new(folded_needle.as_bytes());
     let mut found: std::collections::VecDeque<TextRow> = std::collections::VecDeque::new();
-    let end = for_chunks(path, start, stop, |rows| {
-        let matching: Vec<TextRow> = rows
-            .into_par_iter()
-            .filter(|row| kinds & (1 << row.kind as u8) != 0 && finder.find(fold(&row.text).as_bytes()).is_some())
-            .collect();
+    let end = for_chunks(path, start, stop, kinds, |rows| {
+        let matching: Vec<TextRow> =
+            rows.into_par_iter().filter(|row| finder.find(fold(&row.text).as_bytes()).is_some()).collect();
         for row in matching {
             if found.len() == keep {
                 found.pop_front();
@@ -421,7 +444,7 @@ pub fn rows_at(path: &Path, offsets: &[u64]) -> Result<Vec<Vec<TextRow>>> {
             line.extend_from_slice(&buffer[..read]);
             at += read as u64;
         };
-        found.push(if whole { line_rows(&line, offset) } else { Vec::new() });
+        found.push(if whole { line_rows(&line, offset, ALL_KINDS) } else { Vec::new() });
     }
     Ok(found)
 }

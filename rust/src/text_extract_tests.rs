@@ -4,7 +4,7 @@ use super::*;
 use std::io::Write;
 
 fn rows(line: &str) -> Vec<(TextKind, String)> {
-    line_rows(line.as_bytes(), 0).into_iter().map(|row| (row.kind, row.text)).collect()
+    line_rows(line.as_bytes(), 0, ALL_KINDS).into_iter().map(|row| (row.kind, row.text)).collect()
 }
 
 #[test]
@@ -63,10 +63,10 @@ fn ranges_searches_and_read_back_agree() {
     let first = r#"{"type":"message","id":"a","timestamp":"1","message":{"role":"user","content":"Alpha ÉCOLE"}}"#;
     let second = r#"{"type":"message","id":"b","timestamp":"2","message":{"role":"assistant","content":"beta école"}}"#;
     write!(file, "{first}\n{second}\n{{\"torn").unwrap();
-    let all = extract(file.path(), 0, u64::MAX).unwrap();
+    let all = extract(file.path(), 0, u64::MAX, ALL_KINDS).unwrap();
     assert_eq!(all.end, (first.len() + second.len() + 2) as u64);
     assert_eq!(all.rows.iter().map(|row| row.entry.as_str()).collect::<Vec<_>>(), ["a", "b"]);
-    let part = extract(file.path(), 0, 1).unwrap();
+    let part = extract(file.path(), 0, 1, ALL_KINDS).unwrap();
     assert_eq!((part.rows.len(), part.end), (1, first.len() as u64 + 1));
     let found = search(file.path(), 0, u64::MAX, "éc", 0b11, 10).unwrap();
     assert_eq!(found.rows.len(), 2);
@@ -77,4 +77,14 @@ fn ranges_searches_and_read_back_agree() {
     let back = rows_at(file.path(), &[first.len() as u64 + 1, 5, 10_000]).unwrap();
     assert_eq!(back[0][0].text, "beta école");
     assert!(back[1].is_empty() && back[2].is_empty());
+}
+
+#[test]
+fn ordinals_do_not_depend_on_the_kinds_asked_for() {
+    let line = r#"{"type":"message","id":"e","message":{"role":"user","content":[{"type":"tool_result","content":"out"},{"type":"text","text":"  "},{"type":"text","text":"hi"}]}}"#;
+    let all: Vec<(u32, TextKind)> =
+        line_rows(line.as_bytes(), 0, ALL_KINDS).iter().map(|row| (row.ordinal, row.kind)).collect();
+    assert_eq!(all, [(0, TextKind::Result), (2, TextKind::User)]);
+    let users: Vec<u32> = line_rows(line.as_bytes(), 0, 0b1).iter().map(|row| row.ordinal).collect();
+    assert_eq!(users, [2]);
 }

@@ -116,7 +116,7 @@ def search_sessions(query: str, cwd: str | os.PathLike[str], *, all_projects: bo
                     problems.append(f"the session catalog cannot be used: {catalog.path}: {describe(error)}; "
                                     "searching the transcripts directly")
     sessions = {summary.path: summary for summary in scope_sessions(scope, problems)}
-    return _scan(sessions, _from_start(sessions), text, kinds, limit, problems)
+    return _scan(sessions, [(state, 0, kinds) for state in _from_start(sessions)], text, limit, problems)
 
 
 def _from_start(sessions: dict[str, SessionSummary]) -> list[FileState]:
@@ -136,22 +136,25 @@ def _search_catalog(catalog: Catalog, scope: Scope, text: str, kinds: tuple[str,
     sessions = {summary.path: summary for summary in rows_in(catalog, scope.folders, headless=True)
                 if scope.keeps(summary)}
     if not catalog.fts or len(text) < MIN_TRIGRAM:  # no trigram can find it: every text is scanned
-        return _scan(sessions, _from_start(sessions), text, kinds, limit, problems)
+        return _scan(sessions, [(state, 0, kinds) for state in _from_start(sessions)], text, limit, problems)
     from . import text_index
 
     connection = catalog.connection
     text_index.prepare(connection)
-    files = _brought_up(catalog, list(sessions), problems, progress, build_seconds)
+    deep = "result" in kinds
+    files = _brought_up(catalog, list(sessions), progress, build_seconds, deep=deep)
     hits = _indexed_hits(connection, sessions, files, text, kinds, limit, newest)
-    behind = [state for state in files if state.pending > 0]
-    if behind:
+    shallow = tuple(kind for kind in kinds if kind != "result")
+    parts = [(state, state.indexed, shallow) for state in files if state.pending > 0]
+    if deep:
+        parts += [(state, state.results, ("result",)) for state in files if state.pending_results > 0]
+    if parts:
         total = sum(state.size for state in files)
-        pending = sum(state.pending for state in behind)
+        pending = sum(state.pending_results if deep else state.pending for state in files)
         problems.append(f"the search index covers {100 * (total - pending) / max(total, 1):.0f}% of "
                         f"{_megabytes(total)}; the other {_megabytes(pending)} were searched directly "
                         "(the index is being built in the background)")
-        hits += _scan(sessions, [FileState(s.path, s.file_id, s.indexed, s.size, 0, 0) for s in behind], text, kinds,
-                      limit, problems, start_at_index=True)
+        hits += _scan(sessions, parts, text, limit, problems)
     return _ordered(hits, newest)[:limit]
 
 
@@ -159,10 +162,11 @@ def _megabytes(count: int) -> str:
     return f"{count / 1e6:.1f} MB"
 
 
-def _brought_up(catalog: Catalog, paths: list[str], problems: list[str], progress: Progress | None,
-                build_seconds: float) -> list[FileState]:
-    """The scope's index states after indexing what is pending, for at most `build_seconds` (the
-    background indexer takes the rest); another builder at work is not waited for."""
+def _brought_up(catalog: Catalog, paths: list[str], progress: Progress | None, build_seconds: float, *,
+                deep: bool) -> list[FileState]:
+    """The scope's index states after indexing what is pending (tool results too when `deep`),
+    for at most `build_seconds`; the background indexer takes the rest, and another builder at
+    work is not waited for."""
     from . import text_index
 
     connection = catalog.connection
@@ -173,13 +177,16 @@ def _brought_up(catalog: Catalog, paths: list[str], problems: list[str], progres
         if text_index.needs_rebuild(connection):
             text_index.reset(connection)
         files = text_index.states(connection, paths)
+        deadline = time.monotonic() + build_seconds
         if any(state.pending for state in files):
-            deadline = time.monotonic() + build_seconds
             text_index.build(connection, files, progress=progress, should_stop=lambda: time.monotonic() > deadline)
+        if deep and any(state.indexed > state.results for state in files):
+            text_index.build(connection, files, results=True, progress=progress,
+                             should_stop=lambda: time.monotonic() > deadline)
     finally:
         os.close(descriptor)
-    if any(state.pending for state in files):
-        text_index.start_background([state.path for state in files if state.pending])
+    if any(state.pending or state.indexed > state.results for state in files):
+        text_index.start_background([state.path for state in files if state.pending or state.indexed > state.results])
     return files
 
 
@@ -251,18 +258,17 @@ def _row_hit(summary: SessionSummary, row: Row, text: str, score: float | None) 
     return _hit(summary, entry, stamp, KIND_NAMES[kind], *like_snippet(body, text), score)
 
 
-def _scan(sessions: dict[str, SessionSummary], files: list[FileState], text: str, kinds: tuple[str, ...],
-          limit: int, problems: list[str], *, start_at_index: bool = False) -> list[SearchHit]:
-    """Hits by a native scan of `files` (from where their index stops with `start_at_index`, else
-    whole), newest first."""
+def _scan(sessions: dict[str, SessionSummary], parts: list[tuple[FileState, int, tuple[str, ...]]], text: str,
+          limit: int, problems: list[str]) -> list[SearchHit]:
+    """Hits by a native scan of each `(transcript, from offset, kinds)` in `parts`, newest first."""
     from .._native import fold_text, search_texts
 
     folded = fold_text(text)
-    mask = sum(1 << KIND_NAMES.index(kind) for kind in kinds)
     hits: list[SearchHit] = []
-    for state in files:
+    for state, start, kinds in parts:
+        mask = sum(1 << KIND_NAMES.index(kind) for kind in kinds)
         try:
-            rows, _end = search_texts(state.path, state.indexed if start_at_index else 0, state.size, folded, mask, limit)
+            rows, _end = search_texts(state.path, start, state.size, folded, mask, limit)
         except OSError as error:
             problems.append(f"{state.path}: cannot be searched ({error.strerror or error})")
             continue

@@ -4,9 +4,12 @@ critical path (by `sessions search` or by the background indexer, never by a lis
 Layout (docs/format.md §20, "text index"), in the catalog file, owned here and versioned by
 `text_index_meta.version` (another version: these tables are dropped and rebuilt):
 
-- `text_files(id, path, inode, size, mtime_ns, indexed, tail_hash)`: how far each transcript is
-  indexed (`indexed`: the offset after the last whole line read) and the hash of the 4 KiB before
-  that point, to tell an append from a rewrite;
+- `text_files(id, path, inode, size, mtime_ns, indexed, tail_hash, results)`: how far each
+  transcript's user, assistant and tool-call texts are indexed (`indexed`: the offset after the
+  last whole line read), the hash of the 4 KiB before that point, to tell an append from a
+  rewrite, and how far its tool results are (`results`, never past `indexed`): results cost the
+  most to index and only `--deep` needs them, so they are a second pass (`build(results=True)`),
+  which the background indexer runs after the first;
 - `text_rows(id, file, offset, ordinal, kind, ts)`: one row per text, addressed by its line's
   byte offset and its ordinal among that line's texts (`_native.texts_at` reads it back);
 - `text_fts` (FTS5, trigram, `detail=full`, contentless): user, assistant and tool-call texts,
@@ -39,11 +42,12 @@ TAIL_HASH_BYTES = 4096
 REBUILD_GARBAGE = 10_000
 KIND_NAMES = ("user", "assistant", "tool", "result")
 RESULT = 3
+TEXT_KINDS, RESULT_KINDS = 0b0111, 0b1000  # `_native` kind masks of the two passes
 
 _TABLES = (
     "CREATE TABLE IF NOT EXISTS text_index_meta (key TEXT PRIMARY KEY, value INTEGER)",
     "CREATE TABLE IF NOT EXISTS text_files (id INTEGER PRIMARY KEY, path TEXT UNIQUE, inode INTEGER, size INTEGER, "
-    "mtime_ns INTEGER, indexed INTEGER, tail_hash TEXT)",
+    "mtime_ns INTEGER, indexed INTEGER, tail_hash TEXT, results INTEGER)",
     "CREATE TABLE IF NOT EXISTS text_rows (id INTEGER PRIMARY KEY, file INTEGER, offset INTEGER, ordinal INTEGER, "
     "kind INTEGER, ts TEXT)",
     "CREATE VIRTUAL TABLE IF NOT EXISTS text_fts USING fts5(text, content='', tokenize='trigram', detail=full)",
@@ -58,15 +62,22 @@ Progress = Callable[[int, int], None]
 class FileState:
     """One transcript of a search's scope: where its index stops and where it ends now."""
 
-    __slots__ = ("file_id", "indexed", "inode", "mtime_ns", "path", "size")
+    __slots__ = ("file_id", "indexed", "inode", "mtime_ns", "path", "results", "size")
 
-    def __init__(self, path: str, file_id: int | None, indexed: int, size: int, inode: int, mtime_ns: int) -> None:
-        self.path, self.file_id, self.indexed = path, file_id, indexed
+    def __init__(self, path: str, file_id: int | None, indexed: int, size: int, inode: int, mtime_ns: int,
+                 results: int = 0) -> None:
+        self.path, self.file_id, self.indexed, self.results = path, file_id, indexed, results
         self.size, self.inode, self.mtime_ns = size, inode, mtime_ns
 
     @property
     def pending(self) -> int:
+        """Bytes whose user, assistant and tool-call texts are not indexed."""
         return max(0, self.size - self.indexed)
+
+    @property
+    def pending_results(self) -> int:
+        """Bytes whose tool results are not indexed."""
+        return max(0, self.size - self.results)
 
 
 def prepare(connection: sqlite3.Connection) -> None:
@@ -115,9 +126,9 @@ def states(connection: sqlite3.Connection, paths: Iterable[str]) -> list[FileSta
     """The index state of each transcript in `paths`; a transcript changed other than by appending
     (another inode, shorter than indexed, another tail hash) has its rows dropped first and
     starts from 0. A file that cannot be read is left out."""
-    known = {from_db(path): (file_id, inode, size, mtime_ns, indexed, tail)
-             for file_id, path, inode, size, mtime_ns, indexed, tail in connection.execute(
-                 "SELECT id, path, inode, size, mtime_ns, indexed, tail_hash FROM text_files")}
+    known = {from_db(path): (file_id, inode, size, mtime_ns, indexed, tail, results)
+             for file_id, path, inode, size, mtime_ns, indexed, tail, results in connection.execute(
+                 "SELECT id, path, inode, size, mtime_ns, indexed, tail_hash, results FROM text_files")}
     found: list[FileState] = []
     stale: list[int] = []
     for path in paths:
@@ -129,7 +140,7 @@ def states(connection: sqlite3.Connection, paths: Iterable[str]) -> list[FileSta
         if old is None:
             found.append(FileState(path, None, 0, status.st_size, status.st_ino, status.st_mtime_ns))
             continue
-        file_id, inode, size, mtime_ns, indexed, tail = old
+        file_id, inode, size, mtime_ns, indexed, tail, results = old
         same = (inode, size, mtime_ns) == (status.st_ino, status.st_size, status.st_mtime_ns)
         if not same:
             try:
@@ -138,8 +149,8 @@ def states(connection: sqlite3.Connection, paths: Iterable[str]) -> list[FileSta
                 same = False
         if not same:
             stale.append(file_id)
-            indexed = 0
-        found.append(FileState(path, file_id, indexed, status.st_size, status.st_ino, status.st_mtime_ns))
+            indexed = results = 0
+        found.append(FileState(path, file_id, indexed, status.st_size, status.st_ino, status.st_mtime_ns, results))
     if stale:
         _drop_rows(connection, stale)
     return found
@@ -152,7 +163,7 @@ def _drop_rows(connection: sqlite3.Connection, file_ids: list[int]) -> None:
         dropped = 0
         for file_id in file_ids:
             dropped += connection.execute("DELETE FROM text_rows WHERE file = ?", (file_id,)).rowcount
-            connection.execute("UPDATE text_files SET indexed = 0, tail_hash = '' WHERE id = ?", (file_id,))
+            connection.execute("UPDATE text_files SET indexed = 0, tail_hash = '', results = 0 WHERE id = ?", (file_id,))
         connection.execute("UPDATE text_index_meta SET value = value + ? WHERE key = 'garbage'", (dropped,))
         connection.execute("COMMIT")
     except BaseException:
@@ -175,47 +186,53 @@ def reset(connection: sqlite3.Connection) -> None:
     prepare(connection)
 
 
-def build(connection: sqlite3.Connection, files: list[FileState], *, progress: Progress | None = None,
-          should_stop: Callable[[], bool] | None = None) -> int:
-    """Indexes the pending bytes of `files`, committing every `STEP_BYTES`; returns the bytes read.
-    Stops early (between commits) when `should_stop()` says so; `progress(done, total)` is told
-    after every commit.
+def build(connection: sqlite3.Connection, files: list[FileState], *, results: bool = False,
+          progress: Progress | None = None, should_stop: Callable[[], bool] | None = None) -> int:
+    """Indexes the pending bytes of `files` (their user, assistant and tool-call texts; with
+    `results`, their tool results up to where the texts are indexed), committing every
+    `STEP_BYTES`; returns the bytes read. Stops early (between commits) when `should_stop()` says
+    so; `progress(done, total)` is told after every commit.
 
     Raises:
         sqlite3.Error: the catalog failed (what was committed stays; the next build resumes).
     """
     from .._native import extract_texts
 
-    total = sum(state.pending for state in files)
+    total = sum(max(0, state.indexed - state.results) if results else state.pending for state in files)
     done = 0
     for state in files:
-        while state.pending > 0:
+        while (state.indexed > state.results) if results else state.pending > 0:
             if should_stop is not None and should_stop():
                 return done
+            start = state.results if results else state.indexed
             try:
-                rows, end = extract_texts(state.path, state.indexed, STEP_BYTES)
-                tail = tail_hash(state.path, end)
+                if results:
+                    rows, end = extract_texts(state.path, start, min(STEP_BYTES, state.indexed - start), RESULT_KINDS)
+                    tail = ""
+                else:
+                    rows, end = extract_texts(state.path, start, STEP_BYTES, TEXT_KINDS)
+                    tail = tail_hash(state.path, end)
             except OSError:
                 break  # unreadable now: searched by scan (which says so) until it reads again
-            if end == state.indexed:
-                state.size = end  # only a torn last line is left: it waits for its writer
+            if end == start or (results and end > state.indexed):
+                if not results:
+                    state.size = end  # only a torn last line is left: it waits for its writer
                 break
-            _commit(connection, state, rows, end, tail)
-            done += end - state.indexed if end > state.indexed else 0
-            state.indexed = end
+            _commit(connection, state, rows, end, tail, results=results)
+            done += end - start
             if progress is not None:
                 progress(done, total)
     return done
 
 
 def _commit(connection: sqlite3.Connection, state: FileState, rows: list[tuple[int, int, int, str, str, str]],
-            end: int, tail: str) -> None:
+            end: int, tail: str, *, results: bool) -> None:
     connection.execute("BEGIN IMMEDIATE")
     try:
         if state.file_id is None:
             state.file_id = connection.execute(
-                "INSERT OR REPLACE INTO text_files (path, inode, size, mtime_ns, indexed, tail_hash) "
-                "VALUES (?, ?, ?, ?, 0, '')", (to_db(state.path), state.inode, state.size, state.mtime_ns)).lastrowid
+                "INSERT OR REPLACE INTO text_files (path, inode, size, mtime_ns, indexed, tail_hash, results) "
+                "VALUES (?, ?, ?, ?, 0, '', 0)", (to_db(state.path), state.inode, state.size, state.mtime_ns)).lastrowid
         # Row ids are never reused: a dropped row's postings stay in the FTS tables as garbage.
         first = connection.execute("SELECT value FROM text_index_meta WHERE key = 'next_row'").fetchone()[0]
         connection.execute("UPDATE text_index_meta SET value = ? WHERE key = 'next_row'", (first + len(rows),))
@@ -223,16 +240,22 @@ def _commit(connection: sqlite3.Connection, state: FileState, rows: list[tuple[i
         connection.executemany("INSERT INTO text_rows VALUES (?, ?, ?, ?, ?, ?)",
                                [(first + number, file_id, offset, ordinal, kind, stamp)
                                 for number, (offset, ordinal, kind, _entry, stamp, _text) in enumerate(rows)])
-        connection.executemany("INSERT INTO text_fts (rowid, text) VALUES (?, ?)",
-                               [(first + number, row[5]) for number, row in enumerate(rows) if row[2] != RESULT])
-        connection.executemany("INSERT INTO result_fts (rowid, text) VALUES (?, ?)",
-                               [(first + number, row[5]) for number, row in enumerate(rows) if row[2] == RESULT])
-        connection.execute("UPDATE text_files SET inode = ?, size = ?, mtime_ns = ?, indexed = ?, tail_hash = ? "
-                           "WHERE id = ?", (state.inode, state.size, state.mtime_ns, end, tail, file_id))
+        table = "result_fts" if results else "text_fts"
+        connection.executemany(f"INSERT INTO {table} (rowid, text) VALUES (?, ?)",
+                               [(first + number, row[5]) for number, row in enumerate(rows)])
+        if results:
+            connection.execute("UPDATE text_files SET results = ? WHERE id = ?", (end, file_id))
+        else:
+            connection.execute("UPDATE text_files SET inode = ?, size = ?, mtime_ns = ?, indexed = ?, tail_hash = ? "
+                               "WHERE id = ?", (state.inode, state.size, state.mtime_ns, end, tail, file_id))
         connection.execute("COMMIT")
     except BaseException:
         connection.execute("ROLLBACK")
         raise
+    if results:
+        state.results = end
+    else:
+        state.indexed = end
 
 
 def lock(catalog_path: str, *, wait: bool) -> int | None:
@@ -285,7 +308,9 @@ def index_paths(paths: list[str], *, progress: Progress | None = None) -> int:
             prepare(catalog.connection)
             if needs_rebuild(catalog.connection):
                 reset(catalog.connection)
-            return build(catalog.connection, states(catalog.connection, paths), progress=progress)
+            files = states(catalog.connection, paths)
+            read = build(catalog.connection, files, progress=progress)
+            return read + build(catalog.connection, files, results=True, progress=progress)
         finally:
             os.close(descriptor)
     except sqlite3.Error:

@@ -14,13 +14,21 @@ fn convert(rows: Vec<TextRow>) -> Vec<Row> {
     rows.into_iter().map(|row| (row.offset, row.ordinal, row.kind as u8, row.entry, row.timestamp, row.text)).collect()
 }
 
-/// `(rows, end)`: the text rows of the whole lines from `start` on, reading about `max_bytes`
-/// (to the next line end), and the offset after the last whole line read.
+/// `(rows, end)`: the text rows of the kinds in the bit mask `kinds` of the whole lines from
+/// `start` on, reading about `max_bytes` (to the next line end), and the offset after the last
+/// whole line read.
 ///
 /// Raises `OSError` when the transcript cannot be read.
 #[pyfunction]
-pub fn extract_texts(py: Python<'_>, path: PathBuf, start: u64, max_bytes: u64) -> PyResult<(Vec<Row>, u64)> {
-    let found = py.detach(|| text_extract::extract(&path, start, max_bytes))?;
+#[pyo3(signature = (path, start, max_bytes, kinds=text_extract::ALL_KINDS))]
+pub fn extract_texts(
+    py: Python<'_>,
+    path: PathBuf,
+    start: u64,
+    max_bytes: u64,
+    kinds: u8,
+) -> PyResult<(Vec<Row>, u64)> {
+    let found = py.detach(|| text_extract::extract(&path, start, max_bytes, kinds))?;
     Ok((convert(found.rows), found.end))
 }
 

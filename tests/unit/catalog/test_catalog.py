@@ -56,7 +56,9 @@ def test_catalog_and_folder_scan_give_the_same_rows(home: Path, workdir: Path) -
 def test_a_changed_transcript_is_reread_and_its_text_from_the_appended_bytes_only(home: Path, workdir: Path,
                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from commandcode import _native
+    from commandcode.catalog import text_index
 
+    monkeypatch.setattr(text_index, "start_background", lambda paths: True)  # no racing indexer here
     transcript = write_session(workdir, sid(1), ["first needle"])
     assert _rows(workdir)[0]["message_count"] == 2
     starts: list[int] = []

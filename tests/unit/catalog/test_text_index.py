@@ -35,6 +35,8 @@ def test_a_search_behind_the_index_says_so_and_still_finds_the_rest(home: Path, 
     monkeypatch.setattr(text_index, "start_background", lambda paths: started.append(paths) or True)
     transcript = write_session(workdir, sid(1), ["the old needle"])
     assert [hit.entry_id for hit in search_sessions("needle", workdir) if hit.kind == "user"] == ["00000001"]
+    assert started == [[str(transcript)]]  # the tool results are left to the background indexer
+    started.clear()
     append_turn(transcript, 7, "a fresh needle")
     errors: list[str] = []
     hits = search_sessions("needle", workdir, errors=errors, build_seconds=-1)  # nothing indexed now
@@ -47,6 +49,8 @@ def test_a_search_behind_the_index_says_so_and_still_finds_the_rest(home: Path, 
     errors.clear()
     assert len(search_sessions("needle", workdir, errors=errors, build_seconds=-1)) == 4  # prompts and replies
     assert errors == [] and len(started) == 1
+    assert len(search_sessions("needle", workdir, errors=errors, build_seconds=-1, deep=True)) == 4
+    assert errors == [] and len(started) == 1  # the background run indexed the tool results too
 
 
 def test_a_transcript_changed_behind_the_index_gives_no_wrong_snippet(home: Path, workdir: Path) -> None:
