@@ -4,6 +4,7 @@ its place is a warning and a folder scan. Deleting it loses nothing; `doctor --r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -16,6 +17,7 @@ from commandcode.catalog import cached, db, index
 from commandcode.catalog.listing import list_sessions
 from commandcode.catalog.search import search_sessions
 from commandcode.config.paths import catalog_file, project_dir
+from helpers.catalog_lock import catalog_locked
 from helpers.cli import run_cli, run_json, snapshot
 from helpers.session_files import append_turn, sid, write_session
 
@@ -141,7 +143,6 @@ def test_a_bad_catalog_is_a_warning_and_a_folder_scan(home: Path, workdir: Path,
     _three(workdir)
     good = run_json(["sessions", "list", "--all", "--json"], workdir, home)
     path = Path(catalog_file())
-    holder = None
     if damage == "garbage":
         path.write_bytes(b"this is not a database at all" * 100)
     elif damage == "truncated":
@@ -156,17 +157,9 @@ def test_a_bad_catalog_is_a_warning_and_a_folder_scan(home: Path, workdir: Path,
         (path / "keep").write_text("mine")
     else:
         os.utime(project_dir(workdir) / f"{sid(1)}.jsonl", ns=(1, 1))  # a change the listing must write
-        holder = subprocess.Popen(["python3", "-c", "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], "
-                                   "isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('ready', flush=True); "
-                                   "time.sleep(120)", str(path)], stdout=subprocess.PIPE, text=True)
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
     sessions_before = snapshot(project_dir(workdir))
-    try:
+    with catalog_locked(path) if damage == "locked" else contextlib.nullcontext():
         completed = run_cli(["sessions", "list", "--all", "--json"], workdir, home)
-    finally:
-        if holder is not None:
-            holder.kill()
-            holder.wait()
     assert completed.returncode == 0, completed.stderr
     rows = json.loads(completed.stdout)
     assert [row["id"] for row in rows] == [row["id"] for row in good]

@@ -5,6 +5,8 @@ warning line and a native scan; short non-ASCII queries and words deep in long p
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -15,6 +17,7 @@ import pytest
 from commandcode.catalog import text_index
 from commandcode.catalog.search import search_sessions
 from commandcode.config.paths import catalog_file, project_dir
+from helpers.catalog_lock import catalog_locked
 from helpers.cli import cli_env, run_cli, run_json, snapshot
 from helpers.session_files import append_turn, sid, write_session
 
@@ -77,28 +80,19 @@ def test_a_catalog_that_cannot_be_used_still_answers_by_native_scan(home: Path, 
     write_session(workdir, sid(2), ["nothing to see"])
     good = run_json(["sessions", "search", "needle", "--json"], workdir, home)
     path = Path(catalog_file())
-    holder = None
     if damage in ("directory", "fifo"):
         for suffix in ("", "-wal", "-shm"):
             Path(str(path) + suffix).unlink(missing_ok=True)
         path.mkdir() if damage == "directory" else os.mkfifo(path)
     else:
         append_turn(project_dir(workdir) / f"{sid(2)}.jsonl", 5, "another needle")  # a change to index
-        holder = subprocess.Popen([sys.executable, "-c", "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], "
-                                   "isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('ready', flush=True); "
-                                   "time.sleep(120)", str(path)], stdout=subprocess.PIPE, text=True)
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
     before = snapshot(project_dir(workdir))
-    try:
+    with catalog_locked(path) if damage == "locked" else contextlib.nullcontext():
         completed = run_cli(["sessions", "search", "needle", "--json"], workdir, home)
-    finally:
-        if holder is not None:
-            holder.kill()
-            holder.wait()
     assert completed.returncode == 0, completed.stderr
     lines = completed.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("warning: the session catalog cannot be used"), lines
-    hits = {(hit["session_id"], hit["snippet"]) for hit in __import__("json").loads(completed.stdout)}
+    hits = {(hit["session_id"], hit["snippet"]) for hit in json.loads(completed.stdout)}
     assert {(hit["session_id"], hit["snippet"]) for hit in good} <= hits
     if damage == "locked":
         assert (sid(2), "another needle") in hits
