@@ -208,18 +208,20 @@ def _indexed_hits(connection: sqlite3.Connection, sessions: dict[str, SessionSum
     where = "AND r.file IN (SELECT id FROM temp.text_scope)"
     if shallow:
         phrase = '"' + text.replace('"', '""') + '"'
-        order = "r.ts DESC" if newest else "rank"
+        order = "r.ts DESC" if newest else "f.score"
+        # The matches are ranked alone first: joined, the planner loses FTS5's fast ranking (10x slower).
         cursor = connection.execute(
-            f"SELECT r.file, r.offset, r.ordinal, r.kind, bm25(text_fts) FROM text_fts JOIN text_rows r "
-            f"ON r.id = text_fts.rowid WHERE text_fts MATCH ? AND r.kind IN ({', '.join('?' for _ in shallow)}) {where} "
-            f"ORDER BY {order}", [phrase, *shallow])
+            "WITH f AS MATERIALIZED (SELECT rowid AS id, rank AS score FROM text_fts WHERE text_fts MATCH ?) "
+            f"SELECT r.file, r.offset, r.ordinal, r.kind, f.score FROM f JOIN text_rows r ON r.id = f.id "
+            f"WHERE r.kind IN ({', '.join('?' for _ in shallow)}) {where} ORDER BY {order}", [phrase, *shallow])
         hits += _verified(cursor, by_id, sessions, text, folded, limit)
     if 3 in codes:
         trigrams = sorted({folded[at:at + 3] for at in range(len(folded) - 2)})
         match = " AND ".join('"' + trigram.replace('"', '""') + '"' for trigram in trigrams)
         cursor = connection.execute(
-            "SELECT r.file, r.offset, r.ordinal, r.kind, NULL FROM result_fts JOIN text_rows r ON r.id = result_fts.rowid "
-            f"WHERE result_fts MATCH ? AND r.kind = 3 {where} ORDER BY r.ts DESC", [match])
+            "WITH f AS MATERIALIZED (SELECT rowid AS id FROM result_fts WHERE result_fts MATCH ?) "
+            f"SELECT r.file, r.offset, r.ordinal, r.kind, NULL FROM f JOIN text_rows r ON r.id = f.id "
+            f"WHERE r.kind = 3 {where} ORDER BY r.ts DESC", [match])
         hits += _verified(cursor, by_id, sessions, text, folded, limit)
     return hits
 
