@@ -47,13 +47,14 @@ with db.open_catalog() as catalog:
 """
 
 
-def _linked_home(home: Path, name: str) -> Path:
-    """A data dir beside `home` whose projects are hard links of `home`'s, and no catalog."""
+def _linked_home(home: Path, name: str, *, fresh: bool = True) -> Path:
+    """A data dir beside `home` whose projects are hard links of `home`'s, and no catalog (unless
+    not `fresh`)."""
     other = home.parent / name
     if not (other / "projects").exists():
         shutil.rmtree(other, ignore_errors=True)
         shutil.copytree(home / "projects", other / "projects", copy_function=os.link)
-    for suffix in ("", "-wal", "-shm", ".text-lock"):
+    for suffix in ("", "-wal", "-shm", ".text-lock") if fresh else ():
         (other / f"catalog.sqlite3{suffix}").unlink(missing_ok=True)
     return other
 
@@ -84,8 +85,12 @@ def main() -> int:
     parser.add_argument("--search-bytes", type=parse_size, default=parse_size("500MB"))
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--skip-big", action="store_true")
+    parser.add_argument("--warm-only", action="store_true", help="search rows only, on the catalogs a run left")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    # Both sides run from cached bytecode: the baseline's site-packages has it, and an editable
+    # install left under PYTHONDONTWRITEBYTECODE would compile every module on every run (~50 ms).
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     report: dict[str, object] = {}
     print(f"load average {' '.join(f'{value:.1f}' for value in os.getloadavg())} on {os.cpu_count()} CPUs")
     bare = measure_command([PY, "-c", "pass"], runs=args.runs)
@@ -116,16 +121,17 @@ def main() -> int:
         report["cold_big"] = {"ours": mine, "baseline": today, "rg_s": round(rg_s, 3)}
 
     home, cwd = corpus(args.data, "search", args.search_sessions, args.search_bytes, seed=100)
-    ours = _linked_home(home, "home-ours")
-    theirs = _linked_home(home, "home-baseline")
+    ours = _linked_home(home, "home-ours", fresh=not args.warm_only)
+    theirs = _linked_home(home, "home-baseline", fresh=not args.warm_only)
     size = sum(path.stat().st_size for path in (home / "projects").rglob("*.jsonl"))
     search = ["sessions", "search", QUERY, "--json", "--limit", "20"]
     print(f"\nsessions search {QUERY!r}, {args.search_sessions} sessions, {size / 1e6:.0f} MB, warm (target 100 ms)")
-    print("  first contact (builds each side's catalog):")
-    _cold("search, cold (this branch)", [PY, "-m", "commandcode", *search], ours, cwd, size)
-    _cold("search, cold (55fdfa8)", [args.baseline, "-m", "commandcode", *search], theirs, cwd, size)
-    paths = [str(path) for path in (ours / "projects").rglob("*.jsonl")]
-    _cold("background indexer finishing", [PY, "-m", "commandcode.catalog.text_index", *paths], ours, cwd, size)
+    if not args.warm_only:
+        print("  first contact (builds each side's catalog):")
+        _cold("search, cold (this branch)", [PY, "-m", "commandcode", *search], ours, cwd, size)
+        _cold("search, cold (55fdfa8)", [args.baseline, "-m", "commandcode", *search], theirs, cwd, size)
+        paths = [str(path) for path in (ours / "projects").rglob("*.jsonl")]
+        _cold("background indexer finishing", [PY, "-m", "commandcode.catalog.text_index", *paths], ours, cwd, size)
     folder = next((home / "projects").iterdir())
     rows = {
         "this branch, warm": measure_command(_in(cwd, [PY, "-m", "commandcode", *search]), _env(ours), runs=args.runs),

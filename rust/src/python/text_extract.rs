@@ -20,7 +20,7 @@ fn convert(rows: Vec<TextRow>) -> Vec<Row> {
 ///
 /// Raises `OSError` when the transcript cannot be read.
 #[pyfunction]
-#[pyo3(signature = (path, start, max_bytes, kinds=text_extract::ALL_KINDS))]
+#[pyo3(signature = (path, start, max_bytes, kinds=15))]
 pub fn extract_texts(
     py: Python<'_>,
     path: PathBuf,
