@@ -56,6 +56,7 @@ NATIVE_IMPORTERS = {
     "commandcode.export.redact",  # secret redaction: the rule table matched by the Rust `regex` crate
     "commandcode.export.sanitize",  # path sanitizing of what leaves (Python's `re`: 33 MB/s)
     "commandcode.catalog.freshness",  # the warm listing's stat of every file, against the folder's snapshot
+    "commandcode.catalog.text_index",  # the search's text extraction, native scan and read-back by offset
 }
 # Front ends reach these only through services (`agent.runtime`, `checkpoints.*`).
 FRONT_END_FORBIDDEN = ("commandcode.sessions.writer", "commandcode.checkpoints.store")
@@ -140,7 +141,8 @@ def test_only_the_named_modules_import_native() -> None:
     importers = {name for name, _, target in _all_imports() if target == "commandcode._native"}
     assert importers <= NATIVE_IMPORTERS, importers - NATIVE_IMPORTERS
     assert all(_layer(name) == CORE or name in ("commandcode", "commandcode.checkpoints.store", "commandcode.export.redact",
-                                                               "commandcode.export.sanitize", "commandcode.catalog.freshness")
+                                                               "commandcode.export.sanitize", "commandcode.catalog.freshness",
+                                                               "commandcode.catalog.text_index")
                for name in importers)
 
 

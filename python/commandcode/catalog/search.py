@@ -26,7 +26,7 @@ from .db import Catalog, describe
 from .index import rows_in
 from .listing import Scope, scan_sessions
 from .summary import SessionSummary
-from .text_index import KIND_NAMES, FileState
+from .text_index import KIND_NAMES, FileState, Row, fold, read_back, scan
 from .texts import KINDS, SHALLOW_KINDS
 
 MIN_TRIGRAM = 3
@@ -85,7 +85,6 @@ def like_snippet(text: str, query: str) -> tuple[str, list[tuple[int, int]]]:
 
 
 Progress = Callable[[int, int], None]
-Row = tuple[int, int, int, str, str, str]  # offset, ordinal, kind, entry, timestamp, text (`_native`)
 
 
 def search_sessions(query: str, cwd: str | os.PathLike[str], *, all_projects: bool = False, limit: int = 20,
@@ -199,9 +198,7 @@ def _indexed_hits(connection: sqlite3.Connection, sessions: dict[str, SessionSum
     connection.execute("CREATE TEMP TABLE IF NOT EXISTS text_scope (id INTEGER PRIMARY KEY)")
     connection.execute("DELETE FROM temp.text_scope")
     connection.executemany("INSERT INTO temp.text_scope VALUES (?)", [(file_id,) for file_id in by_id])
-    from .._native import fold_text
-
-    folded = fold_text(text)
+    folded = fold(text)
     codes = [KIND_NAMES.index(kind) for kind in kinds]
     shallow = [code for code in codes if code != 3]
     hits: list[SearchHit] = []
@@ -230,8 +227,6 @@ def _verified(cursor: sqlite3.Cursor, by_id: dict[int, FileState], sessions: dic
               folded: str, limit: int) -> list[SearchHit]:
     """Up to `limit` candidates of `cursor` whose line, read back, still holds `text` (a
     transcript changed behind the index's back gives no wrong snippet)."""
-    from .._native import fold_text, texts_at
-
     hits: list[SearchHit] = []
     while len(hits) < limit:
         batch = cursor.fetchmany(VERIFY_BATCH)
@@ -244,12 +239,12 @@ def _verified(cursor: sqlite3.Cursor, by_id: dict[int, FileState], sessions: dic
         for file_id, wanted in by_file.items():
             state = by_id[file_id]
             try:
-                lines = texts_at(state.path, [offset for offset, _ordinal, _kind, _score in wanted])
+                lines = read_back(state.path, [offset for offset, _ordinal, _kind, _score in wanted])
             except OSError:
                 continue
             for (offset, ordinal, kind, score), rows in zip(wanted, lines):
                 row = next((row for row in rows if row[1] == ordinal and row[2] == kind), None)
-                if row is not None and folded in fold_text(row[5]):
+                if row is not None and folded in fold(row[5]):
                     found[(file_id, offset, ordinal)] = _row_hit(sessions[state.path], row, text, score)
         hits += [found[key] for key in ((f, o, n) for f, o, n, _k, _s in batch) if key in found]
     return hits[:limit]
@@ -263,14 +258,12 @@ def _row_hit(summary: SessionSummary, row: Row, text: str, score: float | None) 
 def _scan(sessions: dict[str, SessionSummary], parts: list[tuple[FileState, int, tuple[str, ...]]], text: str,
           limit: int, problems: list[str]) -> list[SearchHit]:
     """Hits by a native scan of each `(transcript, from offset, kinds)` in `parts`, newest first."""
-    from .._native import fold_text, search_texts
-
-    folded = fold_text(text)
+    folded = fold(text)
     hits: list[SearchHit] = []
     for state, start, kinds in parts:
         mask = sum(1 << KIND_NAMES.index(kind) for kind in kinds)
         try:
-            rows, _end = search_texts(state.path, start, state.size, folded, mask, limit)
+            rows = scan(state.path, start, state.size, folded, mask, limit)
         except OSError as error:
             problems.append(f"{state.path}: cannot be searched ({error.strerror or error})")
             continue

@@ -258,6 +258,39 @@ def _commit(connection: sqlite3.Connection, state: FileState, rows: list[tuple[i
         state.indexed = end
 
 
+Row = tuple[int, int, int, str, str, str]  # offset, ordinal, kind, entry id, timestamp, text
+
+
+def fold(text: str) -> str:
+    """`text` lowercased as matching compares it (Unicode: É matches é)."""
+    from .._native import fold_text
+
+    return fold_text(text)
+
+
+def scan(path: str, start: int, stop: int, folded: str, kinds: int, keep: int) -> list[Row]:
+    """The rows between `start` and `stop` of the kinds in the mask `kinds` whose folded text holds
+    `folded`, the last `keep` of them: the native scan of bytes the index does not cover.
+
+    Raises:
+        OSError: the transcript cannot be read.
+    """
+    from .._native import search_texts
+
+    return search_texts(path, start, stop, folded, kinds, keep)[0]
+
+
+def read_back(path: str, offsets: list[int]) -> list[list[Row]]:
+    """The rows of the lines starting at `offsets` (none for a line that is gone or changed).
+
+    Raises:
+        OSError: the transcript cannot be read.
+    """
+    from .._native import texts_at
+
+    return texts_at(path, offsets)
+
+
 def lock(catalog_path: str, *, wait: bool) -> int | None:
     """Takes the builder's lock (`<catalog>.text-lock`); its descriptor, or None when another
     process holds it (and not `wait`) or it cannot be made. Closing the descriptor releases it."""
