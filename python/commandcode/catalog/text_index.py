@@ -126,7 +126,7 @@ def states(connection: sqlite3.Connection, paths: Iterable[str]) -> list[FileSta
     """The index state of each transcript in `paths`; a transcript changed other than by appending
     (another inode, shorter than indexed, another tail hash) has its rows dropped first and
     starts from 0. A file that cannot be read is left out."""
-    known = {from_db(path): (file_id, inode, size, mtime_ns, indexed, tail, results)
+    known = {str(from_db(path)): (file_id, inode, size, mtime_ns, indexed, tail, results)
              for file_id, path, inode, size, mtime_ns, indexed, tail, results in connection.execute(
                  "SELECT id, path, inode, size, mtime_ns, indexed, tail_hash, results FROM text_files")}
     found: list[FileState] = []
@@ -151,19 +151,28 @@ def states(connection: sqlite3.Connection, paths: Iterable[str]) -> list[FileSta
             stale.append(file_id)
             indexed = results = 0
         found.append(FileState(path, file_id, indexed, status.st_size, status.st_ino, status.st_mtime_ns, results))
-    if stale:
-        _drop_rows(connection, stale)
+    # A transcript gone from a folder searched now is forgotten (its postings become garbage).
+    wanted = {state.path for state in found}
+    folders = {os.path.dirname(path) for path in wanted}
+    gone = [old[0] for path, old in known.items()
+            if path not in wanted and os.path.dirname(path) in folders and not os.path.exists(path)]
+    if stale or gone:
+        _drop_rows(connection, stale, gone)
     return found
 
 
-def _drop_rows(connection: sqlite3.Connection, file_ids: list[int]) -> None:
-    """Forgets the rows of these files (their FTS postings become garbage) and resets them to 0."""
+def _drop_rows(connection: sqlite3.Connection, file_ids: list[int], gone: list[int]) -> None:
+    """Forgets the rows of these files (their FTS postings become garbage): `file_ids` start
+    again from 0, `gone` are forgotten."""
     connection.execute("BEGIN IMMEDIATE")
     try:
         dropped = 0
-        for file_id in file_ids:
+        for file_id in (*file_ids, *gone):
             dropped += connection.execute("DELETE FROM text_rows WHERE file = ?", (file_id,)).rowcount
+        for file_id in file_ids:
             connection.execute("UPDATE text_files SET indexed = 0, tail_hash = '', results = 0 WHERE id = ?", (file_id,))
+        for file_id in gone:
+            connection.execute("DELETE FROM text_files WHERE id = ?", (file_id,))
         connection.execute("UPDATE text_index_meta SET value = value + ? WHERE key = 'garbage'", (dropped,))
         connection.execute("COMMIT")
     except BaseException:

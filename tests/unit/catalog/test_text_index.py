@@ -111,3 +111,19 @@ def test_a_listing_never_builds_the_text_index(home: Path, workdir: Path) -> Non
         connection.close()
     assert "text_rows" not in tables
     assert run_json(["sessions", "search", "needle", "--json"], workdir, home)[0]["session_id"] == sid(1)
+
+
+def test_a_deleted_transcript_is_forgotten_and_garbage_is_counted(home: Path, workdir: Path) -> None:
+    import sqlite3
+
+    kept = write_session(workdir, sid(1), ["keep this needle"])
+    gone = write_session(workdir, sid(2), ["lose this needle"])
+    assert {hit.session_id for hit in search_sessions("needle", workdir)} == {sid(1), sid(2)}
+    gone.unlink()
+    assert {hit.session_id for hit in search_sessions("needle", workdir)} == {sid(1)}
+    connection = sqlite3.connect(catalog_file())
+    try:
+        assert [row[0] for row in connection.execute("SELECT path FROM text_files")] == [str(kept)]
+        assert connection.execute("SELECT value FROM text_index_meta WHERE key = 'garbage'").fetchone()[0] == 2
+    finally:
+        connection.close()
