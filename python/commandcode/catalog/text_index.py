@@ -18,8 +18,8 @@ Layout (docs/format.md §20, "text index"), in the catalog file, owned here and 
   is the `text_rows` id. Neither keeps a copy of the text: snippets are read back from the
   transcript, and a hit whose line no longer holds the query is dropped (no wrong snippet).
 
-A transcript rewritten, truncated or replaced (another inode, a shorter file, another tail hash)
-loses its rows; contentless FTS5 rows cannot be deleted on this SQLite, so their postings stay
+A transcript rewritten, truncated, replaced (another inode, a shorter file, another tail hash)
+or gone loses its rows; contentless FTS5 rows cannot be deleted on this SQLite, so their postings stay
 as garbage that matches no row, counted in `text_index_meta.garbage`, and the index is rebuilt
 once garbage outweighs the live rows. Text is read by the Rust core (`_native.extract_texts`,
 appended bytes only) and committed every `STEP_BYTES`, together with the new offsets, so a build
