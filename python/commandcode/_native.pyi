@@ -12,6 +12,8 @@ from typing import Any, Literal, Self, final
 
 __all__ = [
     "MAX_BACKUP_SIZE",
+    "MAX_RESULT_CHARS",
+    "MAX_TOOL_CHARS",
     "SUPPORTED_VERSION",
     "FileState",
     "ObjectStore",
@@ -23,7 +25,9 @@ __all__ = [
     "__version__",
     "check_restore",
     "content_id",
+    "extract_texts",
     "fingerprints_of",
+    "fold_text",
     "folder_changes",
     "free_space",
     "json_dumps",
@@ -36,6 +40,8 @@ __all__ = [
     "sanitize_path",
     "sanitize_paths",
     "scan_session",
+    "search_texts",
+    "texts_at",
 ]
 
 __version__: str
@@ -308,3 +314,24 @@ def sanitize_paths(text: str, project: str | None = None, home: str | None = Non
 
 def sanitize_path(path: str, project: str | None = None, home: str | None = None) -> str:
     """One absolute path, sanitized as `sanitize_paths` does."""
+
+MAX_TOOL_CHARS: int
+MAX_RESULT_CHARS: int
+_TextRow = tuple[int, int, int, str, str, str]
+
+def extract_texts(path: str | PathLike[str], start: int, max_bytes: int, kinds: int = 15) -> tuple[list[_TextRow], int]:
+    """`(rows, end)`: the text rows `(offset, ordinal, kind, entry, timestamp, text)` of the kinds
+    whose bit is set in `kinds`, of the whole lines from `start` on, reading about `max_bytes` (to
+    the next line end), and the offset after the last whole line read. `kind`: 0 user,
+    1 assistant, 2 tool, 3 result; `ordinal`: the text's block's place in its message's content."""
+
+def search_texts(path: str | PathLike[str], start: int, stop: int, needle: str, kinds: int,
+                 keep: int) -> tuple[list[_TextRow], int]:
+    """`(rows, end)`: the rows between `start` and `stop` whose kind's bit is set in `kinds` and
+    whose lowercased text holds `needle` (already lowercased), the last `keep` of them."""
+
+def texts_at(path: str | PathLike[str], offsets: list[int]) -> list[list[_TextRow]]:
+    """The rows of the lines starting at `offsets` (an empty list for a line that is gone)."""
+
+def fold_text(text: str) -> str:
+    """`text` lowercased as the matching folds it (Unicode)."""

@@ -488,6 +488,15 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Validates and skips one value, returning its raw bytes (the text extractor keeps a tool
+    /// call's input as written).
+    pub fn raw_value(&mut self) -> Result<&'a [u8], JsonError> {
+        self.skip_whitespace();
+        let start = self.position;
+        self.skip_value()?;
+        Ok(&self.data[start..self.position])
+    }
+
     /// Reads any value as a [`Loose`]: scalars decoded, containers validated and skipped.
     pub fn read_loose(&mut self) -> Result<Loose<'a>, JsonError> {
         Ok(match self.peek() {

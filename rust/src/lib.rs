@@ -9,6 +9,7 @@
 //! - [`paths`]: path sanitizing of text that leaves (`./rel`, `~/…`, `<system-path>/…`).
 //! - [`redact`]: secret redaction, a caller's rule table applied to text.
 //! - [`store`]: the shared blake3+zstd backup store and verified, all-or-nothing restore.
+//! - [`text_extract`]: the searchable texts of transcript lines (the catalog's full-text index).
 //! - [`folder_stat`]: a project folder's file signatures against a snapshot (catalog freshness).
 //! - [`error`]: the one error type of the crate.
 //!
@@ -27,6 +28,7 @@ pub mod paths;
 pub mod redact;
 pub mod scan;
 pub mod store;
+pub mod text_extract;
 pub mod tree;
 
 #[cfg(feature = "python")]

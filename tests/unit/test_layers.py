@@ -57,6 +57,7 @@ NATIVE_IMPORTERS = {
     "commandcode.export.sanitize",  # path sanitizing of what leaves (Python's `re`: 33 MB/s)
     "commandcode.catalog.freshness",  # the warm listing's stat of every file, against the folder's snapshot
     "commandcode.catalog.native_summary",  # listing rows and names of many transcripts in one parallel pass
+    "commandcode.catalog.text_index",  # the search's text extraction, native scan and read-back by offset
 }
 # Front ends reach these only through services (`agent.runtime`, `checkpoints.*`).
 FRONT_END_FORBIDDEN = ("commandcode.sessions.writer", "commandcode.checkpoints.store")
@@ -142,7 +143,8 @@ def test_only_the_named_modules_import_native() -> None:
     assert importers <= NATIVE_IMPORTERS, importers - NATIVE_IMPORTERS
     assert all(_layer(name) == CORE or name in ("commandcode", "commandcode.checkpoints.store", "commandcode.export.redact",
                                                                "commandcode.export.sanitize", "commandcode.catalog.freshness",
-                                                               "commandcode.catalog.native_summary")
+                                                               "commandcode.catalog.native_summary",
+                                                               "commandcode.catalog.text_index")
                for name in importers)
 
 

@@ -51,16 +51,11 @@ def catalog_session(problems: list[str]) -> Iterator[Catalog | None]:
         catalog.close()
 
 
-def refreshed(catalog: Catalog, folders: list[str], problems: list[str], *, texts: bool = True) -> None:
-    """Refreshes the rows of `folders` and, with `texts` (a search), their text rows, reporting a
-    build that read anything through the hooks set. A listing or a resume passes `texts=False`:
-    it never waits for text."""
+def refreshed(catalog: Catalog, folders: list[str], problems: list[str]) -> None:
+    """Refreshes the rows of `folders`, reporting a build that read anything through the hooks
+    set. It never reads searchable text: that is the search's text index (`text_index.py`)."""
     started = time.perf_counter()
     report = refresh(catalog, folders, problems=problems, progress=_progress)
-    if texts:
-        from .text_pass import refresh_texts
-
-        report.bytes_read += refresh_texts(catalog, folders, _progress)
     if (report.changed or report.bytes_read) and _on_built is not None:
         _on_built(report, time.perf_counter() - started)
 
@@ -72,7 +67,7 @@ def catalog_rows(scope: Scope, *, headless: bool, branch: str | None, limit: int
         if catalog is None:
             return None
         try:
-            refreshed(catalog, scope.folders, problems, texts=False)
+            refreshed(catalog, scope.folders, problems)
             kept: list[SessionSummary] = []
             for summary in rows_in(catalog, scope.folders, headless=headless, branch=branch):
                 unopened = summary.damaged is not None and not summary.cwd
@@ -87,6 +82,26 @@ def catalog_rows(scope: Scope, *, headless: bool, branch: str | None, limit: int
         except sqlite3.Error as error:
             problems.append(f"the session catalog cannot be used: {catalog.path}: {describe(error)}{FALLBACK}")
             return None
+
+
+def _index_texts(catalog: Catalog, folders: list[str], progress: Progress | None) -> int:
+    """The search's text index of every transcript of `folders`, built whole (`doctor --reindex`);
+    the bytes read. Without FTS5 there is none: searches scan natively."""
+    if not catalog.fts:
+        return 0
+    from . import text_index
+
+    paths = [summary.path for summary in rows_in(catalog, folders, headless=True)]
+    descriptor = text_index.lock(catalog.path, wait=True)
+    if descriptor is None:
+        return 0
+    try:
+        text_index.prepare(catalog.connection)
+        files = text_index.states(catalog.connection, paths)
+        read = text_index.build(catalog.connection, files, progress=progress)
+        return read + text_index.build(catalog.connection, files, results=True, progress=progress)
+    finally:
+        os.close(descriptor)
 
 
 def reindex(progress: Progress | None = None) -> tuple[str, RefreshReport, float, bool]:
@@ -110,9 +125,7 @@ def reindex(progress: Progress | None = None) -> tuple[str, RefreshReport, float
     catalog = open_catalog()
     try:
         report = refresh(catalog, folders, problems=problems, progress=progress)
-        from .text_pass import refresh_texts
-
-        report.bytes_read = refresh_texts(catalog, folders, progress)
+        report.bytes_read = _index_texts(catalog, folders, progress)
         report.problems = problems
         return path, report, time.perf_counter() - started, catalog.fts
     except sqlite3.Error as error:

@@ -26,7 +26,7 @@ SESSION_COLUMNS = (
     "git_branch", "entrypoint", "parent_session_id", "cwd", "skipped_lines", "damaged", "user_renamed", "aliases",
 )
 TEXT_STATE_COLUMNS = ("indexed_bytes", "tail_hash")
-"""Where the text pass (`text_pass.py`) stopped in a transcript; a row's refresh keeps them."""
+"""Legacy text-pass state columns (schema 4); the search's text index keeps its own (`text_index.py`)."""
 ROW_STATE_COLUMNS = tuple(column for column in SESSION_COLUMNS if column not in TEXT_STATE_COLUMNS)
 
 _SESSIONS = f"""CREATE TABLE IF NOT EXISTS sessions (

@@ -7,7 +7,7 @@ unchanged folder costs one native directory read and no row read). The changed o
 summarized by the Rust core in one parallel pass (`native_summary.summarize_paths`: through a big
 transcript's index sidecar, so only appended bytes are scanned), and their rows replaced. No
 searchable text is read here: a listing, `-c`, `-r` or a name check never waits for text
-indexing (`text_pass.py`, run only for a search, keeps the text table). Rows of transcripts that
+indexing (`text_index.py`, the search's own index, built off this path). Rows of transcripts that
 are gone are dropped (the cache forgets; no session file is ever touched). Work is committed in
 batches, so another listing waits at most one batch. `progress(done_bytes, total_bytes)` is
 called after each batch of a large refresh (the CLI draws a progress bar with it).

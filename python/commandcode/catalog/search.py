@@ -1,30 +1,39 @@
 """Full-text search over sessions: user text, assistant text and tool-call inputs (tool results
 too with `deep`), one hit per matching text with its session, entry id, time and a snippet.
 
-With FTS5 + trigram a query of three characters or more is a phrase match ranked by bm25 (or
-newest first); a shorter query, or a SQLite without FTS5, uses `LIKE` (newest first). Matching
-ignores case. When the catalog cannot be used, the transcripts of the scope are read whole and
-matched in Python — slow, but the same hits. Snippets are plain text on one line; `spans` are the
-`(start, end)` character ranges of the match inside it, for highlighting.
+A query of three characters or more is looked up in the text index (`text_index.py`): a phrase
+match ranked by bm25 (or newest first), tool results by all of the query's trigrams; every hit is
+read back from its transcript by offset, and kept only when its text still holds the query. The
+bytes the index does not cover yet are searched by a native scan (`_native.search_texts`), so an
+index behind its transcripts never returns less; `search_sessions` first indexes what is pending
+(with `progress`), for at most `build_seconds`, and leaves the rest to the background indexer. A
+shorter query, a SQLite without FTS5 or a catalog that cannot be used is a native scan of every
+transcript of the scope. Matching ignores case (Unicode: `éc` finds `ÉCOLE`). Snippets are plain
+text on one line; `spans` are the `(start, end)` character ranges of the match, for highlighting.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from .cached import catalog_session, refreshed
-from .db import Catalog, describe, searchable
+from .db import Catalog, describe
 from .index import rows_in
 from .listing import Scope, scan_sessions
 from .summary import SessionSummary
-from .texts import KINDS, SHALLOW_KINDS, read_texts
+from .text_index import KIND_NAMES, FileState, Row, fold, read_back, scan
+from .texts import KINDS, SHALLOW_KINDS
 
 MIN_TRIGRAM = 3
 SNIPPET_TOKENS = 48
 SNIPPET_CONTEXT = 60
+BUILD_SECONDS = 30.0
+VERIFY_BATCH = 64
 OPEN, CLOSE = "\x02", "\x03"
 
 
@@ -75,17 +84,22 @@ def like_snippet(text: str, query: str) -> tuple[str, list[tuple[int, int]]]:
     return marked_snippet(f"{prefix}{text[start:at]}{OPEN}{text[at:at + len(query)]}{CLOSE}{text[at + len(query):end]}{suffix}")
 
 
+Progress = Callable[[int, int], None]
+
+
 def search_sessions(query: str, cwd: str | os.PathLike[str], *, all_projects: bool = False, limit: int = 20,
                     deep: bool = False, newest: bool = False, use_catalog: bool | None = None,
-                    errors: list[str] | None = None, worktrees: bool = False) -> list[SearchHit]:
+                    errors: list[str] | None = None, worktrees: bool = False, progress: Progress | None = None,
+                    build_seconds: float | None = None) -> list[SearchHit]:
     """Hits for `query` in this directory's sessions (every worktree's with `worktrees`, every
     project's with `all_projects`), best first (bm25) or newest first, at most `limit`. Headless
-    sessions are searched too."""
+    sessions are searched too. Notices (a catalog that cannot be used, an index still behind) are
+    added to `errors`, one line each."""
     from ..config.env import catalog_enabled
 
     problems: list[str] = [] if errors is None else errors
     text = query.strip()
-    if not text:
+    if not text or limit <= 0:
         return []
     scope = Scope(cwd, all_projects=all_projects, worktrees=worktrees)
     kinds = KINDS if deep else SHALLOW_KINDS
@@ -95,63 +109,180 @@ def search_sessions(query: str, cwd: str | os.PathLike[str], *, all_projects: bo
         with catalog_session(problems) as catalog:
             if catalog is not None:
                 try:
-                    return _search_catalog(catalog, scope, text, kinds, limit, newest, problems)
+                    return _search_catalog(catalog, scope, text, kinds, limit, newest, problems, progress,
+                                           BUILD_SECONDS if build_seconds is None else build_seconds)
                 except sqlite3.Error as error:
                     problems.append(f"the session catalog cannot be used: {catalog.path}: {describe(error)}; "
                                     "searching the transcripts directly")
-    return _search_files(scope, text, kinds, limit, problems)
+    sessions = {summary.path: summary for summary in scope_sessions(scope, problems)}
+    return _scan(sessions, [(state, 0, kinds) for state in _from_start(sessions)], text, limit, problems)
+
+
+def _from_start(sessions: dict[str, SessionSummary]) -> list[FileState]:
+    found = []
+    for path in sessions:
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            continue
+        found.append(FileState(path, None, 0, size, 0, 0))
+    return found
 
 
 def _search_catalog(catalog: Catalog, scope: Scope, text: str, kinds: tuple[str, ...], limit: int, newest: bool,
-                    problems: list[str]) -> list[SearchHit]:
+                    problems: list[str], progress: Progress | None, build_seconds: float) -> list[SearchHit]:
     refreshed(catalog, scope.folders, problems)
     sessions = {summary.path: summary for summary in rows_in(catalog, scope.folders, headless=True)
                 if scope.keeps(summary)}
+    if not catalog.fts or len(text) < MIN_TRIGRAM:  # no trigram can find it: every text is scanned
+        return _scan(sessions, [(state, 0, kinds) for state in _from_start(sessions)], text, limit, problems)
+    from . import text_index
+
     connection = catalog.connection
-    connection.execute("CREATE TEMP TABLE IF NOT EXISTS scope (path TEXT PRIMARY KEY)")
-    connection.execute("DELETE FROM temp.scope")
-    by_text = {searchable(path): summary for path, summary in sessions.items()}  # the text table's spelling
-    connection.executemany("INSERT OR IGNORE INTO temp.scope VALUES (?)", [(path,) for path in by_text])
-    kind_marks = ", ".join("?" for _ in kinds)
-    ranked = catalog.fts and len(text) >= MIN_TRIGRAM
-    if ranked:
-        phrase = '"' + searchable(text).replace('"', '""') + '"'
-        order = "ts DESC" if newest else "rank"
+    text_index.prepare(connection)
+    deep = "result" in kinds
+    files = _brought_up(catalog, list(sessions), progress, build_seconds, deep=deep)
+    hits = _indexed_hits(connection, sessions, files, text, kinds, limit, newest)
+    shallow = tuple(kind for kind in kinds if kind != "result")
+    parts = [(state, state.indexed, shallow) for state in files if state.pending > 0]
+    if deep:
+        parts += [(state, state.results, ("result",)) for state in files if state.pending_results > 0]
+    if parts:
+        total = sum(state.size for state in files)
+        pending = sum(state.pending_results if deep else state.pending for state in files)
+        problems.append(f"the search index covers {100 * (total - pending) / max(total, 1):.0f}% of "
+                        f"{_megabytes(total)}; the other {_megabytes(pending)} were searched directly "
+                        "(the index is being built in the background)")
+        hits += _scan(sessions, parts, text, limit, problems)
+    return _ordered(hits, newest)[:limit]
+
+
+def _megabytes(count: int) -> str:
+    return f"{count / 1e6:.1f} MB"
+
+
+def _brought_up(catalog: Catalog, paths: list[str], progress: Progress | None, build_seconds: float, *,
+                deep: bool) -> list[FileState]:
+    """The scope's index states after indexing what is pending (tool results too when `deep`),
+    for at most `build_seconds`; the background indexer takes the rest, and another builder at
+    work is not waited for."""
+    from . import text_index
+
+    connection = catalog.connection
+    descriptor = text_index.lock(catalog.path, wait=False)
+    if descriptor is None:
+        return text_index.states(connection, paths)
+    try:
+        if text_index.needs_rebuild(connection):
+            text_index.reset(connection)
+        files = text_index.states(connection, paths)
+        deadline = time.monotonic() + build_seconds
+        if any(state.pending for state in files):
+            text_index.build(connection, files, progress=progress, should_stop=lambda: time.monotonic() > deadline)
+        if deep and any(state.indexed > state.results for state in files):
+            text_index.build(connection, files, results=True, progress=progress,
+                             should_stop=lambda: time.monotonic() > deadline)
+    finally:
+        os.close(descriptor)
+    if any(state.pending or state.indexed > state.results for state in files):
+        text_index.start_background([state.path for state in files if state.pending or state.indexed > state.results])
+    return files
+
+
+def _indexed_hits(connection: sqlite3.Connection, sessions: dict[str, SessionSummary], files: list[FileState],
+                  text: str, kinds: tuple[str, ...], limit: int, newest: bool) -> list[SearchHit]:
+    """Hits from the index (the bytes it covers), each read back and checked in its transcript."""
+    by_id = {state.file_id: state for state in files if state.file_id is not None and state.indexed > 0}
+    if not by_id:
+        return []
+    connection.execute("CREATE TEMP TABLE IF NOT EXISTS text_scope (id INTEGER PRIMARY KEY)")
+    connection.execute("DELETE FROM temp.text_scope")
+    connection.executemany("INSERT INTO temp.text_scope VALUES (?)", [(file_id,) for file_id in by_id])
+    folded = fold(text)
+    codes = [KIND_NAMES.index(kind) for kind in kinds]
+    shallow = [code for code in codes if code != 3]
+    hits: list[SearchHit] = []
+    where = "AND r.file IN (SELECT id FROM temp.text_scope)"
+    if shallow:
+        phrase = '"' + text.replace('"', '""') + '"'
+        order = "r.ts DESC" if newest else "f.score"
+        # The matches are ranked alone first: joined, the planner loses FTS5's fast ranking (10x slower).
         cursor = connection.execute(
-            f"SELECT path, entry, ts, kind, snippet(texts, 0, ?, ?, '…', {SNIPPET_TOKENS}), bm25(texts) FROM texts "
-            f"WHERE texts MATCH ? AND kind IN ({kind_marks}) AND path IN (SELECT path FROM temp.scope) "
-            f"ORDER BY {order} LIMIT ?", [OPEN, CLOSE, phrase, *kinds, limit])
-        found = [(path, entry, ts, kind, *marked_snippet(snippet), score) for path, entry, ts, kind, snippet, score in cursor]
-    else:
-        pattern = "%" + searchable(text).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            "WITH f AS MATERIALIZED (SELECT rowid AS id, rank AS score FROM text_fts WHERE text_fts MATCH ?) "
+            f"SELECT r.file, r.offset, r.ordinal, r.kind, f.score FROM f JOIN text_rows r ON r.id = f.id "
+            f"WHERE r.kind IN ({', '.join('?' for _ in shallow)}) {where} ORDER BY {order}", [phrase, *shallow])
+        hits += _verified(cursor, by_id, sessions, text, folded, limit)
+    if 3 in codes:
+        trigrams = sorted({folded[at:at + 3] for at in range(len(folded) - 2)})
+        match = " AND ".join('"' + trigram.replace('"', '""') + '"' for trigram in trigrams)
         cursor = connection.execute(
-            f"SELECT path, entry, ts, kind, text FROM texts WHERE text LIKE ? ESCAPE '\\' AND kind IN ({kind_marks}) "
-            "AND path IN (SELECT path FROM temp.scope) ORDER BY ts DESC LIMIT ?", [pattern, *kinds, limit])
-        found = [(path, entry, ts, kind, *like_snippet(body, text), None) for path, entry, ts, kind, body in cursor]
-    return [_hit(by_text[path], entry, ts, kind, snippet, spans, score)
-            for path, entry, ts, kind, snippet, spans, score in found if path in by_text]
+            "WITH f AS MATERIALIZED (SELECT rowid AS id FROM result_fts WHERE result_fts MATCH ?) "
+            f"SELECT r.file, r.offset, r.ordinal, r.kind, NULL FROM f JOIN text_rows r ON r.id = f.id "
+            f"WHERE r.kind = 3 {where} ORDER BY r.ts DESC", [match])
+        hits += _verified(cursor, by_id, sessions, text, folded, limit)
+    return hits
+
+
+def _verified(cursor: sqlite3.Cursor, by_id: dict[int, FileState], sessions: dict[str, SessionSummary], text: str,
+              folded: str, limit: int) -> list[SearchHit]:
+    """Up to `limit` candidates of `cursor` whose line, read back, still holds `text` (a
+    transcript changed behind the index's back gives no wrong snippet)."""
+    hits: list[SearchHit] = []
+    while len(hits) < limit:
+        batch = cursor.fetchmany(VERIFY_BATCH)
+        if not batch:
+            break
+        by_file: dict[int, list[tuple[int, int, int, float | None]]] = {}
+        for file_id, offset, ordinal, kind, score in batch:
+            by_file.setdefault(file_id, []).append((offset, ordinal, kind, score))
+        found: dict[tuple[int, int, int], SearchHit] = {}
+        for file_id, wanted in by_file.items():
+            state = by_id[file_id]
+            try:
+                lines = read_back(state.path, [offset for offset, _ordinal, _kind, _score in wanted])
+            except OSError:
+                continue
+            for (offset, ordinal, kind, score), rows in zip(wanted, lines):
+                row = next((row for row in rows if row[1] == ordinal and row[2] == kind), None)
+                if row is not None and folded in fold(row[5]):
+                    found[(file_id, offset, ordinal)] = _row_hit(sessions[state.path], row, text, score)
+        hits += [found[key] for key in ((f, o, n) for f, o, n, _k, _s in batch) if key in found]
+    return hits[:limit]
+
+
+def _row_hit(summary: SessionSummary, row: Row, text: str, score: float | None) -> SearchHit:
+    _offset, _ordinal, kind, entry, stamp, body = row
+    return _hit(summary, entry, stamp, KIND_NAMES[kind], *like_snippet(body, text), score)
+
+
+def _scan(sessions: dict[str, SessionSummary], parts: list[tuple[FileState, int, tuple[str, ...]]], text: str,
+          limit: int, problems: list[str]) -> list[SearchHit]:
+    """Hits by a native scan of each `(transcript, from offset, kinds)` in `parts`, newest first."""
+    folded = fold(text)
+    hits: list[SearchHit] = []
+    for state, start, kinds in parts:
+        mask = sum(1 << KIND_NAMES.index(kind) for kind in kinds)
+        try:
+            rows = scan(state.path, start, state.size, folded, mask, limit)
+        except OSError as error:
+            problems.append(f"{state.path}: cannot be searched ({error.strerror or error})")
+            continue
+        hits += [_row_hit(sessions[state.path], row, text, None) for row in rows]
+    return _ordered(hits, True)[:limit]
+
+
+def _ordered(hits: list[SearchHit], newest: bool) -> list[SearchHit]:
+    """Newest first, or best first: bm25-ranked hits by score, then the unranked ones newest first."""
+    by_time = sorted(hits, key=lambda hit: (hit.timestamp, hit.session_id, hit.entry_id), reverse=True)
+    if newest:
+        return by_time
+    return sorted(by_time, key=lambda hit: (hit.score is None, hit.score or 0.0))
 
 
 def _hit(summary: SessionSummary, entry: str, ts: str, kind: str, snippet: str, spans: list[tuple[int, int]],
          score: float | None) -> SearchHit:
     return SearchHit(summary.id, summary.name, summary.path, entry, ts, kind, snippet, spans,
                      None if score is None else float(score))
-
-
-def _search_files(scope: Scope, text: str, kinds: tuple[str, ...], limit: int, problems: list[str]) -> list[SearchHit]:
-    """The search without a catalog: every transcript of the scope read whole."""
-    wanted = text.lower()
-    hits: list[SearchHit] = []
-    for summary in scope_sessions(scope, problems):
-        try:
-            rows = read_texts(summary.path, 0)[0]
-        except OSError:
-            continue
-        for entry, ts, kind, body in rows:
-            if kind in kinds and wanted in body.lower():
-                hits.append(_hit(summary, entry, ts, kind, *like_snippet(body, text), None))
-    hits.sort(key=lambda hit: hit.timestamp, reverse=True)
-    return hits[:limit]
 
 
 def scope_sessions(scope: Scope, problems: list[str]) -> list[SessionSummary]:

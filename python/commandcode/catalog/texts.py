@@ -1,11 +1,12 @@
-"""The searchable text of a transcript's entries, read from a byte offset on (appended bytes only).
+"""The searchable texts of a transcript's entries, and the last prompt read from a transcript's end.
 
-Each message entry yields `(entry id, timestamp, kind, text)` rows: `user` (visible user text),
-`assistant` (assistant text), `tool` (a tool call: its name and input as JSON text) and `result`
-(tool results, searched only with `--deep`). Hidden (`isMeta`) messages are not user text and are
-left out. A text is indexed up to `MAX_TEXT` characters (`MAX_RESULT` for a tool result), so a
-catalog stays a fraction of the transcripts' size. Only whole lines are read: a torn tail waits
-for the writer to finish it. Lines that are not JSON are passed over (the listing reports them).
+Each message entry yields `(kind, text)` pairs: `user` (visible user text), `assistant`
+(assistant text), `tool` (a tool call: its name and input as JSON text) and `result` (tool
+results, searched only with `--deep`). Hidden (`isMeta`) messages are not user text and are left
+out. User and assistant texts are whole; a tool call is cut at `MAX_TOOL` characters and a tool
+result at `MAX_RESULT`. The Rust core reads a Command Code transcript's texts the same way
+(`_native.extract_texts`, for the text index and the native scan); `entry_texts` reads one
+message of another agent's session (`foreign_search.py`).
 """
 
 from __future__ import annotations
@@ -14,14 +15,12 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` (and the `re` it loads) costs more than a warm listing
-    from collections.abc import Callable, Iterator
     from typing import Any
 
 KINDS = ("user", "assistant", "tool", "result")
 SHALLOW_KINDS = ("user", "assistant", "tool")
-MAX_TEXT = 32_768
-MAX_RESULT = 4_096
-CHUNK = 8 << 20
+MAX_TOOL = 32_768  # as `_native.MAX_TOOL_CHARS`
+MAX_RESULT = 4_096  # as `_native.MAX_RESULT_CHARS`
 TAIL_CHUNK = 256 << 10
 
 TextRow = tuple[str, str, str, str]  # entry id, timestamp, kind, text
@@ -53,12 +52,12 @@ def entry_texts(entry: dict[str, Any]) -> tuple[list[tuple[str, str]], str | Non
         if kind == "text" and isinstance(block.get("text"), str) and block["text"].strip():
             if role == "user":
                 prompt_parts.append(block["text"])
-            found.append(("user" if role == "user" else "assistant", block["text"][:MAX_TEXT]))
+            found.append(("user" if role == "user" else "assistant", block["text"]))
         elif kind == "tool_use":
             import json
 
             arguments = json.dumps(block.get("input"), ensure_ascii=False, default=str)
-            found.append(("tool", f"{block.get('name')} {arguments}"[:MAX_TEXT]))
+            found.append(("tool", f"{block.get('name')} {arguments}"[:MAX_TOOL]))
         elif kind == "tool_result":
             text = _result_text(block.get("content"))
             if text.strip():
@@ -76,61 +75,6 @@ def _parse(line: bytes) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
-
-
-def read_texts(path: str, start: int, advance: Callable[[int], None] | None = None) -> tuple[list[TextRow], int, str | None]:
-    """The text rows of the whole lines from byte `start` on, the offset after the last whole
-    line read, and the last prompt among them (None when they hold none). `advance(n)` is told
-    of every `CHUNK` of lines read (a progress bar's steps).
-
-    Raises:
-        OSError: the transcript cannot be read.
-    """
-    rows: list[TextRow] = []
-    prompt: str | None = None
-    offset = reported = start
-    for line, end in _lines(path, start):
-        offset = end
-        if advance is not None and offset - reported >= CHUNK:
-            advance(offset - reported)
-            reported = offset
-        entry = _parse(line)
-        if entry is None:
-            continue
-        texts, entry_prompt = entry_texts(entry)
-        entry_id, timestamp = entry.get("id"), entry.get("timestamp")
-        if not isinstance(entry_id, str):
-            continue
-        stamp = timestamp if isinstance(timestamp, str) else ""
-        rows.extend((entry_id, stamp, kind, text) for kind, text in texts)
-        if entry_prompt is not None:
-            prompt = entry_prompt
-    if advance is not None and offset > reported:
-        advance(offset - reported)
-    return rows, offset, prompt
-
-
-def _lines(path: str, start: int) -> Iterator[tuple[bytes, int]]:
-    """`(line, offset after its newline)` for each whole line from `start` on."""
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        parts: list[bytes] = []  # the start of a line longer than one chunk, without copying it again
-        base = start  # the file offset of the first byte of `parts`
-        while True:
-            chunk = handle.read(CHUNK)
-            if not chunk:
-                return
-            cut = chunk.rfind(b"\n")
-            if cut < 0:
-                parts.append(chunk)
-                continue
-            data = b"".join([*parts, chunk[:cut]]) if parts else chunk[:cut]
-            parts = [chunk[cut + 1:]] if cut + 1 < len(chunk) else []
-            cursor = base
-            for line in data.split(b"\n"):
-                cursor += len(line) + 1
-                yield line, cursor
-            base = cursor
 
 
 def last_prompt_of(path: str) -> str | None:

@@ -8,6 +8,8 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..catalog.index import RefreshReport
 
 BAR_FROM_BYTES = 32 << 20
@@ -16,9 +18,10 @@ BAR_FROM_BYTES = 32 << 20
 class _Bar:
     """A progress bar started on the first report of a large build."""
 
-    def __init__(self) -> None:
+    def __init__(self, label: str = "indexing sessions") -> None:
         self._progress: object | None = None
         self._task: object | None = None
+        self._label = label
 
     def update(self, done: int, total: int) -> None:
         if total < BAR_FROM_BYTES:
@@ -27,7 +30,7 @@ class _Bar:
         from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
         if self._progress is None:
-            progress = Progress("indexing sessions", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+            progress = Progress(self._label, BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                                 console=Console(stderr=True), transient=True)
             progress.start()
             self._progress, self._task = progress, progress.add_task("index", total=total)
@@ -55,3 +58,32 @@ def report_builds(*, always: bool = False) -> None:
 
     bar = _Bar()
     set_reporting(bar.update, bar.built)
+
+
+def text_index_progress() -> tuple[Callable[[int, int], None], Callable[[], None]] | None:
+    """`(progress, finish)` for a search that builds its text index: a bar with its rate while a
+    large build runs, then one line with the rate (only on a terminal); None elsewhere."""
+    if not sys.stderr.isatty():
+        return None
+    import time
+
+    bar = _Bar("indexing text for search")
+    started = time.perf_counter()
+    seen = [0]
+
+    def progress(done: int, total: int) -> None:
+        seen[0] = done
+        bar.update(done, total)
+
+    def finish() -> None:
+        if bar._progress is not None:
+            bar._progress.stop()  # type: ignore[attr-defined]
+        if seen[0] < BAR_FROM_BYTES:
+            return
+        from .output import stderr
+
+        seconds = time.perf_counter() - started
+        stderr.print(f"indexed {seen[0] / 1e6:.1f} MB of text for search in {seconds:.1f} s "
+                     f"({seen[0] / 1e6 / max(seconds, 1e-9):.1f} MB/s)", markup=False, highlight=False)
+
+    return progress, finish

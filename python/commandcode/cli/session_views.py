@@ -163,7 +163,7 @@ def search_view(query: str, all_projects: bool = False, limit: int | None = None
                 newest: bool = False, as_json: bool = False, source: str = "commandcode") -> None:
     """Full-text search of this directory's sessions (or every project's), of one source or all."""
     from ..catalog.search import search_sessions
-    from .catalog_progress import report_builds
+    from .catalog_progress import report_builds, text_index_progress
 
     if not query.strip():
         from ..errors import UsageError
@@ -176,8 +176,14 @@ def search_view(query: str, all_projects: bool = False, limit: int | None = None
     errors: list[str] = []
     report_builds()
     count = limit or 20
-    hits = [] if source not in ("commandcode", "all") else search_sessions(
-        query, os.getcwd(), all_projects=all_projects, limit=count, deep=deep, newest=newest, errors=errors)
+    bar = text_index_progress()
+    try:
+        hits = [] if source not in ("commandcode", "all") else search_sessions(
+            query, os.getcwd(), all_projects=all_projects, limit=count, deep=deep, newest=newest, errors=errors,
+            progress=None if bar is None else bar[0])
+    finally:
+        if bar is not None:
+            bar[1]()
     rows = [hit.to_dict() if source == "commandcode" else {**hit.to_dict(), "source": "commandcode"} for hit in hits]
     if source != "commandcode":
         from ..catalog.foreign_search import search_foreign

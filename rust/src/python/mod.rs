@@ -9,6 +9,7 @@ mod redact;
 mod session_index;
 mod stat_scan;
 mod store;
+mod text_extract;
 
 use pyo3::prelude::*;
 
@@ -40,5 +41,11 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(listing::listing_rows_of, module)?)?;
     module.add_function(wrap_pyfunction!(listing::fingerprints_of, module)?)?;
     module.add_function(wrap_pyfunction!(listing::names_of_files, module)?)?;
+    module.add_function(wrap_pyfunction!(text_extract::extract_texts, module)?)?;
+    module.add_function(wrap_pyfunction!(text_extract::search_texts, module)?)?;
+    module.add_function(wrap_pyfunction!(text_extract::texts_at, module)?)?;
+    module.add_function(wrap_pyfunction!(text_extract::fold_text, module)?)?;
+    module.add("MAX_TOOL_CHARS", crate::text_extract::MAX_TOOL_CHARS)?;
+    module.add("MAX_RESULT_CHARS", crate::text_extract::MAX_RESULT_CHARS)?;
     Ok(())
 }

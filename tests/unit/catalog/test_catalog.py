@@ -4,6 +4,7 @@ its place is a warning and a folder scan. Deleting it loses nothing; `doctor --r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -12,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from commandcode.catalog import cached, db, index, text_pass
+from commandcode.catalog import cached, db, index
 from commandcode.catalog.listing import list_sessions
 from commandcode.catalog.search import search_sessions
 from commandcode.config.paths import catalog_file, project_dir
+from helpers.catalog_lock import catalog_locked
 from helpers.cli import run_cli, run_json, snapshot
 from helpers.session_files import append_turn, sid, write_session
 
@@ -55,32 +57,33 @@ def test_catalog_and_folder_scan_give_the_same_rows(home: Path, workdir: Path) -
 
 def test_a_changed_transcript_is_reread_and_its_text_from_the_appended_bytes_only(home: Path, workdir: Path,
                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from commandcode import _native
+    from commandcode.catalog import text_index
+
+    monkeypatch.setattr(text_index, "start_background", lambda paths: True)  # no racing indexer here
     transcript = write_session(workdir, sid(1), ["first needle"])
     starts: list[int] = []
-    original = text_pass.read_texts
-    monkeypatch.setattr(text_pass, "read_texts",
+    original = _native.extract_texts
+    monkeypatch.setattr(_native, "extract_texts",
                         lambda path, start, *rest: (starts.append(start), original(path, start, *rest))[1])
     assert _rows(workdir)[0]["message_count"] == 2
-    assert starts == []  # a listing never reads searchable text
+    assert starts == []  # a listing never reads text
     assert search_sessions("needle", workdir)[0].entry_id == "00000001"
     assert starts == [0]
-    starts.clear()
-    assert _rows(workdir)[0]["message_count"] == 2
     assert search_sessions("needle", workdir)[0].entry_id == "00000001"
-    assert starts == []  # unchanged: not read at all
+    assert starts == [0]  # unchanged: not read again
     size = transcript.stat().st_size
     append_turn(transcript, 7, "second haystack")
     row = _rows(workdir)[0]
     assert (row["message_count"], row["last_prompt"]) == (4, "second haystack")
-    assert starts == []
     hits = search_sessions("haystack", workdir)
-    assert starts == [size]  # only the appended bytes
-    assert [(hit.session_id, hit.kind) for hit in hits] == [(sid(1), "user"), (sid(1), "assistant")]
+    assert sorted((hit.session_id, hit.kind) for hit in hits) == [(sid(1), "assistant"), (sid(1), "user")]
+    assert starts == [0, size]  # only the appended bytes
+    assert search_sessions("needle", workdir)[0].entry_id == "00000001"
 
     transcript.write_text(transcript.read_text().replace("first needle", "first pinned"))  # rewritten, not appended
     starts.clear()
     assert _rows(workdir)[0]["first_message"] == "first pinned"
-    assert starts == []
     assert search_sessions("needle", workdir) == []
     assert starts == [0]
 
@@ -139,7 +142,6 @@ def test_a_bad_catalog_is_a_warning_and_a_folder_scan(home: Path, workdir: Path,
     _three(workdir)
     good = run_json(["sessions", "list", "--all", "--json"], workdir, home)
     path = Path(catalog_file())
-    holder = None
     if damage == "garbage":
         path.write_bytes(b"this is not a database at all" * 100)
     elif damage == "truncated":
@@ -154,17 +156,9 @@ def test_a_bad_catalog_is_a_warning_and_a_folder_scan(home: Path, workdir: Path,
         (path / "keep").write_text("mine")
     else:
         os.utime(project_dir(workdir) / f"{sid(1)}.jsonl", ns=(1, 1))  # a change the listing must write
-        holder = subprocess.Popen(["python3", "-c", "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], "
-                                   "isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('ready', flush=True); "
-                                   "time.sleep(120)", str(path)], stdout=subprocess.PIPE, text=True)
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
     sessions_before = snapshot(project_dir(workdir))
-    try:
+    with catalog_locked(path) if damage == "locked" else contextlib.nullcontext():
         completed = run_cli(["sessions", "list", "--all", "--json"], workdir, home)
-    finally:
-        if holder is not None:
-            holder.kill()
-            holder.wait()
     assert completed.returncode == 0, completed.stderr
     rows = json.loads(completed.stdout)
     assert [row["id"] for row in rows] == [row["id"] for row in good]
@@ -239,14 +233,18 @@ def test_search_takes_the_fast_path_and_prints_what_typer_prints(home: Path, wor
 
 
 def test_a_build_reports_progress_as_it_reads(home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index, "BATCH", 1)  # one step per transcript
+    from commandcode.catalog import text_index
+
+    monkeypatch.setattr(text_index, "STEP_BYTES", 4096)  # several steps within one transcript
     for number in range(3):
         write_session(workdir, sid(number), [f"prompt {number} " + "z" * 20_000, "more " * 2000])
     steps: list[tuple[int, int]] = []
+    paths = sorted(str(path) for path in project_dir(workdir).glob("*.jsonl"))
     with db.open_catalog() as catalog:
-        report = index.refresh(catalog, [str(project_dir(workdir))], problems=[],
-                               progress=lambda done, total: steps.append((done, total)))
+        text_index.prepare(catalog.connection)
+        files = text_index.states(catalog.connection, paths)
+        read = text_index.build(catalog.connection, files, progress=lambda done, total: steps.append((done, total)))
     total = sum(path.stat().st_size for path in project_dir(workdir).glob("*.jsonl"))
-    assert report.changed == 3 and report.bytes_read == total
-    assert len(steps) == 3 and all(step[1] == total for step in steps)
+    assert read == total
+    assert len(steps) > 6 and all(step[1] == total for step in steps)
     assert [done for done, _ in steps] == sorted(done for done, _ in steps) and steps[-1][0] == total

@@ -78,13 +78,12 @@ def test_a_big_transcript_is_summarized_through_its_sidecar(home: Path, workdir:
 
 
 def test_a_listing_reads_no_text(home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from commandcode.catalog import text_pass, texts
+    from commandcode import _native
 
     def refuse(*args: object) -> None:
         raise AssertionError("a listing read searchable text")
 
-    monkeypatch.setattr(texts, "read_texts", refuse)
-    monkeypatch.setattr(text_pass, "read_texts", refuse)
+    monkeypatch.setattr(_native, "extract_texts", refuse)
     _kinds(workdir)
     for use_catalog in (True, False):
         errors: list[str] = []

@@ -26,6 +26,7 @@ SCOPES = ("directory", "worktrees", "projects")
 SOURCES = ("commandcode", "claude", "pi", "all")
 FOREIGN = ("claude", "pi")
 SEARCH_LIMIT = 500
+PICKER_BUILD_SECONDS = 0.5  # a search typed in the picker indexes briefly; the background indexer does the rest
 
 
 class Row:
@@ -148,7 +149,7 @@ class PickerData:
         hits: dict[str, tuple[str, list[tuple[int, int]], int]] = {}  # path -> its best hit
         found = [] if self.source not in ("commandcode", "all") else search_sessions(
             query, self.cwd, all_projects=self.scope == "projects", worktrees=self.scope == "worktrees",
-            limit=SEARCH_LIMIT, errors=self.warnings)
+            limit=SEARCH_LIMIT, errors=self.warnings, build_seconds=PICKER_BUILD_SECONDS)
         if self.source != "commandcode":
             from ...catalog.foreign_search import search_foreign
 

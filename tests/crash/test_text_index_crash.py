@@ -1,0 +1,21 @@
+"""Kill -9 during the background text indexer and during `sessions search`'s own index build:
+the catalog stays sound, every search meanwhile gives the transcripts' hits, and the next run
+completes the index (`tests/helpers/crash_text_index.py`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers.crash_text_index import OPERATIONS, run_points
+
+POINTS = 5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("operation", OPERATIONS)
+def test_a_killed_text_index_build_is_continued(tmp_path: Path, operation: str) -> None:
+    killed, violations = run_points(tmp_path, operation, POINTS, seed_value=25)
+    assert violations == []
+    assert killed >= 2, f"only {killed} of {POINTS} runs were killed: the kills missed the build"
