@@ -356,12 +356,13 @@ class AgentSession(RewindMethods, NavigationMethods):
         if not self.persist or not writer.exists_on_disk:
             return
         patch: dict[str, Any] = {}
-        if not self._labelled:  # once per process; a headless session used in the shell is headless no more
-            if self.is_new:
-                patch.update({"entrypoint": self.entrypoint, "gitBranch": git_branch(self.cwd)})
-            elif self.entrypoint != "print" and read_meta(self.files.meta).get("entrypoint") == "print":
-                patch["entrypoint"] = None
+        if self.is_new and not self._labelled:
+            patch.update({"entrypoint": self.entrypoint, "gitBranch": git_branch(self.cwd)})
             self._labelled = True
+        elif trace_id is not None and not self._labelled and self.entrypoint != "print":
+            self._labelled = True  # a turn of the shell's (not a rename): a headless session is headless no more
+            if read_meta(self.files.meta).get("entrypoint") == "print":
+                patch["entrypoint"] = None
         if self._name:
             patch.update({"title": self._name, "userRenamed": True})
             self._saved_name, self._name = self._name, None
