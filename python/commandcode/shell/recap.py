@@ -1,14 +1,14 @@
 """The recent conversation a resumed (or rewound) session shows above its prompt, as Claude Code
-and pi do: the last few exchanges of the context the model will see, each prompt with the start
-of its reply and how many tool calls it made. Pure text from the message list; `Output.recap`
-prints it."""
+and pi do: the last few exchanges of the context the model will see, each prompt whole (two
+lines at most) with the size of its reply and how many tool calls it made. The reply's words are
+not repeated: printed above a new prompt they would read as the answer to it. Pure text from the
+message list; `Output.recap` prints it."""
 
 from __future__ import annotations
 
 from typing import Any
 
 EXCHANGES = 3
-REPLY_LINES = 4
 LINE_WIDTH = 200
 
 
@@ -64,8 +64,9 @@ def recap_lines(messages: list[dict[str, Any]], count: int = EXCHANGES) -> list[
     for exchange in recent_exchanges(messages, count):
         for index, row in enumerate(_clip(exchange.prompt, 2) or ["(empty prompt)"]):
             lines.append(("prompt", ("> " if index == 0 else "  ") + row))
-        for row in _clip("\n".join(exchange.reply), REPLY_LINES):
-            lines.append(("reply", row))
+        if exchange.reply:  # the answer's length, not its words: it must never read as a new reply
+            words = len(" ".join(exchange.reply).split())
+            lines.append(("tools", f"  ⎿ replied ({words} word{'s' if words != 1 else ''})"))
         if exchange.tool_calls:
             lines.append(("tools", f"({exchange.tool_calls} tool call{'s' if exchange.tool_calls != 1 else ''})"))
     return lines

@@ -25,13 +25,14 @@ def test_the_last_three_exchanges_with_replies_and_tool_counts() -> None:
                  _assistant("done\n" + "\n".join(f"line {n}" for n in range(9)))]
     assert [exchange.prompt for exchange in recent_exchanges(messages)] == ["prompt 6", "prompt 8", "run it"]
     lines = recap_lines(messages)
-    assert lines[:4] == [("prompt", "> prompt 6"), ("reply", "reply 7"), ("prompt", "> prompt 8"), ("reply", "reply 9")]
-    assert lines[4:] == [("prompt", "> run it"), ("reply", "done"), ("reply", "line 0"), ("reply", "line 1"),
-                         ("reply", "line 2"), ("reply", "…"), ("tools", "(2 tool calls)")]
+    assert lines[:4] == [("prompt", "> prompt 6"), ("tools", "  ⎿ replied (2 words)"), ("prompt", "> prompt 8"),
+                         ("tools", "  ⎿ replied (2 words)")]
+    assert lines[4:] == [("prompt", "> run it"), ("tools", "  ⎿ replied (19 words)"), ("tools", "(2 tool calls)")]
+    assert not any("reply" in text and "replied" not in text for _, text in lines)
 
 
 def test_meta_and_summary_messages_are_not_prompts_and_nothing_is_nothing() -> None:
     summary = {"role": "user", "content": [{"type": "text", "text": "summary"}], "meta": {"isSummary": True}}
     messages = [summary, _user("reminder", isMeta=True), _user("real"), _assistant("answer")]
-    assert recap_lines(messages) == [("prompt", "> real"), ("reply", "answer")]
+    assert recap_lines(messages) == [("prompt", "> real"), ("tools", "  ⎿ replied (1 word)")]
     assert recap_lines([]) == []
