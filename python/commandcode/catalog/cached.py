@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 FALLBACK = "; listing by scanning the project folders instead"
 Built = Callable[[RefreshReport, float], None]
+Counted = Callable[[SessionSummary], bool]
 
 _progress: Progress | None = None
 _on_built: Built | None = None
@@ -66,21 +67,27 @@ def refreshed(catalog: Catalog, folders: list[str], problems: list[str], *, text
 
 
 def catalog_rows(scope: Scope, *, headless: bool, branch: str | None, limit: int | None,
-                 problems: list[str]) -> list[SessionSummary] | None:
-    """The listing from the catalog (refreshed first), or None when the catalog cannot be used."""
+                 problems: list[str], counted: Counted | None = None) -> list[SessionSummary] | None:
+    """The listing from the catalog (refreshed first), or None when the catalog cannot be used.
+    Rows are read newest first and only until `limit` rows (of those `counted` accepts, when
+    given) are kept: `-c` reads the rows down to the first it can resume, not all of them."""
     with catalog_session(problems) as catalog:
         if catalog is None:
             return None
         try:
             refreshed(catalog, scope.folders, problems, texts=False)
             kept: list[SessionSummary] = []
+            found = 0
             for summary in rows_in(catalog, scope.folders, headless=headless, branch=branch):
                 unopened = summary.damaged is not None and not summary.cwd
                 if unopened:
                     problems.append(f"{summary.path}: {summary.damaged}")
                 if unopened or scope.keeps(summary):
                     kept.append(summary)
-                    if limit is not None and len(kept) >= limit:
+                    if limit is not None and counted is not None and not counted(summary):
+                        continue
+                    found += 1
+                    if limit is not None and found >= limit:
                         break
             parents = {summary.parent_session_id for summary in kept if summary.parent_session_id}
             return with_lineage(kept, related(catalog, parents))
