@@ -21,6 +21,8 @@ from .summary import SessionSummary, with_lineage
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Literal
+
     from .listing import Scope
 
 FALLBACK = "; listing by scanning the project folders instead"
@@ -66,7 +68,7 @@ def refreshed(catalog: Catalog, folders: list[str], problems: list[str], *, text
         _on_built(report, time.perf_counter() - started)
 
 
-def catalog_rows(scope: Scope, *, headless: bool, branch: str | None, limit: int | None,
+def catalog_rows(scope: Scope, *, headless: bool | Literal["only"], branch: str | None, limit: int | None,
                  problems: list[str], counted: Counted | None = None) -> list[SessionSummary] | None:
     """The listing from the catalog (refreshed first), or None when the catalog cannot be used.
     Rows are read newest first and only until `limit` rows (of those `counted` accepts, when

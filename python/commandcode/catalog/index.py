@@ -25,6 +25,10 @@ from .native_summary import summarize_paths
 from .summary import SessionSummary
 from .times import sort_key
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
 Progress = Callable[[int, int], None]
 BATCH = 2000
 ALIAS_SEPARATOR = "\x1f"
@@ -163,13 +167,16 @@ def row_summary(row: tuple[object, ...]) -> SessionSummary:
     return SessionSummary(**values, aliases=tuple(str(aliases).split(ALIAS_SEPARATOR)) if aliases else ())
 
 
-def rows_in(catalog: Catalog, folders: list[str], *, headless: bool,
+def rows_in(catalog: Catalog, folders: list[str], *, headless: bool | Literal["only"],
             branch: str | None = None) -> Iterable[SessionSummary]:
-    """Rows of `folders`, newest first (headless ones only when `headless`; one branch when given)."""
+    """Rows of `folders`, newest first (headless ones only when `headless`; with "only", just
+    they and the rows of transcripts that cannot be opened; one branch when given)."""
     where = [f"folder IN ({', '.join('?' for _ in folders)})"]
     parameters: list[object] = [to_db(folder) for folder in folders]
     if not headless:
         where.append("(entrypoint IS NULL OR entrypoint != 'print')")
+    elif headless == "only":  # an unopened row (damaged, no cwd) is still reported to the caller
+        where.append("(entrypoint = 'print' OR (damaged IS NOT NULL AND cwd = ''))")
     if branch is not None:
         where.append("git_branch = ?")
         parameters.append(to_db(branch))

@@ -29,6 +29,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # `pathlib` costs more to import than a warm listing takes: built only when needed
     from collections.abc import Callable, Iterator
     from pathlib import Path
+    from typing import Literal
 
 __all__ = ["SessionSummary", "list_sessions", "most_recent", "resolve_session", "scan_sessions", "summarize"]
 
@@ -83,14 +84,15 @@ class Scope:
         return any(belongs_here(summary.cwd, folder, directory) for directory in self.directories)
 
 
-def list_sessions(cwd: str | os.PathLike[str], *, include_headless: bool = False, all_projects: bool = False,
+def list_sessions(cwd: str | os.PathLike[str], *, include_headless: bool | Literal["only"] = False, all_projects: bool = False,
                   errors: list[str] | None = None, limit: int | None = None, branch: str | None = None,
                   worktrees: bool = False, use_catalog: bool | None = None,
                   counted: Callable[[SessionSummary], bool] | None = None) -> list[SessionSummary]:
     """Sessions of this directory (or of every worktree of its repository, or of every project),
     newest first; at most `limit`; only those started on git branch `branch` when given.
 
-    Headless (`-p`) sessions are left out unless `include_headless`. The SQLite catalog answers
+    Headless (`-p`) sessions are left out unless `include_headless` (with "only", only they, and
+    the transcripts that cannot be opened, are listed). The SQLite catalog answers
     when it can (`use_catalog`, default: unless `COMMANDCODE_CATALOG=off`), else the folders are
     scanned; both give the same rows. A transcript that cannot be opened is listed as a damaged row
     and described in `errors` (when given); nothing is ever modified. With `counted`, only the
@@ -111,7 +113,7 @@ def list_sessions(cwd: str | os.PathLike[str], *, include_headless: bool = False
                          counted=counted)
 
 
-def scan_sessions(scope: Scope, *, include_headless: bool = False, branch: str | None = None,
+def scan_sessions(scope: Scope, *, include_headless: bool | Literal["only"] = False, branch: str | None = None,
                   limit: int | None = None, problems: list[str] | None = None,
                   counted: Callable[[SessionSummary], bool] | None = None) -> list[SessionSummary]:
     """`list_sessions` by scanning the folders (no catalog): every transcript summarized in one
@@ -140,7 +142,7 @@ def scan_sessions(scope: Scope, *, include_headless: bool = False, branch: str |
                 problems.append(f"{summary.path}: {summary.damaged}")
             if scope.directories is not None and os.path.dirname(summary.path) not in scope.folders:
                 continue
-        elif not scope.keeps(summary):
+        elif not scope.keeps(summary) or (include_headless == "only" and summary.entrypoint != "print"):
             continue
         if (include_headless or summary.entrypoint != "print") and (branch is None or summary.git_branch == branch):
             kept.append(summary)
@@ -272,7 +274,7 @@ def most_recent(cwd: Path, *, headless: bool, unreadable: list[tuple[Path, str]]
     def resumable(summary: SessionSummary) -> bool:
         return not (summary.damaged is not None and not summary.cwd) and (summary.entrypoint == "print") == headless
 
-    for summary in list_sessions(cwd, include_headless=True, limit=1, counted=resumable):
+    for summary in list_sessions(cwd, include_headless="only" if headless else True, limit=1, counted=resumable):
         if summary.damaged is not None and not summary.cwd:  # it could not be opened
             if unreadable is not None:
                 unreadable.append((as_path(summary.path), summary.damaged))

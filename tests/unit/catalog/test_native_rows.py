@@ -123,8 +123,10 @@ def test_the_newest_resumable_session_is_picked_past_unreadable_and_other_kinds(
     picked = listing.most_recent(workdir, headless=False, unreadable=unreadable)
     assert picked is not None and picked.session_id == sid(2)
     assert [path.name for path, _ in unreadable] == [broken.name]
-    picked = listing.most_recent(workdir, headless=True)
+    unreadable.clear()
+    picked = listing.most_recent(workdir, headless=True, unreadable=unreadable)  # read as "only" headless rows
     assert picked is not None and picked.session_id == sid(3)
+    assert [path.name for path, _ in unreadable] == [broken.name]
     rows = listing.list_sessions(workdir, include_headless=True, limit=1,
                                  counted=lambda row: row.entrypoint != "print" and bool(row.cwd))
     assert [row.id for row in rows][-1] == sid(2) and sid(1) not in [row.id for row in rows]
