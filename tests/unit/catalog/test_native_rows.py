@@ -93,9 +93,15 @@ def test_a_listing_reads_no_text(home: Path, workdir: Path, monkeypatch: pytest.
     assert json.loads(json.dumps([row.to_dict() for row in rows]))
 
 
-def test_catalog_rows_are_the_scanned_rows(home: Path, workdir: Path) -> None:
+@pytest.mark.parametrize("batch", [2000, 3])
+def test_catalog_rows_are_the_scanned_rows(home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch,
+                                           batch: int) -> None:
     """What a refresh writes (the columns in order, from the stats and meta sidecars the freshness
-    check saw) reads back as the rows a folder scan makes, for every kind of transcript."""
+    check saw) reads back as the rows a folder scan makes, for every kind of transcript, also when
+    the refresh writes them in several batches."""
+    from commandcode.catalog import index
+
+    monkeypatch.setattr(index, "BATCH", batch)
     _kinds(workdir)
     scanned = list_sessions(workdir, include_headless=True, use_catalog=False)
     cold = list_sessions(workdir, include_headless=True, use_catalog=True)
