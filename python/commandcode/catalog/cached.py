@@ -21,10 +21,13 @@ from .summary import SessionSummary, with_lineage
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Literal
+
     from .listing import Scope
 
 FALLBACK = "; listing by scanning the project folders instead"
 Built = Callable[[RefreshReport, float], None]
+Counted = Callable[[SessionSummary], bool]
 
 _progress: Progress | None = None
 _on_built: Built | None = None
@@ -60,22 +63,28 @@ def refreshed(catalog: Catalog, folders: list[str], problems: list[str]) -> None
         _on_built(report, time.perf_counter() - started)
 
 
-def catalog_rows(scope: Scope, *, headless: bool, branch: str | None, limit: int | None,
-                 problems: list[str]) -> list[SessionSummary] | None:
-    """The listing from the catalog (refreshed first), or None when the catalog cannot be used."""
+def catalog_rows(scope: Scope, *, headless: bool | Literal["only"], branch: str | None, limit: int | None,
+                 problems: list[str], counted: Counted | None = None) -> list[SessionSummary] | None:
+    """The listing from the catalog (refreshed first), or None when the catalog cannot be used.
+    Rows are read newest first and only until `limit` rows (of those `counted` accepts, when
+    given) are kept: `-c` reads the rows down to the first it can resume, not all of them."""
     with catalog_session(problems) as catalog:
         if catalog is None:
             return None
         try:
             refreshed(catalog, scope.folders, problems)
             kept: list[SessionSummary] = []
+            found = 0
             for summary in rows_in(catalog, scope.folders, headless=headless, branch=branch):
                 unopened = summary.damaged is not None and not summary.cwd
                 if unopened:
                     problems.append(f"{summary.path}: {summary.damaged}")
                 if unopened or scope.keeps(summary):
                     kept.append(summary)
-                    if limit is not None and len(kept) >= limit:
+                    if limit is not None and counted is not None and not counted(summary):
+                        continue
+                    found += 1
+                    if limit is not None and found >= limit:
                         break
             parents = {summary.parent_session_id for summary in kept if summary.parent_session_id}
             return with_lineage(kept, related(catalog, parents))

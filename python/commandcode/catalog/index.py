@@ -20,10 +20,14 @@ import sqlite3
 from collections.abc import Callable, Iterable
 
 from .db import ROW_STATE_COLUMNS, Catalog, from_db, to_db
-from .freshness import FolderState, changed_files, record_snapshots
+from .freshness import META_SUFFIX, FolderState, changed_files, record_snapshots
 from .native_summary import summarize_paths
 from .summary import SessionSummary
 from .times import sort_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
 
 Progress = Callable[[int, int], None]
 BATCH = 2000
@@ -33,10 +37,10 @@ ALIAS_SEPARATOR = "\x1f"
 class _Work:
     """A transcript to summarize again."""
 
-    __slots__ = ("ctime_ns", "folder", "inode", "meta_sig", "mtime_ns", "path", "size")
+    __slots__ = ("ctime_ns", "folder", "inode", "meta_sig", "mtime_ns", "path", "size", "stat")
 
     def __init__(self, path: str, folder: str, stat: os.stat_result, meta_sig: str) -> None:
-        self.path, self.folder, self.size, self.mtime_ns = path, folder, stat.st_size, stat.st_mtime_ns
+        self.path, self.folder, self.size, self.mtime_ns, self.stat = path, folder, stat.st_size, stat.st_mtime_ns, stat
         self.inode, self.ctime_ns, self.meta_sig = stat.st_ino, stat.st_ctime_ns, meta_sig
 
 
@@ -74,6 +78,7 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
     connection = catalog.connection
     report = RefreshReport()
     work: list[_Work] = []
+    metas: set[str] = set()  # the meta sidecars present, as the folder states saw them
     states = []
     for folder in folders:
         state = changed_files(connection, folder, problems)
@@ -84,6 +89,7 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
             forget(connection, state.gone)
             report.removed += len(state.gone)
         work += pending(connection, state)
+        metas.update(os.path.join(state.folder, session_id + META_SUFFIX) for session_id in state.metas)
     if not work:
         record_snapshots(connection, states)
         return report
@@ -92,7 +98,7 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
     done = 0
     for start in range(0, len(work), BATCH):
         batch = work[start:start + BATCH]
-        results = summarize_paths([item.path for item in batch])
+        results = summarize_paths([item.path for item in batch], [item.stat for item in batch], metas)
         connection.execute("BEGIN IMMEDIATE")
         try:
             connection.executemany(_UPSERT, [_values(item, summary, fingerprint)
@@ -132,19 +138,17 @@ _UPSERT = (f"INSERT INTO sessions ({', '.join(ROW_STATE_COLUMNS)}) VALUES ({', '
 
 
 def _values(item: _Work, summary: SessionSummary, fingerprint: str) -> list[object]:
-    """The `ROW_STATE_COLUMNS` of a row, as stored."""
-    values = {
-        "path": item.path, "folder": item.folder, "id": summary.id, "size": item.size, "mtime_ns": item.mtime_ns,
-        "inode": item.inode, "meta_sig": item.meta_sig, "ctime_ns": item.ctime_ns, "fingerprint": fingerprint,
-        "name": summary.name, "created": summary.created, "modified": summary.modified,
-        "sort_key": sort_key(summary.modified), "message_count": summary.message_count,
-        "first_message": summary.first_message, "last_prompt": summary.last_prompt, "git_branch": summary.git_branch,
-        "entrypoint": summary.entrypoint, "parent_session_id": summary.parent_session_id,
-        "cwd": summary.cwd if summary.cwd_recorded else None,  # a synthesized header: each listing's own cwd
-        "skipped_lines": summary.skipped_lines, "damaged": summary.damaged, "user_renamed": int(summary.user_renamed),
-        "aliases": ALIAS_SEPARATOR.join(summary.aliases),
-    }
-    return [to_db(values[column]) for column in ROW_STATE_COLUMNS]
+    """The `ROW_STATE_COLUMNS` of a row, as stored (in that order)."""
+    values = (
+        item.path, item.folder, summary.id, item.size, item.mtime_ns, item.inode, item.meta_sig, item.ctime_ns,
+        fingerprint, summary.name, summary.created, summary.modified, sort_key(summary.modified),
+        summary.message_count, summary.first_message, summary.last_prompt, summary.git_branch, summary.entrypoint,
+        summary.parent_session_id,
+        summary.cwd if summary.cwd_recorded else None,  # a synthesized header: each listing's own cwd
+        summary.skipped_lines, summary.damaged, int(summary.user_renamed), ALIAS_SEPARATOR.join(summary.aliases),
+    )
+    # only text that is not ASCII can hold a lone surrogate (`to_db`): the rest goes as it is
+    return [to_db(value) if type(value) is str and not value.isascii() else value for value in values]
 
 
 ROW_COLUMNS = ("id", "name", "created", "modified", "message_count", "first_message", "git_branch", "entrypoint",
@@ -163,13 +167,16 @@ def row_summary(row: tuple[object, ...]) -> SessionSummary:
     return SessionSummary(**values, aliases=tuple(str(aliases).split(ALIAS_SEPARATOR)) if aliases else ())
 
 
-def rows_in(catalog: Catalog, folders: list[str], *, headless: bool,
+def rows_in(catalog: Catalog, folders: list[str], *, headless: bool | Literal["only"],
             branch: str | None = None) -> Iterable[SessionSummary]:
-    """Rows of `folders`, newest first (headless ones only when `headless`; one branch when given)."""
+    """Rows of `folders`, newest first (headless ones only when `headless`; with "only", just
+    they and the rows of transcripts that cannot be opened; one branch when given)."""
     where = [f"folder IN ({', '.join('?' for _ in folders)})"]
     parameters: list[object] = [to_db(folder) for folder in folders]
     if not headless:
         where.append("(entrypoint IS NULL OR entrypoint != 'print' OR (name IS NOT NULL AND name != ''))")  # `headless`
+    elif headless == "only":  # an unopened row (damaged, no cwd) is still reported to the caller
+        where.append("(entrypoint = 'print' OR (damaged IS NOT NULL AND cwd = ''))")
     if branch is not None:
         where.append("git_branch = ?")
         parameters.append(to_db(branch))

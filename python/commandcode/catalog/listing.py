@@ -27,8 +27,9 @@ from .times import sort_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `pathlib` costs more to import than a warm listing takes: built only when needed
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
+    from typing import Literal
 
 __all__ = ["SessionSummary", "list_sessions", "most_recent", "resolve_session", "scan_sessions", "summarize"]
 
@@ -83,16 +84,19 @@ class Scope:
         return any(belongs_here(summary.cwd, folder, directory) for directory in self.directories)
 
 
-def list_sessions(cwd: str | os.PathLike[str], *, include_headless: bool = False, all_projects: bool = False,
+def list_sessions(cwd: str | os.PathLike[str], *, include_headless: bool | Literal["only"] = False, all_projects: bool = False,
                   errors: list[str] | None = None, limit: int | None = None, branch: str | None = None,
-                  worktrees: bool = False, use_catalog: bool | None = None) -> list[SessionSummary]:
+                  worktrees: bool = False, use_catalog: bool | None = None,
+                  counted: Callable[[SessionSummary], bool] | None = None) -> list[SessionSummary]:
     """Sessions of this directory (or of every worktree of its repository, or of every project),
     newest first; at most `limit`; only those started on git branch `branch` when given.
 
-    Headless (`-p`) sessions are left out unless `include_headless`. The SQLite catalog answers
+    Headless (`-p`) sessions are left out unless `include_headless` (with "only", only they, and
+    the transcripts that cannot be opened, are listed). The SQLite catalog answers
     when it can (`use_catalog`, default: unless `COMMANDCODE_CATALOG=off`), else the folders are
     scanned; both give the same rows. A transcript that cannot be opened is listed as a damaged row
-    and described in `errors` (when given); nothing is ever modified.
+    and described in `errors` (when given); nothing is ever modified. With `counted`, only the
+    rows it accepts count toward `limit` (the rows before them are listed too).
     """
     scope = Scope(cwd, all_projects=all_projects, worktrees=worktrees)
     problems: list[str] = [] if errors is None else errors
@@ -101,14 +105,17 @@ def list_sessions(cwd: str | os.PathLike[str], *, include_headless: bool = False
     if use_catalog:
         from .cached import catalog_rows
 
-        rows = catalog_rows(scope, headless=include_headless, branch=branch, limit=limit, problems=problems)
+        rows = catalog_rows(scope, headless=include_headless, branch=branch, limit=limit, problems=problems,
+                            counted=counted)
         if rows is not None:
             return rows
-    return scan_sessions(scope, include_headless=include_headless, branch=branch, limit=limit, problems=problems)
+    return scan_sessions(scope, include_headless=include_headless, branch=branch, limit=limit, problems=problems,
+                         counted=counted)
 
 
-def scan_sessions(scope: Scope, *, include_headless: bool = False, branch: str | None = None,
-                  limit: int | None = None, problems: list[str] | None = None) -> list[SessionSummary]:
+def scan_sessions(scope: Scope, *, include_headless: bool | Literal["only"] = False, branch: str | None = None,
+                  limit: int | None = None, problems: list[str] | None = None,
+                  counted: Callable[[SessionSummary], bool] | None = None) -> list[SessionSummary]:
     """`list_sessions` by scanning the folders (no catalog): every transcript summarized in one
     native pass, in parallel."""
     paths: list[str] = []
@@ -135,12 +142,28 @@ def scan_sessions(scope: Scope, *, include_headless: bool = False, branch: str |
                 problems.append(f"{summary.path}: {summary.damaged}")
             if scope.directories is not None and os.path.dirname(summary.path) not in scope.folders:
                 continue
-        elif not scope.keeps(summary):
+        elif not scope.keeps(summary) or (include_headless == "only" and summary.entrypoint != "print"):
             continue
         if (include_headless or not summary.headless) and (branch is None or summary.git_branch == branch):
             kept.append(summary)
     kept.sort(key=newest_first_key, reverse=True)
-    return with_lineage(kept[:limit] if limit is not None else kept, known)
+    return with_lineage(first_rows(kept, limit, counted), known)
+
+
+def first_rows(rows: list[SessionSummary], limit: int | None,
+               counted: Callable[[SessionSummary], bool] | None) -> list[SessionSummary]:
+    """`rows` down to the `limit`th that `counted` accepts (every row counts without it)."""
+    if limit is None:
+        return rows
+    if counted is None:
+        return rows[:limit]
+    found = 0
+    for number, summary in enumerate(rows):
+        if counted(summary):
+            found += 1
+            if found >= limit:
+                return rows[:number + 1]
+    return rows
 
 
 def same_directory(session_cwd: str, cwd: str | os.PathLike[str]) -> bool:
@@ -247,8 +270,11 @@ def most_recent(cwd: Path, *, headless: bool, unreadable: list[tuple[Path, str]]
     """The newest session started in this directory (`-c`); headless ones when `headless`.
 
     Transcripts that cannot be opened are passed over; `unreadable` (when given) receives each
-    one's path and the reason."""
-    for summary in list_sessions(cwd, include_headless=True):
+    one's path and the reason. Rows are read newest first only down to the one picked."""
+    def resumable(summary: SessionSummary) -> bool:
+        return not (summary.damaged is not None and not summary.cwd) and (summary.entrypoint == "print") == headless
+
+    for summary in list_sessions(cwd, include_headless="only" if headless else True, limit=1, counted=resumable):
         if summary.damaged is not None and not summary.cwd:  # it could not be opened
             if unreadable is not None:
                 unreadable.append((as_path(summary.path), summary.damaged))

@@ -58,23 +58,31 @@ def names_of_files(paths: list[str]) -> list[tuple[str | None, str | Literal[Fal
     return native_names(paths)
 
 
-def summarize_paths(paths: list[str]) -> list[Summarized]:
+def summarize_paths(paths: list[str], stats: list[os.stat_result] | None = None,
+                    metas: set[str] | None = None) -> list[Summarized]:
     """`(row, fingerprint)` of each transcript, in order; never raises for one bad file (its row
-    is a damaged one)."""
+    is a damaged one). A caller that has just stat-ed the transcripts and their meta sidecars (a
+    refresh) passes the `stats` and the meta sidecar paths present (`metas`), so they are not
+    read twice."""
     from .._native import listing_rows_of
 
     items: list[tuple[str, str | None]] = []
-    stats: list[os.stat_result | None] = []
-    for path in paths:
-        try:
-            stat: os.stat_result | None = os.stat(path)
-        except OSError:
-            stat = None
-        stats.append(stat)
-        items.append((path, _sidecar(path, stat.st_size if stat is not None else 0)))
+    known: list[os.stat_result | None] = []
+    for number, path in enumerate(paths):
+        if stats is not None:
+            stat: os.stat_result | None = stats[number]
+        else:
+            try:
+                stat = os.stat(path)
+            except OSError:
+                stat = None
+        known.append(stat)
+        size = stat.st_size if stat is not None else 0
+        items.append((path, _sidecar(path, size) if size >= SIDECAR_FROM_BYTES else None))
     results = listing_rows_of(items) if items else []
-    metas = _metas_present({os.path.dirname(path) for path in paths})
-    return [_row(path, stat, result, metas) for path, stat, result in zip(paths, stats, results)]
+    if metas is None:
+        metas = _metas_present({os.path.dirname(path) for path in paths})
+    return [_row(path, stat, result, metas) for path, stat, result in zip(paths, known, results)]
 
 
 def _metas_present(folders: set[str]) -> set[str] | None:

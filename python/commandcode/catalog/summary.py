@@ -58,15 +58,17 @@ class SessionSummary:
     cwd_recorded: bool  # False: the header has no usable cwd; `cwd` is the listing process's own
 
     def __init__(self, **values: Any) -> None:
-        for name in self.__slots__:
-            if name in values:
-                setattr(self, name, values.pop(name))
-            elif name in _DEFAULTS:
+        for name, value in values.items():  # one pass over what is given (a refresh makes 10,000 rows)
+            if name not in _SLOTS:
+                raise TypeError(f"SessionSummary has no field {name}")
+            setattr(self, name, value)
+        if len(values) < len(_SLOTS):
+            for name in self.__slots__:
+                if name in values:
+                    continue
+                if name not in _DEFAULTS:
+                    raise TypeError(f"SessionSummary needs {name}")
                 setattr(self, name, _DEFAULTS[name])
-            else:
-                raise TypeError(f"SessionSummary needs {name}")
-        if values:
-            raise TypeError(f"SessionSummary has no field {next(iter(values))}")
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in FIELDS}
@@ -93,9 +95,15 @@ class SessionSummary:
         return "SessionSummary(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in FIELDS) + ")"
 
 
+_SLOTS = frozenset(SessionSummary.__slots__)
+
+
 def meta_fields(meta: dict[str, Any], native_name: str | None) -> dict[str, Any]:
     """The row fields that come from the meta sidecar (with the transcript's `session_info`
     name, which wins over `meta.title`): name, branch, entrypoint, parent, rename flag, aliases."""
+    if not meta:  # most sessions have no meta sidecar: the same fields, without the dictionary walk
+        return {"name": native_name or None, "git_branch": None, "entrypoint": None, "parent_session_id": None,
+                "user_renamed": False, "aliases": (native_name,) if native_name else ()}
     title = meta.get("title")
     name = native_name or (title.strip() if isinstance(title, str) and title.strip() else None)
     names = [value.strip() for value in (title, meta.get("name")) if isinstance(value, str) and value.strip()]

@@ -64,7 +64,7 @@ def test_an_uncatalogued_session_is_not_summarized_for_a_name_check(home: Path, 
         handle.write(INFO % (1, "big (fork)"))
     summarized: list[list[str]] = []
     real = native_summary.summarize_paths
-    counted = lambda paths: (summarized.append(paths), real(paths))[1]  # noqa: E731
+    counted = lambda paths, *rest: (summarized.append(paths), real(paths, *rest))[1]  # noqa: E731
     monkeypatch.setattr(native_summary, "summarize_paths", counted)
     monkeypatch.setattr(index, "summarize_paths", counted)
     with pytest.raises(CommandcodeError, match=sid(2)):

@@ -90,3 +90,48 @@ def test_a_listing_reads_no_text(home: Path, workdir: Path, monkeypatch: pytest.
         rows = list_sessions(workdir, include_headless=True, use_catalog=use_catalog, errors=errors)
         assert len(rows) == 8, (use_catalog, [row.id for row in rows])
     assert json.loads(json.dumps([row.to_dict() for row in rows]))
+
+
+@pytest.mark.parametrize("batch", [2000, 3])
+def test_catalog_rows_are_the_scanned_rows(home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch,
+                                           batch: int) -> None:
+    """What a refresh writes (the columns in order, from the stats and meta sidecars the freshness
+    check saw) reads back as the rows a folder scan makes, for every kind of transcript, also when
+    the refresh writes them in several batches."""
+    from commandcode.catalog import index
+
+    monkeypatch.setattr(index, "BATCH", batch)
+    _kinds(workdir)
+    scanned = list_sessions(workdir, include_headless=True, use_catalog=False)
+    cold = list_sessions(workdir, include_headless=True, use_catalog=True)
+    warm = list_sessions(workdir, include_headless=True, use_catalog=True)
+    assert [row.to_dict() for row in cold] == [row.to_dict() for row in scanned]
+    assert [row.to_dict() for row in warm] == [row.to_dict() for row in scanned]
+
+
+@pytest.mark.parametrize("use_catalog", [True, False])
+def test_the_newest_resumable_session_is_picked_past_unreadable_and_other_kinds(
+        home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch, use_catalog: bool) -> None:
+    """`-c` reads the rows newest first only down to the one it picks (`counted`): the unreadable
+    and headless sessions newer than it are passed over (and reported), older ones are not read."""
+    from commandcode.catalog import listing
+
+    monkeypatch.setenv("COMMANDCODE_CATALOG", "on" if use_catalog else "off")
+    write_session(workdir, sid(1), ["older interactive"], when="2026-01-01T00:00:00.000Z")
+    write_session(workdir, sid(2), ["newest interactive"], when="2026-01-02T00:00:00.000Z")
+    write_session(workdir, sid(3), ["headless"], meta={"entrypoint": "print"}, when="2026-01-03T00:00:00.000Z")
+    broken = project_dir(workdir) / f"{sid(4)}.jsonl"
+    broken.write_text('{"type":"session","version":99,"id":"%s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}\n'
+                      % sid(4))  # a format from the future: it cannot be opened
+    os.utime(broken, (4_000_000_000, 4_000_000_000))  # the newest of all
+    unreadable: list[tuple[Path, str]] = []
+    picked = listing.most_recent(workdir, headless=False, unreadable=unreadable)
+    assert picked is not None and picked.session_id == sid(2)
+    assert [path.name for path, _ in unreadable] == [broken.name]
+    unreadable.clear()
+    picked = listing.most_recent(workdir, headless=True, unreadable=unreadable)  # read as "only" headless rows
+    assert picked is not None and picked.session_id == sid(3)
+    assert [path.name for path, _ in unreadable] == [broken.name]
+    rows = listing.list_sessions(workdir, include_headless=True, limit=1,
+                                 counted=lambda row: row.entrypoint != "print" and bool(row.cwd))
+    assert [row.id for row in rows][-1] == sid(2) and sid(1) not in [row.id for row in rows]
