@@ -163,18 +163,27 @@ def exclude_local_settings(settings_file: str | os.PathLike[str]) -> None:
     """Keeps a new `.commandcode/settings.local.json` (personal: "don't ask again" rules) out of
     `git status`, as Claude Code does for its own: one line in the repository's info/exclude.
     Best effort: a repository we cannot write to is left as it is."""
-    from ..storage.durable import atomic_write
-
-    root = Path(settings_file).parent.parent
-    exclude = git_exclude_file(root)
+    exclude = git_exclude_file(Path(settings_file).parent.parent)
     if exclude is None:
         return
     try:
-        text = exclude.read_text(encoding="utf-8", errors="surrogateescape") if exclude.is_file() else ""
-        if LOCAL_EXCLUDE_LINE in text.splitlines():
-            return
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        prefix = text if not text or text.endswith("\n") else text + "\n"
-        atomic_write(exclude, f"{prefix}{LOCAL_EXCLUDE_LINE}\n".encode("utf-8", "surrogateescape"))
+        add_exclude_line(exclude, LOCAL_EXCLUDE_LINE)
     except OSError:
         pass
+
+
+def add_exclude_line(exclude: Path, line: str) -> None:
+    """Appends `line` to a git `info/exclude` file unless it is there already (the file made when
+    missing, its other lines kept).
+
+    Raises:
+        OSError: it cannot be read or written.
+    """
+    from ..storage.durable import atomic_write
+
+    text = exclude.read_text(encoding="utf-8", errors="surrogateescape") if exclude.is_file() else ""
+    if line in text.splitlines():
+        return
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    prefix = text if not text or text.endswith("\n") else text + "\n"
+    atomic_write(exclude, f"{prefix}{line}\n".encode("utf-8", "surrogateescape"))

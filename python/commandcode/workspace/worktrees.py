@@ -129,13 +129,9 @@ def _base_commit(root: Path, base_ref: str) -> str:
 
 def _exclude(root: Path) -> None:
     common = Path(_git(["rev-parse", "--path-format=absolute", "--git-common-dir"], root).stdout.strip())
-    exclude = common / "info" / "exclude"
-    text = exclude.read_text(encoding="utf-8", errors="surrogateescape") if exclude.is_file() else ""
-    if EXCLUDE_LINE in text.splitlines():
-        return
-    exclude.parent.mkdir(parents=True, exist_ok=True)
-    prefix = text if not text or text.endswith("\n") else text + "\n"
-    atomic_write(exclude, f"{prefix}{EXCLUDE_LINE}\n".encode("utf-8", "surrogateescape"))
+    from ..config.settings_files import add_exclude_line
+
+    add_exclude_line(common / "info" / "exclude", EXCLUDE_LINE)
 
 
 def _ls_ignored(root: Path, extra: list[str]) -> set[str]:
