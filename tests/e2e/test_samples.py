@@ -229,9 +229,10 @@ def test_fork_header_and_session_id_keys(sample_home: Path, sample_cwd: Path, pr
 
 def test_listing_all_projects(sample_home: Path, sample_cwd: Path, pristine: object) -> None:
     visible = run_json(["sessions", "list", "--all-projects", "--json"], sample_cwd, sample_home)
-    # print sessions need --all; the fork and the clone have no entrypoint; equal `modified`
-    # (the clone keeps its source's timestamps) is broken by `created`, newest first
-    assert [item["id"] for item in visible] == [CLONE, FORK]
+    # unnamed print sessions need --all; both print sessions here carry a name (`-n`, a /rename in
+    # the TUI), so they are listed (issue 31); equal `modified` (the clone keeps its source's
+    # timestamps) is broken by `created`, newest first
+    assert [item["id"] for item in visible] == [CLONE, ORIGINAL, NAMED, FORK]
     everything = run_json(["sessions", "list", "--all", "--all-projects", "--json"], sample_cwd, sample_home)
     assert [item["id"] for item in everything] == [CLONE, ORIGINAL, NAMED, FORK]
     for item in everything:
@@ -255,12 +256,12 @@ def test_listing_of_the_sample_project_directory(sample_home: Path, pristine: ob
     runner = CliRunner()
     default = runner.invoke(app, ["sessions", "list", "--json"])
     assert default.exit_code == 0, default.output
-    assert [item["id"] for item in json.loads(default.stdout)] == [CLONE, FORK]
+    assert [item["id"] for item in json.loads(default.stdout)] == [CLONE, ORIGINAL, NAMED, FORK]  # all named
     with_headless = runner.invoke(app, ["sessions", "list", "--all", "--json"])
     assert [item["id"] for item in json.loads(with_headless.stdout)] == [CLONE, ORIGINAL, NAMED, FORK]
     table = runner.invoke(app, ["sessions", "list"])
     assert table.exit_code == 0
-    assert "8c45bc8f" in table.stdout and "9e07fc17" in table.stdout and "1ccb4627" not in table.stdout
+    assert all(session[:8] in table.stdout for session in (CLONE, ORIGINAL, NAMED, FORK)), table.stdout
 
 
 def test_references(sample_home: Path, sample_cwd: Path, pristine: object) -> None:

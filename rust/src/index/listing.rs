@@ -115,32 +115,25 @@ pub fn name_of(transcript: &Path) -> Result<(Option<String>, Text)> {
     let file = super::open_transcript(transcript).map_err(|source| Error::io(transcript, source))?;
     let size = file.metadata().map_err(|source| Error::io(transcript, source))?.len();
     let Some((cwd, header_end)) = header_of(&file, size) else { return Ok((None, Text::Undecided)) };
-    let mut end = size;
-    let mut carry: Vec<u8> = Vec::new();
-    while end > header_end {
-        let begin = end.saturating_sub(TAIL_CHUNK).max(header_end);
-        let mut data = vec![0; (end - begin) as usize];
-        file.read_exact_at(&mut data, begin).map_err(|source| Error::io(transcript, source))?;
-        data.extend_from_slice(&carry);
-        let mut lines: Vec<&[u8]> = data.split(|&byte| byte == b'\n').collect();
-        let first = if begin > header_end { lines.remove(0).to_vec() } else { Vec::new() };
-        for line in lines.iter().rev() {
-            if memchr::memmem::find(line, b"session_info").is_none() {
-                continue;
-            }
-            match scan::classify_alone(line) {
-                Err(()) => return Ok((Some(cwd), Text::Undecided)),
-                Ok(Some(entry)) => {
-                    if let crate::envelope::Extra::SessionInfo { name } = entry.extra {
-                        let name = name.as_deref().map(str::trim).filter(|name| !name.is_empty()).map(str::to_owned);
-                        return Ok((Some(cwd), Text::Known(name)));
-                    }
-                }
-                Ok(None) => {}
-            }
+    let mut found: Option<Text> = None;
+    lines_backward(&file, header_end, size, b"session_info", &mut |line| match scan::classify_alone(line) {
+        Err(()) => {
+            found = Some(Text::Undecided);
+            true
         }
-        carry = first;
-        end = begin;
+        Ok(Some(entry)) => match entry.extra {
+            crate::envelope::Extra::SessionInfo { name } => {
+                let name = name.as_deref().map(str::trim).filter(|name| !name.is_empty()).map(str::to_owned);
+                found = Some(Text::Known(name));
+                true
+            }
+            _ => false,
+        },
+        Ok(None) => false,
+    })
+    .map_err(|source| Error::io(transcript, source))?;
+    if let Some(text) = found {
+        return Ok((Some(cwd), text));
     }
     Ok((Some(cwd), Text::Known(None)))
 }
@@ -268,32 +261,94 @@ fn first_text(file: &File, spans: &[(u64, u64)]) -> Text {
 
 /// The last visible user text, read backwards from `size` (`texts.last_prompt_of`).
 fn last_prompt(file: &File, size: u64) -> Text {
-    let mut end = size;
-    let mut carry: Vec<u8> = Vec::new();
-    while end > 0 {
-        let begin = end.saturating_sub(TAIL_CHUNK);
-        let mut data = vec![0; (end - begin) as usize];
-        if file.read_exact_at(&mut data, begin).is_err() {
-            return Text::Undecided;
+    let mut found: Option<Text> = None;
+    let read = lines_backward(file, 0, size, b"\"user\"", &mut |line| {
+        if memchr::memmem::find(line, b"\"message\"").is_none() {
+            return false;
         }
-        data.extend_from_slice(&carry);
-        let mut lines: Vec<&[u8]> = data.split(|&byte| byte == b'\n').collect();
-        let first = if begin > 0 { lines.remove(0).to_vec() } else { Vec::new() };
-        for line in lines.iter().rev() {
-            if memchr::memmem::find(line, b"\"user\"").is_none() || memchr::memmem::find(line, b"\"message\"").is_none()
-            {
-                continue;
+        match prompt_blocks(line, true) {
+            Err(()) => {
+                found = Some(Text::Undecided);
+                true
             }
-            match prompt_blocks(line, true) {
-                Err(()) => return Text::Undecided,
-                Ok(Some(blocks)) if !blocks.is_empty() => return Text::Known(Some(blocks.join("\n"))),
-                Ok(_) => {}
+            Ok(Some(blocks)) if !blocks.is_empty() => {
+                found = Some(Text::Known(Some(blocks.join("\n"))));
+                true
             }
+            Ok(_) => false,
         }
-        carry = first;
-        end = begin;
+    });
+    match read {
+        Err(_) => Text::Undecided,
+        Ok(()) => found.unwrap_or(Text::Known(None)),
     }
-    Text::Known(None)
+}
+
+/// Visits the lines of `file` between `start` and `end` from the last to the first, each whole,
+/// until `visit` returns true; only lines holding `needle` are visited. Linear in the bytes: the
+/// chunks are read once to find line ends, and a line longer than a chunk is read again once,
+/// whole, once (a 200 MB line was copied again for every chunk before: quadratic).
+fn lines_backward(
+    file: &File,
+    start: u64,
+    end: u64,
+    needle: &[u8],
+    visit: &mut dyn FnMut(&[u8]) -> bool,
+) -> std::io::Result<()> {
+    let finder = memchr::memmem::Finder::new(needle);
+    let mut line_end = end; // the end of the line being assembled (exclusive)
+    let mut cursor = end;
+    let mut holds = false; // whether the line being assembled spans chunks
+    let mut chunk = Vec::new();
+    while cursor > start {
+        let begin = cursor.saturating_sub(TAIL_CHUNK).max(start);
+        chunk.resize((cursor - begin) as usize, 0);
+        file.read_exact_at(&mut chunk, begin)?;
+        let mut upper = chunk.len(); // the part of the chunk belonging to the line ending at line_end
+        while let Some(newline) = memchr::memrchr(b'\n', &chunk[..upper]) {
+            let line_start = begin + newline as u64 + 1;
+            if visit_line(file, line_start, line_end, begin, &chunk, &finder, holds, visit)? {
+                return Ok(());
+            }
+            line_end = line_start - 1;
+            upper = newline;
+            holds = false;
+        }
+        // The rest of this chunk is the tail of a line that starts earlier: that line spans chunks,
+        // so it is read whole once its start is found (and checked for the needle then).
+        holds = true;
+        cursor = begin;
+    }
+    visit_line(file, start, line_end, start, &chunk, &finder, true, visit).map(|_| ())
+}
+
+/// One line [`line_start`, `line_end`) for [`lines_backward`]: from the chunk when it lies in it,
+/// else (`spans`: it runs over several chunks) read whole, once.
+#[allow(clippy::too_many_arguments)]
+fn visit_line(
+    file: &File,
+    line_start: u64,
+    line_end: u64,
+    chunk_start: u64,
+    chunk: &[u8],
+    finder: &memchr::memmem::Finder<'_>,
+    spans: bool,
+    visit: &mut dyn FnMut(&[u8]) -> bool,
+) -> std::io::Result<bool> {
+    if line_end <= line_start {
+        return Ok(false);
+    }
+    let chunk_end = chunk_start + chunk.len() as u64;
+    if line_start >= chunk_start && line_end <= chunk_end {
+        let line = &chunk[(line_start - chunk_start) as usize..(line_end - chunk_start) as usize];
+        return Ok(finder.find(line).is_some() && visit(line));
+    }
+    if !spans {
+        return Ok(false);
+    }
+    let mut line = vec![0; (line_end - line_start) as usize];
+    file.read_exact_at(&mut line, line_start)?;
+    Ok(finder.find(&line).is_some() && visit(&line))
 }
 
 #[cfg(test)]
@@ -365,6 +420,32 @@ mod tests {
         assert_eq!(name_of(two_headers.path()).unwrap().1, Text::Known(Some("first".into())));
         assert_eq!(listing_row(two_headers.path(), None).unwrap().name.as_deref(), Some("first"));
         assert_eq!(listing_row(cleared.path(), None).unwrap().name, None);
+    }
+
+    #[test]
+    fn lines_longer_than_a_chunk_are_read_whole_once() {
+        let long = "y".repeat(3 * TAIL_CHUNK as usize + 17);
+        let prompt = format!(
+            r#"{{"type":"message","id":"p","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"{long}"}}}}"#
+        );
+        let info =
+            r#"{"type":"session_info","id":"i","parentId":"p","timestamp":"2026-01-01T00:00:02.000Z","name":"kept"}"#;
+        let filler = format!(
+            r#"{{"type":"custom","id":"c","parentId":"i","timestamp":"2026-01-01T00:00:03.000Z","customType":"x","data":"{long}"}}"#
+        );
+        let file = write(&[HEADER, &prompt, info, &filler]);
+        let (_, name) = name_of(file.path()).unwrap();
+        assert_eq!(name, Text::Known(Some("kept".into())));
+        let opened = File::open(file.path()).unwrap();
+        let size = opened.metadata().unwrap().len();
+        assert_eq!(last_prompt(&opened, size), Text::Known(Some(long.clone())));
+        let mut seen = Vec::new();
+        lines_backward(&opened, 0, size, b"\"type\"", &mut |line| {
+            seen.push(line.len());
+            false
+        })
+        .unwrap();
+        assert_eq!(seen, vec![filler.len(), info.len(), prompt.len(), HEADER.len()]);
     }
 
     #[test]

@@ -18,7 +18,7 @@ from commandcode.catalog import text_index
 from commandcode.catalog.search import search_sessions
 from commandcode.config.paths import catalog_file, project_dir
 from helpers.catalog_lock import catalog_locked
-from helpers.cli import cli_env, run_cli, run_json, snapshot
+from helpers.cli import cli_env, run_cli, run_json, snapshot, wait_for
 from helpers.session_files import append_turn, sid, write_session
 
 
@@ -74,11 +74,31 @@ def test_a_transcript_changed_behind_the_index_gives_no_wrong_snippet(home: Path
     assert [hit["snippet"] for hit in hits if hit["kind"] == "user"] == ["alpha needle one"]
 
 
+def _no_background_indexer(folder: str) -> None:
+    """Waits until no background indexer of `folder`'s transcripts runs (a search starts one
+    whenever work is left, e.g. the tool-results pass)."""
+    def running() -> bool:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as source:
+                    command = source.read().decode("utf-8", "replace")
+            except OSError:
+                continue
+            if "commandcode.catalog.text_index" in command and folder in command:
+                return True
+        return False
+
+    wait_for(lambda: not running(), what="the background indexer to finish")
+
+
 @pytest.mark.parametrize("damage", ["directory", "fifo", "locked"])
 def test_a_catalog_that_cannot_be_used_still_answers_by_native_scan(home: Path, workdir: Path, damage: str) -> None:
     write_session(workdir, sid(1), ["find the needle here"])
     write_session(workdir, sid(2), ["nothing to see"])
     good = run_json(["sessions", "search", "needle", "--json"], workdir, home)
+    _no_background_indexer(str(project_dir(workdir)))  # it would make the catalog again under the damage
     path = Path(catalog_file())
     if damage in ("directory", "fifo"):
         for suffix in ("", "-wal", "-shm"):
