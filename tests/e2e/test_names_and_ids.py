@@ -62,3 +62,21 @@ def test_the_pickers_rename_and_slash_rename_refuse_it_too(home: Path, workdir: 
     with pytest.raises(CommandcodeError, match="reads as the id of session"):
         checked_name(A[:6], workdir, session_id=B)
     assert checked_name(A[:6], workdir, session_id=B, unique=False) == A[:6]  # --no-session: nothing saved
+
+
+@pytest.mark.parametrize("name", ["a", "A", "a1", "a1b"])
+def test_a_name_shorter_than_an_id_prefix_is_a_name(home: Path, workdir: Path, name: str) -> None:
+    """Below `MIN_ID_PREFIX` characters a reference is a name only: a session named `A` (or `a1b`)
+    is allowed beside a session whose id starts with those letters, and the name finds it (CI once
+    refused `-n B` because a random id began with `b`)."""
+    write_session(workdir, A, ["first"])
+    write_session(workdir, B, ["second"])
+    renamed = run_cli(["sessions", "rename", B, name], workdir, home)
+    assert renamed.returncode == 0, renamed.stderr
+    shown = json.loads(run_cli(["sessions", "show", name, "--json"], workdir, home).stdout)
+    assert shown["id"] == B
+    unknown = run_cli(["sessions", "show", "b9e", "--json"], workdir, home)
+    assert "at least 4 characters" in assert_error_lines(unknown, error_contains="no session matches 'b9e'") + unknown.stderr
+    short = run_cli(["-p", "hi", "--session", "b9e"], workdir, home)
+    assert_error_lines(short, error_contains="no session matches 'b9e'")
+    assert json.loads(run_cli(["sessions", "show", "b9e8", "--json"], workdir, home).stdout)["id"] == B

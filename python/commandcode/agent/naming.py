@@ -17,7 +17,7 @@ import re
 from ..catalog.listing import project_dirs, transcripts_in
 from ..catalog.names import project_names
 from ..errors import CommandcodeError, UsageError
-from ..sessions.format import clean_name
+from ..sessions.format import MIN_ID_PREFIX, clean_name
 
 MAX_NAME_CHARS = 200
 TITLE_CHARS = 50
@@ -29,7 +29,7 @@ def id_prefix_owner(name: str, cwd: str | os.PathLike[str], *, except_id: str | 
     """The id of another session (any project: references reach them all) that starts with
     `name` (trimmed, case-insensitive), or None; a name that cannot be an id is not looked up."""
     wanted = clean_name(name).casefold()
-    if not _ID_LIKE.fullmatch(wanted):
+    if len(wanted) < MIN_ID_PREFIX or not _ID_LIKE.fullmatch(wanted):
         return None
     for folder in project_dirs(all_projects=True, cwd=cwd):
         for transcript in transcripts_in(folder):

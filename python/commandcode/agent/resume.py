@@ -32,7 +32,7 @@ from ..catalog.listing import list_sessions, resolve_session
 from ..config.paths import is_transcript_name, projects_dir
 from ..errors import AmbiguousSessionError, SessionLockedError, SessionNotFoundError, UsageError
 from ..sessions.files import SessionFiles
-from ..sessions.format import read_header_cwd
+from ..sessions.format import MIN_ID_PREFIX, read_header_cwd
 from ..sessions.meta import read_meta
 from ..sessions.reader import open_session
 from ..storage.lock import lock_holder
@@ -162,6 +162,9 @@ def session_target(value: str, cwd: Path) -> SessionFiles:
         if not is_transcript_name(as_path.name):
             raise UsageError(f"{as_path} is a session sidecar, not a transcript")
         return SessionFiles.for_transcript(os.path.abspath(as_path))
+    if len(text) < MIN_ID_PREFIX:
+        raise UsageError(f"--session {text!r} is too short for an id prefix",
+                         hint=f"give at least {MIN_ID_PREFIX} characters of the session id, or a transcript path")
     matches = []
     try:
         folders = sorted(entry.path for entry in os.scandir(projects_dir()) if entry.is_dir())

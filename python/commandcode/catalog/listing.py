@@ -2,8 +2,8 @@
 
 A reference is, in order: a path to a `.jsonl` transcript; an exact session id (this project,
 then every project); a name (the latest `session_info` or `meta.title`, compared trimmed and
-case-insensitively, this directory's sessions first); a unique id prefix (this directory's
-sessions first). Ambiguity is an error that lists the candidates, never a silent pick.
+case-insensitively, this directory's sessions first); a unique id prefix of at least
+`MIN_ID_PREFIX` (4) characters (this directory's sessions first). Ambiguity is an error that lists the candidates, never a silent pick.
 
 "This directory's sessions" are those of its project folder that no other directory claims: two
 folders can share one project folder (`a b` and `a_b` have the same slug, the real CLI's rule),
@@ -20,6 +20,7 @@ from ..config.env import catalog_enabled
 from ..config.paths import as_path, is_transcript_name, node_text, project_dir, project_root, projects_dir
 from ..errors import AmbiguousSessionError, CommandcodeError, SessionNotFoundError
 from ..sessions.files import SessionFiles
+from ..sessions.format import MIN_ID_PREFIX
 from ..sessions.reader import open_session
 from ..sessions.refs import resolve_direct
 from .summary import SessionSummary, summarize, with_lineage
@@ -229,7 +230,8 @@ def resolve_session(ref: str, cwd: str | os.PathLike[str]) -> SessionFiles:
         if "/" not in reference and os.path.isfile(transcript):  # a 300-byte reference is no file, not an error
             return SessionFiles.for_transcript(transcript)
     # ids win over names: a unique id prefix is never shadowed by a session's name
-    matching = [path for directory in candidates for path in transcripts_in(directory) if path.name.startswith(reference)]
+    matching = [path for directory in candidates for path in transcripts_in(directory) if path.name.startswith(reference)] \
+        if len(reference) >= MIN_ID_PREFIX else []
     prefixed = [SessionFiles.for_transcript(path) for path in matching if path.parent == local and _is_here(path, here)]
     if not prefixed:
         prefixed = [SessionFiles.for_transcript(path) for path in matching]
@@ -250,6 +252,9 @@ def resolve_session(ref: str, cwd: str | os.PathLike[str]) -> SessionFiles:
             + ", ".join(sorted(files.session_id for files in prefixed)[:8]),
             hint="type more characters of the id",
         )
+    if len(reference) < MIN_ID_PREFIX:
+        raise SessionNotFoundError(f"no session matches {reference!r}",
+                                   hint=f"an id prefix needs at least {MIN_ID_PREFIX} characters; shorter is a name")
     raise SessionNotFoundError(f"no session matches {reference!r}",
                                hint="run `commandcode sessions list --all --all-projects` to see every session")
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AmbiguousSessionError, CommandcodeError, SessionNotFoundError, UsageError
+from ..sessions.format import MIN_ID_PREFIX
 from .foreign import SOURCES, ForeignSession
 
 ALL_SOURCES = ("commandcode", *SOURCES)
@@ -83,7 +84,8 @@ def resolve_foreign(source: str, ref: str, cwd: str) -> ForeignSession:
         if len(named) > 1:
             raise AmbiguousSessionError(f"{len(named)} {source} sessions are named {reference!r}: "
                                         + ", ".join(session.id for session in named), hint="pass the session id instead")
-        prefixed = [session for session in sessions if session.id.startswith(reference)]
+        prefixed = [session for session in sessions if session.id.startswith(reference)] \
+            if len(reference) >= MIN_ID_PREFIX else []
         if len(prefixed) == 1:
             return prefixed[0]
         if len(prefixed) > 1:

@@ -25,6 +25,10 @@ ENTRY_TYPES = frozenset(
 )
 ENVELOPE_KEYS = frozenset({"type", "id", "parentId", "timestamp"})
 LEAF_MARKER_TYPE = "commandcode.leaf"
+MIN_ID_PREFIX = 4
+"""An id prefix names a session or an entry only from this many characters on (git's shortest
+abbreviation): a shorter reference such as a session named `B` is a name, never the prefix of an id
+that happens to start with `b`."""
 """`customType` of the `custom` entry that moves the leaf (a rewind of the conversation)."""
 
 

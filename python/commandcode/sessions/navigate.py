@@ -20,13 +20,12 @@ from typing import Any
 from ..errors import InvalidSessionError, UsageError
 from ..storage.values import Frozen
 from .context import build_messages, content_blocks
-from .format import clean_name
+from .format import MIN_ID_PREFIX, clean_name
 from .reader import Session
 from .writer import SessionWriter
 
 READ_TOOLS = frozenset({"read_file"})
 MODIFY_TOOLS = frozenset({"write_file", "edit_file"})
-MIN_PREFIX = 4
 SUMMARY_ENTRY_LIMIT = 4000
 """At most this many of the newest entries left behind are summarized (their files all count)."""
 
@@ -42,7 +41,7 @@ def find_entry(session: Session, reference: str) -> str:
         raise UsageError("empty entry reference", hint="pass an entry id from `commandcode sessions tree REF`")
     if session.has_entry(wanted):
         return wanted
-    if len(wanted) >= MIN_PREFIX:
+    if len(wanted) >= MIN_ID_PREFIX:
         matches = sorted({row.id for row in session.tree_rows() if row.id.startswith(wanted)})
         if len(matches) == 1:
             return matches[0]
