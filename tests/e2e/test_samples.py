@@ -279,8 +279,9 @@ def test_references(sample_home: Path, sample_cwd: Path, pristine: object) -> No
     error, hint = ambiguous.stderr.splitlines()
     assert error.startswith("error: ") and ORIGINAL in error and CLONE in error
     assert hint.startswith("hint: ")
-    prefix = run_cli(["sessions", "show", "8", "--json"], sample_cwd, sample_home)
-    assert prefix.returncode == 1 and NAMED in prefix.stderr and CLONE in prefix.stderr
+    # one character is a name, not the prefix both 8f5d… and 8c45… share (MIN_ID_PREFIX)
+    short = run_cli(["sessions", "show", "8", "--json"], sample_cwd, sample_home)
+    assert short.returncode == 1 and "no session matches '8'" in short.stderr and "at least 4" in short.stderr
 
 
 def test_text_views(sample_home: Path, sample_cwd: Path, pristine: object) -> None:
