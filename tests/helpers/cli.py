@@ -58,8 +58,11 @@ atexit.register(shutil.rmtree, SCRATCHPAD_BASE, True)
 
 
 def cli_env(data: Path, **extra: str) -> dict[str, str]:
-    """The environment of a `commandcode` subprocess that uses the data dir `data`."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("COMMANDCODE_")}
+    """The environment of a `commandcode` subprocess that uses the data dir `data`. `COLUMNS` and
+    `LINES` are dropped (pytest-xdist's workers set 80x24), so a terminal test's pty size is the
+    size the program sees."""
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith("COMMANDCODE_") and key not in ("COLUMNS", "LINES")}
     env.update({"COMMANDCODE_HOME": str(data), "COMMANDCODE_INDEX": "off", "NO_COLOR": "1",
                 "PYTHONUNBUFFERED": "1", "GIT_CONFIG_NOSYSTEM": "1",
                 # the scratchpads of the suite's runs, not in the machine's /tmp/commandcode-<uid>

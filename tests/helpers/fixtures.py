@@ -27,6 +27,10 @@ CliInHome = Callable[..., CliResult]
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist's workers export COLUMNS=80 and LINES=24; every terminal size a test sees is
+    # the one it sets up (a pty, tmux, Pilot), never one inherited from the runner.
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
     config.addinivalue_line(
         "markers", "home_on_tmpfs: the `home` fixture's data dir is on tmpfs (/dev/shm), where fsync is free")
 

@@ -96,6 +96,15 @@ class ShellSession:
                 raise AssertionError(f"the output never held {data!r}")
             self.pump()
 
+    def wait_count(self, text: str, count: int, *, timeout: float = HANG_TIMEOUT) -> None:
+        """Waits until the program has written `text` `count` times (in its raw output: a line
+        that already scrolled by still counts), so a repeated answer is not mistaken for the last one."""
+        deadline = time.monotonic() + timeout
+        while self.raw.count(text.encode()) < count:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the output held {text!r} {self.raw.count(text.encode())} times, never {count}")
+            self.pump()
+
     def wait_prompt(self) -> str:
         """Waits for the prompt: a line starting with `>` above the status line."""
         deadline = time.monotonic() + HANG_TIMEOUT

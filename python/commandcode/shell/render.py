@@ -65,10 +65,31 @@ def outcome(call: ToolCall) -> str:
     return one_line(lines[0], MAX_ARGUMENT_CHARS) if lines else "done"
 
 
-def tool_line(number: int, call: ToolCall) -> str:
-    """The collapsed line of a finished tool call."""
+def tool_line(number: int, call: ToolCall, width: int | None = None) -> str:
+    """The collapsed line of a finished tool call, cut (keeping its `#N`) to fit `width` cells so
+    the terminal never wraps it."""
     mark = "✗" if call.is_error else "●"
-    return f"{mark} {one_line(call.name, 40)}({main_argument(call.input)}) → {outcome(call)}  #{number}"
+    body = f"{mark} {one_line(call.name, 40)}({main_argument(call.input)}) → {outcome(call)}"
+    suffix = f"  #{number}"
+    if width is not None:
+        body = fit_cells(body, max(8, width - 1 - len(suffix)))
+    return body + suffix
+
+
+def fit_cells(text: str, cells: int) -> str:
+    """`text` cut to at most `cells` terminal cells (wide characters count two), with an ellipsis."""
+    from rich.cells import cell_len
+
+    if cell_len(text) <= cells:
+        return text
+    kept, used = [], 0
+    for character in text:
+        size = cell_len(character)
+        if used + size > cells - 1:
+            break
+        kept.append(character)
+        used += size
+    return "".join(kept) + "…"
 
 
 def split_finished_blocks(text: str) -> tuple[str, str]:
@@ -229,7 +250,7 @@ class LiveTurn:
                 call.text, call.is_error, call.done = event.outcome, event.is_error, True
                 self.running = None
                 number = self.calls.index(call) + 1 if call in self.calls else len(self.calls)
-            self.output.tool(tool_line(number, call), failed=call.is_error)
+            self.output.tool(tool_line(number, call, terminal_width()), failed=call.is_error)
         elif event.kind == NOTICE:
             self.output.notice(event.text)
         self.redraw()

@@ -87,3 +87,18 @@ def test_tool_lines_escape_hostile_text_and_stay_one_line() -> None:
     output = RecordingOutput()
     output.plain("bell \x07 and \x1b[2J clear")
     assert "\x07" not in output.written[0] and "\x1b[2J" not in output.written[0]
+
+
+@pytest.mark.parametrize("width", [40, 80, 97, 120])
+def test_a_tool_line_fits_the_terminal_and_keeps_its_number(width: int) -> None:
+    """The collapsed line never wraps (CI's longer temporary paths wrapped it at 80 columns)."""
+    from rich.cells import cell_len
+
+    call = ToolCall("edit_file", {"file_path": "notes.txt"})
+    call.text, call.done = "The file /tmp/pytest-of-root/pytest-461/popen-gw0/test_a_session/work/proj/notes.txt has been updated", True
+    line = tool_line(12, call, width)
+    assert cell_len(line) <= width - 1 and line.endswith("…  #12") and line.startswith("● edit_file(notes.txt) → The file")
+    wide = ToolCall("write_file", {"file_path": "報告" * 30})
+    wide.text, wide.done = "done", True
+    assert cell_len(tool_line(3, wide, width)) <= width - 1
+    assert tool_line(1, ToolCall("bash", {"command": "ls"}), 200) == "● bash(ls) → done  #1"
