@@ -64,8 +64,8 @@ def test_1_the_real_cli_restores_past_a_bash_turn_of_ours(shared: tuple[RealCli,
     assert tree(cwd) == {"b.txt": "BEE\n", "c.txt": "new\n", "sub/k2.txt": "kay\n"}
     assert real_can_restore(data, session) == []
     [two, one] = real_code_rewind(real, cwd, session, tmp_path, "turn two", "turn one")
-    assert "Restore verification failed" not in two and "restored" in two
-    assert "Restore verification failed" not in one and "restored" in one
+    assert "Restore verification failed" not in two and "Restored to checkpoint" in two
+    assert "Restore verification failed" not in one and "Restored to checkpoint" in one
     assert tree(cwd) == start
     del before_two
 
@@ -84,7 +84,7 @@ def test_2_after_our_redo_the_real_cli_restores_what_it_brought_back(shared: tup
     assert (cwd / "a.txt").read_text() == "three\n"
     assert real_can_restore(data, session) == []
     [screen] = real_code_rewind(real, cwd, session, tmp_path, "turn two")
-    assert "Restore verification failed" not in screen and "restored" in screen
+    assert "Restore verification failed" not in screen and "Restored to checkpoint" in screen
     assert (cwd / "a.txt").read_text() == "one\n"
 
 

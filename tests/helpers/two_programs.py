@@ -20,7 +20,7 @@ def our_turn(cwd: Path, data: Path, title: str, *calls: tuple[str, dict[str, obj
     """One turn of ours whose prompt's first line is `title` (its checkpoint's prompt)."""
     lines = [title, *(f"call {tool} {json.dumps(tool_input)}" for tool, tool_input in calls)]
     resume = ["-r", session] if session else []
-    run_ok([*resume, "--yolo", "-p", "\n".join(lines)], cwd, data)
+    run_ok([*resume, "--yolo", "--model", "commandcode/offline", "-p", "\n".join(lines)], cwd, data)
 
 
 def write_call(path: str, content: str) -> tuple[str, dict[str, object]]:
@@ -122,7 +122,7 @@ def rewind_in_tui(name: str, prompt: str, choice: str) -> str:
         keys(name, "Down")
     wait_screen(name, f"> {choice}")
     keys(name, "Enter")
-    return _wait_any(name, ("restored", "Restore verification failed", "messages removed", "rror"))
+    return _wait_any(name, ("Restored to checkpoint", "Restore verification failed", "messages removed", "rror"))
 
 
 def real_code_rewind(real: RealCli, cwd: Path, session: str, tmp_path: Path, *prompts: str,
