@@ -21,7 +21,7 @@ import pytest
 
 from helpers.cli import run_cli, run_ok
 from helpers.npm_programs import Programs, run_offline
-from helpers.real_cli import PROVIDERS, RealCli, our_context, same_context, sent_context
+from helpers.real_cli import PROVIDERS, RealCli, our_context, same_context, sent_context, shared_home
 from helpers.two_programs import (
     bash_call,
     our_turn,
@@ -39,15 +39,21 @@ pytestmark = [pytest.mark.npm, pytest.mark.slow, pytest.mark.terminal]
 
 @pytest.fixture
 def shared(npm_programs: Programs, tmp_path: Path) -> tuple[RealCli, Path, Path]:
-    home, cwd = tmp_path / "home", tmp_path / "proj"
-    cwd.mkdir()
-    real = RealCli(npm_programs, home, cwd)
-    return real, cwd, real.data
+    return shared_home(npm_programs, tmp_path)
 
 
 def _session(data: Path) -> str:
     [path] = [path for path in (data / "projects").glob("*/*.jsonl") if ".checkpoints." not in path.name]
     return path.stem
+
+
+def _three_turns(cwd: Path, data: Path, second: str) -> str:
+    """Three turns of ours: a.txt "one", `second` "two" (a.txt or another file), a.txt "three"."""
+    our_turn(cwd, data, "turn one", write_call("a.txt", "one\n"))
+    session = _session(data)
+    our_turn(cwd, data, "turn two", write_call(second, "two\n"), session=session)
+    our_turn(cwd, data, "turn three", write_call("a.txt", "three\n"), session=session)
+    return session
 
 
 def test_1_the_real_cli_restores_past_a_bash_turn_of_ours(shared: tuple[RealCli, Path, Path], tmp_path: Path) -> None:
@@ -58,7 +64,6 @@ def test_1_the_real_cli_restores_past_a_bash_turn_of_ours(shared: tuple[RealCli,
     start = tree(cwd)
     our_turn(cwd, data, "turn one", write_call("a.txt", "one\n"))
     session = _session(data)
-    before_two = tree(cwd)
     our_turn(cwd, data, "turn two", bash_call("rm a.txt && echo new > c.txt && sed -i s/bee/BEE/ b.txt && "
                                               "mv sub/k.txt sub/k2.txt"), session=session)
     assert tree(cwd) == {"b.txt": "BEE\n", "c.txt": "new\n", "sub/k2.txt": "kay\n"}
@@ -67,16 +72,12 @@ def test_1_the_real_cli_restores_past_a_bash_turn_of_ours(shared: tuple[RealCli,
     assert "Restore verification failed" not in two and "Restored to checkpoint" in two
     assert "Restore verification failed" not in one and "Restored to checkpoint" in one
     assert tree(cwd) == start
-    del before_two
 
 
 def test_2_after_our_redo_the_real_cli_restores_what_it_brought_back(shared: tuple[RealCli, Path, Path],
                                                                     tmp_path: Path) -> None:
     real, cwd, data = shared
-    our_turn(cwd, data, "turn one", write_call("a.txt", "one\n"))
-    session = _session(data)
-    our_turn(cwd, data, "turn two", write_call("a.txt", "two\n"), session=session)
-    our_turn(cwd, data, "turn three", write_call("a.txt", "three\n"), session=session)
+    session = _three_turns(cwd, data, "a.txt")
     run_ok(["rewind", session, "--to", "2", "--mode", "both", "--yes"], cwd, data)
     assert (cwd / "a.txt").read_text() == "one\n"
     real_resume(real, cwd, session, tmp_path)  # its cleanup runs
@@ -91,17 +92,14 @@ def test_2_after_our_redo_the_real_cli_restores_what_it_brought_back(shared: tup
 def test_3_our_rewind_to_a_real_cli_checkpoint_we_hid_survives_its_cleanup(shared: tuple[RealCli, Path, Path],
                                                                          tmp_path: Path) -> None:
     real, cwd, data = shared
-    our_turn(cwd, data, "turn one", write_call("a.txt", "one\n"))
-    session = _session(data)
-    our_turn(cwd, data, "turn two", write_call("b.txt", "bee\n"), session=session)
-    our_turn(cwd, data, "turn three", write_call("a.txt", "three\n"), session=session)
+    session = _three_turns(cwd, data, "b.txt")
     real_turn(real, session, "real turn four", (cwd / "b.txt", "BEE by the real cli\n"))
     run_ok(["rewind", session, "--to", "2", "--mode", "both", "--yes"], cwd, data)
     assert not (cwd / "b.txt").exists()
     real_resume(real, cwd, session, tmp_path)  # its cleanup runs
     done = run_cli(["rewind", session, "--to", "4", "--mode", "code", "--yes"], cwd, data)
     assert done.returncode == 0, done.stderr
-    assert tree(cwd) == {"a.txt": "three\n", "b.txt": "bee\n"}
+    assert tree(cwd) == {"a.txt": "three\n", "b.txt": "two\n"}
     assert ours_can_restore(cwd, data, session) == []
 
 

@@ -29,21 +29,15 @@ BLOB_OPERATIONS = ("blobs",)
 FILE_BYTES = 100_000  # one argument holds at most 128 KiB
 
 
+def parsed_records(path: Path) -> list[dict[str, Any]]:
+    from helpers.two_programs import parsed_records as parsed
+
+    return parsed(path)
+
+
 def _checkpoints(workspace: Any, session_id: str) -> Path | None:
     found = list(Path(workspace.data, "projects").glob(f"*/{session_id}.checkpoints.jsonl"))
     return found[0] if found else None
-
-
-def _visible(path: Path) -> list[dict[str, Any]]:
-    records = []
-    for line in path.read_text().split("\n"):
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            records.append(value)
-    return records
 
 
 def seed(workspace: Any) -> None:
@@ -82,7 +76,7 @@ def _clean_up_as_the_real_cli(workspace: Any) -> None:
         checkpoints = _checkpoints(workspace, folder.name)
         if checkpoints is None:
             continue
-        named = {str(item.get("hash")) for record in _visible(checkpoints) for item in record.get("files") or []}
+        named = {str(item.get("hash")) for record in parsed_records(checkpoints) for item in record.get("files") or []}
         for blob in folder.iterdir():
             if blob.name not in named:
                 blob.unlink()
@@ -147,7 +141,7 @@ def check(workspace: Any, violations: list[str], label: str) -> None:
                 if not (twin is not None and store.contains(twin)) and not (folder / item.hash).is_file():
                     violations.append(f"{label}: {sid} turn {record.turn_number}: {item.path} has no backup left")
         if workspace.branching.get("finished"):
-            for value in _visible(checkpoints):
+            for value in parsed_records(checkpoints):
                 for item in value.get("files") or []:
                     if item.get("hash") and not item.get("skipped") and not (folder / item["hash"]).is_file():
                         violations.append(f"{label}: {sid} turn {value.get('turnNumber')}: the real CLI finds no "

@@ -11,6 +11,7 @@ import hashlib
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from helpers.cli import run_cli, run_ok
 from helpers.real_cli import RealCli, keys, real_tui, screen_text, slash, wait_screen
@@ -47,10 +48,10 @@ def checkpoints_file(data: Path, session: str) -> Path:
     return path
 
 
-def real_listed(data: Path, session: str) -> list[dict[str, object]]:
-    """The records the real CLI lists: every line that `JSON.parse` accepts."""
+def parsed_records(path: Path) -> list[dict[str, Any]]:
+    """The records of a checkpoints file the real CLI lists: every line `JSON.parse` accepts."""
     records = []
-    for line in checkpoints_file(data, session).read_text().split("\n"):
+    for line in path.read_text().split("\n"):
         try:
             value = json.loads(line)
         except ValueError:
@@ -60,13 +61,18 @@ def real_listed(data: Path, session: str) -> list[dict[str, object]]:
     return records
 
 
+def real_listed(data: Path, session: str) -> list[dict[str, Any]]:
+    """The records the real CLI lists for `session`."""
+    return parsed_records(checkpoints_file(data, session))
+
+
 def real_can_restore(data: Path, session: str) -> list[str]:
     """What the real CLI's restore to each checkpoint it lists would refuse (empty: it restores
     every one): a blob missing from `file-history/<sid>/` or holding other bytes."""
     folder = data / "file-history" / session
     refused = []
     for record in real_listed(data, session):
-        for item in record.get("files") or []:  # type: ignore[union-attr]
+        for item in record.get("files") or []:
             digest = item.get("hash")
             if digest is None or item.get("skipped"):
                 continue
@@ -104,24 +110,24 @@ def _wait_any(name: str, texts: tuple[str, ...], timeout: float = 60) -> str:
     raise AssertionError(f"none of {texts} appeared on the screen:\n{screen_text(name)}")
 
 
+def _select(name: str, wanted: str, key: str, tries: int) -> None:
+    """Moves a menu's cursor with `key` until the row starting with `wanted` is chosen; picks it."""
+    for _ in range(tries):
+        if f"> {wanted}" in screen_text(name):
+            break
+        keys(name, key)
+    wait_screen(name, f"> {wanted}")
+    keys(name, "Enter")
+
+
 def rewind_in_tui(name: str, prompt: str, choice: str) -> str:
     """`/rewind` in an open real-CLI TUI: the checkpoint whose prompt starts with `prompt`, then
     `choice` ("Code only", "Both"...); returns the screen once it says how it went."""
     slash(name, "/rewind")
     wait_screen(name, "Select a checkpoint")
-    for _ in range(20):
-        if f"> {prompt}" in screen_text(name):
-            break
-        keys(name, "Up")
-    wait_screen(name, f"> {prompt}")
-    keys(name, "Enter")
+    _select(name, prompt, "Up", 20)
     wait_screen(name, "Code only")
-    for _ in range(4):
-        if f"> {choice}" in screen_text(name):
-            break
-        keys(name, "Down")
-    wait_screen(name, f"> {choice}")
-    keys(name, "Enter")
+    _select(name, choice, "Down", 4)
     return _wait_any(name, ("Restored to checkpoint", "Restore verification failed", "messages removed", "rror"))
 
 
