@@ -23,6 +23,7 @@ from helpers.real_cli import (
     same_context,
     screen_text,
     sent_context,
+    shared_home,
     slash,
     wait_screen,
 )
@@ -32,10 +33,7 @@ pytestmark = [pytest.mark.npm, pytest.mark.slow]
 
 @pytest.fixture
 def shared(npm_programs: Programs, tmp_path: Path) -> tuple[RealCli, Path, Path]:
-    home, cwd = tmp_path / "home", tmp_path / "proj"
-    cwd.mkdir()
-    real = RealCli(npm_programs, home, cwd)
-    return real, cwd, real.data
+    return shared_home(npm_programs, tmp_path)
 
 
 def _only_new_session(data: Path, known: set[str]) -> str:

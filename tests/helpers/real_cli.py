@@ -56,6 +56,14 @@ class RealCli:
         return run
 
 
+def shared_home(programs: Programs, tmp_path: Path) -> tuple[RealCli, Path, Path]:
+    """A real CLI on a fresh HOME under `tmp_path` with its project folder: (it, cwd, data dir)."""
+    home, cwd = tmp_path / "home", tmp_path / "proj"
+    cwd.mkdir()
+    real = RealCli(programs, home, cwd)
+    return real, cwd, real.data
+
+
 def sent_context(run: OfflineRun, *, with_prompt: bool = False) -> list[tuple[str, str]]:
     """What the real CLI sent the model in its first request, without the new prompt (unless
     `with_prompt`): the context it rebuilt from the session's files."""

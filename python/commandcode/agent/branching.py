@@ -66,8 +66,14 @@ def fork_session(source: SessionFiles, cwd: Path, *, name: str | None = None) ->
     session = _saved_session(source, "fork")
     if cleaned is None and session.name:
         derived = unique_title(copy_title(session.name, "fork"), cwd, session_id=None)
-        return fork_files(session, _new_files(source), name=derived, user_named=False)
-    return fork_files(session, _new_files(source), name=cleaned)
+        result = fork_files(session, _new_files(source), name=derived, user_named=False)
+    else:
+        result = fork_files(session, _new_files(source), name=cleaned)
+    from ..checkpoints.blob_rule import enforce_file
+
+    # the copied blob folder lacks what the real CLI cleaned up in the source: made again
+    enforce_file(result.files.checkpoints, result.files.session_id, cwd=cwd)
+    return result
 
 
 def clone_session(source: SessionFiles, cwd: Path) -> CopyResult:

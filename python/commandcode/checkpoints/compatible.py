@@ -24,7 +24,6 @@ from pathlib import Path
 
 from ..config.paths import data_dir, file_history_dir
 from ..storage.durable import atomic_write, ensure_dir
-from .records import FileBackup
 
 BLAKE3_KEY = "blake3"
 
@@ -69,17 +68,6 @@ def write_raw_blob(session_id: str, data: bytes) -> str:
         shutil.copyfile(shared, temporary)
     os.replace(temporary, target)
     return digest
-
-
-def raw_blob_item(session_id: str, item: FileBackup, data: bytes) -> FileBackup:
-    """`item` (a blake3 object of our store holding `data`) as recorded with the setting on: the
-    raw blob written, `hash` its sha256 and our object in `blake3`; `item` as is when the blob
-    cannot be written (our store still holds it: only the real CLI cannot restore this one)."""
-    try:
-        digest = write_raw_blob(session_id, data)
-    except OSError:
-        return item
-    return FileBackup(path=item.path, hash=digest, mode=item.mode, extra={BLAKE3_KEY: item.hash})
 
 
 def _holds(path: Path, digest: str) -> bool:

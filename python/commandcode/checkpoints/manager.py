@@ -32,9 +32,10 @@ from ..errors import CheckpointError
 from ..sessions.files import SessionFiles
 from ..storage.durable import atomic_write, ensure_dir
 from ..storage.ids import iso_now, new_uuid
-from . import shell_baseline
+from . import compatible, shell_baseline
 from . import store as backups
 from .background import Worker
+from .blob_rule import Enforcement
 from .records import (
     SKIPPED_DISK_FULL,
     SKIPPED_SYMLINK,
@@ -146,6 +147,7 @@ class CheckpointManager:
         self._compatible = compatible_backups
         self.shell: ShellTracker | None = None
         self._saving: threading.Event | None = None  # a write `_save_behind` queued
+        self._enforced = False  # the backup rule ran over every record once (`_rule`)
 
     @classmethod
     def for_session(cls, files: SessionFiles, cwd: Path, **options: Unpack[ManagerOptions]) -> CheckpointManager:
@@ -367,8 +369,7 @@ class CheckpointManager:
                 return FileBackup(path=path, hash=None, skipped=SKIPPED_DISK_FULL)
             raise CheckpointError(f"cannot back up {path}: {error.strerror or error}") from None
         if snapshot.kind == "regular":
-            return self._recorded(FileBackup(path=path, hash=snapshot.content_id, algorithm=backups.BLAKE3,
-                                             mode=snapshot.mode))
+            return FileBackup(path=path, hash=snapshot.content_id, algorithm=backups.BLAKE3, mode=snapshot.mode)
         if snapshot.kind == "missing":
             return self._absent(path, target)
         if snapshot.kind == "symlink":
@@ -380,20 +381,17 @@ class CheckpointManager:
         notices.append(f"{path} is not a regular file; it was not backed up")
         return None
 
-    def _recorded(self, item: FileBackup) -> FileBackup:
-        """The item as recorded: with `checkpoints.compatibleBackups` on, also the real CLI's raw
-        blob, `hash` its sha256 and our object in `blake3` (`compatible.py`)."""
-        from . import compatible
-
+    def _rule(self, *, defer: bool = False) -> Enforcement:
+        """The backup rule (`blob_rule.py`) applied to the records about to be written: the whole
+        file at this manager's first write, then the open checkpoint (where items are added).
+        With `checkpoints.compatibleBackups` on, each item gets the real CLI's raw blob, `hash`
+        its sha256 and our object in `blake3`; each real-CLI item is put in our store too."""
         if self._compatible is None:
             self._compatible = compatible.enabled(self.cwd)
-        if not self._compatible or item.hash is None:
-            return item
-        try:
-            data = self.store.read(item.hash)
-        except (OSError, CheckpointError):
-            return item  # our store still holds it: only the real CLI cannot restore this one
-        return compatible.raw_blob_item(self.files.session_id, item, data)
+        scope = self.records if not self._enforced else [self._current] if self._current is not None else []
+        self._enforced = True
+        return Enforcement(self.files.session_id, self.store, convert=self._compatible, defer=defer).apply(scope)
+
     def _absent(self, path: str, target: Path) -> FileBackup:
         """The item of a file that does not exist yet: a rewind deletes it, and the folders its
         creation makes (`missingDirs`) once they are empty."""
@@ -434,6 +432,7 @@ class CheckpointManager:
 
     def _save(self) -> None:
         self.wait_saved()
+        self._rule().write_blobs()
         if not self._registered:
             register_external_location(self.files.checkpoints, self.store.root)
             self._registered = True
@@ -448,10 +447,12 @@ class CheckpointManager:
         if not self._registered:
             register_external_location(self.files.checkpoints, self.store.root)
             self._registered = True
+        rule = self._rule(defer=True)  # items converted now, their blobs written first, behind
         ledger, data = self._ledger, checkpoints_bytes(self.records)
         ledger.dirty = False
 
         def write() -> None:
+            rule.write_blobs()
             try:
                 ensure_dir(ledger.path.parent)
                 atomic_write(ledger.path, data)

@@ -37,6 +37,7 @@ from ..sessions.writer import SessionWriter
 from ..storage.lock import WriterLock
 from ..storage.signals import deferred_signals
 from . import store as backups
+from .blob_rule import enforce
 from .manager import CheckpointManager
 from .modes import RewindMode
 from .records import Checkpoint, read_checkpoints, write_checkpoints
@@ -252,6 +253,9 @@ def _operate(
         restore_marks(records, marks, moment)
     elif moves and conversation is not None:
         mark_after_move(records, index, moment)
+    # the records it hides keep our copy of every real-CLI backup; the ones it offers again get
+    # back any blob the real CLI cleaned up meanwhile (written before the records that name them)
+    enforce(files.session_id, records, store, cwd=cwd)
     after = [*records, point]
     result.redo_point_id = point.id
     # From the first file written to the checkpoints file, a Ctrl-C or `kill` waits: code,

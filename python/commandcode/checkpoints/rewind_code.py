@@ -112,8 +112,9 @@ def _conflicts_between_turns(path: Path, entries: list[tuple[int, FileBackup]]) 
     for (newer_number, newer), (older_number, older) in zip(entries, entries[1:]):
         if not newer_number:
             continue  # a redo point: whatever it found there is kept in it, nothing is lost
-        comparable = newer.restorable and (newer.hash is None or newer.algorithm == backups.BLAKE3)
-        if older.after_known and comparable and newer.hash != older.after_hash:
+        state = None if newer.hash is None else newer.store_object  # blake3, as `afterHash` is
+        comparable = newer.restorable and (newer.hash is None or state is not None)
+        if older.after_known and comparable and state != older.after_hash:
             since = f"turn {older_number}" if older_number else "a rewind"
             message = f"{path} was changed outside the tracked tools between {since} and turn {newer_number}"
             found.append(backups.Problem(path, "changed_outside", message))

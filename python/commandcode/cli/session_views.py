@@ -308,11 +308,17 @@ def context_view(ref: str, as_json: bool = False, stats: bool = False, source: s
                              ("skipped lines", f"{len(session.skipped_lines):,}")):
             stdout.print(f"[bold]{label}[/]: {safe(value, one_line=True)}")
         return
+    from ..sessions.context import SYNTHETIC_RESULTS, with_tool_results
+
+    messages = with_tool_results(context.messages)  # as they are sent: calls without a result repaired
+    feed = iter(context.entry_ids)
+    entry_ids = ["" if (message.get("meta") or {}).get("source") == SYNTHETIC_RESULTS else next(feed, "")
+                 for message in messages]
     if as_json:
-        print_json({"leaf": context.leaf_id, "entry_ids": context.entry_ids, "messages": context.messages})
+        print_json({"leaf": context.leaf_id, "entry_ids": entry_ids, "messages": messages})
         return
     warn_about(session)
-    for entry_id, message in zip(context.entry_ids, context.messages):
+    for entry_id, message in zip(entry_ids, messages):
         kinds = ", ".join(str(block.get("type")) for block in message.get("content", []))
         stdout.print(f"[dim]{safe(entry_id, one_line=True)}[/] [bold]{safe(message.get('role'), one_line=True)}[/] "
                      f"{safe(kinds, one_line=True)}")

@@ -102,12 +102,11 @@ def import_session(session: ForeignSession) -> ImportResult:
 
 def _import_checkpoints(session: ClaudeSession, session_id: str, converted: Converted,
                         warnings: list[str]) -> list[Any]:
-    from ..checkpoints.compatible import enabled, raw_blob_item
+    from ..checkpoints.blob_rule import enforce
     from ..checkpoints.records import Checkpoint, FileBackup, prompt_preview
     from ..checkpoints.store import BackupStore
 
     store = BackupStore()
-    compatible = enabled(Path(session.cwd or "/"))
     folder = claude_file_history(session.id)
     by_message = {entry["message"]["meta"]["messageId"]: entry for entry in converted.entries
                   if entry.get("type") == "message"}
@@ -132,8 +131,7 @@ def _import_checkpoints(session: ClaudeSession, session_id: str, converted: Conv
                 warnings.append(f"checkpoint of {checkpoint.message_id}: the backup {_shown(name)} of {relative} "
                                 f"{refused}; that file is left out of the checkpoint")
                 continue
-            item = FileBackup(path=target, hash=store.put_bytes(data), algorithm="blake3", mode=mode)
-            files.append(raw_blob_item(session_id, item, data) if compatible else item)
+            files.append(FileBackup(path=target, hash=store.put_bytes(data), algorithm="blake3", mode=mode))
         prompt = (entry.get("message") or {}).get("content")
         text = prompt if isinstance(prompt, str) else next(
             (block.get("text") for block in prompt or [] if isinstance(block, dict) and block.get("type") == "text"), "")
@@ -141,6 +139,7 @@ def _import_checkpoints(session: ClaudeSession, session_id: str, converted: Conv
                                   turn_number=len(records) + 1, created_at=checkpoint.timestamp or session.created,
                                   prompt=prompt_preview(str(text or "")), message_count=len(before),
                                   last_message_id=before[-1] if before else None, files=files))
+    enforce(session_id, records, store, cwd=Path(session.cwd or "/"))  # the real CLI's blobs, with compatibleBackups
     return records
 
 

@@ -269,6 +269,7 @@ def restore_archive(archive: Path, store: backups.BackupStore | None = None) -> 
     transcripts = [item for item in targets if item[1].name == f"{trailer['sessionId']}.jsonl"]
     if any(target.exists() for _, target in transcripts):
         if _already_restored(transcripts):
+            _recreate_blobs(trailer, transcripts, store)  # a kill may have come before it
             _drop(archive)
             return trailer
         raise ArchiveError(f"session {trailer['sessionId']} exists again; the archive was not restored over it",
@@ -290,8 +291,20 @@ def restore_archive(archive: Path, store: backups.BackupStore | None = None) -> 
         os.replace(temporary, target)
         os.utime(target, ns=(entry["atimeNs"], entry["mtimeNs"]))
         fsync_dir(target.parent)
+    _recreate_blobs(trailer, transcripts, store)
     _drop(archive)
     return trailer
+
+
+def _recreate_blobs(trailer: dict[str, Any], transcripts: list[tuple[dict[str, Any], Path]],
+                    store: backups.BackupStore) -> None:
+    """The raw blobs the real CLI had cleaned up before the session was archived, made again from
+    our store (`checkpoints/blob_rule.py`); the records' own blobs came back with the archive."""
+    from ..checkpoints.blob_rule import enforce_file
+
+    for _, transcript in transcripts:
+        checkpoints = transcript.with_name(f"{trailer['sessionId']}.checkpoints.jsonl")
+        enforce_file(checkpoints, str(trailer["sessionId"]), cwd=None, store=store)
 
 
 def _already_restored(transcripts: list[tuple[dict[str, Any], Path]]) -> bool:

@@ -3,7 +3,10 @@ and a streamed reply's chunks back into assistant content blocks.
 
 To the wire: user text and images become a user message; each `tool_result` block becomes a
 `tool` message with its `tool_call_id`; assistant text and `tool_use` blocks become one assistant
-message with `tool_calls` (arguments as JSON text); thinking blocks stay home. From the wire:
+message with `tool_calls` (arguments as JSON text) and, as the real CLI sends them, the text of
+its thinking blocks that carry a `signature` (or `redactedData`, sent empty) as `reasoning_content`.
+Tool calls are repaired first as the real CLI does (`with_tool_results`: a synthetic result for a
+call that has none, an orphan result left out). From the wire:
 text and `reasoning_content` deltas accumulate, tool-call deltas are merged by `index` (several
 calls at once), and arguments that are not a JSON object are reported per call id, for the turn
 to hand back to the model as a tool error.
@@ -14,17 +17,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...sessions.context import content_blocks
+from ...sessions.context import content_blocks, with_tool_results
 
 
 def _text_of(blocks: list[dict[str, Any]]) -> str:
     return "\n".join(str(block.get("text", "")) for block in blocks if block.get("type") == "text")
 
 
+def _reasoning_of(blocks: list[dict[str, Any]]) -> str:
+    """What the real CLI sends back of an assistant's thinking (`reasoning_content`): the blocks
+    with a `signature` (a block with `redactedData` as empty text); one without either stays home."""
+    return "".join("" if block.get("redactedData") else str(block.get("thinking") or "") for block in blocks
+                   if block.get("type") == "thinking" and (block.get("signature") or block.get("redactedData")))
+
+
 def to_chat_messages(messages: list[dict[str, Any]], system: str | None = None) -> list[dict[str, Any]]:
     """The request's `messages`."""
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-    for message in messages:
+    for message in with_tool_results(messages):
         blocks = content_blocks(message.get("content"))
         if message.get("role") == "assistant":
             text = _text_of(blocks)
@@ -32,6 +42,9 @@ def to_chat_messages(messages: list[dict[str, Any]], system: str | None = None) 
                       "function": {"name": str(block.get("name")), "arguments": json.dumps(block.get("input") or {})}}
                      for block in blocks if block.get("type") == "tool_use"]
             entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+            reasoning = _reasoning_of(blocks)
+            if reasoning:
+                entry["reasoning_content"] = reasoning
             if calls:
                 entry["tool_calls"] = calls
             if text or calls:
