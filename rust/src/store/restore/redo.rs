@@ -9,9 +9,13 @@
 //! - a swapped target is replaced only while it holds its original (or is missing); a target
 //!   that did not exist before and holds something else was put there by somebody else since,
 //!   and is left alone;
-//! - a delete removes the target only while it holds its original.
+//! - a delete removes the target only while it holds its original;
+//! - a symlink, FIFO or folder to make is made (through a temp, exchanged into place) unless the
+//!   target already is one such, under the same rule as a swapped write.
 
 use super::folders::{exists_at, remove_at, Folders};
+use super::special::{holds_special, read_at, replace_at};
+use super::Special;
 use super::journal::{Journal, JournalOp, JournalSource, Method};
 use super::target_io::{file_name, holds, overwrite, replace_via_temp, set_mode_at};
 use super::Action;
@@ -47,6 +51,18 @@ fn redo_op(op: &JournalOp, store: Option<&ObjectStore>, folders: &Folders) -> Re
                 remove_at(&folder, name).map_err(io)?;
             }
         }
+        Action::Write if op.special.is_some() => {
+            // A symlink, FIFO or folder: made again unless already there (never followed).
+            let special = op.special.as_ref().ok_or_else(|| malformed(op))?;
+            let present = exists_at(&folder, name);
+            if !holds_special(&folder, name, special) && (!present || (op.original_existed && holds_original())) {
+                replace_at(&folder, name, special).map_err(io)?;
+            }
+            if let Some(temp) = &op.temp {
+                let (temp_folder, temp_name) = folders.split(temp).map_err(io)?;
+                remove_at(&temp_folder, temp_name).map_err(io)?;
+            }
+        }
         Action::Write => {
             let content = op.content.ok_or_else(|| malformed(op))?;
             if holds(&folder, name, &content) {
@@ -59,6 +75,9 @@ fn redo_op(op: &JournalOp, store: Option<&ObjectStore>, folders: &Folders) -> Re
                 };
                 if replace {
                     let bytes = read_source(op, &content, store)?;
+                    if present && op.original_existed && read_at(&folder, name).is_some_and(|found| matches!(found, Special::Folder { .. })) {
+                        remove_at(&folder, name).map_err(io)?; // an empty folder a command put in the file's place
+                    }
                     let written = if op.method == Method::InPlace && present {
                         overwrite(&folder, name, &bytes, op.mode, None, true, || ())
                     } else {
@@ -80,6 +99,7 @@ fn redo_op(op: &JournalOp, store: Option<&ObjectStore>, folders: &Folders) -> Re
 /// Whether a write names its new content and a source it can be read from (`read_source`).
 fn names_its_content(op: &JournalOp, has_store: bool) -> bool {
     op.action != Action::Write
+        || op.special.is_some()
         || (op.content.is_some()
             && match &op.source {
                 None => false,
