@@ -8,36 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from helpers.checkpoints import lstat_tree as tree
 from helpers.cli import only_transcript, run_ok
-
-Tree = dict[str, tuple[object, ...]]
-
-
-def tree(root: Path) -> Tree:
-    """Every entry under `root` by relative path (symlinks never followed; `.git` left out)."""
-    found: Tree = {}
-    for folder, folders, names in os.walk(root):
-        folders[:] = [name for name in folders if name != ".git"]
-        for name in [*folders, *names]:
-            path = os.path.join(folder, name)
-            status = os.lstat(path)
-            relative = os.path.relpath(path, root)
-            if stat.S_ISLNK(status.st_mode):
-                found[relative] = ("symlink", os.readlink(path))
-            elif stat.S_ISDIR(status.st_mode):
-                found[relative] = ("folder", stat.S_IMODE(status.st_mode))
-            elif stat.S_ISFIFO(status.st_mode):
-                found[relative] = ("fifo", stat.S_IMODE(status.st_mode))
-            else:
-                found[relative] = ("file", Path(path).read_bytes(), stat.S_IMODE(status.st_mode))
-    return found
 
 
 def _bash(command: str) -> str:
