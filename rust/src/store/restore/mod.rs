@@ -88,11 +88,12 @@ impl Special {
         }
     }
 
-    /// The permission bits it is made with (a symlink's are not used).
+    /// The permission bits it is made with (a symlink's are not used; never setuid, setgid or
+    /// sticky, which a journal may not carry).
     pub fn mode(&self) -> u32 {
         match self {
             Special::Symlink(_) => 0o777,
-            Special::Fifo { mode } | Special::Folder { mode } => *mode & 0o7777,
+            Special::Fifo { mode } | Special::Folder { mode } => *mode & 0o777,
         }
     }
 }

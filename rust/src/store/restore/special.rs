@@ -57,11 +57,11 @@ pub(super) fn make_at(folder: &OwnedFd, name: &OsStr, special: &Special) -> std:
         Special::Symlink(link) => rustix::fs::symlinkat(link.as_os_str(), folder, name)?,
         Special::Fifo { mode } => {
             rustix::fs::mknodat(folder, name, FileType::Fifo, Mode::from_raw_mode(*mode & 0o777), 0)?;
-            rustix::fs::chmodat(folder, name, Mode::from_raw_mode(*mode & 0o7777), AtFlags::empty())?;
+            rustix::fs::chmodat(folder, name, Mode::from_raw_mode(*mode & 0o777), AtFlags::empty())?;
         }
         Special::Folder { mode } => {
             rustix::fs::mkdirat(folder, name, Mode::from_raw_mode(*mode & 0o777))?;
-            rustix::fs::chmodat(folder, name, Mode::from_raw_mode(*mode & 0o7777), AtFlags::empty())?;
+            rustix::fs::chmodat(folder, name, Mode::from_raw_mode(*mode & 0o777), AtFlags::empty())?;
         }
     }
     Ok(())
