@@ -250,7 +250,7 @@ impl Journal {
             .ops
             .iter()
             .map(|op| {
-                json!({
+                let mut value = json!({
                     "action": op.action.as_str(),
                     "target": path_to_json(&op.target),
                     "folder": path_to_json(&op.folder),
@@ -262,8 +262,11 @@ impl Journal {
                     "source": op.source.as_ref().map(source_to_json),
                     "mode": op.mode,
                     "before": op.before.map(|id| id.to_string()),
-                    "make": op.special.as_ref().map(special_to_json),
-                })
+                });
+                if let (Some(special), Value::Object(map)) = (&op.special, &mut value) {
+                    map.insert("make".into(), special_to_json(special)); // only then: file-only journals are as before
+                }
+                value
             })
             .collect();
         let version = match self.recovery {

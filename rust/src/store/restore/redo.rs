@@ -31,6 +31,11 @@ pub(super) fn redo_all(journal: &Journal, folders: &Folders) -> Result<()> {
     if let Some(op) = journal.ops.iter().find(|op| !names_its_content(op, store.is_some())) {
         return Err(malformed(op));
     }
+    // Every backup a write still needs must be there before the first target is touched: a
+    // missing one refuses the recovery with the tree as the crash left it, not half finished.
+    for op in &journal.ops {
+        missing_source(op, store.as_ref(), folders)?;
+    }
     for folder in &journal.created_dirs {
         folders.make_dir(folder).map_err(|source| Error::io(folder, source))?;
     }
@@ -94,6 +99,34 @@ fn redo_op(op: &JournalOp, store: Option<&ObjectStore>, folders: &Folders) -> Re
         Action::Unchanged => {}
     }
     Ok(())
+}
+
+/// Fails when a write whose target does not hold its new content yet names a source that is
+/// not there (an object of the store, a real-CLI blob, the companion's copy).
+fn missing_source(op: &JournalOp, store: Option<&ObjectStore>, folders: &Folders) -> Result<()> {
+    let (Action::Write, None, Some(content), Some(source)) = (op.action, &op.special, &op.content, &op.source) else {
+        return Ok(());
+    };
+    let done = folders.open(&op.folder).is_ok_and(|folder| holds(&folder, file_name(&op.target), content));
+    let path = match source {
+        _ if done => return Ok(()),
+        JournalSource::Object(id) => match store {
+            Some(store) if store.contains(id) => return Ok(()),
+            Some(store) => store.object_path(id),
+            None => return Err(malformed(op)),
+        },
+        JournalSource::RawBlob { folder, digest } => folder.join(digest.to_string()),
+        JournalSource::File(path) => path.clone(),
+    };
+    if std::fs::symlink_metadata(&path).is_ok() {
+        return Ok(());
+    }
+    let id = match source {
+        JournalSource::Object(id) => id.to_string(),
+        JournalSource::RawBlob { digest, .. } => digest.to_string(),
+        JournalSource::File(_) => content.to_string(),
+    };
+    Err(Error::ObjectMissing { id, path })
 }
 
 /// Whether a write names its new content and a source it can be read from (`read_source`).
