@@ -47,6 +47,6 @@ pub use restore::{
     check, recover, restore, Action, BackupSource, Companion, Desired, Expected, FaultInjection, Plan, PlanEntry,
     ProblemKind, RecoveryBounds, RecoveryOutcome, RestoreItem, RestoreOptions, RestoreProblem, Special,
 };
-pub use tree_items::{scan_tree_items, TreeItem};
 pub use source::{read_file_state, FileState, MAX_BACKUP_SIZE};
 pub use space::free_space;
+pub use tree_items::{scan_tree_items, TreeItem};

@@ -98,7 +98,14 @@ mod tests {
         std::fs::write(root.join("full/file"), b"x").unwrap();
         std::fs::create_dir_all(root.join(".git/objects")).unwrap();
         std::os::unix::fs::symlink("/etc", root.join("full/out")).unwrap();
-        rustix::fs::mknodat(rustix::fs::CWD, root.join("pipe"), rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o600), 0).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            root.join("pipe"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
         let found: Vec<(String, TreeKind)> = scan_tree_items(root, &[])
             .into_iter()
             .map(|item| (item.path.strip_prefix(root).unwrap().display().to_string(), item.kind))

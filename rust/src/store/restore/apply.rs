@@ -471,7 +471,8 @@ fn undo_op(op: &JournalOp, original: Option<&Original>, folders: &Folders) -> st
             if let Err(errno) = rustix::fs::renameat(&*aside, aside_name, &*folder, name) {
                 // An empty folder set aside cannot be renamed over what this restore put there
                 // (nor a file over a folder it made): that goes first.
-                if !matches!(errno, rustix::io::Errno::ISDIR | rustix::io::Errno::NOTDIR | rustix::io::Errno::NOTEMPTY) {
+                if !matches!(errno, rustix::io::Errno::ISDIR | rustix::io::Errno::NOTDIR | rustix::io::Errno::NOTEMPTY)
+                {
                     return Err(errno.into());
                 }
                 remove_at(&folder, name)?;

@@ -14,11 +14,11 @@
 //!   target already is one such, under the same rule as a swapped write.
 
 use super::folders::{exists_at, remove_at, Folders};
-use super::special::{holds_special, read_at, replace_at};
-use super::Special;
 use super::journal::{Journal, JournalOp, JournalSource, Method};
+use super::special::{holds_special, read_at, replace_at};
 use super::target_io::{file_name, holds, overwrite, replace_via_temp, set_mode_at};
 use super::Action;
+use super::Special;
 use crate::error::{Error, Result};
 use crate::store::digest::ContentId;
 use crate::store::objects::{read_raw_blob, ObjectStore};
@@ -80,7 +80,10 @@ fn redo_op(op: &JournalOp, store: Option<&ObjectStore>, folders: &Folders) -> Re
                 };
                 if replace {
                     let bytes = read_source(op, &content, store)?;
-                    if present && op.original_existed && read_at(&folder, name).is_some_and(|found| matches!(found, Special::Folder { .. })) {
+                    if present
+                        && op.original_existed
+                        && read_at(&folder, name).is_some_and(|found| matches!(found, Special::Folder { .. }))
+                    {
                         remove_at(&folder, name).map_err(io)?; // an empty folder a command put in the file's place
                     }
                     let written = if op.method == Method::InPlace && present {

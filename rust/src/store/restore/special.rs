@@ -134,8 +134,14 @@ mod tests {
             std::os::unix::fs::symlink(&outside, project.join("file_now_link")).unwrap();
             std::fs::write(project.join("link_now_file"), b"new").unwrap();
             std::os::unix::fs::symlink("a", project.join("created_link")).unwrap();
-            rustix::fs::mknodat(rustix::fs::CWD, &project.join("created_fifo"), FileType::Fifo, Mode::from_raw_mode(0o600), 0)
-                .unwrap();
+            rustix::fs::mknodat(
+                rustix::fs::CWD,
+                &project.join("created_fifo"),
+                FileType::Fifo,
+                Mode::from_raw_mode(0o600),
+                0,
+            )
+            .unwrap();
             std::fs::write(project.join("folder_now_file"), b"x").unwrap();
             let special = |special: Special| Desired::Special(special);
             let item = |name: &str, desired: Desired, expected: Expected| RestoreItem {
@@ -173,10 +179,8 @@ mod tests {
                 continue;
             }
             outcome.unwrap();
-            let shown: Vec<(String, String)> = snapshot(&project)
-                .into_iter()
-                .map(|(path, shown)| (path.display().to_string(), shown))
-                .collect();
+            let shown: Vec<(String, String)> =
+                snapshot(&project).into_iter().map(|(path, shown)| (path.display().to_string(), shown)).collect();
             let expected = [
                 ("file_now_link", "file [119, 97, 115, 32, 97, 32, 102, 105, 108, 101] 640"),
                 ("folder_now_file", "folder 750"),
