@@ -247,7 +247,7 @@ def _keep_current(store: backups.BackupStore, cwd: Path, outcome: backups.Restor
                 item.skipped = "too_large" if snapshot.kind == "too_large" else "symlink"
             shell_items.note_before(item, kept)
         if target.kind != "file":
-            shell_items.note_after(item, None, (cast(shell_items.Kind, target.kind), target.link, target.mode or 0))
+            shell_items.note_after(item, None, (target.kind, target.link, target.mode or 0))
         items.append(item)
     return items
 

@@ -76,7 +76,7 @@ def _state(kind: object, link: object, mode: object) -> TreeState | None:
     if kind not in KINDS or (kind == "symlink" and not isinstance(link, str)):
         return None
     bits = mode if isinstance(mode, int) and not isinstance(mode, bool) else (0o755 if kind == "folder" else 0o644)
-    return cast(Kind, kind), link if kind == "symlink" else None, bits
+    return cast(Kind, kind), link if kind == "symlink" and isinstance(link, str) else None, bits
 
 
 def before_of(item: FileBackup) -> TreeState | None:
