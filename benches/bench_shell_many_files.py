@@ -17,7 +17,8 @@ turn's checkpoint names all N files, and a code rewind to it deletes them all ag
 
 Reported per size: the turn (`run_turn`), the turn and the session's close (what `-p` waits for
 before it exits: the background pass storing what the command left), the command alone, the
-ratios (target: ≤ 2x for 20,000 files) and this checkout's speed-up over the baseline.
+ratios (target: ≤ 2x for 20,000 files), the code rewind that deletes the files again, and this
+checkout's speed-up over the baseline.
 """
 
 from __future__ import annotations
@@ -64,10 +65,13 @@ def worker(work: Path, count: int) -> dict[str, object]:
     with AgentSession.for_reference(agent.session_id) as again:
         recorded = len(again.checkpoint_records()[-1].files)
         assert recorded == count, (recorded, count)
+        start = time.perf_counter()
         again.rewind(1, RewindMode.CODE)
+        rewound = time.perf_counter() - start
     assert not (project / "gen").exists() or not any((project / "gen").iterdir())
     return {"files": count, "turn_s": round(turn, 2), "closed_s": round(closed, 2), "bare_command_s": round(bare, 2),
-            "ratio": round(turn / bare, 2) if bare else None, "closed_ratio": round(closed / bare, 2) if bare else None}
+            "ratio": round(turn / bare, 2) if bare else None, "closed_ratio": round(closed / bare, 2) if bare else None,
+            "rewind_s": round(rewound, 2)}
 
 
 def _run_worker(python: str, work: Path, count: int, *, use_checkout: bool) -> dict[str, object]:
@@ -89,7 +93,7 @@ def _run_worker(python: str, work: Path, count: int, *, use_checkout: bool) -> d
 
 def _cell(figures: dict[str, object]) -> str:
     return (f"{figures['turn_s']} s ({figures['closed_s']} s) / {figures['bare_command_s']} s = "
-            f"{figures['ratio']}x ({figures['closed_ratio']}x)")
+            f"{figures['ratio']}x ({figures['closed_ratio']}x); rewind {figures.get('rewind_s', '?')} s")
 
 
 def main() -> None:

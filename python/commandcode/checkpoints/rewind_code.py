@@ -224,16 +224,13 @@ def _keep_current(store: backups.BackupStore, cwd: Path, outcome: backups.Restor
         RestoreError: a file could not be read into the store (nothing was restored).
     """
     by_path = {str(target.path): target for target in targets}
+    changes = [change for change in outcome.changes if change.action != "unchanged"]
     items = []
-    for change in outcome.changes:
-        if change.action == "unchanged":
-            continue
-        target = by_path[str(change.path)]
-        try:
-            snapshot = store.backup_file(change.path)
-        except OSError as error:
+    for change, snapshot in zip(changes, _backup_all(store, [change.path for change in changes]), strict=True):
+        if isinstance(snapshot, OSError):
             raise RestoreError(f"nothing was restored: {change.path} could not be kept for a redo: "
-                               f"{error.strerror or error}") from None
+                               f"{snapshot.strerror or snapshot}") from None
+        target = by_path[str(change.path)]
         known, after = _restored_digest(target)
         item = FileBackup(path=str(change.path), hash=snapshot.content_id if snapshot.kind == "regular" else None,
                           algorithm=backups.BLAKE3, mode=snapshot.mode, after_known=known, after_hash=after)
@@ -250,6 +247,28 @@ def _keep_current(store: backups.BackupStore, cwd: Path, outcome: backups.Restor
             shell_items.note_after(item, None, (target.kind, target.link, target.mode or 0))
         items.append(item)
     return items
+
+
+KEEP_THREADS = 8
+"""Files read into the store at once for a redo point: each put is durable (fsyncs), and the
+native store runs without the GIL, so a rewind of a command that made 20,000 files keeps them in
+a fraction of the time one by one took (about 90 s)."""
+
+
+def _backup_all(store: backups.BackupStore, paths: list[Path]) -> list[backups.FileSnapshot | OSError]:
+    """`store.backup_file` of every path, in order, on a few threads; an error in its place."""
+    def one(path: Path) -> backups.FileSnapshot | OSError:
+        try:
+            return store.backup_file(path)
+        except OSError as error:
+            return error
+
+    if len(paths) < 16:
+        return [one(path) for path in paths]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(KEEP_THREADS, thread_name_prefix="commandcode-keep") as pool:
+        return list(pool.map(one, paths))
 
 
 def _keep_folders(folders: list[str]) -> list[FileBackup]:

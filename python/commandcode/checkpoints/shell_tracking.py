@@ -299,8 +299,15 @@ class ShellTracker:
 
         if len(scanned) < PARALLEL_FROM:
             return [one(item) for item in scanned]
+
+        def batch(items: list[tuple[str, StatKey | None]]) -> list[Entry | None]:
+            return [one(item) for item in items]
+
+        # In batches: a thread pool ignores `chunksize`, and 20,000 single tasks cost seconds.
+        size = max(64, len(scanned) // (STORE_THREADS * 8))
         with ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="commandcode-inspect") as pool:
-            return list(pool.map(one, scanned, chunksize=64))
+            return [entry for part in pool.map(batch, [scanned[at:at + size] for at in range(0, len(scanned), size)])
+                    for entry in part]
 
     def _inspect(self, name: str, key: StatKey) -> Entry | None:
         """The entry of what a command left, hashed but not stored yet (see `Entry`)."""
