@@ -8,7 +8,6 @@
 //! never tracked. Folders are read in parallel.
 
 use rayon::prelude::*;
-use std::ffi::OsString;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
@@ -48,7 +47,7 @@ fn walk(folder: &Path, excluded: &[PathBuf], items: &mut Vec<TreeItem>) -> bool 
             continue;
         };
         if kind.is_dir() {
-            if entry.file_name() == OsString::from(".git") || excluded.iter().any(|skip| skip == &path) {
+            if entry.file_name() == ".git" || excluded.iter().any(|skip| skip == &path) {
                 hollow = false;
                 continue;
             }

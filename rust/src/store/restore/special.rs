@@ -136,7 +136,7 @@ mod tests {
             std::os::unix::fs::symlink("a", project.join("created_link")).unwrap();
             rustix::fs::mknodat(
                 rustix::fs::CWD,
-                &project.join("created_fifo"),
+                project.join("created_fifo"),
                 FileType::Fifo,
                 Mode::from_raw_mode(0o600),
                 0,
