@@ -40,6 +40,7 @@ __all__ = [
     "sanitize_path",
     "sanitize_paths",
     "scan_session",
+    "scan_tree_items",
     "search_texts",
     "texts_at",
 ]
