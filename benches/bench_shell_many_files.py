@@ -4,7 +4,8 @@ side with a baseline install (issue 26 §4: shell tracking was quadratic in the 
 changes), in one run.
 
     .venv/bin/python benches/bench_shell_many_files.py --work /tmp/ccmany \\
-        [--baseline /work/baseline/.venv/bin/python] [--sizes 2000,8000,20000] [--json OUT]
+        [--baseline /work/baseline/.venv/bin/python] [--sizes 2000,8000,20000]
+        [--baseline-sizes 2000,8000] [--json OUT]
 
 For each size N and each interpreter (this checkout's, and the baseline's), in a fresh data dir
 (first contact: no store, no sidecar, no catalog) and a fresh 200-file project, a worker process
@@ -16,7 +17,8 @@ turn's checkpoint names all N files, and a code rewind to it deletes them all ag
 
 Reported per size: the turn (`run_turn`), the turn and the session's close (what `-p` waits for
 before it exits: the background pass storing what the command left), the command alone, the
-ratios (target: ≤ 2x for 20,000 files) and this checkout's speed-up over the baseline.
+ratios (target: ≤ 2x for 20,000 files), the code rewind that deletes the files again, and this
+checkout's speed-up over the baseline.
 """
 
 from __future__ import annotations
@@ -63,10 +65,13 @@ def worker(work: Path, count: int) -> dict[str, object]:
     with AgentSession.for_reference(agent.session_id) as again:
         recorded = len(again.checkpoint_records()[-1].files)
         assert recorded == count, (recorded, count)
+        start = time.perf_counter()
         again.rewind(1, RewindMode.CODE)
+        rewound = time.perf_counter() - start
     assert not (project / "gen").exists() or not any((project / "gen").iterdir())
     return {"files": count, "turn_s": round(turn, 2), "closed_s": round(closed, 2), "bare_command_s": round(bare, 2),
-            "ratio": round(turn / bare, 2) if bare else None, "closed_ratio": round(closed / bare, 2) if bare else None}
+            "ratio": round(turn / bare, 2) if bare else None, "closed_ratio": round(closed / bare, 2) if bare else None,
+            "rewind_s": round(rewound, 2)}
 
 
 def _run_worker(python: str, work: Path, count: int, *, use_checkout: bool) -> dict[str, object]:
@@ -88,7 +93,7 @@ def _run_worker(python: str, work: Path, count: int, *, use_checkout: bool) -> d
 
 def _cell(figures: dict[str, object]) -> str:
     return (f"{figures['turn_s']} s ({figures['closed_s']} s) / {figures['bare_command_s']} s = "
-            f"{figures['ratio']}x ({figures['closed_ratio']}x)")
+            f"{figures['ratio']}x ({figures['closed_ratio']}x); rewind {figures.get('rewind_s', '?')} s")
 
 
 def main() -> None:
@@ -96,6 +101,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, help="scratch folder (emptied)")
     parser.add_argument("--baseline", default="/work/baseline/.venv/bin/python", help="the baseline's python ('' : none)")
     parser.add_argument("--sizes", default="2000,8000,20000")
+    parser.add_argument("--baseline-sizes", default="2000,8000",
+                        help="the sizes the baseline also runs (55fdfa8 took 199 s at 20,000 files)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
@@ -109,7 +116,8 @@ def main() -> None:
     for size in (int(text) for text in arguments.sizes.split(",")):
         row: dict[str, object] = {"files": size, "ours": _run_worker(sys.executable, work / f"ours-{size}", size,
                                                                       use_checkout=True)}
-        if arguments.baseline and Path(arguments.baseline).exists():
+        if arguments.baseline and Path(arguments.baseline).exists() and \
+                str(size) in arguments.baseline_sizes.split(","):
             row["baseline"] = _run_worker(arguments.baseline, work / f"baseline-{size}", size, use_checkout=False)
         print(json.dumps(row), file=sys.stderr)
         results.append(row)

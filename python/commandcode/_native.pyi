@@ -40,6 +40,7 @@ __all__ = [
     "sanitize_path",
     "sanitize_paths",
     "scan_session",
+    "scan_tree_items",
     "search_texts",
     "texts_at",
 ]
@@ -205,6 +206,9 @@ class RestoreItem:
         blob_folder: _Path | None = None,
         mode: int | None = None,
         expected: str | None = None,
+        kind: Literal["file", "symlink", "fifo", "folder"] = "file",
+        link: _Path | None = None,
+        expected_link: _Path | None = None,
     ) -> Self: ...
     @property
     def target(self) -> Path: ...
@@ -270,6 +274,8 @@ def fingerprints_of(paths: Sequence[_Path]) -> list[str]:
     """The content fingerprint (blake3 of the first and last 4 KiB and the size) of each file, "" unreadable."""
 def content_id(data: bytes) -> str:
     """The blake3 hex of `data`."""
+def scan_tree_items(root: _Path, excluded: Sequence[_Path] = ...) -> list[tuple[Path, Literal["symlink", "fifo", "folder"], Path | None, int]]:
+    """`(path, kind, link, mode)` of every symlink, FIFO and hollow folder under `root`, sorted."""
 
 # JSON encoding (text-identical to Python's `json` with `ensure_ascii=False`, lone surrogates
 # written as `\udXXX` escapes). Errors as json's: `TypeError` (unsupported value or key type,

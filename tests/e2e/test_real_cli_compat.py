@@ -229,3 +229,24 @@ def test_its_compaction_is_read_as_it_rebuilds_it(shared: tuple[RealCli, Path, P
     ours = our_context(session, cwd, data)
     assert ours[0][0] == "user" and "Summary:" in ours[0][1] and len(ours) < 14
     same_context(ours, sent_context(real("-r", session, "-p", "after the compaction")))
+
+
+def test_items_of_links_fifos_and_folders_survive_the_real_cli(shared: tuple[RealCli, Path, Path]) -> None:
+    """A turn whose `bash` call made a symlink, a FIFO and a folder and turned a file into a link:
+    the real CLI resumes the session with those checkpoint items in place (skipped for it), and
+    after it rewrote the file our rewind still puts the tree back."""
+    real, cwd, data = shared
+    (cwd / "a.txt").write_text("one\n")
+    command = "ln -s a.txt link && mkfifo pipe && mkdir -p empty/inner && rm a.txt && ln -s /etc/hostname a.txt"
+    run_ok(["-p", "call bash " + json.dumps({"command": command}), "--yolo"], cwd, data)
+    session = _only_new_session(data, set())
+    [transcript] = [path for path in (data / "projects").glob(f"*/{session}.jsonl")]
+    records = transcript.with_name(f"{session}.checkpoints.jsonl")
+    before = json.loads(records.read_text().split("\n")[0])["files"]
+    assert {item["skipped"] for item in before} == {"symlink", "not_regular"}
+    real("-r", session, "-p", "still fine")
+    after = json.loads(records.read_text().split("\n")[0])["files"]
+    assert after == before
+    run_ok(["rewind", session, "--to", "1", "--mode", "code", "--yes"], cwd, data)
+    assert sorted(path.name for path in cwd.iterdir()) == ["a.txt"]
+    assert not (cwd / "a.txt").is_symlink() and (cwd / "a.txt").read_text() == "one\n"

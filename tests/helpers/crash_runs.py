@@ -70,7 +70,9 @@ def _next_run(workspace: Workspace, rng: random.Random) -> Run:
                             for number in picked[:4])
         folder = f"src{picked[5] % 6}" if rng.random() < 0.6 else f"new-{marker}/deep"  # folders a rewind removes
         command = (f"{edits} && rm -f src{picked[4] % 6}/module{picked[4]}.txt && "
-                   f"mkdir -p {folder} && echo {marker} > {folder}/made-{marker}.txt")
+                   f"mkdir -p {folder} && echo {marker} > {folder}/made-{marker}.txt"
+                   # a symlink and an empty folder too: their records and restore join the lane
+                   f" && ln -s made-{marker}.txt {folder}/link-{marker} && mkdir -p hollow-{marker}/inner")
         return Run(["-p", f"{marker} shell\ncall bash {json.dumps({'command': command})}", "-r", workspace.session_id or "",
                     "--yolo", "--output-format", "json"], marker)
     if operation == "meta":

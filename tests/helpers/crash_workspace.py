@@ -332,16 +332,23 @@ class Workspace:
                 violations.append(f"{label}: an export that finished left {leftovers}")
 
     def _check_shell(self, violations: list[str], label: str) -> None:
-        """Every reported-committed shell turn recorded the file its command made (`source: shell`)."""
+        """Every reported-committed shell turn recorded the file, symlink and empty folder its
+        command made (`source: shell`; the link and folder with their `afterKind`)."""
         from commandcode.checkpoints.records import read_checkpoints
 
-        recorded = {Path(item.path).name for path in (self.data / "projects").glob("*/*.checkpoints.jsonl")
+        recorded = {Path(item.path).name: item.extra.get("afterKind")
+                    for path in (self.data / "projects").glob("*/*.checkpoints.jsonl")
                     for record in read_checkpoints(path) for item in record.files if item.extra.get("source") == "shell"}
         for markers in self.reported.values():
             for marker in markers:
-                made = f"made-{marker}.txt"
-                if made not in recorded and any(self.project.rglob(made)):
-                    violations.append(f"{label}: the shell turn {marker} was committed but {made} is not in its checkpoint")
+                for made, kind in ((f"made-{marker}.txt", None), (f"link-{marker}", "symlink"), (f"hollow-{marker}", "folder")):
+                    if kind == "folder" and not (self.project / f"hollow-{marker}").is_dir():
+                        continue
+                    if kind != "folder" and not any(self.project.rglob(made)):
+                        continue
+                    if made not in recorded or recorded[made] != kind:
+                        violations.append(f"{label}: the shell turn {marker} was committed but {made} is not in "
+                                          f"its checkpoint as a {kind or 'file'}")
 
     def _check_rewind(self, violations: list[str], label: str) -> None:
         from commandcode.checkpoints import store as backups

@@ -32,7 +32,7 @@ from ..errors import CheckpointError
 from ..sessions.files import SessionFiles
 from ..storage.durable import atomic_write, ensure_dir
 from ..storage.ids import iso_now, new_uuid
-from . import compatible, shell_baseline
+from . import compatible, shell_baseline, shell_items
 from . import store as backups
 from .background import Worker
 from .blob_rule import Enforcement
@@ -264,9 +264,10 @@ class CheckpointManager:
                                   algorithm=backups.BLAKE3, mode=change.mode, extra={"source": "shell"})
                 if change.before is None and change.made_folders:
                     item.extra["missingDirs"] = change.made_folders
+                shell_items.note_before(item, change.before_item)
                 record.files.append(item)
-            if item.skipped is None:
-                item.after_known, item.after_hash = True, change.after.content_id if change.after else None
+            if item.skipped is None or shell_items.is_tree(item):
+                shell_items.note_after(item, change.after.content_id if change.after else None, change.after_item)
         if changes:
             self._save_behind(self.shell.worker)
             self.shell.start()  # then stores what the command left, while the next model call runs

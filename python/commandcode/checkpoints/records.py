@@ -161,8 +161,11 @@ class FileBackup:
 
     @property
     def restorable(self) -> bool:
-        """Whether a rewind can put this state back (it was backed up, or did not exist)."""
-        return self.skipped is None and self.problem is None
+        """Whether a rewind can put this state back (it was backed up, did not exist, or was a
+        symlink, FIFO or empty folder a shell command removed: `shell_items.py`)."""
+        if self.problem is not None:
+            return False
+        return self.skipped is None or "kind" in self.extra or "afterKind" in self.extra
 
 
 class _PathIndex:

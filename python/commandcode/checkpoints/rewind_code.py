@@ -16,10 +16,12 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from ..errors import ChangedOutsideError, RestoreError
 from ..sessions.files import SessionFiles
 from ..storage.regular import read_regular
+from . import shell_items
 from . import store as backups
 from .records import Checkpoint, FileBackup, checkpoints_bytes
 from .redo_points import missing_folders
@@ -37,6 +39,7 @@ class CodePlan:
     conflicts: list[backups.Problem]
     problems: list[backups.Problem] = field(default_factory=list)
     folders: dict[str, list[str]] = field(default_factory=dict)  # a deleted target → the folders its creation made
+    hollow: list[str] = field(default_factory=list)  # empty folders a command made: removed while empty
 
 
 def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: SessionFiles) -> CodePlan:
@@ -56,6 +59,7 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
                 history.setdefault(key, []).append((numbers[position], item))
     targets, skipped, conflicts, problems = [], [], [], []
     folders: dict[str, list[str]] = {}
+    hollow: list[str] = []
     blob_folder: Path | None = None
     for key, entries in history.items():
         _, wanted = entries[-1]
@@ -74,9 +78,22 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
         made = wanted.extra.get("missingDirs") if wanted.hash is None else None
         if isinstance(made, list) and made:
             folders[key] = [folder for folder in made if isinstance(folder, str)]
+        wanted_item, left = shell_items.want(wanted), shell_items.expect(newest)
+        tree = any(shell_items.is_tree(item) for _, item in entries)
+        if not wanted_item and wanted.hash is None and tree and os.path.isdir(key) and not os.path.islink(key):
+            hollow.append(key)  # a folder a command made: removed after the restore, while empty
+            continue
         expected = None
         if newest.after_known:
             expected = newest.after_hash if newest.after_hash is not None else "absent"
+        if left is not None:
+            expected = cast(str, left["expected"])
+        if wanted_item:
+            targets.append(backups.RestoreTarget(
+                path=path, digest=None, mode=cast("int | None", wanted_item["mode"]), expected=expected,
+                kind=cast(backups.TreeKind, wanted_item["kind"]), link=cast("str | None", wanted_item["link"]),
+                expected_link=cast("str | None", left["expected_link"]) if left else None))
+            continue
         if wanted.algorithm == backups.SHA256 and blob_folder is None:
             blob_folder = files.file_history
         digest, algorithm = _compatible_fallback(wanted, blob_folder)
@@ -88,9 +105,10 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
                 blob_folder=blob_folder if algorithm == backups.SHA256 else None,
                 mode=wanted.mode,
                 expected=expected,
+                expected_link=cast("str | None", left["expected_link"]) if left else None,
             )
         )
-    return CodePlan(targets, skipped, conflicts, problems, folders)
+    return CodePlan(targets, skipped, conflicts, problems, folders, hollow)
 
 
 def _compatible_fallback(wanted: FileBackup, blob_folder: Path | None) -> tuple[str | None, backups.Algorithm]:
@@ -166,6 +184,7 @@ def restore_code(
         result.problems = plan.problems + plan.conflicts + outcome.problems
         result.preview_outcome = outcome
         result.preview_targets = plan.targets
+        result.deleted.extend(Path(folder) for folder in plan.hollow)
         return
     try:
         outcome = backups.check_restore(store, plan.targets, confine_to=confine)
@@ -174,6 +193,7 @@ def restore_code(
         blocked = any(not (force and problem.code == "changed_outside") for problem in outcome.problems)
         if point is not None and not blocked:  # else the restore below refuses, with the store's own error
             point.files.extend(_keep_current(store, cwd, outcome, plan.targets))
+            point.files.extend(_keep_folders(plan.hollow))
             if plan.conflicts or any(problem.code == "changed_outside" for problem in outcome.problems):
                 # forced over outside edits: they are kept in this point, so it must stay undoable
                 result.kept_outside = True
@@ -190,7 +210,9 @@ def restore_code(
             error.hint = outside_hint(cwd)
         raise
     _fill_changes(result, outcome)
-    _remove_made_folders(plan.folders, result.deleted, cwd)
+    made = [folder for path in result.deleted for folder in plan.folders.get(str(path), [])]
+    removed = shell_items.remove_hollow([*made, *plan.hollow], os.fspath(cwd))
+    result.deleted.extend(Path(folder) for folder in removed if folder in plan.hollow)
 
 
 def _keep_current(store: backups.BackupStore, cwd: Path, outcome: backups.RestoreOutcome,
@@ -203,16 +225,13 @@ def _keep_current(store: backups.BackupStore, cwd: Path, outcome: backups.Restor
         RestoreError: a file could not be read into the store (nothing was restored).
     """
     by_path = {str(target.path): target for target in targets}
+    changes = [change for change in outcome.changes if change.action != "unchanged"]
     items = []
-    for change in outcome.changes:
-        if change.action == "unchanged":
-            continue
-        target = by_path[str(change.path)]
-        try:
-            snapshot = store.backup_file(change.path)
-        except OSError as error:
+    for change, snapshot in zip(changes, _backup_all(store, [change.path for change in changes]), strict=True):
+        if isinstance(snapshot, OSError):
             raise RestoreError(f"nothing was restored: {change.path} could not be kept for a redo: "
-                               f"{error.strerror or error}") from None
+                               f"{snapshot.strerror or snapshot}") from None
+        target = by_path[str(change.path)]
         known, after = _restored_digest(target)
         item = FileBackup(path=str(change.path), hash=snapshot.content_id if snapshot.kind == "regular" else None,
                           algorithm=backups.BLAKE3, mode=snapshot.mode, after_known=known, after_hash=after)
@@ -221,22 +240,50 @@ def _keep_current(store: backups.BackupStore, cwd: Path, outcome: backups.Restor
             if made:
                 item.extra["missingDirs"] = made
         elif snapshot.kind != "regular":
-            item.skipped = "too_large" if snapshot.kind == "too_large" else "symlink"
+            kept = shell_items.current(str(change.path))  # a symlink or FIFO: kept as such
+            if kept is None:
+                item.skipped = "too_large" if snapshot.kind == "too_large" else "symlink"
+            shell_items.note_before(item, kept)
+        if target.kind != "file":
+            shell_items.note_after(item, None, (target.kind, target.link, target.mode or 0))
         items.append(item)
     return items
 
 
-def _remove_made_folders(folders: dict[str, list[str]], deleted: list[Path], cwd: Path) -> None:
-    """Removes, innermost first, the folders that creating the deleted files made, while empty
-    (a folder something else now lives in stays)."""
-    for path in deleted:
-        for folder in reversed(folders.get(str(path), [])):
-            if Path(folder) == cwd or cwd not in Path(folder).parents:
-                continue
-            try:
-                os.rmdir(folder)
-            except OSError:
-                break  # not empty (or gone): its parents are not empty either
+KEEP_THREADS = 8
+"""Files read into the store at once for a redo point: each put is durable (fsyncs), and the
+native store runs without the GIL, so a rewind of a command that made 20,000 files keeps them in
+a fraction of the time one by one took (about 90 s)."""
+
+
+def _backup_all(store: backups.BackupStore, paths: list[Path]) -> list[backups.FileSnapshot | OSError]:
+    """`store.backup_file` of every path, in order, on a few threads; an error in its place."""
+    def one(path: Path) -> backups.FileSnapshot | OSError:
+        try:
+            return store.backup_file(path)
+        except OSError as error:
+            return error
+
+    if len(paths) < 16:
+        return [one(path) for path in paths]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(KEEP_THREADS, thread_name_prefix="commandcode-keep") as pool:
+        return list(pool.map(one, paths))
+
+
+def _keep_folders(folders: list[str]) -> list[FileBackup]:
+    """The redo point's items for the empty folders the rewind removes: a redo makes them again."""
+    items = []
+    for folder in folders:
+        try:
+            mode = os.lstat(folder).st_mode & 0o7777
+        except OSError:
+            continue
+        item = FileBackup(path=folder, hash=None, algorithm=backups.BLAKE3, after_known=True, after_hash=None)
+        shell_items.note_before(item, ("folder", None, mode))
+        items.append(item)
+    return items
 
 
 def outside_hint(cwd: Path) -> str:

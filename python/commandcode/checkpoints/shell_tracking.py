@@ -19,6 +19,9 @@ repository), regular files under the 10 MB cap, at most `checkpoints.trackShellM
   for created files) finds what the command created, changed or deleted. Their previous bytes
   are already stored, so the manager records them like edit-tool backups (`source: "shell"`),
   a created file with the folders the command made for it (a rewind removes them when empty).
+  The symlinks, FIFOs and empty folders it created, removed or put in a file's place are found
+  by comparing two native walks, before and after the call (`shell_items.py`), and recorded in
+  the same items.
 - **Closing** (`stop`, from `AgentSession.close` or at exit) stops a background pass at the
   next file, joins its thread and writes the sidecar.
 - **GC roots**: every object the cache counts on is a live root of the store's garbage
@@ -38,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..config.paths import data_dir
-from . import shell_baseline
+from . import shell_baseline, shell_items
 from . import store as backups
 from .background import Worker
 from .gc_roots import LiveRoots
@@ -63,14 +66,17 @@ class Entry:
 
 
 class ShellChange:
-    """One file a shell command changed: before (`None`: it did not exist) and after (`None`: deleted)."""
+    """One path a shell command changed: the regular file before (`None`: none there) and after
+    (`None`: none left), and the symlink, FIFO or empty folder there before and after, if any."""
 
-    __slots__ = ("after", "before", "made_folders", "mode", "path")
+    __slots__ = ("after", "after_item", "before", "before_item", "made_folders", "mode", "path")
 
     def __init__(self, path: str, before: Entry | None, after: Entry | None, made_folders: list[str] | None = None) -> None:
         self.path, self.before, self.after = path, before, after
         self.mode = before.mode if before is not None else None
         self.made_folders = made_folders or []  # a created file: the folders the command made for it
+        self.before_item: shell_items.TreeState | None = None
+        self.after_item: shell_items.TreeState | None = None
 
 
 class ShellTracker:
@@ -97,6 +103,7 @@ class ShellTracker:
         self._bytes_lock = threading.Lock()
         self._git: bool | None = None
         self._listing: list[str] | None = None  # git's listing at the last pass
+        self._items: dict[str, shell_items.TreeState] | None = None  # symlinks, FIFOs, empty folders before a call
         excluded = os.path.abspath(data_dir())
         self._excluded = excluded
         self._table = backups.StatTable(self.cwd, [excluded], backups.MAX_BACKUP_SIZE)
@@ -292,8 +299,15 @@ class ShellTracker:
 
         if len(scanned) < PARALLEL_FROM:
             return [one(item) for item in scanned]
+
+        def batch(items: list[tuple[str, StatKey | None]]) -> list[Entry | None]:
+            return [one(item) for item in items]
+
+        # In batches: a thread pool ignores `chunksize`, and 20,000 single tasks cost seconds.
+        size = max(64, len(scanned) // (STORE_THREADS * 8))
         with ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="commandcode-inspect") as pool:
-            return list(pool.map(one, scanned, chunksize=64))
+            return [entry for part in pool.map(batch, [scanned[at:at + size] for at in range(0, len(scanned), size)])
+                    for entry in part]
 
     def _inspect(self, name: str, key: StatKey) -> Entry | None:
         """The entry of what a command left, hashed but not stored yet (see `Entry`)."""
@@ -323,13 +337,15 @@ class ShellTracker:
         self.wait()
         if self.paused is None and not self._closed:
             self.refresh(full=False)
+            self._items = shell_items.scan(self.cwd, [self._excluded])
 
     def after_shell(self) -> list[ShellChange]:
         """The files the command created, changed or deleted (the cache then holds their new state)."""
         if self.paused is not None or self._closed:
             return []
-        scanned = self._scan(full=False)
-        if not scanned:
+        scanned = self._scan(full=False) or []
+        items = self._item_changes()
+        if not scanned and not items:
             return []
         created = [name for name, key in scanned if key is not None and name not in self.cache]
         made = dict(zip(created, self._table.made_folders(created), strict=True)) if created else {}
@@ -337,7 +353,8 @@ class ShellTracker:
         for (name, key), entry in zip(scanned, self._inspect_all(scanned), strict=True):
             known = self.cache.get(name)
             if key is None:
-                if known is not None and not os.path.lexists(name):  # a symlink or folder now: left alone
+                # gone, or now a symlink, FIFO or folder (one grown over the cap is left alone)
+                if known is not None and (not os.path.lexists(name) or name in items):
                     del self.cache[name]
                     self._table.forget(name)
                     self._unstored.discard(name)
@@ -350,9 +367,28 @@ class ShellTracker:
             self._unstored.add(name)
             if known is None or known.content_id != entry.content_id or known.mode != entry.mode:
                 changes.append(ShellChange(name, known, entry, made.get(name, [])))
+        by_path = {change.path: change for change in changes}
+        for name, (before, after) in items.items():
+            change = by_path.get(name)
+            if change is None:
+                known = self.cache.get(name)  # a file that stayed as it was: no item changed it
+                change = by_path[name] = ShellChange(name, known, known)
+                changes.append(change)
+            change.before_item, change.after_item = before, after
         if changes:
             self._dirty = True  # the caller starts the pass that stores what the command left (`start`)
         return changes
+
+    def _item_changes(self) -> dict[str, tuple[shell_items.TreeState | None, shell_items.TreeState | None]]:
+        """The symlinks, FIFOs and empty folders the command changed (git's ignored ones left out)."""
+        before, self._items = self._items, shell_items.scan(self.cwd, [self._excluded])
+        if before is None:
+            return {}
+        found = {path: (old, new) for path, old, new in shell_items.changed(before, self._items)}
+        if self._git and found:
+            shown = shell_items.visible(self.cwd, list(found))
+            found = {path: states for path, states in found.items() if path in shown}
+        return found
 
 
 def tracker_for(cwd: Path, store: backups.BackupStore, notify: Callable[[str], None], *,

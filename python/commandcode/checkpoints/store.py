@@ -43,6 +43,7 @@ SHA256 = "sha256"
 FileKind = Literal["regular", "missing", "symlink", "not_regular", "too_large"]
 Action = Literal["write", "delete", "unchanged"]
 Algorithm = Literal["blake3", "sha256"]
+TreeKind = Literal["file", "symlink", "fifo", "folder"]
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,11 @@ class RestoreTarget:
         algorithm: `"blake3"` (our store) or `"sha256"` (a real-CLI blob in `blob_folder`).
         blob_folder: The real CLI's `file-history/<session id>` folder, for sha256 backups.
         mode: Permission bits to restore; `None` keeps the current file's (else 0644).
-        expected: The last state our tools left: `None` (unknown, not checked), `"absent"`, or a
-            blake3 digest. A differing file counts as changed outside the tracked tools.
+        expected: The last state our tools left: `None` (unknown, not checked), `"absent"`, a
+            blake3 digest, or `"symlink"` (to `expected_link`), `"fifo"`, `"folder"` (what a shell
+            command left). A differing file counts as changed outside the tracked tools.
+        kind: `"file"`, or the symlink (to `link`), FIFO or empty folder to put back (`digest`
+            is then `None`; never followed, never written through).
     """
 
     path: Path
@@ -80,6 +84,9 @@ class RestoreTarget:
     blob_folder: Path | None = None
     mode: int | None = None
     expected: str | None = None
+    kind: TreeKind = "file"
+    link: str | None = None
+    expected_link: str | None = None
 
     def _native_item(self) -> _native.RestoreItem:
         return _native.RestoreItem(
@@ -89,6 +96,9 @@ class RestoreTarget:
             blob_folder=None if self.blob_folder is None else os.fspath(self.blob_folder),
             mode=self.mode,
             expected=self.expected,
+            kind=self.kind,
+            link=self.link,
+            expected_link=self.expected_link,
         )
 
 
@@ -229,6 +239,12 @@ def free_space(path: Path) -> int | None:
 def content_id(data: bytes) -> str:
     """The blake3 content id of `data`."""
     return _native.content_id(data)
+
+
+def scan_tree_items(root: Path, excluded: Sequence[Path]) -> list[tuple[str, Literal["symlink", "fifo", "folder"], str | None, int]]:
+    """`(path, kind, link, mode)` of the symlinks, FIFOs and hollow folders under `root`."""
+    return [(os.fspath(path), kind, None if link is None else os.fspath(link), mode)
+            for path, kind, link, mode in _native.scan_tree_items(root, list(excluded))]
 
 
 def journal_path(session_id: str) -> Path:

@@ -31,6 +31,7 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(store::recover_restore, module)?)?;
     module.add_function(wrap_pyfunction!(store::free_space, module)?)?;
     module.add_function(wrap_pyfunction!(store::content_id, module)?)?;
+    module.add_function(wrap_pyfunction!(store::scan_tree_items, module)?)?;
     module.add_function(wrap_pyfunction!(json_encode::json_dumps, module)?)?;
     module.add_function(wrap_pyfunction!(json_encode::json_encode_line, module)?)?;
     module.add_function(wrap_pyfunction!(json_encode::json_encode_entry, module)?)?;

@@ -4,7 +4,7 @@
 
 use crate::store::{
     self, Algorithm, Backup, BackupSource, Companion, ContentId, Desired, Expected, FaultInjection,
-    FileState as CoreFileState, Plan, RecoveryBounds, RecoveryOutcome, RestoreOptions, Sha256Digest,
+    FileState as CoreFileState, Plan, RecoveryBounds, RecoveryOutcome, RestoreOptions, Sha256Digest, Special,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -190,7 +190,8 @@ pub struct RestoreItem {
 #[pymethods]
 impl RestoreItem {
     #[new]
-    #[pyo3(signature = (target, *, digest = None, algorithm = "blake3", blob_folder = None, mode = None, expected = None))]
+    #[pyo3(signature = (target, *, digest = None, algorithm = "blake3", blob_folder = None, mode = None, expected = None, kind = "file", link = None, expected_link = None))]
+    #[allow(clippy::too_many_arguments, reason = "the Python constructor's keywords")]
     fn new(
         target: PathBuf,
         digest: Option<&str>,
@@ -198,10 +199,19 @@ impl RestoreItem {
         blob_folder: Option<PathBuf>,
         mode: Option<u32>,
         expected: Option<&str>,
+        kind: &str,
+        link: Option<PathBuf>,
+        expected_link: Option<PathBuf>,
     ) -> PyResult<Self> {
-        let desired = match digest {
-            None => Desired::Absent,
-            Some(digest) => {
+        let desired = match (kind, digest) {
+            ("file", _) => None,
+            (_, Some(_)) => return Err(PyValueError::new_err("a symlink, FIFO or folder item has no digest")),
+            (kind, None) => Some(Desired::Special(special(kind, link, mode)?)),
+        };
+        let desired = match (desired, digest) {
+            (Some(desired), _) => desired,
+            (None, None) => Desired::Absent,
+            (None, Some(digest)) => {
                 let source = match Algorithm::parse(algorithm) {
                     Some(Algorithm::Blake3) => BackupSource::Object(parse_content_id(digest)?),
                     Some(Algorithm::Sha256) => BackupSource::RawBlob {
@@ -217,6 +227,7 @@ impl RestoreItem {
         let expected = match expected {
             None => Expected::Unknown,
             Some("absent") => Expected::Absent,
+            Some(kind @ ("symlink" | "fifo" | "folder")) => Expected::Special(special(kind, expected_link, Some(0))?),
             Some(hex) => Expected::Content(parse_content_id(hex)?),
         };
         Ok(RestoreItem { inner: store::RestoreItem { target, desired, expected } })
@@ -273,6 +284,36 @@ impl RestorePlan {
     fn __repr__(&self) -> String {
         format!("RestorePlan(entries={}, problems={})", self.entries.len(), self.problems.len())
     }
+}
+
+/// A symlink (`link` its target), FIFO or folder, from a `kind` keyword.
+fn special(kind: &str, link: Option<PathBuf>, mode: Option<u32>) -> PyResult<Special> {
+    match kind {
+        "symlink" => Ok(Special::Symlink(link.ok_or_else(|| PyValueError::new_err("a symlink item needs its link"))?)),
+        "fifo" => Ok(Special::Fifo { mode: mode.unwrap_or(0o644) }),
+        "folder" => Ok(Special::Folder { mode: mode.unwrap_or(0o755) }),
+        other => Err(PyValueError::new_err(format!("unknown item kind {other:?}"))),
+    }
+}
+
+/// The symlinks (with their targets), FIFOs and hollow folders under `root` (see
+/// `crate::store::tree_items`): `(path, kind, link, mode)` with kind `"symlink"`, `"fifo"` or
+/// `"folder"`, sorted by path.
+#[pyfunction]
+#[pyo3(signature = (root, excluded = Vec::new()))]
+pub fn scan_tree_items(
+    py: Python<'_>,
+    root: PathBuf,
+    excluded: Vec<PathBuf>,
+) -> Vec<(PathBuf, &'static str, Option<PathBuf>, u32)> {
+    py.detach(|| store::scan_tree_items(&root, &excluded))
+        .into_iter()
+        .map(|item| match item.kind {
+            store::tree_items::TreeKind::Symlink(link) => (item.path, "symlink", Some(link), item.mode),
+            store::tree_items::TreeKind::Fifo => (item.path, "fifo", None, item.mode),
+            store::tree_items::TreeKind::Folder => (item.path, "folder", None, item.mode),
+        })
+        .collect()
 }
 
 fn core_items(items: Vec<PyRef<'_, RestoreItem>>) -> Vec<store::RestoreItem> {

@@ -6,6 +6,7 @@
 //! - [`mod@restore`]: verified, all-or-nothing restore with a crash journal.
 //! - [`space`]: free space for the disk-low pause.
 //! - [`stat_scan`]: which files of a project changed since a table of stat keys (shell tracking).
+//! - [`tree_items`]: the symlinks, FIFOs and empty folders of a project (shell tracking).
 //! - [`watch`]: inotify change events on a project's folders, so a stat pass looks only at what changed.
 //! - [`durable`]: temp-file, fsync and rename helpers.
 //!
@@ -37,13 +38,15 @@ pub mod restore;
 pub mod source;
 pub mod space;
 pub mod stat_scan;
+pub mod tree_items;
 pub mod watch;
 
 pub use digest::{Algorithm, ContentId, InvalidDigest, Sha256Digest};
 pub use objects::{read_raw_blob, Backup, ObjectStore, StoreUsage, SweepReport};
 pub use restore::{
     check, recover, restore, Action, BackupSource, Companion, Desired, Expected, FaultInjection, Plan, PlanEntry,
-    ProblemKind, RecoveryBounds, RecoveryOutcome, RestoreItem, RestoreOptions, RestoreProblem,
+    ProblemKind, RecoveryBounds, RecoveryOutcome, RestoreItem, RestoreOptions, RestoreProblem, Special,
 };
 pub use source::{read_file_state, FileState, MAX_BACKUP_SIZE};
 pub use space::free_space;
+pub use tree_items::{scan_tree_items, TreeItem};

@@ -27,9 +27,10 @@ use super::bounds::{check as check_bounds, RecoveryBounds};
 use super::folders::{exists_at, remove_at, Folders};
 use super::journal::{Journal, JournalLock, JournalOp, JournalSource, JournalState, Method, Recovery, RecoveryOutcome};
 use super::redo::redo_all;
+use super::special::{holds_special, make_at};
 use super::target_io::{file_name, holds, overwrite};
 use super::verify::{load, Original, Step, Verified};
-use super::{Action, BackupSource, Plan, RestoreOptions};
+use super::{Action, BackupSource, Plan, RestoreOptions, Special};
 use crate::error::{Error, Result};
 use crate::store::durable::{self, unique_name, TEMP_SUFFIX};
 use crate::store::objects::ObjectStore;
@@ -125,7 +126,7 @@ fn journal_ops(steps: &[Step], trash: Option<&Path>, companion: &Path) -> Vec<Jo
             let write = step.action == Action::Write;
             let method = if step.original.is_some() { Method::InPlace } else { Method::Swap };
             let source = match &step.source {
-                _ if !write => None,
+                _ if !write || step.special.is_some() => None,
                 Some(BackupSource::Object(id)) => Some(JournalSource::Object(*id)),
                 Some(BackupSource::RawBlob { folder, digest }) => {
                     Some(JournalSource::RawBlob { folder: folder.clone(), digest: *digest })
@@ -144,6 +145,7 @@ fn journal_ops(steps: &[Step], trash: Option<&Path>, companion: &Path) -> Vec<Jo
                 source,
                 mode: step.mode,
                 before: step.before,
+                special: step.special.clone(),
             }
         })
         .collect()
@@ -159,7 +161,7 @@ fn open_restore(store: &ObjectStore, steps: &[Step], journal_path: &Path, root: 
     let journal = Journal::open(store.root(), root, missing_dirs(steps), Some(trash), ops);
     let companion_bytes = steps
         .iter()
-        .find(|step| step.action == Action::Write && step.source.is_none())
+        .find(|step| step.action == Action::Write && step.source.is_none() && step.special.is_none())
         .and_then(|step| step.bytes.as_deref());
     let opened = match companion_bytes {
         Some(bytes) => durable::write_atomic(&companion, bytes, 0o600),
@@ -358,8 +360,11 @@ fn step_bytes<'a>(store: &ObjectStore, step: &'a Step) -> Result<Cow<'a, [u8]>> 
 }
 
 fn stage_one(store: &ObjectStore, step: &Step, temp: &Path, folders: &Folders) -> Result<()> {
-    let bytes = step_bytes(store, step)?;
     let (folder, name) = folders.split(temp).map_err(|source| Error::io(temp, source))?;
+    if let Some(special) = &step.special {
+        return make_at(&folder, name, special).map_err(|source| Error::io(temp, source));
+    }
+    let bytes = step_bytes(store, step)?;
     // Created with the wanted permission bits (as the umask leaves them): the usual file then
     // needs no `fchmod` of its own.
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -414,6 +419,13 @@ fn apply_op(op: &JournalOp, folders: &Folders) -> std::io::Result<()> {
     match (op.action, &op.temp) {
         (Action::Write, Some(temp)) => {
             let (staged, staged_name) = folders.split(temp)?;
+            if let Some(special @ Special::Folder { mode }) = &op.special {
+                if !op.original_existed && holds_special(&folder, name, special) {
+                    // Made meanwhile as the folder of another target: only its mode is set.
+                    rustix::fs::chmodat(&*folder, name, Mode::from_raw_mode(*mode), AtFlags::empty())?;
+                    return remove_at(&staged, staged_name);
+                }
+            }
             if op.original_existed {
                 // A hard link keeps the target path present throughout; rename is the fallback
                 // on file systems without links.
@@ -453,14 +465,35 @@ fn undo_op(op: &JournalOp, original: Option<&Original>, folders: &Folders) -> st
         let (aside, aside_name) = folders.split(&op.rollback)?;
         if exists_at(&aside, aside_name) {
             let folder = folders.open(&op.folder)?;
-            rustix::fs::renameat(&*aside, aside_name, &*folder, name)?;
+            if op.special.as_ref().is_some_and(|special| holds_special(&folder, name, special)) {
+                remove_at(&folder, name)?; // a folder cannot be renamed over; nothing else was there
+            }
+            if let Err(errno) = rustix::fs::renameat(&*aside, aside_name, &*folder, name) {
+                // An empty folder set aside cannot be renamed over what this restore put there
+                // (nor a file over a folder it made): that goes first.
+                if !matches!(errno, rustix::io::Errno::ISDIR | rustix::io::Errno::NOTDIR | rustix::io::Errno::NOTEMPTY)
+                {
+                    return Err(errno.into());
+                }
+                remove_at(&folder, name)?;
+                rustix::fs::renameat(&*aside, aside_name, &*folder, name)?;
+            }
             // Renaming a hard link onto the same inode is a no-op that leaves the link behind.
             remove_at(&aside, aside_name)?;
         }
     } else if op.action == Action::Write && !op.temp.as_deref().map(staged).transpose()?.unwrap_or(false) {
         // No temp left: it was renamed into place (or never written). Remove the target only
         // when it holds what this restore wrote, so a file someone else made is never touched.
-        if let Some(content) = &op.content {
+        if let Some(special) = &op.special {
+            let folder = folders.open(&op.folder)?;
+            if holds_special(&folder, name, special) {
+                let removed = remove_at(&folder, name);
+                // A folder still holding another target's undo is removed with the created folders.
+                if !matches!(special, Special::Folder { .. }) {
+                    removed?;
+                }
+            }
+        } else if let Some(content) = &op.content {
             let folder = folders.open(&op.folder)?;
             if holds(&folder, name, content) {
                 remove_at(&folder, name)?;

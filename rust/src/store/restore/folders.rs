@@ -118,10 +118,15 @@ pub(super) fn exists_at(folder: &OwnedFd, name: &OsStr) -> bool {
     rustix::fs::statat(folder, name, AtFlags::SYMLINK_NOFOLLOW).is_ok()
 }
 
-/// Removes the file `name` from `folder`; a missing one is fine.
+/// Removes the file `name` from `folder` (a folder only when empty: a staged or restored
+/// empty folder); a missing one is fine.
 pub(super) fn remove_at(folder: &OwnedFd, name: &OsStr) -> std::io::Result<()> {
     match rustix::fs::unlinkat(folder, name, AtFlags::empty()) {
         Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+        Err(rustix::io::Errno::ISDIR) => match rustix::fs::unlinkat(folder, name, AtFlags::REMOVEDIR) {
+            Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+            Err(errno) => Err(errno.into()),
+        },
         Err(errno) => Err(errno.into()),
     }
 }

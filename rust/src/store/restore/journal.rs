@@ -12,7 +12,7 @@
 //! overwritten in place cannot be undone after a crash, but they can always be finished.
 //! Version 1 (written by earlier releases, swaps only) is undone from its set-aside originals.
 
-use super::Action;
+use super::{Action, Special};
 use crate::error::{Error, Result};
 use crate::store::digest::{ContentId, Sha256Digest};
 use crate::store::durable;
@@ -119,6 +119,9 @@ pub struct JournalOp {
     /// blake3 of the original, when known: recovery replaces or deletes a swapped target only
     /// while it holds this (or the new content), never a file somebody else put there since.
     pub before: Option<ContentId>,
+    /// A write that makes a symlink, FIFO or folder (`"make"`) instead of a file: no content,
+    /// no source; the temp beside the target is that item.
+    pub special: Option<Special>,
 }
 
 /// The journal's content.
@@ -203,6 +206,25 @@ fn source_from_json(value: &Value) -> Option<JournalSource> {
     Some(JournalSource::File(path_from_json(value.get("file")?)?))
 }
 
+fn special_to_json(special: &Special) -> Value {
+    match special {
+        Special::Symlink(link) => json!({ "symlink": path_to_json(link) }),
+        Special::Fifo { mode } => json!({ "fifo": mode }),
+        Special::Folder { mode } => json!({ "folder": mode }),
+    }
+}
+
+fn special_from_json(value: &Value) -> Option<Special> {
+    let mode = |value: &Value| value.as_u64().map(|mode| (mode & 0o7777) as u32);
+    if let Some(link) = value.get("symlink") {
+        return Some(Special::Symlink(path_from_json(link)?));
+    }
+    if let Some(fifo) = value.get("fifo") {
+        return Some(Special::Fifo { mode: mode(fifo)? });
+    }
+    Some(Special::Folder { mode: mode(value.get("folder")?)? })
+}
+
 impl Journal {
     /// An open journal of the current version, for these ops.
     pub fn open(
@@ -228,7 +250,7 @@ impl Journal {
             .ops
             .iter()
             .map(|op| {
-                json!({
+                let mut value = json!({
                     "action": op.action.as_str(),
                     "target": path_to_json(&op.target),
                     "folder": path_to_json(&op.folder),
@@ -240,7 +262,11 @@ impl Journal {
                     "source": op.source.as_ref().map(source_to_json),
                     "mode": op.mode,
                     "before": op.before.map(|id| id.to_string()),
-                })
+                });
+                if let (Some(special), Value::Object(map)) = (&op.special, &mut value) {
+                    map.insert("make".into(), special_to_json(special)); // only then: file-only journals are as before
+                }
+                value
             })
             .collect();
         let version = match self.recovery {
@@ -307,6 +333,10 @@ impl Journal {
                     None => None,
                     Some(other) => optional_id(other)?,
                 };
+                let special = match op.get("make") {
+                    None | Some(Value::Null) => None,
+                    Some(other) => Some(special_from_json(other)?),
+                };
                 let target = path_from_json(op.get("target")?)?;
                 let folder = match op.get("folder") {
                     None => target.parent()?.to_owned(),
@@ -324,6 +354,7 @@ impl Journal {
                     source,
                     mode: op.get("mode").and_then(Value::as_u64).map_or(0o644, |mode| (mode & 0o7777) as u32),
                     before,
+                    special,
                 })
             })
             .collect::<Option<Vec<_>>>()?;
@@ -417,6 +448,7 @@ mod tests {
             source: Some(source),
             mode: 0o755,
             before: Some(ContentId::of(b"old")),
+            special: None,
         };
         let journal = Journal::open(
             Path::new("/tmp/objects"),
@@ -443,6 +475,35 @@ mod tests {
                     source: None,
                     mode: 0o644,
                     before: None,
+                    special: None,
+                },
+                JournalOp {
+                    action: Action::Write,
+                    target: odd.join("link"),
+                    folder: odd.clone(),
+                    temp: Some(odd.join(".link.tmp")),
+                    rollback: PathBuf::from("/tmp/.l.rb"),
+                    original_existed: false,
+                    content: None,
+                    method: Method::Swap,
+                    source: None,
+                    mode: 0o777,
+                    before: None,
+                    special: Some(Special::Symlink(odd.join("elsewhere"))),
+                },
+                JournalOp {
+                    action: Action::Write,
+                    target: PathBuf::from("/tmp/fifo"),
+                    folder: PathBuf::from("/tmp"),
+                    temp: Some(PathBuf::from("/tmp/.fifo.tmp")),
+                    rollback: PathBuf::from("/tmp/.f.rb"),
+                    original_existed: true,
+                    content: None,
+                    method: Method::Swap,
+                    source: None,
+                    mode: 0o600,
+                    before: None,
+                    special: Some(Special::Fifo { mode: 0o600 }),
                 },
             ],
         );

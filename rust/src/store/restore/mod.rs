@@ -32,6 +32,7 @@ mod bounds;
 mod folders;
 pub mod journal;
 mod redo;
+mod special;
 mod target_io;
 mod verify;
 
@@ -62,6 +63,39 @@ pub enum Desired {
     Absent,
     /// These bytes, with these permission bits (`None`: keep the current file's, else 0644).
     Content { source: BackupSource, mode: Option<u32> },
+    /// A symlink, FIFO or empty folder (what a shell command removed or replaced).
+    Special(Special),
+}
+
+/// A target state that is not a regular file: never followed, never written through.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Special {
+    /// A symlink with this target (as `readlink` gives it; never resolved).
+    Symlink(PathBuf),
+    /// A FIFO with these permission bits.
+    Fifo { mode: u32 },
+    /// A folder with these permission bits (made empty; a folder already there is left as it is).
+    Folder { mode: u32 },
+}
+
+impl Special {
+    /// Whether `found` is this state (a symlink by its target; a FIFO or folder by kind alone).
+    pub fn matches(&self, found: &Special) -> bool {
+        match (self, found) {
+            (Special::Symlink(wanted), Special::Symlink(found)) => wanted == found,
+            (Special::Fifo { .. }, Special::Fifo { .. }) | (Special::Folder { .. }, Special::Folder { .. }) => true,
+            _ => false,
+        }
+    }
+
+    /// The permission bits it is made with (a symlink's are not used; never setuid, setgid or
+    /// sticky, which a journal may not carry).
+    pub fn mode(&self) -> u32 {
+        match self {
+            Special::Symlink(_) => 0o777,
+            Special::Fifo { mode } | Special::Folder { mode } => *mode & 0o777,
+        }
+    }
 }
 
 /// The last state our own tools left at a target; anything else there was changed outside.
@@ -73,6 +107,8 @@ pub enum Expected {
     Absent,
     /// Our tools left these bytes there.
     Content(ContentId),
+    /// A shell command left this symlink, FIFO or folder there.
+    Special(Special),
 }
 
 /// One file to put back.
@@ -155,7 +191,7 @@ pub enum ProblemKind {
     Protected {
         root: PathBuf,
     },
-    /// The target (or the folder it would go in) is a symlink.
+    /// The target (or the folder it would go in) is a symlink nobody recorded there.
     Symlink,
     /// A folder, FIFO or device is in the way.
     NotRegular,

@@ -9,12 +9,16 @@
 //! - a swapped target is replaced only while it holds its original (or is missing); a target
 //!   that did not exist before and holds something else was put there by somebody else since,
 //!   and is left alone;
-//! - a delete removes the target only while it holds its original.
+//! - a delete removes the target only while it holds its original;
+//! - a symlink, FIFO or folder to make is made (through a temp, exchanged into place) unless the
+//!   target already is one such, under the same rule as a swapped write.
 
 use super::folders::{exists_at, remove_at, Folders};
 use super::journal::{Journal, JournalOp, JournalSource, Method};
+use super::special::{holds_special, read_at, replace_at};
 use super::target_io::{file_name, holds, overwrite, replace_via_temp, set_mode_at};
 use super::Action;
+use super::Special;
 use crate::error::{Error, Result};
 use crate::store::digest::ContentId;
 use crate::store::objects::{read_raw_blob, ObjectStore};
@@ -26,6 +30,11 @@ pub(super) fn redo_all(journal: &Journal, folders: &Folders) -> Result<()> {
     // shape: refused before the first folder is made or target touched, not halfway through.
     if let Some(op) = journal.ops.iter().find(|op| !names_its_content(op, store.is_some())) {
         return Err(malformed(op));
+    }
+    // Every backup a write still needs must be there before the first target is touched: a
+    // missing one refuses the recovery with the tree as the crash left it, not half finished.
+    for op in &journal.ops {
+        missing_source(op, store.as_ref(), folders)?;
     }
     for folder in &journal.created_dirs {
         folders.make_dir(folder).map_err(|source| Error::io(folder, source))?;
@@ -47,6 +56,18 @@ fn redo_op(op: &JournalOp, store: Option<&ObjectStore>, folders: &Folders) -> Re
                 remove_at(&folder, name).map_err(io)?;
             }
         }
+        Action::Write if op.special.is_some() => {
+            // A symlink, FIFO or folder: made again unless already there (never followed).
+            let special = op.special.as_ref().ok_or_else(|| malformed(op))?;
+            let present = exists_at(&folder, name);
+            if !holds_special(&folder, name, special) && (!present || (op.original_existed && holds_original())) {
+                replace_at(&folder, name, special).map_err(io)?;
+            }
+            if let Some(temp) = &op.temp {
+                let (temp_folder, temp_name) = folders.split(temp).map_err(io)?;
+                remove_at(&temp_folder, temp_name).map_err(io)?;
+            }
+        }
         Action::Write => {
             let content = op.content.ok_or_else(|| malformed(op))?;
             if holds(&folder, name, &content) {
@@ -59,6 +80,12 @@ fn redo_op(op: &JournalOp, store: Option<&ObjectStore>, folders: &Folders) -> Re
                 };
                 if replace {
                     let bytes = read_source(op, &content, store)?;
+                    if present
+                        && op.original_existed
+                        && read_at(&folder, name).is_some_and(|found| matches!(found, Special::Folder { .. }))
+                    {
+                        remove_at(&folder, name).map_err(io)?; // an empty folder a command put in the file's place
+                    }
                     let written = if op.method == Method::InPlace && present {
                         overwrite(&folder, name, &bytes, op.mode, None, true, || ())
                     } else {
@@ -77,9 +104,38 @@ fn redo_op(op: &JournalOp, store: Option<&ObjectStore>, folders: &Folders) -> Re
     Ok(())
 }
 
+/// Fails when a write whose target does not hold its new content yet names a source that is
+/// not there (an object of the store, a real-CLI blob, the companion's copy).
+fn missing_source(op: &JournalOp, store: Option<&ObjectStore>, folders: &Folders) -> Result<()> {
+    let (Action::Write, None, Some(content), Some(source)) = (op.action, &op.special, &op.content, &op.source) else {
+        return Ok(());
+    };
+    let done = folders.open(&op.folder).is_ok_and(|folder| holds(&folder, file_name(&op.target), content));
+    let path = match source {
+        _ if done => return Ok(()),
+        JournalSource::Object(id) => match store {
+            Some(store) if store.contains(id) => return Ok(()),
+            Some(store) => store.object_path(id),
+            None => return Err(malformed(op)),
+        },
+        JournalSource::RawBlob { folder, digest } => folder.join(digest.to_string()),
+        JournalSource::File(path) => path.clone(),
+    };
+    if std::fs::symlink_metadata(&path).is_ok() {
+        return Ok(());
+    }
+    let id = match source {
+        JournalSource::Object(id) => id.to_string(),
+        JournalSource::RawBlob { digest, .. } => digest.to_string(),
+        JournalSource::File(_) => content.to_string(),
+    };
+    Err(Error::ObjectMissing { id, path })
+}
+
 /// Whether a write names its new content and a source it can be read from (`read_source`).
 fn names_its_content(op: &JournalOp, has_store: bool) -> bool {
     op.action != Action::Write
+        || op.special.is_some()
         || (op.content.is_some()
             && match &op.source {
                 None => false,

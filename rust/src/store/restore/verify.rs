@@ -4,8 +4,8 @@
 //! refusal names each failing file. Verified bytes are kept for staging within a memory budget.
 
 use super::{
-    Action, BackupSource, Companion, Desired, Expected, Plan, PlanEntry, ProblemKind, RestoreItem, RestoreOptions,
-    RestoreProblem,
+    special, Action, BackupSource, Companion, Desired, Expected, Plan, PlanEntry, ProblemKind, RestoreItem,
+    RestoreOptions, RestoreProblem, Special,
 };
 use crate::error::{Error, Result};
 use crate::store::digest::ContentId;
@@ -41,6 +41,8 @@ pub(super) struct Step {
     pub before: Option<ContentId>,
     /// Set when the target is overwritten in place (see [`super::journal::Method::InPlace`]).
     pub original: Option<Original>,
+    /// A symlink, FIFO or folder to make instead of a file (no source, no bytes).
+    pub special: Option<Special>,
 }
 
 /// The file a write overwrites in place: what an in-process undo writes back, and the identity
@@ -84,6 +86,8 @@ enum Current {
         /// Immutable or append-only (`chattr +i`/`+a`): it cannot be replaced.
         locked: bool,
     },
+    /// A symlink, FIFO or folder, where the item is about one (a command made or removed it).
+    Special(Special),
     /// A symlink, folder or special file (already reported as a problem).
     Blocked,
 }
@@ -256,6 +260,7 @@ fn companion_step(companion: &Companion, resolver: &Resolver) -> std::result::Re
         original_existed,
         before: None,
         original: None,
+        special: None,
         target,
     })
 }
@@ -291,7 +296,16 @@ fn verify_item(
         return (None, None, problems);
     }
 
-    let (current, kept) = match current_state(&target, budget, in_place) {
+    // A symlink, FIFO or folder at the target is this item's business only when the item is
+    // about one (a command put it there, or one is to be put back); otherwise it is refused.
+    let about_special = matches!(item.desired, Desired::Special(_)) || matches!(item.expected, Expected::Special(_));
+    let found = if about_special { special::current(&target) } else { None };
+    let in_place = in_place && matches!(item.desired, Desired::Content { .. });
+    let state = match found {
+        Some(found) => Ok((Current::Special(found), None)),
+        None => current_state(&target, budget, in_place),
+    };
+    let (current, kept) = match state {
         Ok(state) => state,
         Err(kind) => {
             problem(kind);
@@ -305,7 +319,7 @@ fn verify_item(
     };
 
     let (content, bytes) = match &item.desired {
-        Desired::Absent => (None, None),
+        Desired::Absent | Desired::Special(_) => (None, None),
         Desired::Content { source, .. } => match load(store, source) {
             Ok((content, bytes)) => (Some(content), Some(bytes)),
             Err(kind) => {
@@ -324,7 +338,18 @@ fn verify_item(
             Action::Unchanged
         }
         (Desired::Content { .. }, _) => Action::Write,
+        (Desired::Special(wanted), Current::Special(found)) if wanted.matches(found) => Action::Unchanged,
+        (Desired::Special(_), _) => Action::Write,
     };
+    // A folder is never deleted here (one a command made is removed by the caller once the
+    // restore emptied it), and only an empty one is replaced (a command put it where a file was).
+    let hollow = || std::fs::read_dir(&target).is_ok_and(|mut entries| entries.next().is_none());
+    if action != Action::Unchanged
+        && matches!(current, Current::Special(Special::Folder { .. }))
+        && (action == Action::Delete || !hollow())
+    {
+        problem(ProblemKind::NotRegular);
+    }
     // Only a target that would change can be clobbered; one that already holds the wanted state
     // is fine whatever happened to it.
     let changed_outside = match (&item.expected, &current) {
@@ -332,7 +357,9 @@ fn verify_item(
         (Expected::Unknown, _) | (_, Current::Blocked) => false,
         (Expected::Absent, current) => *current != Current::Absent,
         (Expected::Content(expected), Current::File { content, .. }) => content != expected,
-        (Expected::Content(_), Current::Absent) => true,
+        (Expected::Content(_), Current::Absent | Current::Special(_)) => true,
+        (Expected::Special(expected), Current::Special(found)) => !expected.matches(found),
+        (Expected::Special(_), Current::Absent | Current::File { .. }) => true,
     };
     if changed_outside {
         problem(ProblemKind::ChangedOutside);
@@ -351,6 +378,7 @@ fn verify_item(
         return (Some(entry), None, problems);
     }
     let (mode, owner) = match (&item.desired, &current) {
+        (Desired::Special(special), _) => (special.mode(), None),
         (Desired::Content { mode: Some(mode), .. }, Current::File { uid, gid, .. }) => (*mode, Some((*uid, *gid))),
         (Desired::Content { mode: Some(mode), .. }, _) => (*mode, None),
         (_, Current::File { mode, uid, gid, .. }) => (*mode, Some((*uid, *gid))),
@@ -359,7 +387,11 @@ fn verify_item(
     let bytes = bytes.filter(|bytes| reserve(budget, bytes.len() as i64));
     let source = match &item.desired {
         Desired::Content { source, .. } => Some(source.clone()),
-        Desired::Absent => None,
+        Desired::Absent | Desired::Special(_) => None,
+    };
+    let special = match &item.desired {
+        Desired::Special(special) => Some(special.clone()),
+        _ => None,
     };
     let folder = match bounds.resolver.resolve(target.parent().unwrap_or(Path::new("/"))) {
         Ok(folder) => folder,
@@ -394,6 +426,7 @@ fn verify_item(
         original_existed: current != Current::Absent,
         before,
         original,
+        special,
     };
     (Some(entry), Some(step), problems)
 }
