@@ -131,7 +131,6 @@ class Conversation:
             last_id = next((message.get("meta", {}).get("messageId") for message in reversed(self.messages)
                             if isinstance(message.get("meta"), dict) and message["meta"].get("messageId")), None)
             self.checkpoints.open_checkpoint(prompt, len(self.messages), last_id, self.writer.leaf_id)
-        start = self._mark()
         self._append({"role": "user", "content": [{"type": "text", "text": prompt}],
                       "meta": {"source": "user", "createdAt": epoch_ms(), "messageId": new_uuid()}})
         step = self._mark()
