@@ -6,7 +6,6 @@ sends it on, so both programs tell the model the turn was cut (issue 31)."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ import pytest
 from helpers.cli import transcripts
 from helpers.npm_programs import Programs
 from helpers.real_cli import RealCli, our_context, same_context, sent_context
-from helpers.terminal import ESC, shell_session
+from helpers.terminal import shell_session
 
 pytestmark = [pytest.mark.npm, pytest.mark.slow, pytest.mark.terminal]
 
@@ -27,12 +26,7 @@ def test_the_real_cli_resumes_an_interrupted_turn_as_we_send_it(npm_programs: Pr
     shell.exchange("a first turn", "You said: a first turn")
     marker = cwd / "started"
     shell.line(f'call bash {{"command": "echo so-far; touch {marker}; sleep 300"}}')
-    deadline = time.monotonic() + 60
-    while not marker.exists():
-        assert time.monotonic() < deadline, shell.text()
-        shell.pump(0.1)
-    shell.send(ESC)
-    shell.wait_screen("Interrupted · what was said so far is kept")
+    shell.interrupt_once(marker)
     shell.line("/exit")
     assert shell.wait_exit() == 0
     [transcript] = transcripts(real.data)
