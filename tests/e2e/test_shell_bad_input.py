@@ -55,7 +55,7 @@ def test_esc_puts_the_queued_messages_back_into_the_editor(home: Path, workdir: 
     shell.line("first queued")
     shell.exchange("second queued", "queued: second queued")
     shell.send(ESC)
-    shell.wait_screen("interrupted — nothing of this turn was saved")
+    shell.wait_screen("Interrupted · what was said so far is kept")
     screen = shell.wait_screen("> first queued")
     assert "second queued" in screen.splitlines()[screen.splitlines().index("> first queued") + 1], screen
     shell.send("\r")  # sends the editor's text, both lines, as one prompt
@@ -65,4 +65,5 @@ def test_esc_puts_the_queued_messages_back_into_the_editor(home: Path, workdir: 
     [transcript] = transcripts(home)
     prompts = [entry["message"]["content"][0].get("text") for entry in entries(transcript)
                if entry["type"] == "message" and entry["message"]["role"] == "user"]
-    assert prompts == ["first queued\nsecond queued"]  # the interrupted turn left nothing
+    assert prompts == ['call bash {"command": "sleep 30"}', None, "Interrupted by user",
+                       "first queued\nsecond queued"]  # the interrupted turn kept (with the call's result), marked

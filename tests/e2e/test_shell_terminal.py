@@ -170,7 +170,7 @@ def test_config_refuses_a_malformed_settings_file_and_leaves_it(home: Path, work
     assert broken.read_text() == '{"statusLine": '
 
 
-def test_esc_interrupts_a_running_bash_at_once_and_nothing_of_the_turn_is_saved(home: Path, workdir: Path) -> None:
+def test_esc_interrupts_a_running_bash_at_once_and_the_turn_is_kept_marked(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home, ["--yolo"])
     shell.exchange("a first turn", "You said: a first turn")
     transcript = only_transcript(home, workdir)
@@ -183,9 +183,11 @@ def test_esc_interrupts_a_running_bash_at_once_and_nothing_of_the_turn_is_saved(
         time.sleep(0.05)
     shell.exchange("queued while working", "queued: queued while working")
     shell.send(ESC)
-    shell.wait_screen("interrupted — nothing of this turn was saved")
+    shell.wait_screen("Interrupted · what was said so far is kept")
     shell.wait_screen("> queued while working")  # Esc put the queued message back into the editor
-    assert transcript.read_bytes() == before
+    after = transcript.read_bytes()
+    assert after.startswith(before) and after.endswith(b'"text":"Interrupted by user"}],"meta":{"messageId":'
+                                                        + after.rsplit(b'"messageId":', 1)[1])
     assert not any(b"sleep 300" in line for line in _processes())
     shell.send(CTRL_C)  # clears the line
     shell.send(CTRL_C)
@@ -363,12 +365,12 @@ def test_ctrl_c_interrupts_a_turn_and_the_reply_is_rendered_markdown(home: Path,
     shell = shell_session(workdir, home, ["--yolo"])
     shell.exchange('call bash {"command": "sleep 300"}', "running — Esc interrupts")
     shell.send(CTRL_C)
-    shell.wait_screen("interrupted — nothing of this turn was saved")
-    assert transcripts(home) == []  # a new session whose only turn was interrupted leaves no transcript
+    shell.wait_screen("Interrupted · what was said so far is kept")
+    assert len(transcripts(home)) == 1  # the interrupted prompt is kept, marked (its checkpoint is a real one)
     shell.line("say **loud** and `quiet`")
     screen = shell.wait_screen("You said: say loud and quiet")  # markdown rendered, markup gone
     assert "**" not in screen.split("You said:", 1)[1]
-    # the status line follows the session: the interrupted turn's checkpoint stays (a rewind undoes its edits)
+    # the status line follows the session: the interrupted turn kept its prompt and so its checkpoint
     shell.wait_screen("2 checkpoint(s)")
     shell.line("/exit")
     shell.wait_exit()

@@ -3,7 +3,8 @@ every promise the files make. Shared by `tests/crash/test_crash_injection.py` (a
 and `benches/crash_harness.py` (the full run, `--points N --seed S`).
 
 Ten operations (and the branching ones of `helpers.crash_branching`, the Claude Code import of
-`helpers.crash_interop`), each in its own workspace (a data dir and a project folder):
+`helpers.crash_interop`, the interrupted turn of `helpers.crash_interrupt`), each in its own
+workspace (a data dir and a project folder):
 
 - `append`: `commandcode -p PROMPT -r SID` on an existing session;
 - `first_write`: `commandcode -p PROMPT` starting a new session (its first turn writes a file);
@@ -22,6 +23,8 @@ Ten operations (and the branching ones of `helpers.crash_branching`, the Claude 
 - `import`: `commandcode import pi PATH --json` of a new pi session (the store, checkpoints, meta
   and the transcript last: a kill leaves no imported session or a complete one).
 - `rename`: `commandcode sessions rename SID NAME --json` (the same entry and update, no turn).
+- `interrupt` (`helpers.crash_interrupt`): a turn interrupted mid-stream or mid-`bash` as Esc
+  does it, committed as far as it got (`tests/support/interrupted_turn.py`).
 
 A point is one run killed either after a random delay (up to the operation's measured duration;
 for a rewind also 0-40 ms after its restore journal appears, so kills land inside the native

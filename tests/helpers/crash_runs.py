@@ -132,6 +132,10 @@ def _start(workspace: Workspace, run: Run, extra_env: dict[str, str], *, killabl
     if workspace.operation in PLUGINS:
         PLUGINS[workspace.operation].started(workspace, run.args)
     command = [sys.executable, str(KILLABLE)] if killable else [sys.executable, "-m", "commandcode"]
+    plugin = PLUGINS.get(workspace.operation)
+    if plugin is not None and hasattr(plugin, "command"):  # a plugin running its own driver (crash_interrupt)
+        command = plugin.command(workspace, killable)
+        extra_env = {**plugin.env(workspace), **extra_env}
     return subprocess.Popen([*command, *run.args], cwd=workspace.project, env={**workspace.env(), **extra_env},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             start_new_session=True)

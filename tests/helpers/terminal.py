@@ -116,6 +116,16 @@ class ShellSession:
                 raise AssertionError(f"no prompt on the screen:\n{screen}")
             self.pump()
 
+    def interrupt_once(self, started: Path) -> str:
+        """Presses Esc once a running command has made the file `started`, then waits for the
+        notice of the interrupted turn; returns the screen."""
+        deadline = time.monotonic() + HANG_TIMEOUT
+        while not started.exists():
+            assert time.monotonic() < deadline, self.text()
+            self.pump(0.1)
+        self.send(ESC)
+        return self.wait_screen("Interrupted · what was said so far is kept")
+
     def send(self, keys: str) -> None:
         self.child.send(keys)
         self.pump(0.1)

@@ -6,7 +6,8 @@ that an interrupt or the timeout kills the command and everything it started (`k
 at once, not when a `sleep` ends. Output (stdout and stderr interleaved as written) is kept up to
 `MAX_OUTPUT_CHARS`; beyond that it is drained and dropped, and the result says how much was cut.
 A non-zero exit is a tool error ending with `Exit code N`. When `cancel` is set the group is
-killed and `TurnInterrupted` is raised: the caller discards the turn.
+killed and `CommandInterrupted` (a `TurnInterrupted`) is raised with what the command printed
+until then: the turn keeps it as the call's result (`agent/turn.py`).
 """
 
 from __future__ import annotations
@@ -63,12 +64,20 @@ def _seconds(timeout: Any) -> float:
     return min(float(timeout) / 1000, MAX_TIMEOUT_SECONDS)
 
 
+class CommandInterrupted(TurnInterrupted):
+    """`cancel` stopped a running command; `output` is what it printed until then."""
+
+    def __init__(self, output: str) -> None:
+        super().__init__("interrupted; the running command was stopped")
+        self.output = output
+
+
 def run_bash(tool_input: dict[str, Any], cwd: Path, cancel: threading.Event | None = None,
              env: dict[str, str] | None = None) -> tuple[str, bool]:
     """Runs the command; returns `(text, is_error)`.
 
     Raises:
-        TurnInterrupted: `cancel` was set while it ran (its process group is dead by then).
+        CommandInterrupted: `cancel` was set while it ran (its process group is dead by then).
     """
     command = tool_input.get("command")
     if not isinstance(command, str) or not command.strip():
@@ -86,7 +95,7 @@ def run_bash(tool_input: dict[str, Any], cwd: Path, cancel: threading.Event | No
     output = _Output(MAX_OUTPUT_CHARS * 4)  # bytes; cut to characters after decoding
     reader = threading.Thread(target=output.drain, args=(read_end,), daemon=True)
     reader.start()
-    timed_out = False
+    timed_out = interrupted = False
     try:
         waited = 0.0
         while True:
@@ -96,8 +105,9 @@ def run_bash(tool_input: dict[str, Any], cwd: Path, cancel: threading.Event | No
             except subprocess.TimeoutExpired:
                 waited += _POLL_SECONDS
             if cancel is not None and cancel.is_set():
+                interrupted = True
                 _kill_group(process)
-                raise TurnInterrupted("interrupted; the running command was stopped")
+                break
             if waited >= seconds:
                 timed_out = True
                 _kill_group(process)
@@ -109,6 +119,8 @@ def run_bash(tool_input: dict[str, Any], cwd: Path, cancel: threading.Event | No
         reader.join(timeout=0.5)  # a background child may hold the pipe open: do not wait for it
         if not reader.is_alive():
             os.close(read_end)
+    if interrupted:
+        raise CommandInterrupted(_result(output, None, False, seconds)[0].removesuffix("(no output)").rstrip())
     return _result(output, process.returncode, timed_out, seconds)
 
 

@@ -313,7 +313,8 @@ class AgentSession(RewindMethods, NavigationMethods):
         `record_history` (the interactive shell's choice; `-p` never writes it).
 
         Raises:
-            TurnInterrupted: `cancel` was set; nothing of the turn was committed.
+            TurnInterrupted: `cancel` was set before the turn started; nothing was written (set
+                while it runs, the turn is committed as far as it got: `result.interrupted`).
             CommandcodeError: the turn failed (what it produced, and an `Error: …` message, were
                 recorded in the session first); a failure of ours keeps its own class.
         """
@@ -348,7 +349,7 @@ class AgentSession(RewindMethods, NavigationMethods):
             raise CommandcodeError(f"the turn failed: {error.strerror or error}{where}") from error
         except Exception as error:  # the turn recorded it (`Error: …`); the caller gets one line, not a traceback
             raise CommandcodeError(f"the turn failed: {str(error) or type(error).__name__}") from error
-        finally:  # a failed turn that reached disk is still labelled (an interrupted one wrote nothing)
+        finally:  # a failed or interrupted turn that reached disk is labelled too
             self._patch_meta(writer, trace_id=self.trace_id if writer.mark()[0] > commits_before else None)
         return result
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..checkpoints.modes import RewindMode
 from ..checkpoints.records import Checkpoint, read_checkpoints
-from ..checkpoints.redo_points import redoable
+from ..checkpoints.redo_points import redoable, require_undoable, undoable
 from ..checkpoints.rewind import (
     RewindResult,
     available_modes,
@@ -17,7 +17,9 @@ from ..checkpoints.rewind import (
     recover_pending,
     redo,
     rewind,
+    summaries_blocked,
 )
+from ..errors import CheckpointError
 from ..sessions.files import SessionFiles
 from .locate import session_folder
 from .summarize import Summarizer
@@ -71,7 +73,9 @@ class RewindMethods:
         (`checkpoints list`); `include_rewound` adds the ones a rewind passed (`--all`)."""
         records = self.checkpoint_records()
         has_transcript = self.files.transcript.exists()
-        return [CheckpointChoice(number, record, available_modes(records, index, has_transcript=has_transcript))
+        blocked = summaries_blocked(self.files, records)
+        return [CheckpointChoice(number, record, available_modes(records, index, has_transcript=has_transcript,
+                                                                 summarizable=record.id not in blocked))
                 for index, (record, number) in enumerate(zip(records, checkpoint_numbers(records)))
                 if number and (include_rewound or not record.rewound)]
 
@@ -83,7 +87,8 @@ class RewindMethods:
         """
         records = self.checkpoint_records()
         index = find_checkpoint(records, number)
-        return records[index], available_modes(records, index, has_transcript=self.files.transcript.exists())
+        return records[index], available_modes(records, index, has_transcript=self.files.transcript.exists(),
+                                               summarizable=records[index].id not in summaries_blocked(self.files, records))
 
     def rewind(self, number: int, mode: RewindMode, *, dry_run: bool = False, force: bool = False,
                allow_outside: bool = False, diff: bool = False, faults: dict[str, int] | None = None) -> RewindResult:
@@ -106,6 +111,19 @@ class RewindMethods:
         if not dry_run and self._writer is not None:
             self.reload_context()
         return result
+
+    def redo_refusal(self) -> str | None:
+        """Why the newest rewind cannot be undone although there is one (turns were made since
+        it: a redo would overwrite them), in `redo`'s own words; None when it can be, or when
+        there is nothing to undo."""
+        records = self.checkpoint_records()
+        if undoable(records) is None:
+            return None
+        try:
+            require_undoable(records)
+        except CheckpointError as error:
+            return str(error)
+        return None
 
     def can_redo(self) -> bool:
         """Whether a rewind of this session can be undone (`redo`): there is one, and no turn was

@@ -10,10 +10,18 @@ message, as the real CLI does, but never a dangling tool call: the step that fai
 disk), the writer cuts the transcript back to the previous commit.
 
 Live output: `on_event` gets `agent.events.TurnEvent`s (text deltas, tool starts and ends,
-notices, usage, whole assistant and tool-result messages) as they happen. Interruption: when
-`cancel` is set the model call or the running `bash` stops and `TurnInterrupted` propagates;
-the turn is discarded back to its start (nothing of it is committed, as after a crash; the
-checkpoint it opened stays, so edits it already made can still be rewound).
+notices, usage, whole assistant and tool-result messages) as they happen.
+
+Interruption (the user's Esc: `cancel` set): the model call or the running `bash` stops, and
+the turn keeps what was said, as Claude Code does: the prompt, the steps that finished, the
+reply text streamed so far (an assistant message without `usage`), a result for every tool call
+that has none (the running command's output so far and that it was stopped, the rest
+`Skipped — the run was interrupted.`, the real CLI's words), then the real CLI's marker, a user
+message `Interrupted by user` with meta `{messageId}` (what its run-error path writes for an
+interrupt; it shows it as "Interrupted · What should Command Code do instead?" and sends it to
+the model). All of it is one commit, the same append a finished turn makes: a kill before it
+leaves nothing of the turn, never part of it. `TurnResult.interrupted` says so. A `cancel` set
+before the turn started writes nothing and raises `TurnInterrupted`.
 
 Permissions: `gate(name, input)` is asked before each tool runs; a `ToolResult` it returns is
 the refusal the model sees instead of running the tool. A tool call the provider could not
@@ -30,6 +38,7 @@ from typing import Any
 
 from ..checkpoints.manager import CheckpointManager
 from ..errors import TurnInterrupted
+from ..sessions.context import INTERRUPTED_BY_USER
 from ..sessions.writer import SessionWriter
 from ..storage.ids import epoch_ms, new_uuid
 from .events import OnEvent, TurnEvent
@@ -40,6 +49,8 @@ Gate = Callable[[str, dict[str, Any]], ToolResult | None]
 ToolGuard = Callable[[str, dict[str, Any], Path], "str | None"]
 
 MAX_STEPS_PER_TURN = 64
+TOOL_SKIPPED = "Skipped — the run was interrupted."  # the real CLI's result of a call an interrupt skipped
+TOOL_STOPPED = "Interrupted by user: the command was stopped before it finished."
 
 
 @dataclass
@@ -52,6 +63,7 @@ class TurnResult:
     error: str | None = None
     usage: dict[str, int | float] = field(default_factory=dict)
     model_calls: int = 0
+    interrupted: bool = False  # the user interrupted it: what was said so far is committed, marked
 
     def add_usage(self, usage: dict[str, Any]) -> None:
         """Adds one model call's usage to the turn's totals."""
@@ -89,6 +101,7 @@ class Conversation:
         self.tool_env = tool_env or {}  # added to the shell tool's environment ($COMMANDCODE_SCRATCHPAD)
         self.tool_guard = tool_guard  # refuses a call before it runs (worktree isolation): its text is the result
         self.system = system  # the system prompt every model call gets (agent/system_prompt.py)
+        self._streamed: list[str] = []  # the text deltas of the model call under way
 
     def _append(self, message: dict[str, Any], **extra: Any) -> None:
         self.entry_ids.append(self.writer.append_message(message, **extra))
@@ -108,7 +121,8 @@ class Conversation:
         """Runs one prompt to completion and commits it.
 
         Raises:
-            TurnInterrupted: `cancel` was set; nothing of the turn was committed.
+            TurnInterrupted: `cancel` was set before the turn started; nothing was written. (Set
+                while it runs, the turn is committed as far as it got: `result.interrupted`.)
         """
         if self.cancel is not None and self.cancel.is_set():  # before the checkpoint opens: nothing is written
             raise TurnInterrupted("interrupted")
@@ -117,28 +131,25 @@ class Conversation:
             last_id = next((message.get("meta", {}).get("messageId") for message in reversed(self.messages)
                             if isinstance(message.get("meta"), dict) and message["meta"].get("messageId")), None)
             self.checkpoints.open_checkpoint(prompt, len(self.messages), last_id, self.writer.leaf_id)
-        start = self._mark()
         self._append({"role": "user", "content": [{"type": "text", "text": prompt}],
                       "meta": {"source": "user", "createdAt": epoch_ms(), "messageId": new_uuid()}})
         step = self._mark()
         try:
             for _ in range(MAX_STEPS_PER_TURN):
                 step = self._mark()  # a step is whole (its tool calls and all their results) or not written
+                self._streamed = []
                 sent = self.view(self.messages) if self.view is not None else self.messages
                 reply = self.model.respond(sent, on_text=self._on_text, cancel=self.cancel, system=self.system)
                 self._record_reply(reply, result)
                 if not reply.tool_uses:
                     result.text = "\n".join(block.get("text", "") for block in reply.content if block.get("type") == "text")
                     break
-                for tool_use in reply.tool_uses:
-                    self._run_tool(tool_use, result, reply.input_errors.get(str(tool_use.get("id"))))
+                self._run_tools(reply, result)
             else:
                 result.error = f"the model did not finish within {MAX_STEPS_PER_TURN} steps"
         except TurnInterrupted:
-            self._back_to(start)  # nothing of the turn reaches the file, as after a crash
-            if self.checkpoints is not None:
-                self._flush_checkpoints(result)
-            raise
+            self._keep_interrupted(step, result)
+            return result
         except Exception as error:
             result.error = str(error) or type(error).__name__
             self._back_to(step)
@@ -153,6 +164,24 @@ class Conversation:
         if self.checkpoints is not None:
             result.notices.extend(self.checkpoints.take_notices())  # once per turn
         return result
+
+    def _keep_interrupted(self, step: tuple[tuple[int, int, str | None, bool], int], result: TurnResult) -> None:
+        """Commits an interrupted turn as far as it got (the module docstring): the reply
+        streamed so far, a result for each tool call without one, the real CLI's marker."""
+        result.interrupted = True
+        if len(self.messages) == step[1]:  # the model call was cut: keep the text it streamed
+            self._back_to(step)
+            streamed = "".join(self._streamed)
+            if streamed.strip():
+                result.text = streamed
+                self._append({"role": "assistant", "content": [{"type": "text", "text": streamed}],
+                              "meta": {"source": "model", "createdAt": epoch_ms(), "messageId": new_uuid()}},
+                             model=self.model.model_id, effort=self.effort)
+        self._append({"role": "user", "content": [{"type": "text", "text": INTERRUPTED_BY_USER}],
+                      "meta": {"messageId": new_uuid()}})
+        self._commit(force=True, result=result)
+        if self.checkpoints is not None:
+            result.notices.extend(self.checkpoints.take_notices())
 
     def _commit(self, *, force: bool, result: TurnResult) -> None:
         """Commits the turn, then the checkpoint's after-edit digests (so both survive a crash).
@@ -170,6 +199,7 @@ class Conversation:
                 result.notices.append(f"could not record this turn's after-edit digests: {error.strerror or error}")
 
     def _on_text(self, delta: str) -> None:
+        self._streamed.append(delta)
         self.emit(TurnEvent("text", text=delta))
 
     def _record_reply(self, reply: ModelReply, result: TurnResult) -> None:
@@ -179,6 +209,32 @@ class Conversation:
         result.add_usage(reply.usage)
         self.emit(TurnEvent("usage", usage=dict(reply.usage)))
         self.emit(TurnEvent("assistant", message=message))
+
+    def _run_tools(self, reply: ModelReply, result: TurnResult) -> None:
+        """Runs one step's tool calls in order. Interrupted, every call of the step still gets
+        its result (the step stays whole): the one running says it was stopped, with its
+        output so far; those not started say they were skipped."""
+        for position, tool_use in enumerate(reply.tool_uses):
+            if self.cancel is not None and self.cancel.is_set():
+                for rest in reply.tool_uses[position:]:
+                    self._append_result(rest, TOOL_SKIPPED)
+                raise TurnInterrupted("interrupted")
+            try:
+                self._run_tool(tool_use, result, reply.input_errors.get(str(tool_use.get("id"))))
+            except TurnInterrupted as interruption:  # raised while it ran: it has no result yet
+                output = getattr(interruption, "output", "")
+                self._append_result(tool_use, f"{output}\n{TOOL_STOPPED}" if output else TOOL_STOPPED)
+                for rest in reply.tool_uses[position + 1:]:
+                    self._append_result(rest, TOOL_SKIPPED)
+                raise
+
+    def _append_result(self, tool_use: dict[str, Any], text: str) -> dict[str, Any]:
+        message = {"role": "user",
+                   "content": [{"type": "tool_result", "tool_use_id": tool_use.get("id"),
+                                "content": [{"type": "text", "text": text}]}],
+                   "meta": {"source": "tool", "messageId": new_uuid()}}
+        self._append(message)
+        return message
 
     def _run_tool(self, tool_use: dict[str, Any], result: TurnResult, input_error: str | None = None) -> None:
         name = str(tool_use.get("name"))
@@ -197,11 +253,7 @@ class Conversation:
                 self.gate(name, tool_input) if self.gate is not None else None)
             outcome = refused if refused is not None else self._execute(name, tool_input, result)
         result.tool_calls += 1
-        message = {"role": "user",
-                   "content": [{"type": "tool_result", "tool_use_id": tool_use.get("id"),
-                                "content": [{"type": "text", "text": outcome.text}]}],
-                   "meta": {"source": "tool", "messageId": new_uuid()}}
-        self._append(message)
+        message = self._append_result(tool_use, outcome.text)
         self.emit(TurnEvent("tool_end", name=name, input=tool_input, tool_use_id=tool_use_id, outcome=outcome.text,
                             is_error=outcome.is_error))
         self.emit(TurnEvent("tool_result", name=name, tool_use_id=tool_use_id, message=message,

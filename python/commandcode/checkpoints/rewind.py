@@ -56,13 +56,13 @@ from .redo_points import (
     unapply,
 )
 from .rewind_code import restore_code
-from .rewind_conversation import ConversationPlan, Summarize, apply_conversation, plan_conversation
+from .rewind_conversation import ConversationPlan, Summarize, apply_conversation, plan_conversation, summaries_blocked
 from .rewind_numbers import available_modes, checkpoint_numbers, find_checkpoint
 from .rewind_preview import fill_preview
 from .rewind_result import RewindResult, SkippedFile
 
 __all__ = ["RewindMode", "RewindResult", "SkippedFile", "Summarize", "available_modes", "checkpoint_numbers",
-           "find_checkpoint", "recover_pending", "redo", "rewind"]
+           "find_checkpoint", "recover_pending", "redo", "rewind", "summaries_blocked"]
 
 
 def recover_pending(files: SessionFiles, root: Path | None, *, store: backups.BackupStore | None = None,
@@ -110,10 +110,13 @@ def rewind(
     """
     def check(records: list[Checkpoint]) -> int:
         index = find_checkpoint(records, number)
-        offered = available_modes(records, index, has_transcript=files.transcript.exists())
+        compacted = not mode.restores_code and not mode.moves_conversation and \
+            records[index].id in summaries_blocked(files, records)
+        offered = available_modes(records, index, has_transcript=files.transcript.exists(), summarizable=not compacted)
         if mode not in offered:
             choices = ", ".join(choice.value for choice in offered) or "none"
-            passed = " (a rewind passed it: its prompt is not in the conversation)" if records[index].rewound else ""
+            passed = " (a rewind passed it: its prompt is not in the conversation)" if records[index].rewound else \
+                " (a compaction after it summarized its turns)" if compacted else ""
             raise CheckpointError(f"checkpoint {number} does not offer --mode {mode.value}; it offers: {choices}{passed}",
                                   hint="`commandcode checkpoints list REF --all` shows what each checkpoint offers")
         return index

@@ -15,7 +15,7 @@ nothing here knows which model writes it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,6 +146,31 @@ def _refuse_compaction_after(session: Session, target: str | None, number: int, 
             f"cannot summarize {verb} checkpoint {number}: the conversation after it holds an earlier summary "
             "(a compaction), which this would undo or repeat",
             hint="summarize from or up to a checkpoint after that summary")
+
+
+def summaries_blocked(files: SessionFiles, records: Sequence[Checkpoint]) -> set[str]:
+    """The ids of the turn checkpoints a compaction has passed: the latest compaction on the
+    conversation's path (the first entry of its context) comes after where they started, so a
+    summary from or up to them is refused (`_refuse_compaction_after`) and is not offered."""
+    if not files.transcript.exists():
+        return set()
+    session = open_session(files.transcript)
+    context_ids, _ = session.context_plan()
+    if not context_ids or session.read_entries(context_ids[:1])[0].get("type") != "compaction":
+        return set()
+    where = {entry_id: position for position, entry_id in enumerate(session.path_ids())}
+    compaction = where.get(context_ids[0], -1)
+    blocked = set()
+    for record in records:
+        if record.is_redo_point or record.rewound:
+            continue
+        try:
+            target = conversation_target(session, record)
+        except InvalidSessionError:
+            target = None
+        if (where.get(target, -1) if target is not None else -1) < compaction:
+            blocked.add(record.id)
+    return blocked
 
 
 def apply_conversation(writer: SessionWriter, plan: ConversationPlan, marker: dict[str, Any], result: RewindResult) -> str:

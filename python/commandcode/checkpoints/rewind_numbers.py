@@ -41,11 +41,13 @@ def _ranges(numbers: list[int]) -> str:
     return ", ".join(str(number) for number in numbers) if len(numbers) < 8 else f"{numbers[0]}–{numbers[-1]}"
 
 
-def available_modes(records: Sequence[Checkpoint], index: int, *, has_transcript: bool) -> list[RewindMode]:
+def available_modes(records: Sequence[Checkpoint], index: int, *, has_transcript: bool,
+                    summarizable: bool = True) -> list[RewindMode]:
     """The choices a checkpoint offers. A rewind that would change no file offers no code
     restore; a session with no transcript offers code only; summarizing up to a checkpoint
     needs something before it; a checkpoint a rewind passed (its prompt is not in the
-    conversation) offers no summary, only rewinds forward to it."""
+    conversation) offers no summary, only rewinds forward to it, and neither does one a
+    compaction passed (`summarizable` False: `rewind_conversation.summaries_blocked`)."""
     has_code = any(item.restorable or item.problem for record in records[index:] for item in record.files)
     modes = []
     if has_transcript:
@@ -54,7 +56,7 @@ def available_modes(records: Sequence[Checkpoint], index: int, *, has_transcript
         modes.append(RewindMode.CONVERSATION)
     if has_code:
         modes.append(RewindMode.CODE)
-    if has_transcript and not records[index].rewound:  # a summary is of the conversation as it stands
+    if has_transcript and summarizable and not records[index].rewound:  # a summary is of the conversation as it stands
         modes.append(RewindMode.SUMMARIZE_FROM)
         if records[index].message_count > 0:
             modes.append(RewindMode.SUMMARIZE_TO)

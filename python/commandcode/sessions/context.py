@@ -27,6 +27,9 @@ NO_RESULT = "No result \u2014 the tool call did not complete (interrupted or los
 """The synthetic result the real CLI sends for a tool call that has none (its `prepareForSend`)."""
 SYNTHETIC_RESULTS = "synthetic-tool-results"
 """`meta.source` of the message `with_tool_results` inserts."""
+# The user message that ends an interrupted turn: the real CLI's INTERRUPTED_BY_USER_MESSAGE, which
+# it shows as "Interrupted · What should Command Code do instead?" and sends to the model as is.
+INTERRUPTED_BY_USER = "Interrupted by user"
 
 
 class Context(Frozen):
@@ -151,29 +154,43 @@ def estimate_tokens(messages: list[dict[str, Any]]) -> int:
     return sum(block_tokens(block) for message in messages for block in content_blocks(message.get("content")))
 
 
-def context_tokens(messages: list[dict[str, Any]], entry_ids: list[str],
-                   read_entries: Callable[[list[str]], list[dict[str, Any]]]) -> int:
-    """How full the context is, as Claude Code counts it: the provider's own count at the last
-    reply (`usage.inputTokens + outputTokens` of the last assistant entry in the context) plus
-    the estimate of what came after it; the estimate alone before any reply, or when that count
-    no longer describes what precedes the reply (a summary written after it replaced earlier
-    messages: a compaction, a summarizing rewind). `entry_ids` run parallel to `messages`."""
-    last = next((index for index in range(len(messages) - 1, -1, -1)
-                 if messages[index].get("role") == "assistant" and index < len(entry_ids) and entry_ids[index]), None)
-    if last is None:
-        return estimate_tokens(messages)
-    summaries = [str((message.get("meta") or {}).get("summaryEntryId")) for message in messages[:last]
-                 if (message.get("meta") or {}).get("isSummary") and (message.get("meta") or {}).get("summaryEntryId")]
-    try:
-        reply, *summary_entries = read_entries([entry_ids[last], *summaries])
-    except (CommandcodeError, LookupError, ValueError, OSError):  # an entry gone: the estimate
-        return estimate_tokens(messages)
+USAGE_LOOKBACK = 8  # assistant entries read back for the last reported usage
+
+
+def _reported(reply: dict[str, Any]) -> int | None:
+    """`usage.inputTokens + outputTokens` of an assistant entry, if the provider reported them."""
     usage = reply.get("usage")
     reported = [usage.get(key) for key in ("inputTokens", "outputTokens")] if isinstance(usage, dict) else []
     counts = [value for value in reported if isinstance(value, int) and not isinstance(value, bool) and value >= 0]
-    if len(counts) != 2 or not counts[0]:
+    return sum(counts) if len(counts) == 2 and counts[0] else None
+
+
+def context_tokens(messages: list[dict[str, Any]], entry_ids: list[str],
+                   read_entries: Callable[[list[str]], list[dict[str, Any]]]) -> int:
+    """How full the context is, as Claude Code counts it: the provider's own count at the last
+    reply that reported one (`usage.inputTokens + outputTokens` of the last assistant entry in
+    the context carrying usage; a reply an interrupt cut carries none) plus the estimate of what
+    came after it; the estimate alone before any reply, or when that count no longer describes
+    what precedes the reply (a summary written after it replaced earlier messages: a compaction,
+    a summarizing rewind). `entry_ids` run parallel to `messages`."""
+    replies = [index for index in range(len(messages) - 1, -1, -1)
+               if messages[index].get("role") == "assistant" and index < len(entry_ids) and entry_ids[index]]
+    replies = replies[:USAGE_LOOKBACK]
+    if not replies:
         return estimate_tokens(messages)
+    summaries = [(position, str(meta.get("summaryEntryId"))) for position, meta in
+                 ((position, message.get("meta") or {}) for position, message in enumerate(messages[:replies[0]]))
+                 if meta.get("isSummary") and meta.get("summaryEntryId")]
+    try:
+        entries = read_entries([*(entry_ids[index] for index in replies), *(entry for _, entry in summaries)])
+    except (CommandcodeError, LookupError, ValueError, OSError):  # an entry gone: the estimate
+        return estimate_tokens(messages)
+    found = next(((index, entry) for index, entry in zip(replies, entries, strict=False) if _reported(entry)), None)
+    if found is None:
+        return estimate_tokens(messages)
+    last, reply = found
     stamp = str(reply.get("timestamp", ""))
-    if any(str(entry.get("timestamp", "")) > stamp for entry in summary_entries):
+    if any(position < last and str(entry.get("timestamp", "")) > stamp
+           for (position, _), entry in zip(summaries, entries[len(replies):], strict=False)):
         return estimate_tokens(messages)
-    return sum(counts) + estimate_tokens(messages[last + 1:])
+    return (_reported(reply) or 0) + estimate_tokens(messages[last + 1:])

@@ -27,9 +27,12 @@ if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
 
     from ..agent.runtime import AgentSession
+    from ..agent.turn import TurnResult
 
 IMMEDIATE = frozenset({"trace", "status", "session-file", "help", "expand"})  # safe to run while a turn runs
 EXIT_CONFIRM_SECONDS = 2.0
+INTERRUPTED_KEPT = ("Interrupted · what was said so far is kept, marked interrupted (the model is told); "
+                    "its file edits stay (a rewind undoes them)")
 
 
 class Signal:
@@ -47,12 +50,13 @@ class TurnRunner:
         self.cancel = threading.Event()
         self.done = threading.Event()
         self.error: BaseException | None = None
+        self.result: TurnResult | None = None
         self.live = LiveTurn(shell.output, shell.calls, shell.redraw)
         self.thread = threading.Thread(target=self._run, name="commandcode-turn", daemon=True)
 
     def _run(self) -> None:
         try:
-            self.shell.agent.run_turn(self.prompt, on_event=self.live.on_event, cancel=self.cancel)
+            self.result = self.shell.agent.run_turn(self.prompt, on_event=self.live.on_event, cancel=self.cancel)
         except BaseException as error:  # reported by the main thread, never a traceback
             self.error = error
         finally:
@@ -472,10 +476,12 @@ class InteractiveShell(ShellBase):
         turn, self.turn = self.turn, None
         assert turn is not None
         if not isinstance(turn.error, TurnInterrupted):
-            turn.live.flush()  # reply text a model streamed without a closing usage event
+            turn.live.flush()  # reply text a model streamed without a closing usage event (or cut by Esc)
         error = turn.error
-        if isinstance(error, TurnInterrupted):
-            self.notice("interrupted — nothing of this turn was saved; its file edits stay (a rewind undoes them)")
+        if turn.result is not None and turn.result.interrupted:
+            self.notice(INTERRUPTED_KEPT)
+        elif isinstance(error, TurnInterrupted):
+            self.notice("interrupted before it started — nothing of this turn was saved")
         elif isinstance(error, CommandcodeError):
             self.output.error(str(error), error.hint)
         elif error is not None:

@@ -1,12 +1,15 @@
 """The recent conversation a resumed (or rewound) session shows above its prompt, as Claude Code
 and pi do: the last few exchanges of the context the model will see, each prompt whole (two
-lines at most) with the size of its reply and how many tool calls it made. The reply's words are
+lines at most) with the size of its reply, how many tool calls it made and whether the user
+interrupted it. The reply's words are
 not repeated: printed above a new prompt they would read as the answer to it. Pure text from the
 message list; `Output.recap` prints it."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from ..sessions.context import INTERRUPTED_BY_USER
 
 EXCHANGES = 3
 LINE_WIDTH = 200
@@ -15,12 +18,13 @@ LINE_WIDTH = 200
 class Exchange:
     """One user prompt and what followed it until the next prompt."""
 
-    __slots__ = ("prompt", "reply", "tool_calls")
+    __slots__ = ("interrupted", "prompt", "reply", "tool_calls")
 
     def __init__(self, prompt: str) -> None:
         self.prompt = prompt
         self.reply: list[str] = []
         self.tool_calls = 0
+        self.interrupted = False  # the user interrupted it (the real CLI's marker follows it)
 
 
 def _texts(message: dict[str, Any]) -> list[str]:
@@ -44,6 +48,8 @@ def recent_exchanges(messages: list[dict[str, Any]], count: int = EXCHANGES) -> 
     for message in messages:
         if _is_prompt(message):
             exchanges.append(Exchange("\n".join(_texts(message))))
+        elif exchanges and message.get("role") == "user" and _texts(message) == [INTERRUPTED_BY_USER]:
+            exchanges[-1].interrupted = True
         elif exchanges and message.get("role") == "assistant":
             exchanges[-1].reply.extend(_texts(message))
             content = message.get("content")
@@ -69,4 +75,6 @@ def recap_lines(messages: list[dict[str, Any]], count: int = EXCHANGES) -> list[
             lines.append(("tools", f"  ⎿ replied ({words} word{'s' if words != 1 else ''})"))
         if exchange.tool_calls:
             lines.append(("tools", f"({exchange.tool_calls} tool call{'s' if exchange.tool_calls != 1 else ''})"))
+        if exchange.interrupted:
+            lines.append(("tools", "  (interrupted)"))
     return lines

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 ROW_CHECKPOINT = "checkpoint"
 ROW_REDO = "redo"
 ROW_RESUME = "resume"
+ROW_NO_REDO = "no-redo"  # a rewind that turns made since keep from being undone: the row says why
 
 
 PROMPT_CHARS = 60
@@ -40,13 +41,14 @@ class MenuRow:
     """One row of the menu: `kind` is `checkpoint` (with `number` and the `modes` it offers),
     `redo`, or `resume` (with `session_id`)."""
 
-    __slots__ = ("files", "kind", "modes", "number", "prompt", "session_id", "time")
+    __slots__ = ("files", "kind", "modes", "number", "prompt", "reason", "session_id", "time")
 
     def __init__(self, kind: str, *, number: int = 0, time: str = "", prompt: str = "", files: str = "",
-                 modes: list[RewindMode] | None = None, session_id: str | None = None) -> None:
+                 modes: list[RewindMode] | None = None, session_id: str | None = None, reason: str = "") -> None:
         self.kind, self.number, self.time, self.prompt, self.files = kind, number, time, prompt, files
         self.modes = modes or []
         self.session_id = session_id
+        self.reason = reason  # a `no-redo` row: why there is no redo
 
     @property
     def label(self) -> str:
@@ -54,6 +56,8 @@ class MenuRow:
             return f"/resume {self.session_id} (previous session)"
         if self.kind == ROW_REDO:
             return "Redo: undo the last rewind"
+        if self.kind == ROW_NO_REDO:
+            return "No redo: " + self.reason.removeprefix("cannot redo: ").split(", and ")[0]
         return f"{self.time}  {one_line(self.prompt) or '(no prompt)'}  —  {self.files}"
 
 
@@ -78,17 +82,22 @@ def _files_label(count: int) -> str:
 
 
 def menu_rows(agent: AgentSession, previous_session_id: str | None = None) -> list[MenuRow]:
-    """The rows: "Redo" (when a rewind can be undone), the checkpoints newest first, then
-    "/resume" (a session this process left by `/clear` or a fork): Enter on the preselected first
-    row rewinds or redoes, it never switches sessions."""
+    """The rows: "Redo" (when a rewind can be undone), the checkpoints newest first, "No redo"
+    saying why when turns made since a rewind keep it from being undone, then "/resume" (a
+    session this process left by `/clear` or a fork): Enter on the preselected first row rewinds
+    or redoes, it never switches sessions."""
     rows: list[MenuRow] = []
-    if agent.files.checkpoints.exists() and agent.can_redo():
+    redo = agent.files.checkpoints.exists() and agent.can_redo()
+    if redo:
         rows.append(MenuRow(ROW_REDO))
     choices = agent.checkpoint_choices() if agent.files.checkpoints.exists() else []
     for choice in reversed(choices):
         edited = sum(1 for item in choice.record.files if item.restorable or item.problem)
         rows.append(MenuRow(ROW_CHECKPOINT, number=choice.number, time=_local_time(choice.record.created_at),
                             prompt=choice.record.prompt or "", files=_files_label(edited), modes=list(choice.modes)))
+    refusal = agent.redo_refusal() if agent.files.checkpoints.exists() and not redo else None
+    if refusal:  # after the checkpoints: Enter on the first row still rewinds
+        rows.append(MenuRow(ROW_NO_REDO, reason=refusal))
     if previous_session_id and previous_session_id != agent.session_id:
         rows.append(MenuRow(ROW_RESUME, session_id=previous_session_id))
     return rows

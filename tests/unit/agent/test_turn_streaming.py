@@ -1,6 +1,7 @@
 """The streaming and interruption interface the shell codes against: `run_turn(on_event=, cancel=)`,
 `Model.respond(on_text=, cancel=)`, `bash` in its own process group killed on cancel, an
-interrupted turn leaving nothing in the file, and the prompt history as the caller's choice."""
+interrupted turn committed whole as far as it got (marked with the real CLI's `Interrupted by
+user`), and the prompt history as the caller's choice."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from commandcode.agent.providers.base import ModelReply
 from commandcode.agent.runtime import AgentSession
 from commandcode.agent.tools import run_tool
 from commandcode.errors import TurnInterrupted
+from commandcode.sessions.reader import open_session
 
 
 def _alive(pid: int) -> bool:
@@ -43,7 +45,7 @@ def test_events_stream_text_deltas_tools_and_usage(here: Path) -> None:
     assert sum(1 for event in events if event.kind == "usage") == 3  # two model calls, then one
 
 
-def test_an_interrupted_model_call_leaves_no_partial_turn(here: Path) -> None:
+def test_an_interrupted_model_call_keeps_what_streamed_in_one_commit(here: Path) -> None:
     with AgentSession.start(here) as agent:
         agent.run_turn("first")
         before = agent.files.transcript.read_bytes()
@@ -53,13 +55,15 @@ def test_an_interrupted_model_call_leaves_no_partial_turn(here: Path) -> None:
             if event.kind == "text":
                 cancel.set()
 
-        with pytest.raises(TurnInterrupted):
-            agent.run_turn("second one streams for a while", on_event=stop_on_first_delta, cancel=cancel)
-        assert agent.files.transcript.read_bytes() == before
-        assert [m["content"][0]["text"] for m in agent.messages] == ["first", "Offline model reply. You said: first"]
-        agent.run_turn("third")  # the session goes on where it was
-    texts = [line for line in agent.files.transcript.read_text().splitlines() if "second one" in line]
-    assert texts == []
+        result = agent.run_turn("second one streams for a while", on_event=stop_on_first_delta, cancel=cancel)
+        assert result.interrupted and result.text == "Offl"  # the first token-sized chunk
+        after = agent.files.transcript.read_bytes()
+        assert after.startswith(before) and after.count(b"\n") - before.count(b"\n") == 3  # prompt, partial, marker
+        said = [(m["role"], m["content"][0]["text"]) for m in agent.messages]
+        assert said[2:] == [("user", "second one streams for a while"), ("assistant", "Offl"),
+                            ("user", "Interrupted by user")]
+        agent.run_turn("third")  # the session goes on after it
+    assert b"You said: third" in agent.files.transcript.read_bytes()
 
 
 def test_an_interrupted_new_session_leaves_no_file(here: Path) -> None:
@@ -101,19 +105,25 @@ def test_cancel_kills_the_whole_process_group_of_bash_at_once(tmp_path: Path) ->
     assert not _alive(child), "the background child of the command survived"
 
 
-def test_an_interrupted_bash_turn_commits_nothing(here: Path) -> None:
+def test_an_interrupted_bash_turn_keeps_the_call_with_its_output_so_far(here: Path) -> None:
     cancel = threading.Event()
 
     def on_event(event: TurnEvent) -> None:
         if event.kind == "tool_start":
-            threading.Timer(0.2, cancel.set).start()
+            threading.Timer(0.5, cancel.set).start()
 
     with AgentSession.start(here, permission_mode="bypassPermissions") as agent:
         agent.run_turn("first")
-        before = agent.files.transcript.read_bytes()
-        with pytest.raises(TurnInterrupted):
-            agent.run_turn('call bash {"command": "sleep 300"}', on_event=on_event, cancel=cancel)
-        assert agent.files.transcript.read_bytes() == before
+        result = agent.run_turn('call bash {"command": "echo so-far; sleep 300"}', on_event=on_event, cancel=cancel)
+        assert result.interrupted
+        *_, call, stopped, marker = agent.messages
+        assert call["content"][0]["type"] == "tool_use"
+        block = stopped["content"][0]
+        assert block["tool_use_id"] == call["content"][0]["id"]
+        assert block["content"][0]["text"] == "so-far\nInterrupted by user: the command was stopped before it finished."
+        assert marker["content"] == [{"type": "text", "text": "Interrupted by user"}] and marker["meta"].keys() == {"messageId"}
+    reopened = open_session(agent.files.transcript).context().messages
+    assert reopened[-3:] == agent.messages[-3:]
 
 
 def test_bash_timeout_output_cap_and_exit_code(tmp_path: Path) -> None:

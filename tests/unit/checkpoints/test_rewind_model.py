@@ -16,7 +16,7 @@ The model (what a demanding user expects):
   it; `summarize-to k`: a compaction of the context before it, keeping the path from turn k on.
   The context a path shows is the real CLI's (format §4.4), which the model computes itself. A
   summary is refused when turn k's starting point is not on the path or a compaction lies after
-  it (the summary would undo or repeat it), and not offered for a checkpoint rewound past;
+  it (the summary would undo or repeat it: not offered either), and not offered for a checkpoint rewound past;
 - the checkpoints offered are exactly the turns whose prompts the context holds, as themselves
   or inside a summary (no phantom: none whose prompt the conversation does not hold);
 - `--redo` undoes the newest rewind not undone: files and context as just before it; it is
@@ -162,6 +162,14 @@ def _summary(model: Model, number: int, mode: RewindMode) -> list[Item] | None:
     return [*path, Item("c", labels_of(before), cut)] if before else None
 
 
+def _compacted_since(model: Model, number: int) -> bool:
+    """Whether a compaction on the path comes after checkpoint `number`'s starting point (from
+    the path's start when that point is not on it): no summary is offered there."""
+    start, path = model.starts[number].path, model.state.path
+    cut = len(start) if path[:len(start)] == start else 0
+    return any(item.kind == "c" for item in path[cut:])
+
+
 def _rewind(agent: AgentSession, model: Model, number: int, mode: RewindMode, turns: int) -> None:
     """One rewind, checked against the model (which it then updates)."""
     _, offered = agent.offered_modes(number)
@@ -170,8 +178,9 @@ def _rewind(agent: AgentSession, model: Model, number: int, mode: RewindMode, tu
         if mode in (RewindMode.CODE, RewindMode.BOTH):
             assert start.files == model.state.files, f"checkpoint {number} offers no code rewind, yet files changed since"
         if mode in (RewindMode.SUMMARIZE_FROM, RewindMode.SUMMARIZE_TO):
-            assert number not in model.visible() or (mode is RewindMode.SUMMARIZE_TO and not start.path), \
-                f"checkpoint {number} is in the conversation, yet offers no {mode.value}"
+            assert number not in model.visible() or _compacted_since(model, number) or \
+                (mode is RewindMode.SUMMARIZE_TO and not start.path), \
+                f"checkpoint {number} is in the conversation and no compaction passed it, yet offers no {mode.value}"
         with pytest.raises(CheckpointError, match="does not offer"):
             agent.rewind(number, mode)
         model.note("refused: not offered")
@@ -179,6 +188,7 @@ def _rewind(agent: AgentSession, model: Model, number: int, mode: RewindMode, tu
     before = model.copy()
     if mode in (RewindMode.SUMMARIZE_FROM, RewindMode.SUMMARIZE_TO):
         assert number in model.visible(), f"{mode.value} offered for checkpoint {number}, not in the conversation"
+        assert not _compacted_since(model, number), f"{mode.value} offered for checkpoint {number}, a compaction passed"
         path = _summary(model, number, mode)
         if path is None:
             with pytest.raises(CommandcodeError):

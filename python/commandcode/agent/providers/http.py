@@ -34,6 +34,7 @@ class Exchange:
         self.url, self.body, self.headers, self.timeout, self.cancel, self.label = url, body, headers, timeout, cancel, label
         self._connection: http.client.HTTPConnection | None = None
         self._response: http.client.HTTPResponse | None = None
+        self._sock: socket.socket | None = None  # kept: a `Connection: close` reply takes it off the connection
         self._done = threading.Event()
         self.status = 0
         self.content_type = ""
@@ -54,6 +55,9 @@ class Exchange:
         try:
             self._connection.request("POST", path, body=payload, headers={
                 **self.headers, "Content-Type": "application/json", "Accept": "text/event-stream, application/json"})
+            self._sock = self._connection.sock
+            if self.cancel is not None and self.cancel.is_set():
+                self._shutdown()  # the watcher may have looked before the socket was there
             self._response = self._connection.getresponse()
         except BaseException as error:
             self.close()
@@ -87,7 +91,7 @@ class Exchange:
 
     def _shutdown(self) -> None:
         connection = self._connection
-        sock = getattr(connection, "sock", None) if connection is not None else None
+        sock = self._sock or (getattr(connection, "sock", None) if connection is not None else None)
         if sock is not None:
             try:
                 sock.shutdown(socket.SHUT_RDWR)

@@ -20,7 +20,7 @@ def run(shell: Shell, args: str) -> None:
     Raises:
         CommandcodeError: there is nothing to rewind to, or the chosen rewind was refused.
     """
-    from ...ui.rewind_menu import ROW_RESUME, MenuChoice, new_screen, perform
+    from ...ui.rewind_menu import ROW_REDO, ROW_RESUME, MenuChoice, new_screen, perform
 
     if args.strip():
         raise CommandcodeError("/rewind takes no arguments", hint="it opens the rewind menu")
@@ -35,12 +35,14 @@ def run(shell: Shell, args: str) -> None:
         shell.switch_to(AgentSession.for_reference(choice.row.session_id, shell.cwd))
         shell.notice(f"Resumed the previous session {choice.row.session_id}")
         return
+    offered = {item.number for item in agent.checkpoint_choices()} if choice.row.kind == ROW_REDO else set()
     result = perform(agent, choice)
     if result is None:
         return
     touched = len(result.written) + len(result.deleted)
     if result.redo:
-        shell.print(f"Undid the rewind to checkpoint {result.number}: {touched} file(s) put back")
+        shell.print(redo_summary(result.number, sorted({item.number for item in agent.checkpoint_choices()} - offered),
+                                 touched))
     else:
         shell.print(f"Rewound to checkpoint {result.number} ({result.mode.label.lower()}): {touched} file(s) restored")
     for skipped in result.skipped:
@@ -50,6 +52,17 @@ def run(shell: Shell, args: str) -> None:
         shell.show_recap()
     if not result.redo and choice.mode in (RewindMode.BOTH, RewindMode.CONVERSATION) and choice.row.prompt:
         shell.put_input(choice.row.prompt)  # the rewound prompt, back in the input box to edit and resend
+
+
+def redo_summary(number: int, back: list[int], touched: int) -> str:
+    """What a redo did, in words: which checkpoints the conversation holds again, and the files."""
+    files = f"{touched} file(s) put back as they were before that rewind"
+    if not back:
+        return f"Undid the rewind to checkpoint {number}: the conversation did not move; {files}"
+    shown = f"checkpoint {back[0]}" if len(back) == 1 else f"checkpoints {back[0]}–{back[-1]}" if \
+        back == list(range(back[0], back[-1] + 1)) else "checkpoints " + ", ".join(map(str, back))
+    return (f"Undid the rewind to checkpoint {number}: the conversation is back where it was before it, "
+            f"with {shown} in it again; {files}")
 
 
 COMMANDS = [

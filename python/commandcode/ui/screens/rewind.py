@@ -26,7 +26,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...checkpoints.modes import CANCEL_LABEL, RewindMode
-from ..rewind_menu import ROW_CHECKPOINT, ROW_REDO, ROW_RESUME, MenuChoice, MenuRow
+from ..rewind_menu import ROW_CHECKPOINT, ROW_NO_REDO, ROW_REDO, ROW_RESUME, MenuChoice, MenuRow
 
 Preview = Callable[[MenuRow, "RewindMode | None"], str]
 CANCEL = "cancel"
@@ -108,7 +108,8 @@ class RewindScreen(Screen[MenuChoice | None]):
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option_list.id == "rows":
             row = self.rows[int(event.option.id or 0)]
-            self._set_preview("" if row.kind != ROW_CHECKPOINT else f"{row.files}. Enter: choose what to restore.")
+            self._set_preview(_no_redo_text(row) if row.kind == ROW_NO_REDO else
+                              "" if row.kind != ROW_CHECKPOINT else f"{row.files}. Enter: choose what to restore.")
         elif self.stage == "actions" and self.row is not None:
             value = event.option.id
             self._set_preview("" if value == CANCEL else self.preview(self.row, RewindMode(value)))
@@ -121,6 +122,8 @@ class RewindScreen(Screen[MenuChoice | None]):
                 self.dismiss(MenuChoice(row))
             elif row.kind == ROW_REDO:
                 self._ask(row, None)
+            elif row.kind == ROW_NO_REDO:  # nothing to run: it only says why
+                self._set_preview(_no_redo_text(row))
             else:
                 self._show_actions(row)
             return
@@ -154,3 +157,9 @@ class RewindScreen(Screen[MenuChoice | None]):
         if rows.highlighted is None:
             rows.highlighted = 0
 
+
+def _no_redo_text(row: MenuRow) -> str:
+    """Why there is no redo, in lines the narrow preview pane shows whole (it does not wrap)."""
+    import textwrap
+
+    return textwrap.fill(row.reason[:1].upper() + row.reason[1:], 44) + "\nTo go back, rewind to a checkpoint instead."
