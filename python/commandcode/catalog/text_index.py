@@ -10,13 +10,15 @@ Layout (docs/format.md §20, "text index"), in the catalog file, owned here and 
   rewrite, and how far its tool results are (`results`, never past `indexed`): results cost the
   most to index and only `--deep` needs them, so they are a second pass (`build(results=True)`),
   which the background indexer runs after the first;
-- `text_rows(id, file, offset, ordinal, kind, ts)`: one row per text, addressed by its line's
-  byte offset and its ordinal among that line's texts (`_native.texts_at` reads it back);
-- `text_fts` (FTS5, trigram, `detail=full`, contentless): user, assistant and tool-call texts,
-  ranked by bm25 and matched as phrases; `result_fts` (FTS5, trigram, `detail=none`,
-  contentless): tool results (`--deep`), matched as all of the query's trigrams. The FTS rowid
-  is the `text_rows` id. Neither keeps a copy of the text: snippets are read back from the
-  transcript, and a hit whose line no longer holds the query is dropped (no wrong snippet).
+- `text_rows(id, file, offset, ordinal, kind, ts, length)`: one row per text, addressed by its
+  line's byte offset and its ordinal among that line's texts (`_native.texts_at` reads it back),
+  with its length in characters (the search ranks by it, see `search.py`);
+- `text_fts`: user, assistant and tool-call texts; `result_fts`: tool results (`--deep`). Both
+  FTS5, trigram, contentless, `detail=none`: they say which rows hold all of a query's
+  trigrams, nothing more (no positions: a fifth of the size of `detail=full` and a faster build).
+  The FTS rowid is the `text_rows` id. Neither keeps a copy of the text: every candidate is read
+  back from the transcript and kept only when its text holds the query (no wrong snippet, no
+  trigrams matched out of order).
 
 A transcript rewritten, truncated, replaced (another inode, a shorter file, another tail hash)
 or gone loses its rows; contentless FTS5 rows cannot be deleted on this SQLite, so their postings stay
@@ -36,7 +38,7 @@ from collections.abc import Callable, Iterable
 
 from .db import from_db, to_db
 
-VERSION = 1
+VERSION = 2
 STEP_BYTES = 64 << 20
 TAIL_HASH_BYTES = 4096
 REBUILD_GARBAGE = 10_000
@@ -49,8 +51,9 @@ _TABLES = (
     "CREATE TABLE IF NOT EXISTS text_files (id INTEGER PRIMARY KEY, path TEXT UNIQUE, inode INTEGER, size INTEGER, "
     "mtime_ns INTEGER, indexed INTEGER, tail_hash TEXT, results INTEGER)",
     "CREATE TABLE IF NOT EXISTS text_rows (id INTEGER PRIMARY KEY, file INTEGER, offset INTEGER, ordinal INTEGER, "
-    "kind INTEGER, ts TEXT)",
-    "CREATE VIRTUAL TABLE IF NOT EXISTS text_fts USING fts5(text, content='', tokenize='trigram', detail=full)",
+    "kind INTEGER, ts TEXT, length INTEGER)",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS text_fts USING fts5(text, content='', tokenize='trigram', detail=none, "
+    "columnsize=0)",
     "CREATE VIRTUAL TABLE IF NOT EXISTS result_fts USING fts5(text, content='', tokenize='trigram', detail=none, "
     "columnsize=0)",
 )
@@ -98,8 +101,8 @@ def prepare(connection: sqlite3.Connection) -> None:
             connection.execute(f"DROP TABLE IF EXISTS {table}")
         for statement in _TABLES:
             connection.execute(statement)
-        connection.execute("INSERT INTO text_index_meta VALUES ('version', ?), ('garbage', 0), ('next_row', 1)",
-                           (VERSION,))
+        connection.execute("INSERT INTO text_index_meta VALUES ('version', ?), ('garbage', 0), ('next_row', 1), "
+                           "('texts', 0), ('chars', 0)", (VERSION,))
         connection.execute("COMMIT")
     except BaseException:
         connection.execute("ROLLBACK")
@@ -246,9 +249,14 @@ def _commit(connection: sqlite3.Connection, state: FileState, rows: list[tuple[i
         first = connection.execute("SELECT value FROM text_index_meta WHERE key = 'next_row'").fetchone()[0]
         connection.execute("UPDATE text_index_meta SET value = ? WHERE key = 'next_row'", (first + len(rows),))
         file_id = state.file_id
-        connection.executemany("INSERT INTO text_rows VALUES (?, ?, ?, ?, ?, ?)",
-                               [(first + number, file_id, offset, ordinal, kind, stamp)
-                                for number, (offset, ordinal, kind, _entry, stamp, _text) in enumerate(rows)])
+        lengths = [len(row[5]) for row in rows]
+        connection.executemany("INSERT INTO text_rows VALUES (?, ?, ?, ?, ?, ?, ?)",
+                               [(first + number, file_id, offset, ordinal, kind, stamp, length)
+                                for number, ((offset, ordinal, kind, _entry, stamp, _text), length)
+                                in enumerate(zip(rows, lengths))])
+        if not results:  # the ranking's average text length (`search.py`)
+            connection.execute("UPDATE text_index_meta SET value = value + CASE key WHEN 'texts' THEN ? ELSE ? END "
+                               "WHERE key IN ('texts', 'chars')", (len(rows), sum(lengths)))
         table = "result_fts" if results else "text_fts"
         connection.executemany(f"INSERT INTO {table} (rowid, text) VALUES (?, ?)",
                                [(first + number, row[5]) for number, row in enumerate(rows)])
