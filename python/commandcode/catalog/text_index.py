@@ -208,33 +208,53 @@ def build(connection: sqlite3.Connection, files: list[FileState], *, results: bo
     Raises:
         sqlite3.Error: the catalog failed (what was committed stays; the next build resumes).
     """
-    from .._native import extract_texts
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     total = sum(max(0, state.indexed - state.results) if results else state.pending for state in files)
     done = 0
-    for state in files:
-        while (state.indexed > state.results) if results else state.pending > 0:
-            if should_stop is not None and should_stop():
-                return done
-            start = state.results if results else state.indexed
-            try:
-                if results:
-                    rows, end = extract_texts(state.path, start, min(STEP_BYTES, state.indexed - start), RESULT_KINDS)
-                    tail = ""
-                else:
-                    rows, end = extract_texts(state.path, start, STEP_BYTES, TEXT_KINDS)
-                    tail = tail_hash(state.path, end)
-            except OSError:
-                break  # unreadable now: searched by scan (which says so) until it reads again
-            if end == start or (results and end > state.indexed):
-                if not results:
-                    state.size = end  # only a torn last line is left: it waits for its writer
-                break
-            _commit(connection, state, rows, end, tail, results=results)
-            done += end - start
-            if progress is not None:
-                progress(done, total)
+    # The next step is read (natively, the GIL released) while this one is committed.
+    with ThreadPoolExecutor(max_workers=1) as reader:
+        for state in files:
+            ahead: Future[Step] | None = None
+            while (state.indexed > state.results) if results else state.pending > 0:
+                if should_stop is not None and should_stop():
+                    return done
+                start = state.results if results else state.indexed
+                try:
+                    rows, end, tail = ahead.result() if ahead is not None else _step(state, start, results=results)
+                except OSError:
+                    break  # unreadable now: searched by scan (which says so) until it reads again
+                ahead = None
+                if end == start or (results and end > state.indexed):
+                    if not results:
+                        state.size = end  # only a torn last line is left: it waits for its writer
+                    break
+                if end < (state.indexed if results else state.size):
+                    ahead = reader.submit(_step, state, end, results=results)
+                _commit(connection, state, rows, end, tail, results=results)
+                done += end - start
+                if progress is not None:
+                    progress(done, total)
     return done
+
+
+Step = tuple[list[tuple[int, int, int, str, str, str]], int, str]  # rows, end, tail hash
+
+
+def _step(state: FileState, start: int, *, results: bool) -> Step:
+    """The rows of one step of `state` from `start` (tool results, or the other texts), the
+    offset after its last whole line and (for the texts) the tail hash before that offset.
+
+    Raises:
+        OSError: the transcript cannot be read.
+    """
+    from .._native import extract_texts
+
+    if results:
+        rows, end = extract_texts(state.path, start, min(STEP_BYTES, state.indexed - start), RESULT_KINDS)
+        return rows, end, ""
+    rows, end = extract_texts(state.path, start, STEP_BYTES, TEXT_KINDS)
+    return rows, end, tail_hash(state.path, end)
 
 
 def _commit(connection: sqlite3.Connection, state: FileState, rows: list[tuple[int, int, int, str, str, str]],
