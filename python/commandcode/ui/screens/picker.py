@@ -96,6 +96,7 @@ class PickerScreen(Screen[SessionSummary | None]):
     def __init__(self, data: PickerData) -> None:
         super().__init__()
         self.data = data
+        data.prefetch(FIRST_PAINT)  # read while the app starts: on_mount finds the first screenful
         self.shown: list[Row] = []
         self.complete = False  # whether the whole list (not only the first screenful) is drawn
 
