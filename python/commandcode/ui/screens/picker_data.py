@@ -139,7 +139,7 @@ class PickerData:
         def read() -> None:
             try:
                 found.append([Row(summary) for summary in self._list(count)])
-            except Exception:  # noqa: BLE001 - read again on the screen's thread, which reports it
+            except Exception:  # read again on the screen's thread, which reports it
                 return
 
         thread = threading.Thread(target=read, name="picker-first-rows", daemon=True)
