@@ -137,7 +137,7 @@ def open_catalog(path: str | None = None, *, use_fts: bool | None = None) -> Cat
         # consistent; a power cut loses at most the last refreshes, which the next listing redoes).
         connection.execute("PRAGMA synchronous=NORMAL")
         # A cold build of thousands of rows keeps its pages in memory until it commits, instead
-        # of spilling them to the WAL mid-transaction (the default 2 MB did, twice the writes).
+        # of spilling them to the WAL mid-transaction (as it did with the default 2 MB).
         connection.execute(f"PRAGMA cache_size={-CACHE_KIB}")
         fts = fts5_trigram_available(connection) if use_fts is not False else False
         _prepare(connection, fts)
