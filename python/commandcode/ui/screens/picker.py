@@ -27,10 +27,9 @@ from textual.widgets.option_list import Option
 
 from ...catalog.summary import SessionSummary
 from ...errors import CommandcodeError
-from .picker_data import PickerData, Row, describe
+from .picker_data import FIRST_PAINT, PickerData, Row, describe
 
 SHOWN = 300
-FIRST_PAINT = 40  # a 40-line terminal shows about 35 rows
 SOURCE_LABELS = {"commandcode": "Command Code", "claude": "Claude Code", "pi": "pi", "all": "every agent"}
 SCOPE_LABELS = {"directory": "this directory", "worktrees": "every worktree", "projects": "every project"}
 

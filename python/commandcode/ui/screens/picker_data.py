@@ -26,6 +26,7 @@ SCOPES = ("directory", "worktrees", "projects")
 SOURCES = ("commandcode", "claude", "pi", "all")
 FOREIGN = ("claude", "pi")
 SEARCH_LIMIT = 500
+FIRST_PAINT = 40  # rows of the first paint: a 40-line terminal shows about 35
 PICKER_BUILD_SECONDS = 0.5  # a search typed in the picker indexes briefly; the background indexer does the rest
 
 
