@@ -74,9 +74,16 @@ print(json.dumps({'rows': len(rows[:20]), 'hits': hits}))
 FIRST_PAINT = """
 import os, sys, time
 from pathlib import Path
+from commandcode.ui.screens.picker_data import FIRST_PAINT, PickerData
+
+if '--bare' not in sys.argv:  # as `pick_session` does: the first screenful is read while Textual loads
+    data = PickerData(Path(os.getcwd()))
+    if '--loaded-first' in sys.argv:
+        data.sessions()
+    else:
+        data.prefetch(FIRST_PAINT)
 from commandcode.ui.app import ScreenApp
 from commandcode.ui.screens.picker import PickerScreen
-from commandcode.ui.screens.picker_data import PickerData
 
 
 def painted(screen, shown):  # called once the frame drawn by the screen's on_mount is on screen
@@ -101,13 +108,9 @@ else:
     class Measured(PickerScreen):
         CSS_PATH = str(Path(picker.__file__).with_name("picker.tcss"))  # relative paths need a class in a file
 
-        def on_mount(self):
-            super().on_mount()
+        def on_mount(self):  # Textual calls PickerScreen.on_mount after this one: calling it here drew twice
             self.call_after_refresh(lambda: painted(self, len(self.shown)))
 
-    data = PickerData(Path(os.getcwd()))
-    if '--loaded-first' in sys.argv:
-        data.sessions()
     screen = Measured(data)
 painted_at, cpu, shown = ScreenApp(screen).run(headless=True, size=(140, 40))
 print('{"painted_at": %r, "cpu_s": %r, "shown": %d}' % (painted_at, cpu, shown))

@@ -12,6 +12,11 @@ files make (see `tests/helpers/crash_harness.py`) and prints a JSON report: per 
 kills, kills survived with every check passing, violations, and kills that came after the result
 was already reported. Exit status 1 when any violation was found.
 
+`--text-index-points N` (default 20) also kills the search's text index build that many times per
+way it runs (the background indexer, `sessions search` building it; `tests/helpers/crash_text_index.py`):
+the catalog must stay sound, every search meanwhile give the transcripts' hits, and the next run
+complete the index. Its kills and violations are reported under `text_index`.
+
 `--index auto` (the default) turns the index sidecars on when `_native.scan_session` accepts an
 index path, and then also checks that every index gives what a cold scan gives.
 """
@@ -47,6 +52,8 @@ def main() -> int:
     parser.add_argument("--operations", default=",".join(harness.ALL_OPERATIONS))
     parser.add_argument("--work", type=Path, default=None, help="where the workspaces go (default: a temp dir)")
     parser.add_argument("--json", type=Path, default=None, help="also write the report here")
+    parser.add_argument("--text-index-points", type=int, default=20,
+                        help="killed text index builds per way (background indexer, search); default 20")
     options = parser.parse_args()
 
     operations = tuple(name for name in options.operations.split(",") if name)
@@ -73,11 +80,23 @@ def main() -> int:
         results = list(pool.map(_lane, lanes))
     result = harness.report(results, seed=options.seed, index=index, elapsed=time.monotonic() - started)
     result["points_requested"] = options.points
+    text_violations = 0
+    if options.text_index_points > 0:
+        from helpers.crash_text_index import OPERATIONS as TEXT_INDEX_OPERATIONS
+        from helpers.crash_text_index import run_points
+
+        lanes_out: dict[str, object] = {}
+        for operation in TEXT_INDEX_OPERATIONS:
+            killed, violations = run_points(work / f"text-index-{operation}", operation, options.text_index_points,
+                                            options.seed)
+            lanes_out[operation] = {"runs": options.text_index_points, "kills": killed, "violations": violations}
+            text_violations += len(violations)
+        result["text_index"] = lanes_out
     text = json.dumps(result, indent=2)
     print(text)
     if options.json:
         options.json.write_text(text + "\n")
-    return 1 if result["total"]["violations"] else 0
+    return 1 if result["total"]["violations"] or text_violations else 0
 
 
 if __name__ == "__main__":

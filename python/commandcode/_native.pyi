@@ -267,9 +267,10 @@ def listing_rows_of(items: Sequence[tuple[_Path, _Path | None]]) -> list[dict[st
     (`format`, `header` as (id, timestamp, cwd) or None, `name`, `model`, `message_count`,
     `entry_count`, `skipped_lines`, `last_timestamp`, `size`, `first_message`, `last_prompt`
     (False: not decided, read it in Python), `fingerprint`, `source`), or the exception opening it raised."""
-def names_of_files(paths: Sequence[_Path]) -> list[tuple[str | None, str | Literal[False] | None] | BaseException]:
-    """(header cwd or None, latest `session_info` name) of each transcript, read from its ends;
-    the name is False when a whole summary must decide."""
+def names_of_files(items: Sequence[tuple[_Path, _Path | None]]) -> list[tuple[str | None, str | Literal[False] | None] | BaseException]:
+    """(header cwd or None, latest `session_info` name) of each `(transcript, index sidecar or
+    None)`, from a sidecar that describes it as it is, else read from its ends; the name is False
+    when a whole summary must decide."""
 def fingerprints_of(paths: Sequence[_Path]) -> list[str]:
     """The content fingerprint (blake3 of the first and last 4 KiB and the size) of each file, "" unreadable."""
 def content_id(data: bytes) -> str:

@@ -79,10 +79,14 @@ class Scope:
             self.folders = list(dict.fromkeys(project_root(directory) for directory in self.directories))
 
     def keeps(self, summary: SessionSummary) -> bool:
+        return self.keeps_path(summary.path, summary.cwd)
+
+    def keeps_path(self, path: str, cwd: str) -> bool:
+        """Whether the session of transcript `path`, started in `cwd`, is in the scope."""
         if self.directories is None:
             return True
-        folder = os.path.dirname(summary.path)
-        return any(belongs_here(summary.cwd, folder, directory) for directory in self.directories)
+        folder = os.path.dirname(path)
+        return any(belongs_here(cwd, folder, directory) for directory in self.directories)
 
 
 def list_sessions(cwd: str | os.PathLike[str], *, include_headless: bool | Literal["only"] = False, all_projects: bool = False,

@@ -36,10 +36,7 @@ def _sidecar(path: str, size: int) -> str | None:
     """The index sidecar to summarize `path` through (None: a plain scan)."""
     if size < SIDECAR_FROM_BYTES or not index_enabled():
         return None
-    from ..sessions.files import SessionFiles
-    from ..sessions.reader import index_path_for
-
-    sidecar = index_path_for(SessionFiles.for_transcript(path))
+    sidecar = _sidecar_path(path)
     if not os.path.isdir(os.path.dirname(sidecar)):
         from ..storage.durable import ensure_dir
 
@@ -51,11 +48,26 @@ def _sidecar(path: str, size: int) -> str | None:
 
 
 def names_of_files(paths: list[str]) -> list[tuple[str | None, str | Literal[False] | None] | BaseException]:
-    """(header cwd, latest `session_info` name, or False: undecided) of each transcript, read from
-    its ends only (`_native.names_of_files`; the name checks use it through `names.py`)."""
+    """(header cwd, latest `session_info` name, or False: undecided) of each transcript, from its
+    index sidecar when that describes it as it is, else read from its ends
+    (`_native.names_of_files`; the name checks use it through `names.py`). Nothing is written."""
     from .._native import names_of_files as native_names
 
-    return native_names(paths)
+    items: list[tuple[str, str | None]] = []
+    for path in paths:
+        try:
+            big = os.stat(path).st_size >= SIDECAR_FROM_BYTES
+        except OSError:
+            big = False  # the native call reports it
+        items.append((path, _sidecar_path(path) if big and index_enabled() else None))
+    return native_names(items)
+
+
+def _sidecar_path(path: str) -> str:
+    from ..sessions.files import SessionFiles
+    from ..sessions.reader import index_path_for
+
+    return str(index_path_for(SessionFiles.for_transcript(path)))
 
 
 def summarize_paths(paths: list[str], stats: list[os.stat_result] | None = None,

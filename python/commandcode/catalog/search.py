@@ -1,9 +1,11 @@
 """Full-text search over sessions: user text, assistant text and tool-call inputs (tool results
 too with `deep`), one hit per matching text with its session, entry id, time and a snippet.
 
-A query of three characters or more is looked up in the text index (`text_index.py`): a phrase
-match ranked by bm25 (or newest first), tool results by all of the query's trigrams; every hit is
-read back from its transcript by offset, and kept only when its text still holds the query. The
+A query of three characters or more is looked up in the text index (`text_index.py`), which
+gives the texts holding all of its trigrams; each candidate is read back from its transcript by
+offset and kept only when its text holds the query. Ranked (the default), candidates are read
+shortest first and the hits scored by bm25 on the text read back (the query's count in it and its
+length); or newest first; tool results newest first. The
 bytes the index does not cover yet are searched by a native scan (`_native.search_texts`), so an
 index behind its transcripts never returns less; `search_sessions` first indexes what is pending
 (with `progress`), for at most `build_seconds`, and leaves the rest to the background indexer. A
@@ -18,18 +20,18 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from typing import Any
 
+from ..storage.values import Frozen
 from .cached import catalog_session, refreshed
-from .db import Catalog, describe
-from .index import rows_in
+from .db import Catalog, describe, from_db, to_db
 from .listing import Scope, scan_sessions
 from .summary import SessionSummary
 from .text_index import KIND_NAMES, FileState, Row, fold, read_back, scan
 from .texts import KINDS, SHALLOW_KINDS
 
 MIN_TRIGRAM = 3
+RANK_POOL = 3
+BM25_K1, BM25_B = 1.2, 0.75
 SNIPPET_TOKENS = 48
 SNIPPET_CONTEXT = 60
 BUILD_SECONDS = 30.0
@@ -37,10 +39,11 @@ VERIFY_BATCH = 64
 OPEN, CLOSE = "\x02", "\x03"
 
 
-@dataclass(frozen=True)
-class SearchHit:
-    """One matching text of one session."""
+class SearchHit(Frozen):
+    """One matching text of one session (a `Frozen` value: importing `dataclasses` would cost a
+    warm search a fifth of its time)."""
 
+    __slots__ = ("session_id", "name", "path", "entry_id", "timestamp", "kind", "snippet", "spans", "score")
     session_id: str
     name: str | None
     path: str
@@ -51,8 +54,13 @@ class SearchHit:
     spans: list[tuple[int, int]]
     score: float | None
 
-    def to_dict(self) -> dict[str, Any]:
-        row = asdict(self)
+    def __init__(self, session_id: str, name: str | None, path: str, entry_id: str, timestamp: str, kind: str,
+                 snippet: str, spans: list[tuple[int, int]], score: float | None) -> None:
+        self._set(session_id=session_id, name=name, path=path, entry_id=entry_id, timestamp=timestamp, kind=kind,
+                  snippet=snippet, spans=spans, score=score)
+
+    def to_dict(self) -> dict[str, object]:
+        row: dict[str, object] = {name: getattr(self, name) for name in self.__slots__}
         row["spans"] = [list(span) for span in self.spans]
         return row
 
@@ -87,6 +95,30 @@ def like_snippet(text: str, query: str) -> tuple[str, list[tuple[int, int]]]:
 Progress = Callable[[int, int], None]
 
 
+class _Found:
+    """What a hit needs of its session (and the scope checks): far cheaper than a listing row."""
+
+    __slots__ = ("cwd", "id", "name", "path")
+
+    def __init__(self, session_id: str, name: str | None, path: str, cwd: str) -> None:
+        self.id, self.name, self.path, self.cwd = session_id, name, path, cwd
+
+
+def _scope_rows(catalog: Catalog, scope: Scope) -> dict[str, _Found]:
+    """The scope's sessions from the catalog's rows (headless ones too), newest first."""
+    here = os.getcwd()
+    cursor = catalog.connection.execute(
+        f"SELECT path, id, name, cwd FROM sessions WHERE folder IN ({', '.join('?' for _ in scope.folders)}) "
+        "ORDER BY sort_key DESC, created DESC, id DESC", [to_db(folder) for folder in scope.folders])
+    found: dict[str, _Found] = {}
+    for path, session_id, name, cwd in cursor:
+        row = _Found(str(from_db(session_id)), None if name is None else str(from_db(name)), str(from_db(path)),
+                     here if cwd is None else str(from_db(cwd)))
+        if scope.keeps_path(row.path, row.cwd):
+            found[row.path] = row
+    return found
+
+
 def search_sessions(query: str, cwd: str | os.PathLike[str], *, all_projects: bool = False, limit: int = 20,
                     deep: bool = False, newest: bool = False, use_catalog: bool | None = None,
                     errors: list[str] | None = None, worktrees: bool = False, progress: Progress | None = None,
@@ -114,11 +146,12 @@ def search_sessions(query: str, cwd: str | os.PathLike[str], *, all_projects: bo
                 except sqlite3.Error as error:
                     problems.append(f"the session catalog cannot be used: {catalog.path}: {describe(error)}; "
                                     "searching the transcripts directly")
-    sessions = {summary.path: summary for summary in scope_sessions(scope, problems)}
+    sessions = {summary.path: _Found(summary.id, summary.name, summary.path, summary.cwd)
+                for summary in scope_sessions(scope, problems)}
     return _scan(sessions, [(state, 0, kinds) for state in _from_start(sessions)], text, limit, problems)
 
 
-def _from_start(sessions: dict[str, SessionSummary]) -> list[FileState]:
+def _from_start(sessions: dict[str, _Found]) -> list[FileState]:
     found = []
     for path in sessions:
         try:
@@ -132,8 +165,7 @@ def _from_start(sessions: dict[str, SessionSummary]) -> list[FileState]:
 def _search_catalog(catalog: Catalog, scope: Scope, text: str, kinds: tuple[str, ...], limit: int, newest: bool,
                     problems: list[str], progress: Progress | None, build_seconds: float) -> list[SearchHit]:
     refreshed(catalog, scope.folders, problems)
-    sessions = {summary.path: summary for summary in rows_in(catalog, scope.folders, headless=True)
-                if scope.keeps(summary)}
+    sessions = _scope_rows(catalog, scope)
     if not catalog.fts or len(text) < MIN_TRIGRAM:  # no trigram can find it: every text is scanned
         return _scan(sessions, [(state, 0, kinds) for state in _from_start(sessions)], text, limit, problems)
     from . import text_index
@@ -189,9 +221,13 @@ def _brought_up(catalog: Catalog, paths: list[str], progress: Progress | None, b
     return files
 
 
-def _indexed_hits(connection: sqlite3.Connection, sessions: dict[str, SessionSummary], files: list[FileState],
+def _indexed_hits(connection: sqlite3.Connection, sessions: dict[str, _Found], files: list[FileState],
                   text: str, kinds: tuple[str, ...], limit: int, newest: bool) -> list[SearchHit]:
-    """Hits from the index (the bytes it covers), each read back and checked in its transcript."""
+    """Hits from the index (the bytes it covers), each read back and checked in its transcript.
+
+    The index says which texts hold all of the query's trigrams (`detail=none`); ranked, the
+    candidates are read shortest first and the best `RANK_POOL * limit` that hold the query are
+    scored by bm25 (`_score`) on the text read back; newest first, they are read by time."""
     by_id = {state.file_id: state for state in files if state.file_id is not None and state.indexed > 0}
     if not by_id:
         return []
@@ -201,61 +237,78 @@ def _indexed_hits(connection: sqlite3.Connection, sessions: dict[str, SessionSum
     folded = fold(text)
     codes = [KIND_NAMES.index(kind) for kind in kinds]
     shallow = [code for code in codes if code != 3]
+    # The query's own trigrams: FTS5 folds them as it folded the indexed text.
+    match = " AND ".join('"' + trigram.replace('"', '""') + '"'
+                         for trigram in sorted({text[at:at + 3] for at in range(len(text) - 2)}))
     hits: list[SearchHit] = []
     where = "AND r.file IN (SELECT id FROM temp.text_scope)"
     if shallow:
-        phrase = '"' + text.replace('"', '""') + '"'
-        order = "r.ts DESC" if newest else "f.score"
-        # The matches are ranked alone first: joined, the planner loses FTS5's fast ranking (10x slower).
+        average = None
+        if not newest:
+            texts, chars = dict(connection.execute(
+                "SELECT key, value FROM text_index_meta WHERE key IN ('texts', 'chars')")).values()
+            average = max(1.0, chars / max(1, texts))
+        # The matches alone first: joined, the planner would walk text_rows instead of the FTS index.
         cursor = connection.execute(
-            "WITH f AS MATERIALIZED (SELECT rowid AS id, rank AS score FROM text_fts WHERE text_fts MATCH ?) "
-            f"SELECT r.file, r.offset, r.ordinal, r.kind, f.score FROM f JOIN text_rows r ON r.id = f.id "
-            f"WHERE r.kind IN ({', '.join('?' for _ in shallow)}) {where} ORDER BY {order}", [phrase, *shallow])
-        hits += _verified(cursor, by_id, sessions, text, folded, limit)
+            "WITH f AS MATERIALIZED (SELECT rowid AS id FROM text_fts WHERE text_fts MATCH ?) "
+            f"SELECT r.file, r.offset, r.ordinal, r.kind FROM f JOIN text_rows r ON r.id = f.id "
+            f"WHERE r.kind IN ({', '.join('?' for _ in shallow)}) {where} "
+            f"ORDER BY {'r.ts DESC' if newest else 'r.length, r.id'}", [match, *shallow])
+        found = _verified(cursor, by_id, sessions, text, folded, limit if newest else RANK_POOL * limit, average)
+        hits += found if newest else sorted(found, key=lambda hit: hit.score or 0.0)[:limit]
     if 3 in codes:
-        trigrams = sorted({folded[at:at + 3] for at in range(len(folded) - 2)})
-        match = " AND ".join('"' + trigram.replace('"', '""') + '"' for trigram in trigrams)
         cursor = connection.execute(
             "WITH f AS MATERIALIZED (SELECT rowid AS id FROM result_fts WHERE result_fts MATCH ?) "
-            f"SELECT r.file, r.offset, r.ordinal, r.kind, NULL FROM f JOIN text_rows r ON r.id = f.id "
+            f"SELECT r.file, r.offset, r.ordinal, r.kind FROM f JOIN text_rows r ON r.id = f.id "
             f"WHERE r.kind = 3 {where} ORDER BY r.ts DESC", [match])
-        hits += _verified(cursor, by_id, sessions, text, folded, limit)
+        hits += _verified(cursor, by_id, sessions, text, folded, limit, None)
     return hits
 
 
-def _verified(cursor: sqlite3.Cursor, by_id: dict[int, FileState], sessions: dict[str, SessionSummary], text: str,
-              folded: str, limit: int) -> list[SearchHit]:
+def _score(count: int, length: int, average: float) -> float:
+    """bm25's term part for a text holding the query `count` times in `length` characters
+    (negative, best lowest, as FTS5's `rank`); the query's idf is the same for every hit."""
+    return -(count * (BM25_K1 + 1)) / (count + BM25_K1 * (1 - BM25_B + BM25_B * length / average))
+
+
+def _verified(cursor: sqlite3.Cursor, by_id: dict[int, FileState], sessions: dict[str, _Found], text: str,
+              folded: str, limit: int, average: float | None) -> list[SearchHit]:
     """Up to `limit` candidates of `cursor` whose line, read back, still holds `text` (a
-    transcript changed behind the index's back gives no wrong snippet)."""
+    transcript changed behind the index's back gives no wrong snippet), scored when `average`
+    (the index's average text length) is given."""
     hits: list[SearchHit] = []
     while len(hits) < limit:
         batch = cursor.fetchmany(VERIFY_BATCH)
         if not batch:
             break
-        by_file: dict[int, list[tuple[int, int, int, float | None]]] = {}
-        for file_id, offset, ordinal, kind, score in batch:
-            by_file.setdefault(file_id, []).append((offset, ordinal, kind, score))
+        by_file: dict[int, list[tuple[int, int, int]]] = {}
+        for file_id, offset, ordinal, kind in batch:
+            by_file.setdefault(file_id, []).append((offset, ordinal, kind))
         found: dict[tuple[int, int, int], SearchHit] = {}
         for file_id, wanted in by_file.items():
             state = by_id[file_id]
             try:
-                lines = read_back(state.path, [offset for offset, _ordinal, _kind, _score in wanted])
+                lines = read_back(state.path, [offset for offset, _ordinal, _kind in wanted])
             except OSError:
                 continue
-            for (offset, ordinal, kind, score), rows in zip(wanted, lines):
+            for (offset, ordinal, kind), rows in zip(wanted, lines):
                 row = next((row for row in rows if row[1] == ordinal and row[2] == kind), None)
-                if row is not None and folded in fold(row[5]):
+                if row is None:
+                    continue
+                body = fold(row[5])
+                if folded in body:
+                    score = None if average is None else _score(body.count(folded), len(row[5]), average)
                     found[(file_id, offset, ordinal)] = _row_hit(sessions[state.path], row, text, score)
-        hits += [found[key] for key in ((f, o, n) for f, o, n, _k, _s in batch) if key in found]
+        hits += [found[key] for key in ((f, o, n) for f, o, n, _k in batch) if key in found]
     return hits[:limit]
 
 
-def _row_hit(summary: SessionSummary, row: Row, text: str, score: float | None) -> SearchHit:
+def _row_hit(summary: _Found, row: Row, text: str, score: float | None) -> SearchHit:
     _offset, _ordinal, kind, entry, stamp, body = row
     return _hit(summary, entry, stamp, KIND_NAMES[kind], *like_snippet(body, text), score)
 
 
-def _scan(sessions: dict[str, SessionSummary], parts: list[tuple[FileState, int, tuple[str, ...]]], text: str,
+def _scan(sessions: dict[str, _Found], parts: list[tuple[FileState, int, tuple[str, ...]]], text: str,
           limit: int, problems: list[str]) -> list[SearchHit]:
     """Hits by a native scan of each `(transcript, from offset, kinds)` in `parts`, newest first."""
     folded = fold(text)
@@ -279,7 +332,7 @@ def _ordered(hits: list[SearchHit], newest: bool) -> list[SearchHit]:
     return sorted(by_time, key=lambda hit: (hit.score is None, hit.score or 0.0))
 
 
-def _hit(summary: SessionSummary, entry: str, ts: str, kind: str, snippet: str, spans: list[tuple[int, int]],
+def _hit(summary: _Found, entry: str, ts: str, kind: str, snippet: str, spans: list[tuple[int, int]],
          score: float | None) -> SearchHit:
     return SearchHit(summary.id, summary.name, summary.path, entry, ts, kind, snippet, spans,
                      None if score is None else float(score))

@@ -33,12 +33,14 @@ def pick_session(cwd: Path, *, all_projects: bool = False, current_id: str | Non
         UsageError: an unknown source.
         CommandcodeError: the picked session of another agent could not be imported.
     """
-    from .app import run_screen
-    from .screens.picker import PickerScreen
-    from .screens.picker_data import PickerData
+    from .screens.picker_data import FIRST_PAINT, PickerData
 
     data = PickerData(cwd, current_id=current_id, scope="projects" if all_projects else "directory",
                       source=checked_source(source))
+    data.prefetch(FIRST_PAINT)  # read (the GIL mostly released) while Textual is imported and starts
+    from .app import run_screen
+    from .screens.picker import PickerScreen
+
     picked = run_screen(PickerScreen(data))
     if picked is None:
         return None

@@ -106,14 +106,23 @@ pub fn listing_rows(items: &[(PathBuf, Option<PathBuf>)]) -> Vec<Result<ListingR
     items.par_iter().map(|(transcript, sidecar)| listing_row(transcript, sidecar.as_deref())).collect()
 }
 
-/// What a name check needs of a transcript without a trusted summary: the header's `cwd` and the
-/// name of its latest `session_info` entry, found by a byte search backwards from the end, so a
-/// named session costs a read of its tail only. [`Text::Undecided`] when that search cannot be
-/// sure it agrees with a whole scan (no v3 header first, a candidate line before the header):
-/// the caller then summarizes the file.
-pub fn name_of(transcript: &Path) -> Result<(Option<String>, Text)> {
+/// What a name check needs of a transcript without a fresh catalog row: the header's `cwd` and
+/// the name of its latest `session_info` entry. From its index sidecar when one describes the
+/// file as it is (no byte of the transcript read but its edges: a 1 GB session named in its
+/// first lines would otherwise be searched backwards whole); else found by a byte search
+/// backwards from the end, so a named session costs a read of its tail only.
+/// [`Text::Undecided`] when that cannot be sure it agrees with a whole scan (no v3 header
+/// first, a candidate line before the header): the caller then summarizes the file.
+pub fn name_of(transcript: &Path, sidecar: Option<&Path>) -> Result<(Option<String>, Text)> {
     let file = super::open_transcript(transcript).map_err(|source| Error::io(transcript, source))?;
-    let size = file.metadata().map_err(|source| Error::io(transcript, source))?.len();
+    let metadata = file.metadata().map_err(|source| Error::io(transcript, source))?;
+    if let Some(summary) = sidecar.and_then(|sidecar| super::trusted_summary(&file, &metadata, sidecar)) {
+        if let (Some(SourceFormat::V3), Some(header)) = (summary.report.format, &summary.report.header) {
+            return Ok((Some(header.cwd.clone()), Text::Known(summary.name)));
+        }
+        return Ok((None, Text::Undecided));
+    }
+    let size = metadata.len();
     let Some((cwd, header_end)) = header_of(&file, size) else { return Ok((None, Text::Undecided)) };
     let mut found: Option<Text> = None;
     lines_backward(&file, header_end, size, b"session_info", &mut |line| match scan::classify_alone(line) {
@@ -169,9 +178,9 @@ fn header_of(file: &File, size: u64) -> Option<(String, u64)> {
     (v3 && header.get("id")?.is_string() && header.get("timestamp")?.is_string()).then(|| (cwd.to_owned(), offset))
 }
 
-/// [`name_of`] of many transcripts, in parallel, in order.
-pub fn names_of(paths: &[PathBuf]) -> Vec<Result<(Option<String>, Text)>> {
-    paths.par_iter().map(|path| name_of(path)).collect()
+/// [`name_of`] of many transcripts (`(transcript, sidecar)`), in parallel, in order.
+pub fn names_of(items: &[(PathBuf, Option<PathBuf>)]) -> Vec<Result<(Option<String>, Text)>> {
+    items.par_iter().map(|(path, sidecar)| name_of(path, sidecar.as_deref())).collect()
 }
 
 /// The fingerprint of each file (`""` when it cannot be read), in parallel.
@@ -407,19 +416,46 @@ mod tests {
         let (first, second, empty) = (info("a", " first "), info("b", "second"), info("c", "  "));
         let mention = r#"{"type":"message","id":"m","parentId":"b","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"session_info"}}"#;
         let named = write(&[HEADER, &first, &second, mention, "{torn session_info"]);
-        let (cwd, name) = name_of(named.path()).unwrap();
+        let (cwd, name) = name_of(named.path(), None).unwrap();
         assert_eq!((cwd.as_deref(), name), (Some("/w"), Text::Known(Some("second".into()))));
         assert_eq!(listing_row(named.path(), None).unwrap().name.as_deref(), Some("second"));
         let cleared = write(&[HEADER, &first, &empty]);
-        assert_eq!(name_of(cleared.path()).unwrap().1, Text::Known(None));
+        assert_eq!(name_of(cleared.path(), None).unwrap().1, Text::Known(None));
         let unnamed = write(&[HEADER, mention]);
-        assert_eq!(name_of(unnamed.path()).unwrap().1, Text::Known(None));
+        assert_eq!(name_of(unnamed.path(), None).unwrap().1, Text::Known(None));
         let legacy = write(&[r#"{"type":"user","sessionId":"s"}"#, &first]);
-        assert_eq!(name_of(legacy.path()).unwrap().1, Text::Undecided);
+        assert_eq!(name_of(legacy.path(), None).unwrap().1, Text::Undecided);
         let two_headers = write(&[HEADER, &first, HEADER]);
-        assert_eq!(name_of(two_headers.path()).unwrap().1, Text::Known(Some("first".into())));
+        assert_eq!(name_of(two_headers.path(), None).unwrap().1, Text::Known(Some("first".into())));
         assert_eq!(listing_row(two_headers.path(), None).unwrap().name.as_deref(), Some("first"));
         assert_eq!(listing_row(cleared.path(), None).unwrap().name, None);
+    }
+
+    #[test]
+    fn a_name_check_believes_a_sidecar_only_while_it_describes_the_file() {
+        let info = |id: &str, name: &str| {
+            format!(
+                r#"{{"type":"session_info","id":"{id}","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","name":"{name}"}}"#
+            )
+        };
+        let file = write(&[HEADER, &info("a", "early name")]);
+        let folder = tempfile::tempdir().unwrap();
+        let sidecar = folder.path().join("s.idx");
+        super::super::open(file.path(), &sidecar).unwrap(); // writes the sidecar
+        assert!(sidecar.exists());
+        let from_sidecar = name_of(file.path(), Some(&sidecar)).unwrap();
+        assert_eq!(from_sidecar, (Some("/w".into()), Text::Known(Some("early name".into()))));
+        // a sidecar describing another file (or none at all) is not believed: the file is read
+        let other = write(&[HEADER, &info("b", "other")]);
+        assert_eq!(name_of(other.path(), Some(&sidecar)).unwrap().1, Text::Known(Some("other".into())));
+        assert_eq!(
+            name_of(file.path(), Some(&folder.path().join("none.idx"))).unwrap().1,
+            Text::Known(Some("early name".into()))
+        );
+        // appended behind the sidecar's back: the new name, from the file
+        let mut handle = std::fs::OpenOptions::new().append(true).open(file.path()).unwrap();
+        std::io::Write::write_all(&mut handle, format!("{}\n", info("c", "renamed")).as_bytes()).unwrap();
+        assert_eq!(name_of(file.path(), Some(&sidecar)).unwrap().1, Text::Known(Some("renamed".into())));
     }
 
     #[test]
@@ -434,7 +470,7 @@ mod tests {
             r#"{{"type":"custom","id":"c","parentId":"i","timestamp":"2026-01-01T00:00:03.000Z","customType":"x","data":"{long}"}}"#
         );
         let file = write(&[HEADER, &prompt, info, &filler]);
-        let (_, name) = name_of(file.path()).unwrap();
+        let (_, name) = name_of(file.path(), None).unwrap();
         assert_eq!(name, Text::Known(Some("kept".into())));
         let opened = File::open(file.path()).unwrap();
         let size = opened.metadata().unwrap().len();

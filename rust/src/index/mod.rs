@@ -253,6 +253,18 @@ pub fn open(transcript: &Path, sidecar: &Path) -> Result<Session> {
     Ok(session)
 }
 
+/// The summary of the sidecar at `sidecar` when it describes the transcript `file` exactly as it
+/// is now (same device, inode, size and mtime, both edge hashes equal); nothing is scanned or
+/// written. `None` when there is no such sidecar (the caller reads the transcript itself).
+pub(crate) fn trusted_summary(file: &File, metadata: &Metadata, sidecar: &Path) -> Option<Summary> {
+    if is_same_file(sidecar, metadata) {
+        return None;
+    }
+    let handle = open_sidecar(sidecar).ok()?;
+    let (_segments, identity, summary) = format::read_chain(&handle)?;
+    matches!(judge(file, metadata, &identity), Verdict::Unchanged).then_some(summary)
+}
+
 /// Replaces the sidecar with one base segment describing `session`, when the transcript is
 /// still what was scanned (else writes nothing: the next open rebuilds). Best effort: a sidecar
 /// that cannot be written is only a cache miss next time.

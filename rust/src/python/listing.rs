@@ -71,12 +71,13 @@ pub fn fingerprints_of(py: Python<'_>, paths: Vec<PathBuf>) -> Vec<String> {
     py.detach(|| fingerprints(&paths))
 }
 
-/// `(header cwd or None, latest session_info name)` of each transcript, in order, read from its
-/// ends only; the name is `False` when a whole summary must decide, and an item is the exception
-/// when the transcript cannot be read.
+/// `(header cwd or None, latest session_info name)` of each transcript `(path, index sidecar or
+/// None)`, in order, from a sidecar that describes it as it is, else read from its ends; the
+/// name is `False` when a whole summary must decide, and an item is the exception when the
+/// transcript cannot be read.
 #[pyfunction]
-pub fn names_of_files<'py>(py: Python<'py>, paths: Vec<PathBuf>) -> PyResult<Bound<'py, PyList>> {
-    let results = py.detach(|| names_of(&paths));
+pub fn names_of_files<'py>(py: Python<'py>, items: Vec<(PathBuf, Option<PathBuf>)>) -> PyResult<Bound<'py, PyList>> {
+    let results = py.detach(|| names_of(&items));
     let out = PyList::empty(py);
     for result in results {
         match result {

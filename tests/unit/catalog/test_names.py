@@ -72,3 +72,33 @@ def test_an_uncatalogued_session_is_not_summarized_for_a_name_check(home: Path, 
     assert summarized == []  # its name was read from its end
     assert [row.name for row in list_sessions(workdir) if row.id == sid(2)] == ["big (fork)"]
     assert summarized == [[str(fork)]]  # the listing itself summarizes it, once
+
+
+def test_a_name_check_reads_a_big_sessions_name_from_its_sidecar_only_while_it_is_true(
+        home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big session named in its first lines has its name read from its index sidecar (a search
+    backwards would read it whole); a sidecar that no longer describes the file, or describes
+    another session, is not believed."""
+    from commandcode.sessions.reader import open_session
+
+    monkeypatch.setenv("COMMANDCODE_CATALOG", "off")  # every name comes from the files
+    monkeypatch.setenv("COMMANDCODE_INDEX", "on")
+    big = write_session(workdir, sid(1), ["named first", "filler " + "y" * 1_500_000])
+    data = big.read_bytes()
+    header_end = data.index(b"\n") + 1
+    big.write_bytes(data[:header_end] + (INFO % (1, "Early Name")).encode() + data[header_end:])
+    other = write_session(workdir, sid(2), ["another big one " + "x" * 1_500_000])
+    with other.open("a") as handle:
+        handle.write(INFO % (2, "Other Name"))
+    for path in (big, other):
+        open_session(path)  # writes each one's index sidecar
+    sidecar = native_summary._sidecar_path(str(big))
+    assert Path(sidecar).is_file()
+    assert dict(names.project_names(workdir)) == {sid(1): "Early Name", sid(2): "Other Name"}
+    Path(sidecar).write_bytes(Path(native_summary._sidecar_path(str(other))).read_bytes())  # a lying sidecar
+    assert dict(names.project_names(workdir))[sid(1)] == "Early Name"
+    open_session(big)
+    with big.open("a") as handle:  # renamed behind the sidecar's back
+        handle.write(INFO % (3, "Renamed Behind"))
+    assert dict(names.project_names(workdir))[sid(1)] == "Renamed Behind"
+    assert dict(names.project_names(workdir)) == {(row.id): row.name for row in list_sessions(workdir)}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +31,25 @@ def test_short_non_ascii_queries_and_words_deep_in_a_long_prompt_are_found(home:
         assert [hit["session_id"] for hit in hits] == [sid(1)], query
         start, end = hits[0]["spans"][0]
         assert hits[0]["snippet"][start:end] == expected, query
+
+
+def test_trigrams_out_of_order_are_no_hit_and_hits_rank_by_bm25(home: Path, workdir: Path) -> None:
+    """The index matches all of a query's trigrams in any order: only texts that hold the query
+    are hits, and they rank as bm25 would (more occurrences, then shorter texts, first)."""
+    write_session(workdir, sid(1), ["def and __init__ kept apart, every trigram of the query but not it"],
+                  when="2026-01-01T00:00:00.000Z")
+    write_session(workdir, sid(2), ["here is def __init__ once, in a longer text " + "with padding words " * 20],
+                  when="2026-01-02T00:00:00.000Z")
+    write_session(workdir, sid(3), ["def __init__ then def __init__"], when="2026-01-03T00:00:00.000Z")
+    write_session(workdir, sid(4), ["def __init__ short"], when="2026-01-04T00:00:00.000Z")
+    hits = [hit for hit in search_sessions("def __init__", workdir) if hit.kind == "user"]
+    assert [hit.session_id for hit in hits] == [sid(3), sid(4), sid(2)]
+    assert all(hit.score is not None and hit.score < 0 for hit in hits)
+    newest = [hit for hit in search_sessions("def __init__", workdir, newest=True) if hit.kind == "user"]
+    assert [hit.session_id for hit in newest] == [sid(4), sid(3), sid(2)]
+    catalog = sqlite3.connect(catalog_file())
+    assert "detail=none" in catalog.execute("SELECT sql FROM sqlite_master WHERE name = 'text_fts'").fetchone()[0]
+    catalog.close()
 
 
 def test_a_search_behind_the_index_says_so_and_still_finds_the_rest(home: Path, workdir: Path,

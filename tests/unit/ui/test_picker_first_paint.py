@@ -117,3 +117,41 @@ async def test_the_list_arrives_while_a_question_is_open(home: Path, workdir: Pa
         assert screen.complete and [row.summary.id for row in screen.shown] == newest_first
         await pilot.press("escape")
         await pilot.pause()
+
+
+def test_the_first_screenful_is_read_while_the_app_starts(home: Path, workdir: Path) -> None:
+    """The screen starts reading its first screenful when it is made (`PickerData.prefetch`):
+    mounted, it draws those rows, the same as a direct read, without reading them again; a
+    prefetch of another count, or one whose read failed, is read again directly."""
+    expected = _sessions(workdir)[:FIRST_PAINT]
+    direct = [row.summary.id for row in PickerData(workdir).first_rows(FIRST_PAINT)]
+    assert direct == expected
+    reads: list[int | None] = []
+
+    class Counted(PickerData):
+        def _list(self, limit: int | None):  # type: ignore[no-untyped-def]
+            reads.append(limit)
+            return super()._list(limit)
+
+    data = Counted(workdir)
+    data.prefetch(FIRST_PAINT)
+    assert [row.summary.id for row in data.first_rows(FIRST_PAINT)] == expected
+    assert reads == [FIRST_PAINT]  # read once, in the prefetch's thread
+    reads.clear()
+    other = Counted(workdir)
+    other.prefetch(5)
+    assert [row.summary.id for row in other.first_rows(FIRST_PAINT)] == expected
+    assert reads == [5, FIRST_PAINT]
+
+    class Failing(PickerData):
+        failures = 1
+
+        def _list(self, limit: int | None):  # type: ignore[no-untyped-def]
+            if Failing.failures:
+                Failing.failures -= 1
+                raise OSError("the first read fails")
+            return super()._list(limit)
+
+    failing = Failing(workdir)
+    failing.prefetch(FIRST_PAINT)
+    assert [row.summary.id for row in failing.first_rows(FIRST_PAINT)] == expected

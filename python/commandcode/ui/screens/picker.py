@@ -27,10 +27,9 @@ from textual.widgets.option_list import Option
 
 from ...catalog.summary import SessionSummary
 from ...errors import CommandcodeError
-from .picker_data import PickerData, Row, describe
+from .picker_data import FIRST_PAINT, PickerData, Row, describe
 
 SHOWN = 300
-FIRST_PAINT = 40  # a 40-line terminal shows about 35 rows
 SOURCE_LABELS = {"commandcode": "Command Code", "claude": "Claude Code", "pi": "pi", "all": "every agent"}
 SCOPE_LABELS = {"directory": "this directory", "worktrees": "every worktree", "projects": "every project"}
 
@@ -96,6 +95,7 @@ class PickerScreen(Screen[SessionSummary | None]):
     def __init__(self, data: PickerData) -> None:
         super().__init__()
         self.data = data
+        data.prefetch(FIRST_PAINT)  # read while the app starts: on_mount finds the first screenful
         self.shown: list[Row] = []
         self.complete = False  # whether the whole list (not only the first screenful) is drawn
 

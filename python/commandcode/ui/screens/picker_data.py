@@ -26,6 +26,7 @@ SCOPES = ("directory", "worktrees", "projects")
 SOURCES = ("commandcode", "claude", "pi", "all")
 FOREIGN = ("claude", "pi")
 SEARCH_LIMIT = 500
+FIRST_PAINT = 40  # rows of the first paint: a 40-line terminal shows about 35
 PICKER_BUILD_SECONDS = 0.5  # a search typed in the picker indexes briefly; the background indexer does the rest
 
 
@@ -62,6 +63,7 @@ class PickerData:
         self.warnings: list[str] = []
         self._cache: dict[tuple[str, bool, str], list[SessionSummary]] = {}
         self._lock = threading.Lock()  # the screen loads the whole list in a thread after its first paint
+        self._early: tuple[tuple[str, bool, str, int], threading.Thread, list[list[Row]]] | None = None
 
     def _list(self, limit: int | None) -> list[SessionSummary]:
         rows = [] if self.source not in ("commandcode", "all") else list_sessions(
@@ -120,7 +122,30 @@ class PickerData:
         `LIMIT` (the same rows, in the same order, as the head of `rows()`)."""
         if self.loaded():
             return self.rows()[:count]
+        early, self._early = self._early, None
+        if early is not None and early[0] == (self.scope, self.headless, self.source, count):
+            early[1].join()
+            if early[2]:
+                return early[2][0]
         return [Row(summary) for summary in self._list(count)]
+
+    def prefetch(self, count: int) -> None:
+        """Starts reading `first_rows(count)` in a thread, so a screen that asks for them once its
+        app has started finds them read: the folder check and the catalog's reads release the GIL
+        while the app starts. A failure there is met again (and reported) by `first_rows`."""
+        if self._early is not None or self.loaded():
+            return
+        found: list[list[Row]] = []
+
+        def read() -> None:
+            try:
+                found.append([Row(summary) for summary in self._list(count)])
+            except Exception:  # read again on the screen's thread, which reports it
+                return
+
+        thread = threading.Thread(target=read, name="picker-first-rows", daemon=True)
+        self._early = ((self.scope, self.headless, self.source, count), thread, found)
+        thread.start()
 
     def reload(self) -> None:
         with self._lock:
