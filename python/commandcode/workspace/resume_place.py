@@ -22,7 +22,7 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def resume_place(transcript: str | os.PathLike[str], cwd: Path) -> tuple[Path | None, str | None]:
+def resume_place(transcript: str | Path, cwd: Path) -> tuple[Path | None, str | None]:
     """(the worktree to resume in, or None; a notice, or None) for the session of `transcript`
     resumed from `cwd`."""
     try:
