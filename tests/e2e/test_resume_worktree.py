@@ -69,3 +69,29 @@ def test_a_session_whose_worktree_was_removed_says_so_where_the_hint_sends_it(ho
     assert _pwd_in_shell(again, tmp_path / "where.txt") == str(workdir)
     again.line("/exit")
     assert again.wait_exit() == 0
+
+
+def test_resume_from_the_picker_in_the_main_checkout_says_it_runs_in_the_worktree(home: Path, workdir: Path,
+                                                                                tmp_path: Path) -> None:
+    _repository(workdir)
+    shell = shell_session(workdir, home, ["-w", "feat", "-n", "feature work"], columns=200)
+    shell.exchange("a prompt in the worktree", "You said")
+    shell.line("/exit")
+    assert shell.wait_exit() == 0
+    main = shell_session(workdir, home, columns=200)
+    main.exchange("a prompt in the main checkout", "You said")
+    main.line("/resume")
+    main.wait_screen("session(s) in this directory")
+    main.send("\x17")  # Ctrl+W: every worktree of the repository
+    main.wait_screen("feature work")
+    main.send("feature work")
+    main.wait_screen("1 session(s) in every worktree")
+    main.send("\r")
+    screen = " ".join(main.wait_screen("resumed feature work").split())
+    tree = workdir / ".commandcode" / "worktrees" / "feat"
+    main.wait_screen("where it was working")
+    screen = " ".join(main.text().split())
+    assert f"resuming in the session's worktree {tree} (branch worktree-feat)" in screen, screen
+    assert _pwd_in_shell(main, tmp_path / "where.txt") == str(tree)
+    main.line("/exit")
+    assert main.wait_exit() == 0
