@@ -59,7 +59,8 @@ def test_tree_opens_on_the_current_entry_with_its_header_whole(home: Path, workd
     session_id, leaf, count = long_session
     view = _open(workdir, home, tmp_path, ["tree", session_id], size, "Jump")
     try:
-        wait_for(lambda: f"◆ {leaf}" in view.text(), what="the current entry on screen")
+        wait_for(lambda: f"◆ {leaf}" in view.text() and "Jump" in _lines(view, size[1])[-1],
+                 what="the current entry on screen, the footer on the last row")
         lines = _lines(view, size[1])
         assert lines[0].rstrip().endswith(f"{count} entries · filter: default"), lines[0]
         assert lines[0].startswith(f" {session_id[:8]} · a rather"), lines[0]
@@ -81,6 +82,7 @@ def test_rewind_menu_keeps_rows_on_one_line_and_the_preview_beside_the_actions(
     session_id = long_session[0]
     view = _open(workdir, home, tmp_path, ["rewind", session_id], size, "Enter: choose what")
     try:
+        wait_for(lambda: "Back" in _lines(view, size[1])[-1], what="the footer on the last row")
         lines = _lines(view, size[1])
         newest = next(index for index, line in enumerate(lines) if "call write_file" in line)
         assert "…" in lines[newest] and "two two" not in lines[newest + 1], lines  # one line, cut
@@ -88,7 +90,7 @@ def test_rewind_menu_keeps_rows_on_one_line_and_the_preview_beside_the_actions(
         assert "^p" not in view.text() and "palette" not in view.text()
         view.keys("Enter")  # the newest checkpoint (the current one)
         view.wait_screen("Cancel")
-        wait_for(lambda: "Restores" in view.text(), what="the preview of the highlighted action")
+        wait_for(lambda: "Restores" in view.text() and "a.txt" in view.text(), what="the preview of the action")
         lines = _lines(view, size[1])
         assert "Back" in lines[-1], lines
         assert any("restored: a.txt" in line or "a.txt" in line for line in lines), lines
@@ -112,6 +114,8 @@ def test_picker_hints_whole_and_an_exact_name_first_after_ctrl_a(home: Path, wor
                       when=f"2026-01-{number:02d}T00:00:00.000Z")
     view = _open(workdir, home, tmp_path, ["sessions", "pick"], size, "1 session(s) in this directory")
     try:
+        view.wait_screen("here and now")
+        wait_for(lambda: "delete" in _lines(view, size[1])[-1], what="the key hints on the last rows")
         text = view.text()
         assert "here and now" in text  # the newest (current) row is on screen
         assert "^d delete" in text, text  # the key hints wrap; nothing is cut after ^b
