@@ -15,6 +15,7 @@ import pytest
 
 from helpers.cli import cli_env
 from helpers.session_files import sid, write_session
+from helpers.terminal import tmux as tmux_run
 
 pytestmark = [pytest.mark.terminal,
               pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
@@ -25,8 +26,7 @@ class Tmux:
         self.socket = str(tmp_path / "tmux.sock")
 
     def run(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-S", self.socket, *args], check=True, capture_output=True, text=True,
-                              timeout=30).stdout
+        return tmux_run(self.socket, *args)  # without the test process's COLUMNS/LINES (helpers/terminal.py)
 
     def screen(self) -> str:
         return self.run("capture-pane", "-p", "-t", "pick")
@@ -78,3 +78,4 @@ def test_escape_leaves_without_picking(home: Path, workdir: Path, tmux: Tmux) ->
     tmux.run("send-keys", "-t", "pick", "Escape")
     done = tmux.wait_for("EXITED 0")
     assert sid(1) not in done
+

@@ -43,7 +43,8 @@ def test_resuming_a_shared_session_re_arms_its_page(home: Path, workdir: Path) -
         assert http_get(server["port"], _path(url))[0] == 404
         shell = shell_session(workdir, home, ["-r", builder.session_id])
         try:
-            shell.wait_screen(f"this session is shared live at http://127.0.0.1:{server['port']}/s/{builder.session_id}")
+            screen = shell.wait_screen(f"http://127.0.0.1:{server['port']}/s/{builder.session_id}")
+            assert "this session is shared live at" in screen  # the notice wraps at words: the URL on a row of its own
             record = json.loads(share_file.read_text())
             assert record["secret"] == secret  # the same secret: only the new server's port differs
             url = record["url"]

@@ -382,10 +382,10 @@ def test_the_permission_prompt_denies_allows_once_and_saves_dont_ask_again(home:
     session then uses without asking."""
     shell = shell_session(workdir, home)
     shell.exchange('call bash {"command": "echo one > one.txt"}', "Allow bash: echo one > one.txt?")
-    shell.exchange("4", "the user denied")  # "No"
+    shell.exchange("n", "the user denied")  # "No"
     assert not (workdir / "one.txt").exists()
     shell.exchange('call bash {"command": "echo two > two.txt"}', "Allow bash: echo two > two.txt?")
-    shell.line("3")  # "Yes, and don't ask again"
+    shell.send("5")  # "Yes, and don't ask again for this exact command"
     wait_for(lambda: (workdir / "two.txt").exists(), what="the allowed command to run")
     shell.line("/exit")
     assert shell.wait_exit() == 0

@@ -42,8 +42,8 @@ def test_a_bare_w_starts_the_shell_in_a_generated_worktree_removed_clean_on_exit
         shell.line("/exit")
         shell.wait_screen(f"removed the worktree {tree.name}")
         # the resume hint says where a resume can run now that its folder is gone
-        screen = shell.wait_screen("its worktree was removed, so resume it in the main checkout: cd ")
-        assert f"cd {repo} && commandcode -r " in screen.replace("\n", ""), screen
+        screen = shell.wait_screen("its worktree was removed")
+        assert f"cd {repo} && commandcode -r " in " ".join(screen.split()), screen  # wrapped at words
         assert shell.wait_exit() == 0
     finally:
         shell.close()
@@ -167,7 +167,8 @@ def test_a_saved_answer_in_a_worktree_lands_in_the_main_checkout(home: Path, tmp
     try:
         shell.wait_screen("working in the worktree")
         shell.exchange('call bash {"command": "echo hi > made.txt"}', "Allow bash")
-        shell.exchange("3", "Ran 1 tool call(s)")  # "Yes, and don't ask again"
+        shell.send("5")  # "Yes, and don't ask again for this exact command"
+        shell.wait_screen("Ran 1 tool call(s)")
         shell.line("/exit")
         shell.wait_screen("Remove it and its branch")  # it holds made.txt: asked; Enter keeps it
         shell.line("")

@@ -14,6 +14,7 @@ import pytest
 
 from commandcode.sessions.reader import open_session
 from helpers.cli import cli_env, wait_for
+from helpers.terminal import tmux_env
 from helpers.trees import branched_session
 
 pytestmark = [pytest.mark.terminal,
@@ -21,7 +22,8 @@ pytestmark = [pytest.mark.terminal,
 
 
 def _tmux(*args: str) -> str:
-    return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True, timeout=30).stdout
+    """tmux without the test process's COLUMNS/LINES, which would fix every pane at 80x24 (helpers/terminal.py)."""
+    return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True, timeout=30, env=tmux_env()).stdout
 
 
 def test_the_navigator_jumps_in_a_real_terminal(home: Path, workdir: Path, tmp_path: Path) -> None:

@@ -9,8 +9,14 @@ height and leaves the bottom toolbar, our status line, out. `wait_screen(text)` 
 shows `text` (timeouts only detect hangs); `send(keys)` types, `line(text)` types and presses
 Enter. `raw` keeps every byte the program wrote, for escape sequences pyte drops (OSC 2/8/52).
 
-`tmux_session(...)` does the same through tmux (`capture-pane`), for tests that need a real
-terminal multiplexer in between.
+`TmuxSession` does the same through tmux (`capture-pane`), for tests that need a real terminal
+multiplexer in between. Every tmux client a test starts gets `tmux_env()`: the test process's
+environment without `COLUMNS` and `LINES`. Under pytest, GNU readline (which pytest imports) has
+exported `COLUMNS=80 LINES=24` into the C environment (not into `os.environ`); a tmux client
+started with the inherited environment hands them to the server's global environment, every
+program in a pane inherits them, and `shutil.get_terminal_size()` (Textual's and the shell's
+size) prefers them to the pane's real size: every full-screen check ran at 80x24 whatever
+`-x`/`-y` said, and an 80x20 window was drawn 24 rows high.
 """
 
 from __future__ import annotations
@@ -168,6 +174,19 @@ def shell_session(cwd: Path, data: Path, args: list[str] | None = None, **option
     return session
 
 
+def tmux_env(**extra: str) -> dict[str, str]:
+    """The environment of a tmux client (see the module doc: no inherited `COLUMNS`/`LINES`)."""
+    env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
+    env.update({"TERM": "xterm-256color", **extra})
+    return env
+
+
+def tmux(socket: str | Path, *args: str) -> str:
+    """Runs one tmux command on the test's private server (`socket`); returns its output."""
+    return subprocess.run(["tmux", "-S", str(socket), *args], capture_output=True, text=True, timeout=30,
+                          check=True, env=tmux_env()).stdout
+
+
 class TmuxSession:
     """`commandcode` in a detached tmux session of its own (socket private to the test)."""
 
@@ -182,8 +201,12 @@ class TmuxSession:
         self.tmux("set-option", "-t", "cc", "remain-on-exit", "on")
 
     def tmux(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True, timeout=30,
-                              check=True, env={**os.environ, "TERM": "xterm-256color"}).stdout
+        return tmux(self.socket, *args)
+
+    def size(self) -> tuple[int, int]:
+        """The pane's columns and rows, as tmux has them."""
+        columns, rows = self.tmux("display-message", "-p", "-t", "cc", "#{pane_width} #{pane_height}").split()
+        return int(columns), int(rows)
 
     def text(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", "cc")

@@ -33,7 +33,11 @@ Headless (`-p`, no `ask`): edits inside the working directory run (a rewind undo
 would be asked is refused with a tool error that tells the model and the user how to allow it,
 and the turn goes on. Interactive: `ask(PermissionRequest)` returns a `PermissionAnswer`; allow
 for the session adds the rules to `Grants` (an object the shell carries over `/fork`), "don't ask
-again" also writes them to the project's `.commandcode/settings.local.json`.
+again" also writes them to the project's `.commandcode/settings.local.json`. Besides the exact
+rules a request offers wider ones: an edit's (or read's) folder, `Edit(/src/**)` (Claude Code's
+"allow all edits during this session", kept to the folder), and a `bash` command's prefixes,
+`Bash(npm test:*)` (workspace/command_prefix.py). A question an ask rule raises, or one about a
+call no rule can name, offers only once or no: remembering it would change nothing.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from typing import Any
 
 from ..config.settings import add_to_list, load_settings, repository_root
 from ..errors import SettingsError, UsageError
+from ..workspace.command_prefix import wider_rules
 from ..workspace.shell_commands import MAYBE, NO, YES, Invocation, Pattern, invocations
 from .tools import ToolResult, nameable, target_path
 
@@ -62,23 +67,38 @@ class PermissionAnswer:
     """What the user answered (the values are plain strings, for the shell to map keys to)."""
 
     ALLOW_ONCE = "allow_once"
-    ALLOW_SESSION = "allow_session"
-    ALWAYS = "always"  # don't ask again: saved in the project's settings.local.json
+    ALLOW_SESSION = "allow_session"  # the request's exact rules, for this session
+    ALLOW_SESSION_WIDER = "allow_session_wider"  # its wider rules (a prefix, a folder), for this session
+    ALWAYS = "always"  # don't ask again: also saved in the project's settings.local.json
+    ALWAYS_WIDER = "always_wider"
     DENY = "deny"
-    ALL = (ALLOW_ONCE, ALLOW_SESSION, ALWAYS, DENY)
+    ALL = (ALLOW_ONCE, ALLOW_SESSION, ALLOW_SESSION_WIDER, ALWAYS, ALWAYS_WIDER, DENY)
+    SAVED = (ALWAYS, ALWAYS_WIDER)
 
 
 class PermissionRequest:
     """A tool call waiting for an answer: the tool, its input, a one-line `summary` for the
-    prompt, and the `rules` an allow-for-session or don't-ask-again answer would add."""
+    prompt, the exact `rules` an allow answer would add, the `wider` rules offered as well (a
+    `bash` command's prefixes, an edit's folder; `wider_label` says what they cover), and whether
+    anything can be remembered at all (`rememberable`: not when an ask rule asks every time or
+    no rule can name the call)."""
 
-    __slots__ = ("input", "rules", "summary", "tool")
+    __slots__ = ("input", "rememberable", "rules", "summary", "tool", "wider", "wider_label")
 
-    def __init__(self, tool: str, tool_input: dict[str, Any], summary: str, rules: list[str]) -> None:
+    def __init__(self, tool: str, tool_input: dict[str, Any], summary: str, rules: list[str], *,
+                 wider: list[str] | None = None, wider_label: str = "", rememberable: bool = True) -> None:
         self.tool, self.input, self.summary, self.rules = tool, tool_input, summary, rules
+        self.wider, self.wider_label, self.rememberable = wider, wider_label, rememberable
+
+    def granted(self, answer: str) -> list[str]:
+        """The rules `answer` adds ([] for once or no)."""
+        if not self.rememberable or answer in (PermissionAnswer.ALLOW_ONCE, PermissionAnswer.DENY):
+            return []
+        wider = answer in (PermissionAnswer.ALLOW_SESSION_WIDER, PermissionAnswer.ALWAYS_WIDER)
+        return self.wider if wider and self.wider else self.rules
 
     def __repr__(self) -> str:
-        return f"PermissionRequest({self.summary!r}, rules={self.rules!r})"
+        return f"PermissionRequest({self.summary!r}, rules={self.rules!r}, wider={self.wider!r})"
 
 
 AskPermission = Callable[[PermissionRequest], str]
@@ -294,18 +314,19 @@ class Policy:
                 return ToolResult(f"Error: permission needed: bash `{call.text}` cannot be checked against the deny rule "
                                   f"\"{rule.text}\" (its program or words come from a variable, a substitution, a glob "
                                   "or its input), so it was not run. Write the command out literally", True)
-            return self._ask("bash", tool_input, f"bash: {command} (cannot be checked against the deny rule "
-                             f"\"{rule.text}\": `{call.text}` is not fully known from the text)",
-                             _rules_for([call for call, _ in unsure]), savable=False)
+            return self._ask(PermissionRequest("bash", tool_input, f"bash: {command} (cannot be checked against the deny "
+                                               f"rule \"{rule.text}\": `{call.text}` is not fully known from the text)",
+                                               _rules_for([call for call, _ in unsure]), rememberable=False))
         if self.mode == "bypassPermissions":
             return None
         if self.mode == "plan":
             return ToolResult("Error: plan mode: bash commands do not run while planning; "
                               "present the plan, the user switches the mode to carry it out", True)
-        needed = []
+        needed, asked_by_rule = [], False
         for call in calls:
             asked = any(rule.kind == "bash" and rule.matches_call(call, strict=False) != NO for rule in self.ask_rules)
             allowed = self._granted("bash", _allows(call))
+            asked_by_rule = asked_by_rule or asked
             if asked or not allowed:
                 needed.append(call)
         if not needed:
@@ -316,8 +337,11 @@ class Policy:
                               "known from the command text (a program from a variable, a substitution or a glob, or a "
                               "variable such as PATH that changes what runs), so no allow rule covers it. Write the "
                               "command out literally, or run with --permission-mode bypassPermissions (or --yolo)", True)
-        return self._ask("bash", tool_input, f"bash: {command}", _rules_for(needed),
-                         savable=all(call.exact for call in needed))
+        wider = wider_rules(needed)
+        return self._ask(PermissionRequest(
+            "bash", tool_input, f"bash: {command}", _rules_for(needed), wider=wider,
+            wider_label=", ".join(f"`{rule[5:-1]}`" for rule in wider or []),
+            rememberable=not asked_by_rule and all(call.exact for call in needed)))
 
     def _decide_path(self, name: str, kind: str, tool_input: dict[str, Any], path: str) -> ToolResult | None:
         denied = next((rule for rule in self.deny if rule.kind == kind and rule.matches_path(path, self.cwd, self.root)), None)
@@ -328,8 +352,10 @@ class Policy:
         if self.mode == "plan" and kind == "edit":
             return ToolResult(f"Error: plan mode: {name} does not change files while planning; "
                               "present the plan, the user switches the mode to carry it out", True)
+        tool = "Read" if kind == "read" else "Edit"
         if any(rule.kind == kind and rule.matches_path(path, self.cwd, self.root) for rule in self.ask_rules):
-            return self._ask(name, tool_input, f"{name} {path}", [f"{'Read' if kind == 'read' else 'Edit'}(/{path})"])
+            return self._ask(PermissionRequest(name, tool_input, f"{name} {path} (an ask rule: asked every time)",
+                                               [f"{tool}(/{path})"], rememberable=False))
         def matches(rule: Rule) -> bool:
             return rule.matches_path(path, self.cwd, self.root)
 
@@ -338,29 +364,40 @@ class Policy:
         inside = _inside(path, self.cwd)
         if inside and (kind == "read" or self.mode == "acceptEdits" or self.ask is None):
             return None
-        rule = f"{'Read' if kind == 'read' else 'Edit'}(/{path})"  # `//abs/path`: this one file
         where = "" if inside else " (outside the working directory)"
-        return self._ask(name, tool_input, f"{name} {path}{where}", [rule])
+        folder_rule, folder_label = self._folder_rule(tool, os.path.dirname(path))
+        return self._ask(PermissionRequest(name, tool_input, f"{name} {path}{where}", [f"{tool}(/{path})"],
+                                           wider=[folder_rule] if folder_rule else None,
+                                           wider_label=f"{'reads' if kind == 'read' else 'edits'} in {folder_label}"))
+
+    def _folder_rule(self, tool: str, folder: str) -> tuple[str | None, str]:
+        """The rule for everything under `folder` (from the project root when inside it, so the
+        saved rule still holds in a copy of the checkout), and how the prompt names the folder."""
+        if any(character in folder for character in "*?"):
+            return None, ""  # a glob character in the name: the rule would cover other folders
+        label = os.path.relpath(folder, self.cwd) if _inside(folder, self.cwd) else folder
+        label = "this folder (./)" if label == "." else label.rstrip(os.sep) + os.sep
+        if _inside(folder, self.root):
+            relative = os.path.relpath(folder, self.root)
+            return f"{tool}(/{'' if relative == '.' else relative + '/'}**)", label
+        return f"{tool}(/{folder.rstrip(os.sep)}/**)", label
 
     def _denied_by(self, rule: Rule, what: str) -> ToolResult:
         return ToolResult(f"Error: permission denied: {what} is refused by the deny rule \"{rule.text}\" in the settings", True)
 
-    def _ask(self, name: str, tool_input: dict[str, Any], summary: str, rules: list[str], *,
-             savable: bool = True) -> ToolResult | None:
+    def _ask(self, request: PermissionRequest) -> ToolResult | None:
         if self.ask is None:
-            return ToolResult(f"Error: permission needed: {summary} was not run; nobody can approve it in a headless "
-                              f"run. To allow it, {_HOW_TO_ALLOW.format(rule=rules[0])}", True)
-        answer = self.ask(PermissionRequest(name, tool_input, summary, rules))
-        if answer == PermissionAnswer.ALLOW_ONCE:
-            return None
-        if answer in (PermissionAnswer.ALLOW_SESSION, PermissionAnswer.ALWAYS):
-            if not savable:  # no rule can name what the text does not show: allowed this once
-                return None
-            self.grants.add(rules)
-            if answer == PermissionAnswer.ALWAYS:
-                self._save(rules)
-            return None
-        return ToolResult(f"Error: the user denied {summary}; it did not run. Ask them or try another way", True)
+            return ToolResult(f"Error: permission needed: {request.summary} was not run; nobody can approve it in a "
+                              f"headless run. To allow it, {_HOW_TO_ALLOW.format(rule=request.rules[0])}", True)
+        answer = self.ask(request)
+        if answer not in PermissionAnswer.ALL or answer == PermissionAnswer.DENY:
+            return ToolResult(f"Error: the user denied {request.summary}; it did not run. Ask them or try another way",
+                              True)
+        rules = request.granted(answer)  # session memory: the grants; don't ask again: the file as well
+        self.grants.add(rules)
+        if rules and answer in PermissionAnswer.SAVED:
+            self._save(rules)
+        return None
 
     def _save(self, rules: list[str]) -> None:
         try:

@@ -38,6 +38,7 @@ class Launch:
         self.permission_mode: str | None = None
         self.yolo = False
         self.worktree: str | None = None  # -w/--worktree: a name, or "" for a generated one
+        self.place_notice: str | None = None  # set at start: a resume moved into its session's worktree
 
     def check(self) -> None:
         """Refuses flag combinations that cannot go together.

@@ -17,15 +17,30 @@ if TYPE_CHECKING:  # the permission rules (and the settings they read) load with
     from ..agent.permissions import PermissionRequest
 
 
-def choices() -> tuple[tuple[str, str], ...]:
-    """The answers offered, in order, with what each tells the turn."""
-    from ..agent.permissions import PermissionAnswer
+_SAVED = "(saved in .commandcode/settings.local.json)"
 
-    return (("Yes, once", PermissionAnswer.ALLOW_ONCE),
-            ("Yes, for this session", PermissionAnswer.ALLOW_SESSION),
-            ("Yes, and don't ask again (saved in .commandcode/settings.local.json)", PermissionAnswer.ALWAYS),
-            ("No", PermissionAnswer.DENY))
 
+def choices(request: PermissionRequest) -> tuple[tuple[str, str], ...]:
+    """The answers offered for `request`, in order, with what each tells the turn: once; the
+    wider rules (a command's prefix, an edit's folder) and the exact ones, for this session (kept
+    in memory) or for good (also saved); no. Only once or no when nothing can be remembered."""
+    from ..agent.permissions import PermissionAnswer as Answer
+
+    once, no = ("Yes, once", Answer.ALLOW_ONCE), ("No", Answer.DENY)
+    if not request.rememberable:
+        return once, no
+    if not request.wider:
+        return (once, ("Yes, for this session", Answer.ALLOW_SESSION),
+                (f"Yes, and don't ask again {_SAVED}", Answer.ALWAYS), no)
+    if request.tool != "bash":  # an edit or a read: its folder
+        return (once, (f"Yes, allow all {request.wider_label} for this session", Answer.ALLOW_SESSION_WIDER),
+                (f"Yes, and don't ask again for {request.wider_label} {_SAVED}", Answer.ALWAYS_WIDER), no)
+    return (once,
+            (f"Yes, allow {request.wider_label} for this session", Answer.ALLOW_SESSION_WIDER),
+            ("Yes, allow this exact command for this session", Answer.ALLOW_SESSION),
+            (f"Yes, and don't ask again for {request.wider_label} {_SAVED}", Answer.ALWAYS_WIDER),
+            (f"Yes, and don't ask again for this exact command {_SAVED}", Answer.ALWAYS),
+            no)
 
 class PermissionPrompt:
     """The questions of the running turn, one at a time."""
@@ -67,6 +82,6 @@ class PermissionPrompt:
                 if diff:
                     show(diff)
             rules = f" (rule: {', '.join(request.rules)})" if request.rules else ""
-            offered = choices()
+            offered = choices(request)
             picked = choose(f"Allow {request.summary}?{rules}", [label for label, _ in offered])
             answer.put(offered[picked if picked is not None and 0 <= picked < len(offered) else -1][1])

@@ -10,7 +10,9 @@ each markdown block (a paragraph, a list, a fenced code block…) is printed, re
 line outside a code fence closes it, and the block still being written shows in the live region
 as plain text; the rest is printed when the model call ends (its `usage` event, a tool call, or
 the end of the turn). Each tool call becomes one collapsed line
-(tool, main argument, outcome) that `/expand N` or Ctrl+O shows whole.
+(tool, main argument, outcome) that `/expand N` or Ctrl+O shows whole. Lines written without
+rich (notices, the resume recap, questions) are wrapped at words too (`wrap_words`): the terminal
+would cut them mid-word.
 """
 
 from __future__ import annotations
@@ -124,6 +126,21 @@ def terminal_width() -> int:
     return max(20, shutil.get_terminal_size((100, 24)).columns)
 
 
+def wrap_words(line: str, width: int | None = None) -> list[str]:
+    """`line` as rows of at most `width` columns (the terminal's), broken at spaces as rich
+    breaks a reply; only a word longer than a row is cut. A line the terminal would wrap itself
+    was cut mid-word (`repos` / `itory`). Continuation rows keep the line's indent."""
+    width = width or terminal_width()
+    if len(line) <= width:
+        return [line]
+    import textwrap
+
+    indent = line[: len(line) - len(line.lstrip(" "))]
+    if len(indent) >= width // 2:
+        indent = ""
+    return textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False) or [line]
+
+
 class Output:
     """Writes rendered text to the terminal (above the prompt while it is up)."""
 
@@ -160,9 +177,11 @@ class Output:
         self.write(self._render(Markdown(printable(text), code_theme="monokai", hyperlinks=False)))
 
     def notice(self, text: str) -> None:
-        """A dimmed line; written without rich (a resume's first notice must not pay its import)."""
-        line = printable(text, one_line=True)
-        self.write(f"{line}\n" if os.environ.get("NO_COLOR") else f"\x1b[2m{line}\x1b[0m\n")
+        """A dimmed line, wrapped at words; written without rich (a resume's first notice must
+        not pay its import)."""
+        plain = bool(os.environ.get("NO_COLOR"))
+        self.write("".join(f"{row}\n" if plain else f"\x1b[2m{row}\x1b[0m\n"
+                           for row in wrap_words(printable(text, one_line=True))))
 
     def recap(self, lines: list[tuple[str, str]]) -> None:
         """The recent conversation (`recap.recap_lines`): prompts bold, replies plain, tool counts
@@ -171,9 +190,9 @@ class Output:
         styles = {"prompt": "\x1b[1m", "tools": "\x1b[2m"}
         out = []
         for kind, text in lines:
-            line = printable(text, one_line=True)
             style = "" if plain else styles.get(kind, "")
-            out.append(f"{style}{line}\x1b[0m\n" if style else f"{line}\n")
+            for row in wrap_words(printable(text, one_line=True)):
+                out.append(f"{style}{row}\x1b[0m\n" if style else f"{row}\n")
         self.write("".join(out))
 
     def diff(self, lines: list[str]) -> None:

@@ -49,12 +49,13 @@ def run_shell(launch: Any) -> int:
         raise fail(str(error), error.hint, code=2) from None
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise fail("the interactive shell needs a terminal", "for a headless turn use: commandcode -p PROMPT", code=2)
-    from .workspace_hooks import enter_worktree
+    from .workspace_hooks import enter_resumed_worktree, enter_worktree
 
     try:
         made = enter_worktree(launch)[1]  # -w: the session starts in a new session worktree (the cwd moves there)
     except CommandcodeError as error:
         raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
+    launch.place_notice = enter_resumed_worktree(launch)  # a worktree session resumes in its worktree
     if launch.plain_new_session:
         return _run_warm(launch, made)
     from ..workspace.worktrees import abandon_fresh
@@ -129,6 +130,8 @@ def _run_entered(shell: InteractiveShell, launch: Any, worktree: Worktree | None
     terminal.set_title(made.name if made is not None and made.name else "commandcode")
     if made is not None and not made.is_new:
         shell.notice(f"resumed session {made.session_id}" + (f" ({made.name})" if made.name else ""))
+        if launch.place_notice:
+            shell.notice(launch.place_notice)
         shell.show_recap()
         shell.rearm_share()
     if worktree is not None:

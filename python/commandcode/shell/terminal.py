@@ -67,9 +67,11 @@ def confirm(question: str, *, default: bool = False) -> bool:
 def choose(question: str, options: Sequence[str], *, default: int = 0) -> int | None:
     """One of `options`, answered by one key without Enter: its number, `y`/`n` where the first
     option is a yes and the last a no, Enter for the default; Esc, Ctrl+C or Ctrl+D cancel (None)."""
-    sys.stdout.write(printable(question, one_line=True) + "\n")
+    from .render import wrap_words
+
+    sys.stdout.write("".join(f"{row}\n" for row in wrap_words(printable(question, one_line=True))))
     for number, option in enumerate(options, start=1):
-        sys.stdout.write(f"  {number}. {printable(option, one_line=True)}\n")
+        sys.stdout.write("".join(f"{row}\n" for row in wrap_words(f"  {number}. {printable(option, one_line=True)}")))
     sys.stdout.flush()
     from prompt_toolkit import PromptSession
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent

@@ -3,6 +3,10 @@
 - `enter_worktree(launch)`: with `-w/--worktree [NAME]`, creates the session worktree (a
   generated name for a bare flag) and moves the process into it; the shell's session starts
   there. Returns the folder to start in, and the worktree made (None without `-w`).
+- `enter_resumed_worktree(launch)`: with `-r REF` or `--session` naming a session that was
+  working in a session worktree, moves the process into that worktree (the session, its tools
+  and its exit run there, not in the checkout the resume was typed in); returns the notice to
+  show, which also says when that worktree has been removed (`workspace/resume_place.py`).
 - `start_auto_sweep(cwd)`: the daily automatic sweep (`workspace.sweeper.maybe_auto_sweep`: at
   most once a day, a background process that archives unless the settings chose deletion),
   checked in a thread so the prompt never waits for it.
@@ -42,6 +46,26 @@ def enter_worktree(launch: Any) -> tuple[Path, Worktree | None]:
     made = create_worktree(Path.cwd(), launch.worktree or None)
     os.chdir(made.path)
     return made.path, made
+
+
+def enter_resumed_worktree(launch: Any) -> str | None:
+    """The notice of a resume into (or about) a session worktree (see the module docstring)."""
+    reference = getattr(launch, "resume", None) or getattr(launch, "session", None)
+    if not reference or getattr(launch, "worktree", None) is not None:
+        return None
+    from ..agent.resume import session_target
+    from ..catalog.listing import resolve_session
+    from ..workspace.resume_place import resume_place
+
+    here = Path.cwd()
+    try:
+        files = resolve_session(reference, here) if getattr(launch, "resume", None) else session_target(reference, here)
+    except CommandcodeError:
+        return None  # the launch itself reports it
+    folder, notice = resume_place(files.transcript, here)
+    if folder is not None:
+        os.chdir(folder)
+    return notice
 
 
 def start_auto_sweep(cwd: Path) -> threading.Thread:

@@ -56,7 +56,7 @@ def describe(entry: dict[str, Any]) -> RowText:
             tokens = estimate_tokens([message]) if message else 0
         return RowText(_first_line(" ".join(texts)), tokens, tool)
     if kind in ("compaction", "branch_summary"):
-        return RowText(_first_line(str(entry.get("summary", ""))), 0, False)
+        return RowText(plain_summary(str(entry.get("summary", ""))), 0, False)
     if kind == "label":
         return RowText(f"label {entry.get('targetId')}: {entry.get('label', '(cleared)')}", 0, False)
     if kind == "session_info":
@@ -95,6 +95,27 @@ def visible(text: str) -> str:
     overrides) shown as `\\xNN` / `\\uNNNN`, never sent to the terminal."""
     return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}" if ord(match.group()) < 0x100
                         else f"\\u{ord(match.group()):04x}", text)
+
+
+_MARKUP = re.compile(r"\*\*|__|`|^\s*(?:#{1,6}\s+|[-*+]\s+|>\s*|\d+[.)]\s+)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+
+
+def _plain(line: str) -> str:
+    return _MARKUP.sub("", _LINK.sub(r"\1", line)).strip()
+
+
+def plain_summary(text: str) -> str:
+    """A summary's first line without its markdown (`## Goal`, `**Goal**: ...`, links, code
+    marks); a heading alone is joined with the line after it (`Goal: fix the parser`)."""
+    lines = [_plain(line) for line in text.splitlines() if _plain(line)]
+    if not lines:
+        return ""
+    first = lines[0]
+    heading = re.match(r"^\s*#{1,6}\s|^\s*\*\*[^*]+\*\*:?\s*$", next(line for line in text.splitlines() if line.strip()))
+    if heading and len(lines) > 1:
+        return f"{first.rstrip(':')}: {lines[1]}"
+    return first
 
 
 def _first_line(text: str) -> str:
@@ -149,6 +170,7 @@ class TreeModel:
         self.labels = session.labels()
         self.leaf_id = session.leaf_id
         self.folded: set[int] = set()
+        self.hidden: dict[int, int] = {}  # a folded entry -> how many rows its fold hides
         self.filter = FILTERS[0]
         self._info: dict[int, EntryInfo] = {}
         self._texts: dict[int, RowText] = {}
@@ -191,6 +213,7 @@ class TreeModel:
         """Rebuilds `rows` from the filter's layout and the folds."""
         base = self._layout(self.filter)
         labelled = {self.position_of(entry_id) for entry_id in self.labels} if self.filter == "labeled only" else None
+        self.hidden = {}
         if labelled is None and not self.folded:
             self.rows = base
             return
@@ -210,6 +233,8 @@ class TreeModel:
                 depth.append(base.depth[row])
                 flags.append(base.flags[row])
                 size.append(0)
+            if index in self.folded:
+                self.hidden[index] = int(base.size[row])
             row += base.size[row] + 1 if index in self.folded else 1
         while open_rows:
             _end, kept = open_rows.pop()

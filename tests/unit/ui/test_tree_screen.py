@@ -213,3 +213,20 @@ async def test_hostile_text_is_drawn_inert(home: Path, workdir: Path) -> None:
         assert "\x1b" not in text and "\\x1b]2;pwned\\x07 [bold]x[/] \\u202e" in text and "[\\x1b[2J]" in text
         assert "\\x1b[31m" in str(app.screen.query_one("#title").render())
         await pilot.press("q")
+
+
+async def test_a_fold_says_what_it_hides_and_summaries_show_no_markdown(home: Path, workdir: Path) -> None:
+    agent, ids = _agent(home, workdir)
+    agent.goto(ids["a3"], summary="## Goal\n**Fix** the `parser` ([notes](http://example.com))\n- step one")
+    app = ScreenApp(TreeScreen(agent))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        summary_row = next(line for line in _screen_text(app).splitlines() if "branch_summary" in line)
+        assert "branch_summary Goal: Fix the parser (notes)" in summary_row, summary_row  # heading joined, marks gone
+        assert "**" not in summary_row and "##" not in summary_row and "`" not in summary_row
+        _select(app, ids["u2"])
+        await pilot.press("space")
+        folded = next(line for line in _screen_text(app).splitlines() if ids["u2"] in line)
+        assert folded.split()[0] == "▸" and "(+4 hidden)" in folded, folded  # a2, r2, a3 and the summary
+        assert "folded 4 rows" in _status(app)
+        await pilot.press("escape")

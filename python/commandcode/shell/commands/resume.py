@@ -2,7 +2,8 @@
 
 The picker opens through `Shell.run_screen`; the picked session is planned with source "slash"
 (it always adopts its own model; the permission mode is not restored) and opened after the
-questions `resume_flow.open_plan` asks (relink, another writer, summary or full)."""
+questions `resume_flow.open_plan` asks (relink, another writer, summary or full). A session that
+worked in a session worktree runs there (`ResumePlan.run_dir`), and the shell says so."""
 
 from __future__ import annotations
 
@@ -34,10 +35,16 @@ def run(shell: Shell, args: str) -> None:
         return
     if picked.damaged and not picked.cwd:
         raise CommandcodeError(f"session {picked.id} cannot be opened: {picked.damaged}")
-    agent = open_plan(shell, plan_picked(shell.cwd, picked, source="slash"))
+    plan = plan_picked(shell.cwd, picked, source="slash")
+    from ...workspace.resume_place import resume_place
+
+    _, place = resume_place(plan.files.transcript, shell.cwd)  # a worktree session runs in its worktree (run_dir)
+    agent = open_plan(shell, plan)
     if agent is not None:
         shell.switch_to(agent, keep_grants=False)
         shell.notice(f"resumed {picked.name or picked.id}")
+        if place:
+            shell.notice(place)
 
 
 COMMANDS = [SlashCommand("resume", run, "Pick a session to resume", aliases=("sessions",),

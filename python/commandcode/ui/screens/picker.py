@@ -6,7 +6,8 @@ Ctrl+W widens to every worktree of the repository and Ctrl+A to every project (a
 this directory); Ctrl+T shows headless sessions; Ctrl+B cycles the git branch filter; Ctrl+S
 sorts by recency or relevance; Ctrl+O cycles the source (Command Code, Claude Code, pi, all:
 another agent's session is imported when picked); Ctrl+R renames in place; Ctrl+D deletes (after a yes/no question;
-never the current session, which is marked). Forks show `fork of <parent>`. At most `SHOWN` rows
+never the current session, which is marked). Forks show `fork of <parent>`. A session named exactly what
+is typed is listed first. Rows are cut to the pane's width; the key hints wrap, never cut. At most `SHOWN` rows
 are drawn (the count says how many match). The first paint reads only the newest `FIRST_PAINT`
 rows (a screenful, with a SQL `LIMIT`); the whole list is then loaded in a worker thread and
 drawn when it is there, so the first paint does not grow with the catalog.

@@ -163,7 +163,7 @@ class PickerData:
         return self.branch
 
     def rows(self) -> list[Row]:
-        """The sessions to show, filtered and sorted."""
+        """The sessions to show, filtered and sorted; an exact name (or id) match first."""
         sessions = [summary for summary in self.sessions() if self.branch is None or summary.git_branch == self.branch]
         query = self.query.strip()
         if not query:
@@ -195,6 +195,8 @@ class PickerData:
                 rows.append(Row(summary, rank=SEARCH_LIMIT))
         if self.sort == "relevance":
             rows.sort(key=lambda row: row.rank if row.rank is not None else SEARCH_LIMIT)
+        # a session named exactly what was typed (or with that id) comes first, in either sort
+        rows.sort(key=lambda row: not ((row.summary.name or "").casefold().strip() == wanted or row.summary.id == query))
         return rows
 
     def toggle_sort(self) -> str:

@@ -63,6 +63,16 @@ class RewindScreen(Screen[MenuChoice | None]):
         rows = self.query_one("#rows", OptionList)
         rows.focus()
         rows.highlighted = 0
+        self._row_preview()  # no highlight event comes when row 0 was highlighted already
+
+    def _row_preview(self) -> None:
+        """The preview of the highlighted row (its files; Enter chooses what to restore)."""
+        index = self.query_one("#rows", OptionList).highlighted
+        row = self.rows[index] if index is not None and 0 <= index < len(self.rows) else None
+        if row is not None and row.kind == ROW_NO_REDO:
+            self._set_preview(_no_redo_text(row))
+        else:
+            self._set_preview(f"{row.files}. Enter: choose what to restore." if row and row.kind == ROW_CHECKPOINT else "")
 
     # ---- stages
 
@@ -107,9 +117,7 @@ class RewindScreen(Screen[MenuChoice | None]):
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option_list.id == "rows":
-            row = self.rows[int(event.option.id or 0)]
-            self._set_preview(_no_redo_text(row) if row.kind == ROW_NO_REDO else
-                              "" if row.kind != ROW_CHECKPOINT else f"{row.files}. Enter: choose what to restore.")
+            self._row_preview()
         elif self.stage == "actions" and self.row is not None:
             value = event.option.id
             self._set_preview("" if value == CANCEL else self.preview(self.row, RewindMode(value)))
@@ -151,11 +159,11 @@ class RewindScreen(Screen[MenuChoice | None]):
         self.stage, self.row, self.mode = "rows", None, None
         self.query_one("#actions").display = False
         self._title(self._rows_title())
-        self._set_preview("")
         rows = self.query_one("#rows", OptionList)
         rows.focus()
         if rows.highlighted is None:
             rows.highlighted = 0
+        self._row_preview()  # back on the rows: their preview, not an empty pane
 
 
 def _no_redo_text(row: MenuRow) -> str:

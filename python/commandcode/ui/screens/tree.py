@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ...sessions.navigate import LeftBehind
 
 
-TITLE_NAME_CHARS = 32  # the title's name, so the counts and filter stay on an 80-column line
+TITLE_NAME_CHARS = 60  # the most of the name the title shows; a narrower screen shows less (`_title`)
 
 
 class TreeScreen(Screen[str | None]):
@@ -73,10 +73,20 @@ class TreeScreen(Screen[str | None]):
         self.view.focus()
 
     def _title(self) -> str:
+        """The id, the name as far as it fits, the counts and the filter: the counts and the
+        filter always whole (the name gives way), at any width."""
+        tail = f" · {self.model.entry_count:,} entries · filter: {self.model.filter}"
+        head = self.agent.session_id[:8]
+        room = min(TITLE_NAME_CHARS, (self.app.size.width or 80) - 2 - len(head) - len(tail) - 3)
         name = visible(self.model.session.name or "")
-        name = name if len(name) <= TITLE_NAME_CHARS else name[:TITLE_NAME_CHARS - 1] + "…"
-        return (f"{self.agent.session_id[:8]}" + (f" · {name}" if name else "")  # fits 80 columns
-                + f" · {self.model.entry_count:,} entries · filter: {self.model.filter}")
+        if room < 2:
+            name = ""
+        elif len(name) > room:
+            name = name[:room - 1] + "…"
+        return head + (f" · {name}" if name else "") + tail
+
+    def on_resize(self) -> None:
+        self.query_one("#title", Static).update(self._title())
 
     def _status(self, text: str) -> None:
         self.query_one("#status", Static).update(visible(text))

@@ -3,8 +3,8 @@
 Owns the drawing of `ui/tree_model.py`'s rows: only the lines on screen are rendered, and only
 their entries' text is read (one batched read per screen), so scrolling a 143k-entry session
 never loads its history. Each row: a marker (`●` on the active path, `○` off it, `▸` folded,
-`◆` the leaf), the indent of its branch, the role or entry type, the label, the first line of
-text, the time and the tokens. The cursor row is highlighted; rows of the active path are bold.
+`◆` the leaf), the indent of its branch, the role or entry type, the label (a fold's
+`(+N hidden)` with it), the first line of text, the time and the tokens. The cursor row is highlighted; rows of the active path are bold.
 """
 
 from __future__ import annotations
@@ -117,6 +117,9 @@ class TreeView(ScrollView, can_focus=True):
         right = f" {time} {tokens:>9}"
         label = model.labels.get(entry_id)
         label_text = f"[{visible(label)}] " if label else ""
+        hidden = model.hidden.get(index) if index in model.folded else None
+        if hidden is not None:  # a fold says what it hides
+            label_text += f"(+{hidden:,} hidden) "
         room = max(0, width - len(left) - len(right) - len(label_text))
         body = text.text[:room].ljust(room)
         base = _ACTIVE if active else _OFF
