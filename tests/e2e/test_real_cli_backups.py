@@ -21,7 +21,7 @@ import pytest
 
 from helpers.cli import run_cli, run_ok
 from helpers.npm_programs import Programs, run_offline
-from helpers.real_cli import PROVIDERS, RealCli, our_context, same_context, sent_context, shared_home
+from helpers.real_cli import PROVIDERS, RealCli, our_context, ours_offline, same_context, sent_context, shared_home
 from helpers.two_programs import (
     bash_call,
     our_turn,
@@ -169,11 +169,7 @@ def test_5_a_tool_call_without_a_result_gets_the_real_clis_synthetic_answer(shar
     theirs_body = next(request["body"] for request in theirs.requests if request["path"].endswith("/chat/completions"))
     their_result = next(message for message in theirs_body["messages"] if message["role"] == "tool")
     # what we send: the same repaired call, to a strict OpenAI-compatible server (the stub)
-    (data / "providers.json").write_text(json.dumps(PROVIDERS))  # `{STUB}` is filled in inside the namespace
-    env = {"COMMANDCODE_HOME": str(data), "HOME": str(real.home), "COMMANDCODE_INDEX": "off", "NO_COLOR": "1",
-           "OFFLINE_RUN_TEMPLATES": str(data / "providers.json"), "PATH": "/usr/bin:/bin"}
-    ours_run = run_offline([sys.executable, "-m", "commandcode", "--model", "local/stub-model", "-r", session, "-p",
-                            "third turn"], cwd=cwd, env=env, log=tmp_path / "ours.jsonl").check()
+    ours_run = ours_offline(real, cwd, tmp_path / "ours.jsonl", "-r", session, "-p", "third turn")
     body = next(request["body"] for request in ours_run.requests if request["path"].endswith("/chat/completions"))
     roles = [message["role"] for message in body["messages"]]
     position = next(index for index, message in enumerate(body["messages"])

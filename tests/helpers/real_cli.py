@@ -56,6 +56,17 @@ class RealCli:
         return run
 
 
+def ours_offline(real: RealCli, cwd: Path, log: Path, *args: str) -> OfflineRun:
+    """`python -m commandcode --model local/stub-model ARGS` on the real CLI's data dir, offline
+    against the same stub (its `providers.json`), as `RealCli` runs the real CLI."""
+    providers = real.data / "providers.json"
+    providers.write_text(json.dumps(PROVIDERS))  # `{STUB}` is filled in inside the namespace
+    env = {"COMMANDCODE_HOME": str(real.data), "HOME": str(real.home), "COMMANDCODE_INDEX": "off", "NO_COLOR": "1",
+           "OFFLINE_RUN_TEMPLATES": str(providers), "PATH": "/usr/bin:/bin"}
+    return run_offline([sys.executable, "-m", "commandcode", "--model", "local/stub-model", *args], cwd=cwd, env=env,
+                       log=log).check()
+
+
 def shared_home(programs: Programs, tmp_path: Path) -> tuple[RealCli, Path, Path]:
     """A real CLI on a fresh HOME under `tmp_path` with its project folder: (it, cwd, data dir)."""
     home, cwd = tmp_path / "home", tmp_path / "proj"

@@ -12,7 +12,9 @@ prompt: every `[[tool NAME JSON]]` directive in the prompt becomes one tool call
 directives: parallel calls in one reply), and `[[then tool NAME JSON]]` a call of the second
 reply, after the first round's results; a request whose last message is a tool result gets a
 plain reply otherwise; anything else gets `ok: <the prompt's first line>`. A prompt that asks for
-a summary of the conversation (a compaction) gets a `Summary: ...` text. Every request is kept in `requests`.
+a summary of the conversation (a compaction) gets a `Summary: ...` text. A `[[think TEXT]]` in the
+prompt makes the first reply think TEXT first (streamed as `reasoning_content` on the chat
+completions wire). Every request is kept in `requests`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 DIRECTIVE = re.compile(r"\[\[(then )?tool (\w+) (\{.*?\})\]\]", re.DOTALL)
+THINK = re.compile(r"\[\[think (.*?)\]\]", re.DOTALL)
 USAGE = {"input_tokens": 1234, "output_tokens": 56, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0}
 
 
@@ -52,9 +55,10 @@ def _is_tool_result(message: dict[str, Any]) -> bool:
 class Reply:
     """What the stub answers: text, then tool calls `(name, input)`."""
 
-    def __init__(self, text: str, calls: list[tuple[str, dict[str, Any]]]) -> None:
+    def __init__(self, text: str, calls: list[tuple[str, dict[str, Any]]], reasoning: str = "") -> None:
         self.text = text
         self.calls = calls
+        self.reasoning = reasoning
 
 
 def decide(messages: list[dict[str, Any]], system: str) -> Reply:
@@ -78,10 +82,11 @@ def decide(messages: list[dict[str, Any]], system: str) -> Reply:
     lowered = prompt.lower()
     if not DIRECTIVE.search(prompt) and "summar" in lowered and "conversation" in lowered:
         return Reply("Summary: the user asked for small file edits; they were made.", [])
+    thought = "".join(THINK.findall(prompt))
     if rounds[0]:
-        return Reply("", rounds[0])
+        return Reply("", rounds[0], thought)
     first = prompt.strip().splitlines()[0] if prompt.strip() else ""
-    return Reply(f"ok: {first[:200]}", [])
+    return Reply(f"ok: {first[:200]}", [], thought)
 
 
 def chat_context(body: dict[str, Any]) -> list[tuple[str, str]]:
@@ -248,6 +253,8 @@ class StubModelServer:
                     self.wfile.write(f"data: {json.dumps(value)}\n\n".encode())
 
                 chunk({"role": "assistant", "content": ""})
+                if reply.reasoning:
+                    chunk({"reasoning_content": reply.reasoning})
                 if reply.text:
                     chunk({"content": reply.text})
                 if calls:

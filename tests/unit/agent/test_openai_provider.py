@@ -61,8 +61,8 @@ def test_parallel_tool_calls_run_and_their_results_go_back(openai_stub: OpenAISt
     assert (here / "a.txt").read_text() == "A" and (here / "b.txt").read_text() == "B"
     second = openai_stub.requests[1].body["messages"]
     assert second[2] == {"role": "assistant", "content": "Writing both.", "tool_calls": [
-        {"id": "call_a", "type": "function", "function": {"name": "write_file", "arguments": json.dumps({"file_path": "a.txt", "content": "A"})}},
-        {"id": "call_b", "type": "function", "function": {"name": "write_file", "arguments": json.dumps({"file_path": "b.txt", "content": "B"})}}]}
+        {"id": "call_a", "type": "function", "function": {"name": "write_file", "arguments": json.dumps({"file_path": "a.txt", "content": "A"}, separators=(",", ":"))}},
+        {"id": "call_b", "type": "function", "function": {"name": "write_file", "arguments": json.dumps({"file_path": "b.txt", "content": "B"}, separators=(",", ":"))}}]}
     assert [m["role"] for m in second[3:]] == ["tool", "tool"] and second[3]["tool_call_id"] == "call_a"
     assert second[3]["content"].startswith("File created successfully at:")
     lines = [json.loads(line) for line in agent.files.transcript.read_text().splitlines()]

@@ -1,7 +1,9 @@
 """What we send a provider for a resumed session, as the real CLI sends it (issue 32 §5): a tool
 call without a result (interrupted or lost) gets the real CLI's synthetic answer and a result
 whose call is gone is left out, so a strict OpenAI-compatible server takes the request; thinking
-that carries a signature goes back as `reasoning_content`, one without stays home."""
+that carries a signature goes back as `reasoning_content`, one without stays home; streamed
+reasoning is recorded as the real CLI records it (unsigned, first) and tool-call arguments go out as
+its `JSON.stringify` writes them."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 from commandcode.agent.providers.openai import OpenAIChatModel
 from commandcode.agent.providers.registry import resolve_model
 from commandcode.sessions.context import NO_RESULT, with_tool_results
-from helpers.openai_stub import OpenAIStub, text
+from helpers.openai_stub import OpenAIStub, Reply, text
 
 CALL = {"type": "tool_use", "id": "call_b1", "name": "read_file", "input": {"file_path": "x.txt"}}
 
@@ -55,3 +57,19 @@ def test_signed_thinking_goes_back_as_reasoning_content(openai_stub: OpenAIStub)
     sent = _sent(openai_stub, messages)
     assert sent[1] == {"role": "assistant", "content": "answer", "reasoning_content": "I ponder"}
     assert sent[3] == {"role": "assistant", "content": "second"}
+
+
+def test_streamed_reasoning_is_recorded_and_sent_back_as_the_real_cli_does(openai_stub: OpenAIStub) -> None:
+    openai_stub.reply(Reply(reasoning_deltas=["I pon", "der \u00e9"],
+                            tool_calls=[("call_r1", "read_file", '{"file_path": "caf\u00e9.txt", "limit": 2}')]))
+    model = resolve_model("local/stub-model")
+    assert isinstance(model, OpenAIChatModel)
+    prompt = {"role": "user", "content": [{"type": "text", "text": "look"}]}
+    reply = model.respond([prompt])
+    assert reply.content == [{"type": "thinking", "thinking": "I ponder \u00e9", "signature": ""},
+                             {"type": "tool_use", "id": "call_r1", "name": "read_file",
+                              "input": {"file_path": "caf\u00e9.txt", "limit": 2}}]
+    sent = _sent(openai_stub, [prompt, {"role": "assistant", "content": reply.content}])
+    assert sent[1] == {"role": "assistant", "content": None, "tool_calls": [{
+        "id": "call_r1", "type": "function",
+        "function": {"name": "read_file", "arguments": '{"file_path":"caf\u00e9.txt","limit":2}'}}]}

@@ -3,8 +3,10 @@ and a streamed reply's chunks back into assistant content blocks.
 
 To the wire: user text and images become a user message; each `tool_result` block becomes a
 `tool` message with its `tool_call_id`; assistant text and `tool_use` blocks become one assistant
-message with `tool_calls` (arguments as JSON text) and, as the real CLI sends them, the text of
-its thinking blocks that carry a `signature` (or `redactedData`, sent empty) as `reasoning_content`.
+message with `tool_calls` (arguments as the real CLI's `JSON.stringify` writes them) and, as it
+sends them, the text of its thinking blocks that carry a `signature` (or `redactedData`, sent
+empty) as `reasoning_content`: thinking streamed by a chat-completions provider is recorded, as
+the real CLI records it, with an empty signature, and stays home like the real CLI's.
 Tool calls are repaired first as the real CLI does (`with_tool_results`: a synthetic result for a
 call that has none, an orphan result left out). From the wire:
 text and `reasoning_content` deltas accumulate, tool-call deltas are merged by `index` (several
@@ -24,6 +26,11 @@ def _text_of(blocks: list[dict[str, Any]]) -> str:
     return "\n".join(str(block.get("text", "")) for block in blocks if block.get("type") == "text")
 
 
+def _stringify(value: Any) -> str:
+    """JSON text as the real CLI's `JSON.stringify` writes it: no spaces, characters unescaped."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 def _reasoning_of(blocks: list[dict[str, Any]]) -> str:
     """What the real CLI sends back of an assistant's thinking (`reasoning_content`): the blocks
     with a `signature` (a block with `redactedData` as empty text); one without either stays home."""
@@ -39,7 +46,7 @@ def to_chat_messages(messages: list[dict[str, Any]], system: str | None = None) 
         if message.get("role") == "assistant":
             text = _text_of(blocks)
             calls = [{"id": str(block.get("id")), "type": "function",
-                      "function": {"name": str(block.get("name")), "arguments": json.dumps(block.get("input") or {})}}
+                      "function": {"name": str(block.get("name")), "arguments": _stringify(block.get("input") or {})}}
                      for block in blocks if block.get("type") == "tool_use"]
             entry: dict[str, Any] = {"role": "assistant", "content": text or None}
             reasoning = _reasoning_of(blocks)
