@@ -43,7 +43,11 @@ def turn_lines(number: int, parent: str | None, prompt: str, *, when: str, tool:
 def write_session(cwd: Path, session_id: str, prompts: list[str], *, meta: dict[str, Any] | None = None,
                   when: str = "2026-01-02T03:04:05.000Z", tool: dict[str, Any] | None = None,
                   result: str | None = None, header_cwd: str | None = None) -> Path:
-    """Writes a session of `cwd` with one turn per prompt; returns its transcript."""
+    """Writes a session of `cwd` with one turn per prompt; returns its transcript.
+
+    The default `when` is months old: a test that starts the interactive shell over such sessions
+    sees the shell's daily auto-sweep archive them (older than `cleanupPeriodDays`, not renamed),
+    so it passes recent timestamps (`tests/e2e/test_shell_resume_picker.py`)."""
     folder = project_dir(cwd)
     folder.mkdir(parents=True, exist_ok=True)
     body = _line({"type": "session", "version": 3, "id": session_id, "timestamp": when,
