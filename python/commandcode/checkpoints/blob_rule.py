@@ -128,14 +128,17 @@ def enforce(session_id: str, records: Sequence[Checkpoint], store: backups.Backu
 
 
 def enforce_file(checkpoints: Path, session_id: str, *, cwd: Path | None,
-                 store: backups.BackupStore | None = None) -> bool:
-    """`enforce` over a session's checkpoints file, rewritten (atomically) when a record changed;
-    a file that cannot be read is left as it is. Returns whether it was rewritten."""
+                 store: backups.BackupStore | None = None, rewrite: bool = True) -> bool:
+    """`enforce` over a session's checkpoints file, rewritten (atomically) when a record changed
+    and `rewrite` allows it (a sweep's restore brings a session back byte for byte: it only makes
+    the blobs again, and the manager's first write of the session does the rest); a file that
+    cannot be read is left as it is. Returns whether it was rewritten."""
     try:
         records = read_checkpoints(checkpoints)
     except (CheckpointError, OSError):
         return False
-    if not records or not enforce(session_id, records, store if store is not None else backups.BackupStore(), cwd=cwd):
+    changed = bool(records) and enforce(session_id, records, store if store is not None else backups.BackupStore(), cwd=cwd)
+    if not changed or not rewrite:
         return False
     write_checkpoints(checkpoints, records)
     return True

@@ -299,16 +299,17 @@ def restore_archive(archive: Path, store: backups.BackupStore | None = None) -> 
 def _recreate_blobs(trailer: dict[str, Any], transcripts: list[tuple[dict[str, Any], Path]],
                     store: backups.BackupStore) -> None:
     """The raw blobs the real CLI had cleaned up before the session was archived, made again from
-    our store (`checkpoints/blob_rule.py`), and, when the settings of the session's folder (its
-    header's `cwd`, as the manager reads them) keep compatible backups, its blake3-only items
-    converted; the records' own blobs came back with the archive."""
+    our store (`checkpoints/blob_rule.py`; when the settings of the session's folder, its header's
+    `cwd`, keep compatible backups, blake3-only items get theirs too). The records themselves come
+    back exactly as archived: the manager's first write of the session converts those items."""
     from ..checkpoints.blob_rule import enforce_file
     from ..sessions.format import read_header_cwd
 
     for _, transcript in transcripts:
         checkpoints = transcript.with_name(f"{trailer['sessionId']}.checkpoints.jsonl")
         cwd = read_header_cwd(transcript)
-        enforce_file(checkpoints, str(trailer["sessionId"]), cwd=Path(cwd) if cwd else None, store=store)
+        enforce_file(checkpoints, str(trailer["sessionId"]), cwd=Path(cwd) if cwd else None, store=store,
+                     rewrite=False)
 
 
 def _already_restored(transcripts: list[tuple[dict[str, Any], Path]]) -> bool:

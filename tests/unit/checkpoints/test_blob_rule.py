@@ -158,23 +158,30 @@ def test_a_fork_and_a_sweep_restore_write_back_cleaned_up_blobs(home: Path, proj
             assert _sha((files.file_history / item["hash"]).read_bytes()) == item["hash"]
 
 
-def test_a_sweep_restore_converts_blake3_items_by_the_settings_of_the_sessions_folder(home: Path,
-                                                                                     project: Path) -> None:
+def test_a_sweep_restore_is_exact_and_the_next_write_converts_blake3_items(home: Path, project: Path) -> None:
+    """A restore brings the records back byte for byte (sweep's promise: bytes, modes, times), even
+    when the session's folder now keeps compatible backups; the manager's first write of the
+    session then converts its blake3-only items and writes their blobs."""
     settings = project / ".commandcode" / "settings.json"
     settings.parent.mkdir()
     settings.write_text('{"checkpoints": {"compatibleBackups": false}}')
     write(project / "a.txt", b"version 0\n")
     files, _ = _turns(project, 2)
     assert {item.get("algo") for record in _visible_lines(files) for item in record["files"]} == {"blake3"}
-    elsewhere = project.parent / "elsewhere"  # the restore runs in another folder (compatible backups on)
+    archived = files.checkpoints.read_bytes()
+    settings.write_text("{}")  # compatible backups on from now
+    elsewhere = project.parent / "elsewhere"  # the restore runs in another folder
     elsewhere.mkdir()
-    for on, algorithm in ((False, "blake3"), (True, None)):  # the session's folder's setting of the time
-        settings.write_text("{}" if on else '{"checkpoints": {"compatibleBackups": false}}')
-        run_ok(["sweep", "--archive", "--older-than", "0h", "--include-named"], project, home)
-        assert not files.transcript.exists()
-        run_ok(["sweep", "--restore", files.session_id], elsewhere, home)
-        items = [item for record in _visible_lines(files) for item in record["files"]]
-        assert len(items) == 2 and {item.get("algo") for item in items} == {algorithm}
+    run_ok(["sweep", "--archive", "--older-than", "0h", "--include-named"], project, home)
+    assert not files.transcript.exists()
+    run_ok(["sweep", "--restore", files.session_id], elsewhere, home)
+    assert files.checkpoints.read_bytes() == archived
+    manager = CheckpointManager.for_session(files, project)
+    manager.open_checkpoint("turn 3", 4, None, leaf_entry_id=None)
+    manager.flush()
+    manager.close()
+    items = [item for record in _visible_lines(files) for item in record["files"]]
+    assert len(items) == 2 and {item.get("algo") for item in items} == {None}
     for item in items:
         data = backups.BackupStore().read(item["blake3"])
         assert item["hash"] == _sha(data) and (files.file_history / item["hash"]).read_bytes() == data
