@@ -136,7 +136,10 @@ def test_a_resumed_turn_failing_at_any_write_leaves_whole_commits(pristine: tupl
         assert again.returncode == 0, (what, again.stderr)
         after = _assert_whole(transcript, before, what + ", then the next turn")
         assert any(block.get("text") == "next turn" for block in content_blocks(after[-2].get("content"))), what
-    assert failed >= total // 2, f"only {failed} of {total} failure points failed the turn or a tool"
+    # a sanity check that the injection lands on the turn's own writes: since issue 32 a third of a
+    # tool turn's writes are raw blobs written behind the turn (best effort: the item keeps its
+    # blake3 copy), and their order against the turn's writes varies from run to run
+    assert failed >= total // 3, f"only {failed} of {total} failure points failed the turn or a tool"
 
 
 @pytest.mark.slow

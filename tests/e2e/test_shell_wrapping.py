@@ -1,4 +1,4 @@
-"""Lines the shell writes itself wrap at word boundaries, in a real pty at 72 columns: the resume
+"""Lines the shell writes itself wrap at word boundaries, in a real pty at 84 columns: the resume
 recap and the permission question (the terminal cut them mid-word: `repos` / `itory`); a reply
 rendered by rich already did. A word longer than a row may still break."""
 
@@ -12,11 +12,13 @@ import pytest
 from helpers.terminal import shell_session
 
 pytestmark = pytest.mark.terminal
+# narrow, but wide enough that the status line keeps the checkpoint count the helper waits for
+COLUMNS = 84
 WORDS = ("please describe the wonderful extraordinary architecture of this repository in considerable detail "
          "with particular attention to the interesting synchronization primitives")
 
 
-def _cut(screen: str, text: str, width: int = 72) -> list[str]:
+def _cut(screen: str, text: str, width: int = COLUMNS) -> list[str]:
     """The words of `text` the screen shows cut over two rows (a full row ending in a piece of the
     word, the next row starting with the rest)."""
     words = {word.strip('?"()') for word in text.split()}
@@ -31,7 +33,7 @@ def _cut(screen: str, text: str, width: int = 72) -> list[str]:
 
 
 def test_recap_and_permission_question_wrap_at_words(home: Path, workdir: Path) -> None:
-    shell = shell_session(workdir, home, columns=72, rows=40)
+    shell = shell_session(workdir, home, columns=COLUMNS, rows=40)
     shell.exchange(WORDS, "You said")
     command = "echo " + " ".join(WORDS.split()[3:])
     shell.exchange("call bash " + json.dumps({"command": command}), "Allow bash")
@@ -42,7 +44,7 @@ def test_recap_and_permission_question_wrap_at_words(home: Path, workdir: Path) 
     shell.wait_screen("the user denied")
     shell.line("/exit")
     assert shell.wait_exit() == 0
-    again = shell_session(workdir, home, ["-c"], columns=72, rows=40)
+    again = shell_session(workdir, home, ["-c"], columns=COLUMNS, rows=40)
     again.wait_screen("resumed session")
     recap = again.wait_screen("replied").split("resumed session", 1)[1]
     assert not _cut(recap, WORDS), recap
