@@ -1,4 +1,4 @@
-"""Lines the shell writes itself wrap at word boundaries, in a real pty at 84 columns: the resume
+"""Lines the shell writes itself wrap at word boundaries, in a real pty at 100 columns: the resume
 recap and the permission question (the terminal cut them mid-word: `repos` / `itory`); a reply
 rendered by rich already did. A word longer than a row may still break."""
 
@@ -13,7 +13,7 @@ from helpers.terminal import shell_session
 
 pytestmark = pytest.mark.terminal
 # narrow, but wide enough that the status line keeps the checkpoint count the helper waits for
-COLUMNS = 84
+COLUMNS = 100
 WORDS = ("please describe the wonderful extraordinary architecture of this repository in considerable detail "
          "with particular attention to the interesting synchronization primitives")
 
