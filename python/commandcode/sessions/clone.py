@@ -11,7 +11,8 @@
   entry after that label instead, so the clone's context is the source's, message for message;
 - a header with `parentSession` (the source transcript's absolute path), no checkpoints and no
   backups; the meta gets `title` (the path's latest name, else the source's title), `model`,
-  `parentSessionId`, `forkedAt`. Written at once, even before any assistant entry.
+  `parentSessionId`, `forkedAt`. Written at once, even before any assistant entry;
+- the sub-agent runs launched by a call on the path (format §21), copied beside the clone.
 
 Entries are read and written in batches, so a clone of a huge session stays in bounded memory.
 """
@@ -50,6 +51,7 @@ def clone_files(session: Session, target: SessionFiles, *, name: str | None = No
     kept: set[str] = set()
     previous: str | None = None
     title: str | None = None
+    calls: set[str] = set()  # the `agent` calls (any tool call) on the path: their sub-agent runs come along
     with NewSessionFiles(target) as new:
         descriptor = new.open_transcript()
         try:
@@ -71,6 +73,7 @@ def clone_files(session: Session, target: SessionFiles, *, name: str | None = No
                     entry["parentId"] = previous
                     previous = entry["id"]
                     kept.add(previous)
+                    calls.update(_tool_use_ids(entry))
                     lines.append(encode_line(entry))
                 write_all(descriptor, b"".join(lines))
             tail: list[bytes] = []
@@ -90,6 +93,18 @@ def clone_files(session: Session, target: SessionFiles, *, name: str | None = No
         if title is None:
             source_title = session.meta.get("title")
             title = source_title.strip() if isinstance(source_title, str) and source_title.strip() else None
+        if calls:
+            from .subagent_copy import copy_subagent_runs
+
+            copy_subagent_runs(session.files, new, tool_use_ids=calls)
         new.write_meta(lineage_meta(session, title=title, named=False, branch_point=None))
         new.publish()
     return CopyResult(target, session.id, len(session.skipped_lines), session.leaf_id)
+
+
+def _tool_use_ids(entry: dict[str, Any]) -> list[str]:
+    """The ids of the tool calls an assistant message entry makes."""
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) and message.get("role") == "assistant" else None
+    return [block["id"] for block in content if isinstance(block, dict) and block.get("type") == "tool_use"
+            and isinstance(block.get("id"), str)] if isinstance(content, list) else []

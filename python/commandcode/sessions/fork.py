@@ -10,6 +10,7 @@
 - the checkpoints file is copied as it is: its backups name objects of the shared store (or the
   real CLI's raw blobs, which are hard-linked into the fork's `file-history/`), so nothing is
   copied twice and a rewind in the fork restores the same bytes;
+- the sub-agent runs stored beside the source (format §21) are copied beside the fork;
 - the meta records the lineage (`parentSessionId`, `forkedAt`, `branchPoint`, `model`, and
   `title` + `userRenamed` when named).
 
@@ -155,6 +156,9 @@ def fork_files(session: Session, target: SessionFiles, *, name: str | None = Non
         finally:
             os.close(descriptor)
         new.link_file_history(source.file_history)
+        from .subagent_copy import copy_subagent_runs  # fork imports nothing of it otherwise
+
+        copy_subagent_runs(source, new)
         if checkpoints is not None:
             new.write_sidecar(target.checkpoints, checkpoints)
         new.write_meta(lineage_meta(session, title=name, named=bool(name) and user_named, branch_point=branch_point))

@@ -99,6 +99,11 @@ class NewSessionFiles:
             raise FileExistsError(errno.EEXIST, "a session with this id exists", str(self.files.transcript))
         return open_for_write(self.temporary, exclusive=True)
 
+    def track(self, path: str | os.PathLike[str], *, folder: bool = False) -> None:
+        """Counts a file (or a whole folder) made for this session as this operation's own, so
+        `discard()` takes it away (the sub-agent runs a fork copies, `subagent_copy.py`)."""
+        (self._created_dirs if folder else self._created).append(Path(path))
+
     def write_sidecar(self, path: Path, data: bytes) -> None:
         """Writes one sidecar (meta, checkpoints) atomically; refuses to replace an existing one."""
         if os.path.lexists(path):

@@ -2,8 +2,9 @@
 
 The transcript and every `<sid>.<kind>` file beside it (meta, checkpoints, share, the legacy
 backups `.v2.bak[.<n>]`, the `.prompts.jsonl` / `.scheduled-tasks.json` the real CLI lists for
-deletion, and any sidecar a later release adds), the real CLI's `file-history/<sid>/` blobs and
-`sessions/hooks-audit-<sid>.jsonl`.
+deletion, and any sidecar a later release adds), the sub-agent runs stored beside it
+(`<sid>/subagents/agent-<id>.jsonl` and `.meta.json`, format §21), the real CLI's
+`file-history/<sid>/` blobs and `sessions/hooks-audit-<sid>.jsonl`.
 The index sidecar is apart (`index_part`): a cache, deleted with the session, never archived.
 """
 
@@ -15,6 +16,7 @@ from pathlib import Path
 from ..config.paths import data_dir
 from ..sessions.files import SessionFiles
 from ..sessions.reader import index_path_for
+from ..sessions.subagent_runs import PREFIX, subagents_dir
 
 
 def _regular(path: Path) -> bool:
@@ -34,6 +36,9 @@ def sidecar_parts(files: SessionFiles) -> list[Path]:
         names = []
     found = [Path(files.folder, name) for name in names if name.startswith(f"{files.session_id}.")
              and name != f"{files.session_id}.jsonl"]
+    runs = Path(subagents_dir(files))
+    if runs.is_dir() and not runs.is_symlink():
+        found += sorted(path for path in runs.iterdir() if path.name.startswith(PREFIX) and _regular(path))
     history = files.file_history
     if history.is_dir() and not history.is_symlink():
         found += sorted(path for path in history.iterdir() if _regular(path))

@@ -18,6 +18,7 @@ objects no remaining session needs (those of archived sessions are in their arch
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -99,6 +100,10 @@ def _finish(record: dict[str, Any]) -> None:
     history = record.get("fileHistory")
     if isinstance(history, str) and os.path.isdir(history) and not os.listdir(history):
         os.rmdir(history)
+    runs = transcript.with_suffix("") / "subagents"  # `<sid>/subagents/`, emptied above (format §21)
+    for folder in (runs, runs.parent):
+        with contextlib.suppress(OSError):  # not empty (something else lives there) or not there
+            os.rmdir(folder)
     if record.get("cwd"):
         delete_scratchpad(record["sessionId"], record["cwd"])
     _record_path(record["sessionId"]).unlink(missing_ok=True)
