@@ -10,7 +10,8 @@ One `StubModelServer` answers both wire formats:
 What it answers is decided by the last user message, so a test drives a real agent by its
 prompt: every `[[tool NAME JSON]]` directive in the prompt becomes one tool call (several
 directives: parallel calls in one reply), and `[[then tool NAME JSON]]` a call of the second
-reply, after the first round's results; a request whose last message is a tool result gets a
+reply, after the first round's results (`$AGENT_ID` in its input: the last `agent_id: ID` those
+results named, a background sub-agent's); a request whose last message is a tool result gets a
 plain reply otherwise; anything else gets `ok: <the prompt's first line>`. A prompt that asks for
 a summary of the conversation (a compaction) gets a `Summary: ...` text. A `[[think TEXT]]` in the
 prompt makes the first reply think TEXT first (streamed as `reasoning_content` on the chat
@@ -29,6 +30,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 DIRECTIVE = re.compile(r"\[\[(then )?tool (\w+) (\{.*?\})\]\]", re.DOTALL)
+AGENT_ID_PLACEHOLDER = "$AGENT_ID"
+AGENT_ID_RESULT = re.compile(r"agent_id: ([A-Za-z0-9_-]+)")
 THINK = re.compile(r"\[\[think (.*?)\]\]", re.DOTALL)
 USAGE = {"input_tokens": 1234, "output_tokens": 56, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0}
 
@@ -61,6 +64,16 @@ class Reply:
         self.reasoning = reasoning
 
 
+def _with_agent_id(arguments: dict[str, Any], after_prompt: list[dict[str, Any]]) -> dict[str, Any]:
+    """`arguments` with `AGENT_ID_PLACEHOLDER` replaced by the last `agent_id: ID` the first
+    round's tool results named (a background sub-agent's id, for an `agent_output` call)."""
+    found = AGENT_ID_RESULT.findall(json.dumps(after_prompt))
+    if not found:
+        return arguments
+    return {key: value.replace(AGENT_ID_PLACEHOLDER, found[-1]) if isinstance(value, str) else value
+            for key, value in arguments.items()}
+
+
 def decide(messages: list[dict[str, Any]], system: str) -> Reply:
     """The reply to a conversation (see the module docstring). `[[then tool ...]]` directives are
     a second round: called after the results of the first round came back."""
@@ -77,7 +90,7 @@ def decide(messages: list[dict[str, Any]], system: str) -> Reply:
         after_prompt = messages[messages.index(prompts[-1]) + 1:] if prompts else []
         replies = sum(1 for message in after_prompt if message.get("role") == "assistant")
         if replies == 1 and rounds[1]:
-            return Reply("", rounds[1])
+            return Reply("", [(name, _with_agent_id(arguments, after_prompt)) for name, arguments in rounds[1]])
         return Reply("done with the tools", [])
     lowered = prompt.lower()
     if not DIRECTIVE.search(prompt) and "summar" in lowered and "conversation" in lowered:

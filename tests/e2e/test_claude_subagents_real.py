@@ -1,0 +1,65 @@
+"""Claude Code's subagents as sub-agent runs (issue #28), on a session the real `claude` 2.1.332
+wrote offline against the stub: its `Agent` call launches a subagent that itself calls `Write`;
+`claude_subagent_runs` gives the run in the shape our own runs have, folded under the call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from commandcode.interop.claude_code import open_claude
+from commandcode.interop.claude_subagents import claude_subagent_runs
+from commandcode.interop.locations import claude_slug
+from helpers.claude_real import ClaudeRun, write
+from helpers.npm_programs import Programs
+from helpers.subagents import directive
+
+pytestmark = [pytest.mark.npm, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def claude_with_subagent(npm_programs: Programs, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("claude-subagent")
+    home, proj = root / "home", root / "proj"
+    home.mkdir()
+    proj.mkdir()
+    call = directive("Agent", {"description": "helper", "prompt": write(str(proj / "sub.txt"), "by the subagent"),
+                               "subagent_type": "general-purpose"})  # the sub-agent's prompt: a Write directive
+    ClaudeRun(npm_programs, home, root / "requests.jsonl")(proj, "-p", "spawn " + call)
+    [transcript] = (home / ".claude" / "projects" / claude_slug(str(proj))).glob("*.jsonl")
+    return {"home": home, "proj": proj, "transcript": transcript}
+
+
+def test_a_claude_subagent_is_a_run_folded_under_its_agent_call(claude_with_subagent: dict[str, Any],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(claude_with_subagent["home"]))
+    assert (claude_with_subagent["proj"] / "sub.txt").read_text() == "by the subagent"
+    session = open_claude(claude_with_subagent["transcript"])
+    runs = claude_subagent_runs(session)
+    assert runs.warnings == [] and len(runs.runs) == 1
+    run = runs.runs[0]
+    calls = [block for message in session.messages if message["role"] == "assistant"
+             for block in message["content"] if block.get("type") == "tool_use" and block.get("name") == "Agent"]
+    assert [call["id"] for call in calls] == [run.tool_use_id] and runs.by_tool_use() == {run.tool_use_id: [run]}
+    assert (run.source, run.agent_type, run.description, run.status) == ("claude", "general-purpose", "helper", "completed")
+    assert Path(run.path) == claude_with_subagent["transcript"].with_suffix("") / "subagents" / f"agent-{run.agent_id}.jsonl"
+    assert run.started is not None and run.finished is not None and run.started <= run.finished
+    kinds = [(message["role"], [block["type"] for block in message["content"]]) for message in run.messages]
+    assert kinds == [("user", ["text"]), ("assistant", ["tool_use"]), ("user", ["tool_result"]), ("assistant", ["text"])]
+    assert run.messages[1]["content"][0]["name"] == "Write" and run.message_count == 4
+
+
+def test_a_missing_subagent_file_is_a_warning_not_a_failure(claude_with_subagent: dict[str, Any], tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(claude_with_subagent["transcript"].parent, copy)
+    transcript = copy / claude_with_subagent["transcript"].name
+    for path in (transcript.with_suffix("") / "subagents").glob("*.jsonl"):
+        path.unlink()
+    monkeypatch.setenv("HOME", str(claude_with_subagent["home"]))
+    runs = claude_subagent_runs(open_claude(transcript))
+    assert runs.runs == [] and len(runs.warnings) == 1 and "was launched but its file" in runs.warnings[0]

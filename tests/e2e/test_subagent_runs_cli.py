@@ -1,0 +1,40 @@
+"""Sub-agent runs through real `commandcode` processes (issue #28): the listings and the picker's
+source never take a run for a session (with and without the catalog), and `sessions fork`
+carries the runs into the fork."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from commandcode.sessions.files import SessionFiles
+from commandcode.sessions.subagent_runs import list_subagent_runs
+from helpers.cli import run_ok
+from helpers.subagents import write_run
+from helpers.trees import branched_session
+
+
+@pytest.mark.parametrize("catalog", ["on", "off"])
+def test_runs_are_never_listed_as_sessions(home: Path, workdir: Path, catalog: str) -> None:
+    files, _ = branched_session(workdir)
+    for call in ("t2", "t4", "t4"):
+        write_run(files, str(workdir), tool_use_id=call)
+    env = {} if catalog == "on" else {"COMMANDCODE_CATALOG": "off"}
+    for scope in ([], ["--all"]):
+        listed = json.loads(run_ok(["sessions", "list", "--json", *scope], workdir, home, **env).stdout)
+        rows = listed["sessions"] if isinstance(listed, dict) else listed
+        assert [row["id"] for row in rows] == [files.session_id], rows
+    found = run_ok(["sessions", "search", "do it", "--json"], workdir, home, **env).stdout
+    assert "agent-" not in found
+
+
+def test_sessions_fork_carries_the_runs(home: Path, workdir: Path) -> None:
+    files, _ = branched_session(workdir)
+    run = write_run(files, str(workdir), tool_use_id="t4", reply="sub-agent reply")
+    printed = json.loads(run_ok(["sessions", "fork", files.session_id, "--json"], workdir, home).stdout)
+    fork = SessionFiles.for_transcript(printed["path"])
+    runs = list_subagent_runs(fork, with_messages=True).runs
+    assert [(r.agent_id, r.tool_use_id, r.status) for r in runs] == [(run.agent_id, "t4", "completed")]
+    assert runs[0].messages[-1]["content"][0]["text"] == "sub-agent reply"
