@@ -48,8 +48,7 @@ def copy_subagent_runs(source: SessionFiles, new: NewSessionFiles, *, tool_use_i
         old, copy = run_files(source, agent_id), run_files(new.files, agent_id)
         _copy_file(os.fspath(old.transcript), os.fspath(copy.transcript), new)
         if os.path.lexists(old.meta):
-            meta = read_regular(old.meta, limit=1 << 20)
-            new.write_sidecar(copy.meta, meta)
+            new.write_sidecar(copy.meta, read_regular(old.meta))  # verbatim, whatever its size
     fsync_dir(target_folder)
     return len(chosen)
 

@@ -20,7 +20,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..errors import CommandcodeError
 from ..storage.lock import lock_holder
@@ -156,7 +156,7 @@ def list_subagent_runs(files: SessionFiles, *, with_messages: bool = False) -> S
         except (OSError, ValueError) as error:
             reason = getattr(error, "strerror", None) or error
             result.warnings.append(f"sub-agent {agent_id}: no readable {own.meta.name} ({reason})")
-        count, messages = 0, ()
+        count, messages = 0, cast("tuple[dict[str, Any], ...]", ())
         try:
             session = open_session(transcript)
             count = session.message_count
