@@ -1,6 +1,6 @@
 """Sub-agent runs through real `commandcode` processes (issue #28): the listings and the picker's
 source never take a run for a session (with and without the catalog), and `sessions fork`
-carries the runs into the fork."""
+carries the runs into the fork; a sweep deletes or archives them with their session."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import pytest
 
 from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.subagent_runs import list_subagent_runs
-from helpers.cli import run_ok
+from helpers.cli import run_json, run_ok
 from helpers.subagents import write_run
 from helpers.trees import branched_session
+from helpers.workspace import age_session, make_session
 
 
 @pytest.mark.parametrize("catalog", ["on", "off"])
@@ -38,3 +39,20 @@ def test_sessions_fork_carries_the_runs(home: Path, workdir: Path) -> None:
     runs = list_subagent_runs(fork, with_messages=True).runs
     assert [(r.agent_id, r.tool_use_id, r.status) for r in runs] == [(run.agent_id, "t4", "completed")]
     assert runs[0].messages[-1]["content"][0]["text"] == "sub-agent reply"
+
+
+def test_a_sweep_takes_the_runs_with_the_session_and_an_archive_brings_them_back(home: Path, workdir: Path) -> None:
+    doomed, kept = make_session(home, workdir), make_session(home, workdir)
+    for transcript in (doomed, kept):
+        write_run(SessionFiles.for_transcript(transcript), str(workdir), tool_use_id="call_1")
+    age_session(doomed, 40)
+    runs = doomed.with_suffix("")
+    before = {path: path.read_bytes() for path in runs.rglob("*") if path.is_file()}
+    assert len(before) == 2
+    report = run_json(["sweep", "--json", "--archive"], workdir, home)
+    assert [row["id"] for row in report["sessions"]] == [doomed.stem]
+    assert not doomed.exists() and not runs.exists()  # the emptied run folders are gone too
+    assert len(list_subagent_runs(SessionFiles.for_transcript(kept)).runs) == 1
+    run_json(["sweep", "--restore", doomed.stem[:8], "--json"], workdir, home)
+    assert {path: path.read_bytes() for path in runs.rglob("*") if path.is_file()} == before
+    assert [r.status for r in list_subagent_runs(SessionFiles.for_transcript(doomed)).runs] == ["completed"]
