@@ -1,6 +1,6 @@
 """Sub-agent runs through real `commandcode` processes (issue #28): the listings and the picker's
 source never take a run for a session (with and without the catalog), and `sessions fork`
-carries the runs into the fork; a sweep deletes or archives them with their session."""
+carries the runs into the fork; a sweep deletes or archives them with their session, and so does the picker's delete."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from commandcode.agent.manage import delete_session
 from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.subagent_runs import list_subagent_runs
 from helpers.cli import run_json, run_ok
@@ -56,3 +57,14 @@ def test_a_sweep_takes_the_runs_with_the_session_and_an_archive_brings_them_back
     run_json(["sweep", "--restore", doomed.stem[:8], "--json"], workdir, home)
     assert {path: path.read_bytes() for path in runs.rglob("*") if path.is_file()} == before
     assert [r.status for r in list_subagent_runs(SessionFiles.for_transcript(doomed)).runs] == ["completed"]
+
+
+def test_the_pickers_delete_takes_the_runs(home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    doomed, kept = make_session(home, workdir), make_session(home, workdir)
+    for transcript in (doomed, kept):
+        write_run(SessionFiles.for_transcript(transcript), str(workdir), tool_use_id="call_1")
+    monkeypatch.setenv("PATH", "/nonexistent")  # no `trash` command: removed for good
+    removed, trashed = delete_session(SessionFiles.for_transcript(doomed))
+    assert not trashed and str(doomed.with_suffix("")) in removed
+    assert not doomed.exists() and not doomed.with_suffix("").exists()
+    assert len(list_subagent_runs(SessionFiles.for_transcript(kept)).runs) == 1

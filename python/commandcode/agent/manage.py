@@ -5,7 +5,8 @@ and case-insensitively, the real CLI's `/rename` rule) and that reads as no othe
 the writer lock, then `meta.title` and `meta.userRenamed`, as `-n` writes them.
 
 `delete_session` removes a session as the real picker does (format doc §9): the transcript, its
-sidecars and `file-history/<id>`, plus our index sidecar and the session's scratch folder; through
+sidecars and `file-history/<id>`, plus our index sidecar, the folder of its sub-agent runs and the
+session's scratch folder; through
 the `trash` command when one is installed (the files stay recoverable), else removed. It refuses
 the current session and one another process is writing. The caller asks the user first.
 """
@@ -64,6 +65,9 @@ def session_paths(files: SessionFiles) -> list[str]:
     """Every file and folder that belongs to the session and exists."""
     paths = [files.sidecar_path(suffix) for suffix in DELETED_SIDECARS]
     paths += [os.fspath(files.file_history), index_path_for(files)]
+    own = os.path.join(files.folder, files.session_id)  # `<id>/subagents/`: its sub-agent runs (format §21)
+    if os.path.isdir(own) and not os.path.islink(own):
+        paths.append(own)
     cwd = read_header_cwd(files.transcript)
     from ..workspace.scratchpad import scratchpad_path
 
