@@ -158,7 +158,7 @@ def list_subagent_runs(files: SessionFiles, *, with_messages: bool = False) -> S
             result.warnings.append(f"sub-agent {agent_id}: no readable {own.meta.name} ({reason})")
         count, messages = 0, cast("tuple[dict[str, Any], ...]", ())
         try:
-            session = open_session(transcript)
+            session = open_session(transcript, use_index=False)  # no index sidecar for a run (small, and no project slug)
             count = session.message_count
             if with_messages:
                 messages = tuple(session.context().messages)

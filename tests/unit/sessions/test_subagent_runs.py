@@ -151,3 +151,11 @@ def test_no_session_no_runs(home: Path, workdir: Path) -> None:
     assert list_subagent_runs(files).runs == [] and list_subagent_runs(files).warnings == []
     with pytest.raises(ValueError, match="not a sub-agent id"):
         run_files(files, "../escape")
+
+
+def test_reading_runs_writes_no_index_sidecar(home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMMANDCODE_INDEX", "on")
+    files, _ = branched_session(workdir)
+    write_run(files, str(workdir), tool_use_id="t4")
+    assert len(list_subagent_runs(files, with_messages=True).runs) == 1
+    assert not (home / "index" / "subagents").exists()
