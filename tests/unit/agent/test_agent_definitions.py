@@ -158,11 +158,12 @@ def test_a_malformed_file_is_one_warning_line_and_the_others_load(dirs: tuple[Pa
         (project / name).write_text(text)
     (project / "latin1.md").write_bytes(b"---\nname: latin\ndescription: caf\xe9\n---\n")
     (project / "folder.md").mkdir()
+    (project / "huge.md").write_text("---\nname: huge\n---\n" + "x" * (1 << 20))  # all of it would go to the model
     os.mkfifo(project / "fifo.md")  # never waited on
     (project / "good.md").write_text("---\nname: good\ntools: read_file\n---\nGood agent.\n")
     registry = load_agents(workdir)
     assert registry.get("good") is not None and registry.names() == ["general", "explore", "plan", "good"]
-    bad = sorted([*BAD_FILES, "latin1.md", "folder.md", "fifo.md"])
+    bad = sorted([*BAD_FILES, "latin1.md", "folder.md", "fifo.md", "huge.md"])
     assert len(registry.warnings) == len(bad), registry.warnings
     for warning, name in zip(sorted(registry.warnings), sorted(str(project / name) for name in bad)):
         assert warning.startswith(f"agent file {name} ignored: ") and "\n" not in warning
