@@ -4,12 +4,12 @@ Each has its own workspace seeded with a two-turn session and a checkpoints file
 `commandcode sessions fork|clone|goto|label ...`, SIGKILLed at random moments like the others.
 After every point, on top of the harness's checks (every transcript opens, whole header, ...):
 
-- fork, clone: after the recovery the next fork, sweep or `doctor --gc` runs, no hidden transcript
+- fork, clone (the seed has a sub-agent run beside it): after the recovery the next fork, sweep or `doctor --gc` runs, no hidden transcript
   temp of a killed run is left (`sessions/stale_temps.py`); the source's transcript, meta and
   checkpoints are byte-identical to the seed; every
   other transcript is a complete copy: its meta is an object naming the source as
   `parentSessionId`, a fork holds every source entry (plus, for a named source, the `session_info` naming it `<name> (fork)`; the same context) and the source's
-  checkpoints byte for byte, a clone the same context and no checkpoints; every copy a run
+  checkpoints and sub-agent runs byte for byte, a clone the same context and no checkpoints; every copy a run
   reported (`--json` read whole) exists;
 - goto: every leaf a run reported is in the transcript (the jump reached disk), and the
   transcript opens with a whole last line (the harness's checks);
@@ -46,11 +46,15 @@ def seed(workspace: Any) -> None:
     files.checkpoints.write_text('{"id":"c1","messageId":"c1","turnNumber":1,"createdAt":"2026-01-01T00:00:00.000Z",'
                                  '"messageCount":0,"files":[]}')
     files.meta.write_text('{\n  "title": "seeded"\n}')
+    from helpers.subagents import write_run
+
+    write_run(files, str(workspace.project), tool_use_id="call_seed")  # a sub-agent run every fork carries
     path = open_session(files.transcript).path_ids()
     state = workspace.branching
     state["targets"] = (path[0], path[1])
     state["source"] = {suffix: files.sidecar_path(suffix) for suffix in (".jsonl", ".meta.json", ".checkpoints.jsonl")}
     state["source_bytes"] = {suffix: Path(path_).read_bytes() for suffix, path_ in state["source"].items()}
+    state["runs"] = _runs(files.folder, files.session_id)
     state["reported"] = set()
     state["label"] = None
     state["pending_labels"] = set()
@@ -113,6 +117,8 @@ def check(workspace: Any, violations: list[str], label: str) -> None:
         for suffix, path in state["source"].items():
             if Path(path).read_bytes() != state["source_bytes"][suffix]:
                 violations.append(f"{label}: the source's {suffix} changed")
+        if _runs(str(Path(state["source"][".jsonl"]).parent), workspace.session_id) != state["runs"]:
+            violations.append(f"{label}: the source's sub-agent runs changed")
         _check_copies(workspace, violations, label)
         _check_temps_recovered(workspace, violations, label)
         return
@@ -159,10 +165,18 @@ def _check_copies(workspace: Any, violations: list[str], label: str) -> None:
                 violations.append(f"{label}: fork {copy_id} is named {copy.name!r}, not after {source.name!r}")
             if not checkpoints.is_file() or checkpoints.read_bytes() != state["source_bytes"][".checkpoints.jsonl"]:
                 violations.append(f"{label}: fork {copy_id} lacks the source's checkpoints")
+            if _runs(str(transcript.parent), copy_id) != state["runs"]:
+                violations.append(f"{label}: fork {copy_id} lacks the source's sub-agent runs")
         elif checkpoints.exists():
             violations.append(f"{label}: clone {copy_id} has checkpoints")
     for reported in state["reported"] - seen:
         violations.append(f"{label}: the reported copy {reported} does not exist")
+
+
+def _runs(folder: str, session_id: str) -> dict[str, bytes]:
+    """The files of a session's sub-agent runs (`<sid>/subagents/`), by name."""
+    runs = Path(folder, session_id, "subagents")
+    return {path.name: path.read_bytes() for path in sorted(runs.iterdir())} if runs.is_dir() else {}
 
 
 def _check_temps_recovered(workspace: Any, violations: list[str], label: str) -> None:
