@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import itertools
 import os
+import threading
 import uuid
 from typing import Any
 
@@ -30,13 +30,18 @@ from .files import SessionFiles
 from .subagent_runs import STATUSES, run_files, run_ids, subagents_dir
 from .writer import SessionWriter
 
-_numbers = itertools.count(1)
+_issued: dict[str, int] = {}  # the last `n` given out per session in this process
+_issued_lock = threading.Lock()
 
 
 def new_agent_id(parent: SessionFiles, *, background: bool) -> str:
     """A fresh run id shaped as the real CLI's background ids (`bg-<n>-<8 hex>`; foreground runs,
-    which it never names, get `fg-<n>-<8 hex>`), `n` counting on from the runs already stored."""
-    number = len(run_ids(parent)) + next(_numbers)
+    which it never names, get `fg-<n>-<8 hex>`): `n` counts the session's runs (those stored,
+    and those started here but not yet on disk); the hex keeps ids apart whatever `n` is."""
+    key = subagents_dir(parent)
+    with _issued_lock:
+        number = max(len(run_ids(parent)), _issued.get(key, 0)) + 1
+        _issued[key] = number
     return f"{'bg' if background else 'fg'}-{number}-{uuid.uuid4().hex[:8]}"
 
 

@@ -159,3 +159,10 @@ def test_reading_runs_writes_no_index_sidecar(home: Path, workdir: Path, monkeyp
     write_run(files, str(workdir), tool_use_id="t4")
     assert len(list_subagent_runs(files, with_messages=True).runs) == 1
     assert not (home / "index" / "subagents").exists()
+
+
+def test_run_numbers_count_per_session(home: Path, workdir: Path) -> None:
+    first, _ = branched_session(workdir)
+    second, _ = branched_session(workdir)
+    ids = [write_run(files, str(workdir), tool_use_id="t4").agent_id for files in (first, second, first)]
+    assert [agent_id.rsplit("-", 1)[0] for agent_id in ids] == ["fg-1", "fg-1", "fg-2"]
