@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 
+from ..present.console import handle_errors, print_json, print_json_line, safe, stdout, warn
 from ..sessions.reader import Session, open_session
 from ..sessions.refs import resolve_direct
-from .output import handle_errors, print_json, print_json_line, safe, stdout, warn
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

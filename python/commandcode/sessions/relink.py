@@ -16,9 +16,9 @@ import os
 from ..config.paths import project_root
 from ..errors import CommandcodeError
 from ..storage.durable import ensure_dir, fsync_dir
-from ..storage.lock import WriterLock
 from .files import SessionFiles
 from .format import read_header_cwd
+from .lock import WriterLock
 
 SIDECARS = (".meta.json", ".checkpoints.jsonl", ".share.json", ".prompts.jsonl", ".scheduled-tasks.json", ".v2.bak")
 

@@ -40,8 +40,8 @@ def _start_agent(launch: Any) -> AgentSession:
 
 def run_shell(launch: Any) -> int:
     """Starts the shell for `launch` (`shell/launch.py`); returns the exit code."""
-    from ..cli.output import fail
     from ..errors import UsageError
+    from ..present.console import fail
 
     try:
         launch.check()  # a bad flag combination is a usage error, terminal or not
@@ -84,7 +84,7 @@ def run_shell(launch: Any) -> int:
 
 def _run_warm(launch: Any, made: Worktree | None) -> int:
     """A plain new session: the prompt first, the session made behind it (`warm_start.py`)."""
-    from ..cli.output import fail
+    from ..present.console import fail
 
     shell: InteractiveShell
 
@@ -110,7 +110,7 @@ def _run_warm(launch: Any, made: Worktree | None) -> int:
 
 def _os_failure(error: OSError) -> SystemExit:
     """One line for a session that could not be made on disk (exit 1)."""
-    from ..cli.output import fail
+    from ..present.console import fail
 
     where = f"{error.filename}: " if error.filename else ""
     return fail(f"cannot start the session: {where}{error.strerror or error}",

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..cli.output import printable
+from ..present.console import printable
 
 _NO_HYPERLINKS = ("dumb", "linux", "")
 
