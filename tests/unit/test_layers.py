@@ -253,7 +253,9 @@ def test_the_cross_service_imports_are_the_known_ones() -> None:
                      # `export --source claude|pi` renders a converted session with the export service
                      ("commandcode.interop", "commandcode.export"),
                      # a launch checks its permission mode and resumes what the picker chose
-                     ("commandcode.launcher", "commandcode.agent")}
+                     ("commandcode.launcher", "commandcode.agent"),
+                     ("commandcode.launcher", "commandcode.interop"),  # whose sessions a picker starts with
+                     ("commandcode.launcher", "commandcode.catalog")}  # ... and the listing row it returns
 
 
 def test_only_config_env_names_a_commandcode_variable() -> None:

@@ -36,7 +36,7 @@ def doctor_command(
 def _collect(dry_run: bool, as_json: bool) -> None:
     from ..checkpoints.gc import collect
     from ..present.console import print_json
-    from .sweep_cmd import _human
+    from .sweep import _human
 
     report = collect(dry_run=dry_run)
     if as_json:

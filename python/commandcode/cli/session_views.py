@@ -371,7 +371,7 @@ def tree_view(ref: str, as_json: bool = False, offset: int = 0, limit: int = 0, 
 
 @handle_errors
 def du_view(all_projects: bool = False, as_json: bool = False) -> None:
-    """`sessions du` on the fast path (`cli/du_view.py` has the report)."""
-    from . import du_view as du
+    """`sessions du` on the fast path (`cli/sessions_du.py` has the report)."""
+    from . import sessions_du as du
 
     du.du_view(all_projects, as_json)

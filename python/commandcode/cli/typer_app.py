@@ -14,16 +14,16 @@ import typer
 from ..launcher.flags import LAUNCH_FLAGS, Launch
 from ..present.console import USAGE_EXIT_CODE, fail, handle_errors
 from . import (
-    bench_cmd,
+    bench,
     branching,
     doctor,
-    export_cmd,
-    import_cmd,
-    rewind_cmds,
+    export,
+    import_,
+    rewind,
     sessions,
-    share_cmd,
-    sweep_cmd,
-    worktree_cmds,
+    share,
+    sweep,
+    worktrees,
 )
 
 app = typer.Typer(
@@ -35,14 +35,14 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(sessions.app, name="sessions")
-app.add_typer(worktree_cmds.app, name="worktrees")
-app.add_typer(import_cmd.app, name="import")
-rewind_cmds.register(app)
+app.add_typer(worktrees.app, name="worktrees")
+app.add_typer(import_.app, name="import")
+rewind.register(app)
 branching.register(app, sessions.app)
-bench_cmd.register(app)
-export_cmd.register(app)
-share_cmd.register(app)
-sweep_cmd.register(app)
+bench.register(app)
+export.register(app)
+share.register(app)
+sweep.register(app)
 doctor.register(app)
 
 
@@ -96,7 +96,7 @@ def run_app(argv: list[str]) -> object:
     or command, a missing or invalid value) are one `error:` line and a `hint:` line, exit 2, like
     ours: not click's usage box, which also echoes the user's text unescaped."""
     try:
-        code = app(args=worktree_cmds.expand_worktree_flag(argv), prog_name="commandcode", standalone_mode=False)
+        code = app(args=worktrees.expand_worktree_flag(argv), prog_name="commandcode", standalone_mode=False)
     except typer.Abort:
         raise fail("aborted") from None
     except typer.TyperException as error:
