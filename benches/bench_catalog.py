@@ -155,7 +155,7 @@ def _copies(template_dir: Path, folder: Path, count: int, cwd: str) -> None:
 def corpus(data: Path, name: str, count: int, total: int, *, seed: int) -> tuple[Path, Path]:
     """(data dir, working directory) of a corpus, generated when missing."""
     from commandcode.config.env import set_home
-    from commandcode.config.paths import project_root
+    from commandcode.config.paths import sessions_folder
 
     root = data / f"{name}-{count}x{total}"
     home, cwd = root / "home", root / "work"
@@ -168,7 +168,7 @@ def corpus(data: Path, name: str, count: int, total: int, *, seed: int) -> tuple
         for index in range(min(TEMPLATES, count)):
             generate_session(templates, per, seed=seed + index, cwd=str(cwd), sidecars=False)
         set_home(str(home))
-        _copies(templates, Path(project_root(str(cwd))), count, str(cwd.resolve()))
+        _copies(templates, Path(sessions_folder(str(cwd))), count, str(cwd.resolve()))
         shutil.rmtree(templates)
         done.write_text("ok")
     return home, cwd

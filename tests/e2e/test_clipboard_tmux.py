@@ -15,7 +15,7 @@ import pytest
 from helpers.cli import wait_for
 
 pytestmark = pytest.mark.terminal
-SCRIPT = "import sys; from commandcode.shell.clipboard import copy; print(copy(sys.argv[1]), flush=True)"
+SCRIPT = "import sys; from commandcode.present.clipboard import copy; print(copy(sys.argv[1]), flush=True)"
 
 
 @pytest.fixture

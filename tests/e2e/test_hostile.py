@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from commandcode.config.paths import project_dir
-from commandcode.storage.lock import lock_path_for
+from commandcode.sessions.lock import lock_path_for
 from helpers.locations import FIXTURES, REPO
 
 HOSTILE = FIXTURES / "hostile"

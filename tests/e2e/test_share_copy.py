@@ -1,4 +1,4 @@
-"""`commandcode share REF` copies the link as `/copy` does (`shell/clipboard.py`), through a real
+"""`commandcode share REF` copies the link as `/copy` does (`present/clipboard.py`), through a real
 share server: a stand-in `xclip` on PATH records what it was given, a real pty receives the OSC 52
 sequence (after the question is answered there), `--no-copy` leaves the clipboard alone, and with
 no way to copy, one line says so while the share still succeeds."""

@@ -1,12 +1,14 @@
 """The layer rule of `python/commandcode` (docs/architecture.md), read from the source with `ast`.
 
-Front ends (`cli`, `bench`, `shell`, `ui`, `share`) → services (`agent`, `catalog`, `checkpoints`,
-`export`, `interop`, `workspace`) → core (`sessions`,
+Front ends (`cli`, `bench`, `shell`, `ui`, `share`, `present`) → services (`agent`, `catalog`,
+`checkpoints`, `export`, `interop`, `workspace`, `launcher`) → core (`sessions`,
 `storage`, `config`, `errors`, `_native`). Every import counts: top level, inside functions and
 under `TYPE_CHECKING`. Nothing imports upward; inside core, `config` and `storage` never import
 `sessions`; only the modules in `NATIVE_IMPORTERS` import `_native`; front ends never write a
 session or touch the backup store except through a service (`FRONT_END_FORBIDDEN`); and only
-`config/env.py` names a `COMMANDCODE_*` variable.
+`config/env.py` names a `COMMANDCODE_*` variable. The front ends that present (`cli`, `shell`,
+`ui`) share `present` instead of importing each other (`FRONT_END_ENTRY_POINTS` are the only
+edges between them), and no two packages import each other, directly or round a longer cycle.
 """
 
 from __future__ import annotations
@@ -34,11 +36,13 @@ LAYERS = {
     "commandcode.export": SERVICES,
     "commandcode.interop": SERVICES,
     "commandcode.workspace": SERVICES,
+    "commandcode.launcher": SERVICES,
     "commandcode.cli": FRONT_ENDS,
     "commandcode.bench": FRONT_ENDS,
     "commandcode.shell": FRONT_ENDS,
     "commandcode.ui": FRONT_ENDS,
     "commandcode.share": FRONT_ENDS,
+    "commandcode.present": FRONT_ENDS,
     "commandcode.__main__": FRONT_ENDS,
     "commandcode": FACADE,  # the root `__init__`: re-exports the library API lazily
 }
@@ -61,6 +65,21 @@ NATIVE_IMPORTERS = {
 }
 # Front ends reach these only through services (`agent.runtime`, `checkpoints.*`).
 FRONT_END_FORBIDDEN = ("commandcode.sessions.writer", "commandcode.checkpoints.store")
+# The front ends that present: none imports another, but through the entry points below.
+PRESENTING = ("commandcode.cli", "commandcode.shell", "commandcode.ui")
+# (importing front end, imported module) -> why. The command line dispatches into the shell
+# through one module, `shell.launch` (`parse_launch`, `run_shell`): a bare `commandcode` must
+# start the shell without typer, so the dispatch cannot go through a service that knows typer's
+# argv. `ui` is the library of full-screen views both the command line and the shell open (the
+# picker, the rewind menu, the tree); it imports neither of them.
+FRONT_END_ENTRY_POINTS = {
+    ("commandcode.cli", "commandcode.shell.launch"): "a bare `commandcode` starts the shell",
+    **{(caller, screen): "a full-screen view"
+       for caller in ("commandcode.cli", "commandcode.shell")
+       for screen in ("commandcode.ui.app", "commandcode.ui.picker_service", "commandcode.ui.rewind_menu",
+                      "commandcode.ui.screens.tree", "commandcode.ui.screens.picker",
+                      "commandcode.ui.screens.picker_data")},
+}
 # Names of the package root a module inside it may import.
 ROOT_NAMES = {"__version__"}
 ENV_HOME = "commandcode.config.env"
@@ -154,10 +173,68 @@ def test_front_ends_neither_write_sessions_nor_touch_the_store() -> None:
     assert found == []
 
 
+def _package(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def test_front_ends_that_present_import_each_other_only_through_entry_points() -> None:
+    """cli, shell and ui never import each other but through `FRONT_END_ENTRY_POINTS`; `present`,
+    what they share, imports none of them."""
+    found = []
+    for name, line, target in _all_imports():
+        source, imported = _package(name), _package(target)
+        if source == imported or imported not in PRESENTING:
+            continue
+        if source in PRESENTING and (source, target) in FRONT_END_ENTRY_POINTS:
+            continue
+        if source in (*PRESENTING, "commandcode.present"):
+            found.append(f"{name}:{line} imports {target}")
+    assert found == []
+
+
+def _package_edges() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {}
+    for name, _, target in _all_imports():
+        if name != "commandcode" and target != "commandcode" and _package(name) != _package(target):
+            edges.setdefault(_package(name), set()).add(_package(target))
+    return edges
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle through each package that is on one (depth-first, packages in name order)."""
+    found: list[list[str]] = []
+    on_one: set[str] = set()
+    for start in sorted(edges):
+        stack = [(start, [start])]
+        seen = set()
+        while stack:
+            node, path = stack.pop()
+            for following in sorted(edges.get(node, ())):
+                if following == start and start not in on_one:
+                    found.append([*path, start])
+                    on_one.update(path)
+                elif following not in seen:
+                    seen.add(following)
+                    stack.append((following, [*path, following]))
+    return found
+
+
+def test_no_import_cycle_between_packages() -> None:
+    """No package imports another that imports it back, directly (cli <-> shell, config <->
+    storage were) or round a longer cycle."""
+    assert _cycles(_package_edges()) == []
+
+
+def test_the_cycle_finder_sees_long_and_short_cycles() -> None:
+    assert _cycles({"a": {"b"}, "b": {"a"}}) == [["a", "b", "a"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "d": {"a"}}) == []
+
+
 def test_the_cross_service_imports_are_the_known_ones() -> None:
     """Services may use each other; these are the ones that do (docs/architecture.md lists them)."""
     services = ("commandcode.agent", "commandcode.catalog", "commandcode.checkpoints", "commandcode.export",
-                "commandcode.interop", "commandcode.workspace")
+                "commandcode.interop", "commandcode.workspace", "commandcode.launcher")
 
     def service(module: str) -> str | None:
         return next((prefix for prefix in services if _in(module, (prefix,))), None)
@@ -174,7 +251,11 @@ def test_the_cross_service_imports_are_the_known_ones() -> None:
                      # search over Claude Code's and pi's sessions reads them through their readers
                      ("commandcode.catalog", "commandcode.interop"),
                      # `export --source claude|pi` renders a converted session with the export service
-                     ("commandcode.interop", "commandcode.export")}
+                     ("commandcode.interop", "commandcode.export"),
+                     # a launch checks its permission mode and resumes what the picker chose
+                     ("commandcode.launcher", "commandcode.agent"),
+                     ("commandcode.launcher", "commandcode.interop"),  # whose sessions a picker starts with
+                     ("commandcode.launcher", "commandcode.catalog")}  # ... and the listing row it returns
 
 
 def test_only_config_env_names_a_commandcode_variable() -> None:

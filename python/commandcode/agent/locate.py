@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from ..config.paths import project_root
+from ..config.paths import sessions_folder
 from ..sessions.files import SessionFiles
 from ..sessions.format import read_header_cwd
 
@@ -39,7 +39,7 @@ def session_folder(files: SessionFiles) -> Path:
 def is_own_project(cwd: str, files: SessionFiles) -> bool:
     if "\x00" in cwd or not os.path.isabs(cwd) or os.path.normpath(cwd) != cwd:
         return False
-    return os.path.basename(project_root(cwd)) == os.path.basename(files.folder)  # a long slug's folder is cut
+    return os.path.basename(sessions_folder(cwd)) == os.path.basename(files.folder)  # a long slug's folder is cut
 
 
 def skipped_newer(chosen: SessionFiles | None, unreadable: list[tuple[Path, str]]) -> list[str]:

@@ -21,10 +21,10 @@ from pathlib import Path
 from ..errors import CommandcodeError, SessionLockedError, UsageError
 from ..sessions.files import SessionFiles
 from ..sessions.format import clean_name, read_header_cwd
+from ..sessions.lock import lock_holder
 from ..sessions.meta import read_meta_for_update, update_meta
 from ..sessions.reader import index_path_for
 from ..sessions.writer import SessionWriter
-from ..storage.lock import lock_holder
 
 DELETED_SIDECARS = (".jsonl", ".meta.json", ".share.json", ".checkpoints.jsonl", ".prompts.jsonl", ".shell-baseline.json",
                     ".scheduled-tasks.json", ".v2.bak")

@@ -33,9 +33,9 @@ from ..config.paths import is_transcript_name, projects_dir
 from ..errors import AmbiguousSessionError, SessionLockedError, SessionNotFoundError, UsageError
 from ..sessions.files import SessionFiles
 from ..sessions.format import MIN_ID_PREFIX, read_header_cwd
+from ..sessions.lock import lock_holder
 from ..sessions.meta import read_meta
 from ..sessions.reader import open_session
-from ..storage.lock import lock_holder
 
 if TYPE_CHECKING:
     from .runtime import AgentSession

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..catalog.listing import most_recent, resolve_session
 from ..checkpoints.manager import CheckpointManager
-from ..config.paths import project_root
+from ..config.paths import sessions_folder
 from ..config.settings import load_settings
 from ..errors import CheckpointError, CommandcodeError, InvalidSessionError, SessionNotFoundError, UsageError
 from ..sessions.files import SessionFiles
@@ -142,7 +142,7 @@ class AgentSession(RewindMethods, NavigationMethods):
                 raise SessionNotFoundError("no session to continue in this directory",
                                            hint="start one with `commandcode -p PROMPT`")
             return cls(files, cwd, is_new=False, **options)
-        return cls(SessionFiles(project_root(cwd), new_uuid()), cwd, is_new=True, **options)
+        return cls(SessionFiles(sessions_folder(cwd), new_uuid()), cwd, is_new=True, **options)
 
     @classmethod
     def for_reference(cls, reference: str, cwd: Path | None = None, **options: Any) -> AgentSession:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 
 from ..config.env import catalog_enabled
-from ..config.paths import as_path, is_transcript_name, node_text, project_dir, project_root, projects_dir
+from ..config.paths import as_path, is_transcript_name, node_text, project_dir, projects_dir, sessions_folder
 from ..errors import AmbiguousSessionError, CommandcodeError, SessionNotFoundError
 from ..sessions.files import SessionFiles
 from ..sessions.format import MIN_ID_PREFIX
@@ -76,7 +76,7 @@ class Scope:
                 self.directories = worktree_paths(cwd)
             else:
                 self.directories = [self.cwd]
-            self.folders = list(dict.fromkeys(project_root(directory) for directory in self.directories))
+            self.folders = list(dict.fromkeys(sessions_folder(directory) for directory in self.directories))
 
     def keeps(self, summary: SessionSummary) -> bool:
         return self.keeps_path(summary.path, summary.cwd)
@@ -193,7 +193,7 @@ def belongs_here(session_cwd: str, folder: str | os.PathLike[str], cwd: str | os
     if same_directory(session_cwd, cwd):
         return True
     try:
-        twin = os.path.basename(project_root(session_cwd)) == os.path.basename(os.fspath(folder))
+        twin = os.path.basename(sessions_folder(session_cwd)) == os.path.basename(os.fspath(folder))
     except (TypeError, ValueError):
         twin = False
     return not twin

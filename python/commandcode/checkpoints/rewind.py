@@ -33,8 +33,8 @@ from typing import Any
 
 from ..errors import CheckpointError, RestoreError
 from ..sessions.files import SessionFiles
+from ..sessions.lock import WriterLock
 from ..sessions.writer import SessionWriter
-from ..storage.lock import WriterLock
 from ..storage.signals import deferred_signals
 from . import store as backups
 from .blob_rule import enforce

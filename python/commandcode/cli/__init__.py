@@ -81,18 +81,16 @@ def _run_shell_launch(argv: list[str]) -> bool:
     """Runs the interactive shell when argv launches it (no subcommand, no -p: `shell/launch.py`),
     without importing typer; False when argv is typer's."""
     from ..errors import UsageError
-    from ..shell.launch import parse_launch
+    from ..shell.launch import parse_launch, run_shell
 
     try:
         launch = parse_launch(argv)
     except UsageError as error:
-        from .output import USAGE_EXIT_CODE, fail
+        from ..present.console import USAGE_EXIT_CODE, fail
 
         raise fail(str(error), error.hint, code=USAGE_EXIT_CODE) from None
     if launch is None:
         return False
-    from ..shell.start import run_shell
-
     run_shell(launch)
     return True
 
@@ -105,7 +103,7 @@ INTERNAL_HINT = ("hint: this is a bug in commandcode; please report it with the 
 def internal_error(error: BaseException) -> int:
     """Prints one `error:` line (and a hint to report it) for an exception no command handled;
     returns exit code 1. Nothing else is printed: a traceback shown to a user is a bug."""
-    from .output import printable
+    from ..present.console import printable
 
     detail = printable(f"{type(error).__name__}: {error}", one_line=True)
     if len(detail) > 300:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from ..errors import UsageError
-from .output import handle_errors, print_json, safe, stdout, warn
+from ..present.console import handle_errors, print_json, safe, stdout, warn
 
 if TYPE_CHECKING:
     from ..agent.runtime import AgentSession

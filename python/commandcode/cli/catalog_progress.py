@@ -43,7 +43,7 @@ class _Bar:
             self._progress.stop()  # type: ignore[attr-defined]
         if report.bytes_read < BAR_FROM_BYTES:
             return
-        from .output import stderr
+        from ..present.console import stderr
 
         megabytes = report.bytes_read / 1e6
         stderr.print(f"indexed {report.changed} session(s), {megabytes:.1f} MB in {seconds:.1f} s "
@@ -80,7 +80,7 @@ def text_index_progress() -> tuple[Callable[[int, int], None], Callable[[], None
             bar._progress.stop()  # type: ignore[attr-defined]
         if seen[0] < BAR_FROM_BYTES:
             return
-        from .output import stderr
+        from ..present.console import stderr
 
         seconds = time.perf_counter() - started
         stderr.print(f"indexed {seen[0] / 1e6:.1f} MB of text for search in {seconds:.1f} s "

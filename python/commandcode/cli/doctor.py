@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from .output import handle_errors, stdout, warn
+from ..present.console import handle_errors, stdout, warn
 
 
 @handle_errors
@@ -35,8 +35,8 @@ def doctor_command(
 
 def _collect(dry_run: bool, as_json: bool) -> None:
     from ..checkpoints.gc import collect
-    from .output import print_json
-    from .sweep_cmd import _human
+    from ..present.console import print_json
+    from .sweep import _human
 
     report = collect(dry_run=dry_run)
     if as_json:

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..agent.events import TurnEvent
 from ..agent.tool_specs import TOOL_NAMES
-from .output import print_json, print_json_line, printable, stdout, warn
+from ..present.console import print_json, print_json_line, printable, stdout, warn
 
 FORMATS = ("text", "json", "stream-json")
 

@@ -16,8 +16,12 @@ from ..agent.providers.registry import resolve_model
 from ..agent.runtime import AgentSession
 from ..config.paths import node_text
 from ..errors import CommandcodeError, UsageError
+from ..present.console import warn
 from .headless import FORMATS, Reporter
-from .output import warn
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..launcher.flags import Launch
 
 
 def from_argv(text: str) -> str:
@@ -42,14 +46,14 @@ def permission_mode_of(permission_mode: str | None, yolo: bool) -> str | None:
     return check_mode(permission_mode) if permission_mode is not None else None
 
 
-def run_print(prompt: str, *, output_format: str, name: str | None, resume: str | None, continue_last: bool,
-              no_session: bool, model_name: str | None, effort: str | None = None, permission_mode: str | None = None,
-              yolo: bool = False, worktree: str | None = None, session: str | None = None,
-              fork_session: bool = False) -> None:
-    """Runs one headless turn and prints it; with `worktree` (a name, or "" for a generated one)
-    in a session worktree it creates, which a headless run never removes. `session` is
-    `--session PATH|PREFIX` (resolved as `-r` resolves: a transcript path is appended where it
-    is, an ambiguous prefix lists the candidates); `fork_session` forks the chosen session first."""
+def run_print(prompt: str, *, output_format: str, launch: Launch) -> None:
+    """Runs one headless turn and prints it; with `launch.worktree` (a name, or "" for a
+    generated one) in a session worktree it creates, which a headless run never removes.
+    `launch.session` is `--session PATH|PREFIX` (resolved as `-r` resolves: a transcript path is
+    appended where it is, an ambiguous prefix lists the candidates); `launch.fork_session` forks
+    the chosen session first."""
+    resume, continue_last, session, no_session = launch.resume, launch.continue_last, launch.session, launch.no_session
+    fork_session, name = launch.fork_session, launch.name
     if output_format not in FORMATS:
         raise UsageError(f"unknown output format {output_format!r}", hint="use text, json or stream-json")
     chosen = [flag for flag, on in (("-r", bool(resume)), ("-c", continue_last), ("--session", session is not None)) if on]
@@ -67,12 +71,12 @@ def run_print(prompt: str, *, output_format: str, name: str | None, resume: str 
     name = from_argv(name) if name else name
     if not prompt.strip():
         raise UsageError("the prompt is empty", hint='pass the prompt text: commandcode -p "PROMPT" (or pipe it: echo PROMPT | commandcode -p)')
-    mode = permission_mode_of(permission_mode, yolo)
+    mode = permission_mode_of(launch.permission_mode, launch.yolo)
     reporter = Reporter(output_format)
     reporter.cwd = str(Path.cwd())
     try:
         _run(prompt, reporter, name=name, resume=resume, continue_last=continue_last, no_session=no_session,
-             model_name=model_name, effort=effort, mode=mode, worktree=worktree, fork=fork_session)
+             model_name=launch.model, effort=launch.effort, mode=mode, worktree=launch.worktree, fork=fork_session)
     except _Reported:
         if reporter.lost:
             raise _lost(reporter) from None

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 
+from ..present.console import handle_errors, print_json, print_json_line, safe, stdout, warn
 from ..sessions.reader import Session, open_session
 from ..sessions.refs import resolve_direct
-from .output import handle_errors, print_json, print_json_line, safe, stdout, warn
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -371,7 +371,7 @@ def tree_view(ref: str, as_json: bool = False, offset: int = 0, limit: int = 0, 
 
 @handle_errors
 def du_view(all_projects: bool = False, as_json: bool = False) -> None:
-    """`sessions du` on the fast path (`cli/du_view.py` has the report)."""
-    from . import du_view as du
+    """`sessions du` on the fast path (`cli/sessions_du.py` has the report)."""
+    from . import sessions_du as du
 
     du.du_view(all_projects, as_json)

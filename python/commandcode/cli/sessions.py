@@ -81,7 +81,7 @@ def du_command(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Disk use: per project and for the largest sessions, and what a sweep would free."""
-    from .du_view import du_view
+    from .sessions_du import du_view
 
     du_view(all_projects, as_json)
 
@@ -102,14 +102,14 @@ def status_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION) -> None
 @app.command("relink")
 def relink_command(ref: str = REF_ARGUMENT) -> None:
     """Moves a session whose directory is gone to this directory (transcript and sidecars)."""
-    from . import resume_cmds
+    from . import sessions_resume
 
-    resume_cmds.relink_view(ref)
+    sessions_resume.relink_view(ref)
 
 
 @app.command("pick")
 def pick_command(all_projects: bool = ALL_PROJECTS_OPTION, source: str = SOURCE_OPTION) -> None:
     """The full-screen resume picker; prints the picked session's id and directory."""
-    from . import resume_cmds
+    from . import sessions_resume
 
-    resume_cmds.pick_view(all_projects, source)
+    sessions_resume.pick_view(all_projects, source)

@@ -6,23 +6,25 @@ Commands stay thin: parse options, call a library function, render the result. `
 
 from __future__ import annotations
 
-from typing import Optional
+import inspect
+from typing import Any, Optional
 
 import typer
 
+from ..launcher.flags import LAUNCH_FLAGS, Launch
+from ..present.console import USAGE_EXIT_CODE, fail, handle_errors
 from . import (
-    bench_cmd,
+    bench,
     branching,
     doctor,
-    export_cmd,
-    import_cmd,
-    rewind_cmds,
+    export,
+    import_,
+    rewind,
     sessions,
-    share_cmd,
-    sweep_cmd,
-    worktree_cmds,
+    share,
+    sweep,
+    worktrees,
 )
-from .output import USAGE_EXIT_CODE, fail, handle_errors
 
 app = typer.Typer(
     name="commandcode",
@@ -33,72 +35,60 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(sessions.app, name="sessions")
-app.add_typer(worktree_cmds.app, name="worktrees")
-app.add_typer(import_cmd.app, name="import")
-rewind_cmds.register(app)
+app.add_typer(worktrees.app, name="worktrees")
+app.add_typer(import_.app, name="import")
+rewind.register(app)
 branching.register(app, sessions.app)
-bench_cmd.register(app)
-export_cmd.register(app)
-share_cmd.register(app)
-sweep_cmd.register(app)
+bench.register(app)
+export.register(app)
+share.register(app)
+sweep.register(app)
 doctor.register(app)
 
 
-@app.callback()
-@handle_errors
-def root(
-    ctx: typer.Context,
-    print_prompt: Optional[str] = typer.Option(None, "-p", "--print", help="Run one headless turn with this prompt."),
-    output_format: str = typer.Option("text", "--output-format", help="text, json or stream-json (with -p)."),
-    name: Optional[str] = typer.Option(None, "-n", "--name", help="Name the session."),
-    resume: Optional[str] = typer.Option(None, "-r", "--resume", help="Resume a session (id, prefix or name)."),
-    continue_last: bool = typer.Option(False, "-c", "--continue", help="Continue the most recent session here."),
-    session: Optional[str] = typer.Option(None, "--session", metavar="PATH|PREFIX",
-                                          help="Resume this transcript (a .jsonl outside the project is appended "
-                                          "where it is) or the session with this unique id prefix."),
-    fork_session: bool = typer.Option(False, "--fork-session",
-                                      help="With -r, -c or --session: fork that session and run in the fork."),
-    no_session: bool = typer.Option(False, "--no-session", help="Write no transcript."),
-    worktree: Optional[str] = typer.Option(None, "-w", "--worktree", metavar="[NAME]",
-                                           help="Run in a git worktree .commandcode/worktrees/NAME (a generated name "
-                                           "when omitted) on a new branch worktree-NAME."),
-    model: Optional[str] = typer.Option(None, "--model", help="provider/model from providers.json, or offline "
-                                        "(default: config.json's model, else offline)."),
-    effort: Optional[str] = typer.Option(None, "--effort", help="Reasoning effort: low, medium, high, xhigh, max."),
-    permission_mode: Optional[str] = typer.Option(None, "--permission-mode",
-                                                  help="default, acceptEdits, plan or bypassPermissions."),
-    yolo: bool = typer.Option(False, "--yolo", "--dangerously-skip-permissions",
-                              help="Run every tool call without asking (--permission-mode bypassPermissions)."),
-    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
-) -> None:
+def _root_signature() -> inspect.Signature:
+    """The root callback's options, one per flag of the launch-flag table (`launcher/flags.py`)."""
+    parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
+    for flag in LAUNCH_FLAGS:
+        switch = flag.kind == "switch"
+        default: object = False if switch else ("text" if flag.attribute == "output_format" else None)
+        option = typer.Option(default, *flag.names, help=flag.help, metavar=flag.metavar)
+        annotation = bool if switch else (str if default is not None else Optional[str])
+        parameters.append(inspect.Parameter(flag.attribute, inspect.Parameter.KEYWORD_ONLY, default=option,
+                                            annotation=annotation))
+    return inspect.Signature(parameters, return_annotation=None)
+
+
+def _root(ctx: typer.Context, **options: Any) -> None:
     """Without a command, runs a headless turn (-p) or starts the interactive shell."""
-    if version:
+    if options["version"]:
         from .. import __version__
 
         typer.echo(f"commandcode {__version__}")
         raise typer.Exit()
+    print_prompt = options["print_prompt"]
     if ctx.invoked_subcommand is not None:
         if print_prompt is not None:
             from ..errors import UsageError
 
             raise UsageError("-p cannot be combined with a subcommand")
         return
+    launch = Launch.from_options(options)
     if print_prompt is None:  # usually started before typer (cli/__init__.py); this is the same launch
-        from ..shell.launch import Launch
-        from ..shell.start import run_shell
+        from ..shell.launch import run_shell
 
-        launch = Launch()
-        launch.name, launch.resume, launch.continue_last, launch.no_session = name, resume, continue_last, no_session
-        launch.session, launch.fork_session = session, fork_session
-        launch.worktree = worktree
-        launch.model = None if model == "offline" else model
+        if launch.model == "offline":
+            launch.model = None
         run_shell(launch)
         raise typer.Exit()
     from .run import run_print  # the agent, writer and checkpoint code: only for a headless turn
 
-    run_print(print_prompt, output_format=output_format, name=name, resume=resume, continue_last=continue_last,
-              session=session, fork_session=fork_session, no_session=no_session, model_name=model, effort=effort, permission_mode=permission_mode, yolo=yolo,
-              worktree=worktree)
+    run_print(print_prompt, output_format=options["output_format"], launch=launch)
+
+
+_root.__signature__ = _root_signature()  # type: ignore[attr-defined]
+_root.__annotations__ = {parameter.name: parameter.annotation for parameter in _root.__signature__.parameters.values()}  # type: ignore[attr-defined]
+root = app.callback()(handle_errors(_root))
 
 
 def run_app(argv: list[str]) -> object:
@@ -106,7 +96,7 @@ def run_app(argv: list[str]) -> object:
     or command, a missing or invalid value) are one `error:` line and a `hint:` line, exit 2, like
     ours: not click's usage box, which also echoes the user's text unescaped."""
     try:
-        code = app(args=worktree_cmds.expand_worktree_flag(argv), prog_name="commandcode", standalone_mode=False)
+        code = app(args=worktrees.expand_worktree_flag(argv), prog_name="commandcode", standalone_mode=False)
     except typer.Abort:
         raise fail("aborted") from None
     except typer.TyperException as error:

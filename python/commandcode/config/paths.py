@@ -67,12 +67,15 @@ def projects_dir() -> Path:
 
 
 def project_dir(cwd: str | os.PathLike[str]) -> Path:
-    """The project folder for a working directory (the real CLI's slug of the absolute cwd)."""
-    return _path(project_root(cwd))
+    """The session folder of a working directory as a `Path` (`sessions_folder`; the library's
+    public name)."""
+    return _path(sessions_folder(cwd))
 
 
-def project_root(cwd: str | os.PathLike[str]) -> str:
-    """`project_dir(cwd)` as a string."""
+def sessions_folder(cwd: str | os.PathLike[str]) -> str:
+    """The folder under `<data dir>/projects` holding the sessions of the working directory
+    `cwd` (the real CLI's slug of the absolute cwd). Not the repository root: that is
+    `config.settings_files.repository_root`, the git root whose settings apply."""
     from .slug import project_slug  # its regexes are not needed to open a session by path
 
     return os.path.join(data_root(), "projects", project_folder_name(project_slug(os.fspath(cwd))))

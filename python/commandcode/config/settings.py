@@ -140,7 +140,7 @@ class Settings:
     """The merged settings of one working directory, with typed accessors for the keys commandcode
     uses and `get("a.b")` for any other. `warnings` collects one line per wrong-typed value an
     accessor met (`<file>: <key>: expected ..., got ...; using the default (...)`), for a front
-    end to show with `cli.output.warn`."""
+    end to show with `present.console.warn`."""
 
     __slots__ = ("data", "layers", "warnings")
 

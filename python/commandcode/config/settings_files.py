@@ -28,7 +28,7 @@ _PROJECT_FILES = {"project": "settings.json", "local": "settings.local.json"}
 
 def repository_root(cwd: str | os.PathLike[str]) -> str:
     """The root of the git repository holding `cwd` (nearest `.git` upwards), else `cwd`: the
-    project whose `.commandcode/settings*.json` apply. (Not `config.paths.project_root`, the
+    project whose `.commandcode/settings*.json` apply. (Not `config.paths.sessions_folder`, the
     session folder of a working directory.)"""
     start = os.path.abspath(os.fspath(cwd))
     folder = start

@@ -28,10 +28,10 @@ from ..storage.durable import atomic_write, create_new_file, fsync_dir
 from ..storage.ids import epoch_ms, iso_from_ms, new_entry_id, new_uuid, parse_iso
 from ..storage.jsonfmt import encode_line
 from ..storage.jsonl import iter_objects
-from ..storage.lock import WriterLock
 from ..storage.regular import read_regular
 from .files import SessionFiles
 from .format import build_header, created_timestamp, header_timestamp
+from .lock import WriterLock
 from .meta import read_meta, update_meta
 from .reader import scan
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from ..config.paths import is_transcript_name, project_root
+from ..config.paths import is_transcript_name, sessions_folder
 from ..errors import SessionNotFoundError
 from .files import SessionFiles
 
@@ -32,7 +32,7 @@ def resolve_direct(reference: str, cwd: str) -> SessionFiles | None:
             return SessionFiles.for_transcript(os.path.realpath(as_path))
     if "/" in reference:
         return None
-    folder = project_root(cwd)
+    folder = sessions_folder(cwd)
     if os.path.isfile(os.path.join(folder, reference + ".jsonl")):
         return SessionFiles(folder, reference)
     return None

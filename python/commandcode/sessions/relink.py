@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 
-from ..config.paths import project_root
+from ..config.paths import sessions_folder
 from ..errors import CommandcodeError
 from ..storage.durable import ensure_dir, fsync_dir
-from ..storage.lock import WriterLock
 from .files import SessionFiles
 from .format import read_header_cwd
+from .lock import WriterLock
 
 SIDECARS = (".meta.json", ".checkpoints.jsonl", ".share.json", ".prompts.jsonl", ".scheduled-tasks.json", ".v2.bak")
 
@@ -31,7 +31,7 @@ def relink(files: SessionFiles, cwd: str) -> SessionFiles:
         SessionLockedError: another process is writing the session.
         OSError: a file could not be linked or removed (what was linked is removed again).
     """
-    target = SessionFiles(project_root(cwd), files.session_id)
+    target = SessionFiles(sessions_folder(cwd), files.session_id)
     if os.path.realpath(target.folder) == os.path.realpath(files.folder):
         _finish_interrupted(files)  # already here: at most the old names of a crashed relink are left
         return files
@@ -70,7 +70,7 @@ def _finish_interrupted(files: SessionFiles) -> bool:
     recorded = read_header_cwd(files.sidecar_path(".jsonl"))
     if not recorded or not os.path.isabs(recorded):
         return False
-    old = SessionFiles(project_root(recorded), files.session_id)
+    old = SessionFiles(sessions_folder(recorded), files.session_id)
     if os.path.realpath(old.folder) == os.path.realpath(files.folder):
         return False
     stale = []

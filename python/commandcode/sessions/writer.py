@@ -30,10 +30,10 @@ from ..errors import InvalidSessionError
 from ..storage.durable import create_new_file, ensure_dir, finish_write, fsync_dir, open_for_write, write_all
 from ..storage.ids import iso_now, new_entry_id
 from ..storage.jsonfmt import encode_entry, encode_line
-from ..storage.lock import WriterLock
 from ..storage.regular import open_regular
 from .files import SessionFiles
 from .format import ENTRY_TYPES, ENVELOPE_KEYS, LEAF_MARKER_TYPE, build_header
+from .lock import WriterLock
 from .reader import Session
 
 

@@ -177,7 +177,7 @@ class InteractiveShell(ShellBase):
         self.output.notice(text)
 
     def print_file_link(self, label: str, path: str) -> None:
-        from ..cli.output import printable
+        from ..present.console import printable
 
         self.output.write(f"{printable(label, one_line=True)}{terminal.file_link(path)}\n")
 
@@ -200,7 +200,7 @@ class InteractiveShell(ShellBase):
         return run_screen(screen)
 
     def copy(self, text: str) -> str:
-        from .clipboard import copy
+        from ..present.clipboard import copy
 
         return copy(text)
 
@@ -447,7 +447,7 @@ class InteractiveShell(ShellBase):
         """What the user sent, into the scrollback, as it starts to run."""
         from rich.markup import escape
 
-        from ..cli.output import printable
+        from ..present.console import printable
 
         lines = printable(text).split("\n")
         self.output.markup("\n".join(f"[bold]{'>' if index == 0 else ' '}[/] {escape(line)}" for index, line in enumerate(lines)))

@@ -25,7 +25,7 @@ import threading
 from typing import Any
 
 from ..agent.events import NOTICE, TEXT, TOOL_END, TOOL_START, USAGE, TurnEvent
-from ..cli.output import printable
+from ..present.console import printable
 
 MAX_ARGUMENT_CHARS = 60
 LIVE_TEXT_LINES = 8  # how much of a streaming reply the live region shows
@@ -168,7 +168,7 @@ class Output:
         self.write(self._render(Text(printable(text))))
 
     def markup(self, text: str) -> None:
-        """Prints rich markup whose variable parts the caller escaped (`cli.output.safe`)."""
+        """Prints rich markup whose variable parts the caller escaped (`present.console.safe`)."""
         self.write(self._render(text, markup=True))
 
     def markdown(self, text: str) -> None:

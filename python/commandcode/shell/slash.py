@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..agent.runtime import AgentSession
+    from ..config.context import ProjectContext
 
 
 class Shell(Protocol):
@@ -22,6 +23,12 @@ class Shell(Protocol):
 
     @property
     def cwd(self) -> Path: ...
+
+    @property
+    def project(self) -> ProjectContext:
+        """The project context of the current folder: its paths and settings, read once
+        (`refresh()` after a settings write)."""
+        ...
 
     @property
     def agent(self) -> AgentSession:
@@ -116,6 +123,24 @@ class ShellBase:
     @property
     def cwd(self) -> Path:
         return self.agent.cwd
+
+    _project: ProjectContext | None = None
+
+    @property
+    def project(self) -> ProjectContext:
+        """The context resolved once for the current folder (remade when a resume moved it)."""
+        return self.project_for(self.cwd)
+
+    def project_for(self, cwd: Path) -> ProjectContext:
+        """The context of `cwd`, kept as the shell's (the warm start asks with the session it is
+        making, before `agent` can answer)."""
+        import os
+
+        from ..config.context import ProjectContext
+
+        if self._project is None or self._project.cwd != os.path.abspath(cwd):
+            self._project = ProjectContext(cwd)
+        return self._project
 
     @property
     def previous_session_id(self) -> str | None:

@@ -18,6 +18,7 @@ from .warm_start import Deferred
 
 if TYPE_CHECKING:
     from ..agent.runtime import AgentSession
+    from ..config.context import ProjectContext
     from ..workspace.worktrees import Worktree
 
 
@@ -40,8 +41,8 @@ def _start_agent(launch: Any) -> AgentSession:
 
 def run_shell(launch: Any) -> int:
     """Starts the shell for `launch` (`shell/launch.py`); returns the exit code."""
-    from ..cli.output import fail
     from ..errors import UsageError
+    from ..present.console import fail
 
     try:
         launch.check()  # a bad flag combination is a usage error, terminal or not
@@ -77,14 +78,16 @@ def run_shell(launch: Any) -> int:
                 agent.rename(launch.name)
         except CommandcodeError as error:
             raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
-        return _run_entered(InteractiveShell(agent, status_command=_status_command(agent), permission_mode=launch.mode), launch, made)
+        shell = InteractiveShell(agent, permission_mode=launch.mode)
+        shell.status_line.command = _status_command(shell.project)
+        return _run_entered(shell, launch, made)
     finally:
         agent.close()
 
 
 def _run_warm(launch: Any, made: Worktree | None) -> int:
     """A plain new session: the prompt first, the session made behind it (`warm_start.py`)."""
-    from ..cli.output import fail
+    from ..present.console import fail
 
     shell: InteractiveShell
 
@@ -92,7 +95,7 @@ def _run_warm(launch: Any, made: Worktree | None) -> int:
         agent = _start_agent(launch)
         agent.__enter__()
         shell.adopt(agent)
-        shell.status_line.command = _status_command(agent)
+        shell.status_line.command = _status_command(shell.project_for(agent.cwd))  # not `shell.agent`: this makes it
         return agent
 
     shell = InteractiveShell(Deferred(make, on_done=lambda: shell.on_warm()), permission_mode=launch.mode)
@@ -110,7 +113,7 @@ def _run_warm(launch: Any, made: Worktree | None) -> int:
 
 def _os_failure(error: OSError) -> SystemExit:
     """One line for a session that could not be made on disk (exit 1)."""
-    from ..cli.output import fail
+    from ..present.console import fail
 
     where = f"{error.filename}: " if error.filename else ""
     return fail(f"cannot start the session: {where}{error.strerror or error}",
@@ -152,16 +155,18 @@ def _run_entered(shell: InteractiveShell, launch: Any, worktree: Worktree | None
     return 0
 
 
-def _status_command(agent: AgentSession) -> str | None:
-    from ..config.settings import load_settings
+def _status_command(project: ProjectContext) -> str | None:
+    """The `statusLine` command of the launch's settings (None: the built-in line). A malformed
+    settings file is one warning here (the shell still starts; each turn then refuses with that
+    file's line, `agent.runtime`), and the settings' own warnings are shown once."""
     from ..errors import SettingsError
 
     try:
-        settings = load_settings(agent.cwd)
+        settings = project.settings()
     except SettingsError as error:
         sys.stderr.write(f"warning: {error} (settings ignored for the status line)\n")
         return None
-    for warning in getattr(settings, "warnings", []):
+    for warning in project.warnings:
         sys.stderr.write(f"warning: {warning}\n")
     line = settings.status_line
     return line["command"] if line else None

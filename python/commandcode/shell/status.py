@@ -18,22 +18,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ..present.status import builtin_line
+
 STATUS_COMMAND_TIMEOUT = 5.0
-
-
-def builtin_line(status: dict[str, Any]) -> str:
-    """The built-in status line for a status dict (`agent.info.session_status`)."""
-    checkpoints = status.get("checkpoints", {})
-    parts = [
-        status.get("name") or "(unnamed)",
-        status.get("model") or "-",
-        f"effort {status['effort']}" if status.get("effort") else None,
-        f"{status.get('context_tokens', 0):,} tokens ({status.get('context_percent', 0)}%)",
-        f"${status.get('cost_usd', 0.0):.4f}",
-        status.get("permission_mode", "default"),
-        f"{checkpoints.get('count', 0)} checkpoint(s)" + (" paused" if checkpoints.get("paused") else ""),
-    ]
-    return " · ".join(part for part in parts if part)
 
 
 def status_json(status: dict[str, Any]) -> str:
@@ -83,7 +70,7 @@ class StatusLine:
             shown = f"statusLine command timed out after {STATUS_COMMAND_TIMEOUT:g}s"
         except OSError as error:
             shown = f"statusLine command failed: {error.strerror or error}"
-        from ..cli.output import printable
+        from ..present.console import printable
 
         with self._lock:
             self._shown, self._running = printable(shown, one_line=True), False

@@ -1,6 +1,6 @@
 """Terminal side effects the shell offers its commands: questions asked on their own prompt, the
-clipboard (OSC 52, then tmux's buffer, then wl-copy/xclip/pbcopy), the tab title (OSC 2) and
-file hyperlinks (OSC 8 where the terminal shows them)."""
+tab title (OSC 2) and file hyperlinks (OSC 8 where the terminal shows them). The clipboard is
+`present/clipboard.py`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..cli.output import printable
+from ..present.console import printable
 
 _NO_HYPERLINKS = ("dumb", "linux", "")
 

@@ -2,7 +2,8 @@
 full-screen and returns the plan of the picked session (`agent.resume.ResumePlan`, which resumes
 it in its own directory), or None when the user leaves. The shell's `-r` without a REF and
 `commandcode sessions pick` call this; `/resume` runs the same screen through `Shell.run_screen`.
-Textual is imported only here, when a picker opens."""
+Textual is imported only here, when a picker opens; the plan of the picked session is the
+launcher service's (`launcher/resume.py`)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,6 @@ from pathlib import Path
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..agent.resume import ResumePlan
-    from ..catalog.summary import SessionSummary
-
-
-def plan_picked(cwd: Path, picked: SessionSummary, *, source: str = "picker",
-                model_override: str | None = None) -> ResumePlan:
-    """The resume plan of a session the picker returned (`source`: "picker" at launch, "slash" in a session)."""
-    from ..agent.runtime import AgentSession
-    from ..sessions.files import SessionFiles
-
-    return AgentSession.plan_resume(cwd, files=SessionFiles.for_transcript(picked.path), source=source,
-                                    model_override=model_override)
 
 
 def pick_session(cwd: Path, *, all_projects: bool = False, current_id: str | None = None,
@@ -33,6 +23,7 @@ def pick_session(cwd: Path, *, all_projects: bool = False, current_id: str | Non
         UsageError: an unknown source.
         CommandcodeError: the picked session of another agent could not be imported.
     """
+    from ..launcher.resume import checked_source, plan_picked
     from .screens.picker_data import FIRST_PAINT, PickerData
 
     data = PickerData(cwd, current_id=current_id, scope="projects" if all_projects else "directory",
@@ -45,16 +36,3 @@ def pick_session(cwd: Path, *, all_projects: bool = False, current_id: str | Non
     if picked is None:
         return None
     return plan_picked(cwd, data.import_picked(picked), model_override=model_override)
-
-
-def checked_source(source: str) -> str:
-    """`source` when the picker knows it (`commandcode`, `claude`, `pi`, `all`).
-
-    Raises:
-        UsageError: another value.
-    """
-    if source == "commandcode":
-        return source
-    from ..interop.sources import check_source
-
-    return check_source(source)

@@ -27,10 +27,10 @@ from ..checkpoints.sweep import iter_checkpoint_files
 from ..config.paths import data_dir, objects_dir
 from ..sessions.files import SessionFiles
 from ..sessions.format import read_header_cwd
+from ..sessions.lock import is_locked
 from ..sessions.meta import read_meta
 from ..sessions.reader import open_session
 from ..storage.ids import parse_iso
-from ..storage.lock import is_locked
 from .parts import index_part, session_parts, size_of
 from .scratchpad import folder_bytes, scratchpad_path
 

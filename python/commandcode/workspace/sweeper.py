@@ -34,8 +34,8 @@ from ..checkpoints.gc import GcReport, collect
 from ..checkpoints.store import BackupStore
 from ..config.paths import data_dir
 from ..errors import SessionLockedError
+from ..sessions.lock import WriterLock
 from ..storage.durable import atomic_write, ensure_dir, fsync_dir
-from ..storage.lock import WriterLock
 from ..storage.regular import read_if_exists
 from .archive import write_archive
 from .retention import Candidate, SweepPlan, last_activity

@@ -155,7 +155,7 @@ def test_sessions_without_a_transcript_can_rewind_code(home: Path, project: Path
 
 
 def test_on_a_terminal_the_six_choices_are_a_numbered_prompt(session: SessionFiles, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from commandcode.cli import rewind_cmds
+    from commandcode.cli import rewind as rewind_cmds
 
     monkeypatch.setattr(rewind_cmds, "_is_terminal", lambda: True)
     result = runner.invoke(app, ["rewind", session.session_id, "--to", "2"], input="6\n")

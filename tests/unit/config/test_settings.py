@@ -98,7 +98,7 @@ def test_a_deleted_working_directory_is_one_error_line(tmp_path: Path, data: Pat
         import os
         os.chdir({str(gone)!r})
         os.rmdir({str(gone)!r})
-        from commandcode.cli.output import handle_errors
+        from commandcode.present.console import handle_errors
         from commandcode.config.settings import load_settings
         handle_errors(load_settings)()
     """, tmp_path, env={**os.environ, "NO_COLOR": "1"})
@@ -345,7 +345,7 @@ def test_the_cli_shape_of_a_malformed_file_is_one_error_line(tmp_path: Path, dat
     (home / ".commandcode").mkdir(parents=True)
     write(home / ".commandcode" / "settings.json", b'{\n  "a": 1,\n  "b": 2\n    "c": 3\n}\n')
     completed = run_python("""
-        from commandcode.cli.output import handle_errors
+        from commandcode.present.console import handle_errors
         from commandcode.config.settings import load_settings
         handle_errors(load_settings)()
     """, project, env={**{k: v for k, v in os.environ.items() if k != "COMMANDCODE_HOME"}, "HOME": str(home), "NO_COLOR": "1"})

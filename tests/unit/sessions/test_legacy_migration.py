@@ -315,7 +315,7 @@ def test_concurrent_opens_all_succeed(home: Path, cwd: Path, cli_in_home: Any) -
 HOLD_LOCK = """
 import sys, time
 from pathlib import Path
-from commandcode.storage.lock import WriterLock
+from commandcode.sessions.lock import WriterLock
 lock = WriterLock(Path(sys.argv[1])).acquire()
 print("locked", flush=True)
 time.sleep(float(sys.argv[2]))

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from commandcode.errors import CommandcodeError
-from commandcode.shell import clipboard
+from commandcode.present import clipboard
 from commandcode.shell.commands.copy import COMMANDS, last_reply
 
 

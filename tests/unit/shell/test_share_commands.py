@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from commandcode.config.context import ProjectContext
 from commandcode.errors import CommandcodeError, UsageError
 from commandcode.sessions.files import SessionFiles
 from commandcode.shell.commands.share import COMMANDS
@@ -30,6 +31,7 @@ class FakeShell:
     def __init__(self, files: SessionFiles, cwd: Path, *, answer: bool = True) -> None:
         self.agent = FakeAgent(files)
         self.cwd = cwd
+        self.project = ProjectContext(cwd)
         self.answer = answer
         self.questions: list[str] = []
         self.printed: list[str] = []

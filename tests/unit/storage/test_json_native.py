@@ -324,7 +324,7 @@ def test_lone_surrogates_in_keys_and_values_become_escapes() -> None:
 
 
 def test_the_cli_output_functions_use_the_cli_flavours(capsys: pytest.CaptureFixture[str]) -> None:
-    from commandcode.cli import output
+    from commandcode.present import console as output
 
     value = {"n": math.nan, "p": Path("/x"), "s": "\ud800", "l": [1, 2.5]}
     output.print_json(value)

@@ -18,13 +18,13 @@ _KNOWN_KEYS = ("permissions.allow", "permissions.deny", "permissions.ask", "perm
 
 
 def _config(shell: Shell, args: str) -> None:
-    from ...config.settings import load_settings, shown_path
+    from ...config.settings import shown_path
 
     words = args.split(None, 1)
     if words and words[0] == "set":
         _set(shell, words[1] if len(words) > 1 else "")
         return
-    settings = load_settings(shell.cwd)
+    settings = shell.project.refresh().settings()  # what the files say now (one may be edited by hand)
     if words:
         key = words[0]
         layer = settings.source(key)
@@ -63,7 +63,10 @@ def _set(shell: Shell, args: str) -> None:
         value = raw
     if key in ("permissions.allow", "permissions.deny", "permissions.ask"):
         _check_rules(key, value)
-    update_setting(layer, key, value, cwd=shell.cwd)
+    try:
+        update_setting(layer, key, value, cwd=shell.cwd)
+    finally:
+        shell.project.refresh()  # the context rereads what was written
     shell.notice(f"{key} = {json.dumps(value, ensure_ascii=False)} written to {shown_path(settings_path(layer, shell.cwd))}")
 
 

@@ -13,7 +13,7 @@ from ..slash import Shell, SlashCommand
 
 
 def run(shell: Shell, args: str) -> None:
-    from ...ui.picker_service import checked_source, plan_picked
+    from ...launcher.resume import checked_source, plan_picked
     from ...ui.screens.picker import PickerScreen
     from ...ui.screens.picker_data import PickerData
 

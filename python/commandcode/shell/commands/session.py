@@ -53,7 +53,7 @@ def _session_file(shell: Shell, args: str) -> None:
 
 
 def _status(shell: Shell, args: str) -> None:
-    from ...cli.session_info import status_lines
+    from ...present.status import status_lines
 
     width = 16
     shell.print("\n".join(f"{label:<{width}} {value}" for label, value in status_lines(shell.agent.status())))

@@ -63,12 +63,11 @@ def run_share(shell: Shell, args: str) -> None:
 
 
 def _gist(shell: Shell, words: list[str]) -> None:
-    from ...config.settings import load_settings
     from ...share.gist import create_gist
 
     if len(words) > 1 or (words and words[0] not in FORMATS):
         raise UsageError(f"unknown gist format {' '.join(words)!r}", hint="use /share gist [html|md|jsonl]")
-    fmt = words[0] if words else load_settings(shell.cwd).default_share_gist_format
+    fmt = words[0] if words else shell.project.settings().default_share_gist_format
     url = create_gist(shell.agent.files, fmt)
     shell.print(f"Secret gist ({fmt}) at {url}")
     shell.notice(shell.copy(url))

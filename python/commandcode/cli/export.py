@@ -15,7 +15,7 @@ from typing import Any, Optional
 import typer
 
 from ..errors import UsageError
-from .output import handle_errors, safe, stdout, warn
+from ..present.console import handle_errors, safe, stdout, warn
 
 PROGRESS_FROM_ENTRIES = 2_000  # smaller sessions export before a bar would be drawn
 

@@ -11,7 +11,7 @@ import os
 
 import typer
 
-from .output import handle_errors, print_json, safe, stdout, warn
+from ..present.console import handle_errors, print_json, safe, stdout, warn
 
 app = typer.Typer(help="Import another agent's session (Claude Code, pi) as a Command Code session.",
                   no_args_is_help=True)

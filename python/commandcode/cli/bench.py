@@ -18,8 +18,8 @@ from typing import Any, Optional
 import typer
 
 from ..errors import CommandcodeError, UsageError
+from ..present.console import handle_errors, print_json, safe, stdout
 from ..storage.regular import open_regular
-from .output import handle_errors, print_json, safe, stdout
 
 
 def _rows(path: Path, home: Path, runs: int) -> list[dict[str, Any]]:

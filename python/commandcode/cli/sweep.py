@@ -11,7 +11,7 @@ from typing import Any, Optional
 import typer
 
 from ..errors import UsageError
-from .output import handle_errors, print_json, safe, stderr, stdout
+from ..present.console import handle_errors, print_json, safe, stderr, stdout
 
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(d|h|w)?\s*$", re.IGNORECASE)
 _UNITS = {"d": 1.0, "h": 1 / 24, "w": 7.0}

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from ..config.paths import locks_dir
 from ..errors import SessionLockedError
-from .durable import FILE_MODE, ensure_dir
-from .regular import open_regular
+from ..storage.durable import FILE_MODE, ensure_dir
+from ..storage.regular import open_regular
 
 _FLOCK_FORMAT = "hhqqi"  # struct flock on Linux: l_type, l_whence, l_start, l_len, l_pid
 _held_in_this_process: set[str] = set()

@@ -13,8 +13,8 @@ import typer
 
 from ..checkpoints.modes import CANCEL_LABEL, RewindMode
 from ..errors import UsageError
+from ..present.console import handle_errors, print_json, safe, stderr, stdout, warn
 from ..storage.ids import parse_iso
-from .output import handle_errors, print_json, safe, stderr, stdout, warn
 
 if TYPE_CHECKING:
     from ..agent.runtime import AgentSession

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..agent.runtime import AgentSession
 from ..errors import CommandcodeError
-from .output import handle_errors, safe, stdout
+from ..present.console import handle_errors, safe, stdout
 
 
 @handle_errors

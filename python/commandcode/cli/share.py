@@ -14,7 +14,7 @@ from typing import Any, Optional
 import typer
 
 from ..errors import CommandcodeError, UsageError
-from .output import handle_errors, safe, stderr, stdout
+from ..present.console import handle_errors, safe, stderr, stdout
 
 DEFAULT_PORT = 7787
 
@@ -62,7 +62,7 @@ def share_command(
     url = publish(files, expires_in=expires_in)
     stdout.print(safe(url), highlight=False, soft_wrap=True)
     if copy:
-        from ..shell.clipboard import copy as copy_text
+        from ..present.clipboard import copy as copy_text
 
         sys.stdout.flush()  # the link is out before the terminal sees the clipboard's sequence
         stderr.print(safe(copy_text(url)), highlight=False, soft_wrap=True)

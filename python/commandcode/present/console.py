@@ -1,4 +1,4 @@
-"""Console output for the CLI: data to stdout, messages to stderr, one error line (+ hint).
+"""Console output for every front end: data to stdout, messages to stderr, one error line (+ hint).
 
 Colour follows rich's rules (off when not a terminal or when `NO_COLOR` is set). Text that comes
 from files (names, prompts, paths, ids) goes through `printable` before it reaches a terminal: a

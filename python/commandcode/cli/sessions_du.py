@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .output import handle_errors, print_json, safe, stdout
+from ..present.console import handle_errors, print_json, safe, stdout
 
 _KINDS = ("transcript", "sidecars", "index", "objects", "blobs", "scratchpad")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from .output import handle_errors, print_json, safe, stdout
+from ..present.console import handle_errors, print_json, safe, stdout
 
 app = typer.Typer(help="Session worktrees of this repository (.commandcode/worktrees/).", no_args_is_help=True)
 
