@@ -1,7 +1,7 @@
 """The layer rule of `python/commandcode` (docs/architecture.md), read from the source with `ast`.
 
 Front ends (`cli`, `bench`, `shell`, `ui`, `share`) → services (`agent`, `catalog`, `checkpoints`,
-`export`, `interop`, `workspace`) → core (`sessions`,
+`export`, `interop`, `workspace`, `sharing`) → core (`sessions`,
 `storage`, `config`, `errors`, `_native`). Every import counts: top level, inside functions and
 under `TYPE_CHECKING`. Nothing imports upward; inside core, `config` and `storage` never import
 `sessions`; only the modules in `NATIVE_IMPORTERS` import `_native`; front ends never write a
@@ -34,6 +34,7 @@ LAYERS = {
     "commandcode.export": SERVICES,
     "commandcode.interop": SERVICES,
     "commandcode.workspace": SERVICES,
+    "commandcode.sharing": SERVICES,
     "commandcode.cli": FRONT_ENDS,
     "commandcode.bench": FRONT_ENDS,
     "commandcode.shell": FRONT_ENDS,
@@ -157,7 +158,7 @@ def test_front_ends_neither_write_sessions_nor_touch_the_store() -> None:
 def test_the_cross_service_imports_are_the_known_ones() -> None:
     """Services may use each other; these are the ones that do (docs/architecture.md lists them)."""
     services = ("commandcode.agent", "commandcode.catalog", "commandcode.checkpoints", "commandcode.export",
-                "commandcode.interop", "commandcode.workspace")
+                "commandcode.interop", "commandcode.workspace", "commandcode.sharing")
 
     def service(module: str) -> str | None:
         return next((prefix for prefix in services if _in(module, (prefix,))), None)
@@ -174,7 +175,9 @@ def test_the_cross_service_imports_are_the_known_ones() -> None:
                      # search over Claude Code's and pi's sessions reads them through their readers
                      ("commandcode.catalog", "commandcode.interop"),
                      # `export --source claude|pi` renders a converted session with the export service
-                     ("commandcode.interop", "commandcode.export")}
+                     ("commandcode.interop", "commandcode.export"),
+                     # a share publishes the rows the export renders (redacted, paths sanitized)
+                     ("commandcode.sharing", "commandcode.export")}
 
 
 def test_only_config_env_names_a_commandcode_variable() -> None:

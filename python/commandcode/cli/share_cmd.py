@@ -44,8 +44,8 @@ def share_command(
         _serve(host, port)
         return
     from ..export.redact import summary
-    from ..share.client import ensure_running, preview, publish
-    from ..share.state import parse_expires
+    from ..sharing.client import ensure_running, preview, publish
+    from ..sharing.state import parse_expires
 
     expires_in = parse_expires(expires)
     files = _files(ref)
@@ -71,7 +71,7 @@ def share_command(
 @handle_errors
 def unshare_command(ref: str = typer.Argument(..., help="Session id, id prefix, name or transcript path.")) -> None:
     """Revoke a session's share: its page ends and its link stops working."""
-    from ..share.client import unpublish
+    from ..sharing.client import unpublish
 
     files = _files(ref)
     if not unpublish(files):

@@ -38,7 +38,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..errors import CommandcodeError
-from .state import expired, read_json, registry_file, server_file, write_json
+from ..sharing.state import expired, read_json, registry_file, server_file, write_json
 
 POLL_SECONDS = 0.05
 KEEPALIVE_SECONDS = 15.0
