@@ -156,7 +156,7 @@ class InteractiveShell(ShellBase):
             return
         from ..sharing.client import rearm
 
-        notice = rearm(agent.files)
+        notice = rearm(agent.files, self.notice)
         if notice:
             self.notice(notice)
 

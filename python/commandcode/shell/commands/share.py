@@ -47,7 +47,7 @@ def run_share(shell: Shell, args: str) -> None:
     files = shell.agent.files
     ensure_running()
     if current(files) is not None:
-        url = publish(files, expires_in=expires_in)  # the same link and secret; a restarted server serves it again
+        url = publish(files, expires_in=expires_in, follow=True, notice=shell.notice)  # the same link and secret; a restarted server serves it again
         shell.print(f"Shared at {url}" + (" (with the new expiry)" if expires_in is not None else ""))
         shell.notice(shell.copy(url))
         return
@@ -57,7 +57,7 @@ def run_share(shell: Shell, args: str) -> None:
                          f"on the share server? Later turns appear on the page as they are committed.{ends}"):
         shell.notice("nothing was shared")
         return
-    url = publish(files, expires_in=expires_in)
+    url = publish(files, expires_in=expires_in, follow=True, notice=shell.notice)
     shell.print(f"Shared at {url}")
     shell.notice(shell.copy(url))
 
