@@ -238,7 +238,8 @@ def test_the_cli_publishes_to_the_service(postgres: Cluster, home: Path, workdir
 def test_the_outbox_waits_for_a_service_that_is_down(postgres: Cluster, home: Path, workdir: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from commandcode.sessions.files import SessionFiles
-    from commandcode.sharing import client, publisher as publishing
+    from commandcode.sharing import client
+    from commandcode.sharing import publisher as publishing
 
     alice = token(postgres.url, home, workdir, "alice")
     monkeypatch.setenv("CC_SHARE_TOKEN", alice)

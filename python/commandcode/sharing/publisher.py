@@ -102,7 +102,7 @@ class Publisher:
         if self.notice is not None:
             try:
                 self.notice(text)
-            except Exception:  # noqa: BLE001 - a notice that cannot be shown must not end the publisher
+            except Exception:
                 pass
 
     def run(self) -> None:

@@ -13,7 +13,8 @@ import time
 from ..errors import CommandcodeError, ShareServiceError
 from ..sessions.files import SessionFiles
 from .outbox import Outbox
-from .publisher import Notice, Publisher, follow as follow_share, title, unfollow
+from .publisher import Notice, Publisher, title, unfollow
+from .publisher import follow as follow_share
 from .remote import Service, configured
 from .state import expired, read_share_file, remove_share_file, write_share_file
 
