@@ -39,6 +39,7 @@ class Hub:
         self.shares: dict[str, LiveShare] = {}
         self.lock = threading.Lock()
         self.stopping = threading.Event()
+        self.behind = False  # a read failed: the next tick reads everything again
 
     def get(self, share_id: str) -> LiveShare | None:
         """The share (loaded on first use), or None when the store has no such share.
@@ -78,7 +79,9 @@ class Hub:
                 return
             self._catch_up(live)
         except ShareServiceError as error:
-            print(f"share service: cannot read share {share_id}: {error}", file=sys.stderr, flush=True)
+            if not self.behind:
+                print(f"share service: cannot read share {share_id}: {error}", file=sys.stderr, flush=True)
+            self.behind = True
 
     def _catch_up(self, live: LiveShare) -> None:
         rows = self.store.rows_after(live.record.id, live.last())
@@ -90,6 +93,7 @@ class Hub:
 
     def resync(self) -> None:
         """Re-reads every share held (after the listener reconnected, or on each SQLite poll)."""
+        self.behind = False
         with self.lock:
             held = list(self.shares)
         for share_id in held:
@@ -100,10 +104,13 @@ class Hub:
                 try:
                     self._catch_up(live)
                 except ShareServiceError:
-                    return  # the store is still away: the next resync tries again
+                    self.behind = True  # the store is still away: the next tick tries again
+                    return
 
     def tick(self) -> None:
-        """Ends the streams of shares that expired by now."""
+        """Ends the streams of shares that expired by now; reads again after a failed read."""
+        if self.behind:
+            self.resync()
         with self.lock:
             held = list(self.shares.values())
         for live in held:

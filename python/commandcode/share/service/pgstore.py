@@ -116,9 +116,13 @@ class PgStore(SqlStore):
         connection = None
         while not stopping.is_set():
             try:
+                if connection is not None and (connection.closed or connection.broken):
+                    self._drop(connection)  # the database went away (a restart): connect again, then re-read
+                    connection = None
                 if connection is None:
                     connection = psycopg.connect(self.url, connect_timeout=CONNECT_SECONDS, autocommit=True)
                     connection.execute(f"LISTEN {CHANNEL}")
+                    self.close()  # the pool's idle connections may be to a database that went away meanwhile
                     on_resync()
                 for note in connection.notifies(timeout=1.0):
                     share_id, _, what = note.payload.partition(" ")
