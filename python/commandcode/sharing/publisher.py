@@ -1,6 +1,6 @@
 """The background publisher of a share on a team service: queue, then send, off the turn's path.
 
-A daemon thread per shared session looks at the transcript (a `stat` every 50 ms: it is
+A daemon thread per shared session looks at the transcript (a `stat` every 20 ms: it is
 append-only), renders the session's rows when it changed and queues what the page lacks in the
 durable outbox (`outbox.py`), then sends the queued rows in order. A turn never waits for it. A
 service that is down, slow or refusing for a while costs one notice; the thread retries (0.5 s,
@@ -16,24 +16,26 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from ..errors import CommandcodeError, ShareServiceError
 from ..sessions.files import SessionFiles
 from .outbox import Outbox
 from .remote import Service
 
-POLL_SECONDS = 0.05
+POLL_SECONDS = 0.02
 RETRY_FIRST, RETRY_MAX = 0.5, 5.0
 EXIT_DRAIN_SECONDS = 3.0
 Notice = Callable[[str], None]
 
 
-def render(files: SessionFiles) -> tuple[list[str], int]:
-    """The session's html rows (redacted, paths sanitized) and its message count."""
+def render(files: SessionFiles, cache: Any = None) -> tuple[list[str], int]:
+    """The session's html rows (redacted, paths sanitized) and its message count; `cache` (an
+    `export.document.RowCache`) reuses what an earlier render of the session made."""
     from ..export.document import render_rows
     from ..sessions.reader import open_session
 
-    rows, messages, _counts = render_rows(open_session(files.transcript))
+    rows, messages, _counts = render_rows(open_session(files.transcript), cache=cache)
     return rows, messages
 
 
@@ -57,6 +59,9 @@ class Publisher:
         self.stopped: str | None = None
         self.stopping = threading.Event()
         self.thread: threading.Thread | None = None
+        from ..export.document import RowCache
+
+        self.cache = RowCache()
 
     def sync(self, after: int = 0) -> int:
         """Queues what the page lacks (when the transcript changed since the last look)."""
@@ -68,7 +73,7 @@ class Publisher:
         if signature == self.signature and after <= self.outbox.last():
             return 0
         try:
-            rows, messages = render(self.files)
+            rows, messages = render(self.files, self.cache)
         except (CommandcodeError, OSError):
             return 0  # mid-write or unreadable for a moment: the next look tries again
         self.signature = signature
