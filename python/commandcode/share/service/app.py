@@ -209,6 +209,8 @@ class Handler(BaseHTTPRequestHandler):
             elif len(segments) == 4 and segments[:2] == ["api", "shares"] and segments[3] == "rows":
                 stored, last = store.append(user, segments[2], _rows(body))
                 self._json(200, {"stored": stored, "last": last})
+                if stored:
+                    self.server.hub.changed(segments[2], str(last))  # this replica's viewers need no notification
             elif len(segments) == 4 and segments[:2] == ["api", "shares"] and segments[3] == "revoke":
                 self._json(200, {"revoked": store.revoke(user, segments[2])})
             else:
