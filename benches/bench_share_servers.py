@@ -121,7 +121,6 @@ def _cpu_seconds(pid: int) -> float:
 
 def measure(kind: str, folder: Path, viewers: int, turns: int) -> dict[str, Any]:
     from bench_share_service import VIEWER_PROCESSES, _quantiles
-
     from commandcode.share.service.main import open_store
 
     store_url = f"sqlite:///{folder / f'{kind}.db'}"
