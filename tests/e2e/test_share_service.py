@@ -279,3 +279,65 @@ def test_the_outbox_waits_for_a_service_that_is_down(postgres: Cluster, home: Pa
         assert sum("reply 2" in html for html in viewer.html) == 1
     finally:
         replica.stop()
+
+
+class _Shell:
+    """What `/share` and `/unshare` use of the shell."""
+
+    def __init__(self, files: Any) -> None:
+        self.agent = type("Agent", (), {"files": files})()
+        self.printed: list[str] = []
+        self.notices: list[str] = []
+
+    def confirm(self, question: str, *, default: bool = False) -> bool:
+        return True
+
+    def print(self, text: str) -> None:
+        self.printed.append(text)
+
+    def copy(self, text: str) -> str:
+        return "copied"
+
+    def notice(self, text: str) -> None:
+        self.notices.append(text)
+
+
+def test_slash_share_follows_each_commit_on_a_sqlite_store(home: Path, workdir: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from commandcode.sessions.files import SessionFiles
+    from commandcode.sharing import client, publisher
+    from commandcode.shell.commands.share import COMMANDS
+
+    share, unshare = COMMANDS
+    store = f"sqlite:///{tmp_path / 'shares.db'}"
+    monkeypatch.setenv("CC_SHARE_TOKEN", token(store, home, workdir, "alice"))
+    builder = TranscriptBuilder(workdir)
+    builder.user("first prompt")
+    builder.assistant("first reply")
+    transcript = builder.write(home)
+    files = SessionFiles.for_transcript(transcript)
+    with replicas(store, home, workdir, 2) as (one, two):
+        _settings(home, one.url)
+        shell = _Shell(files)
+        try:
+            share.run(shell, "")  # type: ignore[arg-type]
+            url = shell.printed[-1].removeprefix("Shared at ")
+            viewer = Viewer([two.port], url.removeprefix(one.url).replace("?", "/events?"))
+            viewer.start()
+            builder.user("second prompt")
+            builder.assistant("second-reply-marker")
+            builder.write(home)  # a commit: the background publisher sends it
+            wait_for(lambda: any("second-reply-marker" in html for html in viewer.html), what="the commit on the page")
+            # a resumed shell re-arms the share: the same link, and it follows again
+            publisher.unfollow(files.session_id)
+            assert client.rearm(files, shell.notice) == f"this session is shared live at {url}"
+            builder.user("third prompt")
+            builder.assistant("third-reply-marker")
+            builder.write(home)
+            wait_for(lambda: any("third-reply-marker" in html for html in viewer.html), what="the re-armed share")
+            assert viewer.seqs == list(range(1, len(viewer.seqs) + 1))
+            unshare.run(shell, "")  # type: ignore[arg-type]
+            assert call(two.url, url.removeprefix(one.url))[0] == 410
+            wait_for(viewer.stopping.is_set, what="the stream's end")
+        finally:
+            publisher.unfollow(files.session_id)
