@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
 import threading
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ...errors import ShareServiceError
+from ..httpbase import QuietHandler, report_failed_request
 from .hub import Hub, LiveShare
 from .store import KINDS, Row, SqlStore
 
@@ -59,25 +59,8 @@ def _shown_rows(rows: list[Row]) -> list[Row]:
     return rows[start:]
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(QuietHandler):
     server: ShareService
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        del format, args
-
-    def _send(self, status: int, body: bytes, content_type: str = "text/plain; charset=utf-8") -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def _json(self, status: int, value: Any) -> None:
-        self._send(status, json.dumps(value).encode(), "application/json")
 
     def _error(self, status: int, message: str) -> None:
         if self.path.startswith("/api/"):
@@ -136,12 +119,7 @@ class Handler(BaseHTTPRequestHandler):
         if not given.strip().isdigit():
             raise ShareServiceError("Last-Event-ID must be a row number", status=400)
         sent = int(given)
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Accel-Buffering", "no")
-        self.end_headers()
-        self.close_connection = True
+        self._start_events()
         self.connection.settimeout(SEND_TIMEOUT)
         stopping = self.server.hub.stopping
         try:
@@ -278,12 +256,8 @@ class ShareService(ThreadingHTTPServer):
                     del self.open_by_client[address]
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        error = sys.exc_info()[1]
-        if isinstance(error, (ConnectionError, TimeoutError)):
-            return
-        host = client_address[0] if isinstance(client_address, tuple) and client_address else "?"
-        detail = " ".join(str(error).split()) or type(error).__name__
-        print(f"share service: a request from {host} failed: {detail}", file=sys.stderr, flush=True)
+        """One line on stderr, or nothing for a client that hung up early; the server keeps serving."""
+        report_failed_request("share service", client_address)
 
     def run(self) -> None:
         listener = threading.Thread(target=self.hub.run, name="share-listen", daemon=True)
