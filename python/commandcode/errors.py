@@ -135,6 +135,7 @@ class ShareServiceError(CommandcodeError):
     `status` is the HTTP status the service answers with (503: the store is unavailable, read-only
     or failed mid-transaction; nothing of the request was kept)."""
 
-    def __init__(self, message: str, *, status: int = 503, hint: str | None = None) -> None:
-        super().__init__(message, hint=hint)
+    def __init__(self, message: str, *, status: int = 503, hint: str | None = None,
+                 problems: list[tuple[str, str, str]] | None = None) -> None:
+        super().__init__(message, hint=hint, problems=problems)
         self.status = status

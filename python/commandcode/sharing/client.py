@@ -146,8 +146,28 @@ def rearm(files: SessionFiles, notice: Notice | None = None) -> str | None:
     """For a shell resuming a session: when `<id>.share.json` records a live share, publishes it
     again with its secret (a server that lost it serves it again) and returns a notice; None
     when the session is not shared. Never raises: a share server that is down is the notice."""
-    if current(files) is None:
+    shared = current(files)
+    if shared is None:
         return None
+    if isinstance(shared.get("shareId"), str):  # on a team service: re-armed in the background
+        import threading
+
+        def rearm_team() -> None:
+            from .remote import configured
+            from .team import publish_team
+
+            try:
+                service = configured()
+                if service is None or service.server != shared.get("server"):
+                    raise CommandcodeError(f"it is on the share service {shared.get('server')}, "
+                                           "which your settings no longer name")
+                publish_team(files, service, expires_in=None, follow=True, notice=notice)
+            except CommandcodeError as error:
+                if notice is not None:
+                    notice(f"this session is shared, but its page is not live: {error}")
+
+        threading.Thread(target=rearm_team, name="share-rearm", daemon=True).start()
+        return f"this session is shared live at {shared['url']}"
     try:
         return f"this session is shared live at {publish(files, follow=True, notice=notice)}"
     except CommandcodeError as error:

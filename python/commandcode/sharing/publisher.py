@@ -79,8 +79,9 @@ class Publisher:
         self.signature = signature
         return self.outbox.queue(rows, messages, after=after)
 
-    def drain(self) -> bool:
-        """Sends every queued row; False when the service did not take them (retry later)."""
+    def drain(self, timeout: float | None = None) -> bool:
+        """Sends every queued row; False when the service did not take them (retry later).
+        `timeout`: the longest one request may take (default: the service's)."""
         while not self.stopped:
             batch = self.outbox.pending()
             if not batch:
@@ -89,7 +90,8 @@ class Publisher:
                     self._say("the share service is back: the page caught up")
                 return True
             try:
-                answer = self.service.call(f"/api/shares/{self.share_id}/rows", {"rows": batch})
+                answer = self.service.call(f"/api/shares/{self.share_id}/rows", {"rows": batch},
+                                           **({"timeout": timeout} if timeout is not None else {}))
             except ShareServiceError as error:
                 if error.status in (0, 429) or error.status >= 500:
                     if self.failing is None:
@@ -164,4 +166,4 @@ def drain_all(seconds: float) -> None:
     for publisher in publishers:
         if time.monotonic() < deadline and not publisher.stopped and publisher.failing is None:
             publisher.sync()
-            publisher.drain()
+            publisher.drain(timeout=max(0.1, deadline - time.monotonic()))
