@@ -106,6 +106,10 @@ def test_publish_view_resume_revoke_across_replicas(postgres: Cluster, home: Pat
         time.sleep(1.6)
         assert call(two.url, f"/s/{expiring}?secret={expiring_secret}")[0] == 410
         assert call(one.url, f"/api/shares/{expiring}/rows", rows(1, 1), auth=alice)[0] == 410
+        # a new token for alice revokes her old one, on every replica
+        renewed = token(postgres.url, home, workdir, "alice")
+        assert call(two.url, "/api/whoami", auth=alice) == (401, {"error": "wrong or missing publisher token"})
+        assert call(two.url, "/api/whoami", auth=renewed) == (200, {"user": "alice"})
 
 
 def test_bodies_and_connections(postgres: Cluster, home: Path, workdir: Path) -> None:
