@@ -111,6 +111,7 @@ __all__ = [
     "SessionLockedError",
     "SessionNotFoundError",
     "SettingsError",
+    "ShareServiceError",
     "TurnInterrupted",
     "UnsupportedFormatError",
     "UsageError",
@@ -127,3 +128,14 @@ class ChangedOutsideError(RestoreError):
 
 
 __all__.append("ChangedOutsideError")
+
+
+class ShareServiceError(CommandcodeError):
+    """The team share service refused a request, or its store (SQLite, PostgreSQL) failed one.
+    `status` is the HTTP status the service answers with (503: the store is unavailable, read-only
+    or failed mid-transaction; nothing of the request was kept)."""
+
+    def __init__(self, message: str, *, status: int = 503, hint: str | None = None,
+                 problems: list[tuple[str, str, str]] | None = None) -> None:
+        super().__init__(message, hint=hint, problems=problems)
+        self.status = status

@@ -151,3 +151,13 @@ def cli_in_home(home: Path) -> CliInHome:
 from helpers.claude_real import claude_home  # noqa: E402,F401  (sessions the real Claude Code wrote)
 from helpers.npm_programs import npm_programs  # noqa: E402,F401  (the real npm programs, `npm` marker)
 from helpers.pi_real import pi_files  # noqa: E402,F401  (sessions pi's own code wrote)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """A PostgreSQL cluster for the whole run (per xdist worker): `helpers.postgres.Cluster`, on a
+    Unix socket in a temporary folder, stopped at the end (the share service's tests)."""
+    from helpers.postgres import cluster
+
+    with cluster() as made:
+        yield made

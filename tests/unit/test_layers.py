@@ -1,7 +1,7 @@
 """The layer rule of `python/commandcode` (docs/architecture.md), read from the source with `ast`.
 
 Front ends (`cli`, `bench`, `shell`, `ui`, `share`, `present`) → services (`agent`, `catalog`,
-`checkpoints`, `export`, `interop`, `workspace`, `launcher`) → core (`sessions`,
+`checkpoints`, `export`, `interop`, `workspace`, `launcher`, `sharing`) → core (`sessions`,
 `storage`, `config`, `errors`, `_native`). Every import counts: top level, inside functions and
 under `TYPE_CHECKING`. Nothing imports upward; inside core, `config` and `storage` never import
 `sessions`; only the modules in `NATIVE_IMPORTERS` import `_native`; front ends never write a
@@ -37,6 +37,7 @@ LAYERS = {
     "commandcode.interop": SERVICES,
     "commandcode.workspace": SERVICES,
     "commandcode.launcher": SERVICES,
+    "commandcode.sharing": SERVICES,
     "commandcode.cli": FRONT_ENDS,
     "commandcode.bench": FRONT_ENDS,
     "commandcode.shell": FRONT_ENDS,
@@ -234,7 +235,8 @@ def test_the_cycle_finder_sees_long_and_short_cycles() -> None:
 def test_the_cross_service_imports_are_the_known_ones() -> None:
     """Services may use each other; these are the ones that do (docs/architecture.md lists them)."""
     services = ("commandcode.agent", "commandcode.catalog", "commandcode.checkpoints", "commandcode.export",
-                "commandcode.interop", "commandcode.workspace", "commandcode.launcher")
+                "commandcode.interop", "commandcode.workspace", "commandcode.launcher",
+                "commandcode.sharing")
 
     def service(module: str) -> str | None:
         return next((prefix for prefix in services if _in(module, (prefix,))), None)
@@ -255,7 +257,9 @@ def test_the_cross_service_imports_are_the_known_ones() -> None:
                      # a launch checks its permission mode and resumes what the picker chose
                      ("commandcode.launcher", "commandcode.agent"),
                      ("commandcode.launcher", "commandcode.interop"),  # whose sessions a picker starts with
-                     ("commandcode.launcher", "commandcode.catalog")}  # ... and the listing row it returns
+                     ("commandcode.launcher", "commandcode.catalog"),  # ... and the listing row it returns
+                     # a share publishes the rows the export renders (redacted, paths sanitized)
+                     ("commandcode.sharing", "commandcode.export")}
 
 
 def test_only_config_env_names_a_commandcode_variable() -> None:

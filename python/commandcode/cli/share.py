@@ -1,4 +1,5 @@
-"""`commandcode share serve [--port P] [--host H]`, `commandcode share REF [--expires 24h] [--yes]
+"""`commandcode share serve [--port P] [--host H] [--store URL]`, `commandcode share token create USER
+--store URL`, `commandcode share REF [--expires 24h] [--yes]
 [--no-copy]` and `commandcode unshare REF`: thin commands over `share/` (the server and its
 client). `share REF` prints the link on stdout and copies it as `/copy` does
 (`shell/clipboard.py`: OSC 52, the tmux buffer, wl-copy/xclip/pbcopy), saying how on stderr."""
@@ -32,7 +33,13 @@ def _files(ref: str) -> Any:
 
 @handle_errors
 def share_command(
-    ref: str = typer.Argument(..., help="`serve` to run the share server, else the session to share."),
+    ref: str = typer.Argument(..., help="`serve` to run the share server, `token` (create USER), else the session to share."),
+    words: Optional[list[str]] = typer.Argument(None, help="token: `create USER`."),
+    store: Optional[str] = typer.Option(None, "--store", help="serve/token: the team service's store, "
+                                        "postgresql://... or sqlite:///path (none: the one-machine server)."),
+    max_body: int = typer.Option(4 << 20, "--max-body", min=1024, help="serve --store: the largest publish body, bytes."),
+    max_per_client: int = typer.Option(256, "--max-per-client", min=1,
+                                       help="serve --store: open connections allowed per client address."),
     port: int = typer.Option(DEFAULT_PORT, "--port", min=0, max=65535, help="serve: the port (0: any free one)."),
     host: str = typer.Option("127.0.0.1", "--host", help="serve: the address to bind (pages then need their secret)."),
     expires: Optional[str] = typer.Option(None, "--expires", help="End the share by itself after 90s, 30m, 24h, 7d..."),
@@ -40,12 +47,22 @@ def share_command(
     copy: bool = typer.Option(True, "--copy/--no-copy", help="Copy the link to the clipboard (as /copy does)."),
 ) -> None:
     """Run the share server, or publish a session's live page on it."""
+    if ref == "token":
+        _token(words or [], store)
+        return
+    if words:
+        raise UsageError(f"unexpected {' '.join(words)!r}", hint="commandcode share REF [--expires 24h]")
     if ref == "serve":
+        if store is not None:
+            from ..share.service.main import serve
+
+            serve(store, host, port, max_body=max_body, max_per_client=max_per_client)
+            return
         _serve(host, port)
         return
     from ..export.redact import summary
-    from ..share.client import ensure_running, preview, publish
-    from ..share.state import parse_expires
+    from ..sharing.client import ensure_running, preview, publish
+    from ..sharing.state import parse_expires
 
     expires_in = parse_expires(expires)
     files = _files(ref)
@@ -71,12 +88,22 @@ def share_command(
 @handle_errors
 def unshare_command(ref: str = typer.Argument(..., help="Session id, id prefix, name or transcript path.")) -> None:
     """Revoke a session's share: its page ends and its link stops working."""
-    from ..share.client import unpublish
+    from ..sharing.client import unpublish
 
     files = _files(ref)
     if not unpublish(files):
         raise CommandcodeError(f"session {files.session_id} is not shared")
     stdout.print(f"unshared {safe(files.session_id)}")
+
+
+def _token(words: list[str], store: str | None) -> None:
+    if len(words) != 2 or words[0] != "create":
+        raise UsageError("expected `commandcode share token create USER --store URL`")
+    if store is None:
+        raise UsageError("a token lives in the team service's store", hint="pass --store postgresql://... or sqlite:///path")
+    from ..share.service.main import create_token
+
+    stdout.print(create_token(store, words[1]), highlight=False, soft_wrap=True)
 
 
 def _serve(host: str, port: int) -> None:

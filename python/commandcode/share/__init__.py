@@ -1,3 +1,4 @@
-"""Sharing a session: the live share server (`server.py`), its client (`client.py`), what a share
-leaves on disk (`state.py`) and secret gists through `gh` (`gist.py`). A front end: the pages are
+"""Sharing a session, the front end: the embedded one-machine share server (`server.py`), the
+team share service (`service/`: HTTP, its stores in SQLite or PostgreSQL) and secret gists through
+`gh` (`gist.py`). Publishing, the share files and the outbox are the `sharing/` service; pages are
 rendered by `export/`, with secrets redacted and paths sanitized."""

@@ -30,15 +30,15 @@ import ipaddress
 import json
 import os
 import secrets
-import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..errors import CommandcodeError
-from .state import expired, read_json, registry_file, server_file, write_json
+from ..sharing.state import expired, read_json, registry_file, server_file, write_json
+from .httpbase import QuietHandler, report_failed_request
 
 POLL_SECONDS = 0.05
 KEEPALIVE_SECONDS = 15.0
@@ -157,25 +157,8 @@ class Hub:
                     self.remove(share.session_id, share.ended)
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(QuietHandler):
     server: ShareServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        del format, args  # no access log on the terminal
-
-    def _send(self, status: int, body: bytes, content_type: str = "text/plain; charset=utf-8") -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def _json(self, status: int, value: Any) -> None:
-        self._send(status, json.dumps(value).encode(), "application/json")
 
     def _host_ok(self) -> bool:
         host = (self.headers.get("Host") or "").strip().lower()
@@ -232,12 +215,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _stream(self, share: Share) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Accel-Buffering", "no")
-        self.end_headers()
-        self.close_connection = True
+        self._start_events()
         try:
             with share.changed:
                 sent, version = list(share.rows), share.version
@@ -322,15 +300,8 @@ class ShareServer(ThreadingHTTPServer):
         self.hub = Hub(f"http://{shown}:{self.port}")
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """A request that failed: a client that hung up early (a closed tab, a `curl` stopped
-        half-way) is no error at all and prints nothing; anything else is one line on stderr,
-        never the stdlib's traceback, and the server keeps serving."""
-        error = sys.exc_info()[1]
-        if isinstance(error, (ConnectionError, TimeoutError)):
-            return
-        host = client_address[0] if isinstance(client_address, tuple) and client_address else "?"
-        detail = " ".join(str(error).split()) or type(error).__name__
-        print(f"share server: a request from {host} failed: {detail}", file=sys.stderr, flush=True)
+        """One line on stderr, or nothing for a client that hung up early; the server keeps serving."""
+        report_failed_request("share server", client_address)
 
     def run(self) -> None:
         """Serves until interrupted; `server.json` says where, while it does."""

@@ -149,14 +149,14 @@ class InteractiveShell(ShellBase):
         self.rearm_share()
 
     def rearm_share(self) -> None:
-        """A resumed session that is shared gets its live page back (`share.client.rearm`: a
+        """A resumed session that is shared gets its live page back (`sharing.client.rearm`: a
         server that lost the share serves it again), or one notice says why it is not live."""
         agent = self._agent
         if agent.is_new or not agent.files.share.exists():
             return
-        from ..share.client import rearm
+        from ..sharing.client import rearm
 
-        notice = rearm(agent.files)
+        notice = rearm(agent.files, self.notice)
         if notice:
             self.notice(notice)
 

@@ -161,7 +161,7 @@ def test_share_gist_without_gh_or_login_is_one_line(home: Path, workdir: Path, t
 
 
 def test_rearm_on_resume(home: Path, workdir: Path) -> None:
-    from commandcode.share.client import rearm
+    from commandcode.sharing.client import rearm
 
     files = _session(home, workdir)
     assert rearm(files) is None, "not shared"

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from typing import Any
 
 from ...config.paths import data_root
@@ -30,9 +29,6 @@ CONFIG_FILE = "config.json"
 OPENAI_COMPLETIONS = "openai-completions"
 DEFAULT_CONTEXT_WINDOW = 128_000
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
-_ENV_BRACES = re.compile(r"^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$")
-_ENV_DOLLAR = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)$")
-_KEY_COMMAND_SECONDS = 30
 
 
 class ModelSpec:
@@ -140,7 +136,9 @@ def key_form_warning(provider: ProviderSpec) -> str | None:
     key = provider.api_key
     if key is False or key is None or not isinstance(key, str) or key == "":
         return None
-    if _ENV_BRACES.match(key) or _ENV_DOLLAR.match(key) or key.startswith("!"):
+    from ...config.keyref import is_reference
+
+    if is_reference(key):
         return None
     return (f"providers.json: provider {provider.id}: apiKey looks like a raw secret and is refused; "
             'use "$VAR", "{env:VAR}" or "!command" instead')
@@ -155,20 +153,7 @@ def resolve_api_key(provider: ProviderSpec) -> str | None:
     key = provider.api_key
     if not isinstance(key, str) or key == "" or key_form_warning(provider) is not None:
         return None
-    match = _ENV_BRACES.match(key) or _ENV_DOLLAR.match(key)
-    if match:
-        value = os.environ.get(match.group(1))
-        if not value:
-            raise ProviderError(f"provider {provider.id}: apiKey names the environment variable {match.group(1)}, "
-                                "which is not set", hint=f"export {match.group(1)}=... or change apiKey in providers.json")
-        return value
-    try:
-        completed = subprocess.run(["/bin/sh", "-c", key[1:]], capture_output=True, text=True,
-                                   timeout=_KEY_COMMAND_SECONDS, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError) as error:
-        raise ProviderError(f"provider {provider.id}: the apiKey command could not run ({error})") from None
-    lines = completed.stdout.strip().splitlines()
-    if completed.returncode != 0 or not lines:
-        raise ProviderError(f"provider {provider.id}: the apiKey command exited {completed.returncode} "
-                            "without printing a key")
-    return lines[0].strip()
+    from ...config.keyref import resolve_reference
+
+    return resolve_reference(key, owner=f"provider {provider.id}", field="apiKey", where="providers.json",
+                             error=ProviderError)

@@ -19,7 +19,7 @@ from ..slash import Shell, SlashCommand
 def _expires(words: list[str]) -> tuple[float | None, str]:
     """`(seconds, as typed)` of `--expires D` / `--expires=D` (the only option `/share` takes),
     `(None, "")` without it."""
-    from ...share.state import parse_expires
+    from ...sharing.state import parse_expires
 
     usage = UsageError(f"/share does not take {' '.join(words)!r}",
                        hint="use /share [--expires 24h] or /share gist [html|md|jsonl]")
@@ -37,7 +37,7 @@ def _expires(words: list[str]) -> tuple[float | None, str]:
 
 
 def run_share(shell: Shell, args: str) -> None:
-    from ...share.client import current, ensure_running, preview, publish
+    from ...sharing.client import current, ensure_running, preview, publish
 
     words = args.split()
     if words and words[0] == "gist":
@@ -47,7 +47,7 @@ def run_share(shell: Shell, args: str) -> None:
     files = shell.agent.files
     ensure_running()
     if current(files) is not None:
-        url = publish(files, expires_in=expires_in)  # the same link and secret; a restarted server serves it again
+        url = publish(files, expires_in=expires_in, follow=True, notice=shell.notice)  # the same link and secret; a restarted server serves it again
         shell.print(f"Shared at {url}" + (" (with the new expiry)" if expires_in is not None else ""))
         shell.notice(shell.copy(url))
         return
@@ -57,7 +57,7 @@ def run_share(shell: Shell, args: str) -> None:
                          f"on the share server? Later turns appear on the page as they are committed.{ends}"):
         shell.notice("nothing was shared")
         return
-    url = publish(files, expires_in=expires_in)
+    url = publish(files, expires_in=expires_in, follow=True, notice=shell.notice)
     shell.print(f"Shared at {url}")
     shell.notice(shell.copy(url))
 
@@ -74,7 +74,7 @@ def _gist(shell: Shell, words: list[str]) -> None:
 
 
 def run_unshare(shell: Shell, args: str) -> None:
-    from ...share.client import unpublish
+    from ...sharing.client import unpublish
 
     if args.strip():
         raise UsageError("/unshare takes no arguments")

@@ -1,5 +1,5 @@
 """What a share leaves on disk (docs/format.md §14.2): the session's `<id>.share.json` (the real
-CLI's `url` and `secret`, plus our `sessionId`, `expiresAt`), and the share server's own files in
+CLI's `url` and `secret`, plus our `sessionId`, `expiresAt`, and for a share on a team service its `shareId` and `server`), and the share server's own files in
 `<data dir>/share/`: `server.json` (where the running server listens and its control token) and
 `shares.json` (the published shares, so a restarted server serves them again).
 """
@@ -75,10 +75,13 @@ def read_share_file(files: SessionFiles) -> dict[str, Any] | None:
     return None
 
 
-def write_share_file(files: SessionFiles, url: str, secret: str, expires_at: float | None) -> None:
+def write_share_file(files: SessionFiles, url: str, secret: str, expires_at: float | None,
+                     service: dict[str, str] | None = None) -> None:
+    """`service`: a share on a team service adds its `shareId` and `server`."""
     info: dict[str, Any] = {"url": url, "secret": secret, "sessionId": files.session_id}
     if expires_at is not None:
         info["expiresAt"] = int(expires_at * 1000)
+    info.update(service or {})
     atomic_write(files.share, dumps_pretty(info).encode("utf-8"))
 
 

@@ -1,6 +1,8 @@
 """Publishing and revoking shares: what `commandcode share`, `/share` and `/unshare` call.
 
-The share server is found through `<data dir>/share/server.json` (written by `share serve`);
+With a team share service in the settings (`share.server`, `share.token`), a share lives there
+(`team.py`: the rows go through the durable outbox and a background publisher). Without one, the
+one-machine share server is found through `<data dir>/share/server.json` (written by `share serve`);
 its control API takes the token from that file. A share's link and secret are kept in the
 session's `<id>.share.json`, as the real CLI keeps them, so `/share` again re-copies the same
 link and a share survives the process that made it (the server follows the transcript itself).
@@ -12,12 +14,14 @@ import json
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import CommandcodeError
 from ..sessions.files import SessionFiles
 from .state import expired, read_json, read_share_file, remove_share_file, server_file, write_share_file
 
+Notice = Callable[[str], None]
 NOT_RUNNING_HINT = "start it with `commandcode share serve` (in another terminal)"
 
 
@@ -70,7 +74,14 @@ def _call(path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 def ensure_running() -> None:
-    """Raises `CommandcodeError` (one line and a hint) unless the share server answers."""
+    """Raises `CommandcodeError` (one line and a hint) unless the share server (or the team
+    service the settings name) answers."""
+    from .remote import configured
+
+    service = configured()
+    if service is not None:
+        service.call("/api/whoami", None)
+        return
     _call("/api/status")
 
 
@@ -80,14 +91,24 @@ def current(files: SessionFiles) -> dict[str, Any] | None:
     return None if info is None or expired(info.get("expiresAt")) else info
 
 
-def publish(files: SessionFiles, *, expires_in: float | None = None) -> str:
+def publish(files: SessionFiles, *, expires_in: float | None = None, follow: bool = False,
+            notice: Notice | None = None) -> str:
     """Publishes (or re-arms, with its recorded secret) the session's share; returns the link.
+    On a team service, `follow` keeps publishing each later commit in the background (`notice`
+    tells of a service that stops or starts answering).
 
     Raises:
         CommandcodeError: the server is not running or refused, or the session has no file yet.
     """
     if not files.transcript.is_file():
         raise CommandcodeError("the session has nothing to share yet", hint="share it after its first turn")
+    from .remote import configured
+
+    service = configured()
+    if service is not None:
+        from .team import publish_team
+
+        return publish_team(files, service, expires_in=expires_in, follow=follow, notice=notice)
     existing = current(files)
     expires_at = time.time() + expires_in if expires_in is not None else None
     if expires_at is None and existing is not None and isinstance(existing.get("expiresAt"), int):
@@ -111,18 +132,43 @@ def unpublish(files: SessionFiles) -> bool:
     existing = read_share_file(files)
     if existing is None:
         return False
+    if isinstance(existing.get("shareId"), str):
+        from .team import unpublish_team
+
+        unpublish_team(files, existing)
+        return True
     _call("/api/unpublish", {"sessionId": files.session_id, "secret": existing["secret"]})
     remove_share_file(files)
     return True
 
 
-def rearm(files: SessionFiles) -> str | None:
+def rearm(files: SessionFiles, notice: Notice | None = None) -> str | None:
     """For a shell resuming a session: when `<id>.share.json` records a live share, publishes it
     again with its secret (a server that lost it serves it again) and returns a notice; None
     when the session is not shared. Never raises: a share server that is down is the notice."""
-    if current(files) is None:
+    shared = current(files)
+    if shared is None:
         return None
+    if isinstance(shared.get("shareId"), str):  # on a team service: re-armed in the background
+        import threading
+
+        def rearm_team() -> None:
+            from .remote import configured
+            from .team import publish_team
+
+            try:
+                service = configured()
+                if service is None or service.server != shared.get("server"):
+                    raise CommandcodeError(f"it is on the share service {shared.get('server')}, "
+                                           "which your settings no longer name")
+                publish_team(files, service, expires_in=None, follow=True, notice=notice)
+            except CommandcodeError as error:
+                if notice is not None:
+                    notice(f"this session is shared, but its page is not live: {error}")
+
+        threading.Thread(target=rearm_team, name="share-rearm", daemon=True).start()
+        return f"this session is shared live at {shared['url']}"
     try:
-        return f"this session is shared live at {publish(files)}"
+        return f"this session is shared live at {publish(files, follow=True, notice=notice)}"
     except CommandcodeError as error:
         return f"this session is shared, but its page is not live: {error}"

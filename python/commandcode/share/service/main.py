@@ -1,0 +1,66 @@
+"""What `commandcode share serve --store URL` and `commandcode share token create USER --store URL`
+run: the store named by its URL (`postgresql://…` or `postgres://…`, `sqlite:///path`) and the
+replica serving it."""
+
+from __future__ import annotations
+
+import errno
+import signal
+import sys
+from pathlib import Path
+
+from ...errors import CommandcodeError, UsageError
+from .store import SqliteStore, SqlStore
+
+STORE_HINT = "use --store postgresql://user@host/db or --store sqlite:///path/to/shares.db"
+
+
+def open_store(url: str) -> SqlStore:
+    """The store `url` names, its tables made when missing.
+
+    Raises:
+        UsageError: not a store URL. ShareServiceError: the store cannot be reached.
+    """
+    if url.startswith(("postgresql://", "postgres://")):
+        from .pgstore import PgStore
+
+        return PgStore(url)
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite://"))
+        if not path.parent.is_dir():
+            raise UsageError(f"{path.parent} is not a folder", hint=STORE_HINT)
+        return SqliteStore(str(path))
+    raise UsageError(f"{url!r} is not a share store", hint=STORE_HINT)
+
+
+def create_token(url: str, user: str) -> str:
+    store = open_store(url)
+    try:
+        return store.create_token(user)
+    finally:
+        store.close()
+
+
+def _interrupt(*_args: object) -> None:
+    raise KeyboardInterrupt
+
+
+def serve(url: str, host: str, port: int, *, max_body: int, max_per_client: int) -> None:
+    """Runs one replica until interrupted (SIGTERM or Ctrl-C)."""
+    from .app import ShareService
+
+    store = open_store(url)
+    try:
+        server = ShareService(store, host, port, max_body=max_body, max_per_client=max_per_client)
+    except OSError as error:
+        store.close()
+        if error.errno == errno.EADDRINUSE:
+            raise CommandcodeError(f"port {port} is in use on {host}", hint="pick another with --port") from None
+        raise CommandcodeError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+    signal.signal(signal.SIGTERM, _interrupt)
+    print(f"share service at http://{host}:{server.port} (store {url.split('://')[0]}; Ctrl-C to stop)",
+          file=sys.stderr, flush=True)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
