@@ -109,3 +109,33 @@ def test_headless_runs_finish_the_baseline_before_the_command(home: Path, projec
     session = next((home / "projects").glob("*/*.checkpoints.jsonl")).name.split(".")[0]
     run_ok(["rewind", session, "--to", "1", "--mode", "code", "--yes"], project, home)
     assert (project / "keep.txt").read_text() == "precious\n"
+
+
+def test_folders_git_ignores_whole_are_not_walked_and_stay_as_the_command_left_them(project: Path) -> None:
+    """The item walks around a `bash` call skip the folders git ignores whole (as git's listing
+    skips their files): the tracker learns them in its background pass, nothing a command does
+    inside one is recorded, and a rewind leaves them as the command left them, while the same
+    command's changes elsewhere are undone."""
+    import os
+
+    from commandcode.checkpoints import shell_items
+
+    _git_repo(project)
+    (project / "build" / "empty").mkdir()
+    with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
+        result = agent.run_turn(_bash("ln -s ../src build/link && rmdir build/empty && mkfifo build/pipe && "
+                                      "mkdir -p made/deep && ln -s src/a.py alias"))
+        assert result.error is None
+        manager = agent.checkpoints()
+        tracker = manager.shell if manager is not None else None
+        assert tracker is not None
+        assert str(project / "build") in tracker._ignored
+        walked, _ = shell_items.scan(str(project), [*tracker._ignored])
+        assert not any(path.startswith(str(project / "build") + os.sep) for path in walked)
+    recorded = {Path(item.path).relative_to(project).as_posix() for record in agent.checkpoint_records()
+                for item in record.files if item.extra.get("source") == "shell"}
+    assert recorded == {"made", "made/deep", "alias"}, recorded
+    AgentSession.for_reference(agent.session_id).rewind(1, RewindMode.CODE)
+    assert not (project / "made").exists() and not os.path.lexists(project / "alias")
+    assert os.readlink(project / "build" / "link") == "../src" and (project / "build" / "pipe").exists()
+    assert not (project / "build" / "empty").exists()
