@@ -244,7 +244,9 @@ impl RestoreItem {
         let expected = match expected {
             None => Expected::Unknown,
             Some("absent") => Expected::Absent,
-            Some(kind @ ("symlink" | "fifo" | "socket" | "folder")) => Expected::Special(special(kind, expected_link, Some(0))?),
+            Some(kind @ ("symlink" | "fifo" | "socket" | "folder")) => {
+                Expected::Special(special(kind, expected_link, Some(0))?)
+            }
             Some(hex) => Expected::Content(parse_content_id(hex)?),
         };
         Ok(RestoreItem { inner: store::RestoreItem { target, desired, expected } })
