@@ -17,7 +17,9 @@ turn's checkpoint names all N files, and a code rewind to it deletes them all ag
 
 Reported per size: the turn (`run_turn`), the turn and the session's close (what `-p` waits for
 before it exits: the background pass storing what the command left), the command alone, the
-ratios (target: ≤ 2x for 20,000 files), the code rewind that deletes the files again, and this
+ratios (target: ≤ 2x for 20,000 files), the turn against the command's own time inside it (the
+same moment's load: on a shared machine one command's time varies threefold between runs), the
+code rewind that deletes the files again, and this
 checkout's speed-up over the baseline. On a loaded machine, `--repeat N` runs every worker N
 times, interleaved (ours, baseline, ours, …), and keeps the run with the median ratio.
 """
@@ -32,7 +34,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,8 +56,21 @@ def worker(work: Path, count: int) -> dict[str, object]:
     subprocess.run(["/bin/sh", "-c", _command(count)], cwd=bare_folder, check=True)
     bare = time.perf_counter() - start
     os.chdir(project)
+    from commandcode.agent import tools
     from commandcode.agent.runtime import AgentSession
     from commandcode.checkpoints.modes import RewindMode
+
+    in_turn: list[float] = []  # the command's own time inside the turn (the same moment's load)
+    run_bash = tools.run_bash
+
+    def timed_bash(*args: Any, **options: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return run_bash(*args, **options)
+        finally:
+            in_turn.append(time.perf_counter() - began)
+
+    tools.run_bash = timed_bash
 
     prompt = "make files\ncall bash " + json.dumps({"command": _command(count)})
     agent = AgentSession.start(project, permission_mode="bypassPermissions").__enter__()
@@ -71,8 +86,10 @@ def worker(work: Path, count: int) -> dict[str, object]:
         again.rewind(1, RewindMode.CODE)
         rewound = time.perf_counter() - start
     assert not (project / "gen").exists() or not any((project / "gen").iterdir())
+    command = sum(in_turn)
     return {"files": count, "turn_s": round(turn, 2), "closed_s": round(closed, 2), "bare_command_s": round(bare, 2),
             "ratio": round(turn / bare, 2) if bare else None, "closed_ratio": round(closed / bare, 2) if bare else None,
+            "command_in_turn_s": round(command, 2), "in_turn_ratio": round(turn / command, 2) if command else None,
             "rewind_s": round(rewound, 2)}
 
 
@@ -101,7 +118,8 @@ def _median(runs: list[dict[str, object]]) -> dict[str, object]:
 
 def _cell(figures: dict[str, object]) -> str:
     return (f"{figures['turn_s']} s ({figures['closed_s']} s) / {figures['bare_command_s']} s = "
-            f"{figures['ratio']}x ({figures['closed_ratio']}x); rewind {figures.get('rewind_s', '?')} s")
+            f"{figures['ratio']}x ({figures['closed_ratio']}x); command inside the turn {figures['command_in_turn_s']} s: "
+            f"{figures['in_turn_ratio']}x; rewind {figures.get('rewind_s', '?')} s")
 
 
 def main() -> None:
