@@ -66,6 +66,13 @@ def changed(before: dict[str, TreeState], after: dict[str, TreeState]) -> list[t
             if not _same(before.get(path), after.get(path))]
 
 
+def filled(before: TreeState | None, after: TreeState | None, path: str) -> bool:
+    """Whether an empty folder only stopped being hollow (the command put something in it, the
+    folder itself stayed): no change of the folder, whose new contents are tracked on their own."""
+    return before is not None and before[0] == "folder" and after is None and os.path.isdir(path) \
+        and not os.path.islink(path)
+
+
 def visible(cwd: str, paths: list[str]) -> set[str]:
     """The paths git does not ignore (all of them when git cannot tell)."""
     if not paths:

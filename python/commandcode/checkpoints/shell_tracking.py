@@ -391,7 +391,8 @@ class ShellTracker:
             done = "made" if path in self._devices else "removed"
             self._notices.append(f"the command {done} the device node {path}: a rewind cannot undo that "
                                  "(making one needs root), so it is not tracked")
-        found = {path: (old, new) for path, old, new in shell_items.changed(before, self._items)}
+        found = {path: (old, new) for path, old, new in shell_items.changed(before, self._items)
+                 if not shell_items.filled(old, new, path)}
         if self._git and found:
             shown = shell_items.visible(self.cwd, list(found))
             found = {path: states for path, states in found.items() if path in shown}

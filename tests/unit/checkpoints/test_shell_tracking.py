@@ -139,3 +139,16 @@ def test_folders_git_ignores_whole_are_not_walked_and_stay_as_the_command_left_t
     assert not (project / "made").exists() and not os.path.lexists(project / "alias")
     assert os.readlink(project / "build" / "link") == "../src" and (project / "build" / "pipe").exists()
     assert not (project / "build" / "empty").exists()
+
+
+def test_an_empty_folder_a_later_command_fills_is_no_removed_folder(project: Path) -> None:
+    """One command leaves an empty folder, the next (same turn) puts a file in it: the folder is
+    not recorded as removed by the second (it stayed; only its new file is), so a rewind of the
+    turn removes both. Found by the rewind property test; on main the rewind failed with "src is
+    not a regular file"."""
+    with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
+        prompt = _bash("mkdir -p src && echo x > src/b.txt && rm src/b.txt") + "\n" + _bash("echo y > src/b.txt")
+        assert agent.run_turn(prompt).error is None
+    assert (project / "src" / "b.txt").read_text() == "y\n"
+    AgentSession.for_reference(agent.session_id).rewind(1, RewindMode.CODE)
+    assert not (project / "src").exists()
