@@ -182,6 +182,7 @@ class ObjectStore:
     def backup_file(self, path: _Path, max_size: int = ...) -> FileState:
         """Backs up `path` without following symlinks; nothing over `max_size` is read."""
     def inspect_file(self, path: _Path, max_size: int = ...) -> FileState: ...
+    def inspect_files(self, paths: Sequence[_Path], max_size: int = ...) -> list[tuple[str, int] | None]: ...
     def put_bytes(self, data: bytes) -> tuple[str, bool]: ...
     def read(self, content_id: str) -> bytes:
         """The verified original bytes. Raises `BackupIntegrityError`."""
@@ -206,7 +207,7 @@ class RestoreItem:
         blob_folder: _Path | None = None,
         mode: int | None = None,
         expected: str | None = None,
-        kind: Literal["file", "symlink", "fifo", "folder"] = "file",
+        kind: Literal["file", "symlink", "fifo", "socket", "folder"] = "file",
         link: _Path | None = None,
         expected_link: _Path | None = None,
     ) -> Self: ...
@@ -275,7 +276,7 @@ def fingerprints_of(paths: Sequence[_Path]) -> list[str]:
     """The content fingerprint (blake3 of the first and last 4 KiB and the size) of each file, "" unreadable."""
 def content_id(data: bytes) -> str:
     """The blake3 hex of `data`."""
-def scan_tree_items(root: _Path, excluded: Sequence[_Path] = ...) -> list[tuple[Path, Literal["symlink", "fifo", "folder"], Path | None, int]]:
+def scan_tree_items(root: _Path, excluded: Sequence[_Path] = ...) -> list[tuple[Path, Literal["symlink", "fifo", "socket", "device", "folder"], Path | None, int]]:
     """`(path, kind, link, mode)` of every symlink, FIFO and hollow folder under `root`, sorted."""
 
 # JSON encoding (text-identical to Python's `json` with `ensure_ascii=False`, lone surrogates

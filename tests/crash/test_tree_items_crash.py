@@ -2,7 +2,7 @@
 with SIGKILL at random moments (the native restore paced by `COMMANDCODE_TEST_STEP_DELAY_MS`, so
 kills land between its steps):
 
-- a code rewind that puts back symlinks, FIFOs and empty folders a `bash` command created,
+- a code rewind that puts back symlinks, FIFOs, sockets and empty folders a `bash` command created,
   removed or put in a file's place: whatever the kill interrupted, the next command finishes it,
   a rerun of the rewind leaves exactly the tree the checkpoint saw, and redo brings the
   command's tree back (nothing lost);
@@ -16,6 +16,7 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -29,7 +30,8 @@ from helpers.cli import cli_env, only_transcript, run_cli, run_ok
 ATTEMPTS = 6
 COMMAND = ("ln -s a.txt made_link && ln -s ../outside/secret out_link && mkfifo made_fifo && mkdir -p hollow/er "
            "&& rm old_link && rmdir old_folder && rm f.txt && ln -s a.txt f.txt && rm s && echo new > s "
-           "&& rmdir d && echo x > d && echo changed > a.txt")
+           "&& rmdir d && echo x > d && echo changed > a.txt && rm old_sock "
+           "&& python3 -c \"import socket; socket.socket(socket.AF_UNIX).bind('made_sock')\"")
 
 
 def _prepare(workdir: Path) -> None:
@@ -39,6 +41,8 @@ def _prepare(workdir: Path) -> None:
     os.symlink("a.txt", workdir / "s")
     (workdir / "old_folder").mkdir()
     (workdir / "d").mkdir()
+    with socket.socket(socket.AF_UNIX) as server:  # a socket's name the command removes
+        server.bind(str(workdir / "old_sock"))
     outside = workdir.parent / "outside"
     outside.mkdir(exist_ok=True)
     (outside / "secret").write_text("secret\n")

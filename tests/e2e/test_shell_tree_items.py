@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import stat
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +30,14 @@ def _setup_base(project: Path) -> None:
     (project / "src" / "main.py").write_text("print(1)\n")
 
 
+_BIND = "python3 -c \"import socket; socket.socket(socket.AF_UNIX).bind('{}')\""  # leaves the socket's name
+
+
+def _bind(path: Path) -> None:
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+
+
 Case = tuple[Callable[[Path, Path], None], Callable[[Path, Path], str]]
 
 # name -> (what exists before the turn, the command); `outside` is a folder next to the project
@@ -46,6 +56,10 @@ CASES: dict[str, Case] = {
     "symlink_replaced_by_file": (lambda p, o: os.symlink("a.txt", p / "s"), lambda p, o: "rm s && echo new > s"),
     "folder_replaced_by_file": (lambda p, o: (p / "d").mkdir(), lambda p, o: "rmdir d && echo x > d"),
     "fifo_replaced_by_symlink": (lambda p, o: os.mkfifo(p / "q", 0o600), lambda p, o: "rm q && ln -s a.txt q"),
+    "created_socket": (lambda p, o: None, lambda p, o: _BIND.format("src/app.sock")),
+    "removed_socket": (lambda p, o: _bind(p / "old.sock"), lambda p, o: "rm old.sock"),
+    "file_replaced_by_socket": (lambda p, o: (p / "s.txt").write_text("mine\n"),
+                                lambda p, o: "rm s.txt && " + _BIND.format("s.txt")),
 }
 
 
@@ -134,3 +148,24 @@ def test_the_records_stay_readable_by_the_real_cli_rules(home: Path, workdir: Pa
     assert items["p"]["afterKind"] == "fifo"
     assert items["a.txt"]["hash"] is not None and items["a.txt"]["afterLink"] == "/etc" and items["a.txt"]["skipped"] == "symlink"
     assert all("skipped" in item for item in items.values())
+
+
+def test_a_device_node_is_named_in_a_warning_and_left_alone(home: Path, workdir: Path) -> None:
+    """A rewind cannot make a device node again without root: the turn that made one warns in one
+    line and goes on, its other changes are tracked, and a rewind leaves the node and never fails."""
+    _setup_base(workdir)
+    probe = workdir.parent / "probe-null"
+    try:
+        os.mknod(probe, 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("making a device node needs root here")
+    probe.unlink()
+    completed = run_ok(["-p", _bash("mknod null c 1 3 && echo more >> a.txt"), "--yolo"], workdir, home)
+    output = completed.stdout + completed.stderr
+    warnings = [line for line in output.splitlines() if "device node" in line]
+    assert len(warnings) == 1 and str(workdir / "null") in warnings[0], output
+    assert "Traceback" not in output
+    session = only_transcript(home, workdir).name[: -len(".jsonl")]
+    run_ok(["rewind", session, "--to", "1", "--mode", "code", "--yes"], workdir, home)
+    assert (workdir / "a.txt").read_text() == "a\n"
+    assert stat.S_ISCHR(os.lstat(workdir / "null").st_mode)

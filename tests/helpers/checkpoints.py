@@ -33,7 +33,8 @@ Tree = dict[str, tuple[str, bytes, int]]
 
 def lstat_tree(root: Path) -> dict[str, tuple[object, ...]]:
     """Every entry under `root` (folders and FIFOs too; symlinks never followed; `.git` left
-    out): relative path → ("file", bytes, mode), ("symlink", target), ("fifo"|"folder", mode)."""
+    out): relative path → ("file", bytes, mode), ("symlink", target), ("fifo"|"socket"|"folder",
+    mode), ("device", rdev)."""
     import stat
 
     found: dict[str, tuple[object, ...]] = {}
@@ -49,6 +50,10 @@ def lstat_tree(root: Path) -> dict[str, tuple[object, ...]]:
                 found[relative] = ("folder", stat.S_IMODE(status.st_mode))
             elif stat.S_ISFIFO(status.st_mode):
                 found[relative] = ("fifo", stat.S_IMODE(status.st_mode))
+            elif stat.S_ISSOCK(status.st_mode):
+                found[relative] = ("socket", stat.S_IMODE(status.st_mode))
+            elif stat.S_ISCHR(status.st_mode) or stat.S_ISBLK(status.st_mode):
+                found[relative] = ("device", status.st_rdev)
             else:
                 found[relative] = ("file", Path(path).read_bytes(), stat.S_IMODE(status.st_mode))
     return found

@@ -3,11 +3,13 @@
 `bash {command, timeout?}` (`timeout` in milliseconds, default 120 s, at most 10 min) runs
 `/bin/sh -c command` with stdin closed, in a process group of its own (`start_new_session`), so
 that an interrupt or the timeout kills the command and everything it started (`killpg`, SIGKILL)
-at once, not when a `sleep` ends. Output (stdout and stderr interleaved as written) is kept up to
-`MAX_OUTPUT_CHARS`; beyond that it is drained and dropped, and the result says how much was cut.
-A non-zero exit is a tool error ending with `Exit code N`. When `cancel` is set the group is
-killed and `CommandInterrupted` (a `TurnInterrupted`) is raised with what the command printed
-until then: the turn keeps it as the call's result (`agent/turn.py`).
+at once, not when a `sleep` ends; and so that when the agent ends, however it ends (`kill -9`
+too), the guard of `bash_guard.py` kills what is left of the group. Output (stdout and stderr
+interleaved as written) is kept up to `MAX_OUTPUT_CHARS`; beyond that it is drained and dropped,
+and the result says how much was cut. A non-zero exit is a tool error ending with `Exit code N`.
+When `cancel` is set the group is killed and `CommandInterrupted` (a `TurnInterrupted`) is
+raised with what the command printed until then: the turn keeps it as the call's result
+(`agent/turn.py`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TurnInterrupted
+from .bash_guard import ensure_guard, guard_group
 
 BASH_TIMEOUT_SECONDS = 120.0
 MAX_TIMEOUT_SECONDS = 600.0
@@ -83,6 +86,7 @@ def run_bash(tool_input: dict[str, Any], cwd: Path, cancel: threading.Event | No
     if not isinstance(command, str) or not command.strip():
         return "Error: bash needs a `command`", True
     seconds = _seconds(tool_input.get("timeout"))
+    ensure_guard()
     read_end, write_end = os.pipe()
     try:
         process = subprocess.Popen(["/bin/sh", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL, stdout=write_end,
@@ -92,6 +96,7 @@ def run_bash(tool_input: dict[str, Any], cwd: Path, cancel: threading.Event | No
         raise
     finally:
         os.close(write_end)
+    guard_group(process.pid)  # the group's id is the shell's pid (`start_new_session`)
     output = _Output(MAX_OUTPUT_CHARS * 4)  # bytes; cut to characters after decoding
     reader = threading.Thread(target=output.drain, args=(read_end,), daemon=True)
     reader.start()

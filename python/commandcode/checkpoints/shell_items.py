@@ -1,9 +1,11 @@
-"""What a `bash` command does besides regular files: the symlinks, FIFOs and empty folders it
-creates, removes or puts in a file's place (`shell_tracking.py` tracks the regular files).
+"""What a `bash` command does besides regular files: the symlinks, FIFOs, sockets and empty
+folders it creates, removes or puts in a file's place (`shell_tracking.py` tracks the regular
+files). Device nodes are never tracked (only root can make one again): `devices` names the ones
+a command made or removed, for a warning line.
 
 Owns:
 
-- **The snapshot** (`scan`): every symlink (with its target), FIFO and hollow folder (one whose
+- **The snapshot** (`scan`): every symlink (with its target), FIFO, socket and hollow folder (one whose
   whole subtree holds only folders) of the project, from the native no-follow walk
   (`store.scan_tree_items`), taken before a `bash` call and again after it; `changed` lists the
   paths whose item differs. Inside a repository the paths git ignores are left out (`visible`),
@@ -30,21 +32,28 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .records import FileBackup
 
-Kind = Literal["symlink", "fifo", "folder"]
+Kind = Literal["symlink", "fifo", "socket", "folder"]
 TreeState = tuple[Kind, str | None, int]
 """(kind, symlink target or None, permission bits) of one item."""
 
 KIND, LINK, AFTER_KIND, AFTER_LINK = "kind", "link", "afterKind", "afterLink"
-KINDS = frozenset({"symlink", "fifo", "folder"})
+KINDS = frozenset({"symlink", "fifo", "socket", "folder"})
+DEVICE = "device"
 SKIPPED_SYMLINK, SKIPPED_NOT_REGULAR = "symlink", "not_regular"
 
 
-def scan(cwd: str, excluded: Iterable[str]) -> dict[str, TreeState]:
-    """The project's items by absolute path."""
+def scan(cwd: str, excluded: Iterable[str]) -> tuple[dict[str, TreeState], frozenset[str]]:
+    """The project's items by absolute path, and its device nodes apart (never tracked)."""
     from pathlib import Path
 
-    return {path: (kind, link, mode)
-            for path, kind, link, mode in backups.scan_tree_items(Path(cwd), [Path(folder) for folder in excluded])}
+    items: dict[str, TreeState] = {}
+    devices = []
+    for path, kind, link, mode in backups.scan_tree_items(Path(cwd), [Path(folder) for folder in excluded]):
+        if kind in KINDS:
+            items[path] = (cast(Kind, kind), link, mode)
+        else:
+            devices.append(path)
+    return items, frozenset(devices)
 
 
 def _same(a: TreeState | None, b: TreeState | None) -> bool:
@@ -55,6 +64,13 @@ def changed(before: dict[str, TreeState], after: dict[str, TreeState]) -> list[t
     """`(path, before, after)` of every path whose item differs (a symlink by its target)."""
     return [(path, before.get(path), after.get(path)) for path in sorted(before.keys() | after.keys())
             if not _same(before.get(path), after.get(path))]
+
+
+def filled(before: TreeState | None, after: TreeState | None, path: str) -> bool:
+    """Whether an empty folder only stopped being hollow (the command put something in it, the
+    folder itself stayed): no change of the folder, whose new contents are tracked on their own."""
+    return before is not None and before[0] == "folder" and after is None and os.path.isdir(path) \
+        and not os.path.islink(path)
 
 
 def visible(cwd: str, paths: list[str]) -> set[str]:
@@ -144,7 +160,7 @@ def expect(item: FileBackup) -> dict[str, object] | None:
 
 
 def current(path: str) -> TreeState | None:
-    """What is at `path` now, when it is a symlink or FIFO (never followed)."""
+    """What is at `path` now, when it is a symlink, FIFO or socket (never followed)."""
     import stat
 
     try:
@@ -158,6 +174,8 @@ def current(path: str) -> TreeState | None:
             return None
     if stat.S_ISFIFO(status.st_mode):
         return "fifo", None, stat.S_IMODE(status.st_mode)
+    if stat.S_ISSOCK(status.st_mode):
+        return "socket", None, stat.S_IMODE(status.st_mode)
     return None
 
 

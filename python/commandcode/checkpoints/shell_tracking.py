@@ -16,12 +16,15 @@ repository), regular files under the 10 MB cap, at most `checkpoints.trackShellM
   so the store's garbage collection keeps the baseline's objects.
 - **Before a `bash` call** the baseline is finished first (correctness before speed, also in
   `-p`) and the cache brought current; **after it**, a second stat pass (with a fresh listing,
-  for created files) finds what the command created, changed or deleted. Their previous bytes
-  are already stored, so the manager records them like edit-tool backups (`source: "shell"`),
-  a created file with the folders the command made for it (a rewind removes them when empty).
-  The symlinks, FIFOs and empty folders it created, removed or put in a file's place are found
-  by comparing two native walks, before and after the call (`shell_items.py`), and recorded in
-  the same items.
+  for created files) finds what the command created, changed or deleted, and one native call
+  hashes all of them in parallel (`inspect_files`). Their previous bytes are already stored, so
+  the manager records them like edit-tool backups (`source: "shell"`), a created file with the
+  folders the command made for it (a rewind removes them when empty). The symlinks, FIFOs,
+  sockets and empty folders it created, removed or put in a file's place are found by comparing
+  two native walks, before and after the call (`shell_items.py`), and recorded in the same
+  items; the walks skip the folders git ignores whole (`node_modules/`: nothing in them is
+  tracked, as git's listing has none of their files), and a device node the command made or
+  removed gets a notice (only root could make one again).
 - **Closing** (`stop`, from `AgentSession.close` or at exit) stops a background pass at the
   next file, joins its thread and writes the sidecar.
 - **GC roots**: every object the cache counts on is a live root of the store's garbage
@@ -103,7 +106,10 @@ class ShellTracker:
         self._bytes_lock = threading.Lock()
         self._git: bool | None = None
         self._listing: list[str] | None = None  # git's listing at the last pass
-        self._items: dict[str, shell_items.TreeState] | None = None  # symlinks, FIFOs, empty folders before a call
+        self._items: dict[str, shell_items.TreeState] | None = None  # symlinks, FIFOs, sockets, empty folders before a call
+        self._ignored: list[str] = []  # folders git ignores whole, skipped by the item walks
+        self._devices: frozenset[str] = frozenset()  # device nodes before a call (never tracked)
+        self._notices: list[str] = []
         excluded = os.path.abspath(data_dir())
         self._excluded = excluded
         self._table = backups.StatTable(self.cwd, [excluded], backups.MAX_BACKUP_SIZE)
@@ -127,6 +133,7 @@ class ShellTracker:
                     folders = self._git_untracked_folders()
                     if folders is not None:
                         self._table.set_extra_folders(folders)
+                    self._ignored = self._git_ignored_folders()
                 names = self._listing = self._git_files()
         changes = self._table.scan(names, self.max_files, full)
         if changes is None:
@@ -143,6 +150,12 @@ class ShellTracker:
         native watches cover them too, so a file created there changes the listing."""
         listed = self._git_ls(["-o", "--directory", "--exclude-standard"], folders=True)
         return None if listed is None else [name.rstrip(os.sep) for name in listed if name.endswith(os.sep)]
+
+    def _git_ignored_folders(self) -> list[str]:
+        """The folders git ignores whole (`node_modules/`, `target/`): the item walks around a
+        `bash` call skip them, as git's listing skips their files (nothing in them is tracked)."""
+        listed = self._git_ls(["-o", "-i", "--directory", "--exclude-standard"], folders=True)
+        return [name.rstrip(os.sep) for name in listed or [] if name.endswith(os.sep)]
 
     def _git_ls(self, arguments: list[str], *, folders: bool = False) -> list[str] | None:
         try:
@@ -292,43 +305,29 @@ class ShellTracker:
         return Entry(key, snapshot.content_id, snapshot.mode if snapshot.mode is not None else key[3])
 
     def _inspect_all(self, scanned: list[tuple[str, StatKey | None]]) -> list[Entry | None]:
-        """`_inspect` of every path a pass found with a stat key (None for the others), on
-        `STORE_THREADS` threads when there are many (the native hashing runs without the GIL)."""
-        def one(item: tuple[str, StatKey | None]) -> Entry | None:
-            return None if item[1] is None else self._inspect(item[0], item[1])
-
-        if len(scanned) < PARALLEL_FROM:
-            return [one(item) for item in scanned]
-
-        def batch(items: list[tuple[str, StatKey | None]]) -> list[Entry | None]:
-            return [one(item) for item in items]
-
-        # In batches: a thread pool ignores `chunksize`, and 20,000 single tasks cost seconds.
-        size = max(64, len(scanned) // (STORE_THREADS * 8))
-        with ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="commandcode-inspect") as pool:
-            return [entry for part in pool.map(batch, [scanned[at:at + size] for at in range(0, len(scanned), size)])
-                    for entry in part]
-
-    def _inspect(self, name: str, key: StatKey) -> Entry | None:
-        """The entry of what a command left, hashed but not stored yet (see `Entry`)."""
-        try:
-            state = self.store.inspect_file(Path(name))
-        except OSError:
-            return None
-        if state.kind != "regular" or state.content_id is None:
-            return None
-        return Entry(key, state.content_id, state.mode if state.mode is not None else key[3], stored=False)
+        """The entry of what a command left at each path a pass found with a stat key, hashed but
+        not stored yet (see `Entry`); None for the others. One native call: the files are read
+        and hashed in parallel, without the GIL."""
+        wanted = [name for name, key in scanned if key is not None]
+        states = iter(self.store.inspect_files(wanted) if wanted else [])
+        entries: list[Entry | None] = []
+        for _, key in scanned:
+            state = None if key is None else next(states)
+            entries.append(None if key is None or state is None else Entry(key, state[0], state[1], stored=False))
+        return entries
 
     def _pause(self, why: str) -> None:
         if self.paused is None:
             self.paused = why
 
     def take_notices(self) -> list[str]:
-        """The one notice of a pause, the first time it is asked for."""
+        """The one notice of a pause, the first time it is asked for, and the device nodes the
+        last command made or removed."""
+        notices, self._notices = self._notices, []
         if self.paused is None or self._reported:
-            return []
+            return notices
         self._reported = True
-        return [f"shell commands are no longer tracked for rewinds in this session: {self.paused}"]
+        return [*notices, f"shell commands are no longer tracked for rewinds in this session: {self.paused}"]
 
     # ---- around a bash call
 
@@ -337,7 +336,7 @@ class ShellTracker:
         self.wait()
         if self.paused is None and not self._closed:
             self.refresh(full=False)
-            self._items = shell_items.scan(self.cwd, [self._excluded])
+            self._items, self._devices = shell_items.scan(self.cwd, [self._excluded, *self._ignored])
 
     def after_shell(self) -> list[ShellChange]:
         """The files the command created, changed or deleted (the cache then holds their new state)."""
@@ -350,6 +349,7 @@ class ShellTracker:
         created = [name for name, key in scanned if key is not None and name not in self.cache]
         made = dict(zip(created, self._table.made_folders(created), strict=True)) if created else {}
         changes = []
+        seen: list[tuple[str, StatKey]] = []
         for (name, key), entry in zip(scanned, self._inspect_all(scanned), strict=True):
             known = self.cache.get(name)
             if key is None:
@@ -363,10 +363,11 @@ class ShellTracker:
             if entry is None:
                 continue
             self.cache[name] = entry
-            self._table.set(name, key)
+            seen.append((name, key))
             self._unstored.add(name)
             if known is None or known.content_id != entry.content_id or known.mode != entry.mode:
                 changes.append(ShellChange(name, known, entry, made.get(name, [])))
+        self._table.set_many(seen)
         by_path = {change.path: change for change in changes}
         for name, (before, after) in items.items():
             change = by_path.get(name)
@@ -380,11 +381,18 @@ class ShellTracker:
         return changes
 
     def _item_changes(self) -> dict[str, tuple[shell_items.TreeState | None, shell_items.TreeState | None]]:
-        """The symlinks, FIFOs and empty folders the command changed (git's ignored ones left out)."""
-        before, self._items = self._items, shell_items.scan(self.cwd, [self._excluded])
+        """The symlinks, FIFOs, sockets and empty folders the command changed (git's ignored ones
+        left out); a device node it made or removed gets a notice instead."""
+        before, devices = self._items, self._devices
+        self._items, self._devices = shell_items.scan(self.cwd, [self._excluded, *self._ignored])
         if before is None:
             return {}
-        found = {path: (old, new) for path, old, new in shell_items.changed(before, self._items)}
+        for path in sorted(devices ^ self._devices):
+            done = "made" if path in self._devices else "removed"
+            self._notices.append(f"the command {done} the device node {path}: a rewind cannot undo that "
+                                 "(making one needs root), so it is not tracked")
+        found = {path: (old, new) for path, old, new in shell_items.changed(before, self._items)
+                 if not shell_items.filled(old, new, path)}
         if self._git and found:
             shown = shell_items.visible(self.cwd, list(found))
             found = {path: states for path, states in found.items() if path in shown}

@@ -43,7 +43,7 @@ SHA256 = "sha256"
 FileKind = Literal["regular", "missing", "symlink", "not_regular", "too_large"]
 Action = Literal["write", "delete", "unchanged"]
 Algorithm = Literal["blake3", "sha256"]
-TreeKind = Literal["file", "symlink", "fifo", "folder"]
+TreeKind = Literal["file", "symlink", "fifo", "socket", "folder"]
 
 
 @dataclass(frozen=True)
@@ -72,9 +72,9 @@ class RestoreTarget:
         blob_folder: The real CLI's `file-history/<session id>` folder, for sha256 backups.
         mode: Permission bits to restore; `None` keeps the current file's (else 0644).
         expected: The last state our tools left: `None` (unknown, not checked), `"absent"`, a
-            blake3 digest, or `"symlink"` (to `expected_link`), `"fifo"`, `"folder"` (what a shell
+            blake3 digest, or `"symlink"` (to `expected_link`), `"fifo"`, `"socket"`, `"folder"` (what a shell
             command left). A differing file counts as changed outside the tracked tools.
-        kind: `"file"`, or the symlink (to `link`), FIFO or empty folder to put back (`digest`
+        kind: `"file"`, or the symlink (to `link`), FIFO, socket or empty folder to put back (`digest`
             is then `None`; never followed, never written through).
     """
 
@@ -198,6 +198,11 @@ class BackupStore:
         """The state of `path` and the blake3 of its bytes; stores nothing."""
         return _snapshot(self._native.inspect_file(os.fspath(path), max_size))
 
+    def inspect_files(self, paths: list[str], *, max_size: int = MAX_BACKUP_SIZE) -> list[tuple[str, int] | None]:
+        """`(blake3, mode)` of each path that is a regular file (None for the others), read in
+        parallel without the GIL; stores nothing."""
+        return self._native.inspect_files(paths, max_size)
+
     def put_bytes(self, data: bytes) -> str:
         """Stores `data`; returns its content id."""
         with self._putting():
@@ -241,8 +246,9 @@ def content_id(data: bytes) -> str:
     return _native.content_id(data)
 
 
-def scan_tree_items(root: Path, excluded: Sequence[Path]) -> list[tuple[str, Literal["symlink", "fifo", "folder"], str | None, int]]:
-    """`(path, kind, link, mode)` of the symlinks, FIFOs and hollow folders under `root`."""
+def scan_tree_items(root: Path, excluded: Sequence[Path]) -> list[tuple[str, str, str | None, int]]:
+    """`(path, kind, link, mode)` of the symlinks, FIFOs, sockets, device nodes (`"device"`) and
+    hollow folders under `root`."""
     return [(os.fspath(path), kind, None if link is None else os.fspath(link), mode)
             for path, kind, link, mode in _native.scan_tree_items(root, list(excluded))]
 

@@ -122,6 +122,23 @@ impl PyObjectStore {
         })
     }
 
+    /// [`inspect_file`](Self::inspect_file) of many paths at once, in parallel and without the
+    /// GIL (shell tracking hashes every file a command left): `(content_id, mode)` of each
+    /// regular file, `None` for anything else (gone, a symlink, over `max_size`, unreadable).
+    #[pyo3(signature = (paths, max_size = store::MAX_BACKUP_SIZE))]
+    fn inspect_files(&self, py: Python<'_>, paths: Vec<PathBuf>, max_size: u64) -> Vec<Option<(String, u32)>> {
+        use rayon::prelude::*;
+        py.detach(|| {
+            paths
+                .par_iter()
+                .map(|path| match store::read_file_state(path, max_size) {
+                    Ok(CoreFileState::Regular(file)) => Some((ContentId::of(&file.bytes).to_string(), file.mode)),
+                    _ => None,
+                })
+                .collect()
+        })
+    }
+
     /// Stores `data`; returns `(content_id, stored_now)`.
     fn put_bytes(&self, py: Python<'_>, data: Vec<u8>) -> PyResult<(String, bool)> {
         let (id, new) = py.detach(|| self.inner.put_bytes(&data))?;
@@ -227,7 +244,9 @@ impl RestoreItem {
         let expected = match expected {
             None => Expected::Unknown,
             Some("absent") => Expected::Absent,
-            Some(kind @ ("symlink" | "fifo" | "folder")) => Expected::Special(special(kind, expected_link, Some(0))?),
+            Some(kind @ ("symlink" | "fifo" | "socket" | "folder")) => {
+                Expected::Special(special(kind, expected_link, Some(0))?)
+            }
             Some(hex) => Expected::Content(parse_content_id(hex)?),
         };
         Ok(RestoreItem { inner: store::RestoreItem { target, desired, expected } })
@@ -286,19 +305,20 @@ impl RestorePlan {
     }
 }
 
-/// A symlink (`link` its target), FIFO or folder, from a `kind` keyword.
+/// A symlink (`link` its target), FIFO, socket or folder, from a `kind` keyword.
 fn special(kind: &str, link: Option<PathBuf>, mode: Option<u32>) -> PyResult<Special> {
     match kind {
         "symlink" => Ok(Special::Symlink(link.ok_or_else(|| PyValueError::new_err("a symlink item needs its link"))?)),
         "fifo" => Ok(Special::Fifo { mode: mode.unwrap_or(0o644) }),
+        "socket" => Ok(Special::Socket { mode: mode.unwrap_or(0o755) }),
         "folder" => Ok(Special::Folder { mode: mode.unwrap_or(0o755) }),
         other => Err(PyValueError::new_err(format!("unknown item kind {other:?}"))),
     }
 }
 
-/// The symlinks (with their targets), FIFOs and hollow folders under `root` (see
-/// `crate::store::tree_items`): `(path, kind, link, mode)` with kind `"symlink"`, `"fifo"` or
-/// `"folder"`, sorted by path.
+/// The symlinks (with their targets), FIFOs, sockets, device nodes and hollow folders under
+/// `root` (see `crate::store::tree_items`): `(path, kind, link, mode)` with kind `"symlink"`,
+/// `"fifo"`, `"socket"`, `"device"` or `"folder"`, sorted by path.
 #[pyfunction]
 #[pyo3(signature = (root, excluded = Vec::new()))]
 pub fn scan_tree_items(
@@ -311,6 +331,8 @@ pub fn scan_tree_items(
         .map(|item| match item.kind {
             store::tree_items::TreeKind::Symlink(link) => (item.path, "symlink", Some(link), item.mode),
             store::tree_items::TreeKind::Fifo => (item.path, "fifo", None, item.mode),
+            store::tree_items::TreeKind::Socket => (item.path, "socket", None, item.mode),
+            store::tree_items::TreeKind::Device => (item.path, "device", None, item.mode),
             store::tree_items::TreeKind::Folder => (item.path, "folder", None, item.mode),
         })
         .collect()

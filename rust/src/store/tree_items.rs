@@ -1,13 +1,16 @@
-//! The symlinks, FIFOs and hollow folders of a project, for shell tracking: what a `bash` call
-//! created, removed or put in a file's place besides regular files (which `stat_scan` tracks).
+//! The symlinks, FIFOs, sockets and hollow folders of a project, for shell tracking: what a
+//! `bash` call created, removed or put in a file's place besides regular files (which
+//! `stat_scan` tracks).
 //!
 //! [`scan_tree_items`] walks the project without following any symlink, skipping `.git` and the
-//! excluded folders (commandcode's data dir inside the project), and returns every symlink (with
-//! its target as `readlink` gives it), every FIFO and every *hollow* folder: one whose whole
-//! subtree holds nothing but folders (`mkdir -p a/b/c` makes three). Devices and sockets are
-//! never tracked. Folders are read in parallel.
+//! excluded folders (commandcode's data dir inside the project; the folders git ignores whole),
+//! and returns every symlink (with its target as `readlink` gives it), every FIFO, socket and
+//! device node and every *hollow* folder: one whose whole subtree holds nothing but folders
+//! (`mkdir -p a/b/c` makes three). Device nodes are listed only so the caller can warn about
+//! them (an unprivileged rewind cannot make one). Folders are read in parallel.
 
 use rayon::prelude::*;
+use std::collections::HashSet;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
@@ -16,6 +19,9 @@ use std::path::{Path, PathBuf};
 pub enum TreeKind {
     Symlink(PathBuf),
     Fifo,
+    Socket,
+    /// A block or character device (never restored: only named in a warning).
+    Device,
     Folder,
 }
 
@@ -30,13 +36,14 @@ pub struct TreeItem {
 /// The items under `root` (see the module docs), sorted by path; unreadable folders are skipped.
 pub fn scan_tree_items(root: &Path, excluded: &[PathBuf]) -> Vec<TreeItem> {
     let mut items = Vec::new();
-    walk(root, excluded, &mut items);
+    let excluded: HashSet<&Path> = excluded.iter().map(PathBuf::as_path).collect();
+    walk(root, &excluded, &mut items);
     items.sort_by(|a, b| a.path.cmp(&b.path));
     items
 }
 
 /// Collects the items of `folder`'s subtree into `items`; returns whether the folder is hollow.
-fn walk(folder: &Path, excluded: &[PathBuf], items: &mut Vec<TreeItem>) -> bool {
+fn walk(folder: &Path, excluded: &HashSet<&Path>, items: &mut Vec<TreeItem>) -> bool {
     let Ok(entries) = std::fs::read_dir(folder) else { return false };
     let mut hollow = true;
     let mut subfolders: Vec<(PathBuf, u32)> = Vec::new();
@@ -47,7 +54,7 @@ fn walk(folder: &Path, excluded: &[PathBuf], items: &mut Vec<TreeItem>) -> bool 
             continue;
         };
         if kind.is_dir() {
-            if entry.file_name() == ".git" || excluded.iter().any(|skip| skip == &path) {
+            if entry.file_name() == ".git" || excluded.contains(path.as_path()) {
                 hollow = false;
                 continue;
             }
@@ -63,6 +70,10 @@ fn walk(folder: &Path, excluded: &[PathBuf], items: &mut Vec<TreeItem>) -> bool 
             }
         } else if kind.is_fifo() {
             items.push(TreeItem { path, mode: mode(), kind: TreeKind::Fifo });
+        } else if kind.is_socket() {
+            items.push(TreeItem { path, mode: mode(), kind: TreeKind::Socket });
+        } else if kind.is_block_device() || kind.is_char_device() {
+            items.push(TreeItem { path, mode: mode(), kind: TreeKind::Device });
         }
     }
     let found: Vec<(Vec<TreeItem>, bool, PathBuf, u32)> = subfolders
@@ -105,6 +116,7 @@ mod tests {
             0,
         )
         .unwrap();
+        let _socket = std::os::unix::net::UnixListener::bind(root.join("a.sock")).unwrap();
         let found: Vec<(String, TreeKind)> = scan_tree_items(root, &[])
             .into_iter()
             .map(|item| (item.path.strip_prefix(root).unwrap().display().to_string(), item.kind))
@@ -113,6 +125,7 @@ mod tests {
             ("a".to_owned(), TreeKind::Folder),
             ("a/b".to_owned(), TreeKind::Folder),
             ("a/b/c".to_owned(), TreeKind::Folder),
+            ("a.sock".to_owned(), TreeKind::Socket),
             ("full/empty".to_owned(), TreeKind::Folder),
             ("full/out".to_owned(), TreeKind::Symlink(PathBuf::from("/etc"))),
             ("pipe".to_owned(), TreeKind::Fifo),

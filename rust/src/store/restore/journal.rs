@@ -210,6 +210,7 @@ fn special_to_json(special: &Special) -> Value {
     match special {
         Special::Symlink(link) => json!({ "symlink": path_to_json(link) }),
         Special::Fifo { mode } => json!({ "fifo": mode }),
+        Special::Socket { mode } => json!({ "socket": mode }),
         Special::Folder { mode } => json!({ "folder": mode }),
     }
 }
@@ -221,6 +222,9 @@ fn special_from_json(value: &Value) -> Option<Special> {
     }
     if let Some(fifo) = value.get("fifo") {
         return Some(Special::Fifo { mode: mode(fifo)? });
+    }
+    if let Some(socket) = value.get("socket") {
+        return Some(Special::Socket { mode: mode(socket)? });
     }
     Some(Special::Folder { mode: mode(value.get("folder")?)? })
 }

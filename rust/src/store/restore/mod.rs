@@ -74,16 +74,21 @@ pub enum Special {
     Symlink(PathBuf),
     /// A FIFO with these permission bits.
     Fifo { mode: u32 },
+    /// A socket's name with these permission bits (made again unbound: nothing listens on it).
+    Socket { mode: u32 },
     /// A folder with these permission bits (made empty; a folder already there is left as it is).
     Folder { mode: u32 },
 }
 
 impl Special {
-    /// Whether `found` is this state (a symlink by its target; a FIFO or folder by kind alone).
+    /// Whether `found` is this state (a symlink by its target; a FIFO, socket or folder by kind
+    /// alone).
     pub fn matches(&self, found: &Special) -> bool {
         match (self, found) {
             (Special::Symlink(wanted), Special::Symlink(found)) => wanted == found,
-            (Special::Fifo { .. }, Special::Fifo { .. }) | (Special::Folder { .. }, Special::Folder { .. }) => true,
+            (Special::Fifo { .. }, Special::Fifo { .. })
+            | (Special::Socket { .. }, Special::Socket { .. })
+            | (Special::Folder { .. }, Special::Folder { .. }) => true,
             _ => false,
         }
     }
@@ -93,7 +98,7 @@ impl Special {
     pub fn mode(&self) -> u32 {
         match self {
             Special::Symlink(_) => 0o777,
-            Special::Fifo { mode } | Special::Folder { mode } => *mode & 0o777,
+            Special::Fifo { mode } | Special::Socket { mode } | Special::Folder { mode } => *mode & 0o777,
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Targets that are not regular files: symlinks, FIFOs and empty folders a shell command created,
+//! Targets that are not regular files: symlinks, FIFOs, sockets and empty folders a shell command created,
 //! removed or put in a file's place (see [`Special`]). Reading what is at a target, making one
 //! at a name, and replacing a target by one, always through the folder handle and never
 //! following a symlink: a symlink is read with `readlinkat` and made with `symlinkat`, so no
@@ -14,8 +14,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-/// What a non-regular target is now, by path (`lstat`): `None` for a regular file, a device or
-/// socket, or nothing.
+/// What a non-regular target is now, by path (`lstat`): `None` for a regular file, a device,
+/// or nothing.
 pub(super) fn current(target: &Path) -> Option<Special> {
     let metadata = std::fs::symlink_metadata(target).ok()?;
     let kind = metadata.file_type();
@@ -24,6 +24,8 @@ pub(super) fn current(target: &Path) -> Option<Special> {
         std::fs::read_link(target).ok().map(Special::Symlink)
     } else if kind.is_fifo() {
         Some(Special::Fifo { mode })
+    } else if kind.is_socket() {
+        Some(Special::Socket { mode })
     } else if kind.is_dir() {
         Some(Special::Folder { mode })
     } else {
@@ -41,6 +43,7 @@ pub(super) fn read_at(folder: &OwnedFd, name: &OsStr) -> Option<Special> {
             Some(Special::Symlink(PathBuf::from(OsStr::from_bytes(link.as_bytes()))))
         }
         FileType::Fifo => Some(Special::Fifo { mode }),
+        FileType::Socket => Some(Special::Socket { mode }),
         FileType::Directory => Some(Special::Folder { mode }),
         _ => None,
     }
@@ -55,8 +58,9 @@ pub(super) fn holds_special(folder: &OwnedFd, name: &OsStr, special: &Special) -
 pub(super) fn make_at(folder: &OwnedFd, name: &OsStr, special: &Special) -> std::io::Result<()> {
     match special {
         Special::Symlink(link) => rustix::fs::symlinkat(link.as_os_str(), folder, name)?,
-        Special::Fifo { mode } => {
-            rustix::fs::mknodat(folder, name, FileType::Fifo, Mode::from_raw_mode(*mode & 0o777), 0)?;
+        Special::Fifo { mode } | Special::Socket { mode } => {
+            let kind = if matches!(special, Special::Fifo { .. }) { FileType::Fifo } else { FileType::Socket };
+            rustix::fs::mknodat(folder, name, kind, Mode::from_raw_mode(*mode & 0o777), 0)?;
             rustix::fs::chmodat(folder, name, Mode::from_raw_mode(*mode & 0o777), AtFlags::empty())?;
         }
         Special::Folder { mode } => {

@@ -1,0 +1,73 @@
+"""Nothing a `bash` call started outlives the agent (issue 26 §4, "children outlive a kill -9"):
+a real `-p --yolo` agent on the offline model runs a command that backgrounds a grandchild which
+writes a file two seconds later; the agent is SIGKILLed while the command runs, and the late file
+never appears, and no process of the command's group is left. On 55fdfa8 the grandchild (and
+the command's own `sleep`) went on running and wrote `late`, which no checkpoint tracked."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers.cli import kill_group, run_ok, start_cli, wait_for
+
+
+def _bash(command: str) -> str:
+    return "call bash " + json.dumps({"command": command})
+
+
+def _group_gone(group: int) -> bool:
+    """No live process of the group is left (a zombie nobody reaped yet counts as gone)."""
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            return False
+    return True
+
+
+@pytest.mark.parametrize("how", ["sigkill", "sigterm"])
+def test_a_killed_agent_takes_every_process_its_command_started(home: Path, workdir: Path, how: str) -> None:
+    command = "echo $$ > group; (sleep 2; touch late) & (sleep 3; touch later) & sleep 60"
+    agent = start_cli(["-p", _bash(command), "--yolo"], workdir, home)
+    try:
+        wait_for(lambda: (workdir / "group").is_file() and (workdir / "group").read_text().strip().isdigit(),
+                 what="the command to start")
+        group = int((workdir / "group").read_text())
+        os.kill(agent.pid, signal.SIGKILL if how == "sigkill" else signal.SIGTERM)
+        agent.communicate(timeout=30)
+        wait_for(lambda: _group_gone(group), timeout=15, what="the command's process group to die")
+        time.sleep(3.5)  # past the moment the grandchildren would have written
+        assert not (workdir / "late").exists() and not (workdir / "later").exists()
+    finally:
+        if agent.poll() is None:
+            kill_group(agent)
+        try:
+            os.killpg(int((workdir / "group").read_text()), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+
+
+def test_a_finished_command_keeps_its_background_children_while_the_agent_runs(home: Path, workdir: Path) -> None:
+    """Today's behaviour for commands that finish: the turn ends, the background child goes on;
+    it ends with the agent (here the `-p` process exiting normally), never writing afterwards."""
+    prompt = "\n".join([
+        _bash("(sleep 1; touch early) > /dev/null 2>&1 &"),
+        _bash("sleep 2; ls early"),
+        _bash("echo $$ > group; (sleep 3; touch late) > /dev/null 2>&1 &"),
+    ])
+    completed = run_ok(["-p", prompt, "--yolo"], workdir, home)
+    assert (workdir / "early").exists(), completed.stdout
+    group = int((workdir / "group").read_text())
+    wait_for(lambda: _group_gone(group), timeout=15, what="the background group to end with the agent")
+    time.sleep(3.5)
+    assert not (workdir / "late").exists()
