@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
 
 from .db import ROW_STATE_COLUMNS, Catalog, from_db, to_db
 from .freshness import META_SUFFIX, FolderState, changed_files, record_snapshots
-from .native_summary import summarize_paths
+from .native_summary import Summarized, summarize_paths
 from .summary import SessionSummary
 from .times import sort_key
 
@@ -103,9 +104,7 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
     collecting = gc.isenabled()
     gc.disable()
     try:
-        for start in range(0, len(work), BATCH):
-            batch = work[start:start + BATCH]
-            results = summarize_paths([item.path for item in batch], [item.stat for item in batch], metas)
+        for batch, results in _summarized(work, metas):
             connection.execute("BEGIN IMMEDIATE")
             try:
                 rows = [_values(item, summary, fingerprint) for item, (summary, fingerprint) in zip(batch, results)]
@@ -125,6 +124,38 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
             gc.enable()
     record_snapshots(connection, states)
     return report
+
+
+def _summarized(work: list[_Work], metas: set[str]) -> Iterator[tuple[list[_Work], list[Summarized]]]:
+    """Each batch of `work` with its summaries, the next batch summarized in a thread while the
+    caller writes this one (the core releases the GIL, and so does SQLite while it writes)."""
+    batches = [work[start:start + BATCH] for start in range(0, len(work), BATCH)]
+
+    def summarize(batch: list[_Work], into: list[list[Summarized] | BaseException]) -> None:
+        try:
+            into.append(summarize_paths([item.path for item in batch], [item.stat for item in batch], metas))
+        except BaseException as error:  # met again by the caller
+            into.append(error)
+
+    ahead: tuple[threading.Thread, list[list[Summarized] | BaseException]] | None = None
+    try:
+        for number, batch in enumerate(batches):
+            found: list[list[Summarized] | BaseException] = []
+            if ahead is None:
+                summarize(batch, found)
+            else:
+                ahead[0].join()
+                found, ahead = ahead[1], None
+            if number + 1 < len(batches):
+                into: list[list[Summarized] | BaseException] = []
+                ahead = (threading.Thread(target=summarize, args=(batches[number + 1], into), daemon=True), into)
+                ahead[0].start()
+            if isinstance(found[0], BaseException):
+                raise found[0]
+            yield batch, found[0]
+    finally:
+        if ahead is not None:  # the caller stopped early: the thread is not left behind
+            ahead[0].join()
 
 
 def _path_order(values: list[object]) -> bytes:
