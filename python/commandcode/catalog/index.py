@@ -9,7 +9,7 @@ transcript's index sidecar, so only appended bytes are scanned), and their rows 
 searchable text is read here: a listing, `-c`, `-r` or a name check never waits for text
 indexing (`text_index.py`, the search's own index, built off this path). Rows of transcripts that
 are gone are dropped (the cache forgets; no session file is ever touched). Work is committed in
-batches, so another listing waits at most one batch. `progress(done_bytes, total_bytes)` is
+batches (the next batch summarized while one is written), so another listing waits at most one batch. `progress(done_bytes, total_bytes)` is
 called after each batch of a large refresh (the CLI draws a progress bar with it).
 """
 
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from .db import ROW_STATE_COLUMNS, Catalog, from_db, to_db
 from .freshness import META_SUFFIX, FolderState, changed_files, record_snapshots
-from .native_summary import Summarized, summarize_paths
+from .native_summary import SIDECAR_FROM_BYTES, Summarized, summarize_paths
 from .summary import SessionSummary
 from .times import sort_key
 
@@ -94,7 +94,9 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
     if not work:
         record_snapshots(connection, states)
         return report
-    work.sort(key=lambda item: -item.size)  # the big ones first: both cores stay busy to the end
+    # The big ones first (both cores stay busy to the end), the rest in path order: each batch then
+    # grows the path-keyed table and index at their ends instead of rewriting pages all over them.
+    work.sort(key=_work_order)
     total = sum(item.size for item in work)
     done = 0
     # Thousands of rows are built and dropped here: the cycle collector would walk them all, in
@@ -156,6 +158,11 @@ def _summarized(work: list[_Work], metas: set[str]) -> Iterator[tuple[list[_Work
     finally:
         if ahead is not None:  # the caller stopped early: the thread is not left behind
             ahead[0].join()
+
+
+def _work_order(item: _Work) -> tuple[int, int, bytes]:
+    big = item.size >= SIDECAR_FROM_BYTES
+    return (0 if big else 1, -item.size if big else 0, item.path.encode("utf-8", "surrogatepass"))
 
 
 def _path_order(values: list[object]) -> bytes:
