@@ -26,7 +26,7 @@ from helpers.crash_workspace import python_path_env, tree_state
 from helpers.session_files import write_session
 
 SESSIONS = 2600  # two batches and a part
-LIST = ["sessions", "list", "--all", "--json"]
+LIST = ["sessions", "list", "--all", "--all-projects", "--json"]  # a copied workspace has another project folder
 
 
 def _env(root: Path, **extra: str) -> dict[str, str]:
@@ -96,7 +96,6 @@ def run_points(root: Path, points: int, seed_value: int) -> tuple[int, list[str]
     rng = random.Random(seed_value)
     base = root / "seed"
     seed(base)
-    truth, _ = _listed(base, COMMANDCODE_CATALOG="off")
     before = tree_state(base / "home" / "projects")
     started = time.monotonic()
     _listed(base)  # calibration: a whole cold build
@@ -108,15 +107,16 @@ def run_points(root: Path, points: int, seed_value: int) -> tuple[int, list[str]
         shutil.copytree(base, work, symlinks=True)
         killed += kill_within(_start(work), rng.uniform(0.2, 1.0) * duration)
         label = f"listing run {point}"
+        truth, _ = _listed(work, COMMANDCODE_CATALOG="off")
         if not catalog_sound(work / "home" / "catalog.sqlite3"):
             violations.append(f"{label}: the catalog is damaged")
         for attempt in ("next", "warm"):
             rows, errors = _listed(work)
-            if rows != truth or errors:
+            if not rows or rows != truth or errors:
                 violations.append(f"{label}: the {attempt} listing after the kill: "
                                   f"{'no JSON' if rows is None else f'{len(rows)} rows'} (not {len(truth or [])}); "
                                   f"{errors.strip()[:200]}")
-        if tree_state(work / "home" / "projects") != before:
+        if tree_state(work / "home" / "projects") != before:  # relative paths: comparable across copies
             violations.append(f"{label}: a session file changed")
         shutil.rmtree(work, ignore_errors=True)
     return killed, violations
