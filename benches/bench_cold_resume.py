@@ -4,6 +4,7 @@ side by side with the engine's own cold open, `cp`, a plain directory scan and t
 
     python benches/bench_cold_resume.py [--data /work/bench/cold-data] [--big 1GB] [--sessions 10000]
         [--runs 3] [--baseline /work/baseline/.venv/bin/python] [--baseline-runs 1] [--json OUT]
+        [--fork-rounds N] [--forks-only]
 
 Corpora (generated once with `commandcode.bench.generate`, kept under `--data`, shared with
 `bench_catalog.py`'s layout): **big**, one session of `--big` bytes; **many**, `--sessions` small ones.
@@ -18,6 +19,8 @@ Rows, each also run with `--baseline`'s interpreter (today's code, a release bui
    meets uncatalogued) beside `cp --reflink=auto` of the transcript, and that copy followed by
    `sync FILE` (a fork is fsynced before it answers). Targets: `-c -p` and the list
    within 1.3x the cold context (minus start-up) under 200 MiB; each fork within 1.5x `cp`.
+   `--fork-rounds N` makes the three forks N times from nothing and shows medians (the disk is
+   shared: one copy's time varies several-fold); `--forks-only` skips the other big rows.
 2. **many**: first `sessions list --limit 20 --json`, first `-c -p hello`, the warm list, and the
    plain directory scan (`os.scandir` + `stat` of every transcript). Targets: first list and first
    `-c -p` within 1 s beyond start-up; warm list within 100 ms.
@@ -108,6 +111,8 @@ def main() -> int:
     parser.add_argument("--baseline-runs", type=int, default=1)
     parser.add_argument("--skip-big", action="store_true")
     parser.add_argument("--skip-many", action="store_true")
+    parser.add_argument("--fork-rounds", type=int, default=1, help="times the three forks are made (medians shown)")
+    parser.add_argument("--forks-only", action="store_true", help="big: only the forks (and the cold context)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
@@ -134,9 +139,9 @@ def main() -> int:
             start = starts[label]
             cli = [python, "-m", "commandcode"]
             reset = lambda: _forget(home)  # noqa: E731
-            context = measure([*cli, "sessions", "context", session_id], _env(home), cwd, runs, reset)
+            context = measure([*cli, "sessions", "context", session_id], _env(home), cwd, runs, reset)  # the yardstick
             yardstick = context["wall_s"] - start
-            rows = {
+            rows = {} if args.forks_only else {
                 "sessions context ID (cold open)": context,
                 "-c -p hello": measure([*cli, "-c", "-p", "hello"], _env(home), cwd, runs, reset),
                 "sessions list --json": measure([*cli, "sessions", "list", "--json"], _env(home), cwd, runs, reset),
@@ -147,27 +152,34 @@ def main() -> int:
             print(f" {label} (ratios: over start-up, to the cold context's)")
             for name, row in rows.items():
                 show(name, row, start, yardstick)
-            _forget(home)
+            rounds: list[list[dict[str, dict[str, float]]]] = [[], [], []]
+            for _ in range(args.fork_rounds):  # each round: three forks in a row from nothing
+                _forget(home)
+                for number in range(3):
+                    copy = folder / f"cp-{number}.tmp"
+                    cp = measure(["cp", "--reflink=auto", str(transcript), str(copy)], dict(os.environ), cwd, 1)
+                    copy.unlink()
+                    # a fork is durable (fsynced) before it answers: the same copy made durable, for reference
+                    synced = measure(["sh", "-c", 'cp --reflink=auto "$0" "$1" && sync "$1"', str(transcript),
+                                      str(copy)], dict(os.environ), cwd, 1)
+                    copy.unlink()
+                    forked = measure([*cli, "sessions", "fork", session_id], _env(home), cwd, 1)
+                    rounds[number].append({"fork": forked, "cp": cp, "cp_and_sync": synced})
+                for path in set(folder.iterdir()) - kept:  # the forks go: the next round starts as this one did
+                    if path.is_file():
+                        path.unlink()
+                shutil.rmtree(home / "file-history", ignore_errors=True)
             forks = []
-            for number in range(3):
-                copy = folder / f"cp-{number}.tmp"
-                cp = measure(["cp", "--reflink=auto", str(transcript), str(copy)], dict(os.environ), cwd, 1)
-                copy.unlink()
-                # a fork is durable (fsynced) before it answers: the same copy made durable, for reference
-                synced = measure(["sh", "-c", 'cp --reflink=auto "$0" "$1" && sync "$1"', str(transcript), str(copy)],
-                                 dict(os.environ), cwd, 1)
-                copy.unlink()
-                forked = measure([*cli, "sessions", "fork", session_id], _env(home), cwd, 1)
-                forks.append({"fork": forked, "cp": cp, "cp_and_sync": synced})
-                print(f"  fork {number + 1}: {forked['wall_s'] * 1000:9.1f} ms ({(forked['wall_s'] - start) * 1000:9.1f}"
-                      f" over start-up), cp --reflink=auto {cp['wall_s'] * 1000:8.1f} ms: "
-                      f"{(forked['wall_s'] - start) / cp['wall_s']:5.2f}x cp; cp + sync {synced['wall_s'] * 1000:8.1f} ms: "
-                      f"{(forked['wall_s'] - start) / synced['wall_s']:5.2f}x; peak {forked['peak_rss_mib']:.1f} MiB",
-                      flush=True)
-            for path in set(folder.iterdir()) - kept:  # the forks go: the next interpreter starts as this one did
-                if path.is_file():
-                    path.unlink()
-            shutil.rmtree(home / "file-history", ignore_errors=True)
+            for number, taken in enumerate(rounds):
+                fork_s, cp_s, synced_s = (statistics.median(row[key]["wall_s"] for row in taken)
+                                          for key in ("fork", "cp", "cp_and_sync"))
+                ratios = sorted((row["fork"]["wall_s"] - start) / row["cp"]["wall_s"] for row in taken)
+                forks.append({"fork_wall_s": fork_s, "cp_wall_s": cp_s, "cp_and_sync_wall_s": synced_s, "rounds": taken})
+                print(f"  fork {number + 1}: {fork_s * 1000:9.1f} ms ({(fork_s - start) * 1000:9.1f} over start-up), "
+                      f"cp --reflink=auto {cp_s * 1000:8.1f} ms: {(fork_s - start) / cp_s:5.2f}x cp "
+                      f"(per round: {', '.join(f'{ratio:.2f}' for ratio in ratios)}); cp + sync {synced_s * 1000:8.1f} ms: "
+                      f"{(fork_s - start) / synced_s:5.2f}x; peak {max(row['fork']['peak_rss_mib'] for row in taken):.1f} MiB"
+                      f" (medians of {len(taken)})", flush=True)
             report[f"big {label}"] = {**rows, "forks": forks, "start_s": start}
 
     if not args.skip_many:

@@ -3,7 +3,7 @@
 ripgrep, in one run (whole processes; page cache warm).
 
     python benches/bench_text_index.py [--data /work/bench-cs] [--baseline /work/baseline/.venv/bin/python]
-        [--big 1GB] [--search-sessions 1000] [--search-bytes 500MB] [--runs 5] [--skip-big] [--json OUT]
+        [--big 1GB] [--search-sessions 1000] [--search-bytes 500MB] [--runs 5] [--skip-big] [--skip-search] [--json OUT]
 
 Corpora are `benches/bench_catalog.py`'s (generated with `commandcode.bench.generate` when
 missing). Rows:
@@ -85,6 +85,7 @@ def main() -> int:
     parser.add_argument("--search-bytes", type=parse_size, default=parse_size("500MB"))
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--skip-big", action="store_true")
+    parser.add_argument("--skip-search", action="store_true", help="the cold big build only")
     parser.add_argument("--warm-only", action="store_true", help="search rows only, on the catalogs a run left")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -120,6 +121,10 @@ def main() -> int:
                   f"{today['catalog_bytes'] / max(1, int(mine['catalog_bytes'])):.1f}x smaller")  # type: ignore[arg-type]
         report["cold_big"] = {"ours": mine, "baseline": today, "rg_s": round(rg_s, 3)}
 
+    if args.skip_search:
+        if args.json:
+            args.json.write_text(json.dumps(report, indent=2))
+        return 0
     home, cwd = corpus(args.data, "search", args.search_sessions, args.search_bytes, seed=100)
     ours = _linked_home(home, "home-ours", fresh=not args.warm_only)
     theirs = _linked_home(home, "home-baseline", fresh=not args.warm_only)

@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+from helpers.crash_catalog_rows import catalog_sound, kill_within
 from helpers.crash_workspace import python_path_env, tree_state
 from helpers.session_files import sid, write_session
 
@@ -104,21 +105,10 @@ def run_points(root: Path, operation: str, points: int, seed_value: int) -> tupl
         shutil.copytree(base, work, symlinks=True)
         moved = [work / path.relative_to(base) for path in transcripts]
         process = _indexer(work, moved) if operation == "indexer" else _cli(work, ["sessions", "search", "needle", "--all-projects"])
-        try:
-            process.wait(timeout=rng.uniform(0.05, 1.0) * duration)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            killed += 1
-        process.communicate(timeout=300)
+        killed += kill_within(process, rng.uniform(0.05, 1.0) * duration)
         label = f"{operation} run {point}"
-        catalog = work / "home" / "catalog.sqlite3"
-        if catalog.exists():
-            connection = sqlite3.connect(catalog)
-            try:
-                if connection.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
-                    violations.append(f"{label}: the catalog is damaged")
-            finally:
-                connection.close()
+        if not catalog_sound(work / "home" / "catalog.sqlite3"):
+            violations.append(f"{label}: the catalog is damaged")
         for query in QUERIES:
             hits, errors = _hits(work, query)
             if hits != expected[query] or "Traceback" in errors:

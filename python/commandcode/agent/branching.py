@@ -21,7 +21,7 @@ from ..config.settings import load_settings
 from ..errors import CommandcodeError, InvalidSessionError, UsageError
 from ..sessions.clone import clone_files
 from ..sessions.files import SessionFiles
-from ..sessions.fork import CopyResult, fork_files
+from ..sessions.fork import CopyResult, fork_opening
 from ..sessions.navigate import LeftBehind, find_entry, left_behind, left_messages, write_goto, write_label
 from ..sessions.reader import Session, open_session
 from ..sessions.writer import SessionWriter
@@ -63,12 +63,14 @@ def fork_session(source: SessionFiles, cwd: Path, *, name: str | None = None) ->
     An unnamed fork of a named session is called `<name> (fork)` (names are unique in a project;
     the copied `session_info` would otherwise make two sessions answer to one name)."""
     cleaned = checked_name(name, cwd) if name is not None else None
-    session = _saved_session(source, "fork")
-    if cleaned is None and session.name:
-        derived = unique_title(copy_title(session.name, "fork"), cwd, session_id=None)
-        result = fork_files(session, _new_files(source), name=derived, user_named=False)
-    else:
-        result = fork_files(session, _new_files(source), name=cleaned)
+
+    def naming(session: Session) -> tuple[str | None, bool]:
+        if cleaned is None and session.name:
+            return unique_title(copy_title(session.name, "fork"), cwd, session_id=None), False
+        return cleaned, True
+
+    # the copy starts before the source is opened: the kernel copies while the core scans
+    result = fork_opening(source, _new_files(source), lambda: _saved_session(source, "fork"), naming)
     from ..checkpoints.blob_rule import enforce_file
 
     # the copied blob folder lacks what the real CLI cleaned up in the source: made again

@@ -140,7 +140,7 @@ def _full_pass(connection: sqlite3.Connection, folder: str, problems: list[str],
         except OSError:
             continue
     known: dict[str, tuple[object, ...]] = {str(from_db(row[0])): row[1:] for row in connection.execute(
-        "SELECT path, size, mtime_ns, inode, meta_sig, ctime_ns, fingerprint FROM sessions INDEXED BY sessions_stat "
+        "SELECT path, size, mtime_ns, inode, meta_sig, ctime_ns, fingerprint FROM sessions INDEXED BY sessions_folder "
         "WHERE folder = ?", (to_db(folder),))}
     gone = [path for path in known if path not in transcripts]
     _check_fingerprints(known, transcripts, metas)

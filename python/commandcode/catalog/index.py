@@ -9,7 +9,7 @@ transcript's index sidecar, so only appended bytes are scanned), and their rows 
 searchable text is read here: a listing, `-c`, `-r` or a name check never waits for text
 indexing (`text_index.py`, the search's own index, built off this path). Rows of transcripts that
 are gone are dropped (the cache forgets; no session file is ever touched). Work is committed in
-batches, so another listing waits at most one batch. `progress(done_bytes, total_bytes)` is
+batches (the next batch summarized while one is written), so another listing waits at most one batch. `progress(done_bytes, total_bytes)` is
 called after each batch of a large refresh (the CLI draws a progress bar with it).
 """
 
@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
 
 from .db import ROW_STATE_COLUMNS, Catalog, from_db, to_db
 from .freshness import META_SUFFIX, FolderState, changed_files, record_snapshots
-from .native_summary import summarize_paths
+from .native_summary import SIDECAR_FROM_BYTES, Summarized, summarize_paths
 from .summary import SessionSummary
 from .times import sort_key
 
@@ -93,7 +94,9 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
     if not work:
         record_snapshots(connection, states)
         return report
-    work.sort(key=lambda item: -item.size)  # the big ones first: both cores stay busy to the end
+    # The big ones first (both cores stay busy to the end), the rest in path order: each batch then
+    # grows the path-keyed table and index at their ends instead of rewriting pages all over them.
+    work.sort(key=_work_order)
     total = sum(item.size for item in work)
     done = 0
     # Thousands of rows are built and dropped here: the cycle collector would walk them all, in
@@ -103,9 +106,7 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
     collecting = gc.isenabled()
     gc.disable()
     try:
-        for start in range(0, len(work), BATCH):
-            batch = work[start:start + BATCH]
-            results = summarize_paths([item.path for item in batch], [item.stat for item in batch], metas)
+        for batch, results in _summarized(work, metas):
             connection.execute("BEGIN IMMEDIATE")
             try:
                 rows = [_values(item, summary, fingerprint) for item, (summary, fingerprint) in zip(batch, results)]
@@ -125,6 +126,43 @@ def refresh(catalog: Catalog, folders: Iterable[str], *, problems: list[str],
             gc.enable()
     record_snapshots(connection, states)
     return report
+
+
+def _summarized(work: list[_Work], metas: set[str]) -> Iterator[tuple[list[_Work], list[Summarized]]]:
+    """Each batch of `work` with its summaries, the next batch summarized in a thread while the
+    caller writes this one (the core releases the GIL, and so does SQLite while it writes)."""
+    batches = [work[start:start + BATCH] for start in range(0, len(work), BATCH)]
+
+    def summarize(batch: list[_Work], into: list[list[Summarized] | BaseException]) -> None:
+        try:
+            into.append(summarize_paths([item.path for item in batch], [item.stat for item in batch], metas))
+        except BaseException as error:  # met again by the caller
+            into.append(error)
+
+    ahead: tuple[threading.Thread, list[list[Summarized] | BaseException]] | None = None
+    try:
+        for number, batch in enumerate(batches):
+            found: list[list[Summarized] | BaseException] = []
+            if ahead is None:
+                summarize(batch, found)
+            else:
+                ahead[0].join()
+                found, ahead = ahead[1], None
+            if number + 1 < len(batches):
+                into: list[list[Summarized] | BaseException] = []
+                ahead = (threading.Thread(target=summarize, args=(batches[number + 1], into), daemon=True), into)
+                ahead[0].start()
+            if isinstance(found[0], BaseException):
+                raise found[0]
+            yield batch, found[0]
+    finally:
+        if ahead is not None:  # the caller stopped early: the thread is not left behind
+            ahead[0].join()
+
+
+def _work_order(item: _Work) -> tuple[int, int, bytes]:
+    big = item.size >= SIDECAR_FROM_BYTES
+    return (0 if big else 1, -item.size if big else 0, item.path.encode("utf-8", "surrogatepass"))
 
 
 def _path_order(values: list[object]) -> bytes:

@@ -6,7 +6,10 @@
   does) followed by the source's body **copied by the kernel** (`copy_file_range`, a reflink
   where the file system makes one), range by range around the lines the scan skipped, so torn or
   corrupt lines stay out of the new tree (the count is returned); a name adds one `session_info`
-  entry under the source's leaf;
+  entry under the source's leaf. `fork_opening` starts that copy (and its write-back) before the
+  source is scanned, from a header built on the source's first line, and keeps it only when the
+  scan agrees (no skipped line, the same header and size): a fork of a session no index sidecar
+  describes costs about the longer of the scan and the copy, not their sum;
 - the checkpoints file is copied as it is: its backups name objects of the shared store (or the
   real CLI's raw blobs, which are hard-linked into the fork's `file-history/`), so nothing is
   copied twice and a rewind in the fork restores the same bytes;
@@ -21,6 +24,9 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
 
 from ..errors import InvalidSessionError
 from ..storage.durable import write_all
@@ -29,7 +35,7 @@ from ..storage.jsonfmt import encode_entry, encode_line
 from ..storage.regular import open_regular, read_if_exists
 from ..storage.values import Frozen
 from .files import SessionFiles
-from .format import build_header
+from .format import FORMAT_VERSION, build_header
 from .lineage import EntryIds, NewSessionFiles, lineage_meta
 from .reader import Session
 
@@ -128,24 +134,61 @@ def fork_files(session: Session, target: SessionFiles, *, name: str | None = Non
         InvalidSessionError: the source changed under the copy (nothing was left behind).
         OSError: a file could not be read or written (nothing was left behind).
     """
-    source = session.files
-    ranges = body_ranges(session)
-    checkpoints = read_if_exists(source.checkpoints, follow=False)
-    branch_point = session.leaf_id
+    return _fork(session.files, target, lambda: session, lambda _: (name, user_named), early=False)
+
+
+Naming = Callable[[Session], tuple[str | None, bool]]
+
+
+def fork_opening(source: SessionFiles, target: SessionFiles, opener: Callable[[], Session],
+                 naming: Naming) -> CopyResult:
+    """`fork_files` of the session `opener` opens, with the body copy started first: the kernel
+    copies the transcript (and writes it back to the disk) while the core scans it, which is most
+    of a fork of a session no index sidecar describes yet. `naming(session)` gives the fork's name
+    and whether the user chose it. The copy is kept only when the scan then says it was right (the
+    header is the first line, with the cwd the copy's header took from it, and no line was
+    skipped); otherwise the transcript is written again range by range, as `fork_files` does.
+
+    Raises:
+        as `fork_files`, and whatever `opener` or `naming` raise (nothing is left behind).
+    """
+    return _fork(source, target, opener, naming, early=True)
+
+
+def _fork(source: SessionFiles, target: SessionFiles, opener: Callable[[], Session], naming: Naming, *,
+          early: bool) -> CopyResult:
     with NewSessionFiles(target) as new:
         descriptor = new.open_transcript()
         try:
-            write_all(descriptor, encode_line(build_header(target.session_id, iso_now(), session.cwd)))
-            last = b"\n"
-            reader = open_regular(session.path)
+            copy = EarlyBody.begin(source.transcript, descriptor, target.session_id) if early else None
             try:
-                for offset, length in ranges:
-                    copy_range(reader, descriptor, offset, length)
-                if ranges:
-                    offset, length = ranges[-1]
-                    last = os.pread(reader, 1, offset + length - 1)
+                session = opener()
             finally:
-                os.close(reader)
+                if copy is not None:
+                    copy.join()
+            name, user_named = naming(session)
+            ranges = body_ranges(session)
+            checkpoints = read_if_exists(source.checkpoints, follow=False)
+            branch_point = session.leaf_id
+            if copy is None or not copy.matches(session, ranges):
+                if copy is not None:  # the scan disagrees with the guess: the plain way, from the start
+                    os.ftruncate(descriptor, 0)
+                    os.lseek(descriptor, 0, os.SEEK_SET)
+                write_all(descriptor, encode_line(build_header(target.session_id, iso_now(), session.cwd)))
+                reader = open_regular(session.path)
+                try:
+                    for offset, length in ranges:
+                        copy_range(reader, descriptor, offset, length)
+                finally:
+                    os.close(reader)
+            last = b"\n"
+            if ranges:
+                offset, length = ranges[-1]
+                reader = open_regular(session.path)
+                try:
+                    last = os.pread(reader, 1, offset + length - 1)
+                finally:
+                    os.close(reader)
             tail = b"" if last == b"\n" else b"\n"  # a valid last line without its newline
             if name:
                 entry_id = EntryIds(session).new()
@@ -164,3 +207,71 @@ def fork_files(session: Session, target: SessionFiles, *, name: str | None = Non
         new.write_meta(lineage_meta(session, title=name, named=bool(name) and user_named, branch_point=branch_point))
         new.publish()
     return CopyResult(target, session.id, len(session.skipped_lines), branch_point)
+
+
+class EarlyBody:
+    """The fork's transcript written before the source is scanned: a header built from the
+    source's first line (its cwd), then the rest of the file copied by the kernel and written back
+    to the disk (`fdatasync`), in a thread (both calls release the GIL)."""
+
+    def __init__(self, cwd: str, start: int, end: int) -> None:
+        self.cwd, self.start, self.end = cwd, start, end
+        self.failed: BaseException | None = None
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def begin(cls, path: Path, descriptor: int, session_id: str) -> EarlyBody | None:
+        """The copy under way, or None when the first line is no header to build on (or the
+        source cannot be read: the scan says why)."""
+        try:
+            reader = open_regular(path)
+        except OSError:
+            return None
+        try:
+            head = os.pread(reader, _HEADER_PROBE, 0)
+            newline = head.find(b"\n")
+            cwd = _header_cwd(head[:newline]) if newline >= 0 else None
+            if cwd is None:
+                os.close(reader)
+                return None
+            copy = cls(cwd, newline + 1, os.fstat(reader).st_size)
+            write_all(descriptor, encode_line(build_header(session_id, iso_now(), cwd)))
+        except BaseException:
+            os.close(reader)
+            raise
+        copy._thread = threading.Thread(target=copy._copy, args=(reader, descriptor), name="fork-copy", daemon=True)
+        copy._thread.start()
+        return copy
+
+    def _copy(self, reader: int, descriptor: int) -> None:
+        try:
+            copy_range(reader, descriptor, self.start, self.end - self.start)
+            os.fdatasync(descriptor)
+        except BaseException as error:  # the plain copy after the scan meets it again, or not
+            self.failed = error
+        finally:
+            os.close(reader)
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+    def matches(self, session: Session, ranges: list[tuple[int, int]]) -> bool:
+        """Whether the copy is the one the scan asks for."""
+        wanted = [(self.start, self.end - self.start)] if self.end > self.start else []
+        return self.failed is None and not session.header.synthesized and session.cwd == self.cwd \
+            and ranges == wanted
+
+
+def _header_cwd(line: bytes) -> str | None:
+    """The `cwd` of a v3 header line (None: not one)."""
+    import json
+
+    try:
+        header = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(header, dict) or header.get("type") != "session" or header.get("version") != FORMAT_VERSION:
+        return None
+    cwd = header.get("cwd")
+    return cwd if isinstance(cwd, str) else None

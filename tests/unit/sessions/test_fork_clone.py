@@ -182,3 +182,60 @@ def test_a_header_only_session_forks_to_a_header_only_session(home: Path, workdi
     lines = result.files.transcript.read_bytes().splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["id"] == result.files.session_id
     assert open_session(result.files.transcript).entry_count == 0
+
+
+def _forked_with(files: SessionFiles, workdir: Path, monkeypatch: pytest.MonkeyPatch,
+                 before_scan: object = None) -> tuple[Path, list[bool]]:
+    """A fork through `fork_opening` (the body copied while the source is scanned), recording
+    whether the early copy was kept; `before_scan()` runs between the copy's start and the scan."""
+    kept: list[bool] = []
+    matches = fork_module.EarlyBody.matches
+
+    def recorded(self: fork_module.EarlyBody, session: object, ranges: list[tuple[int, int]]) -> bool:
+        kept.append(matches(self, session, ranges))  # type: ignore[arg-type]
+        return kept[-1]
+
+    monkeypatch.setattr(fork_module.EarlyBody, "matches", recorded)
+
+    def opener() -> object:
+        if callable(before_scan):
+            before_scan()
+        return open_session(files.transcript)
+
+    target = SessionFiles(files.folder, "5d1c7a0e-8f4e-4b8a-9a51-3c2b1e0f9d77")
+    result = fork_module.fork_opening(files, target, opener, lambda session: (None, True))  # type: ignore[arg-type,return-value]
+    return result.files.transcript, kept
+
+
+def test_the_body_copied_during_the_scan_is_kept_only_when_the_scan_agrees(home: Path, workdir: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    files, _ids = branched_session(workdir)
+    source = files.transcript.read_bytes()
+    forked, kept = _forked_with(files, workdir, monkeypatch)
+    assert kept == [True] and _lines(forked)[1:] == _lines(files.transcript)[1:]
+    assert json.loads(_lines(forked)[0])["cwd"] == str(workdir)
+    os.unlink(forked)
+    for path in forked.parent.glob("5d1c7a0e-*"):
+        path.unlink()
+
+    # appended between the copy's start and the scan: the scan's bytes are forked, not the copy's
+    def append() -> None:
+        with open(files.transcript, "ab") as handle:
+            handle.write(_lines(files.transcript)[-1].replace(b'"id":"', b'"id":"z', 1))
+
+    forked, kept = _forked_with(files, workdir, monkeypatch, append)
+    assert kept == [False] and _lines(forked)[1:] == _lines(files.transcript)[1:]
+    assert len(_lines(forked)) == len(source.splitlines()) + 1
+    assert open_session(forked).skipped_lines == []
+
+
+def test_a_source_whose_first_line_is_no_header_is_forked_the_plain_way(home: Path, workdir: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    files, _ids = branched_session(workdir)
+    lines = _lines(files.transcript)
+    files.transcript.write_bytes(b'{"broken\n' + b"".join(lines))  # a torn first line, the header second
+    forked, kept = _forked_with(files, workdir, monkeypatch)
+    assert kept == []  # no header on the first line: no early copy at all
+    data = forked.read_bytes()
+    assert b'{"broken' not in data and _lines(forked)[1:] == lines[1:]
+    assert json.loads(_lines(forked)[0])["cwd"] == str(workdir)
