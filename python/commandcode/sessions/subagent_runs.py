@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..errors import CommandcodeError
-from ..storage.lock import lock_holder
+from .lock import lock_holder
 from ..storage.regular import read_regular
 from .files import SessionFiles
 
