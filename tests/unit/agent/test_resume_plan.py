@@ -68,7 +68,7 @@ def test_session_option_takes_a_path_outside_the_project_or_a_unique_prefix(home
         _plan(workdir, session_option="ffff")
 
     with plan.open() as agent:  # appended where it is
-        agent.run_turn("hello loose")
+        agent.turns.run_turn("hello loose")
     assert "hello loose" in loose.read_text()
     assert not (project_dir(workdir) / loose.name).exists()
 
@@ -150,8 +150,8 @@ def test_a_session_another_process_writes_is_offered_read_only(home: Path, workd
         assert str(holder.pid) in str(refused.value) and refused.value.hint
         before = transcript.read_bytes()
         with plan.read_only() as agent:
-            assert agent.messages and agent.messages[0]["role"] == "user"
-            agent.run_turn("not saved")
+            assert agent.handle.messages and agent.handle.messages[0]["role"] == "user"
+            agent.turns.run_turn("not saved")
         assert transcript.read_bytes() == before
     finally:
         stop(holder)

@@ -98,7 +98,7 @@ def test_a_session_another_process_writes_offers_read_only(home: Path, workdir: 
         agent = open_plan(shell, AgentSession.plan_resume(workdir, reference=sid(1)))
         assert f"process {holder.pid} is writing" in shell.questions[0]
         if expect == "read-only":
-            assert agent is not None and agent.persist is False
+            assert agent is not None and agent.handle.persist is False
         else:
             assert agent is None
     finally:
@@ -124,10 +124,12 @@ def test_a_big_idle_session_asks_summary_or_full(home: Path, workdir: Path, monk
     os.utime(transcript, (1, 1))
     compacted: list[bool] = []
 
-    def compact(self: AgentSession, *args: object, **kwargs: object) -> None:
-        compacted.append(self._writer is not None)  # inside the writer
+    from commandcode.agent.compaction_hooks import SessionCompaction
 
-    monkeypatch.setattr(AgentSession, "compact", compact)
+    def compact(self: SessionCompaction, *args: object, **kwargs: object) -> None:
+        compacted.append(self._handle.is_open)  # inside the writer
+
+    monkeypatch.setattr(SessionCompaction, "compact", compact)
     shell = ResumeShell(_current(workdir), pick=None, choose=answer)
     plan = AgentSession.plan_resume(workdir, reference=sid(1))
     assert plan.offer_summary
