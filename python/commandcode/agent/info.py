@@ -73,7 +73,7 @@ def checkpoint_state(agent: AgentSession) -> dict[str, Any]:
             pass
     manager = agent.handle.manager
     return {"count": rewindable, "backups": sum(record.backup_count for record in records),
-            "store_bytes": store_bytes, "paused": bool(getattr(manager, "paused", False))}
+            "store_bytes": store_bytes, "paused": manager is not None and manager.paused}
 
 
 def share_state(path: os.PathLike[str] | str) -> dict[str, Any]:

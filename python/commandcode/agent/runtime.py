@@ -11,7 +11,8 @@ parts are put together. It picks the session (new, resumed by reference, the mos
 
 No collaborator touches another's state; they share the handle. Here besides: the session's
 identity (`session_id`, `files`, `cwd`, `folder`, `name`), opening and closing it, `/status`,
-the title suggestion and the export.
+the title suggestion and the export. A resume a front end plans first (what it restores, what
+to ask) is `agent.resume.plan_resume`, whose `ResumePlan.open` makes the `AgentSession`.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ from .turns import SessionTurns
 
 if TYPE_CHECKING:
     from ..export.document import ExportResult
-    from .resume import ResumePlan
 
 CHECKPOINTS_SUFFIX = ".checkpoints.jsonl"
 
@@ -120,14 +120,6 @@ class AgentSession:
         else:
             files = resolve_session(reference, here)
         return cls(files, session_folder(files), is_new=False, **options)
-
-    @staticmethod
-    def plan_resume(cwd: Path, **how: Any) -> ResumePlan:
-        """Finds and plans a resume (`-r`, `-c`, `--session`, a picked session): what it restores
-        and what to ask first; `.open()` then makes the session. See `agent/resume.py`."""
-        from .resume import plan_resume
-
-        return plan_resume(cwd, **how)
 
     def _open_copy(self, result: CopyResult) -> AgentSession:
         """The session object of a fork or clone of this one (not open for writing yet)."""

@@ -53,8 +53,9 @@ class SessionNavigation:
 
     def branch_summarizer(self) -> Summarizer:
         """What writes a branch summary (see the module docstring)."""
+        asks_model = self.summary_by_model()  # first: it adopts the recorded model of a session not open
         model = self._models.model
-        if not (self.summary_by_model() and isinstance(model, Summarizes)):
+        if not (asks_model and isinstance(model, Summarizes)):
             return self.summarizer
         summarize, fallback, notify = model.summarize, self.summarizer, self._handle.notify
 

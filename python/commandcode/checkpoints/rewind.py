@@ -87,7 +87,7 @@ class RewindOptions:
     faults: dict[str, int] | None = None
 
 
-DEFAULTS = RewindOptions()
+_DEFAULTS = RewindOptions()
 
 
 def recover_pending(files: SessionFiles, root: Path | None, *, store: backups.BackupStore | None = None,
@@ -100,7 +100,7 @@ def recover_pending(files: SessionFiles, root: Path | None, *, store: backups.Ba
     return outcome
 
 
-def rewind(files: SessionFiles, cwd: Path, number: int, mode: RewindMode, options: RewindOptions = DEFAULTS) -> RewindResult:
+def rewind(files: SessionFiles, cwd: Path, number: int, mode: RewindMode, options: RewindOptions = _DEFAULTS) -> RewindResult:
     """Rewinds session `files` (working directory `cwd`) to checkpoint `number`, as `options` say.
 
     Everything that can be checked is checked before anything is written: the checkpoint and
@@ -142,7 +142,7 @@ def rewind(files: SessionFiles, cwd: Path, number: int, mode: RewindMode, option
     return _session_operation(files, cwd, run, check, options, conversation=mode is not RewindMode.CODE)
 
 
-def redo(files: SessionFiles, cwd: Path, options: RewindOptions = DEFAULTS) -> RewindResult:
+def redo(files: SessionFiles, cwd: Path, options: RewindOptions = _DEFAULTS) -> RewindResult:
     """Undoes the newest rewind no redo has undone yet: every file it touched gets back the exact
     bytes and mode it had (or is deleted again), the checkpoints it marked rewound past are
     offered again, and the leaf returns to where it was. Checked like a rewind (outside edits

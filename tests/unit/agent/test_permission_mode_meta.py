@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from commandcode.agent.resume import plan_resume
 from commandcode.agent.runtime import AgentSession
 from helpers.cli import read_meta_file
 
@@ -21,9 +22,9 @@ def test_the_launch_mode_is_written_with_the_first_commit_and_restored_by_c(home
         assert not agent.files.meta.exists()
         agent.turns.run_turn("hello")
         assert _meta(agent)["permissionMode"] == "acceptEdits"
-    plan = AgentSession.plan_resume(workdir, continue_last=True)
+    plan = plan_resume(workdir, continue_last=True)
     assert plan.permission_mode == "acceptEdits"
-    assert AgentSession.plan_resume(workdir, files=plan.files, source="picker").permission_mode is None
+    assert plan_resume(workdir, files=plan.files, source="picker").permission_mode is None
 
 
 def test_setting_the_mode_writes_it_at_once_and_plan_is_never_restored(home: Path, workdir: Path) -> None:
@@ -32,12 +33,12 @@ def test_setting_the_mode_writes_it_at_once_and_plan_is_never_restored(home: Pat
         assert "permissionMode" not in _meta(agent)  # a new session following the settings: nothing to say
         agent.models.set_permission_mode("plan")
         assert _meta(agent)["permissionMode"] == "plan"
-        assert AgentSession.plan_resume(workdir, continue_last=True).permission_mode is None
+        assert plan_resume(workdir, continue_last=True).permission_mode is None
         agent.models.set_permission_mode("acceptEdits")
-        assert AgentSession.plan_resume(workdir, continue_last=True).permission_mode == "acceptEdits"
+        assert plan_resume(workdir, continue_last=True).permission_mode == "acceptEdits"
         agent.models.set_permission_mode(None)
         assert "permissionMode" not in _meta(agent)
-        assert AgentSession.plan_resume(workdir, continue_last=True).permission_mode is None
+        assert plan_resume(workdir, continue_last=True).permission_mode is None
         session_id = agent.session_id
     with AgentSession.start(workdir, reference=session_id, permission_mode="acceptEdits") as resumed:
         resumed.turns.run_turn("again")  # a resumed session records the mode it runs in

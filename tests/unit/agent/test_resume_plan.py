@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from commandcode.agent.resume import plan_resume
 from commandcode.agent.runtime import AgentSession
 from commandcode.config.paths import project_dir
 from commandcode.errors import AmbiguousSessionError, SessionLockedError, SessionNotFoundError, UsageError
@@ -21,7 +22,7 @@ from helpers.session_files import sid, write_session
 
 
 def _plan(cwd: Path, **how: object):  # type: ignore[no-untyped-def]
-    return AgentSession.plan_resume(cwd, **how)
+    return plan_resume(cwd, **how)
 
 
 def test_r_takes_an_exact_id_then_a_name_and_refuses_two_of_a_name(home: Path, workdir: Path, tmp_path: Path) -> None:
