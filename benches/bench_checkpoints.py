@@ -52,7 +52,7 @@ from commandcode.checkpoints import store as backups
 from commandcode.checkpoints.manager import CheckpointManager
 from commandcode.checkpoints.modes import RewindMode
 from commandcode.checkpoints.records import read_checkpoints
-from commandcode.checkpoints.rewind import rewind
+from commandcode.checkpoints.rewind import RewindOptions, rewind
 from commandcode.checkpoints.rewind_code import plan_code
 from commandcode.config.paths import data_dir, project_dir
 from commandcode.sessions.files import SessionFiles
@@ -225,7 +225,7 @@ def time_rewinds(home: Path, project: Path, runs: int, count: int) -> dict[str, 
 
     end_to_end, native_only, swapped, dry = [], [], [], []
     for run in range(runs + 1):
-        spent = timed(lambda: rewind(session, project, 1, RewindMode.CODE, store=store), settle=True)
+        spent = timed(lambda: rewind(session, project, 1, RewindMode.CODE, RewindOptions(store=store)), settle=True)
         assert all(path.read_bytes() == originals[path] for path in chosen)
         put_edits_back()
         native = timed(
@@ -241,7 +241,7 @@ def time_rewinds(home: Path, project: Path, runs: int, count: int) -> dict[str, 
         )
         assert all(path.read_bytes() == originals[path] for path in chosen)
         put_edits_back()
-        checked = timed(lambda: rewind(session, project, 1, RewindMode.CODE, store=store, dry_run=True), settle=True)
+        checked = timed(lambda: rewind(session, project, 1, RewindMode.CODE, RewindOptions(store=store, dry_run=True)), settle=True)
         if run:
             end_to_end.append(spent)
             native_only.append(native)

@@ -75,15 +75,15 @@ def worker(work: Path, count: int) -> dict[str, object]:
     prompt = "make files\ncall bash " + json.dumps({"command": _command(count)})
     agent = AgentSession.start(project, permission_mode="bypassPermissions").__enter__()
     start = time.perf_counter()
-    agent.run_turn(prompt)
+    agent.turns.run_turn(prompt)
     turn = time.perf_counter() - start
     agent.close()  # what `-p` waits for before it exits: the store pass of what the command left
     closed = time.perf_counter() - start
     with AgentSession.for_reference(agent.session_id) as again:
-        recorded = len(again.checkpoint_records()[-1].files)
+        recorded = len(again.rewinds.checkpoint_records()[-1].files)
         assert recorded == count, (recorded, count)
         start = time.perf_counter()
-        again.rewind(1, RewindMode.CODE)
+        again.rewinds.rewind(1, RewindMode.CODE)
         rewound = time.perf_counter() - start
     assert not (project / "gen").exists() or not any((project / "gen").iterdir())
     command = sum(in_turn)

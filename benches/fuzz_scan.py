@@ -336,7 +336,7 @@ def run_plan(data: bytes, work: Path, *, real: bool) -> None:
     global _SANDBOX
     from commandcode.checkpoints.modes import RewindMode
     from commandcode.checkpoints.records import read_checkpoints
-    from commandcode.checkpoints.rewind import rewind
+    from commandcode.checkpoints.rewind import RewindOptions, rewind
     from commandcode.checkpoints.rewind_numbers import checkpoint_numbers
     from commandcode.errors import CommandcodeError
 
@@ -353,7 +353,7 @@ def run_plan(data: bytes, work: Path, *, real: bool) -> None:
     for number in numbers:
         for dry_run in (True, False) if real else (True,):
             try:
-                rewind(sandbox.files, sandbox.project, number, RewindMode.CODE, dry_run=dry_run, force=True)
+                rewind(sandbox.files, sandbox.project, number, RewindMode.CODE, RewindOptions(dry_run=dry_run, force=True))
             except (CommandcodeError, OSError):
                 pass
             except Exception as error:

@@ -192,7 +192,7 @@ def test_a_crash_between_the_restore_and_the_checkpoints_update_is_not_an_outsid
 
 def test_a_failed_restore_puts_the_checkpoints_file_back_with_the_files(home: Path, tmp_path: Path) -> None:
     from commandcode.checkpoints.modes import RewindMode
-    from commandcode.checkpoints.rewind import rewind
+    from commandcode.checkpoints.rewind import RewindOptions, rewind
     from commandcode.errors import RestoreError
 
     project = (tmp_path / "project").resolve()
@@ -201,7 +201,7 @@ def test_a_failed_restore_puts_the_checkpoints_file_back_with_the_files(home: Pa
     records_before = files.checkpoints.read_bytes()
     # Step 0 is the file, step 1 the checkpoints file: fail after the file was swapped in.
     with pytest.raises(RestoreError, match="injected failure"):
-        rewind(files, project, 1, RewindMode.CODE, faults={"fail_before_step": 1})
+        rewind(files, project, 1, RewindMode.CODE, RewindOptions(faults={"fail_before_step": 1}))
     assert target.read_text() == "three\n"
     assert files.checkpoints.read_bytes() == records_before
     rewind(files, project, 1, RewindMode.CODE)

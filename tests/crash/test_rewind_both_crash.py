@@ -35,7 +35,7 @@ KILL_BEFORE_LEAF = textwrap.dedent(
         os.kill(os.getpid(), signal.SIGKILL)
 
     rewinding.apply_conversation = killed  # kill -9 after the files and records landed, before the leaf moves
-    AgentSession.for_reference(sys.argv[1]).rewind(2, RewindMode.BOTH)
+    AgentSession.for_reference(sys.argv[1]).rewinds.rewind(2, RewindMode.BOTH)
     """
 )
 
@@ -48,13 +48,13 @@ def _session(project: Path) -> tuple[str, list[dict[str, object]], list[list[obj
     """Two turns over FILES files (the second also creates some); the trees and contexts before turn 2 and after it."""
     trees, contexts = [], []
     with AgentSession.start(project) as agent:
-        agent.run_turn("\n".join(_write(f"pkg/f{index}.txt", f"one {index}\n" * 50) for index in range(FILES)))
+        agent.turns.run_turn("\n".join(_write(f"pkg/f{index}.txt", f"one {index}\n" * 50) for index in range(FILES)))
         trees.append(snapshot(project))
-        contexts.append(list(agent.messages))
-        agent.run_turn("\n".join(_write(f"pkg/f{index}.txt", f"two {index}\n" * 80) for index in range(FILES))
+        contexts.append(list(agent.handle.messages))
+        agent.turns.run_turn("\n".join(_write(f"pkg/f{index}.txt", f"two {index}\n" * 80) for index in range(FILES))
                        + "\n" + _write("made/new.txt", "new"))
         trees.append(snapshot(project))
-        contexts.append(list(agent.messages))
+        contexts.append(list(agent.handle.messages))
         return agent.session_id, trees, contexts
 
 

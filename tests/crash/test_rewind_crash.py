@@ -29,11 +29,11 @@ RESTORE_SCRIPT = textwrap.dedent(
     from pathlib import Path
     from commandcode.sessions.files import SessionFiles
     from commandcode.checkpoints.modes import RewindMode
-    from commandcode.checkpoints.rewind import rewind
+    from commandcode.checkpoints.rewind import RewindOptions, rewind
     directory, session_id, project, delay = sys.argv[1:5]
     files = SessionFiles(Path(directory), session_id)
     print("ready", flush=True)
-    rewind(files, Path(project), 1, RewindMode.CODE, faults={"step_delay_ms": int(delay)})
+    rewind(files, Path(project), 1, RewindMode.CODE, RewindOptions(faults={"step_delay_ms": int(delay)}))
     print("done", flush=True)
     """
 )

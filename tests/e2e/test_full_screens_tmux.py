@@ -31,10 +31,10 @@ def long_session(home: Path, workdir: Path) -> tuple[str, str, int]:
 
     with AgentSession.start(workdir) as agent:
         agent.rename(LONG_NAME)
-        agent.run_turn("call write_file " + json.dumps({"file_path": "a.txt", "content": "one\n"}))
+        agent.turns.run_turn("call write_file " + json.dumps({"file_path": "a.txt", "content": "one\n"}))
         for number in range(39):
-            agent.run_turn(f"prompt number {number}")
-        agent.run_turn("call write_file " + json.dumps({"file_path": "a.txt", "content": "two " * 80}))
+            agent.turns.run_turn(f"prompt number {number}")
+        agent.turns.run_turn("call write_file " + json.dumps({"file_path": "a.txt", "content": "two " * 80}))
     session = open_session(agent.files.transcript)
     return agent.session_id, str(session.leaf_id), session.entry_count
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from commandcode.checkpoints.modes import RewindMode
-from commandcode.checkpoints.rewind import rewind
+from commandcode.checkpoints.rewind import RewindOptions, rewind
 from commandcode.sessions.files import SessionFiles
 from helpers.cli import run_cli, run_ok
 from helpers.npm_programs import Programs
@@ -52,7 +52,7 @@ def _ours_refuse(cwd: Path, data: Path, session: str, transcript: Path) -> list[
     refused = []
     for record in listed:
         if record["files"]:
-            result = rewind(files, cwd, record["number"], RewindMode.CODE, dry_run=True, allow_outside=True)
+            result = rewind(files, cwd, record["number"], RewindMode.CODE, RewindOptions(dry_run=True, allow_outside=True))
             refused.extend(f"checkpoint {record['number']}: {problem.message}" for problem in result.problems
                            if problem.code != "changed_outside")
     return refused

@@ -53,7 +53,7 @@ def test_each_commit_appears_on_the_open_page(home: Path, workdir: Path, monkeyp
             for turn in range(5):
                 marker = f"live-turn-{turn}"
                 started = time.time() * 1000
-                agent.run_turn(f"please answer {marker}")
+                agent.turns.run_turn(f"please answer {marker}")
                 returned = time.time() * 1000
                 # page.wait_for_function evaluates through `new Function`, which the page's CSP forbids
                 wait_for(lambda marker=marker: page.evaluate(f"'{marker}' in window.__seen"), what=marker)

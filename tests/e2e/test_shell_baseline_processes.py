@@ -63,15 +63,15 @@ def test_gc_keeps_the_baseline_of_an_open_session(home: Path, workdir: Path, mon
     original = target.read_bytes()
     monkeypatch.chdir(workdir)
     with AgentSession.start(workdir, permission_mode="bypassPermissions") as agent:
-        assert agent.run_turn("just answer").error is None
-        manager = agent.checkpoints()
+        assert agent.turns.run_turn("just answer").error is None
+        manager = agent.turns.checkpoints()
         assert manager is not None and manager.shell is not None
         manager.shell.wait()  # the baseline is taken; no checkpoint names these objects yet
         _age_every_object(home)
         run_ok(["doctor", "--gc"], workdir, home)
         assert _object_of(home, target).exists(), "the GC deleted an object the open session's baseline counts on"
-        assert agent.run_turn(_bash(f"rm {target.relative_to(workdir)}")).error is None
-    AgentSession.for_reference(agent.session_id).rewind(2, RewindMode.CODE)
+        assert agent.turns.run_turn(_bash(f"rm {target.relative_to(workdir)}")).error is None
+    AgentSession.for_reference(agent.session_id).rewinds.rewind(2, RewindMode.CODE)
     assert target.read_bytes() == original
 
 

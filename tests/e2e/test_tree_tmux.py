@@ -68,7 +68,7 @@ def test_the_navigator_opens_on_the_current_entry_at_every_size(home: Path, work
     with AgentSession.start(workdir) as agent:
         agent.rename("a rather long session name that would not fit on one line")
         for number in range(40):
-            agent.run_turn(f"prompt number {number}")
+            agent.turns.run_turn(f"prompt number {number}")
     leaf = open_session(agent.files.transcript).leaf_id
     socket = str(tmp_path / "tmux.sock")
     env = cli_env(home, TERM="xterm-256color")

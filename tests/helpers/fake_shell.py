@@ -39,7 +39,7 @@ class FakeShell(ShellBase):
             agent.__enter__()
         old = self._agent
         old.close()
-        if old.exists_on_disk:
+        if old.handle.exists_on_disk:
             self._previous_session_id = old.session_id
         self._agent = agent
 
@@ -55,7 +55,7 @@ class FakeShell(ShellBase):
     def show_recap(self) -> None:
         from commandcode.shell.recap import recap_lines
 
-        self.recaps.append([text for _, text in recap_lines(self.agent.messages)])
+        self.recaps.append([text for _, text in recap_lines(self.agent.handle.messages)])
 
     def notice(self, text: str) -> None:
         self.notices.append(text)

@@ -46,7 +46,7 @@ def main() -> None:
     prompt = f"{marker} stream" if kind == "stream" else \
         f'{marker} bash\ncall bash {{"command": "echo {marker}-out; sleep 20"}}'
     with AgentSession.start(Path.cwd(), reference=session_id, permission_mode="bypassPermissions") as agent:
-        result = agent.run_turn(prompt, on_event=on_event, cancel=cancel)
+        result = agent.turns.run_turn(prompt, on_event=on_event, cancel=cancel)
     print(json.dumps({"type": "result", "session_id": session_id, "interrupted": result.interrupted}), flush=True)
 
 

@@ -1,6 +1,6 @@
 """What a running turn tells its caller as it goes: `TurnEvent`.
 
-`AgentSession.run_turn(prompt, on_event=...)` calls `on_event` with one `TurnEvent` per thing a
+`agent.turns.run_turn(prompt, on_event=...)` calls `on_event` with one `TurnEvent` per thing a
 front end shows live:
 
 - `"text"`: a text delta of the model's reply (`text`), as it streams;

@@ -38,7 +38,7 @@ DEFAULT_CONTEXT_WINDOW = 200_000
 def context_window(agent: AgentSession) -> int:
     """The window the shell, compaction and `sessions status` all use: the settings'
     `contextWindow`, else the model's own (`providers.json`), else 200,000 tokens."""
-    window = agent.context_window()
+    window = agent.compaction.window()
     return window if window > 0 else DEFAULT_CONTEXT_WINDOW
 
 
@@ -60,7 +60,7 @@ def checkpoint_state(agent: AgentSession) -> dict[str, Any]:
     (one count everywhere: hidden records of rewinds and redos are not checkpoints to a user)."""
     try:
         records = read_checkpoints(agent.files.checkpoints)
-        rewindable = len(agent.checkpoint_choices())
+        rewindable = len(agent.rewinds.checkpoint_choices())
     except (CommandcodeError, OSError) as error:
         return {"count": 0, "backups": 0, "store_bytes": 0, "paused": False, "error": str(error)}
     digests = {item.store_object for record in records for item in record.files if item.store_object}
@@ -71,9 +71,9 @@ def checkpoint_state(agent: AgentSession) -> dict[str, Any]:
             store_bytes += os.stat(objects / digest[:2] / digest[2:]).st_size
         except (OSError, ValueError):
             pass
-    manager = getattr(agent, "_checkpoints", None)
+    manager = agent.handle.manager
     return {"count": rewindable, "backups": sum(record.backup_count for record in records),
-            "store_bytes": store_bytes, "paused": bool(getattr(manager, "paused", False))}
+            "store_bytes": store_bytes, "paused": manager is not None and manager.paused}
 
 
 def share_state(path: os.PathLike[str] | str) -> dict[str, Any]:
@@ -113,9 +113,9 @@ def session_status(agent: AgentSession, *, session: Session | None = None) -> di
         except (CommandcodeError, OSError):
             session = None
     meta = read_meta(files.meta) if exists else {}
-    agent.adopt_recorded_model(session)  # `sessions status`: the model the session goes on with
-    if agent.messages or session is None:
-        messages, entry_ids = agent.messages, agent.entry_ids
+    agent.models.adopt_recorded(session)  # `sessions status`: the model the session goes on with
+    if agent.handle.messages or session is None:
+        messages, entry_ids = agent.handle.messages, agent.handle.entry_ids
     else:
         context = session.context()
         messages, entry_ids = context.messages, context.entry_ids
@@ -123,15 +123,15 @@ def session_status(agent: AgentSession, *, session: Session | None = None) -> di
     window = context_window(agent)
     found = meta.get("compaction")
     compaction: dict[str, Any] = found if isinstance(found, dict) else {}
-    model = getattr(agent.model, "model_id", None)
+    model = agent.models.model.model_id
     return {
         "id": agent.session_id,
         "path": str(files.transcript) if exists else None,
         "name": agent.name,
         "cwd": str(agent.cwd),
         "model": model,
-        "effort": getattr(agent, "effort", None) or (session.effort if session is not None else None),
-        "permission_mode": agent.effective_permission_mode(),  # the one set, else the settings' defaultMode
+        "effort": agent.models.effort or (session.effort if session is not None else None),
+        "permission_mode": agent.models.effective_permission_mode(),  # the one set, else the settings' defaultMode
         "context_tokens": tokens,
         "context_window": window,
         "context_percent": round(100 * tokens / window, 1),
@@ -139,12 +139,12 @@ def session_status(agent: AgentSession, *, session: Session | None = None) -> di
         "lineage": {"parent_session_id": meta.get("parentSessionId"), "forked_at": meta.get("forkedAt"),
                     "branch_point": meta.get("branchPoint"), "kind": _copy_kind(meta, session)},
         "compaction": {"count": compaction.get("count", 0), "tokens_saved": compaction.get("tokensSaved", 0),
-                       "tokens_saved_this_run": getattr(agent, "compaction_saved", 0),
+                       "tokens_saved_this_run": agent.compaction.saved,
                        "last_tokens_saved": compaction.get("lastTokensSaved"),
                        "last_compacted_at": compaction.get("lastCompactedAt")},
         "checkpoints": checkpoint_state(agent),
         "trace_ids": trace_ids(meta),
-        "current_trace_id": agent.trace_id,
+        "current_trace_id": agent.turns.trace_id,
         "share": share_state(files.share),
         "scratchpad": _scratchpad(agent),
         "disk": agent.disk_line().removeprefix("disk: ") if exists else None,

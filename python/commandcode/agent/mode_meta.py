@@ -12,24 +12,36 @@ notice), never overwritten — the mode is a convenience, the session stands wit
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidSessionError
 from ..sessions.meta import update_meta
 
+if TYPE_CHECKING:
+    from .handle import SessionHandle
+
 UNKNOWN: Any = object()  # a resumed session's recorded mode, until it writes its own
 
 
-def record_mode(agent: Any) -> None:
-    """Writes `agent.permission_mode` into its meta when it is on disk and the mode changed."""
-    if not agent.persist or not agent.exists_on_disk or agent.permission_mode == agent.recorded_mode:
-        return
-    try:
-        update_meta(agent.files.meta, {"permissionMode": agent.permission_mode})
-    except InvalidSessionError:
-        agent.notify(f"{agent.files.meta.name} is not a JSON object; the permission mode is not recorded")
-        return
-    except OSError as error:
-        agent.notify(f"the permission mode is not recorded in {agent.files.meta.name}: {error.strerror or error}")
-        return
-    agent.recorded_mode = agent.permission_mode
+class ModeRecord:
+    """The permission mode `meta.permissionMode` last got from this process (`recorded`: None for
+    a new session, `UNKNOWN` for a resumed one until it writes its own)."""
+
+    def __init__(self, handle: SessionHandle, recorded: Any) -> None:
+        self._handle = handle
+        self.recorded = recorded
+
+    def write(self, mode: str | None) -> None:
+        """Writes `mode` into the handle's meta when the session is on disk and the mode changed."""
+        handle = self._handle
+        if not handle.persist or not handle.exists_on_disk or mode == self.recorded:
+            return
+        try:
+            update_meta(handle.files.meta, {"permissionMode": mode})
+        except InvalidSessionError:
+            handle.notify(f"{handle.files.meta.name} is not a JSON object; the permission mode is not recorded")
+            return
+        except OSError as error:
+            handle.notify(f"the permission mode is not recorded in {handle.files.meta.name}: {error.strerror or error}")
+            return
+        self.recorded = mode

@@ -1,15 +1,17 @@
-"""The checkpoint and rewind methods of `AgentSession` (mixed into it): listing the checkpoints
-with the rewinds each offers, rewinding and redoing through the open session's own writer and
-checkpoint manager, and finishing a restore a crash interrupted. The work is `checkpoints/`'s."""
+"""`SessionRewinds`: a session's checkpoints and rewinds, a collaborator of `AgentSession` taking
+the handle: listing the checkpoints with the rewinds each offers, rewinding and redoing through
+the open session's own writer and checkpoint manager (the handle's), and finishing a restore a
+crash interrupted. The work is `checkpoints/`'s."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
 from ..checkpoints.modes import RewindMode
 from ..checkpoints.records import Checkpoint, read_checkpoints
 from ..checkpoints.redo_points import redoable, require_undoable, undoable
 from ..checkpoints.rewind import (
+    RewindOptions,
     RewindResult,
     available_modes,
     checkpoint_numbers,
@@ -20,16 +22,8 @@ from ..checkpoints.rewind import (
     summaries_blocked,
 )
 from ..errors import CheckpointError
-from ..sessions.files import SessionFiles
-from .locate import session_folder
+from .handle import SessionHandle
 from .summarize import Summarizer
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from ..checkpoints.manager import CheckpointManager
-    from ..sessions.reader import Session
-    from ..sessions.writer import SessionWriter
 
 
 class CheckpointChoice:
@@ -41,39 +35,38 @@ class CheckpointChoice:
         self.number, self.record, self.modes = number, record, modes
 
 
-class RewindMethods:
-    """`AgentSession`'s checkpoints and rewinds; needs the attributes below from it."""
+class SessionRewinds:
+    """One session's checkpoints and rewinds; `summarizer` writes the summary of the summarizing
+    rewind modes."""
 
-    files: SessionFiles
-    summarizer: Summarizer
-    notify: Callable[[str], None]
-    _writer: SessionWriter | None
-    _checkpoints: CheckpointManager | None
-
-    def reload_context(self, session: Session | None = None) -> None: ...
+    def __init__(self, handle: SessionHandle, summarizer: Summarizer) -> None:
+        self._handle = handle
+        self.summarizer = summarizer
 
     def recover_interrupted_restore(self, *, allow_outside: bool = False) -> None:
         """Completes (or, for a journal of an older release, undoes) a restore of this session that
         a crash interrupted, and says so: the user sees which state their files are in. The journal
         may name nothing outside the session's folder (`allow_outside`: a rewind the user lets out of it)."""
-        folder = None if allow_outside else session_folder(self.files)
-        outcome = recover_pending(self.files, folder, writer=self._writer)
+        handle = self._handle
+        folder = None if allow_outside else handle.folder
+        outcome = recover_pending(handle.files, folder, writer=handle.open_writer)
         if outcome is not None:
             state, targets = outcome
             verb = "finished" if state == "completed" else "undid"
-            self.notify(f"{verb} a restore of session {self.files.session_id} that was interrupted "
-                        f"({len(targets)} file(s))")
+            handle.notify(f"{verb} a restore of session {handle.session_id} that was interrupted "
+                          f"({len(targets)} file(s))")
 
     def checkpoint_records(self) -> list[Checkpoint]:
         """The session's checkpoint records, as on disk."""
-        return read_checkpoints(self.files.checkpoints)
+        return read_checkpoints(self._handle.files.checkpoints)
 
     def checkpoint_choices(self, *, include_rewound: bool = False) -> list[CheckpointChoice]:
         """Every checkpoint on the conversation's path with its number and the rewinds it offers
         (`checkpoints list`); `include_rewound` adds the ones a rewind passed (`--all`)."""
         records = self.checkpoint_records()
-        has_transcript = self.files.transcript.exists()
-        blocked = summaries_blocked(self.files, records)
+        files = self._handle.files
+        has_transcript = files.transcript.exists()
+        blocked = summaries_blocked(files, records)
         return [CheckpointChoice(number, record, available_modes(records, index, has_transcript=has_transcript,
                                                                  summarizable=record.id not in blocked))
                 for index, (record, number) in enumerate(zip(records, checkpoint_numbers(records)))
@@ -87,30 +80,35 @@ class RewindMethods:
         """
         records = self.checkpoint_records()
         index = find_checkpoint(records, number)
-        return records[index], available_modes(records, index, has_transcript=self.files.transcript.exists(),
-                                               summarizable=records[index].id not in summaries_blocked(self.files, records))
+        files = self._handle.files
+        return records[index], available_modes(records, index, has_transcript=files.transcript.exists(),
+                                               summarizable=records[index].id not in summaries_blocked(files, records))
 
-    def rewind(self, number: int, mode: RewindMode, *, dry_run: bool = False, force: bool = False,
-               allow_outside: bool = False, diff: bool = False, faults: dict[str, int] | None = None) -> RewindResult:
+    def rewind(self, number: int, mode: RewindMode, options: RewindOptions | None = None) -> RewindResult:
         """Rewinds to just before turn `number` (see `checkpoints.rewind.rewind`), confined to
-        the session's folder unless `allow_outside`; while the session is open for writing, through
-        its own writer and checkpoint manager. `diff` adds diffs to a dry run's preview; `faults` are the
-        native restore's test hooks."""
-        result = rewind(self.files, session_folder(self.files), number, mode, dry_run=dry_run, force=force,
-                        allow_outside=allow_outside, diff=diff, writer=self._writer, checkpoints=self._checkpoints,
-                        summarizer=self.summarizer, faults=faults)
-        if not dry_run and self._writer is not None:  # the leaf moved: the next turn sends the rewound context
-            self.reload_context()
+        the session's folder unless `options.allow_outside`; while the session is open for writing,
+        through its own writer and checkpoint manager (those and the summarizer are filled in)."""
+        handle = self._handle
+        chosen = self._own(options, summarizer=self.summarizer)
+        result = rewind(handle.files, handle.folder, number, mode, chosen)
+        if not chosen.dry_run and handle.is_open:  # the leaf moved: the next turn sends the rewound context
+            handle.reload_context()
         return result
 
-    def redo(self, *, dry_run: bool = False, force: bool = False, allow_outside: bool = False, diff: bool = False,
-             faults: dict[str, int] | None = None) -> RewindResult:
+    def redo(self, options: RewindOptions | None = None) -> RewindResult:
         """Undoes the newest rewind not undone yet (see `checkpoints.rewind.redo`), like `rewind`."""
-        result = redo(self.files, session_folder(self.files), dry_run=dry_run, force=force, allow_outside=allow_outside,
-                      diff=diff, writer=self._writer, checkpoints=self._checkpoints, faults=faults)
-        if not dry_run and self._writer is not None:
-            self.reload_context()
+        handle = self._handle
+        chosen = self._own(options, summarizer=None)
+        result = redo(handle.files, handle.folder, chosen)
+        if not chosen.dry_run and handle.is_open:
+            handle.reload_context()
         return result
+
+    def _own(self, options: RewindOptions | None, *, summarizer: Summarizer | None) -> RewindOptions:
+        """`options` (the defaults when None) run through this session's writer and manager."""
+        handle = self._handle
+        return replace(options or RewindOptions(), writer=handle.open_writer, checkpoints=handle.manager,
+                       summarizer=summarizer)
 
     def redo_refusal(self) -> str | None:
         """Why the newest rewind cannot be undone although there is one (turns were made since

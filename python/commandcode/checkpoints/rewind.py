@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +62,32 @@ from .rewind_numbers import available_modes, checkpoint_numbers, find_checkpoint
 from .rewind_preview import fill_preview
 from .rewind_result import RewindResult, SkippedFile
 
-__all__ = ["RewindMode", "RewindResult", "SkippedFile", "Summarize", "available_modes", "checkpoint_numbers",
-           "find_checkpoint", "recover_pending", "redo", "rewind", "summaries_blocked"]
+__all__ = ["RewindMode", "RewindOptions", "RewindResult", "SkippedFile", "Summarize", "available_modes",
+           "checkpoint_numbers", "find_checkpoint", "recover_pending", "redo", "rewind", "summaries_blocked"]
+
+
+@dataclass(frozen=True)
+class RewindOptions:
+    """How a `rewind` or `redo` runs. `dry_run` checks and previews without writing (`diff` adds
+    unified diffs to the preview); `force` overwrites files changed outside the tracked tools;
+    `allow_outside` lets the restore write outside the session's folder. An agent rewinding its
+    own session passes the `writer` it holds and its `checkpoints` manager (flushed before,
+    reloaded after, so neither side overwrites the other); `summarizer` writes the summary of the
+    summarizing modes (the agent passes its provider's); `store` is the backup store (the user's
+    by default); `faults` are the native restore's test hooks."""
+
+    dry_run: bool = False
+    force: bool = False
+    allow_outside: bool = False
+    diff: bool = False
+    store: backups.BackupStore | None = None
+    writer: SessionWriter | None = None
+    checkpoints: CheckpointManager | None = None
+    summarizer: Summarize | None = None
+    faults: dict[str, int] | None = None
+
+
+_DEFAULTS = RewindOptions()
 
 
 def recover_pending(files: SessionFiles, root: Path | None, *, store: backups.BackupStore | None = None,
@@ -75,31 +100,12 @@ def recover_pending(files: SessionFiles, root: Path | None, *, store: backups.Ba
     return outcome
 
 
-def rewind(
-    files: SessionFiles,
-    cwd: Path,
-    number: int,
-    mode: RewindMode,
-    *,
-    dry_run: bool = False,
-    force: bool = False,
-    allow_outside: bool = False,
-    diff: bool = False,
-    store: backups.BackupStore | None = None,
-    writer: SessionWriter | None = None,
-    checkpoints: CheckpointManager | None = None,
-    summarizer: Summarize | None = None,
-    faults: dict[str, int] | None = None,
-) -> RewindResult:
-    """Rewinds session `files` (working directory `cwd`) to checkpoint `number`.
+def rewind(files: SessionFiles, cwd: Path, number: int, mode: RewindMode, options: RewindOptions = _DEFAULTS) -> RewindResult:
+    """Rewinds session `files` (working directory `cwd`) to checkpoint `number`, as `options` say.
 
     Everything that can be checked is checked before anything is written: the checkpoint and
     mode, the writer lock, the conversation's starting point, then the code restore (itself
-    verified before it writes); the conversation moves last. An agent rewinding its own session
-    passes the `writer` it holds and its `checkpoints` manager (flushed before, reloaded after,
-    so neither side overwrites the other); `summarizer` writes the summary of the summarizing
-    modes (the agent passes its provider's); `diff` adds unified diffs to a dry run's preview;
-    `faults` passes test hooks to the native restore.
+    verified before it writes); the conversation moves last.
 
     Raises:
         CheckpointError: no such checkpoint, or the mode is not offered for it.
@@ -123,37 +129,24 @@ def rewind(
 
     def run(records: list[Checkpoint], stack: contextlib.ExitStack, active: SessionWriter | None) -> RewindResult:
         index = check(records)
-        result = RewindResult(number=number, mode=mode, dry_run=dry_run)
+        result = RewindResult(number=number, mode=mode, dry_run=options.dry_run)
         conversation = None
         if mode is not RewindMode.CODE:
-            conversation = plan_conversation(files, records, index, mode, number, dry_run=dry_run, summarizer=summarizer)
+            conversation = plan_conversation(files, records, index, mode, number, dry_run=options.dry_run,
+                                             summarizer=options.summarizer)
             result.leaf_entry_id = conversation.target
         facts = {"op": OP_REWIND, "checkpoint": number, "checkpointId": records[index].id, "mode": mode.value}
-        return _operate(files, cwd, records, index, result, facts, conversation, stack=stack, writer=active,
-                        code=mode.restores_code, moves=mode.moves_conversation, force=force,
-                        allow_outside=allow_outside, diff=diff, store=store, faults=faults)
+        return _operate(_Step(files, cwd, records, index, result, facts, conversation, stack, active, options,
+                              code=mode.restores_code, moves=mode.moves_conversation))
 
-    return _session_operation(files, cwd, run, check, conversation=mode is not RewindMode.CODE, dry_run=dry_run,
-                              allow_outside=allow_outside, store=store, writer=writer, checkpoints=checkpoints)
+    return _session_operation(files, cwd, run, check, options, conversation=mode is not RewindMode.CODE)
 
 
-def redo(
-    files: SessionFiles,
-    cwd: Path,
-    *,
-    dry_run: bool = False,
-    force: bool = False,
-    allow_outside: bool = False,
-    diff: bool = False,
-    store: backups.BackupStore | None = None,
-    writer: SessionWriter | None = None,
-    checkpoints: CheckpointManager | None = None,
-    faults: dict[str, int] | None = None,
-) -> RewindResult:
+def redo(files: SessionFiles, cwd: Path, options: RewindOptions = _DEFAULTS) -> RewindResult:
     """Undoes the newest rewind no redo has undone yet: every file it touched gets back the exact
     bytes and mode it had (or is deleted again), the checkpoints it marked rewound past are
     offered again, and the leaf returns to where it was. Checked like a rewind (outside edits
-    are refused unless `force`).
+    are refused unless `options.force`; its `summarizer` is not used).
 
     Raises:
         CheckpointError: there is no rewind to undo.
@@ -165,33 +158,31 @@ def redo(
         facts = undone.redo or {}
         number = facts.get("checkpoint")
         mode = RewindMode(facts.get("mode", RewindMode.BOTH.value))
-        result = RewindResult(number=number if isinstance(number, int) else 0, mode=mode, dry_run=dry_run, redo=True,
-                              undid_redo=facts.get("op") == OP_REDO)
+        result = RewindResult(number=number if isinstance(number, int) else 0, mode=mode, dry_run=options.dry_run,
+                              redo=True, undid_redo=facts.get("op") == OP_REDO)
         leaf = facts.get("leafBefore")
         has_transcript = files.transcript.exists()
         conversation = ConversationPlan(leaf if isinstance(leaf, str) else None) if has_transcript else None
         result.leaf_entry_id = conversation.target if conversation is not None else None
         rewound = facts.get("rewoundBefore")
         own = {"op": OP_REDO, "undoes": undone.id, "checkpoint": result.number, "mode": mode.value}
-        return _operate(files, cwd, records, index, result, own, conversation, stack=stack, writer=active, code=True,
-                        moves=conversation is not None, force=force, allow_outside=allow_outside, diff=diff,
-                        store=store, faults=faults, marks=rewound if isinstance(rewound, list) else None, undone=undone)
+        return _operate(_Step(files, cwd, records, index, result, own, conversation, stack, active, options,
+                              code=True, moves=conversation is not None,
+                              marks=rewound if isinstance(rewound, list) else None, undone=undone))
 
-    return _session_operation(files, cwd, run, require_undoable, conversation=files.transcript.exists(),
-                              dry_run=dry_run, allow_outside=allow_outside, store=store, writer=writer,
-                              checkpoints=checkpoints)
+    return _session_operation(files, cwd, run, require_undoable, options, conversation=files.transcript.exists())
 
 
 Operation = Callable[[list[Checkpoint], contextlib.ExitStack, "SessionWriter | None"], RewindResult]
 
 
-def _session_operation(files: SessionFiles, cwd: Path, run: Operation, check: Callable[[list[Checkpoint]], int], *,
-                       conversation: bool, dry_run: bool, allow_outside: bool, store: backups.BackupStore | None,
-                       writer: SessionWriter | None, checkpoints: CheckpointManager | None) -> RewindResult:
+def _session_operation(files: SessionFiles, cwd: Path, run: Operation, check: Callable[[list[Checkpoint]], int],
+                       options: RewindOptions, *, conversation: bool) -> RewindResult:
     """Recovery first, the manager flushed, the request checked (a refusal touches nothing, not
     even the lock file), the writer lock taken (the session's own writer when it moves the
     conversation), then `run`; the manager re-reads the records afterwards."""
-    backups.recover_pending(files, None if allow_outside else cwd, store=store)
+    backups.recover_pending(files, None if options.allow_outside else cwd, store=options.store)
+    writer, checkpoints = options.writer, options.checkpoints
     finish_pending_conversation(files, Path(cwd), writer)
     if checkpoints is not None:
         checkpoints.flush()
@@ -199,7 +190,7 @@ def _session_operation(files: SessionFiles, cwd: Path, run: Operation, check: Ca
     try:
         with contextlib.ExitStack() as stack:
             active = writer
-            if active is None and not dry_run:
+            if active is None and not options.dry_run:
                 if conversation:
                     active = stack.enter_context(SessionWriter(files, str(cwd)))
                 else:
@@ -210,36 +201,44 @@ def _session_operation(files: SessionFiles, cwd: Path, run: Operation, check: Ca
             checkpoints.reload()
 
 
-def _operate(
-    files: SessionFiles,
-    cwd: Path,
-    records: list[Checkpoint],
-    index: int,
-    result: RewindResult,
-    facts: dict[str, Any],
-    conversation: ConversationPlan | None,
-    *,
-    stack: contextlib.ExitStack,
-    writer: SessionWriter | None,
-    code: bool,
-    moves: bool,
-    force: bool,
-    allow_outside: bool,
-    diff: bool,
-    store: backups.BackupStore | None,
-    faults: dict[str, int] | None,
-    marks: list[str] | None = None,
-    undone: Checkpoint | None = None,
-) -> RewindResult:
+@dataclass(frozen=True)
+class _Step:
+    """One rewind or redo, checked and about to run (`_operate`): the session, its records and
+    the index restored to, the result and redo-point facts being filled in, the conversation
+    plan (a leaf move when `moves`, else a summary), the exit stack the signals are deferred on,
+    the writer holding the lock, and whether files are restored (`code`). A redo also names the
+    marks it puts back and the redo point it undoes."""
+
+    files: SessionFiles
+    cwd: Path
+    records: list[Checkpoint]
+    index: int
+    result: RewindResult
+    facts: dict[str, Any]
+    conversation: ConversationPlan | None
+    stack: contextlib.ExitStack
+    writer: SessionWriter | None
+    options: RewindOptions
+    code: bool = False
+    moves: bool = False
+    marks: list[str] | None = None
+    undone: Checkpoint | None = None
+
+
+def _operate(step: _Step) -> RewindResult:
     """Puts the files back to their state at `records[index]` (when `code`), then the
-    conversation (`conversation`: a leaf move when `moves`, else a summary), recording a redo
-    point of the state before."""
-    store = store if store is not None else backups.BackupStore()
+    conversation (a leaf move when `moves`, else a summary), recording a redo point of the
+    state before."""
+    files, cwd, records, index, result, facts = step.files, step.cwd, step.records, step.index, step.result, step.facts
+    conversation, writer, code, moves, marks, undone = \
+        step.conversation, step.writer, step.code, step.moves, step.marks, step.undone
+    force, allow_outside, faults = step.options.force, step.options.allow_outside, step.options.faults
+    store = step.options.store if step.options.store is not None else backups.BackupStore()
     if result.dry_run:
         if code:
             restore_code(files, cwd, records, index, result, store=store, force=force, allow_outside=allow_outside,
                          faults=faults)
-            fill_preview(result, store, cwd, diff=diff)
+            fill_preview(result, store, cwd, diff=step.options.diff)
         return result
     leaf_before = writer.leaf_id if writer is not None else current_leaf(files)
     facts.update({"leafBefore": leaf_before, "rewoundBefore": rewound_ids(records)})
@@ -263,7 +262,7 @@ def _operate(
     result.redo_point_id = point.id
     # From the first file written to the checkpoints file, a Ctrl-C or `kill` waits: code,
     # conversation and checkpoints land together, then the signal is delivered.
-    stack.enter_context(deferred_signals())
+    step.stack.enter_context(deferred_signals())
     if code:
         restore_code(files, cwd, records, index, result, store=store, force=force, allow_outside=allow_outside,
                      faults=faults, point=point, records_after=after)

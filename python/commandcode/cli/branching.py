@@ -41,19 +41,19 @@ def fork_command(ref: str = REF_ARGUMENT,
                  as_json: bool = JSON_OPTION) -> None:
     """Copy a session's whole tree and checkpoints into a new session (the original is untouched)."""
     source = _open(ref)
-    _print_copy(source, source.fork(name), "forked", as_json)
+    _print_copy(source, source.navigation.fork(name), "forked", as_json)
 
 
 def clone_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
     """Copy only a session's active branch into a new session, without checkpoints."""
     source = _open(ref)
-    _print_copy(source, source.clone(), "cloned", as_json)
+    _print_copy(source, source.navigation.clone(), "cloned", as_json)
 
 
 def label_command(ref: str = REF_ARGUMENT, entry: str = ENTRY_ARGUMENT,
                   text: Optional[str] = typer.Argument(None, help="The label; leave it out to clear the label.")) -> None:
     """Attach a label to an entry of a session's tree, or clear it."""
-    target, changed = _open(ref).label(entry, text)
+    target, changed = _open(ref).navigation.label(entry, text)
     if not changed:
         stdout.print(f"entry {safe(target)}: " + ("no label to clear" if not (text or "").strip() else "already labelled so")
                      + "; nothing written")
@@ -74,7 +74,7 @@ def goto_command(ref: str = REF_ARGUMENT, entry: str = ENTRY_ARGUMENT,
     if summary is not None and no_summary:
         raise UsageError("--summary and --no-summary cannot be used together", hint="pass one of them")
     choice: str | bool | None = summary if summary is not None else (False if no_summary else None)
-    result = _open(ref).goto(entry, summary=choice)
+    result = _open(ref).navigation.goto(entry, summary=choice)
     if as_json:
         print_json(result.to_dict())
         return

@@ -91,7 +91,7 @@ class Reporter:
                              "output_style": "default"})
 
     def on_event(self, event: TurnEvent) -> None:
-        """A live turn event (`AgentSession.run_turn`'s `on_event`)."""
+        """A live turn event (`agent.turns.run_turn`'s `on_event`)."""
         if event.kind == "notice":  # an automatic compaction, a backup the cap dropped: a warning line now
             warn(event.text)
             self.noticed.append(event.text)

@@ -40,7 +40,7 @@ def _open(ref: str, *, allow_outside: bool = False) -> AgentSession:
     from ..agent.runtime import AgentSession
 
     agent = AgentSession.for_reference(ref, notify=warn)
-    agent.recover_interrupted_restore(allow_outside=allow_outside)
+    agent.rewinds.recover_interrupted_restore(allow_outside=allow_outside)
     return agent
 
 
@@ -70,7 +70,7 @@ def _checkpoint_rows(agent: AgentSession, *, include_rewound: bool = False) -> l
             "files": [_file_row(item) for item in choice.record.files],
             "modes": [mode.value for mode in choice.modes],
         }
-        for choice in agent.checkpoint_choices(include_rewound=include_rewound)
+        for choice in agent.rewinds.checkpoint_choices(include_rewound=include_rewound)
     ]
 
 
@@ -92,7 +92,7 @@ def list_command(
     cwd = agent.cwd
     rows = _checkpoint_rows(agent, include_rewound=show_all)
     if as_json:
-        print_json({"session": agent.session_id, "cwd": str(cwd), "checkpoints": rows, "canRedo": agent.can_redo()})
+        print_json({"session": agent.session_id, "cwd": str(cwd), "checkpoints": rows, "canRedo": agent.rewinds.can_redo()})
         return
     if not rows:
         stderr.print(f"session {safe(agent.session_id, one_line=True)} has no checkpoints")
@@ -115,13 +115,13 @@ def list_command(
             ", ".join(row["modes"]),
         )
     stdout.print(table)
-    if agent.can_redo():
+    if agent.rewinds.can_redo():
         stderr.print(f"a rewind can be undone: commandcode rewind {safe(agent.session_id, one_line=True)} --redo")
 
 
 def _choose_mode(agent: AgentSession, number: int) -> RewindMode | None:
     """The numbered rich prompt of the six choices; `None` for cancel."""
-    record, offered = agent.offered_modes(number)
+    record, offered = agent.rewinds.offered_modes(number)
     stderr.print(f"Rewind to checkpoint {number}: {safe(record.prompt or '(no prompt)', one_line=True)}")
     for position, mode in enumerate(offered, start=1):
         stderr.print(f"  {position}. {mode.label}")
@@ -226,9 +226,14 @@ def rewind_command(
         raise UsageError("--redo takes no --to or --mode", hint="it undoes the last rewind as it was")
     agent = _open(ref, allow_outside=allow_outside)
     cwd = agent.cwd
-    options: dict[str, Any] = {"force": force, "allow_outside": allow_outside, "faults": _test_faults()}
+    from ..checkpoints.rewind import RewindOptions
+
+    def options(preview: bool) -> RewindOptions:
+        return RewindOptions(dry_run=preview, diff=diff and preview, force=force, allow_outside=allow_outside,
+                             faults=_test_faults())
+
     if redo_last:
-        _confirmed_run(lambda preview: agent.redo(dry_run=preview, diff=diff and preview, **options),
+        _confirmed_run(lambda preview: agent.rewinds.redo(options(preview)),
                        cwd, dry_run=dry_run, yes=yes, as_json=as_json)
         return
     if to is None:
@@ -252,7 +257,7 @@ def rewind_command(
             stderr.print("Cancelled; nothing was changed")
             return
     number, picked = to, chosen
-    _confirmed_run(lambda preview: agent.rewind(number, picked, dry_run=preview, diff=diff and preview, **options),
+    _confirmed_run(lambda preview: agent.rewinds.rewind(number, picked, options(preview)),
                    cwd, dry_run=dry_run, yes=yes, as_json=as_json)
 
 

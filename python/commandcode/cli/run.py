@@ -119,15 +119,15 @@ def _run(prompt: str, reporter: Reporter, *, name: str | None, resume: str | Non
             warn("--no-session: this turn's edits are not checkpointed; no rewind can undo them")
         reporter.session_id = None if no_session else agent.session_id
         with agent:
-            reporter.model_id = agent.model.model_id
-            reporter.init(session_id=reporter.session_id, cwd=str(agent.cwd), model_id=agent.model.model_id,
-                          permission_mode=agent.effective_permission_mode())
+            reporter.model_id = agent.models.model.model_id
+            reporter.init(session_id=reporter.session_id, cwd=str(agent.cwd), model_id=agent.models.model.model_id,
+                          permission_mode=agent.models.effective_permission_mode())
             if name and name.strip():  # a blank -n names nothing (as before: the turn runs unnamed)
                 agent.rename(name)
             if effort:
-                agent.set_effort(effort)
+                agent.models.set_effort(effort)
             launched = True
-            result = agent.run_turn(prompt, on_event=reporter.on_event)
+            result = agent.turns.run_turn(prompt, on_event=reporter.on_event)
     except BaseException:
         if made is not None and not launched:  # the launch failed: the worktree made for it goes, with its branch
             from ..workspace.worktrees import abandon_fresh

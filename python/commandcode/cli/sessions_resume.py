@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..agent.runtime import AgentSession
+from ..agent.resume import plan_resume
 from ..errors import CommandcodeError
 from ..present.console import handle_errors, safe, stdout
 
@@ -15,7 +15,7 @@ from ..present.console import handle_errors, safe, stdout
 def relink_view(ref: str) -> None:
     """Moves a session whose working directory no longer exists to this directory's project."""
     cwd = Path(os.getcwd())
-    plan = AgentSession.plan_resume(cwd, reference=ref)
+    plan = plan_resume(cwd, reference=ref)
     if plan.missing_cwd is None:
         where = plan.recorded_cwd or "its directory"
         raise CommandcodeError(f"session {plan.files.session_id}'s directory {where} still exists; not relinking it",

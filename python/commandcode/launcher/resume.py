@@ -15,11 +15,11 @@ if TYPE_CHECKING:
 def plan_picked(cwd: Path, picked: SessionSummary, *, source: str = "picker",
                 model_override: str | None = None) -> ResumePlan:
     """The resume plan of a session the picker returned (`source`: "picker" at launch, "slash" in a session)."""
-    from ..agent.runtime import AgentSession
+    from ..agent.resume import plan_resume
     from ..sessions.files import SessionFiles
 
-    return AgentSession.plan_resume(cwd, files=SessionFiles.for_transcript(picked.path), source=source,
-                                    model_override=model_override)
+    return plan_resume(cwd, files=SessionFiles.for_transcript(picked.path), source=source,
+                       model_override=model_override)
 
 
 def checked_source(source: str) -> str:

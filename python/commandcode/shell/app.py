@@ -1,7 +1,7 @@
 """The interactive shell: the prompt loop and the real `Shell` that slash commands get.
 
 One `PromptSession` is the editor (history, completion, key bindings from `keys.py`). A prompt
-starts a turn in a worker thread (`agent.run_turn(prompt, on_event=, cancel=)`); its events are
+starts a turn in a worker thread (`agent.turns.run_turn(prompt, on_event=, cancel=)`); its events are
 printed above the prompt as they come (`render.py`), and the prompt stays up: what the user sends
 meanwhile is queued (shown dimmed) and sent when the turn ends, a few read-only commands
 (`IMMEDIATE`, `/trace` among them) run at once. When a turn ends the worker makes the prompt
@@ -56,7 +56,7 @@ class TurnRunner:
 
     def _run(self) -> None:
         try:
-            self.result = self.shell.agent.run_turn(self.prompt, on_event=self.live.on_event, cancel=self.cancel)
+            self.result = self.shell.agent.turns.run_turn(self.prompt, on_event=self.live.on_event, cancel=self.cancel)
         except BaseException as error:  # reported by the main thread, never a traceback
             self.error = error
         finally:
@@ -96,7 +96,7 @@ class InteractiveShell(ShellBase):
 
     def adopt(self, agent: AgentSession) -> None:
         """Wires a session made for this shell: its permission questions are asked here."""
-        agent.ask_permission = self._ask_permission
+        agent.turns.wire(self._ask_permission)
 
     @property
     def _agent(self) -> AgentSession:
@@ -131,18 +131,17 @@ class InteractiveShell(ShellBase):
         old = self._agent
         if old.session_id == agent.session_id:
             return
-        agent.permission_mode = old.permission_mode
-        agent.ask_permission = old.ask_permission
-        if keep_grants:  # `/fork` in this process keeps the session's grants (seed chapter 2)
-            agent.grants = old.grants
+        agent.models.carry_over(old.models)
+        # `/fork` in this process keeps the session's grants (seed chapter 2)
+        agent.turns.wire(old.turns.ask_permission, old.turns.grants if keep_grants else None)
         if not agent.is_open:
             agent.__enter__()
         old.close()
-        if old.exists_on_disk:
+        if old.handle.exists_on_disk:
             self._previous_session_id = old.session_id
         self._agents = Deferred.ready(agent)
         self.calls.clear()
-        if not agent.is_new:  # a resumed, forked or cloned session: where the conversation stands
+        if not agent.handle.is_new:  # a resumed, forked or cloned session: where the conversation stands
             self.show_recap()
         self.refresh_status()
         terminal.set_title(agent.name or "commandcode")
@@ -152,7 +151,7 @@ class InteractiveShell(ShellBase):
         """A resumed session that is shared gets its live page back (`sharing.client.rearm`: a
         server that lost the share serves it again), or one notice says why it is not live."""
         agent = self._agent
-        if agent.is_new or not agent.files.share.exists():
+        if agent.handle.is_new or not agent.files.share.exists():
             return
         from ..sharing.client import rearm
 
@@ -166,7 +165,7 @@ class InteractiveShell(ShellBase):
     def show_recap(self) -> None:
         from .recap import recap_lines
 
-        lines = recap_lines(self._agent.messages)
+        lines = recap_lines(self._agent.handle.messages)
         if lines:
             self.output.recap(lines)
 
@@ -232,12 +231,12 @@ class InteractiveShell(ShellBase):
     def cycle_permission_mode(self) -> None:
         from ..agent.permission_modes import shift_tab_cycle
 
-        current = self._agent.effective_permission_mode()
+        current = self._agent.models.effective_permission_mode()
         if current == "bypassPermissions":
             self._bypass_in_cycle = True  # started there (a setting): cycling away must not lose it for good
         cycle = shift_tab_cycle(bypass=self._bypass_in_cycle)
         index = cycle.index(current) if current in cycle else -1
-        self._agent.set_permission_mode(cycle[(index + 1) % len(cycle)])
+        self._agent.models.set_permission_mode(cycle[(index + 1) % len(cycle)])
         self.redraw()
 
     # ----------------------------------------------------------------------------------------
@@ -258,7 +257,7 @@ class InteractiveShell(ShellBase):
             session.app.loop.call_soon_threadsafe(self._exit_prompt, kind)
 
     def _ask_permission(self, request: Any) -> str:
-        """`AgentSession.ask_permission`, called from the turn's thread: the main thread asks."""
+        """`SessionTurns.ask_permission`, called from the turn's thread: the main thread asks."""
         return self.permissions.ask(request, self.turn.cancel if self.turn is not None else None)
 
     def _exit_prompt(self, kind: str) -> None:
@@ -297,7 +296,7 @@ class InteractiveShell(ShellBase):
         if agent is None:  # still being made (warm_start.py): the launch's own facts
             status.setdefault("permission_mode", self._launch_mode or "default")
         else:
-            status.update({"permission_mode": agent.effective_permission_mode(), "name": agent.name or status.get("name")})
+            status.update({"permission_mode": agent.models.effective_permission_mode(), "name": agent.name or status.get("name")})
         return " " + self.status_line.text(status)
 
     def refresh_status(self) -> None:

@@ -33,7 +33,7 @@ def open_plan(shell: Shell, plan: ResumePlan, **options: Any) -> AgentSession | 
             return None
         viewer = plan.read_only(**options)
         try:
-            return viewer.fork()
+            return viewer.navigation.fork()
         except NotImplementedError:
             raise CommandcodeError("forking is not available in this build",
                                    hint="open it read-only, or close it in the other process") from None
@@ -46,7 +46,7 @@ def open_plan(shell: Shell, plan: ResumePlan, **options: Any) -> AgentSession | 
         if choice == 0:
             with agent:
                 try:
-                    agent.compact()
+                    agent.compaction.compact()
                 except NotImplementedError:
                     raise CommandcodeError("compaction is not available in this build",
                                            hint="resume the full history instead") from None

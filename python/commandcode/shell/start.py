@@ -73,7 +73,7 @@ def run_shell(launch: Any) -> int:
     try:
         try:
             if launch.effort:
-                agent.set_effort(launch.effort)
+                agent.models.set_effort(launch.effort)
             if launch.name:  # a taken or unusable name refuses the launch, as `-p -n` does
                 agent.rename(launch.name)
         except CommandcodeError as error:
@@ -131,7 +131,7 @@ def _run_entered(shell: InteractiveShell, launch: Any, worktree: Worktree | None
     shell.when_prompt_up.append(sweep_check)
     made = shell.made_agent
     terminal.set_title(made.name if made is not None and made.name else "commandcode")
-    if made is not None and not made.is_new:
+    if made is not None and not made.handle.is_new:
         shell.notice(f"resumed session {made.session_id}" + (f" ({made.name})" if made.name else ""))
         if launch.place_notice:
             shell.notice(launch.place_notice)
@@ -145,7 +145,7 @@ def _run_entered(shell: InteractiveShell, launch: Any, worktree: Worktree | None
     shell.run()
     agent = shell.agent  # raises what making a deferred session raised
     removed = finish_worktrees(shell, worktree)  # a clean generated worktree goes; one holding work asks
-    if agent.exists_on_disk and agent.persist:
+    if agent.handle.exists_on_disk and agent.handle.persist:
         gone = next((tree for tree in removed if Path(agent.cwd).resolve().is_relative_to(Path(tree.path).resolve())), None)
         if gone is None:
             shell.notice(f"session {agent.session_id} saved; resume it with: commandcode -r {agent.session_id}")

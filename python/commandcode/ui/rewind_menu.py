@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..checkpoints.modes import RewindMode
+from ..checkpoints.rewind import RewindOptions
 from ..errors import CommandcodeError
 
 if TYPE_CHECKING:
@@ -87,15 +88,15 @@ def menu_rows(agent: AgentSession, previous_session_id: str | None = None) -> li
     session this process left by `/clear` or a fork): Enter on the preselected first row rewinds
     or redoes, it never switches sessions."""
     rows: list[MenuRow] = []
-    redo = agent.files.checkpoints.exists() and agent.can_redo()
+    redo = agent.files.checkpoints.exists() and agent.rewinds.can_redo()
     if redo:
         rows.append(MenuRow(ROW_REDO))
-    choices = agent.checkpoint_choices() if agent.files.checkpoints.exists() else []
+    choices = agent.rewinds.checkpoint_choices() if agent.files.checkpoints.exists() else []
     for choice in reversed(choices):
         edited = sum(1 for item in choice.record.files if item.restorable or item.problem)
         rows.append(MenuRow(ROW_CHECKPOINT, number=choice.number, time=_local_time(choice.record.created_at),
                             prompt=choice.record.prompt or "", files=_files_label(edited), modes=list(choice.modes)))
-    refusal = agent.redo_refusal() if agent.files.checkpoints.exists() and not redo else None
+    refusal = agent.rewinds.redo_refusal() if agent.files.checkpoints.exists() and not redo else None
     if refusal:  # after the checkpoints: Enter on the first row still rewinds
         rows.append(MenuRow(ROW_NO_REDO, reason=refusal))
     if previous_session_id and previous_session_id != agent.session_id:
@@ -128,13 +129,13 @@ def preview_text(agent: AgentSession, row: MenuRow, mode: RewindMode | None) -> 
     """What the action would do (a dry run; nothing is written), as plain text."""
     try:
         if row.kind == ROW_REDO:
-            result = agent.redo(dry_run=True, diff=True)
+            result = agent.rewinds.redo(RewindOptions(dry_run=True, diff=True))
             return "Puts code and conversation back as they were before the last rewind.\n" + "\n".join(
                 _preview_lines(result, agent.folder))
         if mode is None:
             return ""
         if mode.restores_code:
-            result = agent.rewind(row.number, mode, dry_run=True, diff=True)
+            result = agent.rewinds.rewind(row.number, mode, RewindOptions(dry_run=True, diff=True))
             head = "Restores the files to just before this prompt"
             head += " and moves the conversation back to it." if mode is RewindMode.BOTH else "; the conversation stays."
             return head + "\n" + "\n".join(_preview_lines(result, agent.folder))
@@ -164,9 +165,9 @@ def confirm_default(cwd: Path) -> bool:
 def perform(agent: AgentSession, choice: MenuChoice, *, force: bool = False) -> RewindResult | None:
     """Runs a checkpoint's action or the redo (a resume row is the caller's: it switches sessions)."""
     if choice.row.kind == ROW_REDO:
-        return agent.redo(force=force)
+        return agent.rewinds.redo(RewindOptions(force=force))
     if choice.row.kind == ROW_CHECKPOINT and choice.mode is not None:
-        return agent.rewind(choice.row.number, choice.mode, force=force)
+        return agent.rewinds.rewind(choice.row.number, choice.mode, RewindOptions(force=force))
     return None
 
 

@@ -31,7 +31,7 @@ def _long_session(here: Path, turns: int = 24, **options: Any) -> AgentSession:
     agent = AgentSession.start(here, **options)
     agent.__enter__()
     for number in range(turns):
-        agent.run_turn(f"request {number}\n{BIG}")
+        agent.turns.run_turn(f"request {number}\n{BIG}")
     return agent
 
 
@@ -39,8 +39,8 @@ def test_compact_appends_an_entry_keeps_the_tail_and_resumes_to_the_same_context
     agent = _long_session(here)
     try:
         before = agent.files.transcript.read_bytes()
-        tokens = estimate_tokens(agent.messages)
-        result = agent.compact()
+        tokens = estimate_tokens(agent.handle.messages)
+        result = agent.compaction.compact()
         assert result is not None
         after = agent.files.transcript.read_bytes()
         assert after.startswith(before)  # appended; nothing rewritten
@@ -50,37 +50,37 @@ def test_compact_appends_an_entry_keeps_the_tail_and_resumes_to_the_same_context
         assert entry["summary"].startswith("**Goal**\nrequest 0")
         kept = next(line for line in _lines(agent.files.transcript) if line["id"] == entry["firstKeptEntryId"])
         assert kept["message"]["role"] == "user" and kept["message"]["content"][0]["text"].startswith("request ")
-        assert estimate_tokens(agent.messages[1:]) >= 30_000  # about the newest 30,000 tokens stay verbatim
-        assert agent.messages[0]["content"][0]["text"] == COMPACTION_PREFIX + entry["summary"]
+        assert estimate_tokens(agent.handle.messages[1:]) >= 30_000  # about the newest 30,000 tokens stay verbatim
+        assert agent.handle.messages[0]["content"][0]["text"] == COMPACTION_PREFIX + entry["summary"]
         resumed = open_session(agent.files.transcript).context()
-        assert resumed.messages == agent.messages and resumed.entry_ids == agent.entry_ids
+        assert resumed.messages == agent.handle.messages and resumed.entry_ids == agent.handle.entry_ids
         stats = read_meta(agent.files.meta)["compaction"]
         assert stats["count"] == 1 and stats["tokensSaved"] == stats["lastTokensSaved"] == result.saved > 10_000
-        agent.run_turn("after the compaction")  # the next entry is a child of the compaction
+        agent.turns.run_turn("after the compaction")  # the next entry is a child of the compaction
         assert _lines(agent.files.transcript)[-2]["parentId"] == entry["id"]
     finally:
         agent.close()
     with AgentSession.start(here, reference=agent.session_id) as again:
         for number in range(20):
-            again.run_turn(f"more {number}\n{BIG}")
-        second = again.compact("keep the file names")
+            again.turns.run_turn(f"more {number}\n{BIG}")
+        second = again.compaction.compact("keep the file names")
         assert second is not None and second.count == 2
         assert second.total_saved == stats["tokensSaved"] + second.saved
         assert second.summary.startswith("**Focus requested**\nkeep the file names")
         assert "**Earlier summary**" in second.summary
-        assert again.compaction_saved == second.saved  # this process's savings
-        assert again.compaction_totals()["tokensSaved"] == second.total_saved
-        again.set_permission_mode("plan")
-        assert again.effective_permission_mode() == "plan"
+        assert again.compaction.saved == second.saved  # this process's savings
+        assert again.compaction.totals()["tokensSaved"] == second.total_saved
+        again.models.set_permission_mode("plan")
+        assert again.models.effective_permission_mode() == "plan"
     assert read_meta(agent.files.meta)["compaction"]["count"] == 2
 
 
 def test_too_little_to_summarize_appends_nothing(here: Path) -> None:
     with AgentSession.start(here) as agent:
         for number in range(3):
-            agent.run_turn(f"short {number}")
+            agent.turns.run_turn(f"short {number}")
         before = agent.files.transcript.read_bytes()
-        assert agent.compact() is None
+        assert agent.compaction.compact() is None
         assert agent.files.transcript.read_bytes() == before
         assert "compaction" not in read_meta(agent.files.meta)
 
@@ -107,9 +107,9 @@ def test_automatic_compaction_past_90_percent_of_the_window(here: Path) -> None:
     try:
         (here / ".commandcode").mkdir()
         (here / ".commandcode" / "settings.json").write_text(json.dumps({"contextWindow": 25_000}))
-        assert agent.context_window() == 25_000
+        assert agent.compaction.window() == 25_000
         events: list[TurnEvent] = []
-        agent.run_turn("next", on_event=events.append)
+        agent.turns.run_turn("next", on_event=events.append)
         notices = [event.text for event in events if event.kind == "notice"]
         assert len(notices) == 1 and notices[0].startswith("context was over 90% of the 25,000-token window: compacted")
         types = [line["type"] for line in _lines(agent.files.transcript)]
@@ -124,7 +124,7 @@ def test_switching_to_a_smaller_window_compacts(here: Path, openai_stub: OpenAIS
     agent = _long_session(here, turns=12, notify=notices.append)
     try:
         openai_stub.reply(text("**Goal**\nsummary by the tiny model"))
-        agent.set_model("local/tiny")
+        agent.models.set_model("local/tiny")
         types = [line["type"] for line in _lines(agent.files.transcript)]
         assert types[-2:] == ["model_change", "compaction"]
         assert notices and "20,000-token window" in notices[0]
@@ -148,8 +148,8 @@ def test_fast_mode_trims_old_tool_output_without_persisting(here: Path) -> None:
     assert sum(message is not messages[index] for index, message in enumerate(late)) == 11
     assert messages[2]["content"][0]["content"][0]["text"] == "y" * 4000  # the stored message is unchanged
     with AgentSession.start(here) as agent:
-        agent.compact_mode = "fast"
-        agent.run_turn("a turn in fast mode")
+        agent.compaction.mode = "fast"
+        agent.turns.run_turn("a turn in fast mode")
         assert agent.files.transcript.exists()
 
 
@@ -159,24 +159,24 @@ def test_the_provider_writes_the_summary(here: Path, home: Path, monkeypatch: py
         write_providers(home, stub.url)
         agent = _long_session(here, turns=20)
         try:
-            agent.model = resolve_model("local/stub-model")
+            agent.models.model = resolve_model("local/stub-model")
             stub.error(500, "summarizer down")
             before = agent.files.transcript.read_bytes()
             with pytest.raises(ProviderError, match="server error"):
-                agent.compact()
+                agent.compaction.compact()
             assert agent.files.transcript.read_bytes() == before  # nothing appended
             (here / ".commandcode").mkdir()
             (here / ".commandcode" / "settings.json").write_text(json.dumps({"contextWindow": 40_000}))
             stub.error(500, "summarizer down")
             stub.reply(text("the turn still runs"))
             events: list[TurnEvent] = []
-            assert agent.run_turn("go on", on_event=events.append).text == "the turn still runs"
+            assert agent.turns.run_turn("go on", on_event=events.append).text == "the turn still runs"
             assert [event.text for event in events if event.kind == "notice"] == [
                 "automatic compaction failed: provider local: server error (HTTP 500): summarizer down; "
                 "the context was left as it is"]
             (here / ".commandcode" / "settings.json").unlink()
             stub.reply(text("**Goal**\nthe model's own summary"))
-            result = agent.compact("mention the tests")
+            result = agent.compaction.compact("mention the tests")
             assert result is not None and result.summary == "**Goal**\nthe model's own summary"
             request = stub.requests[-1].body
             assert "tools" not in request and "mention the tests" in request["messages"][-1]["content"]

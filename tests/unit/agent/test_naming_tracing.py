@@ -15,7 +15,7 @@ from commandcode.errors import CommandcodeError, UsageError
 def test_names_are_trimmed_bounded_and_unique_case_insensitively(home: Path, workdir: Path) -> None:
     with AgentSession.start(workdir) as agent:
         assert agent.rename("  Alpha\r\nBeta ") == "Alpha  Beta"
-        agent.run_turn("save it")
+        agent.turns.run_turn("save it")
         own = agent.session_id
     assert checked_name("alpha  beta", workdir, session_id=own) == "alpha  beta"  # its own name
     with pytest.raises(CommandcodeError, match=f"taken by session {own}"):
@@ -39,7 +39,7 @@ def test_titles_come_from_the_first_prompt_text() -> None:
 def test_a_suggested_title_is_made_unique(home: Path, workdir: Path) -> None:
     with AgentSession.start(workdir) as agent:
         agent.rename("deploy the app")
-        agent.run_turn("x")
+        agent.turns.run_turn("x")
     assert suggest_title(["deploy the app"], workdir, session_id="other") == "deploy the app (2)"
     with pytest.raises(CommandcodeError, match="no prompt yet"):
         suggest_title([], workdir, session_id=None)
@@ -64,8 +64,8 @@ def test_a_model_that_writes_titles_is_asked_first(home: Path, workdir: Path) ->
             return f"  Model\ntitle after {len(messages)} messages "
 
     with AgentSession.start(workdir, model=Titling()) as agent:
-        agent.run_turn("hello")
+        agent.turns.run_turn("hello")
         assert agent.suggest_title() == "Model title after 2 messages"
     with AgentSession.start(workdir) as plain:
-        plain.run_turn("the offline model titles from this prompt")
+        plain.turns.run_turn("the offline model titles from this prompt")
         assert plain.suggest_title() == "the offline model titles from this prompt"

@@ -56,7 +56,7 @@ def test_parallel_tool_calls_run_and_their_results_go_back(openai_stub: OpenAISt
     openai_stub.reply(text("Done."))
     events: list[TurnEvent] = []
     with AgentSession.start(here, model=_model()) as agent:
-        result = agent.run_turn("write two files", on_event=events.append)
+        result = agent.turns.run_turn("write two files", on_event=events.append)
     assert result.text == "Done." and result.tool_calls == 2
     assert (here / "a.txt").read_text() == "A" and (here / "b.txt").read_text() == "B"
     second = openai_stub.requests[1].body["messages"]
@@ -77,7 +77,7 @@ def test_malformed_tool_arguments_are_a_tool_error_the_model_sees(openai_stub: O
     openai_stub.reply(tool_calls(("call_x", "write_file", '{"file_path": "a.txt", "content": ')))
     openai_stub.reply(text("I will retry."))
     with AgentSession.start(here, model=_model()) as agent:
-        result = agent.run_turn("go")
+        result = agent.turns.run_turn("go")
     assert result.text == "I will retry." and result.error is None
     sent = openai_stub.requests[1].body["messages"][-1]
     assert sent["role"] == "tool" and "not valid JSON" in sent["content"]
@@ -176,12 +176,12 @@ def test_a_failed_provider_turn_records_the_prompt_and_the_error(openai_stub: Op
     openai_stub.error(401, "no")
     with AgentSession.start(here, model=_model()) as agent:
         with pytest.raises(CommandcodeError, match="authentication failed"):
-            agent.run_turn("my prompt")
+            agent.turns.run_turn("my prompt")
         lines = [json.loads(line) for line in agent.files.transcript.read_text().splitlines()]
         texts = [line["message"]["content"][0]["text"] for line in lines[1:]]
         assert texts == ["my prompt", "Error: provider local: authentication failed (HTTP 401): no"]
         openai_stub.reply(text("recovered"))
-        assert agent.run_turn("again").text == "recovered"  # the session goes on
+        assert agent.turns.run_turn("again").text == "recovered"  # the session goes on
 
 
 def test_api_key_forms(openai_stub: OpenAIStub, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -209,15 +209,15 @@ def test_agent_session_asks_through_the_hook_and_the_turn_goes_on(here: Path) ->
         return PermissionAnswer.DENY
 
     with AgentSession.start(here, ask_permission=ask) as agent:
-        result = agent.run_turn('call bash {"command": "touch made"}\ncall write_file {"file_path": "a.txt", "content": "x"}')
+        result = agent.turns.run_turn('call bash {"command": "touch made"}\ncall write_file {"file_path": "a.txt", "content": "x"}')
     assert [request.tool for request in requests] == ["bash", "write_file"]
     assert not (here / "made").exists() and not (here / "a.txt").exists()
     assert result.error is None and "the user denied" in result.text
     _settings(here, {"allow": ["Bash(ls)", 7]})  # a rule list that does not parse refuses the turn
     with AgentSession.start(here) as headless, pytest.raises(SettingsError, match="expected a list of strings"):
-        headless.run_turn('call bash {"command": "touch made"}')
+        headless.turns.run_turn('call bash {"command": "touch made"}')
     _settings(here, {"allow": ["Bash(ls)"]})
     with AgentSession.start(here) as headless:
-        assert headless.effective_permission_mode() == "default"
-        outcome = headless.run_turn('call bash {"command": "touch made"}')
+        assert headless.models.effective_permission_mode() == "default"
+        outcome = headless.turns.run_turn('call bash {"command": "touch made"}')
     assert "nobody can approve it" in outcome.text and not (here / "made").exists()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from commandcode.agent.resume import plan_resume
 from commandcode.agent.runtime import AgentSession
 from commandcode.config.paths import project_dir
 from commandcode.errors import AmbiguousSessionError, SessionLockedError, SessionNotFoundError, UsageError
@@ -21,7 +22,7 @@ from helpers.session_files import sid, write_session
 
 
 def _plan(cwd: Path, **how: object):  # type: ignore[no-untyped-def]
-    return AgentSession.plan_resume(cwd, **how)
+    return plan_resume(cwd, **how)
 
 
 def test_r_takes_an_exact_id_then_a_name_and_refuses_two_of_a_name(home: Path, workdir: Path, tmp_path: Path) -> None:
@@ -68,7 +69,7 @@ def test_session_option_takes_a_path_outside_the_project_or_a_unique_prefix(home
         _plan(workdir, session_option="ffff")
 
     with plan.open() as agent:  # appended where it is
-        agent.run_turn("hello loose")
+        agent.turns.run_turn("hello loose")
     assert "hello loose" in loose.read_text()
     assert not (project_dir(workdir) / loose.name).exists()
 
@@ -150,8 +151,8 @@ def test_a_session_another_process_writes_is_offered_read_only(home: Path, workd
         assert str(holder.pid) in str(refused.value) and refused.value.hint
         before = transcript.read_bytes()
         with plan.read_only() as agent:
-            assert agent.messages and agent.messages[0]["role"] == "user"
-            agent.run_turn("not saved")
+            assert agent.handle.messages and agent.handle.messages[0]["role"] == "user"
+            agent.turns.run_turn("not saved")
         assert transcript.read_bytes() == before
     finally:
         stop(holder)

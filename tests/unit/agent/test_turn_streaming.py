@@ -32,8 +32,8 @@ def _alive(pid: int) -> bool:
 def test_events_stream_text_deltas_tools_and_usage(here: Path) -> None:
     events: list[TurnEvent] = []
     with AgentSession.start(here) as agent:
-        agent.run_turn('call write_file {"file_path": "a.txt", "content": "x"}', on_event=events.append)
-        agent.run_turn("hello there friend", on_event=events.append)
+        agent.turns.run_turn('call write_file {"file_path": "a.txt", "content": "x"}', on_event=events.append)
+        agent.turns.run_turn("hello there friend", on_event=events.append)
     kinds = [event.kind for event in events]
     assert kinds[:6] == ["usage", "assistant", "tool_start", "tool_end", "tool_result", "text"]
     start, end = events[2], events[3]
@@ -47,7 +47,7 @@ def test_events_stream_text_deltas_tools_and_usage(here: Path) -> None:
 
 def test_an_interrupted_model_call_keeps_what_streamed_in_one_commit(here: Path) -> None:
     with AgentSession.start(here) as agent:
-        agent.run_turn("first")
+        agent.turns.run_turn("first")
         before = agent.files.transcript.read_bytes()
         cancel = threading.Event()
 
@@ -55,14 +55,14 @@ def test_an_interrupted_model_call_keeps_what_streamed_in_one_commit(here: Path)
             if event.kind == "text":
                 cancel.set()
 
-        result = agent.run_turn("second one streams for a while", on_event=stop_on_first_delta, cancel=cancel)
+        result = agent.turns.run_turn("second one streams for a while", on_event=stop_on_first_delta, cancel=cancel)
         assert result.interrupted and result.text == "Offl"  # the first token-sized chunk
         after = agent.files.transcript.read_bytes()
         assert after.startswith(before) and after.count(b"\n") - before.count(b"\n") == 3  # prompt, partial, marker
-        said = [(m["role"], m["content"][0]["text"]) for m in agent.messages]
+        said = [(m["role"], m["content"][0]["text"]) for m in agent.handle.messages]
         assert said[2:] == [("user", "second one streams for a while"), ("assistant", "Offl"),
                             ("user", "Interrupted by user")]
-        agent.run_turn("third")  # the session goes on after it
+        agent.turns.run_turn("third")  # the session goes on after it
     assert b"You said: third" in agent.files.transcript.read_bytes()
 
 
@@ -70,7 +70,7 @@ def test_an_interrupted_new_session_leaves_no_file(here: Path) -> None:
     cancel = threading.Event()
     cancel.set()
     with AgentSession.start(here) as agent, pytest.raises(TurnInterrupted):
-        agent.run_turn("never saved", cancel=cancel)
+        agent.turns.run_turn("never saved", cancel=cancel)
     assert not agent.files.transcript.exists()
 
 
@@ -113,17 +113,17 @@ def test_an_interrupted_bash_turn_keeps_the_call_with_its_output_so_far(here: Pa
             threading.Timer(0.5, cancel.set).start()
 
     with AgentSession.start(here, permission_mode="bypassPermissions") as agent:
-        agent.run_turn("first")
-        result = agent.run_turn('call bash {"command": "echo so-far; sleep 300"}', on_event=on_event, cancel=cancel)
+        agent.turns.run_turn("first")
+        result = agent.turns.run_turn('call bash {"command": "echo so-far; sleep 300"}', on_event=on_event, cancel=cancel)
         assert result.interrupted
-        *_, call, stopped, marker = agent.messages
+        *_, call, stopped, marker = agent.handle.messages
         assert call["content"][0]["type"] == "tool_use"
         block = stopped["content"][0]
         assert block["tool_use_id"] == call["content"][0]["id"]
         assert block["content"][0]["text"] == "so-far\nInterrupted by user: the command was stopped before it finished."
         assert marker["content"] == [{"type": "text", "text": "Interrupted by user"}] and marker["meta"].keys() == {"messageId"}
     reopened = open_session(agent.files.transcript).context().messages
-    assert reopened[-3:] == agent.messages[-3:]
+    assert reopened[-3:] == agent.handle.messages[-3:]
 
 
 def test_bash_timeout_output_cap_and_exit_code(tmp_path: Path) -> None:
@@ -154,7 +154,7 @@ def test_a_tool_call_the_provider_could_not_decode_is_a_tool_error(here: Path) -
             return ModelReply([{"type": "text", "text": " | ".join(results)}])
 
     with AgentSession.start(here, model=BadJson()) as agent:
-        result = agent.run_turn("go")
+        result = agent.turns.run_turn("go")
     assert result.text == ("Error: the arguments are not valid JSON (Expecting value at 1) | "
                            "Error: unknown tool 'no_such_tool'")
     assert result.error is None
@@ -162,7 +162,7 @@ def test_a_tool_call_the_provider_could_not_decode_is_a_tool_error(here: Path) -
 
 def test_history_is_written_only_when_the_caller_asks(here: Path, home: Path) -> None:
     with AgentSession.start(here) as agent:
-        agent.run_turn("not recorded")
+        agent.turns.run_turn("not recorded")
         assert not (home / "history.jsonl").exists()
-        agent.run_turn("recorded", record_history=True)
+        agent.turns.run_turn("recorded", record_history=True)
     assert '"p":"recorded"' in (home / "history.jsonl").read_text()

@@ -17,7 +17,7 @@ from commandcode.checkpoints import store as backups
 from commandcode.checkpoints.manager import CheckpointManager
 from commandcode.checkpoints.modes import RewindMode
 from commandcode.checkpoints.records import read_checkpoints, write_checkpoints
-from commandcode.checkpoints.rewind import rewind
+from commandcode.checkpoints.rewind import RewindOptions, rewind
 from commandcode.checkpoints.rewind_code import plan_code
 from commandcode.checkpoints.rewind_numbers import available_modes
 from commandcode.errors import BackupIntegrityError, ChangedOutsideError, CheckpointError, RestoreError, UsageError
@@ -54,7 +54,7 @@ class Agent:
 
 def code_rewind(agent: Agent, number: int, **options: object):  # type: ignore[no-untyped-def]
     """A rewind by the agent itself: its manager is flushed first and reloaded after."""
-    return rewind(agent.files, agent.project, number, RewindMode.CODE, checkpoints=agent.manager, **options)  # type: ignore[arg-type]
+    return rewind(agent.files, agent.project, number, RewindMode.CODE, RewindOptions(checkpoints=agent.manager, **options))  # type: ignore[arg-type]
 
 
 def test_rewind_restores_each_earlier_tree(home: Path, project: Path) -> None:

@@ -172,7 +172,7 @@ def test_on_a_terminal_the_six_choices_are_a_numbered_prompt(session: SessionFil
 
 def test_a_session_open_for_writing_is_rewound_only_by_its_holder(session: SessionFiles, project: Path) -> None:
     from commandcode.checkpoints.modes import RewindMode
-    from commandcode.checkpoints.rewind import rewind
+    from commandcode.checkpoints.rewind import RewindOptions, rewind
     from commandcode.errors import SessionLockedError
     from commandcode.sessions.writer import SessionWriter
 
@@ -182,6 +182,6 @@ def test_a_session_open_for_writing_is_rewound_only_by_its_holder(session: Sessi
             with pytest.raises(SessionLockedError):
                 rewind(session, project, 2, mode)
         assert snapshot(project) == before and session.transcript.read_bytes() == transcript
-        result = rewind(session, project, 2, RewindMode.BOTH, writer=writer)
+        result = rewind(session, project, 2, RewindMode.BOTH, RewindOptions(writer=writer))
     assert result.rewound_past == 2 and not (project / "newfile.txt").exists()
     assert last_line(session)["customType"] == "commandcode.leaf"

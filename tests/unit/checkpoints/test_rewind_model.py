@@ -142,7 +142,7 @@ def _turn(agent: AgentSession, model: Model, rng: random.Random, number: int) ->
         name = rng.choice(sorted(model.state.files))
         calls.append("call bash " + json.dumps({"command": f"rm -f {name}"}))
         model.state.files.pop(name)
-    agent.run_turn("\n".join([f"turn-{number}", *calls]))
+    agent.turns.run_turn("\n".join([f"turn-{number}", *calls]))
     model.state.path.append(Item("p", frozenset({number})))
     model.note("turn")
 
@@ -172,7 +172,7 @@ def _compacted_since(model: Model, number: int) -> bool:
 
 def _rewind(agent: AgentSession, model: Model, number: int, mode: RewindMode, turns: int) -> None:
     """One rewind, checked against the model (which it then updates)."""
-    _, offered = agent.offered_modes(number)
+    _, offered = agent.rewinds.offered_modes(number)
     start = model.starts[number]
     if mode not in offered:
         if mode in (RewindMode.CODE, RewindMode.BOTH):
@@ -182,7 +182,7 @@ def _rewind(agent: AgentSession, model: Model, number: int, mode: RewindMode, tu
                 (mode is RewindMode.SUMMARIZE_TO and not start.path), \
                 f"checkpoint {number} is in the conversation and no compaction passed it, yet offers no {mode.value}"
         with pytest.raises(CheckpointError, match="does not offer"):
-            agent.rewind(number, mode)
+            agent.rewinds.rewind(number, mode)
         model.note("refused: not offered")
         return
     before = model.copy()
@@ -192,13 +192,13 @@ def _rewind(agent: AgentSession, model: Model, number: int, mode: RewindMode, tu
         path = _summary(model, number, mode)
         if path is None:
             with pytest.raises(CommandcodeError):
-                agent.rewind(number, mode)
+                agent.rewinds.rewind(number, mode)
             model.note(f"refused: {mode.value}")
             return
-        agent.rewind(number, mode)
+        agent.rewinds.rewind(number, mode)
         model.state.path = path
     else:
-        agent.rewind(number, mode)
+        agent.rewinds.rewind(number, mode)
         if mode.restores_code:
             model.state.files = dict(start.files)
         if mode.moves_conversation:
@@ -209,19 +209,19 @@ def _rewind(agent: AgentSession, model: Model, number: int, mode: RewindMode, tu
 
 def _redo(agent: AgentSession, model: Model, turns: int) -> None:
     if not model.ops:
-        assert not agent.can_redo()
+        assert not agent.rewinds.can_redo()
         with pytest.raises(CheckpointError, match="nothing to redo"):
-            agent.redo()
+            agent.rewinds.redo()
         model.note("refused: nothing to redo")
         return
     if model.ops[-1].turns != turns:
-        assert not agent.can_redo(), "a redo after a new turn is offered"
+        assert not agent.rewinds.can_redo(), "a redo after a new turn is offered"
         with pytest.raises(CheckpointError, match="cannot redo"):
-            agent.redo()
+            agent.rewinds.redo()
         model.note("refused: turns since")
         return
-    assert agent.can_redo()
-    agent.redo()
+    assert agent.rewinds.can_redo()
+    agent.rewinds.redo()
     model.state = model.ops.pop().before
     model.note("redo")
 
@@ -230,7 +230,7 @@ def _check(agent: AgentSession, project: Path, model: Model, label: str) -> None
     assert _files(project) == model.state.files, f"{label}: files"
     actual, expected = _context(agent), _expected_context(model)
     assert actual == expected, f"{label}: context {actual}, the model says {expected}"
-    shown = [choice.number for choice in agent.checkpoint_choices()]
+    shown = [choice.number for choice in agent.rewinds.checkpoint_choices()]
     assert shown == model.visible(), f"{label}: checkpoints offered"
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from commandcode.checkpoints.manager import CheckpointManager
 from commandcode.checkpoints.modes import RewindMode
 from commandcode.checkpoints.redo_points import undoable
-from commandcode.checkpoints.rewind import available_modes, find_checkpoint, redo, rewind
+from commandcode.checkpoints.rewind import RewindOptions, available_modes, find_checkpoint, redo, rewind
 from commandcode.checkpoints.shell_tracking import ShellTracker
 from commandcode.errors import CheckpointError
 from helpers.checkpoints import new_session_files
@@ -90,7 +90,7 @@ def test_edits_shell_commands_rewinds_and_redos_match_the_model(home: Path, step
                 if RewindMode.CODE not in available_modes(manager.records, index, has_transcript=False):
                     assert model == opened[number - 1], "no recorded change since: the tree is that state"
                     continue
-                rewind(files, project, number, RewindMode.CODE, checkpoints=manager)
+                rewind(files, project, number, RewindMode.CODE, RewindOptions(checkpoints=manager))
                 undo.append((dict(model), len(opened)))
                 model = dict(opened[number - 1])
                 assert manager.current is None, "the next edit belongs to the next turn"
@@ -100,9 +100,9 @@ def test_edits_shell_commands_rewinds_and_redos_match_the_model(home: Path, step
                     continue
                 if undo[-1][1] != len(opened):  # a turn since: a redo would overwrite its edits
                     with pytest.raises(CheckpointError, match="cannot redo"):
-                        redo(files, project, checkpoints=manager)
+                        redo(files, project, RewindOptions(checkpoints=manager))
                 else:
-                    redo(files, project, checkpoints=manager)
+                    redo(files, project, RewindOptions(checkpoints=manager))
                     model = undo.pop()[0]
             assert _tree(project) == model, f"after {action} {args}"
     finally:

@@ -29,7 +29,7 @@ def _bash(command: str) -> str:
 
 
 def _worker_thread(agent: AgentSession) -> threading.Thread:
-    manager = agent.checkpoints()
+    manager = agent.turns.checkpoints()
     assert manager is not None and manager.shell is not None
     thread = manager.shell.worker.thread
     assert thread is not None and thread.is_alive()
@@ -45,14 +45,14 @@ def test_close_joins_the_baseline_thread_and_keeps_the_baseline(project: Path) -
         write(project / f"pkg{index % 30}/file{index}.txt", f"file {index}\n" * 40)
     agent = AgentSession.start(project, permission_mode="bypassPermissions")
     with agent:
-        assert agent.run_turn("just answer, no tools").error is None
+        assert agent.turns.run_turn("just answer, no tools").error is None
         thread = _worker_thread(agent)
     assert not thread.is_alive(), "the baseline thread outlived AgentSession.close()"
     sidecar = _sidecar(project, agent.session_id)
     if sidecar.exists():  # cancelled at close: what it had stored is kept, whole
         assert json.loads(sidecar.read_text())["version"] == 1
     with AgentSession.start(project, reference=agent.session_id, permission_mode="bypassPermissions") as again:
-        assert again.run_turn(_bash("echo new > pkg0/new.txt")).error is None  # the baseline is finished first
+        assert again.turns.run_turn(_bash("echo new > pkg0/new.txt")).error is None  # the baseline is finished first
         thread = _worker_thread(again)
     assert not thread.is_alive()
     again.close()  # a second close is harmless
@@ -66,16 +66,16 @@ def test_close_joins_the_baseline_thread_and_keeps_the_baseline(project: Path) -
 def test_a_damaged_sidecar_is_ignored_and_the_command_is_still_undone(project: Path) -> None:
     write(project / "keep.txt", "precious\n")
     with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
-        agent.run_turn(_bash("true"))  # a bash call finishes the baseline first
+        agent.turns.run_turn(_bash("true"))  # a bash call finishes the baseline first
     sidecar = _sidecar(project, agent.session_id)
     assert "keep.txt" in json.loads(sidecar.read_text())["files"]
     for damaged in (b'{"version":1,"cwd":', b'{"version":99}', b"[1,2]",
                     json.dumps({"version": 1, "cwd": str(project), "files": {"keep.txt": ["x"]}}).encode()):
         sidecar.write_bytes(damaged)
         with AgentSession.start(project, reference=agent.session_id, permission_mode="bypassPermissions") as again:
-            result = again.run_turn(_bash("echo gone > keep.txt"))
+            result = again.turns.run_turn(_bash("echo gone > keep.txt"))
             assert result.error is None
-        AgentSession.for_reference(agent.session_id).rewind(1, RewindMode.CODE)
+        AgentSession.for_reference(agent.session_id).rewinds.rewind(1, RewindMode.CODE)
         assert (project / "keep.txt").read_text() == "precious\n", damaged
         assert json.loads(sidecar.read_text())["version"] == 1, "the next write replaces the damaged file whole"
 
@@ -86,15 +86,15 @@ def test_folders_a_command_made_are_removed_and_rewinds_and_redos_repeat(project
     (project / "old/empty/.placeholder").unlink()  # a folder that existed, empty, before the command
     before = snapshot(project)
     with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
-        agent.run_turn(_bash("mkdir -p made/deep/er old/empty/inner && echo x > made/deep/er/f.txt && "
+        agent.turns.run_turn(_bash("mkdir -p made/deep/er old/empty/inner && echo x > made/deep/er/f.txt && "
                              "echo y > made/g.txt && echo z > old/empty/inner/h.txt && echo v2 > keep.txt"))
     after = snapshot(project)
     rewinder = AgentSession.for_reference(agent.session_id)
     for _ in range(3):  # rewind → redo → rewind → redo ...: every step lands exactly
-        rewinder.rewind(1, RewindMode.BOTH)
+        rewinder.rewinds.rewind(1, RewindMode.BOTH)
         assert snapshot(project) == before
         assert not (project / "made").exists() and not (project / "old/empty/inner").exists()
         assert (project / "old/empty").is_dir(), "a folder that was there before stays"
-        rewinder.redo()
+        rewinder.rewinds.redo()
         assert snapshot(project) == after
         assert (project / "made/deep/er/f.txt").read_text() == "x\n"

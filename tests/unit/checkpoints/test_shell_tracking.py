@@ -14,6 +14,7 @@ from commandcode.agent.runtime import AgentSession
 
 # The bash calls run in bypass mode: a session without anyone to ask refuses them (agent/permissions.py).
 from commandcode.checkpoints.modes import RewindMode
+from commandcode.checkpoints.rewind import RewindOptions
 from helpers.checkpoints import snapshot, write
 from helpers.cli import run_ok
 
@@ -40,7 +41,7 @@ def _git_repo(project: Path) -> None:
 
 
 def _shell_items(agent: AgentSession) -> dict[str, object]:
-    return {Path(item.path).name: item.hash for record in agent.checkpoint_records() if not record.is_redo_point
+    return {Path(item.path).name: item.hash for record in agent.rewinds.checkpoint_records() if not record.is_redo_point
             for item in record.files if item.extra.get("source") == "shell"}
 
 
@@ -48,7 +49,7 @@ def test_a_bash_turn_is_recorded_and_rewound_in_a_git_repository(project: Path) 
     _git_repo(project)
     before = snapshot(project)
     with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
-        result = agent.run_turn(_bash("rm src/a.py && mv notes.txt moved.txt && sed -i 's/b/B/' src/b.py && "
+        result = agent.turns.run_turn(_bash("rm src/a.py && mv notes.txt moved.txt && sed -i 's/b/B/' src/b.py && "
                                       "echo new > fresh.txt && chmod 600 run.sh && echo x >> debug.log && "
                                       "echo y > build/out.bin"))
         assert result.error is None
@@ -57,12 +58,12 @@ def test_a_bash_turn_is_recorded_and_rewound_in_a_git_repository(project: Path) 
     assert items["fresh.txt"] is None and items["moved.txt"] is None and items["a.py"] is not None
     ignored = {name: before[name] for name in ("build/out.bin", "debug.log")}
     rewinder = AgentSession.for_reference(agent.session_id)
-    rewinder.rewind(1, RewindMode.CODE, force=True)  # the ignored files changed "outside" tracking: left alone
+    rewinder.rewinds.rewind(1, RewindMode.CODE, RewindOptions(force=True))  # the ignored files changed "outside" tracking: left alone
     after = snapshot(project)
     assert {name: after[name] for name in after if name not in ("build/out.bin", "debug.log")} == {
         name: before[name] for name in before if name not in ("build/out.bin", "debug.log")}
     assert after["debug.log"] != ignored["debug.log"], "ignored files are not restored"
-    rewinder.redo()
+    rewinder.rewinds.redo()
     assert not (project / "notes.txt").exists() and (project / "fresh.txt").read_text() == "new\n"
 
 
@@ -70,14 +71,14 @@ def test_outside_a_repository_every_file_is_tracked_and_edit_tools_mix_in(projec
     write(project / "data/table.csv", "1,2\n")
     before = snapshot(project)
     with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
-        agent.run_turn("call write_file " + json.dumps({"file_path": "data/table.csv", "content": "3,4\n"}) + "\n"
+        agent.turns.run_turn("call write_file " + json.dumps({"file_path": "data/table.csv", "content": "3,4\n"}) + "\n"
                        + _bash("cp data/table.csv data/copy.csv && rm data/table.csv"))
         after_one = snapshot(project)
-        agent.run_turn(_bash("echo more >> data/copy.csv"))
+        agent.turns.run_turn(_bash("echo more >> data/copy.csv"))
     rewinder = AgentSession.for_reference(agent.session_id)
-    rewinder.rewind(2, RewindMode.CODE)
+    rewinder.rewinds.rewind(2, RewindMode.CODE)
     assert snapshot(project) == after_one
-    rewinder.rewind(1, RewindMode.CODE)
+    rewinder.rewinds.rewind(1, RewindMode.CODE)
     assert snapshot(project) == before
 
 
@@ -85,7 +86,7 @@ def test_tracking_can_be_turned_off(project: Path) -> None:
     write(project / ".commandcode/settings.json", '{"checkpoints": {"trackShell": false}}')
     write(project / "a.txt", "a")
     with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
-        agent.run_turn(_bash("rm a.txt"))
+        agent.turns.run_turn(_bash("rm a.txt"))
     assert _shell_items(agent) == {}
 
 
@@ -94,8 +95,8 @@ def test_too_many_files_pause_tracking_with_one_notice(project: Path) -> None:
     for index in range(5):
         write(project / f"f{index}.txt", str(index))
     with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
-        first = agent.run_turn(_bash("rm f0.txt"))
-        second = agent.run_turn(_bash("rm f1.txt"))
+        first = agent.turns.run_turn(_bash("rm f0.txt"))
+        second = agent.turns.run_turn(_bash("rm f1.txt"))
     assert first.error is None and second.error is None
     notices = [notice for notice in first.notices + second.notices if "no longer tracked" in notice]
     assert len(notices) == 1 and "trackShellMaxFiles" in notices[0]

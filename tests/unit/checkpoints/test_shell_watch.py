@@ -12,6 +12,7 @@ import pytest
 
 from commandcode.agent.runtime import AgentSession
 from commandcode.checkpoints.modes import RewindMode
+from commandcode.checkpoints.rewind import RewindOptions
 from helpers.checkpoints import snapshot, write
 
 
@@ -42,10 +43,10 @@ def test_every_change_of_consecutive_bash_turns_is_undone(project: Path, reposit
     ]
     trees = []
     with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
-        agent.run_turn("hello")
+        agent.turns.run_turn("hello")
         for command in commands:
             trees.append(snapshot(project))
-            assert agent.run_turn(_bash(command)).error is None
+            assert agent.turns.run_turn(_bash(command)).error is None
     trees.append(snapshot(project))
     rewinder = AgentSession.for_reference(agent.session_id)
     ignored = {"build/out.bin"}
@@ -54,7 +55,7 @@ def test_every_change_of_consecutive_bash_turns_is_undone(project: Path, reposit
         return {name: value for name, value in tree.items() if name not in ignored}
 
     for number in range(len(commands) + 1, 1, -1):  # turn N's checkpoint: the tree before its command
-        rewinder.rewind(number, RewindMode.CODE, force=True)
+        rewinder.rewinds.rewind(number, RewindMode.CODE, RewindOptions(force=True))
         assert tracked(snapshot(project)) == tracked(trees[number - 2]), f"turn {number}"
-    rewinder.redo()  # undoes the last rewind (to turn 2): back to the tree before turn 3
+    rewinder.rewinds.redo()  # undoes the last rewind (to turn 2): back to the tree before turn 3
     assert tracked(snapshot(project)) == tracked(trees[1])

@@ -15,8 +15,8 @@ from helpers.trees import branched_session
 def test_bookkeeping_only_branches_are_left_out_and_real_ones_kept(home: Path, workdir: Path) -> None:
     files, ids = branched_session(workdir)
     agent = AgentSession(files, workdir, is_new=False)
-    agent.label(ids["a5"], "done")  # a label entry under a5 ...
-    agent.goto(ids["a5"], summary=False)  # ... left behind by a jump: a branch of bookkeeping only
+    agent.navigation.label(ids["a5"], "done")  # a label entry under a5 ...
+    agent.navigation.goto(ids["a5"], summary=False)  # ... left behind by a jump: a branch of bookkeeping only
     plan = Selection(open_session(files.transcript), "all").plan
     opens = [step for step in plan if isinstance(step, BranchOpen)]
     assert [step.entry_id for step in opens] == [ids["u2"]]  # branch A, and nothing for the label

@@ -73,7 +73,7 @@ def test_fork_leaves_corrupt_lines_out_and_counts_them(home: Path, workdir: Path
         handle.write(b'{"type":"message","id":"torn')  # a torn tail
     notices: list[str] = []
     agent = AgentSession(files, workdir, is_new=False, notify=notices.append)
-    fork = agent.fork()
+    fork = agent.navigation.fork()
     data = fork.files.transcript.read_bytes()
     assert b'{"broken' not in data and b'"torn' not in data and data.endswith(b"\n")
     forked = open_session(fork.files.transcript)
@@ -126,9 +126,9 @@ def test_fork_shares_raw_blobs_by_hard_link(home: Path, workdir: Path) -> None:
 def test_nothing_saved_yet_is_refused(home: Path, workdir: Path) -> None:
     agent = AgentSession.start(workdir)
     with pytest.raises(InvalidSessionError, match="nothing to fork"):
-        agent.fork()
+        agent.navigation.fork()
     with pytest.raises(InvalidSessionError, match="nothing to clone"):
-        agent.clone()
+        agent.navigation.clone()
 
 
 def test_start_with_fork_forks_the_resolved_session(home: Path, workdir: Path) -> None:

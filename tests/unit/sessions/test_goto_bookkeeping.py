@@ -15,15 +15,15 @@ from helpers.trees import branched_session, user
 def test_labels_alone_left_behind_get_no_summary(home: Path, workdir: Path) -> None:
     files, ids = branched_session(workdir)
     agent = AgentSession(files, workdir, is_new=False)
-    agent.label(ids["a5"], "done")  # the label entries now follow a5: the leaf is a label
-    agent.label(ids["a5"], None)
+    agent.navigation.label(ids["a5"], "done")  # the label entries now follow a5: the leaf is a label
+    agent.navigation.label(ids["a5"], None)
     with SessionWriter(files, str(workdir)) as writer:
         writer.append_entry("session_info", {"name": "bookkeeping"})
         writer.append_entry("model_change", {"model": "m"})
         writer.commit(force=True)
-    behind, draft = agent.summary_draft(ids["a5"])
+    behind, draft = agent.navigation.summary_draft(ids["a5"])
     assert len(behind.entry_ids) == 4 and not behind.has_work and draft is None
-    result = agent.goto(ids["a5"], summary=True)
+    result = agent.navigation.goto(ids["a5"], summary=True)
     assert result.summary_entry_id is None and result.left_entries == 4
     session = open_session(files.transcript)
     assert not [entry for entry in session.entries() if entry["type"] == "branch_summary"]
@@ -33,11 +33,11 @@ def test_labels_alone_left_behind_get_no_summary(home: Path, workdir: Path) -> N
 def test_a_message_among_the_bookkeeping_brings_the_summary_back(home: Path, workdir: Path) -> None:
     files, ids = branched_session(workdir)
     agent = AgentSession(files, workdir, is_new=False)
-    agent.label(ids["a5"], "done")
+    agent.navigation.label(ids["a5"], "done")
     with SessionWriter(files, str(workdir)) as writer:
         writer.append_message(user("one more prompt"))
         writer.commit(force=True)
-    behind, draft = agent.summary_draft(ids["a5"])
+    behind, draft = agent.navigation.summary_draft(ids["a5"])
     assert behind.has_work and draft is not None
-    result = agent.goto(ids["a5"], summary=True)
+    result = agent.navigation.goto(ids["a5"], summary=True)
     assert result.summary_entry_id is not None and result.left_entries == 2

@@ -40,25 +40,25 @@ def test_left_behind_stops_at_the_common_ancestor(home: Path, workdir: Path) -> 
 def test_jumping_back_and_forth_reports_what_it_read(home: Path, workdir: Path) -> None:
     files, ids = branched_session(workdir)
     agent = AgentSession(files, workdir, is_new=False)
-    first = agent.goto(ids["a3"], summary=True)
+    first = agent.navigation.goto(ids["a3"], summary=True)
     assert first.summary_entry_id is not None and first.left_entries == 4
-    second = agent.goto(ids["a5"], summary=True)  # back: leaves branch A and the first summary
+    second = agent.navigation.goto(ids["a5"], summary=True)  # back: leaves branch A and the first summary
     summary = open_session(files.transcript).read_entries([second.leaf_id])[0]
     assert summary["details"]["readFiles"] == [str(workdir / "notes.txt")]
     assert summary["fromId"] == first.leaf_id
     with pytest.raises(CommandcodeError, match="already at"):
-        agent.goto(second.leaf_id)
+        agent.navigation.goto(second.leaf_id)
 
 
 def test_an_open_session_sees_its_new_context_after_a_jump(home: Path, workdir: Path) -> None:
     files, ids = branched_session(workdir)
     with AgentSession(files, workdir, is_new=False) as agent:
-        assert agent.messages[-1]["content"][0]["text"] == "B done"
-        agent.goto(ids["a3"], summary=False)
-        assert agent.messages[-1]["content"][0]["text"] == "A done"
-        target, changed = agent.label(ids["u1"], "start")
+        assert agent.handle.messages[-1]["content"][0]["text"] == "B done"
+        agent.navigation.goto(ids["a3"], summary=False)
+        assert agent.handle.messages[-1]["content"][0]["text"] == "A done"
+        target, changed = agent.navigation.label(ids["u1"], "start")
         assert (target, changed) == (ids["u1"], True)
-        assert agent.label(ids["u1"], "start") == (ids["u1"], False)
-        agent.run_turn("continue on A")
+        assert agent.navigation.label(ids["u1"], "start") == (ids["u1"], False)
+        agent.turns.run_turn("continue on A")
     context = open_session(files.transcript).context().entry_ids
     assert ids["a3"] in context and ids["a5"] not in context

@@ -14,9 +14,14 @@ from commandcode.present import clipboard
 from commandcode.shell.commands.copy import COMMANDS, last_reply
 
 
-class FakeAgent:
+class FakeHandle:
     def __init__(self, messages: list[dict[str, Any]]) -> None:
         self.messages = messages
+
+
+class FakeAgent:
+    def __init__(self, messages: list[dict[str, Any]]) -> None:
+        self.handle = FakeHandle(messages)
 
 
 class FakeShell:

@@ -21,14 +21,14 @@ def test_model_shows_and_refuses_an_unknown_model(shell: FakeShell) -> None:
     assert shell.lines[-1] == "model: commandcode/offline"
     with pytest.raises(CommandcodeError):
         run(shell, "/model nowhere/nothing")
-    assert shell.agent.model.model_id == "commandcode/offline"
+    assert shell.agent.models.model.model_id == "commandcode/offline"
 
 
 def test_model_switch_writes_a_model_change(shell: FakeShell, home: Path, workdir: Path) -> None:
-    shell.agent.run_turn("first")
+    shell.agent.turns.run_turn("first")
     run(shell, "/model offline")
     assert shell.notices[-1] == "model: commandcode/offline"
-    shell.agent.run_turn("second")
+    shell.agent.turns.run_turn("second")
     assert any(entry["type"] == "model_change" for entry in entries(only_transcript(home, workdir)))
 
 
@@ -41,7 +41,7 @@ def test_effort_shows_and_refuses_a_level_the_model_lacks(shell: FakeShell) -> N
 
 def test_compact_mode(shell: FakeShell) -> None:
     run(shell, "/compact-mode fast")
-    assert shell.agent.compact_mode == "fast"
+    assert shell.agent.compaction.mode == "fast"
     run(shell, "/compact-mode")
     assert shell.lines[-1] == "compact mode: fast"
     with pytest.raises(UsageError, match="unknown compact mode"):
@@ -51,7 +51,7 @@ def test_compact_mode(shell: FakeShell) -> None:
 
 def test_compact_reports_this_and_total_savings(shell: FakeShell, home: Path, workdir: Path) -> None:
     for number in range(8):
-        shell.agent.run_turn(f"turn {number} " + "words " * 4000)
+        shell.agent.turns.run_turn(f"turn {number} " + "words " * 4000)
     run(shell, "/compact keep the decisions")
     assert shell.notices[-1].startswith("compacted: ")
     transcript = only_transcript(home, workdir)

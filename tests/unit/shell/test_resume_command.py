@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from commandcode.agent.resume import plan_resume
 from commandcode.agent.runtime import AgentSession
 from commandcode.config.paths import project_dir
 from commandcode.errors import CommandcodeError
@@ -73,7 +74,7 @@ def test_a_session_whose_directory_is_gone_is_relinked_when_the_user_agrees(home
     write_session(gone, sid(1), ["old"])
     gone.rmdir()
     shell = ResumeShell(_current(workdir), pick=sid(1), confirm=True)
-    plan = AgentSession.plan_resume(workdir, reference=sid(1))
+    plan = plan_resume(workdir, reference=sid(1))
     agent = open_plan(shell, plan)
     assert agent is not None and "no longer exists" in shell.questions[0]
     assert (project_dir(workdir) / f"{sid(1)}.jsonl").is_file()
@@ -82,7 +83,7 @@ def test_a_session_whose_directory_is_gone_is_relinked_when_the_user_agrees(home
     write_session(tmp_path / "gone2", sid(2), ["old"])
     (tmp_path / "gone2").rmdir()
     declined = ResumeShell(_current(workdir), pick=None, confirm=False)
-    plan = AgentSession.plan_resume(workdir, reference=sid(2))
+    plan = plan_resume(workdir, reference=sid(2))
     assert open_plan(declined, plan) is not None
     assert not (project_dir(workdir) / f"{sid(2)}.jsonl").exists()
     assert any("stays filed under" in notice for notice in declined.notices)
@@ -95,10 +96,10 @@ def test_a_session_another_process_writes_offers_read_only(home: Path, workdir: 
     holder = hold_writer(transcript, workdir, home)
     try:
         shell = ResumeShell(_current(workdir), pick=None, choose=answer)
-        agent = open_plan(shell, AgentSession.plan_resume(workdir, reference=sid(1)))
+        agent = open_plan(shell, plan_resume(workdir, reference=sid(1)))
         assert f"process {holder.pid} is writing" in shell.questions[0]
         if expect == "read-only":
-            assert agent is not None and agent.persist is False
+            assert agent is not None and agent.handle.persist is False
         else:
             assert agent is None
     finally:
@@ -124,12 +125,14 @@ def test_a_big_idle_session_asks_summary_or_full(home: Path, workdir: Path, monk
     os.utime(transcript, (1, 1))
     compacted: list[bool] = []
 
-    def compact(self: AgentSession, *args: object, **kwargs: object) -> None:
-        compacted.append(self._writer is not None)  # inside the writer
+    from commandcode.agent.compaction_hooks import SessionCompaction
 
-    monkeypatch.setattr(AgentSession, "compact", compact)
+    def compact(self: SessionCompaction, *args: object, **kwargs: object) -> None:
+        compacted.append(self._handle.is_open)  # inside the writer
+
+    monkeypatch.setattr(SessionCompaction, "compact", compact)
     shell = ResumeShell(_current(workdir), pick=None, choose=answer)
-    plan = AgentSession.plan_resume(workdir, reference=sid(1))
+    plan = plan_resume(workdir, reference=sid(1))
     assert plan.offer_summary
     agent = open_plan(shell, plan)
     assert "idle over an hour" in shell.questions[0]

@@ -53,7 +53,7 @@ def test_rename_and_name(shell: FakeShell, home: Path, workdir: Path) -> None:
     assert shell.lines[-1].startswith("(unnamed")
     run(shell, "/rename  My Work ")
     assert shell.titles == ["My Work"] and "saved with the first reply" in shell.notices[-1]
-    shell.agent.run_turn("first prompt here")
+    shell.agent.turns.run_turn("first prompt here")
     transcript = only_transcript(home, workdir)
     assert read_meta_file(transcript)["title"] == "My Work"
     run(shell, "/name Renamed Again")
@@ -71,7 +71,7 @@ def test_rename_and_name(shell: FakeShell, home: Path, workdir: Path) -> None:
 def test_rename_refuses_a_name_another_session_has(shell: FakeShell, workdir: Path) -> None:
     with AgentSession.start(workdir) as other:
         other.rename("Taken")
-        other.run_turn("x")
+        other.turns.run_turn("x")
     with pytest.raises(CommandcodeError, match="is taken by session"):
         run(shell, "/rename TAKEN")
     assert shell.titles == []
@@ -80,7 +80,7 @@ def test_rename_refuses_a_name_another_session_has(shell: FakeShell, workdir: Pa
 def test_session_file_before_and_after_the_first_save(shell: FakeShell, home: Path, workdir: Path) -> None:
     run(shell, "/session-file")
     assert shell.lines[-1].startswith(f"{shell.agent.session_id} (not created yet")
-    shell.agent.run_turn("save")
+    shell.agent.turns.run_turn("save")
     run(shell, "/session-file")
     assert shell.lines[-1] == f"{shell.agent.session_id} <link {only_transcript(home, workdir)}>"
 
@@ -88,26 +88,26 @@ def test_session_file_before_and_after_the_first_save(shell: FakeShell, home: Pa
 def test_status_and_trace(shell: FakeShell) -> None:
     with pytest.raises(CommandcodeError, match="no turn has run"):
         run(shell, "/trace")
-    shell.agent.run_turn("one")
+    shell.agent.turns.run_turn("one")
     run(shell, "/status")
     status = shell.lines[-1]
     assert re.search(r"^context\s+\d+ tokens, [\d.]+% of 200,000$", status, re.M), status
     assert re.search(r"^checkpoints\s+1 checkpoint\(s\)", status, re.M)
     run(shell, "/trace")
     assert len(shell.copied) == 1 and re.fullmatch(r"[0-9a-f]{32}", shell.copied[0])
-    assert shell.lines[-1] == f"trace id {shell.copied[0]}" and shell.copied[0] == shell.agent.trace_id
+    assert shell.lines[-1] == f"trace id {shell.copied[0]}" and shell.copied[0] == shell.agent.turns.trace_id
 
 
 def test_clear_keeps_the_previous_session_resumable(shell: FakeShell, workdir: Path) -> None:
     run(shell, "/clear")
     assert shell.previous_session_id is None and "nothing saved" in shell.notices[-1]
-    shell.agent.run_turn("saved one")
+    shell.agent.turns.run_turn("saved one")
     first = shell.agent.session_id
     run(shell, "/new")
     assert shell.previous_session_id == first and shell.agent.session_id != first
     assert f"commandcode -r {first}" in shell.notices[-1]
     with AgentSession.start(workdir, reference=first) as again:  # resumable, and no longer locked
-        again.run_turn("back")
+        again.turns.run_turn("back")
 
 
 def test_config_shows_and_sets(shell: FakeShell, home: Path, workdir: Path) -> None:

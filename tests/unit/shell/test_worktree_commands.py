@@ -76,7 +76,7 @@ def test_worktree_moves_into_a_new_session_there(tmp_path: Path, home: Path) -> 
     commands["worktree"].run(shell, "side-task")
     tree = repo / ".commandcode" / "worktrees" / "side-task"
     assert shell.cwd == tree and shell.switches == 1
-    assert shell.agent.tool_space().worktree is not None
+    assert shell.agent.turns.tool_space().worktree is not None
     assert "worktree-side-task" in shell.notices[0]
     with pytest.raises(CommandcodeError, match="already works in the worktree"):
         commands["worktree"].run(shell, "")

@@ -32,9 +32,9 @@ def _write(path: str, content: str) -> str:
 @pytest.fixture
 def session(project: Path) -> str:
     with AgentSession.start(project) as agent:
-        agent.run_turn(_write("a.txt", "one\n"))
-        agent.run_turn("just a question")
-        agent.run_turn(_write("a.txt", "two\n") + "\n" + _write("b.txt", "bee\n"))
+        agent.turns.run_turn(_write("a.txt", "one\n"))
+        agent.turns.run_turn("just a question")
+        agent.turns.run_turn(_write("a.txt", "two\n") + "\n" + _write("b.txt", "bee\n"))
         return agent.session_id
 
 
@@ -115,8 +115,8 @@ async def test_esc_goes_back_a_step_then_closes_the_menu(session: str, project: 
 
 def test_the_last_turn_without_edits_offers_no_code_restore(project: Path) -> None:
     with AgentSession.start(project) as agent:
-        agent.run_turn(_write("a.txt", "x"))
-        agent.run_turn("no edits here")
+        agent.turns.run_turn(_write("a.txt", "x"))
+        agent.turns.run_turn("no edits here")
     [chat, edit] = menu_rows(AgentSession.for_reference(agent.session_id))
     assert chat.files == "No code changes" and RewindMode.CODE not in chat.modes and RewindMode.BOTH not in chat.modes
     assert RewindMode.CODE in edit.modes
@@ -138,7 +138,7 @@ async def test_the_default_answer_setting_false_makes_no_the_default(session: st
 @pytest.mark.asyncio
 async def test_redo_row_after_a_rewind_and_the_default_answer_setting(session: str, project: Path) -> None:
     agent = AgentSession.for_reference(session)
-    agent.rewind(1, RewindMode.CODE)
+    agent.rewinds.rewind(1, RewindMode.CODE)
     app = ScreenApp(new_screen(agent))
     async with app.run_test(size=(160, 40)) as pilot:
         assert _labels(app.screen, "#rows")[0] == "Redo: undo the last rewind"
@@ -159,7 +159,7 @@ async def test_the_previous_session_comes_last_and_enter_rewinds(session: str, p
     """In a fork (or after /clear) the preselected first row is the newest checkpoint: Enter
     rewinds; "/resume <id> (previous session)" is the last row."""
     with AgentSession.start(project) as other:
-        other.run_turn("the session /clear left")
+        other.turns.run_turn("the session /clear left")
     app = ScreenApp(new_screen(AgentSession.for_reference(session), other.session_id))
     async with app.run_test(size=(160, 40)) as pilot:
         assert _labels(app.screen, "#rows")[-1] == f"/resume {other.session_id} (previous session)"
@@ -227,7 +227,7 @@ def test_slash_rewind_runs_the_choice_and_resume_switches(session: str, project:
 
 def _other(project: Path) -> str:
     with AgentSession.start(project) as other:
-        other.run_turn("another session")
+        other.turns.run_turn("another session")
         return other.session_id
 
 
@@ -236,7 +236,7 @@ async def test_a_session_without_checkpoints_says_so(project: Path) -> None:
     """A clone (no checkpoints) opened after a /clear: the menu says there are none yet, above
     the one row it has."""
     with AgentSession.start(project) as other:
-        other.run_turn("the session /clear left")
+        other.turns.run_turn("the session /clear left")
     with AgentSession.start(project) as empty:
         pass
     app = ScreenApp(new_screen(empty, other.session_id))
@@ -251,7 +251,7 @@ def test_a_long_prompt_is_one_row_and_no_palette_hint(project: Path) -> None:
 
     long = "please refactor " + "the payment module " * 20 + "\nand the second line"
     with AgentSession.start(project) as agent:
-        agent.run_turn(long)
+        agent.turns.run_turn(long)
     [row] = menu_rows(AgentSession.for_reference(agent.session_id))
     shown = row.label.split("  ")[1]
     assert shown == one_line(long) and shown.endswith("…") and len(shown) <= PROMPT_CHARS + 1 and "\n" not in row.label

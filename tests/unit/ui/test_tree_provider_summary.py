@@ -65,14 +65,14 @@ def test_goto_asks_the_model_and_falls_back_when_it_fails(home: Path, workdir: P
     notices: list[str] = []
     agent, ids = _agent(workdir, notices)
     openai_stub.error(500, "the model is down")
-    result = agent.goto(ids["a3"], summary=True)
+    result = agent.navigation.goto(ids["a3"], summary=True)
     assert result.summary_entry_id is not None
     session = open_session(agent.files.transcript)
     written = session.read_entries([result.summary_entry_id])[0]["summary"]
     assert written.startswith("**Goal**\nthird prompt on branch B")  # the extractive summary
     assert len(notices) == 1 and "did not write the branch summary" in notices[0]
     openai_stub.reply(text("the model's own words"))
-    back = agent.goto(ids["a5"], summary=True)
+    back = agent.navigation.goto(ids["a5"], summary=True)
     assert open_session(agent.files.transcript).read_entries([back.summary_entry_id])[0]["summary"] == "the model's own words"
     assert len(notices) == 1
 

@@ -217,7 +217,7 @@ async def test_hostile_text_is_drawn_inert(home: Path, workdir: Path) -> None:
 
 async def test_a_fold_says_what_it_hides_and_summaries_show_no_markdown(home: Path, workdir: Path) -> None:
     agent, ids = _agent(home, workdir)
-    agent.goto(ids["a3"], summary="## Goal\n**Fix** the `parser` ([notes](http://example.com))\n- step one")
+    agent.navigation.goto(ids["a3"], summary="## Goal\n**Fix** the `parser` ([notes](http://example.com))\n- step one")
     app = ScreenApp(TreeScreen(agent))
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.pause()

@@ -220,12 +220,12 @@ def test_the_agent_session_hooks(home: Path, workdir: Path, scratch_base: Path) 
     from commandcode.agent.runtime import AgentSession
 
     with AgentSession.start(workdir) as agent:
-        pad_path = agent.tool_space().scratchpad
-        assert pad_path is not None and agent.scratchpad_manifest() is None
+        pad_path = agent.turns.tool_space().scratchpad
+        assert pad_path is not None and agent.turns.scratchpad_manifest() is None
         (Path(pad_path.path) / "plan.md").write_text("steps\n")
-        manifest = agent.scratchpad_manifest()
+        manifest = agent.turns.scratchpad_manifest()
         assert manifest is not None and "- plan.md (6 bytes, modified " in manifest
-        agent.run_turn("hello")
+        agent.turns.run_turn("hello")
         assert agent.disk_line().startswith("disk: ") and "transcript" in agent.disk_line()
 
 

@@ -10,6 +10,11 @@ Streaming and interruption: `respond(messages, on_text=..., cancel=...)` calls `
 each text delta as it arrives, and when the `cancel` event is set it stops promptly (closing the
 connection of a streaming provider) and raises `errors.TurnInterrupted`. A provider raises
 `errors.ProviderError` (one line, never a key in it) when the request fails.
+
+Optional capabilities are declared protocols, checked with `isinstance` (never by probing for an
+attribute): `Summarizes` (writes compaction and branch summaries itself), `WritesTitles`
+(suggests a session title) and `Reasons` (takes a reasoning `effort`). A model without one gets
+the offline fallback (an extractive summary, a title from the first prompt, no effort sent).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ...errors import TurnInterrupted
 
@@ -48,6 +53,28 @@ class Model(Protocol):
 
     def respond(self, messages: list[dict[str, Any]], *, on_text: OnText | None = None,
                 cancel: threading.Event | None = None, system: str | None = None) -> ModelReply: ...
+
+
+@runtime_checkable
+class Summarizes(Protocol):
+    """A model that writes summaries (compaction's, a branch's), following `instructions` if given.
+    Raises `errors.CommandcodeError` when it cannot (the caller falls back or reports it)."""
+
+    def summarize(self, messages: list[dict[str, Any]], instructions: str | None = None) -> str: ...
+
+
+@runtime_checkable
+class WritesTitles(Protocol):
+    """A model that suggests a session title for a bare `/rename` (an empty answer: none)."""
+
+    def suggest_title(self, messages: list[dict[str, Any]]) -> str | None: ...
+
+
+@runtime_checkable
+class Reasons(Protocol):
+    """A model that takes a reasoning effort (low … max) into its requests; None: its default."""
+
+    effort: str | None
 
 
 def check_cancel(cancel: threading.Event | None) -> None:

@@ -24,7 +24,7 @@ from ...config.env import provider_retries, provider_timeout_seconds
 from ...errors import ProviderError
 from ..system_prompt import system_prompt
 from ..tool_specs import openai_tools
-from .base import ModelReply, OnText, check_cancel
+from .base import ModelReply, OnText, Reasons, Summarizes, check_cancel
 from .config import ModelSpec, ProviderSpec, resolve_api_key
 from .openai_messages import ReplyBuilder, to_chat_messages, usage_record
 
@@ -34,7 +34,7 @@ SUMMARY_PROMPT = ("Summarize the conversation above for a continuation: the user
                   "Write it as structured markdown with the headings **Goal**, **Progress**, **Files**, **Open**.")
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(Summarizes, Reasons):
     """One model of an `openai-completions` provider, addressed `provider/model`."""
 
     def __init__(self, provider: ProviderSpec, model: ModelSpec) -> None:

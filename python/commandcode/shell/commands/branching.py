@@ -1,6 +1,6 @@
 """`/fork [name]` (alias `/branch`), `/clone` and `/tree`: one conversation becomes many.
 
-Each is a thin call on the running session (`AgentSession.fork`, `.clone`, the tree screen's
+Each is a thin call on the running session (`agent.navigation.fork`, `.clone`, the tree screen's
 `goto`/`label`); `/fork` and `/clone` switch the shell into the copy and keep the process, so
 session-scoped permission grants carry over (a `--fork-session` launch is a new process and
 does not).
@@ -15,7 +15,7 @@ from ..slash import Shell, SlashCommand
 def _fork(shell: Shell, args: str) -> None:
     source = shell.agent
     name = args.strip() or None
-    copy = source.fork(name)
+    copy = source.navigation.fork(name)
     shell.switch_to(copy, keep_grants=True)
     shell.notice(f"forked {source.session_id} into {copy.session_id}" + (f" ({name})" if name else "")
                  + f"; the original stays resumable with `commandcode -r {source.session_id}`")
@@ -25,7 +25,7 @@ def _clone(shell: Shell, args: str) -> None:
     if args.strip():
         raise CommandcodeError("/clone takes no arguments", hint="name the clone afterwards with /rename")
     source = shell.agent
-    copy = source.clone()
+    copy = source.navigation.clone()
     shell.switch_to(copy, keep_grants=True)
     shell.notice(f"cloned the active branch of {source.session_id} into {copy.session_id} (no checkpoints)")
 

@@ -1,6 +1,6 @@
 """`/compact [instructions]` and `/compact-mode [fast|full]`: summarize the older context now
-(`AgentSession.compact`, which appends a compaction entry and updates `meta.compaction`), and
-show or choose how automatic compaction works (`AgentSession.compact_mode`)."""
+(`agent.compaction.compact`, which appends a compaction entry and updates `meta.compaction`), and
+show or choose how automatic compaction works (`agent.compaction.mode`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ MODES = ("fast", "full")
 
 def _compact(shell: Shell, args: str) -> None:
     agent = shell.agent
-    if agent.compact(args.strip() or None) is None:
+    if agent.compaction.compact(args.strip() or None) is None:
         shell.notice("nothing to compact yet: the newest ~30,000 tokens are always kept, and at least 5 older "
                      "messages are needed to summarize; nothing was written")
         return
@@ -26,11 +26,11 @@ def _compact_mode(shell: Shell, args: str) -> None:
     agent = shell.agent
     mode = args.strip().lower()
     if not mode:
-        shell.print(f"compact mode: {agent.compact_mode}")
+        shell.print(f"compact mode: {agent.compaction.mode}")
         return
     if mode not in MODES:
         raise UsageError(f"unknown compact mode {mode!r}", hint="use fast (trim old tool output) or full (summarize)")
-    agent.compact_mode = mode
+    agent.compaction.set_mode(mode)
     shell.notice(f"compact mode: {mode}")
 
 

@@ -25,7 +25,7 @@ def last_reply(messages: list[dict[str, object]]) -> str | None:
 def run(shell: Shell, args: str) -> None:
     if args.strip():
         raise CommandcodeError("/copy takes no arguments", hint="it copies the last assistant reply")
-    text = last_reply(shell.agent.messages)
+    text = last_reply(shell.agent.handle.messages)
     if text is None:
         raise CommandcodeError("nothing to copy yet", hint="/copy copies the last assistant reply")
     shell.notice(shell.copy(text))

@@ -1,5 +1,5 @@
 """`/model [provider/model]` and `/effort [LEVEL]`: show or switch the session's model and
-reasoning effort through `AgentSession.set_model` / `set_effort` (which write the
+reasoning effort through `agent.models.set_model` / `set_effort` (which write the
 `model_change` / `effort_change` entries and update the meta)."""
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ def _show_or_set(label: str, shown: Callable[[AgentSession], str], change: Calla
     return run
 
 
-_model = _show_or_set("model", lambda agent: agent.model.model_id, lambda agent, name: agent.set_model(name))
-_effort = _show_or_set("effort", lambda agent: agent.effort or "(the model default)",
-                       lambda agent, level: agent.set_effort(level))
+_model = _show_or_set("model", lambda agent: agent.models.model.model_id, lambda agent, name: agent.models.set_model(name))
+_effort = _show_or_set("effort", lambda agent: agent.models.effort or "(the model default)",
+                       lambda agent, level: agent.models.set_effort(level))
 
 
 def _complete_model(shell: Shell, prefix: str) -> list[str]:

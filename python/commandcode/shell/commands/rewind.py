@@ -35,13 +35,13 @@ def run(shell: Shell, args: str) -> None:
         shell.switch_to(AgentSession.for_reference(choice.row.session_id, shell.cwd))
         shell.notice(f"Resumed the previous session {choice.row.session_id}")
         return
-    offered = {item.number for item in agent.checkpoint_choices()} if choice.row.kind == ROW_REDO else set()
+    offered = {item.number for item in agent.rewinds.checkpoint_choices()} if choice.row.kind == ROW_REDO else set()
     result = perform(agent, choice)
     if result is None:
         return
     touched = len(result.written) + len(result.deleted)
     if result.redo:
-        shell.print(redo_summary(result.number, sorted({item.number for item in agent.checkpoint_choices()} - offered),
+        shell.print(redo_summary(result.number, sorted({item.number for item in agent.rewinds.checkpoint_choices()} - offered),
                                  touched))
     else:
         shell.print(f"Rewound to checkpoint {result.number} ({result.mode.label.lower()}): {touched} file(s) restored")

@@ -12,9 +12,9 @@ def _clear(shell: Shell, args: str) -> None:
     from ...agent.runtime import AgentSession
 
     old = shell.agent
-    fresh = AgentSession.start(shell.cwd, persist=old.persist, model=old.model, entrypoint=None,
+    fresh = AgentSession.start(shell.cwd, persist=old.handle.persist, model=old.models.model, entrypoint=None,
                                summarizer=old.summarizer, notify=old.notify)
-    saved = old.exists_on_disk
+    saved = old.handle.exists_on_disk
     shell.switch_to(fresh)
     if saved:
         shell.notice(f"new session; the previous one stays resumable: commandcode -r {old.session_id}")
@@ -30,7 +30,7 @@ def _rename(shell: Shell, args: str) -> None:
     name = args.strip() or agent.suggest_title()
     stored = agent.rename(name)
     shell.set_title(stored)
-    later = "" if agent.exists_on_disk or not agent.persist else " (saved with the first reply)"
+    later = "" if agent.handle.exists_on_disk or not agent.handle.persist else " (saved with the first reply)"
     shell.notice(f"session named {stored!r}{later}")
 
 
@@ -44,9 +44,9 @@ def _name(shell: Shell, args: str) -> None:
 
 def _session_file(shell: Shell, args: str) -> None:
     agent = shell.agent
-    if not agent.persist:
+    if not agent.handle.persist:
         shell.print(f"{agent.session_id} (--no-session: nothing is saved)")
-    elif agent.exists_on_disk:
+    elif agent.handle.exists_on_disk:
         shell.print_file_link(f"{agent.session_id} ", str(agent.files.transcript))
     else:
         shell.print(f"{agent.session_id} (not created yet; saved with the first reply: {agent.files.transcript})")
@@ -61,12 +61,12 @@ def _status(shell: Shell, args: str) -> None:
 
 def _trace(shell: Shell, args: str) -> None:
     agent = shell.agent
-    trace_id = agent.trace_id
+    trace_id = agent.turns.trace_id
     if trace_id is None:
         from ...agent.tracing import trace_ids
         from ...sessions.meta import read_meta
 
-        known = trace_ids(read_meta(agent.files.meta)) if agent.exists_on_disk else []
+        known = trace_ids(read_meta(agent.files.meta)) if agent.handle.exists_on_disk else []
         trace_id = known[-1] if known else None
     if trace_id is None:
         raise CommandcodeError("no turn has run in this session yet, so there is no trace id",

@@ -22,7 +22,7 @@ def _enter(shell: Shell, args: str) -> None:
                                hint="/worktree OTHER-NAME makes another one")
     tree = create_worktree(current.main_root if current is not None else shell.cwd, name)
     previous = shell.agent
-    agent = AgentSession.start(tree.path, model=previous.model, summarizer=previous.summarizer, notify=previous.notify)
+    agent = AgentSession.start(tree.path, model=previous.models.model, summarizer=previous.summarizer, notify=previous.notify)
     shell.switch_to(agent, keep_grants=True)
     left = f"; the previous session {previous.session_id} stays resumable" if previous.files.transcript.exists() else ""
     shell.notice(f"working in the worktree {tree.path} on branch {tree.branch} (a new session{left}); "

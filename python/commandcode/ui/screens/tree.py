@@ -3,7 +3,7 @@
 Every branch of the session, children by time, the active path bold and the leaf marked `◆`
 (`ui/widgets/tree_view.py` draws it; `ui/tree_model.py` holds the rows). Keys, shown in the
 footer: Enter jumps to the selected entry (the leaf moves, persisted through
-`AgentSession.goto`; leaving a branch offers its summary — keep as edited, skip, or cancel — the
+`agent.navigation.goto`; leaving a branch offers its summary — keep as edited, skip, or cancel — the
 first choice from the `branchSummary` setting; a provider writes the draft in a worker thread
 while the screen stays live), Space folds or unfolds what lies under an entry,
 `/` searches text and `n` finds the next match, `l` attaches or edits a label (empty clears it),
@@ -119,28 +119,26 @@ class TreeScreen(Screen[str | None]):
         if self._drafting:
             self._status("still asking the model for the summary…")
             return
-        if self.agent.summary_by_model():  # a provider takes a while: the screen stays live meanwhile
+        if self.agent.navigation.summary_by_model():  # a provider takes a while: the screen stays live meanwhile
             self._drafting = True
             self._status("asking the model for a summary of the branch left behind…")
             self.run_worker(lambda: self._draft_in_thread(entry), thread=True, exclusive=True, group="summary")
             return
         try:
-            behind, draft = self.agent.summary_draft(entry)
+            behind, draft = self.agent.navigation.summary_draft(entry)
         except (CommandcodeError, OSError) as error:  # one line in the status bar, never a traceback
             self._status(f"error: {error}")
             return
         self._offer(entry, behind, draft)
 
     def _draft_in_thread(self, entry: str) -> None:
-        notify = self.agent.notify  # a fallback's notice goes to the status bar, not over the screen
-        self.agent.notify = lambda text: self.app.call_from_thread(self._status, text)
-        try:
-            behind, draft = self.agent.summary_draft(entry)
+        to_status_bar = lambda text: self.app.call_from_thread(self._status, text)  # noqa: E731
+        try:  # a fallback's notice goes to the status bar, not over the screen
+            with self.agent.handle.notices_to(to_status_bar):
+                behind, draft = self.agent.navigation.summary_draft(entry)
         except (CommandcodeError, OSError) as error:
             self.app.call_from_thread(self._draft_failed, error)
             return
-        finally:
-            self.agent.notify = notify
         self.app.call_from_thread(self._offer, entry, behind, draft)
 
     def _draft_failed(self, error: Exception) -> None:
@@ -164,7 +162,7 @@ class TreeScreen(Screen[str | None]):
 
     def _goto(self, entry: str, summary: str | bool) -> None:
         try:
-            result = self.agent.goto(entry, summary=summary)
+            result = self.agent.navigation.goto(entry, summary=summary)
         except (CommandcodeError, OSError) as error:  # one line in the status bar, never a traceback
             self._status(f"error: {error}")
             return
@@ -236,7 +234,7 @@ class TreeScreen(Screen[str | None]):
         if text is None:
             return
         try:
-            _target, changed = self.agent.label(entry, text or None)
+            _target, changed = self.agent.navigation.label(entry, text or None)
         except (CommandcodeError, OSError) as error:  # one line in the status bar, never a traceback
             self._status(f"error: {error}")
             return
