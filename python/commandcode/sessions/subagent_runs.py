@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..errors import CommandcodeError
-from .lock import lock_holder
 from ..storage.regular import read_regular
 from .files import SessionFiles
+from .lock import lock_holder
 
 SUBAGENTS = "subagents"
 PREFIX = "agent-"
