@@ -7,6 +7,9 @@
 //!    hashes to its name; every target is inside the confinement root, is not a symlink, can be
 //!    written, and (unless forced) still holds what our tools left there. Every failing target
 //!    is reported at once, and nothing is written.
+//!    [`prepare`] stops here, holding the journal lock: its caller keeps the current bytes of
+//!    every target the restore changes (`keep.rs`, a redo point's objects, from what this phase
+//!    read and hashed) and builds the companion, then [`Prepared::commit`] runs the rest.
 //! 2. **Stage** (`apply.rs`): a write-ahead [`journal`] naming every target, the durable source
 //!    of its new content, and every temp and set-aside file is fsynced; then each new content
 //!    that needs a new file goes to a temp file beside its target.
