@@ -117,7 +117,7 @@ def _compatible_fallback(wanted: FileBackup, blob_folder: Path | None) -> tuple[
 
     twin = wanted.extra.get(BLAKE3_KEY)
     if wanted.algorithm == backups.SHA256 and isinstance(twin, str) and wanted.hash is not None \
-            and not (blob_folder is not None and (blob_folder / wanted.hash).is_file()):
+            and not (blob_folder is not None and os.path.isfile(os.path.join(blob_folder, wanted.hash))):
         return twin, "blake3"
     return wanted.hash, "sha256" if wanted.algorithm == backups.SHA256 else "blake3"
 

@@ -48,9 +48,14 @@ impl PreparedRestore {
             .map(|file| match file.state {
                 KeptState::Missing => (file.target.into_os_string(), "missing", None, None, None, false),
                 KeptState::Other => (file.target.into_os_string(), "other", None, None, None, false),
-                KeptState::Regular { content, mode, size, stored_now } => {
-                    (file.target.into_os_string(), "regular", Some(content.to_string()), Some(mode), Some(size), stored_now)
-                }
+                KeptState::Regular { content, mode, size, stored_now } => (
+                    file.target.into_os_string(),
+                    "regular",
+                    Some(content.to_string()),
+                    Some(mode),
+                    Some(size),
+                    stored_now,
+                ),
             })
             .collect())
     }

@@ -358,7 +358,12 @@ pub struct Prepared {
 
 /// Recovers a pending journal, then verifies `items` (see [`restore`]); nothing is written.
 /// `options.companion` is ignored: [`Prepared::commit`] takes it.
-pub fn prepare(store: &ObjectStore, items: &[RestoreItem], journal: &Path, options: &RestoreOptions) -> Result<Prepared> {
+pub fn prepare(
+    store: &ObjectStore,
+    items: &[RestoreItem],
+    journal: &Path,
+    options: &RestoreOptions,
+) -> Result<Prepared> {
     let lock = journal::JournalLock::acquire(journal)?;
     apply::recover_locked(journal, &pending_bounds(store, journal, options))?;
     let options = RestoreOptions { companion: None, ..options.clone() };
