@@ -93,6 +93,7 @@ impl PreparedRestore {
 /// `restore_files` does); nothing is written. `plan` says what the restore would do.
 #[pyfunction]
 #[pyo3(signature = (object_store, items, journal, *, confine_to = None, protected = Vec::new(), in_place = true, memory_budget = 512 << 20))]
+#[allow(clippy::too_many_arguments, reason = "keyword-only Python options")]
 pub fn prepare_restore(
     py: Python<'_>,
     object_store: PyRef<'_, PyObjectStore>,
