@@ -17,6 +17,7 @@ __all__ = [
     "SUPPORTED_VERSION",
     "FileState",
     "ObjectStore",
+    "PreparedRestore",
     "Redactor",
     "RestoreItem",
     "RestorePlan",
@@ -35,6 +36,7 @@ __all__ = [
     "json_encode_line",
     "listing_rows_of",
     "names_of_files",
+    "prepare_restore",
     "recover_restore",
     "restore_files",
     "sanitize_path",
@@ -226,6 +228,30 @@ def check_restore(
     protected: Sequence[_Path] = ...,
 ) -> RestorePlan:
     """Verifies a restore (objects, digests, targets) without writing anything."""
+
+@final
+class PreparedRestore:
+    """A restore verified once and holding its journal lock until `commit` or `close`."""
+
+    plan: RestorePlan
+    def keep(
+        self, object_store: ObjectStore, max_size: int
+    ) -> list[tuple[str, Literal["regular", "missing", "other"], str | None, int | None, int | None, bool]]:
+        """Stores the current bytes of every target the restore changes: `(target, kind,
+        content_id, mode, size, stored_now)` per changed target (`"other"`: not kept)."""
+    def commit(
+        self, object_store: ObjectStore, *, companion: tuple[_Path, bytes] | None = None, force: bool = False,
+        fail_before_step: int | None = None, step_delay_ms: int = 0,
+    ) -> RestorePlan:
+        """Restores every item all or nothing (as `restore_files`); releases the lock."""
+    def close(self) -> None:
+        """Releases the journal lock without restoring anything."""
+
+def prepare_restore(
+    object_store: ObjectStore, items: Sequence[RestoreItem], journal: _Path, *, confine_to: _Path | None = None,
+    protected: Sequence[_Path] = ..., in_place: bool = True, memory_budget: int = ...,
+) -> PreparedRestore:
+    """Takes the journal lock, recovers a pending journal and verifies `items`; writes nothing."""
 
 def restore_files(
     object_store: ObjectStore,

@@ -28,7 +28,8 @@ workspace (a data dir and a project folder):
 
 A point is one run killed either after a random delay (up to the operation's measured duration;
 for a rewind also 0-40 ms after its restore journal appears, so kills land inside the native
-restore) or, through `tests/support/killable_cli.py`, at a random Python-level mutating
+restore, or in the last quarter of the time before it appears, while the restore verifies and
+stores the redo point's objects) or, through `tests/support/killable_cli.py`, at a random Python-level mutating
 file-system call (sometimes mid-write, leaving a torn write). Prompts carry a unique marker; with
 `--output-format json` the CLI prints its result only after the turn is committed, so a marker
 whose JSON result was read whole before the kill was *reported committed*.

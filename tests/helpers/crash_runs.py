@@ -1,5 +1,6 @@
 """One point of the crash harness (`helpers.crash_harness`): the run an operation makes next, the
-process started and killed (after a random delay, at a restore journal's appearance, or at a
+process started and killed (after a random delay, at a restore journal's appearance, just before
+it (while the restore verifies and stores its redo point's objects), or at a
 Python-level file-system call through `tests/support/killable_cli.py`), what it reported, and the
 judging of a run that was not killed; `calibrate` measures an operation's duration first."""
 
@@ -178,11 +179,12 @@ def _journal_lifetime(workspace: Workspace, process: subprocess.Popen[bytes]) ->
     """How long the restore journal of a running rewind exists (at least 2 ms), so that journal-
     timed kills land anywhere in the restore however fast it is; `None` if it was not seen."""
     journal = workspace.data / "journals" / f"{workspace.session_id}.json"
-    appeared = None
+    appeared, started = None, time.monotonic()
     while process.poll() is None:
         present = journal.exists()
         if present and appeared is None:
             appeared = time.monotonic()
+            workspace.journal_at = appeared - started
         elif appeared is not None and not present:
             return max(0.002, time.monotonic() - appeared)
         time.sleep(0.0002)
@@ -208,16 +210,22 @@ def run_point(workspace: Workspace, rng: random.Random, stats: OperationStats, v
     mode = "timer" if rng.random() < timed else rng.choice(("call", "call-torn"))
     if workspace.operation == "rewind" and mode == "timer" and rng.random() < 0.6:
         mode = "journal"
+    elif workspace.operation == "rewind" and mode == "timer" and workspace.journal_at and rng.random() < 0.5:
+        # just before the journal: the restore's verification and its redo point's objects
+        # (stored from the verified bytes, each durable before the records that name them)
+        mode = "keep"
     extra: dict[str, str] = {}
     if mode != "timer":
         point = rng.randint(1, max(1, workspace.calls))
         extra["COMMANDCODE_TEST_KILL_AT"] = f"{point}:torn" if mode == "call-torn" else str(point)
-    process = _start(workspace, run, extra, killable=mode not in ("timer", "journal"))
+    process = _start(workspace, run, extra, killable=mode not in ("timer", "journal", "keep"))
     # Most of a run's first third is interpreter start-up, where nothing is written: aim most timed
     # kills past it.
     delay = rng.uniform(workspace.duration * (0.3 if rng.random() < 0.7 else 0.0), workspace.duration * 0.95)
+    if mode == "keep":
+        delay = rng.uniform(workspace.journal_at * 0.75, workspace.journal_at)
     try:
-        if mode == "timer":
+        if mode in ("timer", "keep"):
             try:
                 process.wait(timeout=delay)
             except subprocess.TimeoutExpired:

@@ -155,6 +155,7 @@ class Workspace:
         self.duration = 1.0
         self.calls = 0
         self.journal_window = 0.04  # how long a rewind's restore journal exists (calibrated)
+        self.journal_at = 0.0  # when a rewind's journal appears, from its start (calibrated; 0: unknown)
         self.notes: dict[str, int] = {}  # what the checks saw, e.g. interrupted restores and their fate
         self.branching: dict[str, Any] = {}  # the state of a `PLUGINS` operation (`crash_branching`, `crash_interop`)
         self.last_killed = False

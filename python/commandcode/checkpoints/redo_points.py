@@ -31,6 +31,7 @@ from ..sessions.files import SessionFiles
 from ..sessions.reader import open_session
 from ..sessions.writer import SessionWriter
 from ..storage.ids import iso_now, new_uuid
+from ..storage.regular import read_if_exists
 from .records import Checkpoint, FileBackup, read_checkpoints, write_checkpoints
 
 OP_REWIND = "rewind"
@@ -181,6 +182,8 @@ def finish_pending_conversation(files: SessionFiles, cwd: Path, writer: SessionW
     records landed but before its leaf moved (its redo point still says `conversation:
     "pending"`). Returns whether anything was finished. A session another process holds open is
     left to that process."""
+    if not _may_be_pending(files.checkpoints):
+        return False  # every rewind and redo opens the session here: no parse of 1,000s of items
     try:
         records = read_checkpoints(files.checkpoints)
     except CheckpointError:
@@ -201,6 +204,16 @@ def finish_pending_conversation(files: SessionFiles, cwd: Path, writer: SessionW
     facts.pop("conversation", None)
     write_checkpoints(files.checkpoints, records)
     return True
+
+
+def _may_be_pending(path: Path) -> bool:
+    """Whether the checkpoints file may hold a pending move: it says `pending` somewhere (or has
+    a `\\u` escape that could spell it). Reading the bytes costs a fraction of parsing them."""
+    try:
+        data = read_if_exists(path, follow=True)
+    except OSError:
+        return True  # `read_checkpoints` says what is wrong
+    return data is not None and (b"pending" in data or b"\\u" in data)
 
 
 def _finish(writer: SessionWriter, facts: dict[str, Any], point_id: str) -> None:

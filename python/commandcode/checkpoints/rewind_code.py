@@ -20,7 +20,6 @@ from typing import cast
 
 from ..errors import ChangedOutsideError, RestoreError
 from ..sessions.files import SessionFiles
-from ..storage.regular import read_regular
 from . import shell_items
 from . import store as backups
 from .records import Checkpoint, FileBackup, checkpoints_bytes
@@ -118,7 +117,7 @@ def _compatible_fallback(wanted: FileBackup, blob_folder: Path | None) -> tuple[
 
     twin = wanted.extra.get(BLAKE3_KEY)
     if wanted.algorithm == backups.SHA256 and isinstance(twin, str) and wanted.hash is not None \
-            and not (blob_folder is not None and (blob_folder / wanted.hash).is_file()):
+            and not (blob_folder is not None and os.path.isfile(os.path.join(blob_folder, wanted.hash))):
         return twin, "blake3"
     return wanted.hash, "sha256" if wanted.algorithm == backups.SHA256 else "blake3"
 
@@ -187,24 +186,25 @@ def restore_code(
         result.deleted.extend(Path(folder) for folder in plan.hollow)
         return
     try:
-        outcome = backups.check_restore(store, plan.targets, confine_to=confine)
-        if plan.problems or (plan.conflicts and not force):
-            raise _refusal(plan.problems + plan.conflicts + outcome.problems)
-        blocked = any(not (force and problem.code == "changed_outside") for problem in outcome.problems)
-        if point is not None and not blocked:  # else the restore below refuses, with the store's own error
-            point.files.extend(_keep_current(store, cwd, outcome, plan.targets))
-            point.files.extend(_keep_folders(plan.hollow))
-            if plan.conflicts or any(problem.code == "changed_outside" for problem in outcome.problems):
-                # forced over outside edits: they are kept in this point, so it must stay undoable
-                result.kept_outside = True
-                if point.redo is not None:
-                    point.redo["overwroteOutside"] = True
-        companion = records_after if records_after is not None else records
-        outcome = backups.restore_files(
-            store, plan.targets, session_id=files.session_id, confine_to=confine, force=force,
-            companion=(files.checkpoints, checkpoints_bytes(companion)),
-            fail_before_step=(faults or {}).get("fail_before_step"), step_delay_ms=(faults or {}).get("step_delay_ms", 0),
-        )
+        # verified once: the plan, the redo point's bytes and the restore all come from this pass
+        with backups.prepare_restore(store, plan.targets, session_id=files.session_id, confine_to=confine) as prepared:
+            outcome = prepared.outcome
+            if plan.problems or (plan.conflicts and not force):
+                raise _refusal(plan.problems + plan.conflicts + outcome.problems)
+            blocked = any(not (force and problem.code == "changed_outside") for problem in outcome.problems)
+            if point is not None and not blocked:  # else the commit below refuses, with the store's own error
+                point.files.extend(_keep_current(store, cwd, outcome, plan.targets, prepared))
+                point.files.extend(_keep_folders(plan.hollow))
+                if plan.conflicts or any(problem.code == "changed_outside" for problem in outcome.problems):
+                    # forced over outside edits: they are kept in this point, so it must stay undoable
+                    result.kept_outside = True
+                    if point.redo is not None:
+                        point.redo["overwroteOutside"] = True
+            companion = records_after if records_after is not None else records
+            outcome = prepared.commit(
+                force=force, companion=(files.checkpoints, checkpoints_bytes(companion)),
+                fail_before_step=(faults or {}).get("fail_before_step"),
+                step_delay_ms=(faults or {}).get("step_delay_ms", 0))
     except RestoreError as error:
         if any(problem[1] == "outside" for problem in error.problems):
             error.hint = outside_hint(cwd)
@@ -216,23 +216,32 @@ def restore_code(
 
 
 def _keep_current(store: backups.BackupStore, cwd: Path, outcome: backups.RestoreOutcome,
-                  targets: list[backups.RestoreTarget]) -> list[FileBackup]:
-    """The redo point's items: what each file the restore changes holds now (stored), and what
-    the restore leaves there (`afterHash`), so a redo puts it back and no later check takes the
-    restore for an outside edit.
+                  targets: list[backups.RestoreTarget], prepared: backups.PreparedRestore) -> list[FileBackup]:
+    """The redo point's items: what each file the restore changes holds now (stored from the
+    bytes verification read and hashed), and what the restore leaves there (`afterHash`, the
+    digest verification computed), so a redo puts it back and no later check takes the restore
+    for an outside edit.
 
     Raises:
-        RestoreError: a file could not be read into the store (nothing was restored).
+        RestoreError: a file could not be kept in the store (nothing was restored).
     """
     by_path = {str(target.path): target for target in targets}
     changes = [change for change in outcome.changes if change.action != "unchanged"]
+    try:
+        kept = prepared.keep()
+    except OSError as error:
+        raise RestoreError(f"nothing was restored: {error.filename or 'a file'} could not be kept for a redo: "
+                           f"{error.strerror or error}") from None
+    others = [change.path for change in changes if kept.get(str(change.path)) is None]
+    looked = dict(zip(map(str, others), _backup_all(store, others), strict=True))  # symlinks, FIFOs, large files
     items = []
-    for change, snapshot in zip(changes, _backup_all(store, [change.path for change in changes]), strict=True):
+    for change in changes:
+        snapshot = kept.get(str(change.path)) or looked[str(change.path)]
         if isinstance(snapshot, OSError):
             raise RestoreError(f"nothing was restored: {change.path} could not be kept for a redo: "
                                f"{snapshot.strerror or snapshot}") from None
         target = by_path[str(change.path)]
-        known, after = _restored_digest(target)
+        known, after = _restored_digest(target, change)
         item = FileBackup(path=str(change.path), hash=snapshot.content_id if snapshot.kind == "regular" else None,
                           algorithm=backups.BLAKE3, mode=snapshot.mode, after_known=known, after_hash=after)
         if snapshot.kind == "missing":
@@ -240,10 +249,10 @@ def _keep_current(store: backups.BackupStore, cwd: Path, outcome: backups.Restor
             if made:
                 item.extra["missingDirs"] = made
         elif snapshot.kind != "regular":
-            kept = shell_items.current(str(change.path))  # a symlink or FIFO: kept as such
-            if kept is None:
+            kept_item = shell_items.current(str(change.path))  # a symlink or FIFO: kept as such
+            if kept_item is None:
                 item.skipped = "too_large" if snapshot.kind == "too_large" else "symlink"
-            shell_items.note_before(item, kept)
+            shell_items.note_before(item, kept_item)
         if target.kind != "file":
             shell_items.note_after(item, None, (target.kind, target.link, target.mode or 0))
         items.append(item)
@@ -293,13 +302,12 @@ def outside_hint(cwd: Path) -> str:
             "(preview with --dry-run)")
 
 
-def _restored_digest(target: backups.RestoreTarget) -> tuple[bool, str | None]:
-    """`(known, blake3)` of what a target holds once restored (`None`: no file)."""
+def _restored_digest(target: backups.RestoreTarget, change: backups.PlannedChange) -> tuple[bool, str | None]:
+    """`(known, blake3)` of what a target holds once restored (`None`: no file): the blake3
+    verification computed of the bytes it gets (a real-CLI blob is named by sha256; the records
+    keep blake3)."""
     if target.digest is None:
         return True, None
-    if target.algorithm == backups.BLAKE3:
-        return True, target.digest.lower()
-    try:  # a real-CLI blob is named by sha256; the records keep blake3
-        return True, backups.content_id(read_regular((target.blob_folder or Path()).joinpath(target.digest)) or b"")
-    except OSError:
-        return False, None  # the restore refuses a missing blob anyway
+    if change.content_id is not None:
+        return True, change.content_id.lower()
+    return False, None  # the restore refuses a missing or corrupt backup anyway

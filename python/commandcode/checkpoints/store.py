@@ -317,6 +317,59 @@ def restore_files(
     return _outcome(plan, targets)
 
 
+class PreparedRestore:
+    """A restore verified once (`prepare_restore`): its `outcome` says what it would do; `keep`
+    stores what it replaces (for a redo point); `commit` carries it out. It holds the session's
+    restore lock until committed or closed (use it as a context manager)."""
+
+    def __init__(self, store: BackupStore, native: _native.PreparedRestore, targets: Sequence[RestoreTarget]) -> None:
+        self._store, self._native, self._targets = store, native, targets
+        self.outcome = _outcome(native.plan, targets)
+
+    def __enter__(self) -> PreparedRestore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._native.close()
+
+    def keep(self, *, max_size: int = MAX_BACKUP_SIZE) -> dict[str, FileSnapshot | None]:
+        """By target (`str`), what each target the restore changes holds now, its bytes stored
+        (durably) from what verification read and hashed: no second read or hash. `None`: not
+        kept (a symlink, FIFO, folder or a file over `max_size`: the caller looks at it).
+
+        Raises:
+            OSError: the store could not be written, or a file changed since it was verified.
+        """
+        with self._store._putting():
+            rows = self._native.keep(self._store._native, max_size)
+        return {target: None if kind == "other" else FileSnapshot(kind, content, size, mode, stored_now)
+                for target, kind, content, mode, size, stored_now in rows}
+
+    def commit(self, *, force: bool = False, companion: tuple[Path, bytes] | None = None,
+               fail_before_step: int | None = None, step_delay_ms: int = 0) -> RestoreOutcome:
+        """Restores every target, all or nothing, as `restore_files` does (same errors)."""
+        plan = self._native.commit(
+            self._store._native, companion=None if companion is None else (os.fspath(companion[0]), companion[1]),
+            force=force, fail_before_step=fail_before_step, step_delay_ms=step_delay_ms)
+        return _outcome(plan, self._targets)
+
+
+def prepare_restore(store: BackupStore, targets: Sequence[RestoreTarget], *, session_id: str,
+                    confine_to: Path | None, in_place: bool = True) -> PreparedRestore:
+    """Takes the session's restore lock, finishes a restore a crash interrupted, and verifies
+    `targets` once (every object decompressed and hashed, every target read and hashed);
+    nothing is written.
+
+    Raises:
+        RestoreError: another process is restoring this session right now.
+    """
+    items = [target._native_item() for target in targets]
+    native = _native.prepare_restore(
+        store._native, items, os.fspath(journal_path(session_id)),
+        confine_to=None if confine_to is None else os.fspath(confine_to), protected=_protected(), in_place=in_place)
+    return PreparedRestore(store, native, targets)
+
+
 def recover_pending(
     files: SessionFiles, root: Path | None, *, store: BackupStore | None = None
 ) -> tuple[str, list[Path]] | None:

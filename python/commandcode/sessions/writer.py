@@ -55,6 +55,7 @@ class SessionWriter:
         self._session: Session | None = None
         self._exists = False
         self._needs_newline = False
+        self._descriptor: int | None = None  # the transcript, open for appends while the writer lives
         self.leaf_id: str | None = None
 
     def __enter__(self) -> SessionWriter:
@@ -69,6 +70,10 @@ class SessionWriter:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_descriptor", None) is not None:  # a writer dropped without `close`
+            self._close_descriptor()
 
     def _load_existing(self) -> None:
         transcript = self.files.transcript
@@ -209,25 +214,46 @@ class SessionWriter:
         create_new_file(transcript, data)  # ours (O_EXCL): a failure leaves no half-created session
 
     def _append(self, payload: bytes) -> None:
-        transcript = self.files.transcript
-        descriptor = open_regular(transcript, os.O_RDWR | os.O_APPEND)  # read: the torn-tail check
+        descriptor, start = self._append_descriptor()  # one writer (the lock): every byte past `start` is ours
+        if self._needs_newline and not _ends_with_newline(descriptor):
+            payload = b"\n" + payload
         try:
-            start = os.fstat(descriptor).st_size  # one writer (the lock): every byte past this is ours
-            if self._needs_newline and not _ends_with_newline(descriptor):
-                payload = b"\n" + payload
+            write_all(descriptor, payload)
+            os.fdatasync(descriptor)
+        except BaseException:
+            self._needs_newline = True  # if the cut fails, the next append first ends the torn line
+            _cut_back(descriptor, start)
+            self._close_descriptor()
+            raise
+        self._needs_newline = False
+
+    def _append_descriptor(self) -> tuple[int, int]:
+        """The transcript's descriptor (read: the torn-tail check) and its size. It is opened once
+        and kept for the writer's life, while the path still leads to the file it opened (a
+        program that replaced the transcript gets its new file appended to, as before)."""
+        transcript = self.files.transcript
+        if self._descriptor is not None:
             try:
-                write_all(descriptor, payload)
-                os.fdatasync(descriptor)
-            except BaseException:
-                self._needs_newline = True  # if the cut fails, the next append first ends the torn line
-                _cut_back(descriptor, start)
-                raise
-            self._needs_newline = False
-        finally:
-            os.close(descriptor)
+                held, named = os.fstat(self._descriptor), os.stat(transcript, follow_symlinks=False)
+                if (held.st_ino, held.st_dev) == (named.st_ino, named.st_dev):
+                    return self._descriptor, held.st_size
+            except OSError:
+                pass
+            self._close_descriptor()
+        descriptor = open_regular(transcript, os.O_RDWR | os.O_APPEND)
+        self._descriptor = descriptor
+        return descriptor, os.fstat(descriptor).st_size
+
+    def _close_descriptor(self) -> None:
+        if self._descriptor is not None:
+            descriptor, self._descriptor = self._descriptor, None
+            with contextlib.suppress(OSError):
+                os.close(descriptor)
 
     def close(self) -> None:
-        """Releases the lock. Uncommitted entries are dropped, as a crash would drop them."""
+        """Releases the lock and the transcript's descriptor. Uncommitted entries are dropped, as a
+        crash would drop them."""
+        self._close_descriptor()
         if self._lock is not None:
             self._lock.release()
 

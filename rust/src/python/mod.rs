@@ -5,6 +5,7 @@ mod errors;
 mod folder_stat;
 mod json_encode;
 mod listing;
+mod prepared;
 mod redact;
 mod session_index;
 mod stat_scan;
@@ -28,6 +29,8 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<store::RestorePlan>()?;
     module.add_function(wrap_pyfunction!(store::check_restore, module)?)?;
     module.add_function(wrap_pyfunction!(store::restore_files, module)?)?;
+    module.add_class::<prepared::PreparedRestore>()?;
+    module.add_function(wrap_pyfunction!(prepared::prepare_restore, module)?)?;
     module.add_function(wrap_pyfunction!(store::recover_restore, module)?)?;
     module.add_function(wrap_pyfunction!(store::free_space, module)?)?;
     module.add_function(wrap_pyfunction!(store::content_id, module)?)?;

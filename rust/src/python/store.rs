@@ -78,7 +78,7 @@ impl From<Backup> for FileState {
 /// The shared content-addressed backup store (`<data dir>/objects`).
 #[pyclass(frozen, module = "commandcode._native", name = "ObjectStore")]
 pub struct PyObjectStore {
-    inner: store::ObjectStore,
+    pub(super) inner: store::ObjectStore,
 }
 
 #[pymethods]
@@ -338,7 +338,7 @@ pub fn scan_tree_items(
         .collect()
 }
 
-fn core_items(items: Vec<PyRef<'_, RestoreItem>>) -> Vec<store::RestoreItem> {
+pub(super) fn core_items(items: Vec<PyRef<'_, RestoreItem>>) -> Vec<store::RestoreItem> {
     items.iter().map(|item| item.inner.clone()).collect()
 }
 

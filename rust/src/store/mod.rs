@@ -44,8 +44,9 @@ pub mod watch;
 pub use digest::{Algorithm, ContentId, InvalidDigest, Sha256Digest};
 pub use objects::{read_raw_blob, Backup, ObjectStore, StoreUsage, SweepReport};
 pub use restore::{
-    check, recover, restore, Action, BackupSource, Companion, Desired, Expected, FaultInjection, Plan, PlanEntry,
-    ProblemKind, RecoveryBounds, RecoveryOutcome, RestoreItem, RestoreOptions, RestoreProblem, Special,
+    check, prepare, recover, restore, Action, BackupSource, Companion, Desired, Expected, FaultInjection, KeptFile,
+    KeptState, Plan, PlanEntry, Prepared, ProblemKind, RecoveryBounds, RecoveryOutcome, RestoreItem, RestoreOptions,
+    RestoreProblem, Special,
 };
 pub use source::{read_file_state, FileState, MAX_BACKUP_SIZE};
 pub use space::free_space;

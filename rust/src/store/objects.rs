@@ -155,12 +155,24 @@ impl ObjectStore {
     /// Stores `bytes`; returns its id and whether this call wrote a new object.
     pub fn put_bytes(&self, bytes: &[u8]) -> Result<(ContentId, bool)> {
         let id = ContentId::of(bytes);
-        let path = self.object_path(&id);
+        Ok((id, self.put_hashed(&id, bytes)?))
+    }
+
+    /// Whether object `id` exists; refreshes its modification time when it does, so that a
+    /// collection judging old objects keeps it (what a put of the same bytes does).
+    pub fn refresh(&self, id: &ContentId) -> bool {
+        self.refresh_existing(&self.object_path(id))
+    }
+
+    /// Stores `bytes` under `id`, which the caller computed from exactly these bytes (a restore
+    /// hashed them while verifying); returns whether this call wrote a new object.
+    pub fn put_hashed(&self, id: &ContentId, bytes: &[u8]) -> Result<bool> {
+        let path = self.object_path(id);
         if bytes.len() as u64 > MAX_OBJECT_SIZE {
             return Err(Error::io(&path, std::io::Error::other("object over the 256 MiB limit")));
         }
         if self.refresh_existing(&path) {
-            return Ok((id, false));
+            return Ok(false);
         }
         let folder = path.parent().expect("object paths have a fan-out folder");
         let created = durable::create_dirs(folder)?;
@@ -172,7 +184,7 @@ impl ObjectStore {
         if !created.is_empty() {
             durable::fsync_dir(&self.root)?;
         }
-        Ok((id, true))
+        Ok(true)
     }
 
     /// Backs up the file at `path`: reads it without following symlinks (skipping anything over

@@ -7,6 +7,9 @@
 //!    hashes to its name; every target is inside the confinement root, is not a symlink, can be
 //!    written, and (unless forced) still holds what our tools left there. Every failing target
 //!    is reported at once, and nothing is written.
+//!    [`prepare`] stops here, holding the journal lock: its caller keeps the current bytes of
+//!    every target the restore changes (`keep.rs`, a redo point's objects, from what this phase
+//!    read and hashed) and builds the companion, then [`Prepared::commit`] runs the rest.
 //! 2. **Stage** (`apply.rs`): a write-ahead [`journal`] naming every target, the durable source
 //!    of its new content, and every temp and set-aside file is fsynced; then each new content
 //!    that needs a new file goes to a temp file beside its target.
@@ -31,6 +34,7 @@ mod apply;
 mod bounds;
 mod folders;
 pub mod journal;
+mod keep;
 mod redo;
 mod special;
 mod target_io;
@@ -46,6 +50,7 @@ use std::time::Duration;
 pub use apply::recover;
 pub use bounds::RecoveryBounds;
 pub use journal::RecoveryOutcome;
+pub use keep::{KeptFile, KeptState};
 
 /// Where the bytes of a backup come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -342,14 +347,65 @@ pub fn check(store: &ObjectStore, items: &[RestoreItem], options: &RestoreOption
 /// and with [`Error::RestoreFailed`] when a write fails midway (everything already written is
 /// put back, unless the error says otherwise).
 pub fn restore(store: &ObjectStore, items: &[RestoreItem], journal: &Path, options: &RestoreOptions) -> Result<Plan> {
-    let _lock = journal::JournalLock::acquire(journal)?;
+    prepare(store, items, journal, options)?.commit(store, options)
+}
+
+/// A verified restore waiting to be carried out: the caller looks at its plan, keeps what the
+/// restore replaces ([`Prepared::keep`], for a redo), builds its companion, then commits. The
+/// journal lock is held from verification to the end of the commit (or until dropped), so no
+/// other restore of the journal runs in between; what the targets hold is checked again where
+/// it matters (in-place originals by identity, folders by path) as the steps run.
+pub struct Prepared {
+    _lock: journal::JournalLock,
+    verified: verify::Verified,
+    journal: std::path::PathBuf,
+}
+
+/// Recovers a pending journal, then verifies `items` (see [`restore`]); nothing is written.
+/// `options.companion` is ignored: [`Prepared::commit`] takes it.
+pub fn prepare(
+    store: &ObjectStore,
+    items: &[RestoreItem],
+    journal: &Path,
+    options: &RestoreOptions,
+) -> Result<Prepared> {
+    let lock = journal::JournalLock::acquire(journal)?;
     apply::recover_locked(journal, &pending_bounds(store, journal, options))?;
-    let verified = verify::verify(store, items, options)?;
-    let blocking = verified.plan.blocking(options.force);
-    if !blocking.is_empty() {
-        return Err(Error::RestoreRefused { problems: blocking });
+    let options = RestoreOptions { companion: None, ..options.clone() };
+    let verified = verify::verify(store, items, &options)?;
+    Ok(Prepared { _lock: lock, verified, journal: journal.to_owned() })
+}
+
+impl Prepared {
+    /// What the restore would do, and what stops it.
+    pub fn plan(&self) -> &Plan {
+        &self.verified.plan
     }
-    apply::run(store, verified, journal, options)
+
+    /// Stores in `store` the current bytes of every target the restore changes, from what
+    /// verification read and hashed (see `keep.rs`); regular files over `max_size` and
+    /// non-regular ones are left to the caller ([`KeptState::Other`]).
+    pub fn keep(&self, store: &ObjectStore, max_size: u64) -> Result<Vec<KeptFile>> {
+        keep::keep(store, &self.verified.steps, max_size)
+    }
+
+    /// Carries the restore out, all or nothing, with `options.companion` replaced in the same
+    /// step; refused (nothing written) when the plan has a problem `options.force` does not waive.
+    pub fn commit(self, store: &ObjectStore, options: &RestoreOptions) -> Result<Plan> {
+        let Prepared { _lock: lock, mut verified, journal } = self;
+        let blocking = verified.plan.blocking(options.force);
+        if !blocking.is_empty() {
+            return Err(Error::RestoreRefused { problems: blocking });
+        }
+        if let Some(companion) = &options.companion {
+            let step = verify::companion_step(companion, &verify::Resolver::default())
+                .map_err(|problem| Error::RestoreRefused { problems: vec![problem] })?;
+            verified.steps.push(step);
+        }
+        let plan = apply::run(store, verified, &journal, options);
+        drop(lock);
+        plan
+    }
 }
 
 /// What a pending journal found before a restore may name: this restore's own confinement, store

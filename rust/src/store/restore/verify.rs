@@ -39,6 +39,8 @@ pub(super) struct Step {
     pub original_existed: bool,
     /// blake3 of the file there now (when it is a regular file).
     pub before: Option<ContentId>,
+    /// Permission bits and size of that regular file (what a redo point keeps of it).
+    pub before_file: Option<(u32, u64)>,
     /// Set when the target is overwritten in place (see [`super::journal::Method::InPlace`]).
     pub original: Option<Original>,
     /// A symlink, FIFO or folder to make instead of a file (no source, no bytes).
@@ -81,6 +83,7 @@ enum Current {
     File {
         content: ContentId,
         mode: u32,
+        size: u64,
         uid: u32,
         gid: u32,
         /// Immutable or append-only (`chattr +i`/`+a`): it cannot be replaced.
@@ -112,7 +115,7 @@ impl Root {
 /// Per-folder answers, by target folder: resolved folders (`realpath` of a target's deepest
 /// existing folder; resolving costs a readlink per path component) and writability.
 #[derive(Default)]
-struct Resolver {
+pub(super) struct Resolver {
     resolved: Mutex<HashMap<PathBuf, std::result::Result<PathBuf, String>>>,
     /// [`folder_problem`] by target folder (it costs three system calls, and targets share folders).
     writable: Mutex<HashMap<PathBuf, Option<ProblemKind>>>,
@@ -229,7 +232,7 @@ pub(super) fn verify(store: &ObjectStore, items: &[RestoreItem], options: &Resto
 
 /// The step that replaces the caller's companion file (see [`Companion`]); it is not a target,
 /// so it is neither confined nor checked for outside changes, only for being replaceable.
-fn companion_step(companion: &Companion, resolver: &Resolver) -> std::result::Result<Step, RestoreProblem> {
+pub(super) fn companion_step(companion: &Companion, resolver: &Resolver) -> std::result::Result<Step, RestoreProblem> {
     let target = normalize(&companion.path);
     let problem = |kind: ProblemKind| RestoreProblem { target: target.clone(), kind };
     if !target.is_absolute() {
@@ -259,6 +262,7 @@ fn companion_step(companion: &Companion, resolver: &Resolver) -> std::result::Re
         owner,
         original_existed,
         before: None,
+        before_file: None,
         original: None,
         special: None,
         target,
@@ -401,9 +405,9 @@ fn verify_item(
             return (Some(entry), None, problems);
         }
     };
-    let before = match &current {
-        Current::File { content, .. } => Some(*content),
-        _ => None,
+    let (before, before_file) = match &current {
+        Current::File { content, mode, size, .. } => (Some(*content), Some((*mode, *size))),
+        _ => (None, None),
     };
     let original = match (&current, kept) {
         (Current::File { content, mode, .. }, Some(kept)) if action == Action::Write => {
@@ -425,6 +429,7 @@ fn verify_item(
         owner,
         original_existed: current != Current::Absent,
         before,
+        before_file,
         original,
         special,
     };
@@ -515,7 +520,8 @@ fn current_state(
         hasher.update_reader(&mut file).map_err(unreadable)?;
         (hasher.finalize().into(), None)
     };
-    let current = Current::File { content, mode, uid: opened.stx_uid, gid: opened.stx_gid, locked };
+    let size = kept.as_ref().map_or(opened.stx_size, |kept| kept.bytes.len() as u64);
+    let current = Current::File { content, mode, size, uid: opened.stx_uid, gid: opened.stx_gid, locked };
     Ok((current, kept))
 }
 

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""A verified 1,000-file rewind and its redo, old build against new, interleaved run by run.
+
+    python benches/compare_rewind.py --project DIR --before OLD_VENV_PYTHON --after NEW_VENV_PYTHON
+                                     [--runs 10] [--work /tmp/ccpair]
+
+On a shared, loaded machine two benchmark runs minutes apart measure different machines; this
+runs one long-lived worker per build (each sets up its own copy of `--project`, 1,000 edited
+files backed up as `bench_checkpoints.py` does) and alternates them: a rewind then a redo, each
+after the trash of the last one was removed and dirty pages flushed. It prints every pair, the
+medians, the per-pair ratios after/before, and the first rewind of each (first contact: its redo
+point stores every replaced file as a new object). A worker checks every restored byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def worker(project_source: Path, base: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import bench_checkpoints as bench
+    from commandcode.checkpoints import store as backups
+    from commandcode.checkpoints.manager import CheckpointManager
+
+    shutil.rmtree(base, ignore_errors=True)
+    base.mkdir(parents=True)
+    project = base / "project"
+    shutil.copytree(project_source, project)
+    bench.use_home(base / "home")
+    files = [path for path in bench.project_files(project) if path.stat().st_size <= backups.MAX_BACKUP_SIZE]
+    chosen = sorted(random.Random(3).sample(files, 1000))
+    originals = {path: path.read_bytes() for path in chosen}
+    session = bench.new_session(project)
+    manager = CheckpointManager.for_session(session, project)
+    manager.open_checkpoint("edit 1,000 files", 0, None)
+    for path in chosen:
+        manager.backup_before_edit(str(path))
+        path.write_bytes(originals[path] + b"\n# changed\n")
+        manager.record_after_edit(str(path))
+    manager.flush()
+    edited = {path: path.read_bytes() for path in chosen}
+    records = session.checkpoints.read_bytes()
+    store = backups.BackupStore()
+    operations = _rewind_and_redo(session, project, store)
+    print("ready", flush=True)
+    for _ in sys.stdin:
+        spent = []
+        for operation, wanted in zip(operations, (originals, edited)):
+            bench.wait_for_trash_removal()
+            os.sync()
+            start = time.perf_counter()
+            operation()
+            spent.append((time.perf_counter() - start) * 1000)
+            assert all(path.read_bytes() == wanted[path] for path in chosen)
+        session.checkpoints.write_bytes(records)
+        print(f"{spent[0]:.1f} {spent[1]:.1f}", flush=True)
+
+
+def _rewind_and_redo(session: Any, project: Path, store: Any) -> tuple[Callable[[], object], Callable[[], object]]:
+    """The rewind to checkpoint 1 and its redo, in the call shape of the build under test."""
+    from commandcode.checkpoints.modes import RewindMode
+    from commandcode.checkpoints.rewind import redo, rewind
+
+    try:
+        from commandcode.checkpoints.rewind import RewindOptions
+    except ImportError:  # a build before #27 made the options one value
+        return (lambda: rewind(session, project, 1, RewindMode.CODE, store=store),
+                lambda: redo(session, project, store=store))
+    options = RewindOptions(store=store)
+    return (lambda: rewind(session, project, 1, RewindMode.CODE, options), lambda: redo(session, project, options))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--project", type=Path, required=True, help="a project (bench_checkpoints' work/project)")
+    parser.add_argument("--before", required=True, help="the old build's python")
+    parser.add_argument("--after", required=True, help="the new build's python")
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/ccpair"))
+    parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    arguments = parser.parse_args()
+    if arguments.worker is not None:
+        worker(arguments.project, arguments.worker)
+        return
+    builds = {"before": arguments.before, "after": arguments.after}
+    workers = {who: subprocess.Popen([python, __file__, "--project", str(arguments.project), "--before", "-",
+                                      "--after", "-", "--worker", str(arguments.work / who)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/")
+               for who, python in builds.items()}
+    for process in workers.values():
+        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+    figures: dict[str, list[tuple[float, float]]] = {who: [] for who in builds}
+    for run in range(arguments.runs + 1):
+        for who in (("before", "after") if run % 2 == 0 else ("after", "before")):
+            process = workers[who]
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write("go\n")
+            process.stdin.flush()
+            rewind_ms, redo_ms = map(float, process.stdout.readline().split())
+            figures[who].append((rewind_ms, redo_ms))
+        print(run, {who: figures[who][-1] for who in builds}, "load", os.getloadavg())
+    for process in workers.values():
+        assert process.stdin is not None
+        process.stdin.close()
+        process.wait()
+    for who in builds:
+        rest = figures[who][1:]
+        print(f"{who}: first rewind {figures[who][0][0]:.1f} ms; median rewind "
+              f"{statistics.median(row[0] for row in rest):.1f} ms, redo {statistics.median(row[1] for row in rest):.1f} ms")
+    for column, name in ((0, "rewind"), (1, "redo")):
+        ratios = [new[column] / old[column] for new, old in zip(figures["after"][1:], figures["before"][1:])]
+        print(f"{name} after/before: median of per-pair ratios {statistics.median(ratios):.3f}")
+    print(f"first rewind after/before: {figures['after'][0][0] / figures['before'][0][0]:.3f}")
+
+
+if __name__ == "__main__":
+    main()

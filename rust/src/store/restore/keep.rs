@@ -1,0 +1,81 @@
+//! What a redo needs of a restore: the bytes of every file it replaces, kept in the store.
+//!
+//! Verification already read and hashed every current target (`verify.rs`): a file overwritten
+//! in place even has its bytes in memory. Keeping them costs no second read or hash: an object
+//! the store holds already is only refreshed (a collection running now keeps it); another is
+//! stored from the bytes in memory, or read once more and checked against the hash verification
+//! took (a file that changed since refuses the restore, nothing written). Each new object is
+//! durable (fsynced) before this returns, so the journal that follows may name the records
+//! that name them.
+
+use super::verify::Step;
+use super::Action;
+use crate::error::{Error, Result};
+use crate::fsopen::{read_regular, Follow};
+use crate::store::digest::ContentId;
+use crate::store::objects::ObjectStore;
+use rayon::prelude::*;
+use std::path::PathBuf;
+
+/// What a target held before the restore, as kept for its redo.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeptState {
+    /// No file was there.
+    Missing,
+    /// A regular file, now an object of the store; `stored_now` when this call wrote it.
+    Regular { content: ContentId, mode: u32, size: u64, stored_now: bool },
+    /// Something this module does not keep (a symlink, FIFO, folder, or a file over `max_size`):
+    /// the caller looks at it itself.
+    Other,
+}
+
+/// One replaced target and what it held.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeptFile {
+    pub target: PathBuf,
+    pub state: KeptState,
+}
+
+/// Keeps the current state of every target the steps change (see the module docs).
+pub(super) fn keep(store: &ObjectStore, steps: &[Step], max_size: u64) -> Result<Vec<KeptFile>> {
+    let run = || {
+        steps
+            .par_iter()
+            .filter(|step| step.action != Action::Unchanged)
+            .map(|step| Ok(KeptFile { target: step.target.clone(), state: keep_one(store, step, max_size)? }))
+            .collect()
+    };
+    // Each new object waits on its own fsync: a few more threads than cores keep the disk busy.
+    match rayon::ThreadPoolBuilder::new().num_threads(KEEP_THREADS).build() {
+        Ok(pool) => pool.install(run),
+        Err(_) => run(),
+    }
+}
+
+/// Objects stored at once (each put is durable: it mostly waits on the disk).
+const KEEP_THREADS: usize = 8;
+
+fn keep_one(store: &ObjectStore, step: &Step, max_size: u64) -> Result<KeptState> {
+    if !step.original_existed {
+        return Ok(KeptState::Missing);
+    }
+    let (Some(content), Some((mode, size)), None) = (step.before, step.before_file, &step.special) else {
+        return Ok(KeptState::Other);
+    };
+    if size > max_size {
+        return Ok(KeptState::Other);
+    }
+    let stored_now = if store.refresh(&content) {
+        false
+    } else if let Some(original) = &step.original {
+        store.put_hashed(&content, &original.bytes)?
+    } else {
+        let bytes = read_regular(&step.target, Follow::No).map_err(|source| Error::io(&step.target, source))?;
+        if ContentId::of(&bytes) != content {
+            let changed = std::io::Error::other("it changed while the restore was checking it; nothing was restored");
+            return Err(Error::io(&step.target, changed));
+        }
+        store.put_hashed(&content, &bytes)?
+    };
+    Ok(KeptState::Regular { content, mode, size, stored_now })
+}
