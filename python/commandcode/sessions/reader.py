@@ -27,19 +27,19 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from .records import Anomalies, Header, SkippedLine, TreeRow
+    from .reader_values import Anomalies, Header, SkippedLine, TreeRow
 
 __all__ = ["Anomalies", "Context", "Header", "Session", "SkippedLine", "TreeRow", "open_session"]
 _RECORDS = frozenset({"Anomalies", "Header", "SkippedLine", "TreeRow"})
 
 
 def __getattr__(name: str) -> object:
-    """The typed values of `records.py`, importable from here; loaded when first asked for (a warm
-    open that builds only the context never needs them)."""
+    """The typed values of `reader_values.py`, importable from here; loaded when first asked for
+    (a warm open that builds only the context never needs them)."""
     if name in _RECORDS:
-        from . import records
+        from . import reader_values
 
-        return getattr(records, name)
+        return getattr(reader_values, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -131,7 +131,7 @@ class Session:
     def header(self) -> Header:
         """The header; synthesized as the real CLI does when the file has none (format §2.6)."""
         from .format import header_timestamp
-        from .records import Header
+        from .reader_values import Header
 
         header = self._index.header
         if header is not None:
@@ -206,13 +206,13 @@ class Session:
     @property
     def skipped_lines(self) -> list[SkippedLine]:
         """Torn or corrupt lines the scan skipped, in file order."""
-        from .records import SkippedLine
+        from .reader_values import SkippedLine
 
         return [SkippedLine.from_native(value) for value in self._index.skipped]
 
     @property
     def anomalies(self) -> Anomalies:
-        from .records import Anomalies
+        from .reader_values import Anomalies
 
         return Anomalies.from_native(self._index.anomalies)
 
@@ -317,7 +317,7 @@ class Session:
 
         Bounds are clamped like a slice's (past the end is an empty page, not an error), before
         they reach the native index's machine-sized integers (a 24-digit offset included)."""
-        from .records import TreeRow
+        from .reader_values import TreeRow
 
         start, stop = self._clamp(start, stop)
         labels = dict(self._index.labels())

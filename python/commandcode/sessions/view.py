@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
 from .context import Context
-from .records import Header, TreeRow
+from .reader_values import Header, TreeRow
 
 
 @runtime_checkable

@@ -1,4 +1,4 @@
-"""The sweep's quick name lookup (`workspace.retention.session_name`) gives the reader's answer
+"""The sweep's quick name lookup (`workspace.retire.plan.session_name`) gives the reader's answer
 (`open_session(...).name`) without reading the whole session: the latest `session_info` in file
 order, an empty latest one falling back to the meta title, the words "session_info" in a
 message or a broken line never taken for an entry."""
@@ -12,7 +12,7 @@ import pytest
 
 from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.reader import open_session
-from commandcode.workspace.retention import session_name
+from commandcode.workspace.retire.plan import session_name
 from helpers.transcripts import TranscriptBuilder
 
 

@@ -21,18 +21,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..catalog.listing import project_dirs, transcripts_in
-from ..checkpoints.gc import archived_references, digests_by_session, journal_references
-from ..checkpoints.sweep import iter_checkpoint_files
-from ..config.paths import data_dir, objects_dir
-from ..sessions.files import SessionFiles
-from ..sessions.format import read_header_cwd
-from ..sessions.meta import read_meta
-from ..sessions.reader import open_session
-from ..storage.ids import parse_iso
-from ..storage.lock import is_locked
-from .parts import index_part, session_parts, size_of
-from .scratchpad import folder_bytes, scratchpad_path
+from ...catalog.listing import project_dirs, transcripts_in
+from ...checkpoints.gc import archived_references, digests_by_session, journal_references
+from ...checkpoints.references import iter_checkpoint_files
+from ...config.paths import data_dir, objects_dir
+from ...sessions.files import SessionFiles
+from ...sessions.format import read_header_cwd
+from ...sessions.meta import read_meta
+from ...sessions.reader import open_session
+from ...storage.ids import parse_iso
+from ...storage.lock import is_locked
+from ..parts import index_part, session_parts, size_of
+from ..scratchpad import folder_bytes, scratchpad_path
 
 TAIL_BYTES = 256 * 1024
 DAY = 86400.0
@@ -203,7 +203,7 @@ def _freed_by_removing(parts: list[Path]) -> int:
 
 
 def _references(path: Path) -> set[str]:
-    from ..checkpoints.digests import checkpoint_references
+    from ...checkpoints.digests import checkpoint_references
 
     return checkpoint_references(path)  # a huge file: its digests, read with bounded memory
 
