@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 
+from ..sessions.facts import display_name, reference_names
+from ..sessions.texts import last_prompt_of
 from ..storage.ids import iso_from_ms
-from .texts import last_prompt_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -104,9 +105,7 @@ def meta_fields(meta: dict[str, Any], native_name: str | None) -> dict[str, Any]
     if not meta:  # most sessions have no meta sidecar: the same fields, without the dictionary walk
         return {"name": native_name or None, "git_branch": None, "entrypoint": None, "parent_session_id": None,
                 "user_renamed": False, "aliases": (native_name,) if native_name else ()}
-    title = meta.get("title")
-    name = native_name or (title.strip() if isinstance(title, str) and title.strip() else None)
-    names = [value.strip() for value in (title, meta.get("name")) if isinstance(value, str) and value.strip()]
+    name = display_name(native_name, meta)
 
     def text(key: str) -> str | None:
         value = meta.get(key)
@@ -114,7 +113,7 @@ def meta_fields(meta: dict[str, Any], native_name: str | None) -> dict[str, Any]
 
     return {"name": name, "git_branch": text("gitBranch"), "entrypoint": text("entrypoint"),
             "parent_session_id": text("parentSessionId"), "user_renamed": meta.get("userRenamed") is True,
-            "aliases": tuple(dict.fromkeys(value for value in (name, *names) if value))}
+            "aliases": reference_names(name, meta)}
 
 
 def summarize(session: Session, *, last_prompt: str | bool | None = False) -> SessionSummary:

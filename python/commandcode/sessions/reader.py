@@ -149,9 +149,10 @@ class Session:
 
     @property
     def name(self) -> str | None:
-        """The latest `session_info` name, else `meta.title`."""
-        title = self.meta.get("title")
-        return self._index.name or (title.strip() if isinstance(title, str) and title.strip() else None)
+        """The latest `session_info` name, else `meta.title` (`facts.display_name`)."""
+        from .facts import display_name
+
+        return display_name(self._index.name, self.meta)
 
     @property
     def model(self) -> str | None:

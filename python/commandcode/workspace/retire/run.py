@@ -33,12 +33,13 @@ from ...checkpoints.gc import GcReport, collect
 from ...checkpoints.store import BackupStore
 from ...config.paths import data_dir
 from ...errors import SessionLockedError
+from ...sessions.facts import last_activity
 from ...storage.durable import atomic_write, ensure_dir, fsync_dir
 from ...storage.lock import WriterLock
 from ...storage.regular import read_if_exists
 from ..archive import write_archive
 from ..scratchpad import delete_scratchpad, sweep_scratchpads
-from .plan import Candidate, SweepPlan, last_activity
+from .plan import Candidate, SweepPlan
 
 Progress = Callable[[int, int, str], None]
 AUTO_INTERVAL_SECONDS = 86400.0
