@@ -396,7 +396,7 @@ class AgentSession(RewindMethods, NavigationMethods):
             UsageError: no such model or provider.
         """
         self.model = switch_model(self, name)
-        auto_compact(self, None)  # a smaller window the context overflows compacts at once (format §11)
+        auto_compact(self, None)  # a smaller window the context overflows compacts at once (ref §11)
         return self.model.model_id
 
     def set_effort(self, level: str) -> None:

@@ -1,6 +1,6 @@
 """One row of a session listing (`SessionSummary`) and how a row is made from a transcript.
 
-The fields are the real CLI's listing fields (format doc §9: created, modified, message count
+The fields are the real CLI's listing fields (ref §9: created, modified, message count
 over the whole file, first visible user message, name, git branch, entrypoint, lineage), plus
 what we add: size on disk, the last prompt, and `damaged` — why a session could not be read
 whole (a transcript that cannot be opened, skipped lines, a meta file that is not a JSON object),
@@ -117,7 +117,7 @@ def meta_fields(meta: dict[str, Any], native_name: str | None) -> dict[str, Any]
 
 
 def summarize(session: Session, *, last_prompt: str | bool | None = False) -> SessionSummary:
-    """The listing fields of a session (format §9). `last_prompt` is the last prompt when the
+    """The listing fields of a session (ref §9). `last_prompt` is the last prompt when the
     caller already knows it; otherwise the tail of the transcript is read for it."""
     skipped = len(session.skipped_lines)
     damaged = meta_damage(session.meta, session.files.meta)

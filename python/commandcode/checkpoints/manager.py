@@ -1,4 +1,4 @@
-"""The `CheckpointManager`: what the agent loop calls to record checkpoints and backups (format §4).
+"""The `CheckpointManager`: what the agent loop calls to record checkpoints and backups (format §6, §7).
 
 Every non-meta user prompt opens a checkpoint; before `write_file`/`edit_file` change a file,
 its bytes are backed up (only the first backup of a path within one checkpoint counts); after

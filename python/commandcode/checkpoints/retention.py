@@ -1,4 +1,4 @@
-"""How long checkpoints are kept: 30 days, and at most 200 backups per session (format §4.2).
+"""How long checkpoints are kept: 30 days, and at most 200 backups per session (format §6.1).
 
 Owns: `RETENTION_DAYS`, `MAX_BACKUPS_PER_SESSION` and `retained`, the rule the manager applies
 whenever it adds a checkpoint or a backup (the oldest checkpoints age out first, never the one

@@ -1,4 +1,4 @@
-"""Reading a session: the facade over the native scanner and tree (format §2, §9).
+"""Reading a session: the facade over the native scanner and tree (format §4, §9).
 
 `open_session(path)` scans a transcript (through its index sidecar unless
 `COMMANDCODE_INDEX=off`), migrates a legacy v1/v2 file first as the real CLI does, and returns a
@@ -107,7 +107,7 @@ class Session:
 
     @property
     def id(self) -> str:
-        """The session id: the transcript's file name (never the header's `id`, see format §8)."""
+        """The session id: the transcript's file name (never the header's `id`, see format §2)."""
         return self.files.session_id
 
     @property
@@ -129,7 +129,7 @@ class Session:
 
     @property
     def header(self) -> Header:
-        """The header; synthesized as the real CLI does when the file has none (format §2.6)."""
+        """The header; synthesized as the real CLI does when the file has none (format §4.5)."""
         from .format import header_timestamp
         from .reader_values import Header
 
@@ -258,7 +258,7 @@ class Session:
         return dict(self._index.message_ids())
 
     def labels(self) -> dict[str, str]:
-        """entry id → its current label (format §2.3 `label` entries)."""
+        """entry id → its current label (format §4.3 `label` entries)."""
         return dict(self._index.labels())
 
     def read_entries(self, entry_ids: list[str]) -> list[dict[str, Any]]:
@@ -277,7 +277,7 @@ class Session:
         yield from self._index.read_entries(ids)
 
     def context(self) -> Context:
-        """The messages the model sees on resume (format §2.5), with the entries behind them."""
+        """The messages the model sees on resume (format §4.4), with the entries behind them."""
         entry_ids, _compaction_id, strip_until = self._index.context_plan()
         messages = build_messages(self._index.read_context(), strip_until)
         return Context(self.leaf_id, list(entry_ids), messages)

@@ -24,7 +24,7 @@ class SessionView(Protocol):
     @property
     def header(self) -> Header: ...
 
-    # Listing fields (format §9)
+    # Listing fields (ref §9)
     @property
     def name(self) -> str | None: ...
 
