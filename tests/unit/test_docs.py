@@ -48,10 +48,8 @@ def format_sections() -> set[str]:
 def cites_format(before: str) -> bool:
     """Whether a `§` after `before` (its line up to it) cites `docs/format.md`: unless the last
     citing word before it names an issue or the reference (`ref §8, §9`: both the reference's)."""
-    last = None
-    for last in CITING.finditer(before):
-        pass
-    return last is None or last.group(1) is None
+    words = list(CITING.finditer(before))
+    return not words or words[-1].group(1) is None
 
 
 def section_references() -> list[tuple[str, int, str]]:
