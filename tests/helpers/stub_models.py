@@ -28,6 +28,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from helpers.openai_stub import start_event_stream
+
 DIRECTIVE = re.compile(r"\[\[(then )?tool (\w+) (\{.*?\})\]\]", re.DOTALL)
 THINK = re.compile(r"\[\[think (.*?)\]\]", re.DOTALL)
 USAGE = {"input_tokens": 1234, "output_tokens": 56, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0}
@@ -169,14 +171,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _start_stream(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
-
     def _anthropic(self, body: dict[str, Any], number: int) -> None:
         system = body.get("system")
         system_text = system if isinstance(system, str) else _text_of(system)
@@ -194,7 +188,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"id": message_id, "type": "message", "role": "assistant", "model": model,
                                   "content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": USAGE})
             return
-        self._start_stream()
+        start_event_stream(self)
         events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": {
             "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
             "stop_reason": None, "stop_sequence": None, "usage": {**USAGE, "output_tokens": 1}}})]
@@ -241,7 +235,7 @@ class _Handler(BaseHTTPRequestHandler):
                                   "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                                   "usage": usage})
             return
-        self._start_stream()
+        start_event_stream(self)
 
         def chunk(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> None:
             value = {"id": completion_id, "object": "chat.completion.chunk", "created": 1, "model": model,
