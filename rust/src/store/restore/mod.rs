@@ -34,6 +34,8 @@ pub mod journal;
 mod redo;
 mod special;
 mod target_io;
+#[cfg(test)]
+mod test_tree;
 mod verify;
 
 use super::digest::{ContentId, Sha256Digest};
