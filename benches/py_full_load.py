@@ -4,7 +4,7 @@
 This script owns the "plain Python" peer of the open benchmarks (benches/compare_open.py):
 it reads every line, JSON-parses it, keeps every entry in an id map, takes the last
 valid entry as the leaf, walks parentId links to the root, and rebuilds the context of
-the leaf by Command Code's rules (format §2.5): the last compaction on the path, the
+the leaf by Command Code's rules (format §4.4): the last compaction on the path, the
 path entries from its firstKeptEntryId up to it, then everything after it; message,
 compaction, branch_summary and custom_message entries become messages.
 

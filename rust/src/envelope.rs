@@ -58,7 +58,7 @@ impl EntryKind {
         }
     }
 
-    /// Whether entries of this kind contribute a message to the model context (§2.5).
+    /// Whether entries of this kind contribute a message to the model context (§4.4).
     pub fn is_contextual(self) -> bool {
         matches!(self, Self::Message | Self::Compaction | Self::BranchSummary | Self::CustomMessage)
     }

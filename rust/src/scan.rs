@@ -6,7 +6,7 @@
 //! finish its last line. Pieces are handled a window at a time, and each window's results are
 //! applied in file order, while the next window is parsed, by the order-dependent rules (which
 //! line is the header, which lines come before it, the torn tail), exactly as the real CLI reads
-//! a v3 file (format §2.6). Memory stays flat in the file size: a window's worth of results
+//! a v3 file (format §4.5). Memory stays flat in the file size: a window's worth of results
 //! plus one buffer per thread (a single huge line needs about its own size once).
 //! Nothing here writes: a damaged file is reported, never repaired.
 //!
@@ -14,7 +14,7 @@
 //! index sidecar ([`crate::index`]) uses to read only the bytes appended since.
 //!
 //! Owns: reading a transcript, line splitting, the per-line outcome and the file-order rules
-//! (§2.6). `tests::pieces_match_a_sequential_scan` pins the parallel reading to a plain
+//! (§4.5). `tests::pieces_match_a_sequential_scan` pins the parallel reading to a plain
 //! sequential pass for pieces of every size.
 
 use crate::envelope::{parse_fields, EntryKind, Extra, LineFields, Loose, Role};
@@ -106,7 +106,7 @@ pub struct SkippedLine {
     pub detail: String,
 }
 
-/// Which format the first parseable object announced (format §2.6).
+/// Which format the first parseable object announced (format §4.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SourceFormat {
     V3,

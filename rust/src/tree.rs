@@ -1,5 +1,5 @@
 //! The session tree over scanned entries: parent links, the leaf, the active path, and the
-//! plan of which entries make up the model context (format §2.5).
+//! plan of which entries make up the model context (format §4.4).
 //!
 //! The tree holds indices into the scan's entry list, never copies of payloads: building it
 //! for a million entries costs a hash map and a few vectors. Cycles and unknown parents are
@@ -118,7 +118,7 @@ impl SessionTree {
         &self.parents
     }
 
-    /// Which entries the context is rebuilt from (format §2.5, steps 1–3 and 5).
+    /// Which entries the context is rebuilt from (format §4.4, steps 1–3 and 5).
     pub fn context_plan(&self, entries: &[Entry]) -> ContextPlan {
         let compaction_position = self.path.iter().rposition(|&index| entries[index].kind == EntryKind::Compaction);
         let Some(compaction_position) = compaction_position else {

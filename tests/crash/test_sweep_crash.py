@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from helpers.crash_sweep import OPERATIONS, run_points
+from helpers.crash_workspace import assert_kill_points_recover
 
 POINTS = 6
 
@@ -16,6 +17,4 @@ POINTS = 6
 @pytest.mark.slow
 @pytest.mark.parametrize("operation", OPERATIONS)
 def test_kill_anywhere_loses_nothing(tmp_path: Path, operation: str) -> None:
-    killed, violations = run_points(tmp_path, operation, POINTS, seed_value=18)
-    assert violations == []
-    assert killed >= POINTS // 2, f"only {killed} of {POINTS} runs were killed: the kill points missed the operation"
+    assert_kill_points_recover(run_points, tmp_path, operation, points=POINTS, seed_value=18, least=POINTS // 2)

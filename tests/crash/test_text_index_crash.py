@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from helpers.crash_text_index import OPERATIONS, run_points
+from helpers.crash_workspace import assert_kill_points_recover
 
 POINTS = 5
 
@@ -16,6 +17,4 @@ POINTS = 5
 @pytest.mark.slow
 @pytest.mark.parametrize("operation", OPERATIONS)
 def test_a_killed_text_index_build_is_continued(tmp_path: Path, operation: str) -> None:
-    killed, violations = run_points(tmp_path, operation, POINTS, seed_value=25)
-    assert violations == []
-    assert killed >= 2, f"only {killed} of {POINTS} runs were killed: the kills missed the build"
+    assert_kill_points_recover(run_points, tmp_path, operation, points=POINTS, seed_value=25, least=2)

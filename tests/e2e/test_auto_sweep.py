@@ -1,4 +1,4 @@
-"""The daily background sweep the shell starts (`workspace.sweeper.maybe_auto_sweep`): at most
+"""The daily background sweep the shell starts (`workspace.retire.run.maybe_auto_sweep`): at most
 once a day, in its own process, archiving unless the settings chose deletion; and bad settings."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from commandcode.workspace.sweeper import maybe_auto_sweep, sweep_dir
+from commandcode.workspace.retire.run import maybe_auto_sweep, sweep_dir
 from helpers.cli import assert_error_lines, cli_env, run_cli, wait_for
 from helpers.workspace import age_session, make_session
 

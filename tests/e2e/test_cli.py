@@ -1,6 +1,6 @@
 """The `commandcode` front end end to end: `-p` headless turns with the offline model, naming,
 resuming and continuing, `--no-session`, the offline tools, and the `sessions` inspection
-commands (format §9). End-to-end cases run the real CLI in a subprocess against a private data
+commands (ref §9). End-to-end cases run the real CLI in a subprocess against a private data
 dir; typer's CliRunner is used only where a subprocess adds nothing (help, a spy on the model).
 """
 

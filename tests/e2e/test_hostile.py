@@ -32,6 +32,7 @@ import pytest
 
 from commandcode.config.paths import project_dir
 from commandcode.sessions.lock import lock_path_for
+from helpers.checkpoints import lstat_walk
 from helpers.locations import FIXTURES, REPO
 
 HOSTILE = FIXTURES / "hostile"
@@ -109,18 +110,14 @@ Snapshot = dict[str, tuple]
 def snapshot(root: Path) -> Snapshot:
     """Every entry under `root`: files (bytes, mode, mtime), links (target), folders and FIFOs (mode)."""
     out: Snapshot = {}
-    for folder, folders, names in os.walk(root):
-        for name in folders + names:
-            path = os.path.join(folder, name)
-            status = os.lstat(path)
-            relative = os.path.relpath(path, root)
-            if stat.S_ISLNK(status.st_mode):
-                out[relative] = ("link", os.readlink(path))
-            elif stat.S_ISREG(status.st_mode):
-                with open(path, "rb") as handle:
-                    out[relative] = ("file", hashlib.sha256(handle.read()).hexdigest(), status.st_mode, status.st_mtime_ns)
-            else:
-                out[relative] = ("other", stat.S_IFMT(status.st_mode), status.st_mode & 0o7777)
+    for relative, path, status in lstat_walk(root):
+        if stat.S_ISLNK(status.st_mode):
+            out[relative] = ("link", os.readlink(path))
+        elif stat.S_ISREG(status.st_mode):
+            with open(path, "rb") as handle:
+                out[relative] = ("file", hashlib.sha256(handle.read()).hexdigest(), status.st_mode, status.st_mtime_ns)
+        else:
+            out[relative] = ("other", stat.S_IFMT(status.st_mode), status.st_mode & 0o7777)
     return out
 
 

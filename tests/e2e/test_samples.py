@@ -1,4 +1,4 @@
-"""The inspection commands on the real Command Code 1.64.0 sample files (format §2, §3, §8, §9).
+"""The inspection commands on the real Command Code 1.64.0 sample files (format §4, §5, §4.8; ref §9).
 
 The sample home is copied into a tmp dir used as `COMMANDCODE_HOME`, and the real `commandcode`
 CLI runs in subprocesses against it. Sample sessions live in project `home-dev-proj` (cwd

@@ -10,6 +10,8 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from helpers.cli import run_cli, run_ok
 from helpers.share import share_server
 from helpers.terminal import ShellSession
@@ -67,6 +69,7 @@ def test_with_no_way_to_copy_one_line_says_so_and_the_share_stands(home: Path, w
     assert "Traceback" not in completed.stderr
 
 
+@pytest.mark.terminal  # a real pseudo-terminal (ShellSession)
 def test_in_a_terminal_the_link_goes_out_as_osc_52_after_the_question(home: Path, workdir: Path, tmp_path: Path) -> None:
     builder = _session(home, workdir)
     (tmp_path / "empty").mkdir()

@@ -237,8 +237,8 @@ def test_the_index_sidecar_goes_with_the_session(home: Path, workdir: Path) -> N
 
 
 def test_a_session_resumed_after_the_plan_is_kept(home: Path, workdir: Path) -> None:
-    from commandcode.workspace.retention import plan_sweep
-    from commandcode.workspace.sweeper import run_sweep
+    from commandcode.workspace.retire.plan import plan_sweep
+    from commandcode.workspace.retire.run import run_sweep
 
     doomed = make_session(home, workdir)
     age_session(doomed, 40)

@@ -31,6 +31,16 @@ def new_session_files(cwd: Path) -> SessionFiles:
 Tree = dict[str, tuple[str, bytes, int]]
 
 
+def lstat_walk(root: Path, *, skip: tuple[str, ...] = ()) -> Iterator[tuple[str, str, os.stat_result]]:
+    """(relative path, path, lstat) of every entry under `root`, folders and FIFOs too, symlinks
+    never followed; folders named in `skip` are left out with everything in them."""
+    for folder, folders, names in os.walk(root):
+        folders[:] = [name for name in folders if name not in skip]
+        for name in [*folders, *names]:
+            path = os.path.join(folder, name)
+            yield os.path.relpath(path, root), path, os.lstat(path)
+
+
 def lstat_tree(root: Path) -> dict[str, tuple[object, ...]]:
     """Every entry under `root` (folders and FIFOs too; symlinks never followed; `.git` left
     out): relative path → ("file", bytes, mode), ("symlink", target), ("fifo"|"socket"|"folder",
@@ -38,24 +48,19 @@ def lstat_tree(root: Path) -> dict[str, tuple[object, ...]]:
     import stat
 
     found: dict[str, tuple[object, ...]] = {}
-    for folder, folders, names in os.walk(root):
-        folders[:] = [name for name in folders if name != ".git"]
-        for name in [*folders, *names]:
-            path = os.path.join(folder, name)
-            status = os.lstat(path)
-            relative = os.path.relpath(path, root)
-            if stat.S_ISLNK(status.st_mode):
-                found[relative] = ("symlink", os.readlink(path))
-            elif stat.S_ISDIR(status.st_mode):
-                found[relative] = ("folder", stat.S_IMODE(status.st_mode))
-            elif stat.S_ISFIFO(status.st_mode):
-                found[relative] = ("fifo", stat.S_IMODE(status.st_mode))
-            elif stat.S_ISSOCK(status.st_mode):
-                found[relative] = ("socket", stat.S_IMODE(status.st_mode))
-            elif stat.S_ISCHR(status.st_mode) or stat.S_ISBLK(status.st_mode):
-                found[relative] = ("device", status.st_rdev)
-            else:
-                found[relative] = ("file", Path(path).read_bytes(), stat.S_IMODE(status.st_mode))
+    for relative, path, status in lstat_walk(root, skip=(".git",)):
+        if stat.S_ISLNK(status.st_mode):
+            found[relative] = ("symlink", os.readlink(path))
+        elif stat.S_ISDIR(status.st_mode):
+            found[relative] = ("folder", stat.S_IMODE(status.st_mode))
+        elif stat.S_ISFIFO(status.st_mode):
+            found[relative] = ("fifo", stat.S_IMODE(status.st_mode))
+        elif stat.S_ISSOCK(status.st_mode):
+            found[relative] = ("socket", stat.S_IMODE(status.st_mode))
+        elif stat.S_ISCHR(status.st_mode) or stat.S_ISBLK(status.st_mode):
+            found[relative] = ("device", status.st_rdev)
+        else:
+            found[relative] = ("file", Path(path).read_bytes(), stat.S_IMODE(status.st_mode))
     return found
 
 

@@ -31,7 +31,7 @@ def check_sessions(workspace: Workspace, violations: list[str], label: str) -> N
         header = session.header
         if header.synthesized or header.line != 1:
             # A half-created transcript: the real CLI takes a file whose first line is not a
-            # header for v1 and "migrates" it to an empty session (format §2.6).
+            # header for v1 and "migrates" it to an empty session (format §4.5).
             violations.append(f"{label}: {transcript.name} has no whole header line ({transcript.stat().st_size} bytes)")
         if workspace.index:
             cold = _native.scan_session(str(transcript))

@@ -153,8 +153,8 @@ def count_calls(workspace: SweepWorkspace) -> int:
 
 def check(workspace: SweepWorkspace, violations: list[str], label: str, *, final: bool) -> None:
     from commandcode.checkpoints.gc import archived_references
+    from commandcode.checkpoints.references import referenced_objects
     from commandcode.checkpoints.store import BackupStore
-    from commandcode.checkpoints.sweep import referenced_objects
     from commandcode.sessions.reader import open_session
     from commandcode.workspace.archive import ArchiveError, list_archives, verify_archive
 

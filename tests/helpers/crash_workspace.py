@@ -11,7 +11,7 @@ import os
 import random
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,6 +117,15 @@ def tree_state(root: Path) -> dict[str, tuple[bytes, int]]:
                 with open(path, "rb") as handle:
                     out[relative] = (handle.read(), status.st_mode & 0o7777)
     return out
+
+
+def assert_kill_points_recover(run_points: Callable[..., tuple[int, list[str]]], root: Path, operation: str, *,
+                               points: int, seed_value: int, least: int) -> None:
+    """Runs an operation's kill points (`run_points(root, operation, points, seed_value=)` of its
+    crash module): no check is violated, and at least `least` runs were really killed."""
+    killed, violations = run_points(root, operation, points, seed_value=seed_value)
+    assert violations == []
+    assert killed >= least, f"only {killed} of {points} runs were killed: the kills missed the operation"
 
 
 @contextlib.contextmanager

@@ -104,6 +104,16 @@ def _chunks(reply: Reply) -> Iterator[bytes]:
     yield b"data: [DONE]\n\n"
 
 
+def start_event_stream(handler: BaseHTTPRequestHandler) -> None:
+    """A 200 `text/event-stream` response whose connection closes when the stream ends."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.send_header("Cache-Control", "no-cache")
+    handler.send_header("Connection", "close")
+    handler.end_headers()
+    handler.close_connection = True
+
+
 class _QuietServer(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hung up (a timeout or an interrupt under test) is expected, not news."""
@@ -201,12 +211,7 @@ class OpenAIStub:
         if reply.not_streamed:
             self._serve_whole(handler, reply)
             return
-        handler.send_response(200)
-        handler.send_header("Content-Type", "text/event-stream")
-        handler.send_header("Cache-Control", "no-cache")
-        handler.send_header("Connection", "close")
-        handler.end_headers()
-        handler.close_connection = True
+        start_event_stream(handler)
         for number, chunk in enumerate(_chunks(reply)):
             if reply.cut_after is not None and number >= reply.cut_after:
                 handler.wfile.flush()

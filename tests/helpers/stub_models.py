@@ -29,6 +29,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from helpers.openai_stub import start_event_stream
+
 DIRECTIVE = re.compile(r"\[\[(then )?tool (\w+) (\{.*?\})\]\]", re.DOTALL)
 AGENT_ID_PLACEHOLDER = "$AGENT_ID"
 AGENT_ID_RESULT = re.compile(r"agent_id: ([A-Za-z0-9_-]+)")
@@ -134,6 +136,139 @@ def message_kinds(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return out
 
 
+class _Handler(BaseHTTPRequestHandler):
+    """The stub's endpoints; `stub` is the server whose requests it records."""
+
+    stub: StubModelServer
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def do_GET(self) -> None:  # health checks, model lists
+        self._send_json(200, {"data": [{"id": "stub-model", "object": "model"}], "object": "list"})
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {}
+        path = self.path.split("?")[0]
+        server = self.stub
+        with server._lock:
+            server.requests.append((path, body))
+            server._counter += 1
+            number = server._counter
+        if path.endswith("/count_tokens"):
+            self._send_json(200, {"input_tokens": 1234})
+        elif path.endswith("/messages"):
+            self._anthropic(body, number)
+        elif path.endswith("/chat/completions"):
+            self._openai(body, number)
+        else:
+            self._send_json(404, {"error": {"message": f"no such endpoint {path}"}})
+
+    def _send_json(self, status: int, value: Any) -> None:
+        data = json.dumps(value).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _anthropic(self, body: dict[str, Any], number: int) -> None:
+        system = body.get("system")
+        system_text = system if isinstance(system, str) else _text_of(system)
+        reply = decide(list(body.get("messages") or []), system_text)
+        model = str(body.get("model") or "claude-stub")
+        blocks: list[dict[str, Any]] = []
+        if reply.text or not reply.calls:
+            blocks.append({"type": "text", "text": reply.text or "ok"})
+        for position, (name, arguments) in enumerate(reply.calls):
+            blocks.append({"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:16]}_{position}", "name": name,
+                           "input": arguments})
+        stop = "tool_use" if reply.calls else "end_turn"
+        message_id = f"msg_stub_{uuid.uuid4().hex[:20]}"
+        if not body.get("stream"):
+            self._send_json(200, {"id": message_id, "type": "message", "role": "assistant", "model": model,
+                                  "content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": USAGE})
+            return
+        start_event_stream(self)
+        events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": {
+            "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": {**USAGE, "output_tokens": 1}}})]
+        for index, block in enumerate(blocks):
+            if block["type"] == "text":
+                events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                                       "content_block": {"type": "text", "text": ""}}))
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                       "delta": {"type": "text_delta", "text": block["text"]}}))
+            else:
+                start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+                events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                                       "content_block": start}))
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
+                    "type": "input_json_delta", "partial_json": json.dumps(block["input"])}}))
+            events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+        events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop,
+                                                                            "stop_sequence": None},
+                                         "usage": {"output_tokens": USAGE["output_tokens"]}}))
+        events.append(("message_stop", {"type": "message_stop"}))
+        for name, data in events:
+            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+        self.wfile.flush()
+
+    def _openai(self, body: dict[str, Any], number: int) -> None:
+        messages = list(body.get("messages") or [])
+        system = "\n".join(_text_of(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
+        conversation = [m for m in messages if m.get("role") not in ("system", "developer")]
+        reply = decide(conversation, system)
+        model = str(body.get("model") or "stub-model")
+        calls = [{"index": position, "id": f"call_{uuid.uuid4().hex[:16]}_{position}", "type": "function",
+                  "function": {"name": name, "arguments": json.dumps(arguments)}}
+                 for position, (name, arguments) in enumerate(reply.calls)]
+        finish = "tool_calls" if calls else "stop"
+        usage = {"prompt_tokens": 1234, "completion_tokens": 56, "total_tokens": 1290,
+                 "prompt_tokens_details": {"cached_tokens": 100}}
+        completion_id = f"chatcmpl-stub-{number:06d}"
+        if not body.get("stream"):
+            message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+            if calls:
+                message["tool_calls"] = [{key: value for key, value in call.items() if key != "index"}
+                                         for call in calls]
+            self._send_json(200, {"id": completion_id, "object": "chat.completion", "model": model,
+                                  "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                                  "usage": usage})
+            return
+        start_event_stream(self)
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> None:
+            value = {"id": completion_id, "object": "chat.completion.chunk", "created": 1, "model": model,
+                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}], **extra}
+            self.wfile.write(f"data: {json.dumps(value)}\n\n".encode())
+
+        chunk({"role": "assistant", "content": ""})
+        if reply.reasoning:
+            chunk({"reasoning_content": reply.reasoning})
+        if reply.text:
+            chunk({"content": reply.text})
+        if calls:
+            chunk({"tool_calls": calls})
+        chunk({}, finish)
+        value = {"id": completion_id, "object": "chat.completion.chunk", "created": 1, "model": model,
+                 "choices": [], "usage": usage}
+        self.wfile.write(f"data: {json.dumps(value)}\n\ndata: [DONE]\n\n".encode())
+        self.wfile.flush()
+
+
 class StubModelServer:
     """A threaded HTTP server on 127.0.0.1; `url` is its base address."""
 
@@ -141,144 +276,7 @@ class StubModelServer:
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self._counter = 0
         self._lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_GET(self) -> None:  # health checks, model lists
-                self._send_json(200, {"data": [{"id": "stub-model", "object": "model"}], "object": "list"})
-
-            def do_HEAD(self) -> None:
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
-                path = self.path.split("?")[0]
-                with server._lock:
-                    server.requests.append((path, body))
-                    server._counter += 1
-                    number = server._counter
-                if path.endswith("/count_tokens"):
-                    self._send_json(200, {"input_tokens": 1234})
-                elif path.endswith("/messages"):
-                    self._anthropic(body, number)
-                elif path.endswith("/chat/completions"):
-                    self._openai(body, number)
-                else:
-                    self._send_json(404, {"error": {"message": f"no such endpoint {path}"}})
-
-            def _send_json(self, status: int, value: Any) -> None:
-                data = json.dumps(value).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _start_stream(self) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                self.close_connection = True
-
-            def _anthropic(self, body: dict[str, Any], number: int) -> None:
-                system = body.get("system")
-                system_text = system if isinstance(system, str) else _text_of(system)
-                reply = decide(list(body.get("messages") or []), system_text)
-                model = str(body.get("model") or "claude-stub")
-                blocks: list[dict[str, Any]] = []
-                if reply.text or not reply.calls:
-                    blocks.append({"type": "text", "text": reply.text or "ok"})
-                for position, (name, arguments) in enumerate(reply.calls):
-                    blocks.append({"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:16]}_{position}", "name": name,
-                                   "input": arguments})
-                stop = "tool_use" if reply.calls else "end_turn"
-                message_id = f"msg_stub_{uuid.uuid4().hex[:20]}"
-                if not body.get("stream"):
-                    self._send_json(200, {"id": message_id, "type": "message", "role": "assistant", "model": model,
-                                          "content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": USAGE})
-                    return
-                self._start_stream()
-                events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": {
-                    "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
-                    "stop_reason": None, "stop_sequence": None, "usage": {**USAGE, "output_tokens": 1}}})]
-                for index, block in enumerate(blocks):
-                    if block["type"] == "text":
-                        events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                                               "content_block": {"type": "text", "text": ""}}))
-                        events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                               "delta": {"type": "text_delta", "text": block["text"]}}))
-                    else:
-                        start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-                        events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                                               "content_block": start}))
-                        events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
-                            "type": "input_json_delta", "partial_json": json.dumps(block["input"])}}))
-                    events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-                events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop,
-                                                                                    "stop_sequence": None},
-                                                 "usage": {"output_tokens": USAGE["output_tokens"]}}))
-                events.append(("message_stop", {"type": "message_stop"}))
-                for name, data in events:
-                    self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-                self.wfile.flush()
-
-            def _openai(self, body: dict[str, Any], number: int) -> None:
-                messages = list(body.get("messages") or [])
-                system = "\n".join(_text_of(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
-                conversation = [m for m in messages if m.get("role") not in ("system", "developer")]
-                reply = decide(conversation, system)
-                model = str(body.get("model") or "stub-model")
-                calls = [{"index": position, "id": f"call_{uuid.uuid4().hex[:16]}_{position}", "type": "function",
-                          "function": {"name": name, "arguments": json.dumps(arguments)}}
-                         for position, (name, arguments) in enumerate(reply.calls)]
-                finish = "tool_calls" if calls else "stop"
-                usage = {"prompt_tokens": 1234, "completion_tokens": 56, "total_tokens": 1290,
-                         "prompt_tokens_details": {"cached_tokens": 100}}
-                completion_id = f"chatcmpl-stub-{number:06d}"
-                if not body.get("stream"):
-                    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
-                    if calls:
-                        message["tool_calls"] = [{key: value for key, value in call.items() if key != "index"}
-                                                 for call in calls]
-                    self._send_json(200, {"id": completion_id, "object": "chat.completion", "model": model,
-                                          "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                                          "usage": usage})
-                    return
-                self._start_stream()
-
-                def chunk(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> None:
-                    value = {"id": completion_id, "object": "chat.completion.chunk", "created": 1, "model": model,
-                             "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}], **extra}
-                    self.wfile.write(f"data: {json.dumps(value)}\n\n".encode())
-
-                chunk({"role": "assistant", "content": ""})
-                if reply.reasoning:
-                    chunk({"reasoning_content": reply.reasoning})
-                if reply.text:
-                    chunk({"content": reply.text})
-                if calls:
-                    chunk({"tool_calls": calls})
-                chunk({}, finish)
-                value = {"id": completion_id, "object": "chat.completion.chunk", "created": 1, "model": model,
-                         "choices": [], "usage": usage}
-                self.wfile.write(f"data: {json.dumps(value)}\n\ndata: [DONE]\n\n".encode())
-                self.wfile.flush()
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_Handler,), {"stub": self}))
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)

@@ -1,4 +1,4 @@
-"""Compaction: older context replaced by a summary, as the real CLI does it (format doc §11).
+"""Compaction: older context replaced by a summary, as the real CLI does it (ref §11).
 
 `compact(...)` keeps the newest ~30,000 tokens verbatim (`KEEP_TOKENS`, by the token estimate of
 `sessions/context.py`), backed up so the kept part starts at a fresh user turn (not a tool

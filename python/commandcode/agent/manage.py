@@ -4,7 +4,7 @@
 and case-insensitively, the real CLI's `/rename` rule) and that reads as no other session's id (`naming.py`): a `session_info` entry, committed under
 the writer lock, then `meta.title` and `meta.userRenamed`, as `-n` writes them.
 
-`delete_session` removes a session as the real picker does (format doc §9): the transcript, its
+`delete_session` removes a session as the real picker does (ref §9): the transcript, its
 sidecars and `file-history/<id>`, plus our index sidecar, the folder of its sub-agent runs and the
 session's scratch folder; through
 the `trash` command when one is installed (the files stay recoverable), else removed. It refuses

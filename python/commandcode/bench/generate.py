@@ -63,7 +63,7 @@ class GeneratedSession:
 
     ``entries`` counts entry lines (the header excluded). ``context_entries`` is the
     number of entries that become model messages when Command Code rebuilds the
-    context of the leaf (format §2.5): the last compaction on the active path, the
+    context of the leaf (format §4.4): the last compaction on the active path, the
     path entries from its ``firstKeptEntryId`` up to it, then everything after it;
     only ``message``, ``compaction``, ``branch_summary`` and ``custom_message``
     entries count. ``compactions`` and ``rewinds`` count every one in the file,

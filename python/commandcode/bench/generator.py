@@ -445,7 +445,7 @@ class Generator:
             self.progress(self.bytes)
 
     def context_entries(self) -> int:
-        """Entries that become messages in the leaf's context (format §2.5)."""
+        """Entries that become messages in the leaf's context (format §4.4)."""
         path = self.path
         if self.comps:
             ci, kept = (x - self.base for x in self.comps[-1])

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..sessions.texts import KINDS, SHALLOW_KINDS, entry_texts
 from .search import SearchHit, like_snippet
-from .texts import KINDS, SHALLOW_KINDS, entry_texts
 
 
 def search_foreign(source: str, query: str, cwd: str, *, all_projects: bool = False, limit: int = 20,

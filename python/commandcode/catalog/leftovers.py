@@ -1,5 +1,5 @@
 """Sidecars without a transcript: what a `--no-session` run of the real CLI leaves (a meta and
-a checkpoints file), or a fork killed before its transcript was linked into place (format §4).
+a checkpoints file), or a fork killed before its transcript was linked into place (format §4.8).
 
 They are no sessions (nothing to resume), so listings leave them out; `sessions list --all`
 shows them, marked, because their checkpoints can still be rewound (`commandcode rewind

@@ -18,7 +18,7 @@ import os
 
 from ..config.env import catalog_enabled
 from ..config.paths import as_path, is_transcript_name, node_text, project_dir, projects_dir, sessions_folder
-from ..errors import AmbiguousSessionError, CommandcodeError, SessionNotFoundError
+from ..errors import CommandcodeError, SessionNotFoundError
 from ..sessions.files import SessionFiles
 from ..sessions.format import MIN_ID_PREFIX
 from ..sessions.reader import open_session
@@ -220,9 +220,9 @@ def resolve_session(ref: str, cwd: str | os.PathLike[str]) -> SessionFiles:
         SessionNotFoundError: nothing matches.
         AmbiguousSessionError: a name or prefix matches several sessions.
     """
-    reference = ref.strip()
-    if not reference:
-        raise SessionNotFoundError("empty session reference", hint="pass a session id, id prefix or name")
+    from ..sessions.resolve import one_named, one_prefixed, prefixed, stripped
+
+    reference = stripped(ref, hint="pass a session id, id prefix or name")
     direct = resolve_direct(reference, os.fspath(cwd))
     if direct is not None:
         return direct
@@ -234,28 +234,18 @@ def resolve_session(ref: str, cwd: str | os.PathLike[str]) -> SessionFiles:
         if "/" not in reference and os.path.isfile(transcript):  # a 300-byte reference is no file, not an error
             return SessionFiles.for_transcript(transcript)
     # ids win over names: a unique id prefix is never shadowed by a session's name
-    matching = [path for directory in candidates for path in transcripts_in(directory) if path.name.startswith(reference)] \
-        if len(reference) >= MIN_ID_PREFIX else []
-    prefixed = [SessionFiles.for_transcript(path) for path in matching if path.parent == local and _is_here(path, here)]
-    if not prefixed:
-        prefixed = [SessionFiles.for_transcript(path) for path in matching]
-    if len(prefixed) == 1:
-        return prefixed[0]
+    matching = prefixed(reference, [path for directory in candidates for path in transcripts_in(directory)],
+                        lambda path: path.name)
+    by_prefix = [SessionFiles.for_transcript(path) for path in matching if path.parent == local and _is_here(path, here)]
+    if not by_prefix:
+        by_prefix = [SessionFiles.for_transcript(path) for path in matching]
+    if len(by_prefix) == 1:
+        return by_prefix[0]
     for directories, only_here in (([local], True), (candidates, False)):
-        named = _by_name(reference, directories, here if only_here else None)
-        if len(named) == 1:
-            return named[0]
-        if len(named) > 1:
-            raise AmbiguousSessionError(
-                f"{len(named)} sessions are named {reference!r}: " + ", ".join(files.session_id for files in named),
-                hint="pass the session id instead",
-            )
-    if len(prefixed) > 1:
-        raise AmbiguousSessionError(
-            f"{reference!r} is a prefix of {len(prefixed)} session ids: "
-            + ", ".join(sorted(files.session_id for files in prefixed)[:8]),
-            hint="type more characters of the id",
-        )
+        found = one_named(reference, _by_name(reference, directories, here if only_here else None), _session_id)
+        if found is not None:
+            return found
+    one_prefixed(reference, by_prefix, _session_id)  # several: which they are
     if len(reference) < MIN_ID_PREFIX:
         raise SessionNotFoundError(f"no session matches {reference!r}",
                                    hint=f"an id prefix needs at least {MIN_ID_PREFIX} characters; shorter is a name")
@@ -263,16 +253,21 @@ def resolve_session(ref: str, cwd: str | os.PathLike[str]) -> SessionFiles:
                                hint="run `commandcode sessions list --all --all-projects` to see every session")
 
 
+def _session_id(files: SessionFiles) -> str:
+    return files.session_id
+
+
 def _by_name(reference: str, directories: list[Path], cwd: str | None) -> list[SessionFiles]:
     """Sessions in `directories` named `reference` (only those started in `cwd`, when given), from
     the listing rows (the catalog's, when it can be used): a name is the latest `session_info`,
     `meta.title` or `meta.name`."""
-    wanted = reference.strip().casefold()
+    from ..sessions.resolve import named
+
     folders = {str(directory) for directory in directories}
     here = cwd if cwd is not None else os.fspath(directories[0])
-    rows = list_sessions(here, include_headless=True, all_projects=cwd is None)
-    return [SessionFiles.for_transcript(row.path) for row in rows if os.path.dirname(row.path) in folders
-            and row.cwd and any(alias.strip().casefold() == wanted for alias in row.aliases)]
+    rows = [row for row in list_sessions(here, include_headless=True, all_projects=cwd is None)
+            if os.path.dirname(row.path) in folders and row.cwd]
+    return [SessionFiles.for_transcript(row.path) for row in named(reference, rows, lambda row: row.aliases)]
 
 
 def most_recent(cwd: Path, *, headless: bool, unreadable: list[tuple[Path, str]] | None = None) -> SessionFiles | None:

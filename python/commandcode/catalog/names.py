@@ -113,7 +113,7 @@ def _title(path: str) -> str | None:
         return None
     from pathlib import Path
 
+    from ..sessions.facts import display_name
     from ..sessions.meta import read_meta
 
-    title = read_meta(Path(meta_path)).get("title")
-    return title.strip() if isinstance(title, str) and title.strip() else None
+    return display_name(None, read_meta(Path(meta_path)))

@@ -134,7 +134,7 @@ def _row(path: str, stat: os.stat_result | None, native: object, metas: set[str]
     fields = meta_fields(meta, native["name"])
     if header is not None:
         created_at, cwd, recorded = header[1], header[2], True
-    else:  # synthesized as the real CLI does (format §2.6)
+    else:  # synthesized as the real CLI does (format §4.5)
         from ..sessions.format import header_timestamp
 
         created_at, cwd, recorded = header_timestamp(meta.get("createdAt"), path), os.getcwd(), False

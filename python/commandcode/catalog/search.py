@@ -21,13 +21,13 @@ import sqlite3
 import time
 from collections.abc import Callable
 
+from ..sessions.texts import KINDS, SHALLOW_KINDS
 from ..storage.values import Frozen
 from .cached import catalog_session, refreshed
 from .db import Catalog, describe, from_db, to_db
 from .listing import Scope, scan_sessions
 from .summary import SessionSummary
 from .text_index import KIND_NAMES, FileState, Row, fold, read_back, scan
-from .texts import KINDS, SHALLOW_KINDS
 
 MIN_TRIGRAM = 3
 RANK_POOL = 3

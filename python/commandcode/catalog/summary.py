@@ -1,6 +1,6 @@
 """One row of a session listing (`SessionSummary`) and how a row is made from a transcript.
 
-The fields are the real CLI's listing fields (format doc §9: created, modified, message count
+The fields are the real CLI's listing fields (ref §9: created, modified, message count
 over the whole file, first visible user message, name, git branch, entrypoint, lineage), plus
 what we add: size on disk, the last prompt, and `damaged` — why a session could not be read
 whole (a transcript that cannot be opened, skipped lines, a meta file that is not a JSON object),
@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 
+from ..sessions.facts import display_name, reference_names
+from ..sessions.texts import last_prompt_of
 from ..storage.ids import iso_from_ms
-from .texts import last_prompt_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -104,9 +105,7 @@ def meta_fields(meta: dict[str, Any], native_name: str | None) -> dict[str, Any]
     if not meta:  # most sessions have no meta sidecar: the same fields, without the dictionary walk
         return {"name": native_name or None, "git_branch": None, "entrypoint": None, "parent_session_id": None,
                 "user_renamed": False, "aliases": (native_name,) if native_name else ()}
-    title = meta.get("title")
-    name = native_name or (title.strip() if isinstance(title, str) and title.strip() else None)
-    names = [value.strip() for value in (title, meta.get("name")) if isinstance(value, str) and value.strip()]
+    name = display_name(native_name, meta)
 
     def text(key: str) -> str | None:
         value = meta.get(key)
@@ -114,11 +113,11 @@ def meta_fields(meta: dict[str, Any], native_name: str | None) -> dict[str, Any]
 
     return {"name": name, "git_branch": text("gitBranch"), "entrypoint": text("entrypoint"),
             "parent_session_id": text("parentSessionId"), "user_renamed": meta.get("userRenamed") is True,
-            "aliases": tuple(dict.fromkeys(value for value in (name, *names) if value))}
+            "aliases": reference_names(name, meta)}
 
 
 def summarize(session: Session, *, last_prompt: str | bool | None = False) -> SessionSummary:
-    """The listing fields of a session (format §9). `last_prompt` is the last prompt when the
+    """The listing fields of a session (ref §9). `last_prompt` is the last prompt when the
     caller already knows it; otherwise the tail of the transcript is read for it."""
     skipped = len(session.skipped_lines)
     damaged = meta_damage(session.meta, session.files.meta)

@@ -9,7 +9,7 @@ shared copy per content in `raw-objects/<sha[:2]>/<sha>`, so N sessions backing 
 bytes cost one raw copy (the real CLI copies per session). A link that cannot be made (another
 file system) falls back to a copy. With the setting off, only our compressed store is written.
 
-The sweep (`sweep.py`) keeps an object named by `blake3` and removes a shared raw copy once no
+The sweep (`references.py`) keeps an object named by `blake3` and removes a shared raw copy once no
 session folder links it any more (its link count is 1) and the grace period has passed.
 """
 

@@ -43,8 +43,8 @@ from ..sessions.stale_temps import remove_all_stale_temps
 from ..storage.regular import read_if_exists
 from .digests import file_digests
 from .gc_roots import live_root_ids
+from .references import SWEEP_GRACE_SECONDS, referenced_objects
 from .store import GC_LOCK_NAME
-from .sweep import SWEEP_GRACE_SECONDS, referenced_objects
 
 RUN_LOCK_NAME = "gc.run.lock"
 BATCH = 128

@@ -1,4 +1,4 @@
-"""The `CheckpointManager`: what the agent loop calls to record checkpoints and backups (format §4).
+"""The `CheckpointManager`: what the agent loop calls to record checkpoints and backups (format §6, §7).
 
 Every non-meta user prompt opens a checkpoint; before `write_file`/`edit_file` change a file,
 its bytes are backed up (only the first backup of a path within one checkpoint counts); after
@@ -9,7 +9,7 @@ sharpens outside-edit detection, and a lost one never loses a backup.
 
 A symlink is never followed: it is recorded `skipped: "symlink"` and a notice names it. Files
 over 10 MB are `skipped: "too_large"`; retention is `retention.py`'s; objects are deleted only
-when no session's checkpoints reference them, after a grace period (`sweep.py`). When free space
+when no session's checkpoints reference them, after a grace period (`references.py`). When free space
 is under twice a file's size, checkpointing pauses for the session (`skipped: "disk_full"`)
 until twice 100 MiB is free again.
 """
@@ -49,9 +49,9 @@ from .records import (
     write_checkpoints,
 )
 from .redo_points import missing_folders, newest_on_path
+from .references import register_external_location, sweep_objects
 from .retention import cap_notice, retained
 from .shell_tracking import ShellTracker, tracker_for
-from .sweep import register_external_location, sweep_objects
 
 RESUME_FREE_BYTES = 2 * 104_857_600
 SWEEP_INTERVAL_SECONDS = 600.0

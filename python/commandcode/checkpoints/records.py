@@ -1,4 +1,4 @@
-"""`<session id>.checkpoints.jsonl`: the checkpoint records and their file items (format §4.1).
+"""`<session id>.checkpoints.jsonl`: the checkpoint records and their file items (format §6).
 
 Owns: `Checkpoint`, `FileBackup`, their validation, and reading and writing the file. Records are
 the real CLI's (`id`/`messageId`, `turnNumber`, `createdAt`, `prompt`, `messageCount`,

@@ -1,9 +1,9 @@
-"""How long checkpoints are kept: 30 days, and at most 200 backups per session (format §4.2).
+"""How long checkpoints are kept: 30 days, and at most 200 backups per session (format §6.1).
 
 Owns: `RETENTION_DAYS`, `MAX_BACKUPS_PER_SESSION` and `retained`, the rule the manager applies
 whenever it adds a checkpoint or a backup (the oldest checkpoints age out first, never the one
 being recorded). Redo points are records like the others: they age out and count toward the cap,
-and the objects of every record kept stay in the store (`sweep.py` reads them all).
+and the objects of every record kept stay in the store (`references.py` reads them all).
 """
 
 from __future__ import annotations

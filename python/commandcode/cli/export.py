@@ -2,7 +2,7 @@
 [--source commandcode|claude|pi|all]`.
 
 A thin command over `AgentSession.export` (and, for a Claude Code or pi session, over
-`interop.export.export_foreign`): it resolves the session, shows a progress bar on a terminal
+`interop.foreign_export.export_foreign`): it resolves the session, shows a progress bar on a terminal
 for big sessions, and prints where the file went and what was left out or redacted.
 """
 
@@ -58,7 +58,7 @@ def export_command(
             ref = str(found.path)  # `--source all` found one of ours
     with _Progress() as progress:
         if foreign is not None:
-            from ..interop.export import export_foreign
+            from ..interop.foreign_export import export_foreign
 
             result = export_foreign(foreign, Path.cwd(), path=output, fmt=fmt, selection=selection,
                                     redact_jsonl=redact, progress=progress)

@@ -17,7 +17,7 @@ _KINDS = ("transcript", "sidecars", "index", "objects", "blobs", "scratchpad")
 def _would_free() -> dict[str, Any]:
     from ..config.settings import load_settings
     from ..errors import CommandcodeError
-    from ..workspace.retention import plan_sweep
+    from ..workspace.retire.plan import plan_sweep
 
     settings = load_settings(os.getcwd())
     try:

@@ -2,7 +2,7 @@
 --store URL`, `commandcode share REF [--expires 24h] [--yes]
 [--no-copy]` and `commandcode unshare REF`: thin commands over `share/` (the server and its
 client). `share REF` prints the link on stdout and copies it as `/copy` does
-(`shell/clipboard.py`: OSC 52, the tmux buffer, wl-copy/xclip/pbcopy), saying how on stderr."""
+(`present/clipboard.py`: OSC 52, the tmux buffer, wl-copy/xclip/pbcopy), saying how on stderr."""
 
 from __future__ import annotations
 

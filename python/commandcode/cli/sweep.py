@@ -1,6 +1,6 @@
 """`commandcode sweep` (retention: archive or delete old sessions, restore an archived one) and
 `commandcode doctor --gc` (the object store's garbage collection, in `doctor.py`): thin commands over
-`workspace.retention`, `workspace.sweeper`, `workspace.archive` and `checkpoints.gc`."""
+`workspace.retire.plan`, `workspace.retire.run`, `workspace.archive` and `checkpoints.gc`."""
 
 from __future__ import annotations
 
@@ -146,8 +146,8 @@ def register(app: typer.Typer) -> None:
             _list_archives(as_json)
             return
         from ..config.settings import load_settings
-        from ..workspace.retention import plan_sweep
-        from ..workspace.sweeper import run_sweep
+        from ..workspace.retire.plan import plan_sweep
+        from ..workspace.retire.run import run_sweep
 
         settings = load_settings(os.getcwd())
         days = parse_age(older_than) if older_than is not None else float(settings.cleanup_period_days)

@@ -1,4 +1,4 @@
-"""Path sanitizing, as the real CLI does for what it shares (format doc §5 of the reference):
+"""Path sanitizing, as the real CLI does for what it shares (ref §5):
 an absolute path inside the project becomes `./rel` (the project itself `.`), one in the user's
 home `~/rel`, one in another user's home `<user-home>/rel`, and any other `<system-path>/<basename>`.
 

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..sessions.records import Anomalies, TreeRow
+from ..sessions.reader_values import Anomalies, TreeRow
 from ..storage.regular import read_regular
 from .claude_backups import backup_problem
 from .claude_chain import build_chain, find_leaf, regroup_parallel_calls

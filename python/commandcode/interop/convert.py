@@ -1,4 +1,4 @@
-"""Turning a Claude Code or pi session into Command Code v3 entries (docs/format.md §13.3).
+"""Turning a Claude Code or pi session into Command Code v3 entries (docs/format.md §19).
 
 `convert(session)` returns the v3 entries in file order, the active path last so that its last
 entry is the leaf (the real CLI's rule: the last valid line), plus the Claude file-history

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import InvalidSessionError
 from ..sessions.context import Context
-from ..sessions.records import Anomalies, Header, SkippedLine, TreeRow
+from ..sessions.reader_values import Anomalies, Header, SkippedLine, TreeRow
 from ..storage.ids import iso_from_ms
 from ..storage.jsonl import parse_line
 from ..storage.regular import read_regular

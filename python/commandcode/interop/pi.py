@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sessions.context import BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_PREFIX
-from ..sessions.records import Anomalies, TreeRow
+from ..sessions.reader_values import Anomalies, TreeRow
 from .foreign import ForeignSession, jsonl_files_newest_first, read_jsonl, subfolders, text_of
 from .locations import pi_folder_name, pi_sessions
 from .pi_migrate import migrate

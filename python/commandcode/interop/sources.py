@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import AmbiguousSessionError, CommandcodeError, SessionNotFoundError, UsageError
-from ..sessions.format import MIN_ID_PREFIX
+from ..errors import CommandcodeError, SessionNotFoundError, UsageError
+from ..sessions.resolve import named, one_named, one_prefixed, prefixed, stripped
 from .foreign import SOURCES, ForeignSession
 
 ALL_SOURCES = ("commandcode", *SOURCES)
@@ -66,34 +66,27 @@ def resolve_foreign(source: str, ref: str, cwd: str) -> ForeignSession:
         SessionNotFoundError: nothing matches.
         AmbiguousSessionError: a name or prefix matches several sessions.
     """
-    reference = ref.strip()
-    if not reference:
-        raise SessionNotFoundError("empty session reference", hint="pass a session id, id prefix, name or path")
+    reference = stripped(ref, hint="pass a session id, id prefix, name or path")
     opener, _finder = _reader(source)
     if reference.endswith(".jsonl") and os.path.isfile(reference):
         return opener(Path(reference).absolute())
+    noun = f"{source} session"
     for tier in (False, True):
         sessions = list_foreign(source, cwd, all_projects=tier)
         exact = [session for session in sessions if session.id == reference]
         if exact:
             return exact[0]
-        wanted = reference.casefold()
-        named = [session for session in sessions if session.name and session.name.strip().casefold() == wanted]
-        if len(named) == 1:
-            return named[0]
-        if len(named) > 1:
-            raise AmbiguousSessionError(f"{len(named)} {source} sessions are named {reference!r}: "
-                                        + ", ".join(session.id for session in named), hint="pass the session id instead")
-        prefixed = [session for session in sessions if session.id.startswith(reference)] \
-            if len(reference) >= MIN_ID_PREFIX else []
-        if len(prefixed) == 1:
-            return prefixed[0]
-        if len(prefixed) > 1:
-            raise AmbiguousSessionError(f"{reference!r} is a prefix of {len(prefixed)} {source} session ids: "
-                                        + ", ".join(sorted(session.id for session in prefixed)[:8]),
-                                        hint="type more characters of the id")
+        found = one_named(reference, named(reference, sessions, lambda session: (session.name,)), _id, noun)
+        if found is None:
+            found = one_prefixed(reference, prefixed(reference, sessions, _id), _id, noun)
+        if found is not None:
+            return found
     raise SessionNotFoundError(f"no {source} session matches {reference!r}",
                                hint=f"run `commandcode sessions list --source {source} --all-projects` to see them")
+
+
+def _id(session: ForeignSession) -> str:
+    return session.id
 
 
 def summary(session: ForeignSession) -> dict[str, Any]:

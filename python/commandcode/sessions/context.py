@@ -1,4 +1,4 @@
-"""The model context: how entries become the messages a model sees (format §2.5, §11).
+"""The model context: how entries become the messages a model sees (format §4.4, §11).
 
 Owns: `Context`, the message helpers (`content_blocks`, `entry_to_message`, `build_messages`) and
 the one token estimate (`estimate_tokens`: the real CLI's `ceil(len(JSON.stringify(block)) / 4)`
@@ -54,7 +54,7 @@ def content_blocks(content: Any) -> list[dict[str, Any]]:
 
 
 def entry_to_message(entry: dict[str, Any], *, strip_thinking: bool = False) -> dict[str, Any]:
-    """One context entry as the message the model sees (format §2.5 step 4)."""
+    """One context entry as the message the model sees (format §4.4 step 4)."""
     entry_type = entry.get("type")
     if entry_type == "compaction":
         return {"role": "user", "content": [{"type": "text", "text": COMPACTION_PREFIX + str(entry.get("summary", ""))}],

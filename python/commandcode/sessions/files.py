@@ -1,6 +1,6 @@
 """`SessionFiles`: the files that belong to one session, named from its transcript (format §1).
 
-The session id is the transcript's file name (never the header's `id`, format §8); the meta,
+The session id is the transcript's file name (never the header's `id`, format §2); the meta,
 checkpoints, share and legacy-backup sidecars sit beside it. String-based, so a warm open builds
 no `Path`.
 """

@@ -1,4 +1,4 @@
-"""The v3 transcript format in one place (format §2.2, §2.3, §2.6): entry types, the envelope,
+"""The v3 transcript format in one place (format §4.2, §4.3, §4.5): entry types, the envelope,
 the header, and the one rule for a header's timestamp.
 
 Owns: `ENTRY_TYPES`, `ENVELOPE_KEYS`, `LEAF_MARKER_TYPE`, `build_header` (the writer's new

@@ -1,4 +1,4 @@
-"""`<data dir>/history.jsonl`: the global prompt history the real CLI's up-arrow reads (format §6).
+"""`<data dir>/history.jsonl`: the global prompt history the real CLI's up-arrow reads (format §12).
 
 One `{"p": text, "t": epoch_ms}` record per line, appended whole; a torn last line is ended with a
 newline first. Consecutive duplicates are skipped, prompts over 50,000 characters are cut with

@@ -1,4 +1,4 @@
-"""`<sid>.meta.json`: the session sidecar (format §3).
+"""`<sid>.meta.json`: the session sidecar (format §5).
 
 Updates read, shallow-merge and write the object as the real CLI does, but atomically (temp
 file + rename), so a crash never leaves half a file. Keys whose new value is `None` are removed,

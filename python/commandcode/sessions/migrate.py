@@ -1,4 +1,4 @@
-"""Migrating legacy v1/v2 transcripts to v3 on open, as the real CLI does (format §2.7).
+"""Migrating legacy v1/v2 transcripts to v3 on open, as the real CLI does (format §4.7).
 
 Messages are converted to v3 content blocks, a tool message merges with the user message that
 follows it, and everything is re-chained linearly with fresh 8-hex ids. The raw original is kept

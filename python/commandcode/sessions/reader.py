@@ -1,4 +1,4 @@
-"""Reading a session: the facade over the native scanner and tree (format §2, §9).
+"""Reading a session: the facade over the native scanner and tree (format §4, §9).
 
 `open_session(path)` scans a transcript (through its index sidecar unless
 `COMMANDCODE_INDEX=off`), migrates a legacy v1/v2 file first as the real CLI does, and returns a
@@ -27,19 +27,19 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from .records import Anomalies, Header, SkippedLine, TreeRow
+    from .reader_values import Anomalies, Header, SkippedLine, TreeRow
 
 __all__ = ["Anomalies", "Context", "Header", "Session", "SkippedLine", "TreeRow", "open_session"]
 _RECORDS = frozenset({"Anomalies", "Header", "SkippedLine", "TreeRow"})
 
 
 def __getattr__(name: str) -> object:
-    """The typed values of `records.py`, importable from here; loaded when first asked for (a warm
-    open that builds only the context never needs them)."""
+    """The typed values of `reader_values.py`, importable from here; loaded when first asked for
+    (a warm open that builds only the context never needs them)."""
     if name in _RECORDS:
-        from . import records
+        from . import reader_values
 
-        return getattr(records, name)
+        return getattr(reader_values, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -107,7 +107,7 @@ class Session:
 
     @property
     def id(self) -> str:
-        """The session id: the transcript's file name (never the header's `id`, see format §8)."""
+        """The session id: the transcript's file name (never the header's `id`, see format §2)."""
         return self.files.session_id
 
     @property
@@ -129,9 +129,9 @@ class Session:
 
     @property
     def header(self) -> Header:
-        """The header; synthesized as the real CLI does when the file has none (format §2.6)."""
+        """The header; synthesized as the real CLI does when the file has none (format §4.5)."""
         from .format import header_timestamp
-        from .records import Header
+        from .reader_values import Header
 
         header = self._index.header
         if header is not None:
@@ -149,9 +149,10 @@ class Session:
 
     @property
     def name(self) -> str | None:
-        """The latest `session_info` name, else `meta.title`."""
-        title = self.meta.get("title")
-        return self._index.name or (title.strip() if isinstance(title, str) and title.strip() else None)
+        """The latest `session_info` name, else `meta.title` (`facts.display_name`)."""
+        from .facts import display_name
+
+        return display_name(self._index.name, self.meta)
 
     @property
     def model(self) -> str | None:
@@ -206,13 +207,13 @@ class Session:
     @property
     def skipped_lines(self) -> list[SkippedLine]:
         """Torn or corrupt lines the scan skipped, in file order."""
-        from .records import SkippedLine
+        from .reader_values import SkippedLine
 
         return [SkippedLine.from_native(value) for value in self._index.skipped]
 
     @property
     def anomalies(self) -> Anomalies:
-        from .records import Anomalies
+        from .reader_values import Anomalies
 
         return Anomalies.from_native(self._index.anomalies)
 
@@ -257,7 +258,7 @@ class Session:
         return dict(self._index.message_ids())
 
     def labels(self) -> dict[str, str]:
-        """entry id → its current label (format §2.3 `label` entries)."""
+        """entry id → its current label (format §4.3 `label` entries)."""
         return dict(self._index.labels())
 
     def read_entries(self, entry_ids: list[str]) -> list[dict[str, Any]]:
@@ -276,7 +277,7 @@ class Session:
         yield from self._index.read_entries(ids)
 
     def context(self) -> Context:
-        """The messages the model sees on resume (format §2.5), with the entries behind them."""
+        """The messages the model sees on resume (format §4.4), with the entries behind them."""
         entry_ids, _compaction_id, strip_until = self._index.context_plan()
         messages = build_messages(self._index.read_context(), strip_until)
         return Context(self.leaf_id, list(entry_ids), messages)
@@ -317,7 +318,7 @@ class Session:
 
         Bounds are clamped like a slice's (past the end is an empty page, not an error), before
         they reach the native index's machine-sized integers (a 24-digit offset included)."""
-        from .records import TreeRow
+        from .reader_values import TreeRow
 
         start, stop = self._clamp(start, stop)
         labels = dict(self._index.labels())

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
 from .context import Context
-from .records import Header, TreeRow
+from .reader_values import Header, TreeRow
 
 
 @runtime_checkable
@@ -24,7 +24,7 @@ class SessionView(Protocol):
     @property
     def header(self) -> Header: ...
 
-    # Listing fields (format §9)
+    # Listing fields (ref §9)
     @property
     def name(self) -> str | None: ...
 

@@ -1,4 +1,4 @@
-"""Appending to a transcript: the only code that writes session entries (format §2.1).
+"""Appending to a transcript: the only code that writes session entries (format §4.1).
 
 Rules, each there for a reason:
 - A new session is buffered until its first assistant message, then the header and the buffered
@@ -188,7 +188,7 @@ class SessionWriter:
         that is fsynced, then hard-linked into place (which, like `O_EXCL`, fails if a transcript
         appeared meanwhile). A crash leaves no transcript or a complete one, never an empty file or
         a torn header (which the real CLI would take for a legacy file and migrate to an empty
-        session, format §2.6)."""
+        session, format §4.5)."""
         transcript = self.files.transcript
         ensure_dir(transcript.parent)
         header = build_header(self.files.session_id, self._started_at, self.cwd, extra=self._header_extra)

@@ -1,4 +1,4 @@
-"""The shell's Up/Down and Ctrl+R history: the real CLI's `history.jsonl` (format §6).
+"""The shell's Up/Down and Ctrl+R history: the real CLI's `history.jsonl` (format §12).
 
 It loads the newest 100 prompts at start, as the real CLI does, and records every line the user
 enters, slash commands included, through `sessions.history.record_prompt` (which honours

@@ -86,7 +86,7 @@ class Shell(Protocol):
 
     def copy(self, text: str) -> str:
         """Copies text to the clipboard; returns the line to show (how it was copied, or why not).
-        The shell implements it with `shell.clipboard.copy` (OSC 52, tmux, wl-copy/xclip/pbcopy)."""
+        The shell implements it with `present.clipboard.copy` (OSC 52, tmux, wl-copy/xclip/pbcopy)."""
         ...
 
     def set_title(self, title: str) -> None:

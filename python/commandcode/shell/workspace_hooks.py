@@ -7,7 +7,7 @@
   working in a session worktree, moves the process into that worktree (the session, its tools
   and its exit run there, not in the checkout the resume was typed in); returns the notice to
   show, which also says when that worktree has been removed (`workspace/resume_place.py`).
-- `start_auto_sweep(cwd)`: the daily automatic sweep (`workspace.sweeper.maybe_auto_sweep`: at
+- `start_auto_sweep(cwd)`: the daily automatic sweep (`workspace.retire.run.maybe_auto_sweep`: at
   most once a day, a background process that archives unless the settings chose deletion),
   checked in a thread so the prompt never waits for it.
 - `finish_worktrees(shell, made)`: on exit, the worktree the session ended in (and the one `-w`
@@ -72,7 +72,7 @@ def start_auto_sweep(cwd: Path) -> threading.Thread:
     """Checks (in a daemon thread) whether the daily sweep is due and starts it if so."""
     def check() -> None:
         try:
-            from ..workspace.sweeper import maybe_auto_sweep
+            from ..workspace.retire.run import maybe_auto_sweep
 
             maybe_auto_sweep(cwd)
         except Exception:  # housekeeping never disturbs the shell

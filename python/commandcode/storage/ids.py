@@ -1,4 +1,4 @@
-"""Identifiers and timestamps in the real CLI's shapes (format §1.2).
+"""Identifiers and timestamps in the real CLI's shapes (format §2).
 
 Session, message and checkpoint ids are lowercase uuid4 strings; entry ids are the first 8 hex
 characters of a fresh uuid4, unique within a file; timestamps are ISO-8601 UTC with

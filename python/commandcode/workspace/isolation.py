@@ -182,37 +182,14 @@ def _check_words(words: list[Word], folders: set[str], scope: _Scope, depth: int
     program = os.path.basename(words[0].value) if words[0].literal and words[0].value else None
     rest = words[1:]
     if program == "env" or program in WRAPPERS:
-        if program == "env" and any((word.value or "").startswith(("-C", "--chdir")) for word in rest):
-            raise _unverifiable(scope, f"`{text}` (env -C)")
-        for word in rest:
-            if word.value is not None and "=" in word.value and word.value.partition("=")[0].isidentifier():
-                _check_assignment(word, folders, scope)
-        inner = skip_options(rest, WRAPPERS[program], program)
-        if inner is None:
-            raise _unverifiable(scope, f"`{text}`")
-        if isinstance(inner, str):
-            return _check_command(inner, folders, scope, depth + 1)
-        if program == "xargs":
-            if inner and _writes_arguments(inner[0]):
-                raise _unverifiable(scope, f"`{text}` (xargs gives {inner[0].raw} paths from its input)")
-            return _check_words(inner, folders, scope, depth, looped) if inner else folders
-        if inner:
-            return _check_words(inner, folders, scope, depth, looped)
-        return folders
+        return _check_wrapper(program or "", text, rest, folders, scope, depth, looped)
     if program in ("export", "declare", "typeset", "local", "readonly"):
         for word in rest:
             if "=" in word.raw:
                 _check_assignment(word, folders, scope)
         return folders
     if program == "eval" or program in ("trap", "alias"):
-        strings = [word for word in rest[:1 if program == "trap" else None]]
-        if any(word.value is None for word in strings):
-            raise _unverifiable(scope, f"`{text}`")
-        joined = [" ".join(word.value or "" for word in strings)] if program == "eval" else \
-            [(word.value or "").partition("=")[2] if program == "alias" else word.value or "" for word in strings]
-        for nested in joined:
-            folders = folders | _check_command(nested, folders, scope, depth + 1)
-        return folders
+        return _check_strings(program or "", text, rest, folders, scope, depth)
     if program in SHELLS:
         return _check_shell(words, folders, scope, depth)
     if program in _CD:
@@ -230,6 +207,37 @@ def _check_words(words: list[Word], folders: set[str], scope: _Scope, depth: int
                 raise _unverifiable(scope, f"the argument {word.raw} of `{text}`")
             continue
         _check_path(word, folders, scope, f"the path {word.raw}")
+    return folders
+
+
+def _check_wrapper(program: str, text: str, rest: list[Word], folders: set[str], scope: _Scope, depth: int,
+                   looped: bool) -> set[str]:
+    """`env`, `xargs`, `nice`, ... : their assignments, then the program they run."""
+    if program == "env" and any((word.value or "").startswith(("-C", "--chdir")) for word in rest):
+        raise _unverifiable(scope, f"`{text}` (env -C)")
+    for word in rest:
+        if word.value is not None and "=" in word.value and word.value.partition("=")[0].isidentifier():
+            _check_assignment(word, folders, scope)
+    inner = skip_options(rest, WRAPPERS[program], program)
+    if inner is None:
+        raise _unverifiable(scope, f"`{text}`")
+    if isinstance(inner, str):
+        return _check_command(inner, folders, scope, depth + 1)
+    if program == "xargs" and inner and _writes_arguments(inner[0]):
+        raise _unverifiable(scope, f"`{text}` (xargs gives {inner[0].raw} paths from its input)")
+    return _check_words(inner, folders, scope, depth, looped) if inner else folders
+
+
+def _check_strings(program: str, text: str, rest: list[Word], folders: set[str], scope: _Scope,
+                   depth: int) -> set[str]:
+    """`eval`, `trap` and `alias`: the command text they hold, checked as a command."""
+    strings = [word for word in rest[:1 if program == "trap" else None]]
+    if any(word.value is None for word in strings):
+        raise _unverifiable(scope, f"`{text}`")
+    joined = [" ".join(word.value or "" for word in strings)] if program == "eval" else \
+        [(word.value or "").partition("=")[2] if program == "alias" else word.value or "" for word in strings]
+    for nested in joined:
+        folders = folders | _check_command(nested, folders, scope, depth + 1)
     return folders
 
 

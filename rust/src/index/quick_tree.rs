@@ -156,7 +156,7 @@ impl QuickTree {
                 .map(|&index| item(index))
                 .collect()
         };
-        // The context plan (format §2.5), as `SessionTree::context_plan`.
+        // The context plan (format §4.4), as `SessionTree::context_plan`.
         let compaction_position =
             self.path.iter().rposition(|&index| entries[index as usize].kind == EntryKind::Compaction);
         let (plan, compaction, strip_thinking_until) = match compaction_position {

@@ -44,7 +44,7 @@ pub struct Summary {
     /// 256 (`unresolved_overflow`).
     pub unresolved_parents: Vec<String>,
     pub unresolved_overflow: bool,
-    /// The context plan (format §2.5) in context order.
+    /// The context plan (format §4.4) in context order.
     pub plan: Vec<PlanItem>,
     /// `(index, id)` of the compaction that starts the context.
     pub compaction: Option<(u64, String)>,

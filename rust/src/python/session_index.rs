@@ -297,7 +297,7 @@ impl SessionIndex {
         Ok(full.tree().path().iter().map(|&index| &*full.report.entries[index].id).collect())
     }
 
-    /// `(entry_ids, compaction_id, strip_thinking_until)` of the context rebuild (format §2.5).
+    /// `(entry_ids, compaction_id, strip_thinking_until)` of the context rebuild (format §4.4).
     fn context_plan(&self) -> (Vec<&str>, Option<&str>, u64) {
         let summary = &self.session.summary;
         (

@@ -1,5 +1,5 @@
 """Compaction (agent/compaction.py) on real sessions: `/compact` and the automatic one, the kept
-tail rule of format doc §11, the appended entry (the log is never rewritten), `meta.compaction`
+tail rule of ref §11, the appended entry (the log is never rewritten), `meta.compaction`
 across resumes, the summary from a provider or the offline model, and fast mode's trims."""
 
 from __future__ import annotations

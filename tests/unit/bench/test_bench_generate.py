@@ -68,7 +68,7 @@ def read_session(path: Path) -> tuple[dict, list[dict], list[str]]:
 
 
 def context_of(entries: list[dict]) -> tuple[list[dict], list[dict]]:
-    """Active path and context of the last entry, by Command Code's rules (format §2.5)."""
+    """Active path and context of the last entry, by Command Code's rules (format §4.4)."""
     by_id = {e["id"]: e for e in entries}
     path = []
     seen = set()

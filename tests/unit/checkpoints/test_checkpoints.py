@@ -14,8 +14,8 @@ import pytest
 from commandcode.checkpoints import store as backups
 from commandcode.checkpoints.manager import RESUME_FREE_BYTES, CheckpointManager
 from commandcode.checkpoints.records import read_checkpoints, write_checkpoints
+from commandcode.checkpoints.references import referenced_objects, sweep_objects
 from commandcode.checkpoints.retention import MAX_BACKUPS_PER_SESSION
-from commandcode.checkpoints.sweep import referenced_objects, sweep_objects
 from commandcode.errors import CheckpointError
 from commandcode.sessions.files import SessionFiles
 from helpers.checkpoints import (  # noqa: F401

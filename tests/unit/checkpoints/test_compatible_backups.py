@@ -11,7 +11,7 @@ from pathlib import Path
 from commandcode.checkpoints import compatible
 from commandcode.checkpoints import store as backups
 from commandcode.checkpoints.manager import CheckpointManager
-from commandcode.checkpoints.sweep import referenced_objects, sweep_objects
+from commandcode.checkpoints.references import referenced_objects, sweep_objects
 from commandcode.config.paths import file_history_dir
 from helpers.checkpoints import new_session_files, write
 from helpers.cli import run_cli, run_ok

@@ -144,8 +144,8 @@ def test_a_summary_is_undone_by_redo(project: Path) -> None:
 
 
 def test_a_sweep_keeps_every_object_a_redo_point_names(project: Path) -> None:
+    from commandcode.checkpoints.references import sweep_objects
     from commandcode.checkpoints.store import BackupStore
-    from commandcode.checkpoints.sweep import sweep_objects
 
     session, trees = _session(project, _write("a.txt", "one"), _write("a.txt", "only in the redo point"))
     agent = AgentSession.for_reference(session)

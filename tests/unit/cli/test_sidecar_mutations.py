@@ -95,7 +95,7 @@ class Workspace:
 
     def _add_every_kind_of_field(self) -> None:
         """Entries and meta keys the offline turns do not write, so that every kind of field the
-        format has (§2, §3) is there to be mutated: a label, a custom message, a branch summary and
+        format has (§4, §5) is there to be mutated: a label, a custom message, a branch summary and
         a compaction at the leaf; every meta key of the real CLI."""
         lines = [json.loads(line) for line in self.transcript.read_text().splitlines()]
         first, leaf = lines[1]["id"], lines[-1]["id"]

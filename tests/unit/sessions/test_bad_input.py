@@ -2,7 +2,7 @@
 is refused with a one-line error, through the real CLI (a subprocess) and the library, and no
 file is ever modified (legacy files are the one exception: migrated, original kept in `.v2.bak`).
 
-Each case in `CASES` states the exact outcome (format §2.5, §2.6, §9). The CLI results of one case
+Each case in `CASES` states the exact outcome (format §4.4, §4.5, §9). The CLI results of one case
 are computed once per module (the four commands run concurrently against one tmp data dir) and
 checked by one test per command, so a broken command fails its own test.
 """

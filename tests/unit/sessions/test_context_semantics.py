@@ -1,4 +1,4 @@
-"""The tree and context rules of format §2.5 (and the listing fields of §9), through the library,
+"""The tree and context rules of format §4.4 (and the listing fields of §9), through the library,
 on small hand-written transcripts. Expected strings are written out literally."""
 
 from __future__ import annotations

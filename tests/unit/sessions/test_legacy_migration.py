@@ -1,4 +1,4 @@
-"""Legacy v1/v2 transcripts are migrated on open as the real CLI does (format §2.7), and nothing
+"""Legacy v1/v2 transcripts are migrated on open as the real CLI does (format §4.7), and nothing
 is lost on any failure path: the original is kept byte for byte, the rewrite goes only through a
 temp file and a rename, and a migration that fails or races leaves a usable session."""
 

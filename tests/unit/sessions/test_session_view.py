@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from commandcode.sessions.reader import Session, open_session
-from commandcode.sessions.records import Anomalies, Header, SkippedLine, TreeRow
+from commandcode.sessions.reader_values import Anomalies, Header, SkippedLine, TreeRow
 from commandcode.sessions.view import SessionView
 from commandcode.storage.values import Frozen
 

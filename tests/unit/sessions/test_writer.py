@@ -1,4 +1,4 @@
-"""The transcript writer and its sidecars (format §1.2, §2.1–2.3, §2.6, §3).
+"""The transcript writer and its sidecars (format §2, §4.1–4.3, §4.5, §5).
 
 Through `commandcode.sessions.writer.SessionWriter` directly and through real `commandcode` subprocesses:
 buffering until the first assistant message, one write per commit holding whole lines, the entry

@@ -33,7 +33,7 @@ from commandcode.storage import jsonfmt
 from helpers.threads import in_thread
 
 # ---------------------------------------------------------------------------------------------
-# The oracle: what jsonfmt and cli/output.py did with Python's json module.
+# The oracle: what jsonfmt and present/console.py (then cli/output.py) did with Python's json module.
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 

@@ -11,6 +11,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from commandcode.workspace.worktrees import create_worktree
 from helpers.cli import run_cli
 from helpers.workspace import git, git_repo
@@ -104,6 +106,7 @@ def test_a_failed_launch_leaves_no_worktree_or_branch(tmp_path: Path, home: Path
     assert "worktree-kept" in git(main, "branch", "--list")
 
 
+@pytest.mark.terminal  # a real pseudo-terminal (ShellSession)
 def test_a_failed_interactive_launch_leaves_no_worktree_or_branch(tmp_path: Path, home: Path) -> None:
     from helpers.terminal import ShellSession
 

@@ -1,4 +1,4 @@
-"""`/copy`: the last assistant reply to the clipboard (through `Shell.copy`, `shell/clipboard.py`)."""
+"""`/copy`: the last assistant reply to the clipboard (through `Shell.copy`, `present/clipboard.py`)."""
 
 from __future__ import annotations
 

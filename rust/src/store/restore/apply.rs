@@ -648,20 +648,14 @@ mod tests {
     type Tree = BTreeMap<PathBuf, (Vec<u8>, u32)>;
 
     fn tree(root: &Path) -> Tree {
-        let mut out = BTreeMap::new();
-        let mut stack = vec![root.to_path_buf()];
-        while let Some(folder) = stack.pop() {
-            for entry in std::fs::read_dir(&folder).unwrap() {
-                let path = entry.unwrap().path();
-                let metadata = std::fs::symlink_metadata(&path).unwrap();
-                if metadata.is_dir() {
-                    stack.push(path);
-                } else {
-                    out.insert(path.clone(), (std::fs::read(&path).unwrap(), metadata.mode() & 0o7777));
-                }
-            }
-        }
-        out
+        super::super::test_tree::entries(root)
+            .into_iter()
+            .filter(|(_, metadata)| !metadata.is_dir())
+            .map(|(path, metadata)| {
+                let bytes = std::fs::read(&path).unwrap();
+                (path, (bytes, metadata.mode() & 0o7777))
+            })
+            .collect()
     }
 
     fn content(fixture: &Fixture, bytes: &[u8], mode: u32) -> Desired {

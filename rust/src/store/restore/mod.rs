@@ -38,6 +38,8 @@ mod keep;
 mod redo;
 mod special;
 mod target_io;
+#[cfg(test)]
+mod test_tree;
 mod verify;
 
 use super::digest::{ContentId, Sha256Digest};

@@ -101,25 +101,19 @@ mod tests {
     /// Every entry under `root`, by kind: a file's bytes and mode, a link's target, a FIFO's or folder's mode.
     fn snapshot(root: &Path) -> BTreeMap<PathBuf, String> {
         let mut out = BTreeMap::new();
-        let mut stack = vec![root.to_path_buf()];
-        while let Some(folder) = stack.pop() {
-            for entry in std::fs::read_dir(&folder).unwrap() {
-                let path = entry.unwrap().path();
-                let metadata = std::fs::symlink_metadata(&path).unwrap();
-                let mode = metadata.mode() & 0o7777;
-                let kind = metadata.file_type();
-                let shown = if kind.is_symlink() {
-                    format!("link {}", std::fs::read_link(&path).unwrap().display())
-                } else if kind.is_dir() {
-                    stack.push(path.clone());
-                    format!("folder {mode:o}")
-                } else if kind.is_fifo() {
-                    format!("fifo {mode:o}")
-                } else {
-                    format!("file {:?} {mode:o}", std::fs::read(&path).unwrap())
-                };
-                out.insert(path.strip_prefix(root).unwrap().to_owned(), shown);
-            }
+        for (path, metadata) in super::super::test_tree::entries(root) {
+            let mode = metadata.mode() & 0o7777;
+            let kind = metadata.file_type();
+            let shown = if kind.is_symlink() {
+                format!("link {}", std::fs::read_link(&path).unwrap().display())
+            } else if kind.is_dir() {
+                format!("folder {mode:o}")
+            } else if kind.is_fifo() {
+                format!("fifo {mode:o}")
+            } else {
+                format!("file {:?} {mode:o}", std::fs::read(&path).unwrap())
+            };
+            out.insert(path.strip_prefix(root).unwrap().to_owned(), shown);
         }
         out
     }

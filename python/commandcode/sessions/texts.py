@@ -6,7 +6,7 @@ results, searched only with `--deep`). Hidden (`isMeta`) messages are not user t
 out. User and assistant texts are whole; a tool call is cut at `MAX_TOOL` characters and a tool
 result at `MAX_RESULT`. The Rust core reads a Command Code transcript's texts the same way
 (`_native.extract_texts`, for the text index and the native scan); `entry_texts` reads one
-message of another agent's session (`foreign_search.py`).
+message of another agent's session (`catalog/foreign_search.py`).
 """
 
 from __future__ import annotations

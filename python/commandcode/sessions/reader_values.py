@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 class Header(Frozen):
-    """A transcript's header (format §2.2), or the one synthesized when the file has none.
+    """A transcript's header (format §4.2), or the one synthesized when the file has none.
 
     `session_id` is the legacy header field some forks carry (the real CLI's `sessionId`), not the
     session's id (the transcript's file name); `line` is the header's 1-based line, `None` when

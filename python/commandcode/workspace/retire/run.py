@@ -30,16 +30,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..checkpoints.gc import GcReport, collect
-from ..checkpoints.store import BackupStore
-from ..config.paths import data_dir
-from ..errors import SessionLockedError
-from ..sessions.lock import WriterLock
-from ..storage.durable import atomic_write, ensure_dir, fsync_dir
-from ..storage.regular import read_if_exists
-from .archive import write_archive
-from .retention import Candidate, SweepPlan, last_activity
-from .scratchpad import delete_scratchpad, sweep_scratchpads
+from ...checkpoints.gc import GcReport, collect
+from ...checkpoints.store import BackupStore
+from ...config.paths import data_dir
+from ...errors import SessionLockedError
+from ...sessions.facts import last_activity
+from ...storage.durable import atomic_write, ensure_dir, fsync_dir
+from ...sessions.lock import WriterLock
+from ...storage.regular import read_if_exists
+from ..archive import write_archive
+from ..scratchpad import delete_scratchpad, sweep_scratchpads
+from .plan import Candidate, SweepPlan
 
 Progress = Callable[[int, int, str], None]
 AUTO_INTERVAL_SECONDS = 86400.0
@@ -167,7 +168,7 @@ def _sweep_one(candidate: Candidate, *, store: BackupStore | None) -> dict[str, 
 
 
 def _index_paths(candidate: Candidate) -> list[Path]:
-    from .parts import index_part
+    from ..parts import index_part
 
     return [index_part(candidate.files)]
 

@@ -15,26 +15,22 @@ reference (`own`: archived with it, then collected) and which are shared with se
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..catalog.listing import project_dirs, transcripts_in
-from ..checkpoints.gc import archived_references, digests_by_session, journal_references
-from ..checkpoints.sweep import iter_checkpoint_files
-from ..config.paths import data_dir, objects_dir
-from ..sessions.files import SessionFiles
-from ..sessions.format import read_header_cwd
-from ..sessions.lock import is_locked
-from ..sessions.meta import read_meta
-from ..sessions.reader import open_session
-from ..storage.ids import parse_iso
-from .parts import index_part, session_parts, size_of
-from .scratchpad import folder_bytes, scratchpad_path
+from ...catalog.listing import project_dirs, transcripts_in
+from ...checkpoints.gc import archived_references, digests_by_session, journal_references
+from ...checkpoints.references import iter_checkpoint_files
+from ...config.paths import data_dir, objects_dir
+from ...sessions.facts import last_activity, user_given_name
+from ...sessions.files import SessionFiles
+from ...sessions.format import read_header_cwd
+from ...sessions.lock import is_locked
+from ..parts import index_part, session_parts, size_of
+from ..scratchpad import folder_bytes, scratchpad_path
 
-TAIL_BYTES = 256 * 1024
 DAY = 86400.0
 
 
@@ -81,110 +77,10 @@ class SweepPlan:
         return (sum(c.session_bytes + c.index_bytes + c.scratchpad_bytes for c in self.chosen) + self.object_bytes)
 
 
-def last_activity(transcript: Path) -> float | None:
-    """The epoch seconds of the newest entry (from the file's tail), else of the header."""
-    try:
-        with open(transcript, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            start = max(0, size - TAIL_BYTES)
-            handle.seek(start)
-            tail = handle.read()
-    except OSError:
-        return None
-    lines = tail.split(b"\n")[1 if start else 0:]
-    newest = None
-    for line in lines:
-        moment = _line_time(line)
-        if moment is not None and (newest is None or moment > newest):
-            newest = moment
-    if newest is None and start:  # a tail of one huge line: the header still says when it began
-        with open(transcript, "rb") as handle:
-            newest = _line_time(handle.readline(TAIL_BYTES))
-    return newest
-
-
-def _line_time(line: bytes) -> float | None:
-    if b'"timestamp"' not in line:
-        return None
-    try:
-        value = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    stamp = value.get("timestamp") if isinstance(value, dict) else None
-    parsed = parse_iso(stamp) if isinstance(stamp, str) else None
-    if parsed is None:
-        return None
-    if parsed.tzinfo is None:
-        from datetime import UTC
-
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
-
-
 def open_now(transcript: Path) -> bool:
     """Whether a writer (in another process) holds the session's lock right now; the sweep takes
     the lock itself before it removes anything, so this only sorts the plan."""
     return is_locked(transcript)
-
-
-def session_name(files: SessionFiles) -> str | None:
-    """The name the user gave the session (a `session_info` name or a renamed meta title)."""
-    meta = read_meta(files.meta) if files.meta.exists() else {}
-    if isinstance(meta, dict) and meta.get("userRenamed") and isinstance(meta.get("title"), str):
-        return str(meta["title"])
-    found = _latest_session_info(files.transcript)
-    if found is None:
-        return None  # never named
-    if found is _UNSEARCHABLE:
-        try:
-            return open_session(files.transcript).name
-        except Exception:  # an unreadable transcript has no name we can see; it is judged by its time
-            return None
-    title = meta.get("title") if isinstance(meta, dict) else None  # as `Session.name`: then the meta title
-    return found or (title.strip() if isinstance(title, str) and title.strip() else None)
-
-
-_UNSEARCHABLE = "\0unsearchable"
-
-
-def _latest_session_info(path: Path) -> str | None:
-    """The name of the file's last `session_info` entry ("" when it is empty), None when there is
-    none, `_UNSEARCHABLE` when the file cannot be mapped. The same answer as the reader's
-    (`sessions.reader.Session.name`: the latest in file order), found by a byte search from the
-    end and one JSON parse per candidate line instead of reading the whole session (a 10 MB
-    transcript took 0.4 s to open, this takes microseconds)."""
-    import mmap
-
-    try:
-        with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size == 0:
-                return None
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                end = len(mapped)
-                while True:
-                    hit = mapped.rfind(b'"session_info"', 0, end)
-                    if hit == -1:
-                        return None
-                    start = mapped.rfind(b"\n", 0, hit) + 1
-                    stop = mapped.find(b"\n", hit)
-                    name = _session_info_name(mapped[start:stop if stop != -1 else len(mapped)])
-                    if name is not None:
-                        return name
-                    end = start
-    except (OSError, ValueError):
-        return _UNSEARCHABLE
-
-
-def _session_info_name(line: bytes) -> str | None:
-    """The stripped name of a `session_info` entry line ("" for none), None for any other line."""
-    try:
-        value = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    if not isinstance(value, dict) or value.get("type") != "session_info" or not isinstance(value.get("id"), str):
-        return None
-    name = value.get("name")
-    return name.strip() if isinstance(name, str) else ""
 
 
 def _freed_by_removing(parts: list[Path]) -> int:
@@ -203,7 +99,7 @@ def _freed_by_removing(parts: list[Path]) -> int:
 
 
 def _references(path: Path) -> set[str]:
-    from ..checkpoints.digests import checkpoint_references
+    from ...checkpoints.digests import checkpoint_references
 
     return checkpoint_references(path)  # a huge file: its digests, read with bounded memory
 
@@ -237,7 +133,7 @@ def candidates(cwd: str, *, older_than_days: float, include_named: bool, now: fl
             elif (journals / f"{files.session_id}.json").exists():
                 candidate.skip = "an interrupted restore is pending"
             else:
-                candidate.name = session_name(files)
+                candidate.name = user_given_name(files)
                 if candidate.name and not include_named:
                     candidate.skip = "named"
                 elif open_now(transcript):

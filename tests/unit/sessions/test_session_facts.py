@@ -1,4 +1,4 @@
-"""The sweep's quick name lookup (`workspace.retention.session_name`) gives the reader's answer
+"""The sweep's quick name lookup (`sessions.facts.user_given_name`) gives the reader's answer
 (`open_session(...).name`) without reading the whole session: the latest `session_info` in file
 order, an empty latest one falling back to the meta title, the words "session_info" in a
 message or a broken line never taken for an entry."""
@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from commandcode.sessions.facts import user_given_name
 from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.reader import open_session
-from commandcode.workspace.retention import session_name
 from helpers.transcripts import TranscriptBuilder
 
 
 def _check(path: Path, expected: str | None) -> None:
     files = SessionFiles.for_transcript(path)
     assert open_session(path).name == expected
-    assert session_name(files) == expected
+    assert user_given_name(files) == expected
 
 
 @pytest.mark.parametrize("case", ["never", "latest", "empty_latest", "mentioned", "broken_tail", "branch"])
