@@ -35,8 +35,8 @@ from ...checkpoints.store import BackupStore
 from ...config.paths import data_dir
 from ...errors import SessionLockedError
 from ...sessions.facts import last_activity
-from ...storage.durable import atomic_write, ensure_dir, fsync_dir
 from ...sessions.lock import WriterLock
+from ...storage.durable import atomic_write, ensure_dir, fsync_dir
 from ...storage.regular import read_if_exists
 from ..archive import write_archive
 from ..scratchpad import delete_scratchpad, sweep_scratchpads
