@@ -178,7 +178,7 @@ def turn_latency(url: str, home: Path, work: Path, turns: int) -> dict[str, Any]
                 settings.unlink(missing_ok=True)
             with AgentSession.start(work, permission_mode="bypassPermissions") as agent:
                 for warm in range(3):
-                    agent.run_turn(f"warm up {warm}")
+                    agent.turns.run_turn(f"warm up {warm}")
                 if mode in server:
                     client.publish(agent.files, follow=True)
                 if mode == "down":
@@ -186,7 +186,7 @@ def turn_latency(url: str, home: Path, work: Path, turns: int) -> dict[str, Any]
                 times = []
                 for turn in range(turns):
                     start = time.perf_counter()
-                    agent.run_turn(f"turn {turn} of {mode}: " + "words " * 50)
+                    agent.turns.run_turn(f"turn {turn} of {mode}: " + "words " * 50)
                     times.append((time.perf_counter() - start) * 1000)
                 publisher.unfollow(agent.session_id)
             results[mode] = _quantiles(times)

@@ -75,15 +75,16 @@ def worker(work: Path, count: int) -> dict[str, object]:
     prompt = "make files\ncall bash " + json.dumps({"command": _command(count)})
     agent = AgentSession.start(project, permission_mode="bypassPermissions").__enter__()
     start = time.perf_counter()
-    agent.turns.run_turn(prompt)
+    getattr(agent, "turns", agent).run_turn(prompt)  # builds before #27 ran turns on the session itself
     turn = time.perf_counter() - start
     agent.close()  # what `-p` waits for before it exits: the store pass of what the command left
     closed = time.perf_counter() - start
     with AgentSession.for_reference(agent.session_id) as again:
-        recorded = len(again.rewinds.checkpoint_records()[-1].files)
+        rewinds = getattr(again, "rewinds", again)  # ... and rewound it there too
+        recorded = len(rewinds.checkpoint_records()[-1].files)
         assert recorded == count, (recorded, count)
         start = time.perf_counter()
-        again.rewinds.rewind(1, RewindMode.CODE)
+        rewinds.rewind(1, RewindMode.CODE)
         rewound = time.perf_counter() - start
     assert not (project / "gen").exists() or not any((project / "gen").iterdir())
     command = sum(in_turn)

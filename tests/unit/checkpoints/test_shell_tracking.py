@@ -124,7 +124,7 @@ def test_folders_git_ignores_whole_are_not_walked_and_stay_as_the_command_left_t
     _git_repo(project)
     (project / "build" / "empty").mkdir()
     with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
-        result = agent.run_turn(_bash("ln -s ../src build/link && rmdir build/empty && mkfifo build/pipe && "
+        result = agent.turns.run_turn(_bash("ln -s ../src build/link && rmdir build/empty && mkfifo build/pipe && "
                                       "mkdir -p made/deep && ln -s src/a.py alias"))
         assert result.error is None
         manager = agent.checkpoints()
@@ -133,10 +133,10 @@ def test_folders_git_ignores_whole_are_not_walked_and_stay_as_the_command_left_t
         assert str(project / "build") in tracker._ignored
         walked, _ = shell_items.scan(str(project), [*tracker._ignored])
         assert not any(path.startswith(str(project / "build") + os.sep) for path in walked)
-    recorded = {Path(item.path).relative_to(project).as_posix() for record in agent.checkpoint_records()
+    recorded = {Path(item.path).relative_to(project).as_posix() for record in agent.rewinds.checkpoint_records()
                 for item in record.files if item.extra.get("source") == "shell"}
     assert recorded == {"made", "made/deep", "alias"}, recorded
-    AgentSession.for_reference(agent.session_id).rewind(1, RewindMode.CODE)
+    AgentSession.for_reference(agent.session_id).rewinds.rewind(1, RewindMode.CODE)
     assert not (project / "made").exists() and not os.path.lexists(project / "alias")
     assert os.readlink(project / "build" / "link") == "../src" and (project / "build" / "pipe").exists()
     assert not (project / "build" / "empty").exists()
@@ -149,7 +149,7 @@ def test_an_empty_folder_a_later_command_fills_is_no_removed_folder(project: Pat
     not a regular file"."""
     with AgentSession.start(project, permission_mode="bypassPermissions") as agent:
         prompt = _bash("mkdir -p src && echo x > src/b.txt && rm src/b.txt") + "\n" + _bash("echo y > src/b.txt")
-        assert agent.run_turn(prompt).error is None
+        assert agent.turns.run_turn(prompt).error is None
     assert (project / "src" / "b.txt").read_text() == "y\n"
-    AgentSession.for_reference(agent.session_id).rewind(1, RewindMode.CODE)
+    AgentSession.for_reference(agent.session_id).rewinds.rewind(1, RewindMode.CODE)
     assert not (project / "src").exists()
