@@ -258,14 +258,13 @@ class CheckpointManager:
         record = self._current
         changes = self.shell.after_shell()
         added: dict[str, FileBackup] = {}  # appended in one batch, indexed by their resolved paths
-        blake3, base = backups.BLAKE3, os.fspath(self.cwd)
         for change in changes:
-            key = os.path.normpath(os.path.join(base, change.path))
+            key = resolve_path(change.path, self.cwd)
             item = added.get(key) or record.backup_for(key, self.cwd)
             if item is None:
                 before = change.before
                 item = added[key] = FileBackup(path=change.path, hash=None if before is None else before.content_id,
-                                               algorithm=blake3, mode=change.mode, extra={"source": "shell"})
+                                               algorithm=backups.BLAKE3, mode=change.mode, extra={"source": "shell"})
                 if before is None and change.made_folders:
                     item.extra["missingDirs"] = change.made_folders
                 if change.before_item is not None:
