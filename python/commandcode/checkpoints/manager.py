@@ -257,17 +257,21 @@ class CheckpointManager:
             return []
         record = self._current
         changes = self.shell.after_shell()
+        added: dict[str, FileBackup] = {}  # appended in one batch, indexed by their resolved paths
         for change in changes:
-            item = record.backup_for(resolve_path(change.path, self.cwd), self.cwd)
+            key = resolve_path(change.path, self.cwd)
+            item = added.get(key) or record.backup_for(key, self.cwd)
             if item is None:
-                item = FileBackup(path=change.path, hash=change.before.content_id if change.before else None,
-                                  algorithm=backups.BLAKE3, mode=change.mode, extra={"source": "shell"})
-                if change.before is None and change.made_folders:
+                before = change.before
+                item = added[key] = FileBackup(path=change.path, hash=None if before is None else before.content_id,
+                                               algorithm=backups.BLAKE3, mode=change.mode, extra={"source": "shell"})
+                if before is None and change.made_folders:
                     item.extra["missingDirs"] = change.made_folders
-                shell_items.note_before(item, change.before_item)
-                record.files.append(item)
+                if change.before_item is not None:
+                    shell_items.note_before(item, change.before_item)
             if item.skipped is None or shell_items.is_tree(item):
                 shell_items.note_after(item, change.after.content_id if change.after else None, change.after_item)
+        record.add_files(list(added.items()), self.cwd)
         if changes:
             self._save_behind(self.shell.worker)
             self.shell.start()  # then stores what the command left, while the next model call runs

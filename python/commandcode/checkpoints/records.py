@@ -312,11 +312,23 @@ class Checkpoint:
         Looked up in an index built as items are appended, so recording n items of one turn (a
         `bash` call that creates 20,000 files) costs O(n), not O(n²). The index follows `files`
         by length: items are only ever appended; a list replaced or shortened is indexed anew."""
+        return self._indexed(cwd).by_path.get(key)
+
+    def _indexed(self, cwd: Path) -> _PathIndex:
         index = self._index
         if index is None or index.cwd != cwd or index.files is not self.files or index.count > len(self.files):
             index = self._index = _PathIndex(cwd, self.files)
         index.catch_up()
-        return index.by_path.get(key)
+        return index
+
+    def add_files(self, added: list[tuple[str, FileBackup]], cwd: Path) -> None:
+        """Appends items with their resolved paths (`(key, item)`), indexed by those keys: one
+        `bash` call's thousands of items in one batch, no path resolved twice."""
+        index = self._indexed(cwd)
+        for key, item in added:
+            index.by_path.setdefault(key, item)
+        self.files.extend(item for _, item in added)
+        index.count = len(self.files)
 
     @property
     def backup_count(self) -> int:

@@ -131,6 +131,9 @@ def note_before(item: FileBackup, state: TreeState | None) -> None:
 def note_after(item: FileBackup, content_id: str | None, state: TreeState | None) -> None:
     """Records what the command left: a file's blake3, nothing (both None), or an item."""
     item.after_known, item.after_hash = True, content_id
+    if state is None and KIND not in item.extra and AFTER_KIND not in item.extra:
+        item.skipped = None  # a file before and after (or none): the common case, kept cheap
+        return
     item.extra.pop(AFTER_KIND, None)
     item.extra.pop(AFTER_LINK, None)
     if state is not None:

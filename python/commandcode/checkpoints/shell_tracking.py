@@ -129,44 +129,50 @@ class ShellTracker:
             if not full and self._listing is not None and not self._table.structure_changed():
                 names = self._listing  # no file created, deleted or moved, no .gitignore or index change
             else:
+                # the listings run at once (three git processes: a first baseline waits for them)
+                files = self._git_start(["-co", "--exclude-standard"])
                 if full:
-                    folders = self._git_untracked_folders()
-                    if folders is not None:
+                    untracked = self._git_start(["-o", "--directory", "--exclude-standard"])
+                    ignored = self._git_start(["-o", "-i", "--directory", "--exclude-standard"])
+                    folders = self._folders(self._git_finish(untracked, folders=True))
+                    if folders is not None:  # untracked folders holding no listed file: watched too
                         self._table.set_extra_folders(folders)
-                    self._ignored = self._git_ignored_folders()
-                names = self._listing = self._git_files()
+                    self._ignored = self._folders(self._git_finish(ignored, folders=True)) or []
+                names = self._listing = self._git_finish(files)
+                self._git = names is not None
         changes = self._table.scan(names, self.max_files, full)
         if changes is None:
             self._pause(f"the project has more than {self.max_files:,} files (checkpoints.trackShellMaxFiles)")
         return changes
 
-    def _git_files(self) -> list[str] | None:
-        listed = self._git_ls(["-co", "--exclude-standard"])
-        self._git = listed is not None
-        return listed
-
-    def _git_untracked_folders(self) -> list[str] | None:
-        """The untracked folders git does not ignore that hold no listed file (empty ones): the
-        native watches cover them too, so a file created there changes the listing."""
-        listed = self._git_ls(["-o", "--directory", "--exclude-standard"], folders=True)
+    @staticmethod
+    def _folders(listed: list[str] | None) -> list[str] | None:
+        """The folders of a `--directory` listing: the untracked folders git does not ignore
+        that hold no listed file (the native watches cover them too, so a file created there
+        changes the listing), or those git ignores whole (`node_modules/`, `target/`: the item
+        walks around a `bash` call skip them, as git's listing skips their files)."""
         return None if listed is None else [name.rstrip(os.sep) for name in listed if name.endswith(os.sep)]
 
-    def _git_ignored_folders(self) -> list[str]:
-        """The folders git ignores whole (`node_modules/`, `target/`): the item walks around a
-        `bash` call skip them, as git's listing skips their files (nothing in them is tracked)."""
-        listed = self._git_ls(["-o", "-i", "--directory", "--exclude-standard"], folders=True)
-        return [name.rstrip(os.sep) for name in listed or [] if name.endswith(os.sep)]
-
-    def _git_ls(self, arguments: list[str], *, folders: bool = False) -> list[str] | None:
+    def _git_start(self, arguments: list[str]) -> subprocess.Popen[bytes] | None:
         try:
-            completed = subprocess.run(["git", "-C", self.cwd, "ls-files", "-z", *arguments],
-                                       capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.SubprocessError):
+            return subprocess.Popen(["git", "-C", self.cwd, "ls-files", "-z", *arguments],
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        except OSError:
             return None
-        if completed.returncode != 0:
+
+    def _git_finish(self, process: subprocess.Popen[bytes] | None, *, folders: bool = False) -> list[str] | None:
+        if process is None:
+            return None
+        try:
+            output, _ = process.communicate(timeout=60)
+        except subprocess.SubprocessError:
+            process.kill()
+            process.wait()
+            return None
+        if process.returncode != 0:
             return None
         base = self.cwd + os.sep
-        return [base + os.fsdecode(name) for name in dict.fromkeys(completed.stdout.split(b"\0"))
+        return [base + os.fsdecode(name) for name in dict.fromkeys(output.split(b"\0"))
                 if name and (folders or not name.endswith(b"/"))]
 
     # ---- the baseline

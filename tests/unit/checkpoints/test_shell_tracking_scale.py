@@ -11,6 +11,7 @@ import pytest
 from commandcode.checkpoints import manager as manager_module
 from commandcode.checkpoints import records as records_module
 from commandcode.checkpoints.manager import CheckpointManager
+from commandcode.checkpoints.records import Checkpoint, FileBackup
 from commandcode.checkpoints.shell_tracking import ShellTracker
 from helpers.checkpoints import new_session_files
 
@@ -46,4 +47,24 @@ def _resolutions(project: Path, count: int, monkeypatch: pytest.MonkeyPatch) -> 
 def test_recording_a_commands_changes_is_linear(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     small = _resolutions(tmp_path / "small", 300, monkeypatch)
     large = _resolutions(tmp_path / "large", 1200, monkeypatch)
-    assert small <= 2 * 300 and large <= 2 * 1200, (small, large)  # 55fdfa8: 45,150 and 720,600
+    assert 0 < small <= 2 * 300 and 0 < large <= 2 * 1200, (small, large)  # 55fdfa8: 45,150 and 720,600
+
+
+def test_items_appended_in_one_batch_are_found_by_their_paths(tmp_path: Path) -> None:
+    record = Checkpoint(id="c", message_id="c", turn_number=1, created_at="", prompt=None, message_count=0,
+                        last_message_id=None)
+    first = FileBackup(path="a.txt", hash=None)
+    record.files.append(first)
+    assert record.backup_for(str(tmp_path / "a.txt"), tmp_path) is first
+    batch = [(str(tmp_path / f"f{index}"), FileBackup(path=str(tmp_path / f"f{index}"), hash=None)) for index in range(3)]
+    again = FileBackup(path=str(tmp_path / "a.txt"), hash=None)
+    record.add_files([*batch, (str(tmp_path / "a.txt"), again)], tmp_path)
+    assert [record.backup_for(key, tmp_path) for key, _ in batch] == [item for _, item in batch]
+    assert record.backup_for(str(tmp_path / "a.txt"), tmp_path) is first  # the first item of a path counts
+    later = FileBackup(path="b.txt", hash=None)
+    record.files.append(later)  # one by one after a batch: indexed too
+    assert record.backup_for(str(tmp_path / "b.txt"), tmp_path) is later
+    assert record.files == [first, *(item for _, item in batch), again, later]
+    record.files = record.files[:2]  # a list replaced: indexed anew
+    assert record.backup_for(str(tmp_path / "f0"), tmp_path) is batch[0][1]
+    assert record.backup_for(str(tmp_path / "f1"), tmp_path) is None
