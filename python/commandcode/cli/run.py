@@ -16,7 +16,7 @@ from ..agent.providers.registry import resolve_model
 from ..agent.runtime import AgentSession
 from ..config.paths import node_text
 from ..errors import CommandcodeError, UsageError
-from .headless import FORMATS, Reporter
+from .headless import FORMATS, Reporter, follow_share
 from .output import warn
 
 
@@ -118,6 +118,8 @@ def _run(prompt: str, reporter: Reporter, *, name: str | None, resume: str | Non
             reporter.model_id = agent.model.model_id
             reporter.init(session_id=reporter.session_id, cwd=str(agent.cwd), model_id=agent.model.model_id,
                           permission_mode=agent.effective_permission_mode())
+            if not no_session:
+                follow_share(agent.files)
             if name and name.strip():  # a blank -n names nothing (as before: the turn runs unnamed)
                 agent.rename(name)
             if effort:
