@@ -1,4 +1,4 @@
-"""`commandcode share serve [--port P] [--host H] [--store URL]`, `commandcode share token create USER
+"""`commandcode share serve [--port P] [--host H] [--store URL [--trusted-proxy ADDR]...]`, `commandcode share token create USER
 --store URL`, `commandcode share REF [--expires 24h] [--yes]
 [--no-copy]` and `commandcode unshare REF`: thin commands over `share/` (the server and its
 client). `share REF` prints the link on stdout and copies it as `/copy` does
@@ -40,6 +40,9 @@ def share_command(
     max_body: int = typer.Option(4 << 20, "--max-body", min=1024, help="serve --store: the largest publish body, bytes."),
     max_per_client: int = typer.Option(256, "--max-per-client", min=1,
                                        help="serve --store: open connections allowed per client address."),
+    trusted_proxy: Optional[list[str]] = typer.Option(None, "--trusted-proxy", metavar="ADDR",
+                                                      help="serve --store: a load balancer's address or network "
+                                                      "(repeatable); its X-Forwarded-For names the client."),
     port: int = typer.Option(DEFAULT_PORT, "--port", min=0, max=65535, help="serve: the port (0: any free one)."),
     host: str = typer.Option("127.0.0.1", "--host", help="serve: the address to bind (pages then need their secret)."),
     expires: Optional[str] = typer.Option(None, "--expires", help="End the share by itself after 90s, 30m, 24h, 7d..."),
@@ -52,11 +55,15 @@ def share_command(
         return
     if words:
         raise UsageError(f"unexpected {' '.join(words)!r}", hint="commandcode share REF [--expires 24h]")
+    if trusted_proxy and (ref != "serve" or store is None):
+        raise UsageError("--trusted-proxy is for the team service", hint="commandcode share serve --store URL "
+                         "--trusted-proxy ADDR")
     if ref == "serve":
         if store is not None:
             from ..share.service.main import serve
 
-            serve(store, host, port, max_body=max_body, max_per_client=max_per_client)
+            serve(store, host, port, max_body=max_body, max_per_client=max_per_client,
+                  trusted_proxies=trusted_proxy or ())
             return
         _serve(host, port)
         return

@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from ...errors import CommandcodeError, UsageError
@@ -45,13 +46,22 @@ def _interrupt(*_args: object) -> None:
     raise KeyboardInterrupt
 
 
-def serve(url: str, host: str, port: int, *, max_body: int, max_per_client: int) -> None:
-    """Runs one replica until interrupted (SIGTERM or Ctrl-C)."""
-    from .app import ShareService
+def serve(url: str, host: str, port: int, *, max_body: int, max_per_client: int,
+          trusted_proxies: Sequence[str] = ()) -> None:
+    """Runs one replica until interrupted (SIGTERM or Ctrl-C). `trusted_proxies`: the load
+    balancers whose `X-Forwarded-For` names the client (`clients.py`).
 
+    Raises:
+        UsageError: a trusted proxy is not an address or network.
+    """
+    from .app import ShareService
+    from .clients import parse_networks
+
+    networks = parse_networks(trusted_proxies)
     store = open_store(url)
     try:
-        server = ShareService(store, host, port, max_body=max_body, max_per_client=max_per_client)
+        server = ShareService(store, host, port, max_body=max_body, max_per_client=max_per_client,
+                              trusted_proxies=networks)
     except OSError as error:
         store.close()
         if error.errno == errno.EADDRINUSE:
