@@ -1,14 +1,16 @@
-"""`commandcode share serve [--port P] [--host H] [--store URL [--trusted-proxy ADDR]...]`, `commandcode share token create USER
---store URL`, `commandcode share REF [--expires 24h] [--yes]
-[--no-copy]` and `commandcode unshare REF`: thin commands over `share/` (the server and its
-client). `share REF` prints the link on stdout and copies it as `/copy` does
-(`shell/clipboard.py`: OSC 52, the tmux buffer, wl-copy/xclip/pbcopy), saying how on stderr."""
+"""`commandcode share serve [--port P] [--host H] [--store URL [--trusted-proxy ADDR]...]`,
+`commandcode share token create|revoke USER --store URL`, `share token list --store URL`,
+`commandcode share REF [--expires 24h] [--yes] [--no-copy]` and `commandcode unshare REF`: thin
+commands over `share/` (the server and its client). `share REF` prints the link on stdout and
+copies it as `/copy` does (`shell/clipboard.py`: OSC 52, the tmux buffer, wl-copy/xclip/pbcopy),
+saying how on stderr."""
 
 from __future__ import annotations
 
 import errno
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -33,8 +35,8 @@ def _files(ref: str) -> Any:
 
 @handle_errors
 def share_command(
-    ref: str = typer.Argument(..., help="`serve` to run the share server, `token` (create USER), else the session to share."),
-    words: Optional[list[str]] = typer.Argument(None, help="token: `create USER`."),
+    ref: str = typer.Argument(..., help="`serve` to run the share server, `token` (create|revoke USER, list), else the session to share."),
+    words: Optional[list[str]] = typer.Argument(None, help="token: `create USER`, `revoke USER` or `list`."),
     store: Optional[str] = typer.Option(None, "--store", help="serve/token: the team service's store, "
                                         "postgresql://... or sqlite:///path (none: the one-machine server)."),
     max_body: int = typer.Option(4 << 20, "--max-body", min=1024, help="serve --store: the largest publish body, bytes."),
@@ -104,13 +106,29 @@ def unshare_command(ref: str = typer.Argument(..., help="Session id, id prefix, 
 
 
 def _token(words: list[str], store: str | None) -> None:
-    if len(words) != 2 or words[0] != "create":
-        raise UsageError("expected `commandcode share token create USER --store URL`")
+    usage = "expected `commandcode share token create|revoke USER --store URL` or `share token list --store URL`"
+    if not ((len(words) == 2 and words[0] in ("create", "revoke")) or words == ["list"]):
+        raise UsageError(usage)
     if store is None:
         raise UsageError("a token lives in the team service's store", hint="pass --store postgresql://... or sqlite:///path")
-    from ..share.service.main import create_token
+    from ..share.service import main as service
 
-    stdout.print(create_token(store, words[1]), highlight=False, soft_wrap=True)
+    if words[0] == "create":
+        stdout.print(service.create_token(store, words[1]), highlight=False, soft_wrap=True)
+    elif words[0] == "revoke":
+        done = service.revoke_token(store, words[1])
+        stdout.print(f"revoked {safe(words[1])}'s publisher token" if done else
+                     f"{safe(words[1])}'s publisher token was revoked already", highlight=False)
+    else:
+        users = service.list_tokens(store)
+        if not users:
+            stderr.print("no publisher tokens yet: `commandcode share token create USER --store URL` makes one",
+                         highlight=False)
+        width = max((len(user[0]) for user in users), default=0)
+        for name, created_ms, active, live in users:
+            made = time.strftime("%Y-%m-%d %H:%M", time.localtime(created_ms / 1000))
+            stdout.print(f"{safe(name):<{width}}  {'active' if active else 'revoked':<7}  since {made}  "
+                         f"{live} live share(s)", highlight=False, soft_wrap=True)
 
 
 def _serve(host: str, port: int) -> None:

@@ -1,5 +1,5 @@
-"""What `commandcode share serve --store URL` and `commandcode share token create USER --store URL`
-run: the store named by its URL (`postgresql://…` or `postgres://…`, `sqlite:///path`) and the
+"""What `commandcode share serve --store URL` and `commandcode share token create|revoke USER
+--store URL` and `share token list --store URL` run: the store named by its URL (`postgresql://…` or `postgres://…`, `sqlite:///path`) and the
 replica serving it."""
 
 from __future__ import annotations
@@ -40,6 +40,32 @@ def create_token(url: str, user: str) -> str:
         return store.create_token(user)
     finally:
         store.close()
+
+
+def list_tokens(url: str) -> list[tuple[str, int, bool, int]]:
+    """The store's users (`SqlStore.users`)."""
+    store = open_store(url)
+    try:
+        return store.users()
+    finally:
+        store.close()
+
+
+def revoke_token(url: str, user: str) -> bool:
+    """Revokes `user`'s token; False when it was revoked already.
+
+    Raises:
+        CommandcodeError: the store has no such user.
+    """
+    store = open_store(url)
+    try:
+        revoked = store.revoke_token(user)
+    finally:
+        store.close()
+    if revoked is None:
+        raise CommandcodeError(f"the share store has no user {user!r}",
+                               hint="`commandcode share token list --store URL` shows them")
+    return revoked
 
 
 def _interrupt(*_args: object) -> None:
