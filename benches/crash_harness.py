@@ -17,6 +17,11 @@ way it runs (the background indexer, `sessions search` building it; `tests/helpe
 the catalog must stay sound, every search meanwhile give the transcripts' hits, and the next run
 complete the index. Its kills and violations are reported under `text_index`.
 
+`--share-outbox-points N` (default 50) kills that many writers of one share's outbox (queuing rows
+and acknowledging them; `tests/helpers/crash_share_outbox.py`): the outbox must stay gapless and
+readable, its page one the writer had, its acknowledged mark never go back, and the next process
+repeat no row. Reported under `share_outbox`.
+
 `--index auto` (the default) turns the index sidecars on when `_native.scan_session` accepts an
 index path, and then also checks that every index gives what a cold scan gives.
 """
@@ -54,6 +59,8 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the report here")
     parser.add_argument("--text-index-points", type=int, default=20,
                         help="killed text index builds per way (background indexer, search); default 20")
+    parser.add_argument("--share-outbox-points", type=int, default=50,
+                        help="killed writers of a share's outbox; default 50")
     options = parser.parse_args()
 
     operations = tuple(name for name in options.operations.split(",") if name)
@@ -80,7 +87,7 @@ def main() -> int:
         results = list(pool.map(_lane, lanes))
     result = harness.report(results, seed=options.seed, index=index, elapsed=time.monotonic() - started)
     result["points_requested"] = options.points
-    text_violations = 0
+    side_violations = 0
     if options.text_index_points > 0:
         from helpers.crash_text_index import OPERATIONS as TEXT_INDEX_OPERATIONS
         from helpers.crash_text_index import run_points
@@ -90,13 +97,24 @@ def main() -> int:
             killed, violations = run_points(work / f"text-index-{operation}", operation, options.text_index_points,
                                             options.seed)
             lanes_out[operation] = {"runs": options.text_index_points, "kills": killed, "violations": violations}
-            text_violations += len(violations)
+            side_violations += len(violations)
         result["text_index"] = lanes_out
+    if options.share_outbox_points > 0:
+        from helpers.crash_share_outbox import OPERATIONS as OUTBOX_OPERATIONS
+        from helpers.crash_share_outbox import run_points as run_outbox_points
+
+        outbox_out: dict[str, object] = {}
+        for operation in OUTBOX_OPERATIONS:
+            killed, violations = run_outbox_points(work / f"share-outbox-{operation}", operation,
+                                                   options.share_outbox_points, options.seed)
+            outbox_out[operation] = {"runs": options.share_outbox_points, "kills": killed, "violations": violations}
+            side_violations += len(violations)
+        result["share_outbox"] = outbox_out
     text = json.dumps(result, indent=2)
     print(text)
     if options.json:
         options.json.write_text(text + "\n")
-    return 1 if result["total"]["violations"] or text_violations else 0
+    return 1 if result["total"]["violations"] or side_violations else 0
 
 
 if __name__ == "__main__":

@@ -143,6 +143,15 @@ class Reporter:
         self._emit(print_json if self.format == "json" else print_json_line, payload)
 
 
+def follow_share(files: Any) -> None:
+    """A session shared on a team service publishes this run's commits (`sharing.client.follow_headless`);
+    a problem with the service is one warning line, never the run's failure."""
+    if files.share.exists():  # the common case costs one stat and no import
+        from ..sharing.client import follow_headless
+
+        follow_headless(files, warn)
+
+
 def _silence_stdout() -> None:
     """Points descriptor 1 at `/dev/null`, so nothing later (the interpreter's flush at exit
     included) writes into the closed pipe again."""

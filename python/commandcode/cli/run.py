@@ -17,7 +17,7 @@ from ..agent.runtime import AgentSession
 from ..config.paths import node_text
 from ..errors import CommandcodeError, UsageError
 from ..present.console import warn
-from .headless import FORMATS, Reporter
+from .headless import FORMATS, Reporter, follow_share
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -122,6 +122,8 @@ def _run(prompt: str, reporter: Reporter, *, name: str | None, resume: str | Non
             reporter.model_id = agent.models.model.model_id
             reporter.init(session_id=reporter.session_id, cwd=str(agent.cwd), model_id=agent.models.model.model_id,
                           permission_mode=agent.models.effective_permission_mode())
+            if not no_session:
+                follow_share(agent.files)
             if name and name.strip():  # a blank -n names nothing (as before: the turn runs unnamed)
                 agent.rename(name)
             if effort:

@@ -1,14 +1,16 @@
-"""`commandcode share serve [--port P] [--host H] [--store URL]`, `commandcode share token create USER
---store URL`, `commandcode share REF [--expires 24h] [--yes]
-[--no-copy]` and `commandcode unshare REF`: thin commands over `share/` (the server and its
-client). `share REF` prints the link on stdout and copies it as `/copy` does
-(`present/clipboard.py`: OSC 52, the tmux buffer, wl-copy/xclip/pbcopy), saying how on stderr."""
+"""`commandcode share serve [--port P] [--host H] [--store URL [--trusted-proxy ADDR]...]`,
+`commandcode share token create|revoke USER --store URL`, `share token list --store URL`,
+`commandcode share REF [--expires 24h] [--yes] [--no-copy]` and `commandcode unshare REF`: thin
+commands over `share/` (the server and its client). `share REF` prints the link on stdout and
+copies it as `/copy` does (`present/clipboard.py`: OSC 52, the tmux buffer, wl-copy/xclip/pbcopy),
+saying how on stderr."""
 
 from __future__ import annotations
 
 import errno
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -33,13 +35,16 @@ def _files(ref: str) -> Any:
 
 @handle_errors
 def share_command(
-    ref: str = typer.Argument(..., help="`serve` to run the share server, `token` (create USER), else the session to share."),
-    words: Optional[list[str]] = typer.Argument(None, help="token: `create USER`."),
+    ref: str = typer.Argument(..., help="`serve` to run the share server, `token` (create|revoke USER, list), else the session to share."),
+    words: Optional[list[str]] = typer.Argument(None, help="token: `create USER`, `revoke USER` or `list`."),
     store: Optional[str] = typer.Option(None, "--store", help="serve/token: the team service's store, "
                                         "postgresql://... or sqlite:///path (none: the one-machine server)."),
     max_body: int = typer.Option(4 << 20, "--max-body", min=1024, help="serve --store: the largest publish body, bytes."),
     max_per_client: int = typer.Option(256, "--max-per-client", min=1,
                                        help="serve --store: open connections allowed per client address."),
+    trusted_proxy: Optional[list[str]] = typer.Option(None, "--trusted-proxy", metavar="ADDR",
+                                                      help="serve --store: a load balancer's address or network "
+                                                      "(repeatable); its X-Forwarded-For names the client."),
     port: int = typer.Option(DEFAULT_PORT, "--port", min=0, max=65535, help="serve: the port (0: any free one)."),
     host: str = typer.Option("127.0.0.1", "--host", help="serve: the address to bind (pages then need their secret)."),
     expires: Optional[str] = typer.Option(None, "--expires", help="End the share by itself after 90s, 30m, 24h, 7d..."),
@@ -52,11 +57,15 @@ def share_command(
         return
     if words:
         raise UsageError(f"unexpected {' '.join(words)!r}", hint="commandcode share REF [--expires 24h]")
+    if trusted_proxy and (ref != "serve" or store is None):
+        raise UsageError("--trusted-proxy is for the team service", hint="commandcode share serve --store URL "
+                         "--trusted-proxy ADDR")
     if ref == "serve":
         if store is not None:
             from ..share.service.main import serve
 
-            serve(store, host, port, max_body=max_body, max_per_client=max_per_client)
+            serve(store, host, port, max_body=max_body, max_per_client=max_per_client,
+                  trusted_proxies=trusted_proxy or ())
             return
         _serve(host, port)
         return
@@ -97,13 +106,29 @@ def unshare_command(ref: str = typer.Argument(..., help="Session id, id prefix, 
 
 
 def _token(words: list[str], store: str | None) -> None:
-    if len(words) != 2 or words[0] != "create":
-        raise UsageError("expected `commandcode share token create USER --store URL`")
+    usage = "expected `commandcode share token create|revoke USER --store URL` or `share token list --store URL`"
+    if not ((len(words) == 2 and words[0] in ("create", "revoke")) or words == ["list"]):
+        raise UsageError(usage)
     if store is None:
         raise UsageError("a token lives in the team service's store", hint="pass --store postgresql://... or sqlite:///path")
-    from ..share.service.main import create_token
+    from ..share.service import main as service
 
-    stdout.print(create_token(store, words[1]), highlight=False, soft_wrap=True)
+    if words[0] == "create":
+        stdout.print(service.create_token(store, words[1]), highlight=False, soft_wrap=True)
+    elif words[0] == "revoke":
+        done = service.revoke_token(store, words[1])
+        stdout.print(f"revoked {safe(words[1])}'s publisher token" if done else
+                     f"{safe(words[1])}'s publisher token was revoked already", highlight=False)
+    else:
+        users = service.list_tokens(store)
+        if not users:
+            stderr.print("no publisher tokens yet: `commandcode share token create USER --store URL` makes one",
+                         highlight=False)
+        width = max((len(user[0]) for user in users), default=0)
+        for name, created_ms, active, live in users:
+            made = time.strftime("%Y-%m-%d %H:%M", time.localtime(created_ms / 1000))
+            stdout.print(f"{safe(name):<{width}}  {'active' if active else 'revoked':<7}  since {made}  "
+                         f"{live} live share(s)", highlight=False, soft_wrap=True)
 
 
 def _serve(host: str, port: int) -> None:

@@ -150,25 +150,45 @@ def rearm(files: SessionFiles, notice: Notice | None = None) -> str | None:
     if shared is None:
         return None
     if isinstance(shared.get("shareId"), str):  # on a team service: re-armed in the background
-        import threading
-
-        def rearm_team() -> None:
-            from .remote import configured
-            from .team import publish_team
-
-            try:
-                service = configured()
-                if service is None or service.server != shared.get("server"):
-                    raise CommandcodeError(f"it is on the share service {shared.get('server')}, "
-                                           "which your settings no longer name")
-                publish_team(files, service, expires_in=None, follow=True, notice=notice)
-            except CommandcodeError as error:
-                if notice is not None:
-                    notice(f"this session is shared, but its page is not live: {error}")
-
-        threading.Thread(target=rearm_team, name="share-rearm", daemon=True).start()
+        _rearm_team(files, shared, notice)
         return f"this session is shared live at {shared['url']}"
     try:
         return f"this session is shared live at {publish(files, follow=True, notice=notice)}"
     except CommandcodeError as error:
         return f"this session is shared, but its page is not live: {error}"
+
+
+def follow_headless(files: SessionFiles, notice: Notice | None) -> None:
+    """For a run with no shell (`-p`): a session shared on a team service is re-armed in the
+    background, its publisher follows the run's commits, and the exit drain sends what is left
+    (within its 3 s; what it cannot send stays in the outbox for the next process). A share on
+    the one-machine server needs nothing: that server follows the transcript itself."""
+    shared = current(files)
+    if shared is not None and isinstance(shared.get("shareId"), str):
+        _rearm_team(files, shared, notice)
+
+
+def _rearm_team(files: SessionFiles, shared: dict[str, Any], notice: Notice | None) -> None:
+    """Opens the share again on its service and follows it, in a thread the exit drain waits for;
+    a failure is one `notice`."""
+    import threading
+
+    from .publisher import arming
+
+    def rearm_team() -> None:
+        from .remote import configured
+        from .team import publish_team
+
+        try:
+            service = configured()
+            if service is None or service.server != shared.get("server"):
+                raise CommandcodeError(f"it is on the share service {shared.get('server')}, "
+                                       "which your settings no longer name")
+            publish_team(files, service, expires_in=None, follow=True, notice=notice)
+        except CommandcodeError as error:
+            if notice is not None:
+                notice(f"this session is shared, but its page is not live: {error}")
+
+    thread = threading.Thread(target=rearm_team, name="share-rearm", daemon=True)
+    arming(thread)
+    thread.start()

@@ -79,9 +79,9 @@ class Publisher:
         self.signature = signature
         return self.outbox.queue(rows, messages, after=after)
 
-    def drain(self, timeout: float | None = None) -> bool:
+    def drain(self, deadline: float | None = None) -> bool:
         """Sends every queued row; False when the service did not take them (retry later).
-        `timeout`: the longest one request may take (default: the service's)."""
+        `deadline` (`time.monotonic()`): no request runs past it (default: the service's timeout each)."""
         while not self.stopped:
             batch = self.outbox.pending()
             if not batch:
@@ -89,9 +89,12 @@ class Publisher:
                     self.failing = None
                     self._say("the share service is back: the page caught up")
                 return True
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False  # out of time: the rows stay queued for the next process
             try:
                 answer = self.service.call(f"/api/shares/{self.share_id}/rows", {"rows": batch},
-                                           **({"timeout": timeout} if timeout is not None else {}))
+                                           **({"timeout": left} if left is not None else {}))
             except ShareServiceError as error:
                 if error.status in (0, 429) or error.status >= 500:
                     if self.failing is None:
@@ -132,14 +135,35 @@ class Publisher:
 
 
 _running: dict[str, Publisher] = {}
+_arming: list[threading.Thread] = []
 _lock = threading.Lock()
+_registered = False
+
+
+def _at_exit() -> None:
+    drain_all(EXIT_DRAIN_SECONDS)
+
+
+def _register_exit() -> None:
+    """One exit handler for the process (called with `_lock` held)."""
+    global _registered
+    if not _registered:
+        _registered = True
+        atexit.register(_at_exit)
+
+
+def arming(thread: threading.Thread) -> None:
+    """`thread` is opening a share that it will `follow`: the exit drain waits for it (within its
+    seconds), so a process that exits soon after (a `-p` run) still sends what it committed."""
+    with _lock:
+        _register_exit()
+        _arming.append(thread)
 
 
 def follow(publisher: Publisher) -> None:
     """Keeps `publisher` running for its session (replacing an older one) until exit or `unfollow`."""
     with _lock:
-        if not _running:
-            atexit.register(drain_all, EXIT_DRAIN_SECONDS)
+        _register_exit()
         old = _running.pop(publisher.files.session_id, None)
         _running[publisher.files.session_id] = publisher
     if old is not None:
@@ -155,8 +179,13 @@ def unfollow(session_id: str) -> None:
 
 
 def drain_all(seconds: float) -> None:
-    """At exit: a last look and send by each publisher, for at most `seconds` in all."""
+    """At exit: a last look and send by each publisher, for at most `seconds` in all (a share
+    still being opened is waited for within them)."""
     deadline = time.monotonic() + seconds
+    with _lock:
+        arming_now = list(_arming)
+    for thread in arming_now:
+        thread.join(max(0.0, deadline - time.monotonic()))
     with _lock:
         publishers = list(_running.values())
     for publisher in publishers:
@@ -166,4 +195,4 @@ def drain_all(seconds: float) -> None:
     for publisher in publishers:
         if time.monotonic() < deadline and not publisher.stopped and publisher.failing is None:
             publisher.sync()
-            publisher.drain(timeout=max(0.1, deadline - time.monotonic()))
+            publisher.drain(deadline)

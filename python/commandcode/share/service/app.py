@@ -14,7 +14,9 @@ A stdlib `ThreadingHTTPServer`, a thread per connection (measured against uvicor
 
 Limits: a body over `max_body` is 413, more than `max_per_client` open connections from one
 address get 429 (answered without a thread), a viewer that stops reading is dropped after
-`SEND_TIMEOUT` without holding anyone else. A failing store is 503 with one line.
+`SEND_TIMEOUT` without holding anyone else. A failing store is 503 with one line. Behind a load
+balancer named by `--trusted-proxy`, its connections are not capped; each request through it
+counts against the client `X-Forwarded-For` names (`clients.py`), 429 past the limit.
 """
 
 from __future__ import annotations
@@ -22,13 +24,14 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from collections import Counter
+from collections.abc import Sequence
 from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ...errors import ShareServiceError
 from ..httpbase import QuietHandler, report_failed_request
+from .clients import Clients, Network
 from .hub import Hub, LiveShare
 from .store import KINDS, Row, SqlStore
 
@@ -61,6 +64,29 @@ def _shown_rows(rows: list[Row]) -> list[Row]:
 
 class Handler(QuietHandler):
     server: ShareService
+    forwarded_for: str | None = None  # through a trusted proxy: the client this request counts against
+
+    def parse_request(self) -> bool:
+        if not super().parse_request():
+            return False
+        clients, peer = self.server.clients, str(self.client_address[0])
+        if not clients.trusted(peer):
+            return True  # counted per connection already
+        client = clients.client_of(peer, self.headers.get_all("X-Forwarded-For") or [])
+        if not clients.take(client):
+            self.wfile.write(TOO_MANY)  # and the connection closes: its body, if any, is never read
+            self.close_connection = True
+            return False
+        self.forwarded_for = client
+        return True
+
+    def handle_one_request(self) -> None:
+        try:
+            super().handle_one_request()
+        finally:
+            if self.forwarded_for is not None:
+                self.server.clients.release(self.forwarded_for)
+                self.forwarded_for = None
 
     def _error(self, status: int, message: str) -> None:
         if self.path.startswith("/api/"):
@@ -219,23 +245,21 @@ class ShareService(ThreadingHTTPServer):
     request_queue_size = 1024
 
     def __init__(self, store: SqlStore, host: str, port: int, *, max_body: int = MAX_BODY,
-                 max_per_client: int = MAX_PER_CLIENT) -> None:
+                 max_per_client: int = MAX_PER_CLIENT, trusted_proxies: Sequence[Network] = ()) -> None:
         if ":" in host:
             self.address_family = socket.AF_INET6
         super().__init__((host, port), Handler)
         self.store, self.hub = store, Hub(store)
         self.port = int(self.server_address[1])
-        self.max_body, self.max_per_client = max_body, max_per_client
-        self.open_by_client: Counter[str] = Counter()
-        self.open_lock = threading.Lock()
+        self.max_body = max_body
+        self.clients = Clients(max_per_client, trusted_proxies)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         address = str(client_address[0])
-        with self.open_lock:
-            refused = self.open_by_client[address] >= self.max_per_client
-            if not refused:
-                self.open_by_client[address] += 1
-        if refused:
+        if self.clients.trusted(address):  # a load balancer: each request counts for its client instead
+            super().process_request(request, client_address)
+            return
+        if not self.clients.take(address):
             try:
                 request.settimeout(1.0)
                 request.sendall(TOO_MANY)
@@ -249,11 +273,9 @@ class ShareService(ThreadingHTTPServer):
         try:
             super().process_request_thread(request, client_address)
         finally:
-            with self.open_lock:
-                address = str(client_address[0])
-                self.open_by_client[address] -= 1
-                if self.open_by_client[address] <= 0:
-                    del self.open_by_client[address]
+            address = str(client_address[0])
+            if not self.clients.trusted(address):
+                self.clients.release(address)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """One line on stderr, or nothing for a client that hung up early; the server keeps serving."""

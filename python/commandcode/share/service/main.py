@@ -1,5 +1,5 @@
-"""What `commandcode share serve --store URL` and `commandcode share token create USER --store URL`
-run: the store named by its URL (`postgresql://…` or `postgres://…`, `sqlite:///path`) and the
+"""What `commandcode share serve --store URL` and `commandcode share token create|revoke USER
+--store URL` and `share token list --store URL` run: the store named by its URL (`postgresql://…` or `postgres://…`, `sqlite:///path`) and the
 replica serving it."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from ...errors import CommandcodeError, UsageError
@@ -41,17 +42,52 @@ def create_token(url: str, user: str) -> str:
         store.close()
 
 
+def list_tokens(url: str) -> list[tuple[str, int, bool, int]]:
+    """The store's users (`SqlStore.users`)."""
+    store = open_store(url)
+    try:
+        return store.users()
+    finally:
+        store.close()
+
+
+def revoke_token(url: str, user: str) -> bool:
+    """Revokes `user`'s token; False when it was revoked already.
+
+    Raises:
+        CommandcodeError: the store has no such user.
+    """
+    store = open_store(url)
+    try:
+        revoked = store.revoke_token(user)
+    finally:
+        store.close()
+    if revoked is None:
+        raise CommandcodeError(f"the share store has no user {user!r}",
+                               hint="`commandcode share token list --store URL` shows them")
+    return revoked
+
+
 def _interrupt(*_args: object) -> None:
     raise KeyboardInterrupt
 
 
-def serve(url: str, host: str, port: int, *, max_body: int, max_per_client: int) -> None:
-    """Runs one replica until interrupted (SIGTERM or Ctrl-C)."""
-    from .app import ShareService
+def serve(url: str, host: str, port: int, *, max_body: int, max_per_client: int,
+          trusted_proxies: Sequence[str] = ()) -> None:
+    """Runs one replica until interrupted (SIGTERM or Ctrl-C). `trusted_proxies`: the load
+    balancers whose `X-Forwarded-For` names the client (`clients.py`).
 
+    Raises:
+        UsageError: a trusted proxy is not an address or network.
+    """
+    from .app import ShareService
+    from .clients import parse_networks
+
+    networks = parse_networks(trusted_proxies)
     store = open_store(url)
     try:
-        server = ShareService(store, host, port, max_body=max_body, max_per_client=max_per_client)
+        server = ShareService(store, host, port, max_body=max_body, max_per_client=max_per_client,
+                              trusted_proxies=networks)
     except OSError as error:
         store.close()
         if error.errno == errno.EADDRINUSE:

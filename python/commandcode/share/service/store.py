@@ -33,6 +33,7 @@ SCHEMA = (
     "kind TEXT NOT NULL, html TEXT NOT NULL, messages INTEGER NOT NULL, PRIMARY KEY (share_id, seq))",
 )
 KINDS = ("row", "reset")
+REVOKED = "revoked:"  # a `token_hash` so marked matches no token
 _USER = "^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$"
 
 
@@ -119,6 +120,32 @@ class SqlStore:
                 self._run(cursor, "INSERT INTO share_users (name, token_hash, created_ms) VALUES (%s, %s, %s)",
                           (user, digest(token), now_ms()))
         return token
+
+    def users(self) -> list[tuple[str, int, bool, int]]:
+        """Every user: name, when made (ms), whether their token works, their live shares."""
+        with self._connection() as connection:
+            found = self._run(connection.cursor(),
+                              "SELECT u.name, u.created_ms, u.token_hash, COUNT(s.id) FROM share_users u "
+                              "LEFT JOIN shares s ON s.owner = u.name AND s.revoked_ms IS NULL "
+                              "AND (s.expires_ms IS NULL OR s.expires_ms > %s) "
+                              "GROUP BY u.name, u.created_ms, u.token_hash ORDER BY u.name", (now_ms(),)).fetchall()
+        return [(str(name), int(created), not str(token).startswith(REVOKED), int(live))
+                for name, created, token, live in found]
+
+    def revoke_token(self, user: str) -> bool | None:
+        """`user`'s token stops working on every replica at once (a new `create_token` gives one
+        again); False when it was revoked already, None when there is no such user."""
+        with self._connection() as connection:
+            cursor = connection.cursor()
+            found = self._run(cursor, "SELECT token_hash FROM share_users WHERE name = %s", (user,)).fetchone()
+            if found is None:
+                return None
+            if str(found[0]).startswith(REVOKED):
+                return False
+            # no token's digest (hex) starts so, and the column stays unique and not null
+            self._run(cursor, "UPDATE share_users SET token_hash = %s WHERE name = %s",
+                      (REVOKED + secrets.token_hex(16), user))
+        return True
 
     def user_for(self, token: str) -> str | None:
         with self._connection() as connection:
