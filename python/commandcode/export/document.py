@@ -6,6 +6,10 @@ writes its rows into an unnamed spool file first (the header's message count is 
 the end), then the header, the spooled body and the footer into the target's temporary file,
 which is renamed over the target: memory stays at one chunk of entries whatever the size.
 
+An html or md export folds each sub-agent run stored beside the session (format §21) under the
+`agent` call that started it: the agent, its description and status, and its conversation.
+Share pages and gists (`render_rows`, `render_text`) leave the runs out.
+
 Secrets are always redacted and paths sanitized in html and md, the session name in the title
 and heading included (`redact=False` is not offered for them); a jsonl export is a byte copy of the transcript's readable lines unless `redact`, where
 a line with a secret in one of its strings is re-encoded with the secret replaced. Corrupt lines
@@ -21,7 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..sessions.files import SessionFiles
 from ..sessions.reader import Session, open_session
+from ..sessions.subagent_runs import SubagentRun, list_subagent_runs
 from ..storage.ids import iso_now
 from ..storage.jsonfmt import dumps_line
 from .redact import Redactor
@@ -95,9 +101,15 @@ def _merged(counts: dict[str, int], scrub: Scrubber) -> dict[str, int]:
     return merged
 
 
+def subagent_runs(transcript: Path) -> dict[str, list[SubagentRun]]:
+    """The sub-agent runs stored beside the session at `transcript`, with their conversations,
+    by the id of the `agent` call that started each (format §21)."""
+    return list_subagent_runs(SessionFiles.for_transcript(transcript), with_messages=True).by_tool_use()
+
+
 def _stream(session: Session, renderer: Renderer, write: Callable[[str], None], selection: Selection,
             scrub: Scrubber, progress: Progress | None) -> int:
-    walk = Walk(scrub)
+    walk = Walk(scrub, subagent_runs(session.path))
     pieces: list[str] = []
     size = 0
     for row in walk.rows(selection.items(progress)):
