@@ -99,3 +99,21 @@ def test_html_export_folds_the_runs_inside_their_call_redacted(home: Path, workd
     assert 'data-status="failed"' in page and "found nothing" in page
     assert GITHUB_TOKEN not in page and "[REDACTED:github-token]" in page and str(workdir) not in page
     assert PLANTED_HTML not in page and "window.__planted" in page  # escaped, never live
+
+
+def test_an_unlistable_runs_folder_is_a_warning_and_the_session_still_shows_and_exports(home: Path,
+                                                                                      workdir: Path) -> None:
+    builder = TranscriptBuilder(workdir)
+    builder.user("hi")
+    builder.tool("call_agent", "agent", {"description": "Write b", "prompt": "p"}, "done")
+    transcript = builder.write(home)
+    own = transcript.with_suffix("")
+    own.mkdir()
+    (own / "subagents").symlink_to("subagents")  # a loop: listing it fails with ELOOP
+    shown = run_cli(["sessions", "show", builder.session_id], workdir, home)
+    assert shown.returncode == 0 and "sub-agent runs in " in shown.stderr and "not read" in shown.stderr
+    assert "Traceback" not in shown.stderr and "message_count" in shown.stdout
+    out = workdir / "out.md"
+    done = run_cli(["export", builder.session_id, "-f", "md", "-o", str(out)], workdir, home)
+    assert done.returncode == 0, done.stderr
+    assert "<summary>AGENT Write b</summary>" in out.read_text(encoding="utf-8") and "Sub-agent" not in out.read_text()
