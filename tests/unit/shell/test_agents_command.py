@@ -121,3 +121,11 @@ def test_completion_offers_new_and_the_agent_names(shell: FakeShell) -> None:
     assert complete is not None
     assert complete(shell, "") == ["new", "general", "explore", "plan"]
     assert complete(shell, "ex") == ["explore"]
+
+
+def test_list_notes_a_file_another_of_the_same_name_hides(shell: FakeShell, home: Path, workdir: Path) -> None:
+    user = _write(home / "agents", "helper.md", "---\ndescription: the user's\n---\nu\n")
+    project = _write(workdir / ".commandcode" / "agents", "helper.md", "---\ndescription: the project's\n---\np\n")
+    run_line(shell, "/agents")
+    assert f"note: {project} is not used: {user} defines helper first" in shell.lines
+    assert "the user's" in "\n".join(shell.lines) and "the project's" not in "\n".join(shell.lines)

@@ -1,7 +1,8 @@
 """`/agents`: the agents a session can delegate to (`agent/agents/`): list them, show one, create one.
 
 `/agents` lists the user's and the project's custom agents (each with its file) and the three
-built-in ones, then the warning lines of files that did not load; `/agents NAME` shows one
+built-in ones, then the warning lines of files that did not load and a note for each file
+whose agent another file of the same name hides; `/agents NAME` shows one
 agent's fields and its system prompt; `/agents new NAME [--user]` asks for a description, a
 tool set and a prompt, and writes `NAME.md` into the project's `.commandcode/agents/` (or, with
 `--user`, `~/.commandcode/agents/`), never over an existing file.
@@ -47,6 +48,10 @@ def _list(shell: Shell, registry: AgentRegistry) -> None:
                 shell.print(f"      {agent.path}")
     for warning in registry.warnings:
         shell.print(f"warning: {warning}")
+    for hidden in registry.shadowed:
+        winner = registry.agents[hidden.name]
+        shell.print(f"note: {hidden.path} is not used: {winner.path or 'the built-in agent'} defines "
+                    f"{hidden.name} first")
     shell.notice("/agents NAME shows one; /agents new NAME [--user] creates one")
 
 
