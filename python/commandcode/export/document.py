@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -107,9 +107,12 @@ def subagent_runs(transcript: Path) -> dict[str, list[SubagentRun]]:
     return list_subagent_runs(SessionFiles.for_transcript(transcript), with_messages=True).by_tool_use()
 
 
+RunsByCall = Mapping[str, Sequence[SubagentRun]]
+
+
 def _stream(session: Session, renderer: Renderer, write: Callable[[str], None], selection: Selection,
-            scrub: Scrubber, progress: Progress | None) -> int:
-    walk = Walk(scrub, subagent_runs(session.path))
+            scrub: Scrubber, progress: Progress | None, runs: RunsByCall) -> int:
+    walk = Walk(scrub, runs)
     pieces: list[str] = []
     size = 0
     for row in walk.rows(selection.items(progress)):
@@ -151,9 +154,11 @@ def render_text(session: Session, fmt: str, *, selection: str = "context", live_
 
 
 def export_session(transcript: Path, target: Path, fmt: str, *, selection: str = "context", redact_jsonl: bool = False,
-                   progress: Progress | None = None, engine: str = "native", protect: Path | None = None) -> ExportResult:
+                   progress: Progress | None = None, engine: str = "native", protect: Path | None = None,
+                   runs: RunsByCall | None = None) -> ExportResult:
     """Writes the session at `transcript` to `target` in `fmt` (see the module docstring).
-    `protect` is another file the target must not be (the source of a converted session).
+    `protect` is another file the target must not be (the source of a converted session);
+    `runs` the sub-agent runs to fold under their calls (default: those stored beside it).
 
     Raises:
         CommandcodeError: the session cannot be opened, or the target is the transcript itself.
@@ -174,7 +179,8 @@ def export_session(transcript: Path, target: Path, fmt: str, *, selection: str =
         def spill(text: str) -> None:
             spool.write(text.encode("utf-8", "surrogateescape"))
 
-        messages = _stream(session, renderer, spill, chosen, scrub, progress)
+        messages = _stream(session, renderer, spill, chosen, scrub, progress,
+                           subagent_runs(transcript) if runs is None else runs)
         spool.flush()
         title = scrub(title_of(session))  # the name leaves too: a token in it is a secret as anywhere
         counts = dict(scrub.redactor.counts) if scrub.redactor is not None else {}
@@ -189,10 +195,10 @@ def export_session(transcript: Path, target: Path, fmt: str, *, selection: str =
 
 def export_for(transcript: Path, session_id: str, cwd: Path, *, path: str | None = None, fmt: str | None = None,
                selection: str = "context", redact_jsonl: bool = False, progress: Progress | None = None,
-               protect: Path | None = None) -> ExportResult:
+               protect: Path | None = None, runs: RunsByCall | None = None) -> ExportResult:
     """An export as the user asks for one: `path` (a file or folder, else the default name in
     `cwd`) and `fmt` (else the extension's, else the `defaultExportFormat` setting, else html);
-    `protect` as in `export_session`.
+    `protect` and `runs` as in `export_session`.
 
     Raises:
         UsageError: a bad format, extension or selection.
@@ -211,7 +217,7 @@ def export_for(transcript: Path, session_id: str, cwd: Path, *, path: str | None
     default_format = load_settings(cwd).default_export_format
     target, chosen = resolve_target(session_id, cwd, path=path, fmt=fmt, default_format=default_format)
     return export_session(transcript, target, chosen, selection=selection, redact_jsonl=redact_jsonl, progress=progress,
-                          protect=protect)
+                          protect=protect, runs=runs)
 
 
 def _export_jsonl(session: Session, target: Path, redact: bool, progress: Progress | None, engine: str) -> ExportResult:
