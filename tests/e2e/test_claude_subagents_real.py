@@ -63,3 +63,33 @@ def test_a_missing_subagent_file_is_a_warning_not_a_failure(claude_with_subagent
     monkeypatch.setenv("HOME", str(claude_with_subagent["home"]))
     runs = claude_subagent_runs(open_claude(transcript))
     assert runs.runs == [] and len(runs.warnings) == 1 and "was launched but its file" in runs.warnings[0]
+
+
+def test_sessions_show_folds_the_claude_subagent_under_its_call(claude_with_subagent: dict[str, Any],
+                                                                tmp_path: Path) -> None:
+    from helpers.cli import run_cli
+
+    shown = run_cli(["sessions", "show", str(claude_with_subagent["transcript"]), "--source", "claude"],
+                    claude_with_subagent["proj"], tmp_path / "data", HOME=str(claude_with_subagent["home"]))
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    block = lines[lines.index("sub-agent runs: 1"):]
+    assert block[1].startswith("  agent call ") and block[1].endswith(":")
+    assert block[2].startswith("    sub-agent general-purpose: helper · completed · 4 messages")
+    assert block[4].startswith("      user: ") and block[5] == "      assistant: tool call Write"
+    assert block[6] == "      user: tool result" and "subagents: 1" in lines
+
+
+def test_the_md_export_folds_the_claude_subagent_under_its_call(claude_with_subagent: dict[str, Any],
+                                                                tmp_path: Path) -> None:
+    from helpers.cli import run_cli
+
+    out = tmp_path / "out.md"
+    done = run_cli(["export", str(claude_with_subagent["transcript"]), "--source", "claude", "-f", "md", "-o", str(out)],
+                   claude_with_subagent["proj"], tmp_path / "data", HOME=str(claude_with_subagent["home"]))
+    assert done.returncode == 0, done.stderr
+    md = out.read_text(encoding="utf-8")
+    call = md.index("<summary>AGENT helper</summary>")
+    run = md.index("<summary>Sub-agent general-purpose: helper · completed · 4 messages</summary>")
+    assert call < run < md.index("<summary>WRITE sub.txt</summary>", run)  # the subagent's own Write, inside
+    assert str(claude_with_subagent["proj"]) not in md

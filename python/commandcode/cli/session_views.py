@@ -258,17 +258,24 @@ def _meta_model(session: Any) -> str | None:
 
 @handle_errors
 def show_view(ref: str, as_json: bool = False, source: str = "commandcode") -> None:
-    """One session's details."""
+    """One session's details, then its sub-agent runs (`subagent_view.py`)."""
+    from .subagent_view import run_lines, session_runs
+
     session = load_from(ref, source)
     details = describe(session)
+    runs = session_runs(session)
     if as_json:
-        print_json(details)
+        print_json({**details, "subagent_runs": [run.to_dict() for run in runs.runs]})
         return
     warn_about(session)
+    for line in [line for line in runs.warnings if line not in getattr(session, "warnings", [])]:
+        warn(f"{session.path.name}: {line}")
     for key, value in details.items():
-        if key in ("skipped_lines", "warnings"):
+        if key in ("skipped_lines", "warnings", "subagents"):
             value = len(value)
         stdout.print(f"[bold]{key}[/]: {safe(_human(value), one_line=True)}")
+    for line in run_lines(runs):  # each run folded under the `agent` call that started it
+        stdout.print(safe(line, one_line=True))
 
 
 def _human(value: object) -> str:

@@ -6,6 +6,10 @@ writes its rows into an unnamed spool file first (the header's message count is 
 the end), then the header, the spooled body and the footer into the target's temporary file,
 which is renamed over the target: memory stays at one chunk of entries whatever the size.
 
+An html or md export folds each sub-agent run stored beside the session (format §21) under the
+`agent` call that started it: the agent, its description and status, and its conversation.
+Share pages and gists (`render_rows`, `render_text`) leave the runs out.
+
 Secrets are always redacted and paths sanitized in html and md, the session name in the title
 and heading included (`redact=False` is not offered for them); a jsonl export is a byte copy of the transcript's readable lines unless `redact`, where
 a line with a secret in one of its strings is re-encoded with the secret replaced. Corrupt lines
@@ -17,11 +21,13 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..sessions.files import SessionFiles
 from ..sessions.reader import Session, open_session
+from ..sessions.subagent_runs import SubagentRun, list_subagent_runs
 from ..storage.ids import iso_now
 from ..storage.jsonfmt import dumps_line
 from .redact import Redactor
@@ -95,9 +101,18 @@ def _merged(counts: dict[str, int], scrub: Scrubber) -> dict[str, int]:
     return merged
 
 
+def subagent_runs(transcript: Path) -> dict[str, list[SubagentRun]]:
+    """The sub-agent runs stored beside the session at `transcript`, with their conversations,
+    by the id of the `agent` call that started each (format §21)."""
+    return list_subagent_runs(SessionFiles.for_transcript(transcript), with_messages=True).by_tool_use()
+
+
+RunsByCall = Mapping[str, Sequence[SubagentRun]]
+
+
 def _stream(session: Session, renderer: Renderer, write: Callable[[str], None], selection: Selection,
-            scrub: Scrubber, progress: Progress | None) -> int:
-    walk = Walk(scrub)
+            scrub: Scrubber, progress: Progress | None, runs: RunsByCall) -> int:
+    walk = Walk(scrub, runs)
     pieces: list[str] = []
     size = 0
     for row in walk.rows(selection.items(progress)):
@@ -178,9 +193,11 @@ def render_text(session: Session, fmt: str, *, selection: str = "context", live_
 
 
 def export_session(transcript: Path, target: Path, fmt: str, *, selection: str = "context", redact_jsonl: bool = False,
-                   progress: Progress | None = None, engine: str = "native", protect: Path | None = None) -> ExportResult:
+                   progress: Progress | None = None, engine: str = "native", protect: Path | None = None,
+                   runs: RunsByCall | None = None) -> ExportResult:
     """Writes the session at `transcript` to `target` in `fmt` (see the module docstring).
-    `protect` is another file the target must not be (the source of a converted session).
+    `protect` is another file the target must not be (the source of a converted session);
+    `runs` the sub-agent runs to fold under their calls (default: those stored beside it).
 
     Raises:
         CommandcodeError: the session cannot be opened, or the target is the transcript itself.
@@ -201,7 +218,8 @@ def export_session(transcript: Path, target: Path, fmt: str, *, selection: str =
         def spill(text: str) -> None:
             spool.write(text.encode("utf-8", "surrogateescape"))
 
-        messages = _stream(session, renderer, spill, chosen, scrub, progress)
+        messages = _stream(session, renderer, spill, chosen, scrub, progress,
+                           subagent_runs(transcript) if runs is None else runs)
         spool.flush()
         title = scrub(title_of(session))  # the name leaves too: a token in it is a secret as anywhere
         counts = dict(scrub.redactor.counts) if scrub.redactor is not None else {}
@@ -216,10 +234,10 @@ def export_session(transcript: Path, target: Path, fmt: str, *, selection: str =
 
 def export_for(transcript: Path, session_id: str, cwd: Path, *, path: str | None = None, fmt: str | None = None,
                selection: str = "context", redact_jsonl: bool = False, progress: Progress | None = None,
-               protect: Path | None = None) -> ExportResult:
+               protect: Path | None = None, runs: RunsByCall | None = None) -> ExportResult:
     """An export as the user asks for one: `path` (a file or folder, else the default name in
     `cwd`) and `fmt` (else the extension's, else the `defaultExportFormat` setting, else html);
-    `protect` as in `export_session`.
+    `protect` and `runs` as in `export_session`.
 
     Raises:
         UsageError: a bad format, extension or selection.
@@ -238,7 +256,7 @@ def export_for(transcript: Path, session_id: str, cwd: Path, *, path: str | None
     default_format = load_settings(cwd).default_export_format
     target, chosen = resolve_target(session_id, cwd, path=path, fmt=fmt, default_format=default_format)
     return export_session(transcript, target, chosen, selection=selection, redact_jsonl=redact_jsonl, progress=progress,
-                          protect=protect)
+                          protect=protect, runs=runs)
 
 
 def _export_jsonl(session: Session, target: Path, redact: bool, progress: Progress | None, engine: str) -> ExportResult:

@@ -3,7 +3,8 @@
 Everything is inline (style sheet, one script, images as `data:` URLs) and nothing is loaded
 from the network. Rows are `row-user`, `row-assistant` (markdown rendered by markdown-it-py's
 `js-default` preset, which leaves raw HTML as text, with fenced code highlighted by Pygments),
-`row-tool` and `row-thinking` (`<details>`, folded), and our `row-summary` and `branch` groups.
+`row-tool` and `row-thinking` (`<details>`, folded), and our `row-summary` and `branch` groups and the
+`subagent` runs folded inside the `agent` call that started them.
 The header holds the session id, export time, model and message count, and the "Expand all" /
 "Collapse all" buttons.
 
@@ -22,7 +23,7 @@ from html import escape
 from typing import Any
 
 from .html_style import CSS
-from .rows import Image, Row, SummaryRow, TextRow, ThinkingRow, ToolRow, UserRow
+from .rows import Image, Row, SubagentBlock, SummaryRow, TextRow, ThinkingRow, ToolRow, UserRow
 from .select import BranchOpen
 
 SCRIPT = """(function () {
@@ -105,6 +106,7 @@ def row(item: Row) -> str:
             body = f'<div class="tool-body">{output}{_images(item.images)}</div>'
         else:
             body = '<div class="tool-body"><span class="tool-body-empty">No result captured.</span></div>'
+        body += "".join(_subagent(block) for block in item.subagents)
         return (f'<details class="row row-tool"><summary><span class="tool-badge">{escape(item.badge)}</span>'
                 f'<span class="tool-input">{escape(item.argument)}</span></summary>{body}</details>\n')
     if isinstance(item, ThinkingRow):
@@ -119,6 +121,18 @@ def row(item: Row) -> str:
                 f'{escape(item.timestamp)} · {item.entries} {plural} · not on the active path</summary>'
                 '<div class="branch-body">\n')
     return "</div></details>\n"
+
+
+def _subagent(block: SubagentBlock) -> str:
+    """A sub-agent run under its call: folded, its summary naming the agent, description and
+    status, its conversation's rows inside."""
+    plural = "" if block.messages == 1 else "s"
+    rows = "".join(row(inner) for inner in block.rows) or '<span class="tool-body-empty">No messages recorded.</span>'
+    return (f'<details class="subagent" data-status="{escape(block.status)}"><summary>'
+            f'<span class="subagent-badge">Sub-agent {escape(block.agent)}</span>'
+            f'<span class="subagent-description">{escape(block.description)}</span>'
+            f'<span class="subagent-status">{escape(block.status)} · {block.messages} message{plural}</span>'
+            f'</summary><div class="subagent-body">\n{rows}</div></details>\n')
 
 
 class HtmlRenderer:

@@ -1,5 +1,5 @@
 """The html export's style sheet: the real CLI's (dark, `samples/exports/*.html`) plus a light
-theme for readers who prefer one (`prefers-color-scheme`), summaries, branches and the live page.
+theme for readers who prefer one (`prefers-color-scheme`), summaries, branches, sub-agent runs and the live page.
 Pygments' token colours are added by `html.py` (one dark and one light style)."""
 
 CSS = """* { box-sizing: border-box; }
@@ -92,6 +92,12 @@ html, body {
 .branch { border: 1px dashed #2D2B55; background: transparent; }
 .branch > summary { color: #a1a1aa; font-size: 12px; text-transform: uppercase; letter-spacing: 0.05em; }
 .branch-body { display: flex; flex-direction: column; gap: 14px; padding: 12px 12px 12px 20px; border-top: 1px dashed #2D2B55; }
+.subagent { border: 1px dashed #2D2B55; margin: 0 16px 12px; }
+.subagent > summary { display: flex; gap: 10px; align-items: center; padding: 8px 12px; cursor: pointer; font-size: 12px; }
+.subagent-badge { color: #7AD4D6; text-transform: uppercase; letter-spacing: 0.05em; }
+.subagent-description { color: #e4e4e7; flex: 1; }
+.subagent-status { color: #a1a1aa; }
+.subagent-body { display: flex; flex-direction: column; gap: 10px; padding: 10px 12px; border-top: 1px dashed #2D2B55; }
 .tree-note { color: #a1a1aa; font-size: 12px; margin: 16px 0 0; }
 .live-status { color: #7AD4D6; font-size: 12px; margin: 12px 0 0; }
 .highlight { background: #0d0d12; }
@@ -117,7 +123,8 @@ html, body {
 	.thinking-badge { color: #6d28d9; }
 	.summary-badge, .live-status { color: #0e7490; }
 	.branch { border-color: #c7c2f0; }
-	.branch-body { border-color: #c7c2f0; }
+	.branch-body, .subagent, .subagent-body { border-color: #c7c2f0; }
+	.subagent-description { color: #18181b; }
 	.footer, .tool-body-empty { color: #71717a; }
 }
 """

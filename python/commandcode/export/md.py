@@ -7,7 +7,8 @@ summary around its output in a fence longer than any backtick run inside (`_No r
 without one), thinking as `<details>` with `<em>Thinking</em>` and each line as `> *line*`; then
 the closing `---` rule and the italic "Exported from Command Code" line.
 
-Additions of ours, in the same idiom: summaries and (with `--branch all`) other branches are
+Additions of ours, in the same idiom: summaries, (with `--branch all`) other branches and the
+sub-agent runs an `agent` call started (inside that call's block, after its output) are
 `<details>` blocks too, and a `Redacted` line in the header says how many secrets were removed.
 Text that is not fenced (prompts, replies, thinking, summaries, the title) cannot open or close
 a `<details>` or `<summary>` of ours: such a tag outside code spans and fences is written as
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from .rows import Row, SummaryRow, TextRow, ThinkingRow, ToolRow, UserRow
+from .rows import Row, SubagentBlock, SummaryRow, TextRow, ThinkingRow, ToolRow, UserRow
 from .select import BranchOpen
 
 _BACKTICKS = re.compile(r"`+")
@@ -101,6 +102,7 @@ def row(item: Row) -> str:
         parts = [fence(item.output)] if item.output else []
         parts += ["_[image]_"] * len(item.images)
         body = "\n\n".join(parts) if parts else "_No result captured._"
+        body += "".join("\n\n" + _subagent(block) for block in item.subagents)
         return f"<details>\n<summary>{summary}</summary>\n\n{body}\n\n</details>"
     if isinstance(item, ThinkingRow):
         lines = [f"> *{line.strip()}*" if line.strip() else ">" for line in inert(item.text.strip("\n")).split("\n")]
@@ -111,6 +113,16 @@ def row(item: Row) -> str:
         return (f"<details>\n<summary>Branch from {_html_text(item.timestamp)} "
                 f"({item.entries} entr{'y' if item.entries == 1 else 'ies'}, not on the active path)</summary>")
     return "</details>"
+
+
+def _subagent(block: SubagentBlock) -> str:
+    """A sub-agent run under its call: a `<details>` naming the agent, its description and
+    status, holding its conversation's sections."""
+    plural = "" if block.messages == 1 else "s"
+    summary = _html_text(f"Sub-agent {block.agent}: {block.description} · {block.status} · "
+                         f"{block.messages} message{plural}")
+    body = "\n\n".join(row(inner) for inner in block.rows) or "_No messages recorded._"
+    return f"<details>\n<summary>{summary}</summary>\n\n{body}\n\n</details>"
 
 
 class MarkdownRenderer:

@@ -2,7 +2,8 @@
 
 Rows are what a reader sees: a user turn (text and images), assistant prose, thinking, a tool
 call with its output (matched to its `tool_use` by id, as the real CLI does, from the tool-result
-message that follows), a summary (compaction or branch summary), and branch markers. Tool-result
+message that follows, with the sub-agent runs it started folded under it), a summary (compaction
+or branch summary), and branch markers. Tool-result
 messages are not rows of their own. The tools `get_command_code_knowledge` and
 `get_self_knowledge` are hidden, as the real CLI hides them.
 
@@ -15,10 +16,11 @@ turn however long the session is.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..sessions.context import BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_PREFIX, content_blocks
+from ..sessions.subagent_runs import SubagentRun
 from .redact import Redactor
 from .sanitize import PathSanitizer
 from .select import BranchClose, BranchOpen, Item
@@ -79,12 +81,25 @@ class ThinkingRow:
 
 
 class ToolRow:
-    """One tool call; `output` is None when no result was captured."""
+    """One tool call; `output` is None when no result was captured; `subagents`: the sub-agent
+    runs this call started (an `agent` call), folded under it."""
 
-    __slots__ = ("argument", "badge", "images", "name", "output")
+    __slots__ = ("argument", "badge", "images", "name", "output", "subagents")
 
-    def __init__(self, name: str, badge: str, argument: str, output: str | None, images: list[Image]) -> None:
+    def __init__(self, name: str, badge: str, argument: str, output: str | None, images: list[Image],
+                 subagents: list[SubagentBlock] | None = None) -> None:
         self.name, self.badge, self.argument, self.output, self.images = name, badge, argument, output, images
+        self.subagents = subagents or []
+
+
+class SubagentBlock:
+    """One sub-agent run under its call: the agent, its description and status (scrubbed), and
+    the rows of its own conversation (`messages` of them)."""
+
+    __slots__ = ("agent", "description", "messages", "rows", "status")
+
+    def __init__(self, agent: str, description: str, status: str, rows: list[Row], messages: int) -> None:
+        self.agent, self.description, self.status, self.rows, self.messages = agent, description, status, rows, messages
 
 
 class SummaryRow:
@@ -114,10 +129,13 @@ def _image(block: dict[str, Any]) -> Image | None:
 
 
 class Walk:
-    """Turns selected items into rows (see the module docstring)."""
+    """Turns selected items into rows (see the module docstring); `runs`: the session's sub-agent
+    runs by the id of the call that started them (`SubagentRuns.by_tool_use()`), each folded
+    under its call as a `SubagentBlock` whose texts go through the same scrubber."""
 
-    def __init__(self, scrub: Scrubber) -> None:
+    def __init__(self, scrub: Scrubber, runs: Mapping[str, Sequence[SubagentRun]] | None = None) -> None:
         self.scrub = scrub
+        self.runs = runs or {}
         self.messages = 0
 
     def rows(self, items: Iterable[Item]) -> Iterator[Row]:
@@ -181,7 +199,15 @@ class Walk:
                 name = str(block.get("name", "tool"))
                 if name in HIDDEN_TOOLS:
                     continue
-                yield self._tool(name, block.get("input"), results.get(str(block.get("id"))))
+                row = self._tool(name, block.get("input"), results.get(str(block.get("id"))))
+                row.subagents = [self._subagent(run) for run in self.runs.get(str(block.get("id")), ())]
+                yield row
+
+    def _subagent(self, run: SubagentRun) -> SubagentBlock:
+        inner = Walk(self.scrub)  # a run starts no runs of its own (one level deep)
+        rows = list(inner.rows(run.messages))
+        return SubagentBlock(self.scrub(run.agent_type or "agent"), self.scrub(run.description or ""),
+                             run.status or "unknown", rows, inner.messages)
 
     def _tool(self, name: str, arguments: Any, result: dict[str, Any] | None) -> ToolRow:
         argument = ""

@@ -6,7 +6,8 @@ that is removed afterwards, and exported from there, so the selections (`context
 `all`), redaction and the target rules are exactly those of `export.document`. Nothing is
 written into the source tree: a target that is the source transcript itself is refused. A
 `jsonl` export is the converted session (what the real Command Code CLI and commandcode read);
-the source's own file is already a JSONL copy of itself.
+the source's own file is already a JSONL copy of itself. A Claude Code session's subagents are
+folded under the call that started each in html and md, as our own sub-agent runs are.
 """
 
 from __future__ import annotations
@@ -30,7 +31,14 @@ def export_foreign(session: ForeignSession, cwd: Path, *, path: str | None = Non
         CommandcodeError: nothing to export, or a target that cannot be used (the source itself).
         OSError: the target cannot be written (it was left as it was).
     """
+    from .claude_code import ClaudeSession
+
+    runs = None
+    if isinstance(session, ClaudeSession):
+        from .claude_subagents import claude_subagent_runs
+
+        runs = claude_subagent_runs(session).by_tool_use()
     with tempfile.TemporaryDirectory(prefix="commandcode-export-") as folder:
         transcript = write_throwaway(session, Path(folder))
         return export_for(transcript, transcript.stem, cwd, path=path, fmt=fmt, selection=selection,
-                          redact_jsonl=redact_jsonl, progress=progress, protect=session.path)
+                          redact_jsonl=redact_jsonl, progress=progress, protect=session.path, runs=runs)

@@ -147,7 +147,12 @@ def list_subagent_runs(files: SessionFiles, *, with_messages: bool = False) -> S
     from .reader import open_session
 
     result = SubagentRuns()
-    for agent_id in run_ids(files):
+    try:
+        ids = run_ids(files)
+    except OSError as error:  # the folder cannot be listed (a symlink loop, no permission): say so, show the rest
+        result.warnings.append(f"sub-agent runs in {subagents_dir(files)} not read: {error.strerror or error}")
+        return result
+    for agent_id in ids:
         own = run_files(files, agent_id)
         transcript = os.fspath(own.transcript)
         meta: dict[str, Any] = {}

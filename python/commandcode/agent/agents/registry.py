@@ -28,10 +28,12 @@ _WALK_LIMIT = 10
 
 @dataclass
 class AgentRegistry:
-    """The agents by name (bundled first, then user, then project) and the warning lines."""
+    """The agents by name (bundled first, then user, then project), the warning lines, and the
+    file definitions that lost to an earlier one of the same name (`shadowed`, in load order)."""
 
     agents: dict[str, AgentDefinition] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    shadowed: list[AgentDefinition] = field(default_factory=list)
 
     def get(self, name: str) -> AgentDefinition | None:
         return self.agents.get(name)
@@ -112,5 +114,6 @@ def load_agents(cwd: str | os.PathLike[str]) -> AgentRegistry:
     for directory in project_agent_dirs(folder):
         candidates += scan_agents_dir(directory, "project", registry.warnings)
     for definition in candidates:
-        registry.agents.setdefault(definition.name, definition)
+        if registry.agents.setdefault(definition.name, definition) is not definition:
+            registry.shadowed.append(definition)
     return registry
