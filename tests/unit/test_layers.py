@@ -80,6 +80,11 @@ FRONT_END_ENTRY_POINTS = {
                       "commandcode.ui.screens.tree", "commandcode.ui.screens.picker",
                       "commandcode.ui.screens.picker_data")},
 }
+# (module, imported module) -> why an upward import is allowed for now: share's client is the
+# services package `sharing/` on branch share-pg; the import moves there at that merge.
+UPWARD_UNTIL_MERGED = {
+    ("commandcode.launcher.start", "commandcode.share.client"): "a launch re-arms a shared session's page",
+}
 # Names of the package root a module inside it may import.
 ROOT_NAMES = {"__version__"}
 ENV_HOME = "commandcode.config.env"
@@ -147,7 +152,8 @@ def test_every_module_has_a_layer() -> None:
 
 def test_nothing_imports_upward() -> None:
     upward = [f"{name}:{line} imports {target} ({LAYER_NAMES[_layer(name)]} → {LAYER_NAMES[_layer(target)]})"
-              for name, line, target in _all_imports() if _layer(target) > _layer(name)]
+              for name, line, target in _all_imports()
+              if _layer(target) > _layer(name) and (name, target) not in UPWARD_UNTIL_MERGED]
     assert upward == []
 
 
@@ -255,7 +261,8 @@ def test_the_cross_service_imports_are_the_known_ones() -> None:
                      # a launch checks its permission mode and resumes what the picker chose
                      ("commandcode.launcher", "commandcode.agent"),
                      ("commandcode.launcher", "commandcode.interop"),  # whose sessions a picker starts with
-                     ("commandcode.launcher", "commandcode.catalog")}  # ... and the listing row it returns
+                     ("commandcode.launcher", "commandcode.catalog"),  # ... and the listing row it returns
+                     ("commandcode.launcher", "commandcode.workspace")}  # a launch's worktree and daily sweep
 
 
 def test_only_config_env_names_a_commandcode_variable() -> None:
