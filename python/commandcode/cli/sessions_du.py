@@ -44,7 +44,7 @@ def _table(*headers: str, text_columns: int = 1) -> Any:
 
 
 @handle_errors
-def du_view(all_projects: bool, as_json: bool) -> None:
+def du_view(all_projects: bool = False, as_json: bool = False) -> None:
     from ..workspace.footprint import footprint, human
 
     report = footprint(os.getcwd(), all_projects=all_projects)
