@@ -15,11 +15,11 @@ _KINDS = ("transcript", "sidecars", "index", "objects", "blobs", "scratchpad")
 
 
 def _would_free() -> dict[str, Any]:
-    from ..config.settings import load_settings
+    from ..config.context import ProjectContext
     from ..errors import CommandcodeError
     from ..workspace.retention import plan_sweep
 
-    settings = load_settings(os.getcwd())
+    settings = ProjectContext(os.getcwd()).settings()  # a malformed file: its one line (SettingsError)
     try:
         plan = plan_sweep(os.getcwd(), older_than_days=float(settings.cleanup_period_days), include_named=False,
                           period_setting=settings.cleanup_period_days)
