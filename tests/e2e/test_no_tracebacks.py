@@ -162,12 +162,12 @@ def test_bench_sizes_that_cannot_be_generated_are_refused(home: Path, tmp_path: 
 
 NET_SCRIPT = textwrap.dedent("""
     import sys
-    from commandcode.cli import session_views, main
+    from commandcode.cli import sessions_list, main
 
     def broken(*args, **kwargs):
         raise RuntimeError("planted \\x1b[31m failure\\nsecond line")
 
-    session_views.list_view = broken
+    sessions_list.list_view = broken
     sys.argv = ["commandcode", *sys.argv[1:]]
     main()
 """)

@@ -4,7 +4,7 @@ lists this directory's sessions, Ctrl+A widens to every project, and keys typed 
 Ctrl+A (while the list reloads) all reach the filter, in the shell and in `sessions pick` under tmux.
 
 The sessions are written with recent timestamps: the shell starts the daily auto-sweep once its
-prompt is up (`workspace_hooks.start_auto_sweep`), which archives sessions whose last entry is
+prompt is up (`launcher.start.start_auto_sweep`), which archives sessions whose last entry is
 older than `cleanupPeriodDays` (30) and not renamed by the user. `write_session`'s default date
 (2026-01-02) is older than that on a machine clock past February 2026, so a shell test over such
 sessions sees them archived, the picker showing "0 session(s)" (issue #31's report), while

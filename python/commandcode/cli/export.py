@@ -48,7 +48,7 @@ def export_command(
     foreign = None
     if source != "commandcode":
         from ..interop.foreign import ForeignSession
-        from .session_views import load_from, warn_about
+        from .sessions_show import load_from, warn_about
 
         found = load_from(ref, source)
         if isinstance(found, ForeignSession):

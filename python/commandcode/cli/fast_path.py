@@ -2,38 +2,45 @@
 
 Importing typer (and its click) costs about 90 ms on these machines, several times a warm open
 of a 1 GB session (~6 ms over interpreter start). So `main()` first offers the argv here: when it
-is exactly one of `FAST_COMMANDS` (`sessions context|show|list|search|du`) (the command words, then only known flags and the right number
+is exactly one of `FAST_COMMANDS` (`sessions context|show|list|search|du`, from the command table
+`command_table.py`) (the command words, then only known flags and the right number
 of plain positional arguments), the same view function the typer command calls runs directly.
 Anything else (`--help`, an unknown or misspelt option, `--`, `=`, a positional that starts with
 `-`, a missing or extra argument) is left to typer, which parses it and prints its own usage
 errors. `COMMANDCODE_FAST_PATH=off` turns the fast path off (the tests compare both paths).
 
-A test pins each entry to the typer declaration, so the two cannot drift apart.
+Typer's declarations of these commands come from the same table, and a test pins each entry to
+them, so the two cannot drift apart.
 """
 
 from __future__ import annotations
 
 from ..config.env import fast_path_enabled
 
-# (command words) -> (view function in session_views, positional parameter names,
+# (command words) -> ("module:view function", positional parameter names,
 #                     {flag: keyword parameter set to True},
-#                     {option: (keyword parameter, "int" (a whole number >= 1) or "str")})
+#                     {option: (keyword parameter, "int" (a whole number >= 1) or "str")}),
+# derived from the command table (`command_table.py`), which typer's declarations come from too.
 FastCommand = tuple[str, tuple[str, ...], dict[str, str], dict[str, tuple[str, str]]]
-FAST_COMMANDS: dict[tuple[str, ...], FastCommand] = {
-    ("sessions", "context"): ("context_view", ("ref",), {"--json": "as_json", "--stats": "stats"}, {}),
-    ("sessions", "show"): ("show_view", ("ref",), {"--json": "as_json"}, {}),
-    ("sessions", "list"): ("list_view", (), {"--all": "all_sessions", "--all-projects": "all_projects",
-                                              "--worktrees": "worktrees", "--json": "as_json"},
-                           {"--limit": ("limit", "int"), "--branch": ("branch", "str")}),
-    ("sessions", "search"): ("search_view", ("query",), {"--all-projects": "all_projects", "--deep": "deep",
-                                                          "--newest": "newest", "--json": "as_json"},
-                             {"--limit": ("limit", "int")}),
-    ("sessions", "du"): ("du_view", (), {"--all-projects": "all_projects", "--json": "as_json"}, {}),
-}
+
+
+def _fast_commands() -> dict[tuple[str, ...], FastCommand]:
+    from .command_table import COMMANDS
+
+    return {command.words: (command.view,
+                            tuple(param.name for param in command.params if param.kind == "argument"),
+                            {opt: param.name for param in command.params if param.kind == "switch" and param.fast
+                             for opt in param.opts},
+                            {opt: (param.name, param.kind) for param in command.params
+                             if param.kind in ("int", "str") and param.fast for opt in param.opts})
+            for command in COMMANDS}
+
+
+FAST_COMMANDS = _fast_commands()
 
 
 def parse_fast(argv: list[str]) -> tuple[str, dict[str, object]] | None:
-    """(view name, keyword arguments) when argv is exactly a fast command, else None."""
+    """("module:view function", keyword arguments) when argv is exactly a fast command, else None."""
     for words, (view, positional_names, flags, values) in FAST_COMMANDS.items():
         if tuple(argv[:len(words)]) != words:
             continue
@@ -75,10 +82,11 @@ def run_fast(argv: list[str]) -> bool:
     if parsed is None:
         return False
     view_name, arguments = parsed
-    from . import session_views
+    from importlib import import_module
 
+    module, function = view_name.split(":")
     try:
-        getattr(session_views, view_name)(**arguments)
+        getattr(import_module(f"{__package__}.{module}"), function)(**arguments)
     except KeyboardInterrupt:
         raise SystemExit(130) from None
     return True

@@ -279,11 +279,11 @@ def _confirmed_run(operation: Callable[[bool], RewindResult], cwd: Path, *, dry_
 def confirm_default(cwd: Path) -> bool:
     """The default answer of a rewind's confirmation: the `rewind.confirmDefault` setting (true;
     no when the settings cannot be read)."""
-    from ..config.settings import load_settings
+    from ..config.context import ProjectContext
     from ..errors import SettingsError
 
     try:
-        return load_settings(cwd).rewind_confirm_default
+        return ProjectContext(cwd).settings().rewind_confirm_default
     except SettingsError as error:
         warn(f"{error}; asking with the default answer no")
         return False

@@ -53,7 +53,7 @@ def run_print(prompt: str, *, output_format: str, launch: Launch) -> None:
     appended where it is, an ambiguous prefix lists the candidates); `launch.fork_session` forks
     the chosen session first."""
     resume, continue_last, session, no_session = launch.resume, launch.continue_last, launch.session, launch.no_session
-    fork_session, name = launch.fork_session, launch.name
+    fork_session = launch.fork_session
     if output_format not in FORMATS:
         raise UsageError(f"unknown output format {output_format!r}", hint="use text, json or stream-json")
     chosen = [flag for flag, on in (("-r", bool(resume)), ("-c", continue_last), ("--session", session is not None)) if on]
@@ -66,17 +66,15 @@ def run_print(prompt: str, *, output_format: str, launch: Launch) -> None:
     if fork_session and no_session:
         raise UsageError("--fork-session and --no-session cannot be used together",
                          hint="a fork is a new saved session; drop one of them")
-    resume = resume or session
     prompt = from_argv(prompt)
-    name = from_argv(name) if name else name
+    launch.name = from_argv(launch.name) if launch.name else launch.name
     if not prompt.strip():
         raise UsageError("the prompt is empty", hint='pass the prompt text: commandcode -p "PROMPT" (or pipe it: echo PROMPT | commandcode -p)')
-    mode = permission_mode_of(launch.permission_mode, launch.yolo)
+    permission_mode_of(launch.permission_mode, launch.yolo)  # refused before anything starts (`launch.mode` is it)
     reporter = Reporter(output_format)
     reporter.cwd = str(Path.cwd())
     try:
-        _run(prompt, reporter, name=name, resume=resume, continue_last=continue_last, no_session=no_session,
-             model_name=launch.model, effort=launch.effort, mode=mode, worktree=launch.worktree, fork=fork_session)
+        _run(prompt, reporter, launch)
     except _Reported:
         if reporter.lost:
             raise _lost(reporter) from None
@@ -96,46 +94,34 @@ def _lost(reporter: Reporter) -> CommandcodeError:
                             hint=f"commandcode sessions show {reporter.session_id}" if reporter.session_id else None)
 
 
-def _run(prompt: str, reporter: Reporter, *, name: str | None, resume: str | None, continue_last: bool,
-         no_session: bool, model_name: str | None, effort: str | None, mode: str | None,
-         worktree: str | None, fork: bool) -> None:
-    model = resolve_model(model_name, warn=warn) if model_name is not None else None  # else the session's, or config.json's
-    reporter.model_id = model.model_id if model is not None else ""
-    cwd = Path.cwd()
-    made = None
-    if worktree is not None:
-        from ..workspace.worktrees import create_worktree
+def _run(prompt: str, reporter: Reporter, launch: Launch) -> None:
+    """The turn, in the session the launcher service opens (`launcher.start`); the worktree it
+    made for `-w` goes if the launch fails, and stays once the session is open."""
+    from ..launcher.start import place, start
 
-        made = create_worktree(cwd, worktree or None)
-        cwd = made.path
-        reporter.cwd = str(cwd)
-    launched = False
-    try:
-        agent = AgentSession.start(cwd, reference=resume, continue_last=continue_last, persist=not no_session,
-                                   model=model, entrypoint="print", notify=warn, permission_mode=mode, fork=fork)
-        if made is not None:
-            warn(f"working in the worktree {made.path} (branch {made.branch}); a -p run keeps it")
+    model = resolve_model(launch.model, warn=warn) if launch.model is not None else None  # else the session's, or config.json's
+    reporter.model_id = model.model_id if model is not None else ""
+    where = place(launch, move=False)
+    reporter.cwd = str(where.cwd)
+    no_session = launch.no_session
+
+    def opened(agent: AgentSession) -> None:
+        if where.worktree is not None:
+            warn(f"working in the worktree {where.worktree.path} (branch {where.worktree.branch}); a -p run keeps it")
         if no_session:
             warn("--no-session: this turn's edits are not checkpointed; no rewind can undo them")
         reporter.session_id = None if no_session else agent.session_id
-        with agent:
-            reporter.model_id = agent.models.model.model_id
-            reporter.init(session_id=reporter.session_id, cwd=str(agent.cwd), model_id=agent.models.model.model_id,
-                          permission_mode=agent.models.effective_permission_mode())
-            if not no_session:
-                follow_share(agent.files)
-            if name and name.strip():  # a blank -n names nothing (as before: the turn runs unnamed)
-                agent.rename(name)
-            if effort:
-                agent.models.set_effort(effort)
-            launched = True
-            result = agent.turns.run_turn(prompt, on_event=reporter.on_event)
-    except BaseException:
-        if made is not None and not launched:  # the launch failed: the worktree made for it goes, with its branch
-            from ..workspace.worktrees import abandon_fresh
+        reporter.model_id = agent.models.model.model_id
+        reporter.init(session_id=reporter.session_id, cwd=str(agent.cwd), model_id=agent.models.model.model_id,
+                      permission_mode=agent.models.effective_permission_mode())
+        if not no_session:
+            follow_share(agent.files)
 
-            abandon_fresh(made)
-        raise
+    agent = start(launch, where, entrypoint="print", notify=warn, model=model, opened=opened)
+    try:
+        result = agent.turns.run_turn(prompt, on_event=reporter.on_event)
+    finally:
+        agent.close()
     for notice in result.notices:
         if notice not in reporter.noticed:  # those the turn reported live are printed already
             warn(notice)

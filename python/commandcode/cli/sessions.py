@@ -1,16 +1,20 @@
 """`commandcode sessions list|show|context|tree`: scriptable inspection of sessions.
 
-The options are declared here for typer; what each command prints is in `session_views.py`
-(which the argv fast path also calls).
+The read-only commands the argv fast path also runs (`list`, `search`, `show`, `context`, `du`)
+are generated from the command table (`command_table.py`); the others are declared here. What
+each prints is in the module named after it (`sessions_list.py`, `sessions_show.py`, ...).
 """
 
 from __future__ import annotations
 
-from typing import Optional
+import inspect
+from importlib import import_module
+from typing import Any, Optional
 
 import typer
 
-from . import session_info, session_views
+from . import sessions_rename, sessions_show, sessions_status
+from .command_table import COMMANDS, Command
 
 app = typer.Typer(help="List and inspect sessions.", no_args_is_help=True)
 
@@ -20,50 +24,34 @@ SOURCE_OPTION = typer.Option("commandcode", "--source",
                              help="Whose sessions: commandcode, claude (Claude Code), pi, or all.")
 
 
-LIMIT_OPTION = typer.Option(None, "--limit", min=1, help="At most this many.")
 ALL_PROJECTS_OPTION = typer.Option(False, "--all-projects", help="Every project, not just this directory's.")
+ANNOTATIONS = {"argument": str, "switch": bool, "int": Optional[int], "str": Optional[str]}
 
 
-@app.command("list")
-def list_command(
-    all_sessions: bool = typer.Option(False, "--all", help="Include headless (-p) sessions."),
-    all_projects: bool = ALL_PROJECTS_OPTION,
-    worktrees: bool = typer.Option(False, "--worktrees", help="Every worktree of this git repository."),
-    branch: Optional[str] = typer.Option(None, "--branch", help="Only sessions started on this git branch."),
-    limit: Optional[int] = LIMIT_OPTION,
-    as_json: bool = JSON_OPTION,
-    source: str = SOURCE_OPTION,
-) -> None:
-    """Sessions of this directory, newest first."""
-    session_views.list_view(all_sessions, all_projects, as_json, limit, branch, worktrees, source)
+def _declare(command: Command) -> None:
+    """The typer command of one entry of the command table (`command_table.py`), calling its view."""
+    module_name, function = command.view.split(":")
+
+    def run(**arguments: Any) -> None:
+        getattr(import_module(f"{__package__}.{module_name}"), function)(**arguments)
+
+    parameters = []
+    for param in command.params:
+        if param.kind == "argument":
+            default: Any = typer.Argument(..., help=param.help)
+        else:
+            default = typer.Option(param.default, *param.opts, help=param.help, min=1 if param.kind == "int" else None)
+        annotation = str if param.default is not None and param.kind == "str" else ANNOTATIONS[param.kind]
+        parameters.append(inspect.Parameter(param.name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                            annotation=annotation))
+    run.__signature__ = inspect.Signature(parameters, return_annotation=None)  # type: ignore[attr-defined]
+    run.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
+    run.__doc__ = command.help
+    app.command(command.words[-1])(run)
 
 
-@app.command("search")
-def search_command(
-    query: str = typer.Argument(..., help="Text to find (any length; case is ignored)."),
-    all_projects: bool = ALL_PROJECTS_OPTION,
-    limit: Optional[int] = LIMIT_OPTION,
-    deep: bool = typer.Option(False, "--deep", help="Search tool results too."),
-    newest: bool = typer.Option(False, "--newest", help="Newest first instead of best match first."),
-    as_json: bool = JSON_OPTION,
-    source: str = SOURCE_OPTION,
-) -> None:
-    """Full-text search of sessions: user and assistant text and tool calls."""
-    session_views.search_view(query, all_projects, limit, deep, newest, as_json, source)
-
-
-@app.command("show")
-def show_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION, source: str = SOURCE_OPTION) -> None:
-    """One session's details."""
-    session_views.show_view(ref, as_json, source)
-
-
-@app.command("context")
-def context_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION,
-                    stats: bool = typer.Option(False, "--stats", help="Build the context and print only its size (with --json: one JSON line)."),
-                    source: str = SOURCE_OPTION) -> None:
-    """The messages the model sees when the session is resumed."""
-    session_views.context_view(ref, as_json, stats, source)
+for _command in COMMANDS:
+    _declare(_command)
 
 
 @app.command("tree")
@@ -72,31 +60,20 @@ def tree_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION,
                  limit: int = typer.Option(0, min=0, help="At most this many entries (0: all)."),
                  source: str = SOURCE_OPTION) -> None:
     """Every entry, its parent, and whether it is on the active path."""
-    session_views.tree_view(ref, as_json, offset, limit, source)
-
-
-@app.command("du")
-def du_command(
-    all_projects: bool = typer.Option(False, "--all-projects", help="Every project, not just this directory's."),
-    as_json: bool = JSON_OPTION,
-) -> None:
-    """Disk use: per project and for the largest sessions, and what a sweep would free."""
-    from .sessions_du import du_view
-
-    du_view(all_projects, as_json)
+    sessions_show.tree_view(ref, as_json, offset, limit, source)
 
 
 @app.command("rename")
 def rename_command(ref: str = REF_ARGUMENT, name: str = typer.Argument(..., help="The new name (unique in the project)."),
                    as_json: bool = typer.Option(False, "--json", help="Print the id and the stored name as JSON.")) -> None:
     """Names a session: a session_info entry and the meta title, as /rename writes them."""
-    session_info.rename_view(ref, name, as_json)
+    sessions_rename.rename_view(ref, name, as_json)
 
 
 @app.command("status")
 def status_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
     """What /status shows: model, context, cost, lineage, compaction, checkpoints, trace ids."""
-    session_info.status_view(ref, as_json)
+    sessions_status.status_view(ref, as_json)
 
 
 @app.command("relink")

@@ -15,11 +15,11 @@ _KINDS = ("transcript", "sidecars", "index", "objects", "blobs", "scratchpad")
 
 
 def _would_free() -> dict[str, Any]:
-    from ..config.settings import load_settings
+    from ..config.context import ProjectContext
     from ..errors import CommandcodeError
     from ..workspace.retire.plan import plan_sweep
 
-    settings = load_settings(os.getcwd())
+    settings = ProjectContext(os.getcwd()).settings()  # a malformed file: its one line (SettingsError)
     try:
         plan = plan_sweep(os.getcwd(), older_than_days=float(settings.cleanup_period_days), include_named=False,
                           period_setting=settings.cleanup_period_days)
@@ -44,7 +44,7 @@ def _table(*headers: str, text_columns: int = 1) -> Any:
 
 
 @handle_errors
-def du_view(all_projects: bool, as_json: bool) -> None:
+def du_view(all_projects: bool = False, as_json: bool = False) -> None:
     from ..workspace.footprint import footprint, human
 
     report = footprint(os.getcwd(), all_projects=all_projects)

@@ -145,11 +145,11 @@ def register(app: typer.Typer) -> None:
         if list_archives:
             _list_archives(as_json)
             return
-        from ..config.settings import load_settings
+        from ..config.context import ProjectContext
         from ..workspace.retire.plan import plan_sweep
         from ..workspace.retire.run import run_sweep
 
-        settings = load_settings(os.getcwd())
+        settings = ProjectContext(os.getcwd()).settings()  # a malformed file: its one line (SettingsError)
         days = parse_age(older_than) if older_than is not None else float(settings.cleanup_period_days)
         if auto:
             archive = settings.cleanup_mode != "delete"

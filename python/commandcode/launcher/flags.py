@@ -80,7 +80,6 @@ class Launch:
         self.permission_mode: str | None = None
         self.yolo = False
         self.worktree: str | None = None  # -w/--worktree: a name, or "" for a generated one
-        self.place_notice: str | None = None  # set at start: a resume moved into its session's worktree
 
     @classmethod
     def from_options(cls, options: dict[str, object]) -> Launch:

@@ -148,14 +148,11 @@ class InteractiveShell(ShellBase):
         self.rearm_share()
 
     def rearm_share(self) -> None:
-        """A resumed session that is shared gets its live page back (`sharing.client.rearm`: a
-        server that lost the share serves it again), or one notice says why it is not live."""
-        agent = self._agent
-        if agent.handle.is_new or not agent.files.share.exists():
-            return
-        from ..sharing.client import rearm
+        """A resumed session that is shared gets its live page back (`launcher.start.rearm_share`:
+        a server that lost the share serves it again), or one notice says why it is not live."""
+        from ..launcher.start import rearm_share
 
-        notice = rearm(agent.files, self.notice)
+        notice = rearm_share(self._agent, self.notice)
         if notice:
             self.notice(notice)
 

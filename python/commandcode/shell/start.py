@@ -1,4 +1,5 @@
-"""Launching the shell: the session a launch asks for, made before the prompt (a resume, a
+"""Launching the shell: presents the session the launcher service starts (`launcher.start`:
+where it runs, the session, share re-arm, the daily sweep), made before the prompt (a resume, a
 fork, a name or model to check first: its errors refuse the launch, one line) or behind it (a
 plain new session, `warm_start.py`: start-up is a feature), then the prompt loop of `app.py`
 and the closing notice saying how to resume.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import CommandcodeError
 from . import terminal
@@ -19,27 +20,25 @@ from .warm_start import Deferred
 if TYPE_CHECKING:
     from ..agent.runtime import AgentSession
     from ..config.context import ProjectContext
-    from ..workspace.worktrees import Worktree
+    from ..launcher.flags import Launch
+    from ..launcher.start import Place
 
 
-def _start_agent(launch: Any) -> AgentSession:
-    """The launch's session, in the current folder (a new session worktree's, with `-w`)."""
-    from ..agent.providers.registry import resolve_model
-    from ..agent.runtime import AgentSession
+def _start_agent(launch: Launch, where: Place) -> AgentSession:
+    """The launch's session, open, where `launcher.start.place` put it (the launcher service)."""
+    from ..launcher.start import start
 
     if launch.resume == "" and "resume" not in registry():
         raise CommandcodeError("-r without a session needs the session picker, which this build does not have yet",
                                hint="pass the session: commandcode -r ID|PREFIX|NAME")
+
     def warn(text: str) -> None:
         sys.stderr.write(f"warning: {text}\n")
 
-    model = resolve_model(launch.model, warn=warn) if launch.model else None
-    return AgentSession.start(Path.cwd(), reference=launch.resume or launch.session, continue_last=launch.continue_last,
-                              persist=not launch.no_session, model=model, entrypoint=None, notify=warn,
-                              permission_mode=launch.mode, fork=launch.fork_session)
+    return start(launch, where, entrypoint=None, notify=warn)
 
 
-def run_shell(launch: Any) -> int:
+def run_shell(launch: Launch) -> int:
     """Starts the shell for `launch` (`shell/launch.py`); returns the exit code."""
     from ..errors import UsageError
     from ..present.console import fail
@@ -50,57 +49,43 @@ def run_shell(launch: Any) -> int:
         raise fail(str(error), error.hint, code=2) from None
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise fail("the interactive shell needs a terminal", "for a headless turn use: commandcode -p PROMPT", code=2)
-    from .workspace_hooks import enter_resumed_worktree, enter_worktree
+    from ..launcher.start import place
 
-    try:
-        made = enter_worktree(launch)[1]  # -w: the session starts in a new session worktree (the cwd moves there)
+    try:  # -w: a new session worktree; a worktree session resumes in its worktree (the cwd moves there)
+        where = place(launch, move=True)
     except CommandcodeError as error:
         raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
-    launch.place_notice = enter_resumed_worktree(launch)  # a worktree session resumes in its worktree
     if launch.plain_new_session:
-        return _run_warm(launch, made)
-    from ..workspace.worktrees import abandon_fresh
-
-    try:
-        agent = _start_agent(launch)  # with --fork-session, a fork (a new process: no session grants carry over)
-        agent.__enter__()
+        return _run_warm(launch, where)
+    try:  # with --fork-session, a fork (a new process: no session grants carry over)
+        agent = _start_agent(launch, where)  # a failure abandons the worktree made for it
     except CommandcodeError as error:
-        abandon_fresh(made)  # the launch failed: the worktree made for it goes, with its branch
         raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
     except OSError as error:
-        abandon_fresh(made)
         raise _os_failure(error) from None
     try:
-        try:
-            if launch.effort:
-                agent.models.set_effort(launch.effort)
-            if launch.name:  # a taken or unusable name refuses the launch, as `-p -n` does
-                agent.rename(launch.name)
-        except CommandcodeError as error:
-            raise fail(str(error), error.hint, code=2 if isinstance(error, UsageError) else 1) from None
         shell = InteractiveShell(agent, permission_mode=launch.mode)
         shell.status_line.command = _status_command(shell.project)
-        return _run_entered(shell, launch, made)
+        return _run_entered(shell, launch, where)
     finally:
         agent.close()
 
 
-def _run_warm(launch: Any, made: Worktree | None) -> int:
+def _run_warm(launch: Launch, where: Place) -> int:
     """A plain new session: the prompt first, the session made behind it (`warm_start.py`)."""
     from ..present.console import fail
 
     shell: InteractiveShell
 
     def make() -> AgentSession:
-        agent = _start_agent(launch)
-        agent.__enter__()
+        agent = _start_agent(launch, where)
         shell.adopt(agent)
         shell.status_line.command = _status_command(shell.project_for(agent.cwd))  # not `shell.agent`: this makes it
         return agent
 
     shell = InteractiveShell(Deferred(make, on_done=lambda: shell.on_warm()), permission_mode=launch.mode)
     try:
-        return _run_entered(shell, launch, made)
+        return _run_entered(shell, launch, where)
     except CommandcodeError as error:  # the session could not be made
         raise fail(str(error), error.hint) from None
     except OSError as error:  # the data dir, say
@@ -120,10 +105,11 @@ def _os_failure(error: OSError) -> SystemExit:
                 "check that the data dir ($COMMANDCODE_HOME, else ~/.commandcode) is a writable directory")
 
 
-def _run_entered(shell: InteractiveShell, launch: Any, worktree: Worktree | None) -> int:
-    from .workspace_hooks import finish_worktrees, start_auto_sweep
+def _run_entered(shell: InteractiveShell, launch: Launch, where: Place) -> int:
+    from ..launcher.start import start_auto_sweep
+    from .workspace_hooks import finish_worktrees
 
-    here = Path.cwd()
+    here, worktree = Path.cwd(), where.worktree
 
     def sweep_check() -> None:  # at most once a day, in the background
         start_auto_sweep(here)
@@ -133,8 +119,8 @@ def _run_entered(shell: InteractiveShell, launch: Any, worktree: Worktree | None
     terminal.set_title(made.name if made is not None and made.name else "commandcode")
     if made is not None and not made.handle.is_new:
         shell.notice(f"resumed session {made.session_id}" + (f" ({made.name})" if made.name else ""))
-        if launch.place_notice:
-            shell.notice(launch.place_notice)
+        if where.notice:
+            shell.notice(where.notice)
         shell.show_recap()
         shell.rearm_share()
     if worktree is not None:

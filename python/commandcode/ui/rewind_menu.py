@@ -20,6 +20,7 @@ from ..errors import CommandcodeError
 if TYPE_CHECKING:
     from ..agent.runtime import AgentSession
     from ..checkpoints.rewind_result import RewindResult
+    from ..config.context import ProjectContext
 
 ROW_CHECKPOINT = "checkpoint"
 ROW_REDO = "redo"
@@ -150,14 +151,13 @@ def preview_text(agent: AgentSession, row: MenuRow, mode: RewindMode | None) -> 
     }.get(mode, "")
 
 
-def confirm_default(cwd: Path) -> bool:
-    """The confirmation's default answer: the `rewind.confirmDefault` setting (true: the action;
-    no when the settings cannot be read)."""
-    from ..config.settings import load_settings
+def confirm_default(project: ProjectContext) -> bool:
+    """The confirmation's default answer: the `rewind.confirmDefault` setting of the caller's
+    project context (true: the action; no when the settings cannot be read)."""
     from ..errors import SettingsError
 
     try:
-        return load_settings(cwd).rewind_confirm_default
+        return project.settings().rewind_confirm_default
     except SettingsError:
         return False
 
@@ -171,15 +171,18 @@ def perform(agent: AgentSession, choice: MenuChoice, *, force: bool = False) -> 
     return None
 
 
-def new_screen(agent: AgentSession, previous_session_id: str | None = None) -> Any:
-    """The Textual screen of the menu (Textual is imported here, when a menu opens)."""
+def new_screen(agent: AgentSession, previous_session_id: str | None = None, *,
+               project: ProjectContext | None = None) -> Any:
+    """The Textual screen of the menu (Textual is imported here, when a menu opens); `project`
+    is the caller's context (the shell's), else one is made for the session's folder."""
+    from ..config.context import ProjectContext
     from .screens.rewind import RewindScreen
 
     rows = menu_rows(agent, previous_session_id)
     if not rows:
         raise CommandcodeError(f"session {agent.session_id} has no checkpoints to rewind to",
                                hint="a checkpoint opens with each prompt")
-    return RewindScreen(rows, lambda row, mode: preview_text(agent, row, mode), confirm_default=confirm_default(agent.cwd))
+    return RewindScreen(rows, lambda row, mode: preview_text(agent, row, mode), confirm_default=confirm_default(project or ProjectContext(agent.cwd)))
 
 
 def open_menu(agent: AgentSession, render: Callable[[RewindResult], None], *, force: bool = False) -> MenuChoice | None:

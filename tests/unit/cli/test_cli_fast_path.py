@@ -15,18 +15,18 @@ from helpers.cli import cli_env, only_transcript, run_cli, run_ok  # noqa: F401 
 
 
 @pytest.mark.parametrize(("argv", "expected"), [
-    (["sessions", "context", "abc"], ("context_view", {"ref": "abc"})),
-    (["sessions", "context", "abc", "--stats"], ("context_view", {"ref": "abc", "stats": True})),
+    (["sessions", "context", "abc"], ("sessions_show:context_view", {"ref": "abc"})),
+    (["sessions", "context", "abc", "--stats"], ("sessions_show:context_view", {"ref": "abc", "stats": True})),
     (["sessions", "context", "--json", "abc", "--stats", "--json"],
-     ("context_view", {"ref": "abc", "as_json": True, "stats": True})),
-    (["sessions", "show", "my name"], ("show_view", {"ref": "my name"})),
-    (["sessions", "show", ""], ("show_view", {"ref": ""})),
-    (["sessions", "list"], ("list_view", {})),
+     ("sessions_show:context_view", {"ref": "abc", "as_json": True, "stats": True})),
+    (["sessions", "show", "my name"], ("sessions_show:show_view", {"ref": "my name"})),
+    (["sessions", "show", ""], ("sessions_show:show_view", {"ref": ""})),
+    (["sessions", "list"], ("sessions_list:list_view", {})),
     (["sessions", "list", "--all-projects", "--all", "--json"],
-     ("list_view", {"all_projects": True, "all_sessions": True, "as_json": True})),
+     ("sessions_list:list_view", {"all_projects": True, "all_sessions": True, "as_json": True})),
     (["sessions", "list", "--limit", "20", "--json", "--branch", "main"],
-     ("list_view", {"limit": 20, "as_json": True, "branch": "main"})),
-    (["sessions", "search", "needle", "--deep"], ("search_view", {"query": "needle", "deep": True})),
+     ("sessions_list:list_view", {"limit": 20, "as_json": True, "branch": "main"})),
+    (["sessions", "search", "needle", "--deep"], ("sessions_list:search_view", {"query": "needle", "deep": True})),
 ])
 def test_exact_command_lines_take_the_fast_path(argv: list[str], expected: tuple[str, dict[str, object]]) -> None:
     assert parse_fast(argv) == expected
@@ -59,9 +59,11 @@ def test_each_fast_command_matches_its_typer_declaration() -> None:
     typer side fails here rather than making the two paths disagree. The one value option,
     `--source` (other agents' sessions), is left to typer: the fast path declines any argv
     that names it."""
+    from importlib import import_module
+
     import typer.main
 
-    from commandcode.cli import app, session_views
+    from commandcode.cli import app
 
     root = typer.main.get_command(app)
     for words, (view_name, positional_names, flags, values) in FAST_COMMANDS.items():
@@ -85,7 +87,8 @@ def test_each_fast_command_matches_its_typer_declaration() -> None:
         assert declared_values == values, words
         assert all(param.default is None and not param.multiple for param in value_options), words
         assert all(getattr(param.type, "min", None) == 1 for param in value_options if param.type.name.startswith("int")), words
-        view = getattr(session_views, view_name)
+        module, function = view_name.split(":")
+        view = getattr(import_module(f"commandcode.cli.{module}"), function)
         parameters = view.__wrapped__.__code__.co_varnames[:view.__wrapped__.__code__.co_argcount]
         assert set(positional_names) | set(flags.values()) | {name for name, _ in values.values()} | \
             ({"source"} if with_source else set()) == set(parameters), words

@@ -23,6 +23,9 @@ class FakeShell:
         self.notices: list[str] = []
         self.screens: list[Any] = []
         self.screen_result = screen_result
+        from commandcode.config.context import ProjectContext
+
+        self.project = ProjectContext(cwd)  # the shell's context (the tree's branchSummary setting)
 
     def switch_to(self, agent: AgentSession, *, keep_grants: bool = True) -> None:
         self.switches.append((agent, keep_grants))

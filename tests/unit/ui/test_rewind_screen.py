@@ -184,6 +184,9 @@ class FakeShell:
         self.screens: list[Any] = []
         self.switched: list[AgentSession] = []
         self.input_box = ""
+        from commandcode.config.context import ProjectContext
+
+        self.project = ProjectContext(agent.cwd)  # the shell's context (the menu's confirmDefault)
 
     def run_screen(self, screen: Any) -> Any:
         self.screens.append(screen)

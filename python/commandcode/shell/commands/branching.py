@@ -38,7 +38,7 @@ def _tree(shell: Shell, args: str) -> None:
         raise CommandcodeError("this session has no tree yet", hint="it is saved with the first answered prompt")
     from ...ui.screens.tree import TreeScreen  # Textual: only when the screen opens
 
-    outcome = shell.run_screen(TreeScreen(agent))
+    outcome = shell.run_screen(TreeScreen(agent, shell.project))
     if isinstance(outcome, str) and outcome:
         shell.notice(outcome)
 

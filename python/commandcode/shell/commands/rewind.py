@@ -25,7 +25,7 @@ def run(shell: Shell, args: str) -> None:
     if args.strip():
         raise CommandcodeError("/rewind takes no arguments", hint="it opens the rewind menu")
     agent = shell.agent
-    choice = shell.run_screen(new_screen(agent, shell.previous_session_id))
+    choice = shell.run_screen(new_screen(agent, shell.previous_session_id, project=shell.project))
     if not isinstance(choice, MenuChoice):
         shell.notice("Rewind cancelled; nothing was changed")
         return

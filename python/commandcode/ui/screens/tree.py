@@ -20,7 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ...config.settings import load_settings
+from ...config.context import ProjectContext
 from ...errors import CommandcodeError
 from ...sessions.reader import open_session
 from ..tree_model import TreeModel, visible
@@ -50,9 +50,10 @@ class TreeScreen(Screen[str | None]):
         Binding("q,escape", "leave", "Leave"),
     ]
 
-    def __init__(self, agent: AgentSession) -> None:
+    def __init__(self, agent: AgentSession, project: ProjectContext | None = None) -> None:
         super().__init__()
         self.agent = agent
+        self.project = project if project is not None else ProjectContext(agent.cwd)  # the caller's, else the session folder's
         self.model = TreeModel(open_session(agent.files.transcript))
         self.changes: list[str] = []
         self.query_text = ""
@@ -150,7 +151,7 @@ class TreeScreen(Screen[str | None]):
         if draft is None:
             self._goto(entry, False)
             return
-        default_keep = load_settings(self.agent.cwd).branch_summary
+        default_keep = self.project.settings().branch_summary
         self.app.push_screen(SummaryScreen(draft, left=len(behind.entry_ids), default_keep=default_keep),
                              callback=lambda choice: self._after_summary(entry, choice))
 
