@@ -159,7 +159,6 @@ def test_a_crash_between_the_restore_and_the_checkpoints_update_is_not_an_outsid
     """The after-digests of a code rewind are written in the same journaled step as the files, so
     a process killed the moment the native restore returns leaves records that know the restored
     state (before the fix the next rewind was refused as `changed outside`)."""
-    from commandcode.checkpoints import rewind as rewind_module
     from commandcode.checkpoints import store as backups
     from commandcode.checkpoints.modes import RewindMode
     from commandcode.checkpoints.rewind import rewind
@@ -172,17 +171,17 @@ def test_a_crash_between_the_restore_and_the_checkpoints_update_is_not_an_outsid
     class Killed(BaseException):
         pass
 
-    real_restore = backups.restore_files
+    real_commit = backups.PreparedRestore.commit  # a rewind's restore commits here (verified once, #30)
 
-    def restore_then_die(*args: object, **kwargs: object) -> None:
-        real_restore(*args, **kwargs)  # type: ignore[arg-type]
+    def commit_then_die(*args: object, **kwargs: object) -> object:
+        real_commit(*args, **kwargs)  # type: ignore[arg-type]
         raise Killed  # the process dies right after the restore committed
 
-    monkeypatch.setattr(rewind_module.backups, "restore_files", restore_then_die)
+    monkeypatch.setattr(backups.PreparedRestore, "commit", commit_then_die)
     with pytest.raises(Killed):
         rewind(files, project, 2, RewindMode.CODE)
     assert target.read_text() == "two\n"  # the restore itself committed
-    monkeypatch.setattr(rewind_module.backups, "restore_files", real_restore)
+    monkeypatch.setattr(backups.PreparedRestore, "commit", real_commit)
     try:
         rewind(files, project, 1, RewindMode.CODE)
     except ChangedOutsideError as error:

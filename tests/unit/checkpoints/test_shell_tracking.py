@@ -127,7 +127,7 @@ def test_folders_git_ignores_whole_are_not_walked_and_stay_as_the_command_left_t
         result = agent.turns.run_turn(_bash("ln -s ../src build/link && rmdir build/empty && mkfifo build/pipe && "
                                       "mkdir -p made/deep && ln -s src/a.py alias"))
         assert result.error is None
-        manager = agent.checkpoints()
+        manager = agent.turns.checkpoints()
         tracker = manager.shell if manager is not None else None
         assert tracker is not None
         assert str(project / "build") in tracker._ignored
