@@ -54,7 +54,7 @@ from commandcode.checkpoints import store as backups
 from commandcode.checkpoints.manager import CheckpointManager
 from commandcode.checkpoints.modes import RewindMode
 from commandcode.checkpoints.records import read_checkpoints
-from commandcode.checkpoints.rewind import RewindOptions, redo, rewind
+from commandcode.checkpoints.rewind import redo, rewind
 from commandcode.checkpoints.rewind_code import plan_code
 from commandcode.config.paths import data_dir, project_dir
 from commandcode.sessions.files import SessionFiles
@@ -204,6 +204,10 @@ def bench_turn(work: Path, project: Path, runs: int) -> dict[str, object]:
 def time_rewinds(home: Path, project: Path, runs: int, count: int) -> dict[str, object]:
     """Backs up `count` files of `project`, edits them, then times rewinds of them (in a fresh
     data dir: the first rewind is a first contact)."""
+    # Imported here: `compare_rewind.py` loads this module's helpers into builds from before the
+    # options value (#27) too.
+    from commandcode.checkpoints.rewind import RewindOptions
+
     shutil.rmtree(home, ignore_errors=True)
     use_home(home)
     files = project_files(project)
