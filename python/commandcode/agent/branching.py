@@ -5,7 +5,9 @@ What the CLI, the shell and the tree screen share, above the file work of `sessi
 
 - `fork_session` / `clone_session`: refuse a session with nothing saved yet, check a fork's name
   (at most 200 characters, unique in the project, case-insensitive and trimmed), pick the new
-  id (retried on the rare collision) and make the copy;
+  id (retried on the rare collision) and make the copy; `copy_by_reference` does either for a
+  user's reference (`sessions fork|clone REF`) without the rest of a session object, whose
+  imports would cost a fork more than its name check;
 - `summary_draft`: the branch summary a jump would write, from the summarizer passed in (the
   offline model writes an extractive one);
 - `goto_entry` / `label_entry`: the moves, through the writer the caller holds; `goto_entry`'s
@@ -15,7 +17,9 @@ What the CLI, the shell and the tree screen share, above the file work of `sessi
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from ..config.settings import load_settings
 from ..errors import CommandcodeError, InvalidSessionError, UsageError
@@ -84,6 +88,34 @@ def clone_session(source: SessionFiles, cwd: Path) -> CopyResult:
     session = _saved_session(source, "clone")
     derived = unique_title(copy_title(session.name, "clone"), cwd, session_id=None) if session.name else None
     return clone_files(session, _new_files(source), name=derived)
+
+
+def copy_by_reference(reference: str, here: Path, kind: Literal["fork", "clone"], *, name: str | None = None,
+                      notify: Callable[[str], None]) -> CopyResult:
+    """A fork (named `name`, when given) or a clone of the session `reference` names, made where
+    `AgentSession.for_reference` would place it (its own project's folder); the unreadable lines
+    left out of the copy are said once through `notify`.
+
+    Raises:
+        as `catalog.listing.resolve_session`, `fork_session` and `clone_session`.
+    """
+    from ..catalog.listing import resolve_session
+    from .locate import session_folder
+
+    files = resolve_session(reference, here)
+    folder = session_folder(files)
+    result = fork_session(files, folder, name=name) if kind == "fork" else clone_session(files, folder)
+    notice = skipped_notice(files, result)
+    if notice is not None:
+        notify(notice)
+    return result
+
+
+def skipped_notice(source: SessionFiles, result: CopyResult) -> str | None:
+    """The one line saying how many unreadable lines of `source` a copy left out (None: none)."""
+    if not result.skipped:
+        return None
+    return f"{source.transcript.name}: {result.skipped} unreadable line(s) left out of the copy"
 
 
 class GotoResult(Frozen):

@@ -19,7 +19,8 @@ from ..errors import CommandcodeError
 from ..sessions.fork import CopyResult
 from ..sessions.navigate import LeftBehind
 from ..sessions.writer import SessionWriter
-from .branching import GotoResult, clone_session, fork_session, goto_entry, label_entry, summary_draft
+from .branching import (GotoResult, clone_session, fork_session, goto_entry, label_entry, skipped_notice,
+                        summary_draft)
 from .handle import SessionHandle
 from .model_switch import ModelSelection
 from .providers.base import Summarizes
@@ -106,7 +107,7 @@ class SessionNavigation:
         return self._copied(clone_session(handle.files, handle.cwd))
 
     def _copied(self, result: CopyResult) -> AgentSession:
-        if result.skipped:
-            self._handle.notify(f"{self._handle.files.transcript.name}: {result.skipped} unreadable line(s) "
-                                "left out of the copy")
+        notice = skipped_notice(self._handle.files, result)
+        if notice is not None:
+            self._handle.notify(notice)
         return self._open_copy(result)

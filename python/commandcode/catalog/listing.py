@@ -20,7 +20,7 @@ from ..config.env import catalog_enabled
 from ..config.paths import as_path, is_transcript_name, node_text, project_dir, projects_dir, sessions_folder
 from ..errors import CommandcodeError, SessionNotFoundError
 from ..sessions.files import SessionFiles
-from ..sessions.format import MIN_ID_PREFIX
+from ..sessions.format import MIN_ID_PREFIX, read_header_cwd
 from ..sessions.reader import open_session
 from ..sessions.refs import resolve_direct
 from .summary import SessionSummary, summarize, with_lineage
@@ -200,7 +200,12 @@ def belongs_here(session_cwd: str, folder: str | os.PathLike[str], cwd: str | os
 
 
 def _is_here(path: Path, cwd: str) -> bool:
-    """Whether the session at `path` counts as `cwd`'s (`belongs_here`; False when it cannot be opened)."""
+    """Whether the session at `path` counts as `cwd`'s (`belongs_here`; False when it cannot be
+    opened). The header's `cwd` is read from its first line; only a transcript with no header
+    line is opened (its header is synthesized), so an id prefix never waits for a scan."""
+    recorded = read_header_cwd(path)
+    if recorded is not None:
+        return belongs_here(recorded, path.parent, cwd)
     try:
         return belongs_here(open_session(path).cwd, path.parent, cwd)
     except (CommandcodeError, OSError):

@@ -22,7 +22,6 @@ The source is only read. `NewSessionFiles` makes the result all or nothing.
 
 from __future__ import annotations
 
-import errno
 import os
 import threading
 from collections.abc import Callable
@@ -32,6 +31,8 @@ from ..errors import InvalidSessionError
 from ..storage.durable import write_all
 from ..storage.ids import iso_now
 from ..storage.jsonfmt import encode_entry, encode_line
+from ..storage.kernel_copy import RangeShrankError
+from ..storage.kernel_copy import copy_range as kernel_copy
 from ..storage.regular import open_regular, read_if_exists
 from ..storage.values import Frozen
 from .files import SessionFiles
@@ -39,7 +40,6 @@ from .format import FORMAT_VERSION, build_header
 from .lineage import EntryIds, NewSessionFiles, lineage_meta
 from .reader import Session
 
-_CHUNK = 1 << 30
 _HEADER_PROBE = 1 << 16
 
 
@@ -99,29 +99,17 @@ def _header_end(session: Session) -> int:
 
 
 def copy_range(source: int, target: int, offset: int, length: int) -> None:
-    """Appends `length` bytes of `source` from `offset` to `target`, in the kernel
-    (`copy_file_range`; `sendfile` or a plain read/write where that is refused)."""
-    end = offset + length
-    while offset < end:
-        try:
-            copied = os.copy_file_range(source, target, min(_CHUNK, end - offset), offset)
-        except OSError as error:
-            if error.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP):
-                raise
-            _copy_plainly(source, target, offset, end)
-            return
-        if copied == 0:
-            raise InvalidSessionError("the transcript shrank while it was being copied; nothing was forked")
-        offset += copied
+    """Appends `length` bytes of the transcript `source` from `offset` to `target`
+    (`storage.kernel_copy.copy_range`: in the kernel, its write-back started as it goes).
 
-
-def _copy_plainly(source: int, target: int, offset: int, end: int) -> None:
-    while offset < end:
-        data = os.pread(source, min(1 << 20, end - offset), offset)
-        if not data:
-            raise InvalidSessionError("the transcript shrank while it was being copied; nothing was forked")
-        write_all(target, data)
-        offset += len(data)
+    Raises:
+        InvalidSessionError: the transcript shrank under the copy.
+        OSError: a read or write failed.
+    """
+    try:
+        kernel_copy(source, target, offset, length)
+    except RangeShrankError:
+        raise InvalidSessionError("the transcript shrank while it was being copied; nothing was forked") from None
 
 
 def fork_files(session: Session, target: SessionFiles, *, name: str | None = None,
