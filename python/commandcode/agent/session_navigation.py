@@ -19,8 +19,7 @@ from ..errors import CommandcodeError
 from ..sessions.fork import CopyResult
 from ..sessions.navigate import LeftBehind
 from ..sessions.writer import SessionWriter
-from .branching import (GotoResult, clone_session, fork_session, goto_entry, label_entry, skipped_notice,
-                        summary_draft)
+from .branching import GotoResult, clone_session, fork_session, goto_entry, label_entry, skipped_notice, summary_draft
 from .handle import SessionHandle
 from .model_switch import ModelSelection
 from .providers.base import Summarizes

@@ -18,7 +18,7 @@ from ..present.console import handle_errors, print_json, safe, stdout, warn
 
 if TYPE_CHECKING:
     from ..agent.runtime import AgentSession
-    from ..agent.branching import CopyResult
+    from ..sessions.fork import CopyResult
 
 REF_ARGUMENT = typer.Argument(..., help="Session id, id prefix, name or transcript path.")
 ENTRY_ARGUMENT = typer.Argument(..., help="Entry id (or a unique prefix of one), from `sessions tree REF`.")
