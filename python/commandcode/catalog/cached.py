@@ -41,7 +41,11 @@ def set_reporting(progress: Progress | None, on_built: Built | None) -> None:
 
 @contextmanager
 def catalog_session(problems: list[str]) -> Iterator[Catalog | None]:
-    """The open catalog, or None (with a warning in `problems`) when it cannot be used."""
+    """The open catalog, or None (with a warning in `problems`) when it cannot be used; after a
+    warm-up under way is done (`warmup.settle`)."""
+    from .warmup import settle
+
+    settle()
     try:
         catalog = open_catalog()
     except CatalogUnavailable as error:

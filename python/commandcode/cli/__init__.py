@@ -34,6 +34,7 @@ def run(argv: list[str]) -> object:
 
     try:
         argv = prompt_from_stdin(argv)
+        _continue_ahead(argv)
         if _run_shell_launch(argv):
             return 0
         if not run_fast(argv):
@@ -75,6 +76,29 @@ def prompt_from_stdin(argv: list[str]) -> list[str]:
         prompt = sys.stdin.buffer.read().decode("utf-8", errors="replace")
         return [*argv[: index + 1], prompt.removesuffix("\n"), *argv[index + 1:]]
     return argv
+
+
+CONTINUE_FLAGS = ("-c", "--continue")
+MOVING_FLAGS = ("-w", "--worktree")
+
+
+def _continue_ahead(argv: list[str]) -> None:
+    """`-c` (headless or in the shell): the catalog rows of this directory's sessions refreshed on
+    another thread while the launch imports the rest (`catalog/warmup.py`). A guess from the
+    tokens alone: a `-c` that turns out to be something else only costs a refresh a later listing
+    would have made; a launch that moves into a worktree first (`-w`) is left alone."""
+    head = argv[: argv.index("--")] if "--" in argv else argv
+    if not any(token in CONTINUE_FLAGS for token in head):
+        return
+    if any(token in MOVING_FLAGS or token.startswith("--worktree=") for token in head):
+        return
+    from ..catalog.warmup import begin
+
+    try:
+        here = os.getcwd()
+    except OSError:  # a directory removed under the shell: the launch says so itself
+        return
+    begin(here)
 
 
 def _run_shell_launch(argv: list[str]) -> bool:

@@ -1,0 +1,65 @@
+"""The catalog warm-up `-c` starts (`catalog/warmup.py`): the listing that follows waits for it
+and summarizes nothing twice; a catalog it cannot use changes nothing of what `-c` does."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from commandcode.catalog import index, listing, warmup
+from helpers.session_files import sid, write_session
+
+
+@pytest.fixture(autouse=True)
+def _no_warmup_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(warmup, "_thread", None)
+
+
+def test_the_listing_after_a_warmup_summarizes_nothing_again(home: Path, workdir: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    for number in range(3):
+        write_session(workdir, sid(number + 1), [f"prompt {number}"])
+    summarized: list[str] = []
+    real = index.summarize_paths
+
+    def counting(paths: list[str], *args: object, **kwargs: object) -> object:
+        summarized.extend(os.path.basename(path) for path in paths)
+        return real(paths, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(index, "summarize_paths", counting)
+    warmup.begin(str(workdir))
+    rows = listing.list_sessions(workdir)
+    assert warmup._thread is not None and not warmup._thread.is_alive()  # the listing waited for it
+    assert sorted(row.id for row in rows) == [sid(1), sid(2), sid(3)]
+    assert sorted(summarized) == sorted(f"{sid(number + 1)}.jsonl" for number in range(3))  # each once
+
+
+def test_a_warmup_starts_once_and_not_when_the_catalog_is_off(home: Path, workdir: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMMANDCODE_CATALOG", "off")
+    warmup.begin(str(workdir))
+    assert warmup._thread is None
+    monkeypatch.delenv("COMMANDCODE_CATALOG")
+    warmup.begin(str(workdir))
+    first = warmup._thread
+    warmup.begin(str(workdir))
+    assert first is not None and warmup._thread is first
+    warmup.settle()
+
+
+def test_continue_with_an_unusable_catalog_warns_at_most_once_and_runs(home: Path, workdir: Path) -> None:
+    write_session(workdir, sid(7), ["the one to continue"], meta={"entrypoint": "print"})
+    (home / "catalog.sqlite3").mkdir()  # not a database: the warm-up and the listing both meet it
+    env = {**os.environ, "COMMANDCODE_HOME": str(home), "NO_COLOR": "1"}
+    done = subprocess.run([sys.executable, "-m", "commandcode", "-c", "-p", "hello"], cwd=workdir, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "catalog cannot be used" in line]
+    assert len(warnings) <= 1 and "Traceback" not in done.stderr, done.stderr
+    assert (home / "catalog.sqlite3").is_dir()  # left as it was
+    transcript = next(Path(home, "projects").rglob(f"{sid(7)}.jsonl"))
+    assert "hello" in transcript.read_text()  # the turn went into the session -c found
