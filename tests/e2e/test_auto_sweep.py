@@ -52,3 +52,16 @@ def test_malformed_settings_are_one_line_and_nothing_is_swept(home: Path, workdi
     for args in (["sweep"], ["sweep", "--archive", "--dry-run"], ["sessions", "du"]):
         assert_error_lines(run_cli(args, workdir, home), error_contains="settings.json:1:")
     assert old.exists() and (home / "settings.json").read_text() == '{"cleanupPeriodDays": 3,,}'
+
+
+def test_the_session_the_shell_shows_is_left_alone(home: Path, workdir: Path, child_env: None) -> None:
+    """A shell that resumed an old session holds no lock until its first turn: the sweep it starts
+    is told which session is on screen, and archives only the others (it used to archive the one
+    just resumed, and the next `-r` of it found nothing)."""
+    shown, other = make_session(home, workdir), make_session(home, workdir)
+    for transcript in (shown, other):
+        age_session(transcript, 40)
+    assert maybe_auto_sweep(workdir, keep=[shown.stem])
+    wait_for(lambda: not other.exists() and any((home / "archives").rglob("*.ccarchive")), what="the background sweep")
+    wait_for(lambda: not list((home / "sweep").glob("*.json")), what="the sweep to finish")
+    assert shown.exists()

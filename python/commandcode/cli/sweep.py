@@ -134,6 +134,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
         auto: bool = typer.Option(False, "--auto", hidden=True, help="The daily background run."),
         quiet: bool = typer.Option(False, "--quiet", hidden=True),
+        keep: list[str] = typer.Option([], "--keep", hidden=True, help="A session open now (the shell's)."),
     ) -> None:
         """Delete (or --archive) sessions whose last activity is older than the retention period."""
         if restore is not None:
@@ -154,7 +155,7 @@ def register(app: typer.Typer) -> None:
         if auto:
             archive = settings.cleanup_mode != "delete"
         plan = plan_sweep(os.getcwd(), older_than_days=days, include_named=include_named,
-                          period_setting=settings.cleanup_period_days)
+                          period_setting=settings.cleanup_period_days, keep=keep)
         context, progress = _progress_bar(not (quiet or as_json))
         with context:
             report = run_sweep(plan, archive=archive, dry_run=dry_run, progress=progress)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ..errors import CommandcodeError
@@ -137,13 +137,14 @@ def rearm_share(agent: AgentSession, notice: Callable[[str], None] | None = None
     return rearm(agent.files, notice)
 
 
-def start_auto_sweep(cwd: Path) -> threading.Thread:
-    """Checks (in a daemon thread) whether the daily sweep is due and starts it if so."""
+def start_auto_sweep(cwd: Path, keep: Sequence[str] = ()) -> threading.Thread:
+    """Checks (in a daemon thread) whether the daily sweep is due and starts it if so, leaving the
+    sessions `keep` names (the one the shell shows) alone."""
     def check() -> None:
         try:
             from ..workspace.retire.run import maybe_auto_sweep
 
-            maybe_auto_sweep(cwd)
+            maybe_auto_sweep(cwd, keep=keep)
         except Exception:  # housekeeping never disturbs the launch
             pass
 

@@ -111,8 +111,9 @@ def _run_entered(shell: InteractiveShell, launch: Launch, where: Place) -> int:
 
     here, worktree = Path.cwd(), where.worktree
 
-    def sweep_check() -> None:  # at most once a day, in the background
-        start_auto_sweep(here)
+    def sweep_check() -> None:  # at most once a day, in the background; never the session on screen
+        shown = shell.made_agent
+        start_auto_sweep(here, keep=[shown.session_id] if shown is not None else [])
 
     shell.when_prompt_up.append(sweep_check)
     made = shell.made_agent

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -117,8 +118,10 @@ def _object_sizes() -> dict[str, int]:
     return sizes
 
 
-def candidates(cwd: str, *, older_than_days: float, include_named: bool, now: float | None = None) -> list[Candidate]:
-    """Every session of every project, each with the reason it stays (`skip`) or none."""
+def candidates(cwd: str, *, older_than_days: float, include_named: bool, now: float | None = None,
+               keep: Collection[str] = ()) -> list[Candidate]:
+    """Every session of every project, each with the reason it stays (`skip`) or none; the ids in
+    `keep` are open now (a shell showing one it resumed holds no lock until its first turn)."""
     moment = time.time() if now is None else now
     found = []
     journals = data_dir() / "journals"
@@ -136,14 +139,14 @@ def candidates(cwd: str, *, older_than_days: float, include_named: bool, now: fl
                 candidate.name = user_given_name(files)
                 if candidate.name and not include_named:
                     candidate.skip = "named"
-                elif open_now(transcript):
+                elif files.session_id in keep or open_now(transcript):
                     candidate.skip = "open now"
             found.append(candidate)
     return found
 
 
 def plan_sweep(cwd: str, *, older_than_days: float, include_named: bool, period_setting: int | None = None,
-               now: float | None = None) -> SweepPlan:
+               now: float | None = None, keep: Collection[str] = ()) -> SweepPlan:
     """The sessions a sweep takes and what it would free.
 
     Raises:
@@ -151,7 +154,7 @@ def plan_sweep(cwd: str, *, older_than_days: float, include_named: bool, period_
     """
     if period_setting == 0:
         return SweepPlan(older_than_days, [], [], {}, disabled_by="cleanupPeriodDays is 0")
-    everyone = candidates(cwd, older_than_days=older_than_days, include_named=include_named, now=now)
+    everyone = candidates(cwd, older_than_days=older_than_days, include_named=include_named, now=now, keep=keep)
     chosen = [candidate for candidate in everyone if candidate.skip is None]
     chosen_files = {os.path.abspath(candidate.files.sidecar_path(".checkpoints.jsonl")): candidate for candidate in chosen}
     kept_refs = journal_references() | archived_references()

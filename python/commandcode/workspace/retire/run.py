@@ -25,7 +25,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -221,10 +221,11 @@ def run_sweep(plan: SweepPlan, *, archive: bool, dry_run: bool, progress: Progre
 # Once a day, in the background
 
 
-def maybe_auto_sweep(cwd: str | os.PathLike[str], *, now: float | None = None) -> bool:
+def maybe_auto_sweep(cwd: str | os.PathLike[str], *, now: float | None = None, keep: Sequence[str] = ()) -> bool:
     """Starts the daily automatic sweep in the background if the last one is a day old (for the
-    shell to call at start). It archives unless the settings chose deletion (`cleanupMode:
-    "delete"`). Returns whether one was started. Never raises: retention is housekeeping."""
+    shell to call at start), leaving the sessions `keep` names (the shell's own) alone. It archives
+    unless the settings chose deletion (`cleanupMode: "delete"`). Returns whether one was started.
+    Never raises: retention is housekeeping."""
     moment = time.time() if now is None else now
     stamp = sweep_dir() / AUTO_STAMP
     try:
@@ -237,7 +238,8 @@ def maybe_auto_sweep(cwd: str | os.PathLike[str], *, now: float | None = None) -
     try:
         ensure_dir(sweep_dir())
         atomic_write(stamp, f"{moment:.0f}\n".encode())
-        subprocess.Popen([sys.executable, "-m", "commandcode", "sweep", "--auto", "--quiet"], cwd=os.fspath(cwd),
+        kept = [argument for session_id in keep for argument in ("--keep", session_id)]
+        subprocess.Popen([sys.executable, "-m", "commandcode", "sweep", "--auto", "--quiet", *kept], cwd=os.fspath(cwd),
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True)
     except OSError:
