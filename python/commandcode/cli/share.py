@@ -116,9 +116,12 @@ def _token(words: list[str], store: str | None) -> None:
     if words[0] == "create":
         stdout.print(service.create_token(store, words[1]), highlight=False, soft_wrap=True)
     elif words[0] == "revoke":
-        done = service.revoke_token(store, words[1])
-        stdout.print(f"revoked {safe(words[1])}'s publisher token" if done else
-                     f"{safe(words[1])}'s publisher token was revoked already", highlight=False)
+        done, ended = service.revoke_token(store, words[1])
+        said = f"revoked {safe(words[1])}'s publisher token" if done else \
+            f"{safe(words[1])}'s publisher token was revoked already"
+        if ended:
+            said += f"; {ended} live share{'s' if ended != 1 else ''} of theirs ended"
+        stdout.print(said, highlight=False)
     else:
         users = service.list_tokens(store)
         if not users:

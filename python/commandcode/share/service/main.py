@@ -51,8 +51,9 @@ def list_tokens(url: str) -> list[tuple[str, int, bool, int]]:
         store.close()
 
 
-def revoke_token(url: str, user: str) -> bool:
-    """Revokes `user`'s token; False when it was revoked already.
+def revoke_token(url: str, user: str) -> tuple[bool, int]:
+    """Revokes `user`'s token and ends their live shares (`SqlStore.revoke_token`): whether the
+    token worked until now, how many shares ended.
 
     Raises:
         CommandcodeError: the store has no such user.
