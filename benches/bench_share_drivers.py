@@ -14,7 +14,7 @@ Figures per driver: publish round trip (p50, p99), commit to every replica holdi
 (p50, p99, over every replica and row), the process's CPU seconds for the run, and the driver's
 import time.
 
-    pip install asyncpg   # bench only
+    pip install -e '.[bench]'   # asyncpg, bench only
     python benches/bench_share_drivers.py [--replicas 3] [--publishers 4] [--turns 150] [--repeat 2]
 """
 
