@@ -19,6 +19,9 @@ import socket
 import threading
 from typing import Any
 
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
 from .app import ABORT, TOO_MANY_TEXT, ShareApp
 from .clients import Clients
 
@@ -30,8 +33,6 @@ STOP_SECONDS = 5
 
 def _protocol(clients: Clients) -> type:
     """uvicorn's h11 protocol, capped per client address and able to abort."""
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
     class LimitedProtocol(H11Protocol):
         counted: str | None = None
         refused = False
@@ -96,8 +97,6 @@ def listen(host: str, port: int) -> socket.socket:
 
 def run(app: ShareApp, listener: socket.socket) -> None:
     """Serves until SIGTERM or SIGINT (which it re-raises once everything has stopped)."""
-    import uvicorn
-
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi"):
         logger = logging.getLogger(name)
         logger.handlers[:] = [logging.NullHandler()]
