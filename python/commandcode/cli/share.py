@@ -42,6 +42,8 @@ def share_command(
     max_body: int = typer.Option(4 << 20, "--max-body", min=1024, help="serve --store: the largest publish body, bytes."),
     max_per_client: int = typer.Option(256, "--max-per-client", min=1,
                                        help="serve --store: open connections allowed per client address."),
+    send_timeout: float = typer.Option(30.0, "--send-timeout", min=0.5, metavar="SECONDS",
+                                       help="serve --store: drop a viewer that takes nothing for this long."),
     trusted_proxy: Optional[list[str]] = typer.Option(None, "--trusted-proxy", metavar="ADDR",
                                                       help="serve --store: a load balancer's address or network "
                                                       "(repeatable); its X-Forwarded-For names the client."),
@@ -64,7 +66,7 @@ def share_command(
         if store is not None:
             from ..share.service.main import serve
 
-            serve(store, host, port, max_body=max_body, max_per_client=max_per_client,
+            serve(store, host, port, max_body=max_body, max_per_client=max_per_client, send_timeout=send_timeout,
                   trusted_proxies=trusted_proxy or ())
             return
         _serve(host, port)

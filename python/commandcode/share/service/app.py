@@ -13,8 +13,8 @@ ASGI application, served by uvicorn (`replica.py`; chosen by measurement against
 
 Every store call runs in the replica's thread pool (the stores are blocking); the event streams
 wait in the event loop on their share's `LiveShare.changed()`. Limits: a body over `max_body` is
-413 (unread), a viewer that stops reading is dropped after `SEND_TIMEOUT` without holding anyone
-else, a failing store is 503 with one line. Connections per address are capped before any request
+413 (unread), a viewer that stops reading is dropped after `send_timeout` (`--send-timeout`, 30 s)
+without holding anyone else, a failing store is 503 with one line. Connections per address are capped before any request
 is read (`replica.py`); behind a load balancer named by `--trusted-proxy`, each request through it
 counts against the client `X-Forwarded-For` names (`clients.py`), 429 past the limit.
 """
@@ -61,7 +61,7 @@ T = TypeVar("T")
 
 
 class SlowViewer(Exception):
-    """A viewer did not take what was sent within `SEND_TIMEOUT`: its connection is dropped."""
+    """A viewer did not take what was sent within the send timeout: its connection is dropped."""
 
 
 def _shown_rows(rows: list[Row]) -> list[Row]:
@@ -73,8 +73,8 @@ def _shown_rows(rows: list[Row]) -> list[Row]:
 class Request:
     """One request's scope, parsed, and its answer."""
 
-    def __init__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        self.scope, self.receive, self.send = scope, receive, send
+    def __init__(self, scope: Scope, receive: Receive, send: Send, send_timeout: float = SEND_TIMEOUT) -> None:
+        self.scope, self.receive, self.send, self.send_timeout = scope, receive, send, send_timeout
         self.method = str(scope["method"])
         self.path = str(scope["path"])
         self.segments = [segment for segment in self.path.split("/") if segment]
@@ -118,7 +118,7 @@ class Request:
         """A part of a streamed answer; `SlowViewer` when the viewer does not take it in time."""
         try:
             await asyncio.wait_for(self.send({"type": "http.response.body", "body": body, "more_body": more}),
-                                   SEND_TIMEOUT)
+                                   self.send_timeout)
         except TimeoutError:
             raise SlowViewer from None
 
@@ -130,10 +130,11 @@ class Request:
 
 class ShareApp:
     """The ASGI application of one replica: `store`, the `hub` of shares its viewers follow, the
-    per-client `clients` count and the limits."""
+    per-client `clients` count and the limits (`max_body`, `send_timeout`)."""
 
-    def __init__(self, store: SqlStore, clients: Clients, *, max_body: int = MAX_BODY) -> None:
-        self.store, self.clients, self.max_body = store, clients, max_body
+    def __init__(self, store: SqlStore, clients: Clients, *, max_body: int = MAX_BODY,
+                 send_timeout: float = SEND_TIMEOUT) -> None:
+        self.store, self.clients, self.max_body, self.send_timeout = store, clients, max_body, send_timeout
         self.hub = Hub(store)
         self.pool = ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="share-store")
 
@@ -144,7 +145,7 @@ class ShareApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return  # no lifespan or websocket
-        request = Request(scope, receive, send)
+        request = Request(scope, receive, send, self.send_timeout)
         client = None
         try:
             peer = request.peer()

@@ -73,10 +73,11 @@ def _interrupt(*_args: object) -> None:
     raise KeyboardInterrupt
 
 
-def serve(url: str, host: str, port: int, *, max_body: int, max_per_client: int,
+def serve(url: str, host: str, port: int, *, max_body: int, max_per_client: int, send_timeout: float = 30.0,
           trusted_proxies: Sequence[str] = ()) -> None:
     """Runs one replica until interrupted (SIGTERM or Ctrl-C). `trusted_proxies`: the load
-    balancers whose `X-Forwarded-For` names the client (`clients.py`).
+    balancers whose `X-Forwarded-For` names the client (`clients.py`); `send_timeout`: how long
+    a viewer may take nothing before it is dropped.
 
     Raises:
         UsageError: a trusted proxy is not an address or network. CommandcodeError: the port is
@@ -103,7 +104,7 @@ def serve(url: str, host: str, port: int, *, max_body: int, max_per_client: int,
     except BaseException:
         listener.close()
         raise
-    app = ShareApp(store, Clients(max_per_client, networks), max_body=max_body)
+    app = ShareApp(store, Clients(max_per_client, networks), max_body=max_body, send_timeout=send_timeout)
     signal.signal(signal.SIGTERM, _interrupt)  # uvicorn stops on it first, then raises it again
     bound = listener.getsockname()[1]
     print(f"share service at http://{host}:{bound} (store {url.split('://')[0]}; Ctrl-C to stop)",

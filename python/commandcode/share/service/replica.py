@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import struct
 import threading
 from typing import Any
 
@@ -48,8 +49,17 @@ def _protocol(clients: Clients) -> type:
             self.app = app
 
         def _abort(self) -> None:
-            if self.transport is not None:
-                self.transport.abort()
+            """Drops the connection with a reset: what its buffers still hold for it is discarded
+            (a plain close would leave the kernel trickling megabytes to a viewer that never reads)."""
+            if self.transport is None:
+                return
+            sock = self.transport.get_extra_info("socket")
+            if sock is not None:
+                try:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                except OSError:
+                    pass
+            self.transport.abort()
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
