@@ -24,7 +24,6 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -125,53 +124,22 @@ def fanout(url: str, home: Path, work: Path, viewers: int, turns: int) -> dict[s
             replica.stop()
 
 
-class _SlowProxy(BaseHTTPRequestHandler):
-    target = ""
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        del format, args
-
-    def _forward(self) -> None:
-        import urllib.error
-        import urllib.request
-
-        time.sleep(1.0)
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else None
-        request = urllib.request.Request(self.target + self.path, data=body, method=self.command,
-                                         headers={key: value for key, value in self.headers.items()
-                                                  if key.lower() in ("authorization", "content-type")})
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                status, data = response.status, response.read()
-        except urllib.error.HTTPError as error:
-            status, data = error.code, error.read()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = _forward
-
-
 def turn_latency(url: str, home: Path, work: Path, turns: int) -> dict[str, Any]:
     from commandcode.agent.runtime import AgentSession
     from commandcode.sharing import client, publisher
     from helpers.postgres import Replica, token
+    from helpers.slow_proxy import SlowProxy
 
     os.environ["CC_SHARE_TOKEN"] = token(url, home, work, "turns")
     replica = Replica(url, home, work)
-    _SlowProxy.target = replica.url
-    proxy = ThreadingHTTPServer(("127.0.0.1", 0), _SlowProxy)
+    proxy = SlowProxy(replica.url, 1.0)
     threading.Thread(target=proxy.serve_forever, daemon=True).start()
     settings = home / "settings.json"
     results: dict[str, Any] = {}
     os.chdir(work)
     try:
         for mode in ("off", "up", "slow", "down", "off-again"):
-            server = {"up": replica.url, "down": replica.url, "slow": f"http://127.0.0.1:{proxy.server_address[1]}"}
+            server = {"up": replica.url, "down": replica.url, "slow": proxy.url}
             if mode in server:
                 settings.write_text(json.dumps({"share": {"server": server[mode], "token": "$CC_SHARE_TOKEN"}}))
             else:
@@ -192,7 +160,7 @@ def turn_latency(url: str, home: Path, work: Path, turns: int) -> dict[str, Any]
             results[mode] = _quantiles(times)
             if mode == "down":
                 replica = Replica(url, home, work)
-                _SlowProxy.target = replica.url
+                proxy.target = replica.url
         return results
     finally:
         proxy.shutdown()

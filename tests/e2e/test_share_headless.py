@@ -1,16 +1,22 @@
 """A commit made with no shell open (`commandcode -p -r REF`, `-c -p`) on a session shared with a
 team share service reaches the service: a real service process (SQLite store) and real `-p`
 runs. With the service down the run still succeeds (one warning line), and a later `share REF`
-sends what it committed: nothing lost, nothing sent twice."""
+sends what it committed: nothing lost, nothing sent twice. With the service slow (a proxy that
+waits before each request), a run that exits before its re-arm is answered still leaves its own
+turn queued in the durable outbox, and the next process sends it once."""
 
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from helpers.cli import run_cli, run_ok
 from helpers.postgres import Replica, token
+from helpers.slow_proxy import slow_proxy
 
 
 def _page(url: str) -> str:
@@ -60,5 +66,45 @@ def test_a_headless_commit_reaches_the_service(home: Path, workdir: Path, tmp_pa
         page = _page(url)
         for marker in ("first", "second", "third", "fourth"):
             assert page.count(f"You said: {marker}-prompt-marker") == 1, f"{marker}: nothing lost or sent twice"
+    finally:
+        replica.stop()
+
+
+@pytest.mark.parametrize("delay", [1.0, 5.0])
+def test_a_headless_commit_on_a_slow_service_waits_in_the_outbox(delay: float, home: Path, workdir: Path,
+                                                                  tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'shares.db'}"
+    alice = token(store, home, workdir, "alice")
+    replica = Replica(store, home, workdir)
+    try:
+        with slow_proxy(replica.url, 0.0) as proxy:
+            home.mkdir(parents=True, exist_ok=True)
+            (home / "settings.json").write_text(json.dumps({"share": {"server": proxy.url, "token": "$CC_SHARE_TOKEN"}}))
+            session_id = _session_id(run_ok(["-p", "first-prompt-marker", "--output-format", "json"], workdir,
+                                            home).stdout)
+            url = run_ok(["share", session_id, "--yes", "--no-copy"], workdir, home, CC_SHARE_TOKEN=alice).stdout.strip()
+            direct = url.replace(proxy.url, replica.url)  # the page, read without the proxy's wait
+            share_id = json.loads(next(home.rglob(f"{session_id}.share.json")).read_text())["shareId"]
+            outbox = home / "share" / "outbox" / f"{share_id}.jsonl"
+            proxy.delay = delay
+            began = time.monotonic()
+            slow = run_cli(["-p", "second-prompt-marker", "-r", session_id], workdir, home, CC_SHARE_TOKEN=alice)
+            took = time.monotonic() - began
+            assert slow.returncode == 0 and "You said: second-prompt-marker" in slow.stdout, slow.stderr
+            assert "Traceback" not in slow.stderr
+            queued = [json.loads(line) for line in outbox.read_text().splitlines()]
+            assert [entry["seq"] for entry in queued] == list(range(1, len(queued) + 1))
+            assert sum("You said: second-prompt-marker" in entry["html"] for entry in queued) == 1, \
+                "the run queued its own turn before it exited"
+            if delay > took:  # it exited before its re-arm was even answered: nothing was sent yet
+                assert "second-prompt-marker" not in _page(direct)
+            proxy.delay = 0.0
+            again = run_ok(["share", session_id, "--yes", "--no-copy"], workdir, home, CC_SHARE_TOKEN=alice)
+            assert again.stdout.strip() == url
+            page = _page(direct)
+            for marker in ("first", "second"):
+                assert page.count(f"You said: {marker}-prompt-marker") == 1, f"{marker}: nothing lost or sent twice"
+            sent = json.loads(outbox.with_name(f"{share_id}.sent.json").read_text())["sent"]
+            assert sent == len(outbox.read_text().splitlines()), "the outbox drained"
     finally:
         replica.stop()

@@ -2,7 +2,8 @@
 PostgreSQL cluster and real replicas on 127.0.0.1: publishing and viewing across replicas, the
 publisher's settings, outbox and CLI, and the bad inputs (tokens, secrets, bodies, a replayed
 outbox, a database that is down, read-only or failing mid-transaction, a viewer that never reads,
-1,000 connections from one address, a session with corrupt lines)."""
+1,000 connections from one address, a session with corrupt lines), and a replica stopped with a
+stream open."""
 
 from __future__ import annotations
 
@@ -345,3 +346,47 @@ def test_slash_share_follows_each_commit_on_a_sqlite_store(home: Path, workdir: 
             wait_for(viewer.stopping.is_set, what="the stream's end")
         finally:
             publisher.unfollow(files.session_id)
+
+
+def test_a_stopped_replica_ends_its_streams_and_they_resume_on_another(home: Path, workdir: Path,
+                                                                       tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'shares.db'}"
+    alice = token(store, home, workdir, "alice")
+    with replicas(store, home, workdir, 2) as (one, two):
+        share_id, secret = open_share(one.url, alice)
+        path = f"/api/shares/{share_id}/rows"
+        viewer = Viewer([one.port, two.port], f"/s/{share_id}/events?secret={secret}")
+        viewer.start()
+        assert call(one.url, path, rows(1, 2), auth=alice)[0] == 200
+        wait_for(lambda: viewer.seqs == [1, 2], what="the first rows")
+        assert one.stop() == "", "a stop prints nothing"  # SIGTERM, with a stream open
+        assert one.process.returncode == 0
+        assert call(two.url, path, rows(3, 2), auth=alice)[0] == 200
+        viewer.target = 4
+        wait_for(viewer.finished, what="the stream resumed on the other replica")
+        assert viewer.seqs == [1, 2, 3, 4] and viewer.connects == 2 and viewer.statuses == [200, 200]
+
+
+def test_a_viewer_that_stops_reading_is_dropped(home: Path, workdir: Path, tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'shares.db'}"
+    alice = token(store, home, workdir, "alice")
+    with replicas(store, home, workdir, 1, "--send-timeout", "1", "--max-per-client", "1") as (one,):
+        share_id, secret = open_share(one.url, alice)
+        stuck = socket.create_connection(("127.0.0.1", one.port), timeout=30, source_address=("127.0.0.3", 0))
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stuck.sendall(f"GET /s/{share_id}/events?secret={secret} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        wait_for(lambda: call(one.url, "/healthz", source="127.0.0.3")[0] == 429, what="the address at its limit")
+        big = "x" * 60_000
+        for first in range(1, 201, 4):  # 12 MB: far more than the socket buffers on both sides hold
+            batch = {"rows": [{"seq": seq, "kind": "row", "html": big, "messages": 1} for seq in range(first, first + 4)]}
+            assert call(one.url, f"/api/shares/{share_id}/rows", batch, auth=alice, source="127.0.0.2")[0] == 200
+        # the stuck viewer is dropped: its connection ends and its address is served again
+        wait_for(lambda: call(one.url, "/healthz", source="127.0.0.3")[0] == 200, what="the stuck viewer dropped")
+        received = 0
+        try:
+            while chunk := stuck.recv(1 << 20):
+                received += len(chunk)
+        except ConnectionResetError:
+            pass
+        stuck.close()
+        assert received < 12_000_000, "it never got every row"

@@ -42,6 +42,8 @@ def share_command(
     max_body: int = typer.Option(4 << 20, "--max-body", min=1024, help="serve --store: the largest publish body, bytes."),
     max_per_client: int = typer.Option(256, "--max-per-client", min=1,
                                        help="serve --store: open connections allowed per client address."),
+    send_timeout: float = typer.Option(30.0, "--send-timeout", min=0.5, metavar="SECONDS",
+                                       help="serve --store: drop a viewer that takes nothing for this long."),
     trusted_proxy: Optional[list[str]] = typer.Option(None, "--trusted-proxy", metavar="ADDR",
                                                       help="serve --store: a load balancer's address or network "
                                                       "(repeatable); its X-Forwarded-For names the client."),
@@ -64,7 +66,7 @@ def share_command(
         if store is not None:
             from ..share.service.main import serve
 
-            serve(store, host, port, max_body=max_body, max_per_client=max_per_client,
+            serve(store, host, port, max_body=max_body, max_per_client=max_per_client, send_timeout=send_timeout,
                   trusted_proxies=trusted_proxy or ())
             return
         _serve(host, port)
@@ -116,9 +118,12 @@ def _token(words: list[str], store: str | None) -> None:
     if words[0] == "create":
         stdout.print(service.create_token(store, words[1]), highlight=False, soft_wrap=True)
     elif words[0] == "revoke":
-        done = service.revoke_token(store, words[1])
-        stdout.print(f"revoked {safe(words[1])}'s publisher token" if done else
-                     f"{safe(words[1])}'s publisher token was revoked already", highlight=False)
+        done, ended = service.revoke_token(store, words[1])
+        said = f"revoked {safe(words[1])}'s publisher token" if done else \
+            f"{safe(words[1])}'s publisher token was revoked already"
+        if ended:
+            said += f"; {ended} live share{'s' if ended != 1 else ''} of theirs ended"
+        stdout.print(said, highlight=False)
     else:
         users = service.list_tokens(store)
         if not users:

@@ -1,6 +1,6 @@
-"""What both share servers' HTTP handlers share (the one-machine `server.py` and the team
-service's `service/app.py`): responses with the same safety headers and no access log, and a
-failed request reported as one line, never the stdlib's traceback."""
+"""What both share servers' HTTP answers share (the one-machine `server.py` and the team
+service's ASGI `service/app.py`): the same safety headers, no access log, and a failed request
+reported as one line, never a traceback."""
 
 from __future__ import annotations
 
@@ -8,6 +8,10 @@ import json
 import sys
 from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+# On every answer of both servers (besides Content-Type and Content-Length).
+SAFETY_HEADERS = (("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"),
+                  ("Referrer-Policy", "no-referrer"))
 
 
 class QuietHandler(BaseHTTPRequestHandler):
@@ -20,9 +24,8 @@ class QuietHandler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
+        for name, value in SAFETY_HEADERS:
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
 
@@ -39,10 +42,11 @@ class QuietHandler(BaseHTTPRequestHandler):
         self._send(status, json.dumps(value).encode(), "application/json")
 
 
-def report_failed_request(server_name: str, client_address: Any) -> None:
-    """For `handle_error`: a client that hung up early (a closed tab, a `curl` stopped half-way)
-    is no error at all and prints nothing; anything else is one line on stderr."""
-    error = sys.exc_info()[1]
+def report_failed_request(server_name: str, client_address: Any, error: BaseException | None = None) -> None:
+    """For `handle_error` (the error being handled, or `error`): a client that hung up early (a
+    closed tab, a `curl` stopped half-way) is no error at all and prints nothing; anything else is
+    one line on stderr."""
+    error = error if error is not None else sys.exc_info()[1]
     if isinstance(error, (ConnectionError, TimeoutError)):
         return
     host = client_address[0] if isinstance(client_address, tuple) and client_address else "?"

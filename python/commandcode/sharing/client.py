@@ -169,11 +169,14 @@ def follow_headless(files: SessionFiles, notice: Notice | None) -> None:
 
 
 def _rearm_team(files: SessionFiles, shared: dict[str, Any], notice: Notice | None) -> None:
-    """Opens the share again on its service and follows it, in a thread the exit drain waits for;
-    a failure is one `notice`."""
+    """Opens the share again on its service and follows it, in a thread the exit drain waits for
+    (and whose share's outbox the exit fills when the thread is not done: `publisher.arming`); a
+    failure is one `notice`."""
     import threading
 
-    from .publisher import arming
+    from .publisher import Publisher, arming
+
+    early = Publisher(files, None, str(shared["shareId"]), notice)
 
     def rearm_team() -> None:
         from .remote import configured
@@ -184,11 +187,11 @@ def _rearm_team(files: SessionFiles, shared: dict[str, Any], notice: Notice | No
             if service is None or service.server != shared.get("server"):
                 raise CommandcodeError(f"it is on the share service {shared.get('server')}, "
                                        "which your settings no longer name")
-            publish_team(files, service, expires_in=None, follow=True, notice=notice)
+            publish_team(files, service, expires_in=None, follow=True, notice=notice, early=early)
         except CommandcodeError as error:
             if notice is not None:
                 notice(f"this session is shared, but its page is not live: {error}")
 
     thread = threading.Thread(target=rearm_team, name="share-rearm", daemon=True)
-    arming(thread)
+    arming(thread, early)
     thread.start()

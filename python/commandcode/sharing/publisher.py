@@ -6,7 +6,9 @@ durable outbox (`outbox.py`), then sends the queued rows in order. A turn never 
 service that is down, slow or refusing for a while costs one notice; the thread retries (0.5 s,
 doubling to 5 s) and says once when the page caught up. A share that ended (410) or a refusal
 that retrying cannot mend (401, 403, 409) stops the thread with one notice. At exit, the
-publishers get a few seconds to drain; what is left stays queued for the next process.
+publishers get a few seconds to drain; what is left stays queued for the next process. A share
+still being re-armed at exit (a slow or absent service) has its publisher made up front: the exit
+queues the process's commits in its outbox, without the service, so the next process sends them.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ def title(files: SessionFiles) -> str:
 class Publisher:
     """Queues and sends one share's rows; `start()` runs it as a thread."""
 
-    def __init__(self, files: SessionFiles, service: Service, share_id: str, notice: Notice | None = None) -> None:
+    def __init__(self, files: SessionFiles, service: Service | None, share_id: str, notice: Notice | None = None) -> None:
+        """`service` None: it only queues (`sync`) until `publish_team` gives it the service."""
         self.files, self.service, self.share_id = files, service, share_id
         self.outbox = Outbox(share_id)
         self.notice = notice
@@ -82,7 +85,7 @@ class Publisher:
     def drain(self, deadline: float | None = None) -> bool:
         """Sends every queued row; False when the service did not take them (retry later).
         `deadline` (`time.monotonic()`): no request runs past it (default: the service's timeout each)."""
-        while not self.stopped:
+        while not self.stopped and self.service is not None:
             batch = self.outbox.pending()
             if not batch:
                 if self.failing is not None:
@@ -135,7 +138,7 @@ class Publisher:
 
 
 _running: dict[str, Publisher] = {}
-_arming: list[threading.Thread] = []
+_arming: list[tuple[threading.Thread, Publisher | None]] = []
 _lock = threading.Lock()
 _registered = False
 
@@ -152,12 +155,14 @@ def _register_exit() -> None:
         atexit.register(_at_exit)
 
 
-def arming(thread: threading.Thread) -> None:
+def arming(thread: threading.Thread, early: Publisher | None = None) -> None:
     """`thread` is opening a share that it will `follow`: the exit drain waits for it (within its
-    seconds), so a process that exits soon after (a `-p` run) still sends what it committed."""
+    seconds), so a process that exits soon after (a `-p` run) still sends what it committed.
+    `early`: the share's publisher, made before the service answered; when the thread has not
+    followed it by the exit (still waiting, or failed), the exit queues the commits through it."""
     with _lock:
         _register_exit()
-        _arming.append(thread)
+        _arming.append((thread, early))
 
 
 def follow(publisher: Publisher) -> None:
@@ -184,10 +189,13 @@ def drain_all(seconds: float) -> None:
     deadline = time.monotonic() + seconds
     with _lock:
         arming_now = list(_arming)
-    for thread in arming_now:
+    for thread, _early in arming_now:
         thread.join(max(0.0, deadline - time.monotonic()))
     with _lock:
         publishers = list(_running.values())
+    for _thread, early in arming_now:
+        if early is not None and not early.stopped and all(early is not publisher for publisher in publishers):
+            early.sync()  # not re-armed in time: this process's commits wait in the outbox, durably
     for publisher in publishers:
         publisher.stop()
         if publisher.thread is not None:

@@ -20,8 +20,10 @@ from .state import expired, read_share_file, remove_share_file, write_share_file
 
 
 def publish_team(files: SessionFiles, service: Service, *, expires_in: float | None, follow: bool,
-                 notice: Notice | None) -> str:
+                 notice: Notice | None, early: Publisher | None = None) -> str:
     """The link of the session's share on `service` (its rows queued and, when it answers, sent).
+    `early`: the publisher a re-arm made up front for the share it knew (used when the service
+    answers with that share; else marked stopped, so the exit does not queue into it).
 
     Raises:
         ShareServiceError: the service refused or does not answer (nothing was shared).
@@ -42,7 +44,12 @@ def publish_team(files: SessionFiles, service: Service, *, expires_in: float | N
     url = service.link(share_id, secret)
     write_share_file(files, url, secret, expires_ms / 1000 if isinstance(expires_ms, int) else None,
                      {"shareId": share_id, "server": service.server})
-    publisher = Publisher(files, service, share_id, notice)
+    if early is not None and early.share_id == share_id:
+        publisher, early.service, early.notice = early, service, notice
+    else:
+        if early is not None:
+            early.stopped = "the service gave another share"
+        publisher = Publisher(files, service, share_id, notice)
     publisher.sync(after=last)
     publisher.drain()
     if follow and not publisher.stopped:

@@ -51,8 +51,9 @@ def list_tokens(url: str) -> list[tuple[str, int, bool, int]]:
         store.close()
 
 
-def revoke_token(url: str, user: str) -> bool:
-    """Revokes `user`'s token; False when it was revoked already.
+def revoke_token(url: str, user: str) -> tuple[bool, int]:
+    """Revokes `user`'s token and ends their live shares (`SqlStore.revoke_token`): whether the
+    token worked until now, how many shares ended.
 
     Raises:
         CommandcodeError: the store has no such user.
@@ -72,31 +73,45 @@ def _interrupt(*_args: object) -> None:
     raise KeyboardInterrupt
 
 
-def serve(url: str, host: str, port: int, *, max_body: int, max_per_client: int,
+def serve(url: str, host: str, port: int, *, max_body: int, max_per_client: int, send_timeout: float = 30.0,
           trusted_proxies: Sequence[str] = ()) -> None:
     """Runs one replica until interrupted (SIGTERM or Ctrl-C). `trusted_proxies`: the load
-    balancers whose `X-Forwarded-For` names the client (`clients.py`).
+    balancers whose `X-Forwarded-For` names the client (`clients.py`); `send_timeout`: how long
+    a viewer may take nothing before it is dropped.
 
     Raises:
-        UsageError: a trusted proxy is not an address or network.
+        UsageError: a trusted proxy is not an address or network. CommandcodeError: the port is
+            taken, or uvicorn is not installed.
     """
-    from .app import ShareService
-    from .clients import parse_networks
+    from .clients import Clients, parse_networks
 
     networks = parse_networks(trusted_proxies)
-    store = open_store(url)
     try:
-        server = ShareService(store, host, port, max_body=max_body, max_per_client=max_per_client,
-                              trusted_proxies=networks)
+        from . import replica
+    except ImportError as error:
+        raise CommandcodeError(f"the share service needs uvicorn ({error})",
+                               hint="pip install 'commandcode[share-service]'") from None
+    from .app import ShareApp
+
+    try:
+        listener = replica.listen(host, port)
     except OSError as error:
-        store.close()
         if error.errno == errno.EADDRINUSE:
             raise CommandcodeError(f"port {port} is in use on {host}", hint="pick another with --port") from None
         raise CommandcodeError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
-    signal.signal(signal.SIGTERM, _interrupt)
-    print(f"share service at http://{host}:{server.port} (store {url.split('://')[0]}; Ctrl-C to stop)",
+    try:
+        store = open_store(url)
+    except BaseException:
+        listener.close()
+        raise
+    app = ShareApp(store, Clients(max_per_client, networks), max_body=max_body, send_timeout=send_timeout)
+    signal.signal(signal.SIGTERM, _interrupt)  # uvicorn stops on it first, then raises it again
+    bound = listener.getsockname()[1]
+    print(f"share service at http://{host}:{bound} (store {url.split('://')[0]}; Ctrl-C to stop)",
           file=sys.stderr, flush=True)
     try:
-        server.run()
+        replica.run(app, listener)
     except KeyboardInterrupt:
         pass
+    finally:
+        store.close()

@@ -132,20 +132,30 @@ class SqlStore:
         return [(str(name), int(created), not str(token).startswith(REVOKED), int(live))
                 for name, created, token, live in found]
 
-    def revoke_token(self, user: str) -> bool | None:
-        """`user`'s token stops working on every replica at once (a new `create_token` gives one
-        again); False when it was revoked already, None when there is no such user."""
+    def revoke_token(self, user: str) -> tuple[bool, int] | None:
+        """`user`'s token stops working and each of their live shares ends (its viewers get `end`,
+        its page is 410), on every replica at once, in one transaction; a new `create_token` gives
+        them a token again, not those shares. Returns (whether the token worked until now, how
+        many shares ended), or None when there is no such user."""
         with self._connection() as connection:
             cursor = connection.cursor()
             found = self._run(cursor, "SELECT token_hash FROM share_users WHERE name = %s", (user,)).fetchone()
             if found is None:
                 return None
-            if str(found[0]).startswith(REVOKED):
-                return False
-            # no token's digest (hex) starts so, and the column stays unique and not null
-            self._run(cursor, "UPDATE share_users SET token_hash = %s WHERE name = %s",
-                      (REVOKED + secrets.token_hex(16), user))
-        return True
+            was_active = not str(found[0]).startswith(REVOKED)
+            if was_active:
+                # no token's digest (hex) starts so, and the column stays unique and not null
+                self._run(cursor, "UPDATE share_users SET token_hash = %s WHERE name = %s",
+                          (REVOKED + secrets.token_hex(16), user))
+            now = now_ms()
+            live_shares = "owner = %s AND revoked_ms IS NULL AND (expires_ms IS NULL OR expires_ms > %s)"
+            live = [str(row[0]) for row in self._run(cursor, f"SELECT id FROM shares WHERE {live_shares} ORDER BY id",
+                                                     (user, now)).fetchall()]
+            if live:
+                self._run(cursor, f"UPDATE shares SET revoked_ms = %s WHERE {live_shares}", (now, user, now))
+            for share_id in live:
+                self._notify(cursor, share_id, "info")
+        return was_active, len(live)
 
     def user_for(self, token: str) -> str | None:
         with self._connection() as connection:
