@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from ..config.settings import load_settings
+from ..config.context import ProjectContext
 from ..errors import CommandcodeError, InvalidSessionError, UsageError
 from ..sessions.clone import clone_files
 from ..sessions.files import SessionFiles
@@ -152,7 +152,7 @@ def summary_draft(files: SessionFiles, entry: str, summarizer: Summarizer) -> tu
 
 
 def goto_entry(files: SessionFiles, writer: SessionWriter, entry: str, *, summary: str | bool | None,
-               summarizer: Summarizer, cwd: Path) -> GotoResult:
+               summarizer: Summarizer, project: ProjectContext) -> GotoResult:
     """Moves the leaf to `entry` (see `sessions.navigate.write_goto`).
 
     Raises:
@@ -165,7 +165,7 @@ def goto_entry(files: SessionFiles, writer: SessionWriter, entry: str, *, summar
                                hint="pick another entry from `commandcode sessions tree REF`")
     behind = left_behind(session, target)
     if summary is None:
-        summary = load_settings(cwd).branch_summary
+        summary = project.settings().branch_summary
     text: str | None
     if isinstance(summary, str):
         text = summary.strip() or None

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..config.settings import load_settings
 from ..errors import CommandcodeError
 from ..sessions.meta import read_meta
 from .compaction import (
@@ -45,8 +44,10 @@ class SessionCompaction:
         self.mode = mode
 
     def window(self) -> int:
-        """The model's context window: the settings' `contextWindow`, else the model's."""
-        configured = load_settings(self._handle.cwd).get("contextWindow")
+        """The model's context window: the settings' `contextWindow`, else the model's. Asked when
+        a turn starts or compacts and when the status is recomputed (`/status`, after a turn), each
+        a point where the session's context is refreshed: the files as they are now."""
+        configured = self._handle.project.refresh().settings().get("contextWindow")
         if isinstance(configured, int) and not isinstance(configured, bool) and configured > 0:
             return configured
         window = self._models.model.context_window

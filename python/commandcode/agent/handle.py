@@ -1,6 +1,8 @@
 """`SessionHandle`: the small core every collaborator of an `AgentSession` takes through its
 constructor (`turns.py`, `model_switch.py`, `session_navigation.py`, `session_rewinds.py`). It owns
-what is the session's own: its files and working directory, the writer's lifetime (`enter`,
+what is the session's own: its files and working directory, its project context (`project`,
+`config/context.py`: the settings every collaborator reads, refreshed when a turn starts and
+after a settings write), the writer's lifetime (`enter`,
 `close`, `writer`), the checkpoint manager's lifetime once the turns attached it, the context
 the model sees (`messages`/`entry_ids`, re-read by `reload_context` after anything that moves
 the leaf), its name, and its meta: `patch_meta` labels a new session (entrypoint, git branch),
@@ -11,10 +13,12 @@ runs the `after_meta` listeners (the model selection records the permission mode
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..config.context import ProjectContext
 from ..errors import CommandcodeError, InvalidSessionError
 from ..sessions.files import SessionFiles
 from ..sessions.meta import read_meta, read_meta_for_update, update_meta
@@ -37,9 +41,11 @@ class SessionHandle:
     """One session's files, writer lifetime, context and meta (see the module docstring)."""
 
     def __init__(self, files: SessionFiles, cwd: Path, *, is_new: bool, persist: bool = True,
-                 entrypoint: str | None = None, notify: Notify = ignore) -> None:
+                 entrypoint: str | None = None, notify: Notify = ignore, project: ProjectContext | None = None) -> None:
         self.files = files
         self.cwd = Path(cwd)
+        # The caller's context when it is this folder's (one per launch), else this folder's own.
+        self.project = project if project is not None and project.cwd == os.path.abspath(cwd) else ProjectContext(cwd)
         self.is_new = is_new
         self.persist = persist
         self.entrypoint = entrypoint

@@ -11,8 +11,8 @@ permission mode is recorded as `meta.permissionMode` after each meta patch (`age
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
+from ..config.context import ProjectContext
 from ..errors import UsageError
 from ..sessions.reader import Session, open_session
 from .handle import SessionHandle
@@ -96,8 +96,10 @@ class ModelSelection:
         self.record_mode()
 
     def effective_permission_mode(self) -> str:
-        """The permission mode turns run in: the one set, else the settings' defaultMode."""
-        return self.permission_mode or settings_mode(self._handle.cwd)
+        """The permission mode turns run in: the one set, else the settings' defaultMode, from the
+        session's context (the status bar asks at each redraw: no settings file is read here; a
+        turn's start or a settings write refreshes the context)."""
+        return self.permission_mode or settings_mode(self._handle.project)
 
     def record_mode(self) -> None:
         """Writes the permission mode into the meta when the session is on disk and it changed."""
@@ -140,15 +142,14 @@ class ModelSelection:
         self.permission_mode = other.permission_mode
 
 
-def settings_mode(cwd: Path) -> str:
-    """The settings' `permissions.defaultMode` (`default` when unset or unknown, or when a
-    settings file is malformed: the turn's permission check reports that file itself)."""
-    from ..config.settings import load_settings
+def settings_mode(project: ProjectContext) -> str:
+    """The settings' `permissions.defaultMode` in `project` (`default` when unset or unknown, or
+    when a settings file is malformed: the turn's start reports that file itself)."""
     from ..errors import SettingsError
     from .permissions import MODES
 
     try:
-        mode = load_settings(cwd).permissions_default_mode
+        mode = project.settings().permissions_default_mode
     except SettingsError:
         return "default"
     return mode if mode in MODES else "default"

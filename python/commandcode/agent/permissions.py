@@ -49,7 +49,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..config.settings import add_to_list, load_settings, repository_root
+from ..config.settings import Settings, add_to_list, load_settings, repository_root
 from ..errors import SettingsError, UsageError
 from ..workspace.command_prefix import wider_rules
 from ..workspace.shell_commands import MAYBE, NO, YES, Invocation, Pattern, invocations
@@ -248,8 +248,8 @@ class Policy:
 
     def __init__(self, cwd: Path, *, mode: str | None = None, ask: AskPermission | None = None,
                  grants: Grants | None = None, notify: Callable[[str], None] | None = None,
-                 scratchpad: str | None = None) -> None:
-        settings = load_settings(cwd)
+                 scratchpad: str | None = None, settings: Settings | None = None) -> None:
+        settings = settings if settings is not None else load_settings(cwd)  # the turn's context's, else read here
         self.cwd = os.path.realpath(cwd)
         self.root = os.path.realpath(repository_root(cwd))
         self.mode = check_mode(mode) if mode else settings.permissions_default_mode

@@ -40,6 +40,7 @@ from .summarize import Summarizer, offline_summary
 from .turns import SessionTurns
 
 if TYPE_CHECKING:
+    from ..config.context import ProjectContext
     from ..export.document import ExportResult
 
 CHECKPOINTS_SUFFIX = ".checkpoints.jsonl"
@@ -58,8 +59,9 @@ class AgentSession:
                  model: Model | None = None, entrypoint: str | None = None,
                  summarizer: Summarizer = offline_summary, notify: Notify = ignore,
                  ask_permission: AskPermission | None = None, permission_mode: str | None = None,
-                 grants: Grants | None = None) -> None:
-        self.handle = SessionHandle(files, cwd, is_new=is_new, persist=persist, entrypoint=entrypoint, notify=notify)
+                 grants: Grants | None = None, project: ProjectContext | None = None) -> None:
+        self.handle = SessionHandle(files, cwd, is_new=is_new, persist=persist, entrypoint=entrypoint, notify=notify,
+                                    project=project)
         self.models = ModelSelection(self.handle, model=model, permission_mode=permission_mode,
                                      after_switch=lambda: self.turns.compaction.auto(None))
         self.rewinds = SessionRewinds(self.handle, summarizer)
@@ -74,10 +76,12 @@ class AgentSession:
 
     @classmethod
     def start(cls, cwd: Path, *, reference: str | None = None, continue_last: bool = False, fork: bool = False,
-              **options: Any) -> AgentSession:
+              resolved: SessionFiles | None = None, **options: Any) -> AgentSession:
         """A session to run turns in: the one `reference` names (`-r`), the most recent one of
         this directory (`continue_last`, `-c`: headless ones first), else a new one. With `fork`
         (`--fork-session`), a fork of the resolved session instead, which is left untouched.
+        `resolved` is the session the caller already resolved `reference` to (the launcher's
+        `place`): it is opened as it is, the reference not resolved a second time.
 
         Raises:
             UsageError: both `reference` and `continue_last`; `fork` without either.
@@ -89,14 +93,14 @@ class AgentSession:
         if fork:
             if not (reference or continue_last):
                 raise UsageError("--fork-session needs a session to fork", hint="add -r REF or -c")
-            source = cls.start(cwd, reference=reference, continue_last=continue_last, **options)
+            source = cls.start(cwd, reference=reference, continue_last=continue_last, resolved=resolved, **options)
             forked = source.navigation.fork()
             from ..workspace.session_space import copy_for_fork  # the seed: a launch fork keeps the working files
 
-            copy_for_fork(source.session_id, forked.session_id, source.cwd, source.notify)
+            copy_for_fork(source.session_id, forked.session_id, source.handle.project, source.notify)
             return forked
         if reference:
-            return cls(resolve_session(reference, cwd), cwd, is_new=False, **options)
+            return cls(resolved or resolve_session(reference, cwd), cwd, is_new=False, **options)
         if continue_last:
             unreadable: list[tuple[Path, str]] = []
             files = most_recent(cwd, headless=True, unreadable=unreadable) or most_recent(cwd, headless=False)
@@ -125,7 +129,8 @@ class AgentSession:
         """The session object of a fork or clone of this one (not open for writing yet)."""
         handle = self.handle
         copy = AgentSession(result.files, handle.cwd, is_new=False, persist=handle.persist, model=self.models.model,
-                            entrypoint=handle.entrypoint, summarizer=self.summarizer, notify=handle.notify)
+                            entrypoint=handle.entrypoint, summarizer=self.summarizer, notify=handle.notify,
+                            project=handle.project)
         copy.copied_from = result
         return copy
 
@@ -231,5 +236,5 @@ class AgentSession:
         (see `export.document.export_for`; secrets redacted in html and md, in jsonl if asked)."""
         from ..export.document import export_for
 
-        return export_for(self.files.transcript, self.session_id, self.cwd, path=path, fmt=fmt, selection=selection,
-                          redact_jsonl=redact_jsonl, progress=progress)
+        return export_for(self.files.transcript, self.session_id, self.handle.project, path=path, fmt=fmt,
+                          selection=selection, redact_jsonl=redact_jsonl, progress=progress)

@@ -77,7 +77,7 @@ class SessionNavigation:
         (a text; True: written by `branch_summarizer`; False: none; None: the `branchSummary` setting)."""
         summarizer, handle = self.branch_summarizer(), self._handle
         return self._with_writer(lambda writer: goto_entry(handle.files, writer, entry, summary=summary,
-                                                           summarizer=summarizer, cwd=handle.cwd))
+                                                           summarizer=summarizer, project=handle.project))
 
     def label(self, entry: str, text: str | None) -> tuple[str, bool]:
         """Labels `entry` (no text: clears its label); returns its id and whether anything changed."""

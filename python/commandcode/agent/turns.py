@@ -12,7 +12,6 @@ import threading
 from typing import TYPE_CHECKING
 
 from ..checkpoints.manager import CheckpointManager
-from ..config.settings import load_settings
 from ..errors import CheckpointError, CommandcodeError
 from ..sessions.history import record_prompt
 from .compaction_hooks import SessionCompaction
@@ -64,7 +63,7 @@ class SessionTurns:
             if handle.persist:
                 try:
                     self._rewinds.recover_interrupted_restore()
-                    manager = CheckpointManager.for_session(handle.files, handle.cwd)
+                    manager = CheckpointManager.for_session(handle.files, handle.cwd, project=handle.project)
                     handle.attach_manager(manager)
                     manager.track_shell(handle.notify)
                 except CheckpointError as error:
@@ -91,9 +90,9 @@ class SessionTurns:
             record_prompt(prompt)
         self.trace_id = new_trace_id()
         commits_before = writer.mark()[0]
-        load_settings(handle.cwd)  # a malformed settings file refuses the turn in one line, before the scratchpad warns
+        settings = handle.project.refresh().settings()  # reread at each turn; a malformed file refuses it in one line
         space = self.tool_space()
-        gate = Policy(handle.cwd, mode=models.permission_mode, ask=self.ask_permission, grants=self.grants,
+        gate = Policy(handle.cwd, settings=settings, mode=models.permission_mode, ask=self.ask_permission, grants=self.grants,
                       notify=handle.notify, scratchpad=space.scratchpad.path if space.scratchpad else None)
         for warning in set(gate.warnings) - self._warned:  # a wrong-typed rule: once per session
             self._warned.add(warning)
@@ -129,7 +128,7 @@ class SessionTurns:
             from ..workspace.session_space import prepare
 
             handle = self._handle
-            self._space = prepare(handle.session_id, handle.cwd, handle.notify)
+            self._space = prepare(handle.session_id, handle.project, handle.notify)
         return self._space
 
     def scratchpad_manifest(self) -> str | None:

@@ -23,6 +23,7 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ..config.context import for_settings_of
 from ..config.paths import file_history_dir
 from ..errors import BackupIntegrityError, CheckpointError
 from ..storage.regular import read_regular
@@ -121,7 +122,7 @@ def enforce(session_id: str, records: Sequence[Checkpoint], store: backups.Backu
     """Applies the rule to `records` in place, blobs written at once; returns whether a record
     changed (the caller writes them). `cwd` is the session's folder, whose settings say whether
     compatible backups are on (None: blake3 items are left as they are)."""
-    enforcement = Enforcement(session_id, store, convert=cwd is not None and compatible.enabled(cwd))
+    enforcement = Enforcement(session_id, store, convert=cwd is not None and compatible.enabled(for_settings_of(cwd, None)))
     enforcement.apply(records)
     enforcement.write_blobs()
     return enforcement.changed

@@ -25,6 +25,10 @@ from pathlib import Path
 from ..config.paths import data_dir, file_history_dir
 from ..storage.durable import atomic_write, ensure_dir
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..config.context import ProjectContext
+
 BLAKE3_KEY = "blake3"
 
 
@@ -32,13 +36,12 @@ def raw_objects_dir() -> Path:
     return data_dir() / "raw-objects"
 
 
-def enabled(cwd: Path) -> bool:
-    """The setting for `cwd`; settings that cannot be read count as the default (on)."""
-    from ..config.settings import load_settings
+def enabled(project: ProjectContext) -> bool:
+    """The setting in the caller's context; settings that cannot be read count as the default (on)."""
     from ..errors import CommandcodeError
 
     try:
-        return load_settings(cwd).checkpoints_compatible_backups
+        return project.settings().checkpoints_compatible_backups
     except (CommandcodeError, OSError):
         return True
 

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
+from ..config.context import ProjectContext, for_settings_of
 from ..errors import CheckpointError
 from ..sessions.files import SessionFiles
 from ..storage.durable import atomic_write, ensure_dir
@@ -109,6 +110,7 @@ class ManagerOptions(TypedDict, total=False):
     free_space: FreeSpace | None
     now: Callable[[], datetime] | None
     compatible_backups: bool | None
+    project: ProjectContext | None
 
 
 class CheckpointManager:
@@ -129,9 +131,11 @@ class CheckpointManager:
         free_space: FreeSpace | None = None,
         now: Callable[[], datetime] | None = None,
         compatible_backups: bool | None = None,
+        project: ProjectContext | None = None,
     ) -> None:
         self.files = files
         self.cwd = Path(cwd)
+        self.project = for_settings_of(cwd, project)  # the caller's context (the session's), whose settings apply
         self.store = store if store is not None else backups.BackupStore()
         self._free_space = free_space if free_space is not None else backups.free_space
         self._now = now if now is not None else (lambda: datetime.now(UTC))
@@ -227,7 +231,7 @@ class CheckpointManager:
         """Starts tracking what `bash` calls change, when `checkpoints.trackShell` is on."""
         if self.shell is None:
             sidecar = self.files.directory / (self.files.session_id + shell_baseline.SUFFIX)
-            self.shell = tracker_for(self.cwd, self.store, notify, sidecar=sidecar)
+            self.shell = tracker_for(self.cwd, self.store, notify, project=self.project, sidecar=sidecar)
             if self.shell is not None:
                 atexit.register(self.shell.stop)
                 atexit.register(self.wait_saved)
@@ -392,7 +396,7 @@ class CheckpointManager:
         With `checkpoints.compatibleBackups` on, each item gets the real CLI's raw blob, `hash`
         its sha256 and our object in `blake3`; each real-CLI item is put in our store too."""
         if self._compatible is None:
-            self._compatible = compatible.enabled(self.cwd)
+            self._compatible = compatible.enabled(self.project)
         scope = self.records if not self._enforced else [self._current] if self._current is not None else []
         self._enforced = True
         return Enforcement(self.files.session_id, self.store, convert=self._compatible, defer=defer).apply(scope)

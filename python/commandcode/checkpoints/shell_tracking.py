@@ -49,6 +49,10 @@ from . import store as backups
 from .background import Worker
 from .gc_roots import LiveRoots
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..config.context import ProjectContext
+
 StatKey = tuple[int, int, int, int]
 """(size, mtime_ns, inode, mode) of a regular file (a `chmod` changes only the mode)."""
 
@@ -406,14 +410,13 @@ class ShellTracker:
 
 
 def tracker_for(cwd: Path, store: backups.BackupStore, notify: Callable[[str], None], *,
-                sidecar: Path | None = None) -> ShellTracker | None:
-    """The tracker the settings ask for (`checkpoints.trackShell`, its limits), or None;
-    `sidecar` keeps its baseline across processes (`shell_baseline.py`)."""
-    from ..config.settings import load_settings
+                project: ProjectContext, sidecar: Path | None = None) -> ShellTracker | None:
+    """The tracker the settings of the caller's context ask for (`checkpoints.trackShell`, its
+    limits), or None; `sidecar` keeps its baseline across processes (`shell_baseline.py`)."""
     from ..errors import SettingsError
 
     try:
-        settings = load_settings(cwd)
+        settings = project.settings()
         if not settings.checkpoints_track_shell:
             return None
         return ShellTracker(cwd, store, max_files=settings.checkpoints_track_shell_max_files,

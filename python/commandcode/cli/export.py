@@ -39,6 +39,7 @@ def export_command(
 ) -> None:
     """Write a session to an html page, a markdown file or a JSONL copy."""
     from ..agent.runtime import AgentSession
+    from .launch_project import launch_project
 
     if branch not in ("active", "all"):
         raise UsageError(f"unknown --branch {branch!r}", hint="use --branch active or --branch all")
@@ -56,14 +57,15 @@ def export_command(
             warn_about(found)
         else:
             ref = str(found.path)  # `--source all` found one of ours
+    project = launch_project()
     with _Progress() as progress:
         if foreign is not None:
             from ..interop.foreign_export import export_foreign
 
-            result = export_foreign(foreign, Path.cwd(), path=output, fmt=fmt, selection=selection,
+            result = export_foreign(foreign, project, path=output, fmt=fmt, selection=selection,
                                     redact_jsonl=redact, progress=progress)
         else:
-            agent = AgentSession.start(Path.cwd(), reference=ref)
+            agent = AgentSession.start(Path.cwd(), reference=ref, project=project)
             result = agent.export(output, fmt, selection=selection, redact_jsonl=redact, progress=progress)
     if result.skipped_lines:
         warn(f"{result.skipped_lines} corrupt line(s) of the transcript were left out")

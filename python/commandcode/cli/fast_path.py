@@ -84,6 +84,9 @@ def run_fast(argv: list[str]) -> bool:
     view_name, arguments = parsed
     from importlib import import_module
 
+    from .launch_project import begin
+
+    begin()  # a new command line: its own project context
     module, function = view_name.split(":")
     try:
         getattr(import_module(f"{__package__}.{module}"), function)(**arguments)

@@ -19,6 +19,7 @@ from ..storage.ids import parse_iso
 if TYPE_CHECKING:
     from ..agent.runtime import AgentSession
     from ..checkpoints.rewind import RewindResult
+    from ..config.context import ProjectContext
 
 # The agent, checkpoint and restore code is imported inside the commands that use it: every
 # other command would pay for it at start-up.
@@ -234,7 +235,7 @@ def rewind_command(
 
     if redo_last:
         _confirmed_run(lambda preview: agent.rewinds.redo(options(preview)),
-                       cwd, dry_run=dry_run, yes=yes, as_json=as_json)
+                       cwd, agent.handle.project, dry_run=dry_run, yes=yes, as_json=as_json)
         return
     if to is None:
         if mode is not None or dry_run or not _is_terminal():
@@ -258,11 +259,11 @@ def rewind_command(
             return
     number, picked = to, chosen
     _confirmed_run(lambda preview: agent.rewinds.rewind(number, picked, options(preview)),
-                   cwd, dry_run=dry_run, yes=yes, as_json=as_json)
+                   cwd, agent.handle.project, dry_run=dry_run, yes=yes, as_json=as_json)
 
 
-def _confirmed_run(operation: Callable[[bool], RewindResult], cwd: Path, *, dry_run: bool, yes: bool,
-                   as_json: bool) -> None:
+def _confirmed_run(operation: Callable[[bool], RewindResult], cwd: Path, project: ProjectContext, *, dry_run: bool,
+                   yes: bool, as_json: bool) -> None:
     """A dry run, or the operation after its preview and a yes (`--yes` skips both)."""
     if not dry_run and not yes:
         if not _is_terminal():
@@ -270,20 +271,19 @@ def _confirmed_run(operation: Callable[[bool], RewindResult], cwd: Path, *, dry_
         _render(operation(True), cwd, as_json=False)
         from rich.prompt import Confirm
 
-        if not Confirm.ask("Proceed?", default=confirm_default(cwd), console=stderr):
+        if not Confirm.ask("Proceed?", default=confirm_default(project), console=stderr):
             stderr.print("Cancelled; nothing was changed")
             return
     _render(operation(dry_run), cwd, as_json)
 
 
-def confirm_default(cwd: Path) -> bool:
-    """The default answer of a rewind's confirmation: the `rewind.confirmDefault` setting (true;
-    no when the settings cannot be read)."""
-    from ..config.context import ProjectContext
+def confirm_default(project: ProjectContext) -> bool:
+    """The default answer of a rewind's confirmation: the `rewind.confirmDefault` setting of the
+    session's context (true; no when the settings cannot be read)."""
     from ..errors import SettingsError
 
     try:
-        return ProjectContext(cwd).settings().rewind_confirm_default
+        return project.settings().rewind_confirm_default
     except SettingsError as error:
         warn(f"{error}; asking with the default answer no")
         return False

@@ -6,22 +6,23 @@ A sidecar that is not a regular file is listed as skipped; when the sweep's plan
 
 from __future__ import annotations
 
-import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..present.console import handle_errors, print_json, safe, stdout
+
+if TYPE_CHECKING:
+    from ..config.context import ProjectContext
 
 _KINDS = ("transcript", "sidecars", "index", "objects", "blobs", "scratchpad")
 
 
-def _would_free() -> dict[str, Any]:
-    from ..config.context import ProjectContext
+def _would_free(project: ProjectContext) -> dict[str, Any]:
     from ..errors import CommandcodeError
     from ..workspace.retire.plan import plan_sweep
 
-    settings = ProjectContext(os.getcwd()).settings()  # a malformed file: its one line (SettingsError)
+    settings = project.settings()  # a malformed file: its one line (SettingsError)
     try:
-        plan = plan_sweep(os.getcwd(), older_than_days=float(settings.cleanup_period_days), include_named=False,
+        plan = plan_sweep(project.cwd, older_than_days=float(settings.cleanup_period_days), include_named=False,
                           period_setting=settings.cleanup_period_days)
     except (CommandcodeError, OSError) as error:  # e.g. a FIFO in place of a checkpoints file
         return {"sessions": None, "bytes": None, "older_than_days": float(settings.cleanup_period_days),
@@ -46,9 +47,11 @@ def _table(*headers: str, text_columns: int = 1) -> Any:
 @handle_errors
 def du_view(all_projects: bool = False, as_json: bool = False) -> None:
     from ..workspace.footprint import footprint, human
+    from .launch_project import launch_project
 
-    report = footprint(os.getcwd(), all_projects=all_projects)
-    report["sweep_would_free"] = _would_free()
+    project = launch_project()
+    report = footprint(project.cwd, all_projects=all_projects)
+    report["sweep_would_free"] = _would_free(project)
     if as_json:
         print_json(report)
         return

@@ -146,7 +146,7 @@ def _serve(host: str, port: int) -> None:
             raise CommandcodeError(f"port {port} is in use on {host}", hint="pick another with --port") from None
         raise CommandcodeError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    stderr.print(f"serving shares at {safe(server.hub.base_url)} (Ctrl-C to stop)", highlight=False)
+    stderr.print(f"serving shares at {safe(server.shares.base_url)} (Ctrl-C to stop)", highlight=False)
     try:
         server.run()
     except KeyboardInterrupt:

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any, Optional
 
@@ -146,15 +145,16 @@ def register(app: typer.Typer) -> None:
         if list_archives:
             _list_archives(as_json)
             return
-        from ..config.context import ProjectContext
         from ..workspace.retire.plan import plan_sweep
         from ..workspace.retire.run import run_sweep
+        from .launch_project import launch_project
 
-        settings = ProjectContext(os.getcwd()).settings()  # a malformed file: its one line (SettingsError)
+        project = launch_project()
+        settings = project.settings()  # a malformed file: its one line (SettingsError)
         days = parse_age(older_than) if older_than is not None else float(settings.cleanup_period_days)
         if auto:
             archive = settings.cleanup_mode != "delete"
-        plan = plan_sweep(os.getcwd(), older_than_days=days, include_named=include_named,
+        plan = plan_sweep(project.cwd, older_than_days=days, include_named=include_named,
                           period_setting=settings.cleanup_period_days, keep=keep)
         context, progress = _progress_bar(not (quiet or as_json))
         with context:

@@ -61,6 +61,9 @@ def _root_signature() -> inspect.Signature:
 
 def _root(ctx: typer.Context, **options: Any) -> None:
     """Without a command, runs a headless turn (-p) or starts the interactive shell."""
+    from .launch_project import begin
+
+    begin()  # a new command line (typer runs this before any command): its own project context
     if options["version"]:
         from .. import __version__
 

@@ -2,8 +2,8 @@
 resolved once and passed down (`ProjectContext`).
 
 It holds the working directory, the repository root (the git root whose settings apply,
-`settings_files.repository_root`), the main checkout (the one rule: `settings_files.
-session_worktree_main`, read from the files alone, else the repository root), the session
+`settings_files.repository_root`), the main checkout (the one rule, `settings_files.
+main_checkout`: read from the files alone; `workspace.worktrees` asks it too), the session
 folder (`paths.sessions_folder`) and the merged `Settings` with their warnings. The settings are
 read on first use (start-up is a feature: a new session's first prompt never reads them) and
 kept; `refresh()` rereads them after a settings write (`/config set`, a saved model or
@@ -11,6 +11,9 @@ permission answer). The one rule for a malformed settings file: `settings()` rai
 `SettingsError` naming the file, line and column, every time it is asked, until `refresh()`
 finds the file fixed; a caller shows that one line and runs nothing that would need the
 settings (never a traceback, never running wider open than the settings say).
+
+Services take the caller's context (`for_settings_of` when they are given a folder and maybe a
+context: a library caller with none gets the folder's own).
 """
 
 from __future__ import annotations
@@ -27,11 +30,12 @@ class ProjectContext:
     """The paths and settings of one working directory (see the module docstring)."""
 
     def __init__(self, cwd: str | os.PathLike[str]) -> None:
-        from .settings_files import repository_root, session_worktree_main
+        from .settings_files import main_checkout, repository_root, session_worktree_main
 
         self.cwd = os.path.abspath(os.fspath(cwd))
         self.repository_root = repository_root(self.cwd)
-        self.main_checkout = session_worktree_main(self.repository_root) or self.repository_root
+        self.main_checkout = main_checkout(self.repository_root)
+        self.settings_root = session_worktree_main(self.repository_root) or self.repository_root  # its project layers
         self._settings: Settings | None = None
         self._error: SettingsError | None = None
 
@@ -75,3 +79,16 @@ class ProjectContext:
         """Forgets the settings read, so the next `settings()` rereads them (after a write)."""
         self._settings, self._error = None, None
         return self
+
+
+def for_settings_of(folder: str | os.PathLike[str], given: ProjectContext | None) -> ProjectContext:
+    """`given` when the settings that apply in `folder` are its own (the same project settings
+    root), else `folder`'s own context (a library caller that passed none, or another project)."""
+    if given is not None and given.cwd == os.path.abspath(os.fspath(folder)):
+        return given
+    from .settings_files import repository_root, session_worktree_main
+
+    root = repository_root(folder)
+    if given is not None and os.path.realpath(session_worktree_main(root) or root) == os.path.realpath(given.settings_root):
+        return given
+    return ProjectContext(folder)

@@ -50,30 +50,47 @@ def settings_path(layer: str, cwd: str | os.PathLike[str] | None = None) -> Path
     return Path(session_worktree_main(root) or root, SETTINGS_FOLDER, _PROJECT_FILES[layer])
 
 
-def session_worktree_main(root: str) -> str | None:
-    """The main checkout when `root` is one of our session worktrees
-    (`<main>/.commandcode/worktrees/<name>`, whose `.git` file points into `<main>/.git/worktrees/`),
-    else None. A session there reads and saves the main checkout's project settings, so a saved
-    permission answer applies to the repository and outlives the worktree (docs/format.md §17).
-    Read from the files alone (no git process): settings are read before every turn."""
-    parent = os.path.dirname(root)
-    if os.path.basename(parent) != "worktrees" or os.path.basename(os.path.dirname(parent)) != SETTINGS_FOLDER:
-        return None
-    main = os.path.dirname(os.path.dirname(parent))
+def main_checkout(root: str) -> str:
+    """The main checkout of the repository `root` (a `repository_root`) is a checkout of: `root`
+    itself, or for a linked worktree (its `.git` a file `gitdir: <common dir>/worktrees/<name>`)
+    the folder holding the common `.git` folder. The one rule for it (`workspace.worktrees` asks
+    it too, git only checking the repository is there); read from the files alone (no git
+    process): settings are read before every turn. A submodule or a separate git dir is its own
+    main checkout, as `git rev-parse --git-common-dir` has it."""
     marker = os.path.join(root, ".git")
     try:
         if os.path.islink(marker) or not os.path.isfile(marker):
-            return None
+            return root
         with open(marker, encoding="utf-8", errors="replace") as handle:
             text = handle.read(4096)
     except OSError:
-        return None
+        return root
     if not text.startswith("gitdir:"):
-        return None
+        return root
     gitdir = os.path.join(root, text[len("gitdir:"):].strip())  # an absolute gitdir stays as it is
-    if os.path.realpath(os.path.dirname(gitdir)) != os.path.realpath(os.path.join(main, ".git", "worktrees")):
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8", errors="replace") as handle:
+            common = os.path.join(gitdir, handle.read(4096).strip())
+    except OSError:  # git writes `commondir` into every linked worktree's folder; else its layout says
+        if os.path.basename(os.path.dirname(gitdir)) != "worktrees":
+            return root
+        common = os.path.dirname(os.path.dirname(gitdir))
+    common = os.path.realpath(common)
+    return os.path.dirname(common) if os.path.basename(common) == ".git" else root
+
+
+def session_worktree_main(root: str) -> str | None:
+    """The main checkout (`main_checkout`) when `root` is one of our session worktrees
+    (`<main>/.commandcode/worktrees/<name>`), else None. A session there reads and saves the main
+    checkout's project settings, so a saved permission answer applies to the repository and
+    outlives the worktree (docs/format.md §17)."""
+    parent = os.path.dirname(root)
+    if os.path.basename(parent) != "worktrees" or os.path.basename(os.path.dirname(parent)) != SETTINGS_FOLDER:
         return None
-    return main
+    main = main_checkout(root)
+    if main == root or os.path.realpath(parent) != os.path.realpath(os.path.join(main, SETTINGS_FOLDER, "worktrees")):
+        return None
+    return os.path.dirname(os.path.dirname(parent))  # as the caller spelled it (the files' rule resolved it)
 
 
 def current_dir() -> str:

@@ -36,6 +36,10 @@ from .sanitize import PathSanitizer
 from .select import Progress, Selection
 from .target import Output
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..config.context import ProjectContext
+
 _SPOOL_COPY = 1 << 20
 
 
@@ -232,19 +236,21 @@ def export_session(transcript: Path, target: Path, fmt: str, *, selection: str =
     return ExportResult(target, fmt, messages, counts, len(session.skipped_lines), output.bytes_written)
 
 
-def export_for(transcript: Path, session_id: str, cwd: Path, *, path: str | None = None, fmt: str | None = None,
+def export_for(transcript: Path, session_id: str, project: ProjectContext, *, path: str | None = None,
+               fmt: str | None = None,
                selection: str = "context", redact_jsonl: bool = False, progress: Progress | None = None,
                protect: Path | None = None, runs: RunsByCall | None = None) -> ExportResult:
-    """An export as the user asks for one: `path` (a file or folder, else the default name in
-    `cwd`) and `fmt` (else the extension's, else the `defaultExportFormat` setting, else html);
+    """An export as the user asks for one: `path` (a file or folder, else the default name in the
+    caller's working directory, `project.cwd`) and `fmt` (else the extension's, else the
+    `defaultExportFormat` setting of the caller's context, else html);
     `protect` and `runs` as in `export_session`.
 
     Raises:
         UsageError: a bad format, extension or selection.
         CommandcodeError: nothing to export yet, or a folder or target that cannot be used.
+        SettingsError: a settings file is malformed (its one line).
         OSError: the target cannot be written (it was left as it was).
     """
-    from ..config.settings import load_settings
     from ..errors import CommandcodeError, UsageError
     from .select import SELECTIONS
     from .target import resolve_target
@@ -253,8 +259,8 @@ def export_for(transcript: Path, session_id: str, cwd: Path, *, path: str | None
         raise UsageError(f"unknown selection {selection!r}", hint="use the active branch (default), --full or --branch all")
     if not transcript.is_file():
         raise CommandcodeError("the session has nothing to export yet", hint="export it after its first turn")
-    default_format = load_settings(cwd).default_export_format
-    target, chosen = resolve_target(session_id, cwd, path=path, fmt=fmt, default_format=default_format)
+    default_format = project.settings().default_export_format
+    target, chosen = resolve_target(session_id, Path(project.cwd), path=path, fmt=fmt, default_format=default_format)
     return export_session(transcript, target, chosen, selection=selection, redact_jsonl=redact_jsonl, progress=progress,
                           protect=protect, runs=runs)
 

@@ -20,11 +20,15 @@ from ..export.select import Progress
 from .foreign import ForeignSession
 from .materialize import write_throwaway
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..config.context import ProjectContext
 
-def export_foreign(session: ForeignSession, cwd: Path, *, path: str | None = None, fmt: str | None = None,
+
+def export_foreign(session: ForeignSession, project: ProjectContext, *, path: str | None = None, fmt: str | None = None,
                    selection: str = "context", redact_jsonl: bool = False,
                    progress: Progress | None = None) -> ExportResult:
-    """Writes `session` to `path` (else the default name in `cwd`) in `fmt` (see the module docstring).
+    """Writes `session` to `path` (else the default name in `project.cwd`) in `fmt` (see the module docstring).
 
     Raises:
         UsageError: a bad format, extension or selection.
@@ -40,5 +44,5 @@ def export_foreign(session: ForeignSession, cwd: Path, *, path: str | None = Non
         runs = claude_subagent_runs(session).by_tool_use()
     with tempfile.TemporaryDirectory(prefix="commandcode-export-") as folder:
         transcript = write_throwaway(session, Path(folder))
-        return export_for(transcript, transcript.stem, cwd, path=path, fmt=fmt, selection=selection,
+        return export_for(transcript, transcript.stem, project, path=path, fmt=fmt, selection=selection,
                           redact_jsonl=redact_jsonl, progress=progress, protect=session.path, runs=runs)

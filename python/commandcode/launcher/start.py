@@ -33,20 +33,36 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..agent.providers.base import Model
     from ..agent.runtime import AgentSession
+    from ..config.context import ProjectContext
+    from ..sessions.files import SessionFiles
     from ..workspace.worktrees import Worktree
     from .flags import Launch
 
 
 class Place:
-    """Where a launch's session runs: `cwd`, the worktree made for it (None but with `-w`) and a
-    notice about a resume moved into (or about) its session's worktree."""
+    """Where a launch's session runs: `cwd`, the worktree made for it (None but with `-w`), a
+    notice about a resume moved into (or about) its session's worktree, and the session the
+    launch's reference resolved to there (`files`: `start` opens it without resolving again),
+    and the launch's project context (`project`, made once for `cwd`)."""
 
-    __slots__ = ("cwd", "worktree", "notice")
+    __slots__ = ("cwd", "worktree", "notice", "files", "_project")
 
-    def __init__(self, cwd: Path, worktree: Worktree | None = None, notice: str | None = None) -> None:
+    def __init__(self, cwd: Path, worktree: Worktree | None = None, notice: str | None = None,
+                 files: SessionFiles | None = None) -> None:
         self.cwd = cwd
         self.worktree = worktree
         self.notice = notice
+        self.files = files
+        self._project: ProjectContext | None = None
+
+    @property
+    def project(self) -> ProjectContext:
+        """The project context of `cwd`, made once (the session, the worktree and the sweep share it)."""
+        if self._project is None:
+            from ..config.context import ProjectContext
+
+            self._project = ProjectContext(self.cwd)
+        return self._project
 
     def abandon(self) -> None:
         """The launch failed: the worktree made for it goes, with its branch."""
@@ -66,7 +82,7 @@ def place(launch: Launch, *, move: bool) -> Place:
     if launch.worktree is not None:
         from ..workspace.worktrees import create_worktree
 
-        made = create_worktree(here, launch.worktree or None)
+        made = create_worktree(here, launch.worktree or None)  # the main checkout's settings say its base
         if move:
             os.chdir(made.path)
         return Place(made.path, made)
@@ -85,7 +101,7 @@ def place(launch: Launch, *, move: bool) -> Place:
     if folder is not None:
         os.chdir(folder)
         here = Path.cwd()
-    return Place(here, None, notice)
+    return Place(here, None, notice, files)
 
 
 def start(launch: Launch, where: Place, *, entrypoint: str | None, notify: Callable[[str], None],
@@ -105,10 +121,10 @@ def start(launch: Launch, where: Place, *, entrypoint: str | None, notify: Calla
     try:
         if model is None and launch.model:
             model = resolve_model(launch.model, warn=notify)
-        agent = AgentSession.start(where.cwd, reference=launch.resume or launch.session,
+        agent = AgentSession.start(where.cwd, reference=launch.resume or launch.session, resolved=where.files,
                                    continue_last=launch.continue_last, persist=not launch.no_session, model=model,
                                    entrypoint=entrypoint, notify=notify, permission_mode=launch.mode,
-                                   fork=launch.fork_session)
+                                   fork=launch.fork_session, project=where.project)
         agent.__enter__()
         try:
             if opened is not None:

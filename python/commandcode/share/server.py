@@ -98,8 +98,9 @@ class Share:
             self.changed.notify_all()
 
 
-class Hub:
-    """Every share of this server, their persistence and the watcher thread."""
+class LocalShares:
+    """Every share of this one-machine server, their persistence and the watcher thread (the team
+    service's replica holds its own live shares: `share.service.hub.Hub`)."""
 
     def __init__(self, base_url: str) -> None:
         self.base_url = base_url
@@ -168,7 +169,7 @@ class Handler(QuietHandler):
         return False
 
     def _share(self, session_id: str, query: dict[str, list[str]]) -> Share | None:
-        share = self.server.hub.get(session_id)
+        share = self.server.shares.get(session_id)
         given = (query.get("secret") or [""])[0]
         if share is None or share.ended is not None:
             self._send(404, b"no such share (it may have been revoked, expired or deleted)\n")
@@ -186,7 +187,7 @@ class Handler(QuietHandler):
         segments = [segment for segment in parts.path.split("/") if segment]
         if segments == ["api", "status"]:
             if self._authorized():
-                self._json(200, {"shares": sorted(self.server.hub.shares), "pid": os.getpid()})
+                self._json(200, {"shares": sorted(self.server.shares.shares), "pid": os.getpid()})
             return
         if len(segments) in (2, 3) and segments[0] == "s" and (len(segments) == 2 or segments[2] == "events"):
             share = self._share(segments[1], query)
@@ -221,7 +222,7 @@ class Handler(QuietHandler):
                 sent, version = list(share.rows), share.version
                 messages, ended = share.messages, share.ended
             self._event("reset", {"rows": sent, "messages": messages})
-            while ended is None and not self.server.hub.stopping.is_set():
+            while ended is None and not self.server.shares.stopping.is_set():
                 seen = version
                 with share.changed:
                     share.changed.wait_for(lambda: share.version != seen or share.ended is not None,  # noqa: B023
@@ -266,16 +267,16 @@ class Handler(QuietHandler):
                 self._json(400, {"error": "transcript is not a session file"})
                 return
             secret, expires_at = body.get("secret"), body.get("expiresAt")
-            share = self.server.hub.publish(session_id, transcript, secret if isinstance(secret, str) and secret else None,
+            share = self.server.shares.publish(session_id, transcript, secret if isinstance(secret, str) and secret else None,
                                             expires_at if isinstance(expires_at, int) else None)
-            self._json(200, {"url": self.server.hub.url(share), "secret": share.secret, "messages": share.messages})
+            self._json(200, {"url": self.server.shares.url(share), "secret": share.secret, "messages": share.messages})
         elif path == "/api/unpublish":
-            known, given = self.server.hub.get(session_id), body.get("secret")
+            known, given = self.server.shares.get(session_id), body.get("secret")
             if known is not None and not (isinstance(given, str) and secrets.compare_digest(given.encode(),
                                                                                             known.secret.encode())):
                 self._json(403, {"error": "the share's secret does not match the one this server has"})
                 return
-            self._json(200, {"removed": self.server.hub.remove(session_id, "the share was revoked")})
+            self._json(200, {"removed": self.server.shares.remove(session_id, "the share was revoked")})
         else:
             self._json(404, {"error": "no such endpoint"})
 
@@ -297,7 +298,7 @@ class ShareServer(ThreadingHTTPServer):
         shown = _shown_host(host)
         names = {shown, host} | ({"127.0.0.1", "localhost", "[::1]"} if _is_loopback(host) else set())
         self.allowed_hosts = {f"{name}:{self.port}".lower() for name in names}
-        self.hub = Hub(f"http://{shown}:{self.port}")
+        self.shares = LocalShares(f"http://{shown}:{self.port}")
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """One line on stderr, or nothing for a client that hung up early; the server keeps serving."""
@@ -305,15 +306,15 @@ class ShareServer(ThreadingHTTPServer):
 
     def run(self) -> None:
         """Serves until interrupted; `server.json` says where, while it does."""
-        write_json(server_file(), {"host": self.host, "port": self.port, "url": self.hub.base_url,
+        write_json(server_file(), {"host": self.host, "port": self.port, "url": self.shares.base_url,
                                    "token": self.token, "pid": os.getpid()})
-        watcher = threading.Thread(target=self.hub.watch, name="share-watch", daemon=True)
+        watcher = threading.Thread(target=self.shares.watch, name="share-watch", daemon=True)
         watcher.start()
         try:
             self.serve_forever(poll_interval=0.2)
         finally:
-            self.hub.stopping.set()
-            for share in list(self.hub.shares.values()):
+            self.shares.stopping.set()
+            for share in list(self.shares.shares.values()):
                 share.end("the share server stopped")
             current = read_json(server_file())
             if isinstance(current, dict) and current.get("pid") == os.getpid():

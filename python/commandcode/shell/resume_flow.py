@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 def open_plan(shell: Shell, plan: ResumePlan, **options: Any) -> AgentSession | None:
     """Asks what the plan needs asked, then opens it (see the module docstring)."""
+    options.setdefault("project", shell.agent.handle.project)  # the launch's context, kept when the session runs here
     missing = plan.missing_cwd
     if missing is not None:
         if shell.confirm(f"{missing} no longer exists. Relink the session to {shell.cwd}?", default=True):

@@ -124,23 +124,11 @@ class ShellBase:
     def cwd(self) -> Path:
         return self.agent.cwd
 
-    _project: ProjectContext | None = None
-
     @property
     def project(self) -> ProjectContext:
-        """The context resolved once for the current folder (remade when a resume moved it)."""
-        return self.project_for(self.cwd)
-
-    def project_for(self, cwd: Path) -> ProjectContext:
-        """The context of `cwd`, kept as the shell's (the warm start asks with the session it is
-        making, before `agent` can answer)."""
-        import os
-
-        from ..config.context import ProjectContext
-
-        if self._project is None or self._project.cwd != os.path.abspath(cwd):
-            self._project = ProjectContext(cwd)
-        return self._project
+        """The current session's context (`SessionHandle.project`): resolved once for its folder,
+        handed on to the sessions the shell switches to in the same folder."""
+        return self.agent.handle.project
 
     @property
     def previous_session_id(self) -> str | None:

@@ -80,7 +80,7 @@ def _run_warm(launch: Launch, where: Place) -> int:
     def make() -> AgentSession:
         agent = _start_agent(launch, where)
         shell.adopt(agent)
-        shell.status_line.command = _status_command(shell.project_for(agent.cwd))  # not `shell.agent`: this makes it
+        shell.status_line.command = _status_command(agent.handle.project)  # not `shell.agent`: this makes it
         return agent
 
     shell = InteractiveShell(Deferred(make, on_done=lambda: shell.on_warm()), permission_mode=launch.mode)

@@ -174,15 +174,14 @@ def perform(agent: AgentSession, choice: MenuChoice, *, force: bool = False) -> 
 def new_screen(agent: AgentSession, previous_session_id: str | None = None, *,
                project: ProjectContext | None = None) -> Any:
     """The Textual screen of the menu (Textual is imported here, when a menu opens); `project`
-    is the caller's context (the shell's), else one is made for the session's folder."""
-    from ..config.context import ProjectContext
+    is the caller's context (the shell's), else the session's own (`SessionHandle.project`)."""
     from .screens.rewind import RewindScreen
 
     rows = menu_rows(agent, previous_session_id)
     if not rows:
         raise CommandcodeError(f"session {agent.session_id} has no checkpoints to rewind to",
                                hint="a checkpoint opens with each prompt")
-    return RewindScreen(rows, lambda row, mode: preview_text(agent, row, mode), confirm_default=confirm_default(project or ProjectContext(agent.cwd)))
+    return RewindScreen(rows, lambda row, mode: preview_text(agent, row, mode), confirm_default=confirm_default(project or agent.handle.project))
 
 
 def open_menu(agent: AgentSession, render: Callable[[RewindResult], None], *, force: bool = False) -> MenuChoice | None:

@@ -1,6 +1,6 @@
 """What a running session's tools get from the workspace: the scratchpad and the worktree guard.
 
-`prepare(session_id, cwd, notify)` provisions the scratchpad (unless `disableScratchpad`; and
+`prepare(session_id, project, notify)` provisions the scratchpad (unless `disableScratchpad`; and
 sweeps this project's scratchpads untouched for 30 days, as the real CLI does at start), finds
 the worktree the session runs in, and returns a `ToolSpace`: the environment the shell tool adds
 (`$COMMANDCODE_SCRATCHPAD`), the guard every tool call passes (`isolation.check_tool_call`, only in
@@ -11,13 +11,12 @@ scratchpad into a fork made at launch.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config.settings import load_settings
+from ..config.context import ProjectContext
 from ..errors import SettingsError
 from .isolation import check_tool_call
 from .scratchpad import Scratchpad, copy_scratchpad, provision, sweep_scratchpads
@@ -43,20 +42,20 @@ class ToolSpace:
         return self.scratchpad.prompt() if self.scratchpad is not None else None
 
 
-def _disabled(folder: str, notify: Callable[[str], None]) -> bool:
+def _disabled(project: ProjectContext, notify: Callable[[str], None]) -> bool:
     try:
-        return load_settings(folder).disable_scratchpad
+        return project.settings().disable_scratchpad
     except SettingsError as error:
         notify(f"{error}; the scratchpad is off for this session")
         return True
 
 
-def copy_for_fork(source_id: str, fork_id: str, cwd: str | os.PathLike[str], notify: Callable[[str], None]) -> bool:
+def copy_for_fork(source_id: str, fork_id: str, project: ProjectContext, notify: Callable[[str], None]) -> bool:
     """A fork made at launch (`--fork-session`) gets a copy of its source's scratchpad (as the
     seed says; the real CLI 1.64 copies none), unless the settings turn scratchpads off.
     Fail-open: an unsafe folder is one notice and the fork runs with an empty scratchpad."""
-    folder = os.path.abspath(os.fspath(cwd))
-    if _disabled(folder, notify):
+    folder = project.cwd
+    if _disabled(project, notify):
         return False
     try:
         return copy_scratchpad(source_id, fork_id, folder, notify=notify)
@@ -65,11 +64,12 @@ def copy_for_fork(source_id: str, fork_id: str, cwd: str | os.PathLike[str], not
         return False
 
 
-def prepare(session_id: str, cwd: str | os.PathLike[str], notify: Callable[[str], None]) -> ToolSpace:
-    """The `ToolSpace` of a session starting in `cwd`. Fail-open: a settings file that cannot be
-    read, or an unsafe scratchpad folder, is one notice and the session runs without a scratchpad."""
-    folder = os.path.abspath(os.fspath(cwd))
-    scratchpad = provision(session_id, folder, disabled=_disabled(folder, notify), notify=notify)
+def prepare(session_id: str, project: ProjectContext, notify: Callable[[str], None]) -> ToolSpace:
+    """The `ToolSpace` of a session starting in the caller's context's folder (`project.cwd`), its
+    settings saying whether scratchpads are on. Fail-open: a settings file that cannot be read,
+    or an unsafe scratchpad folder, is one notice and the session runs without a scratchpad."""
+    folder = project.cwd
+    scratchpad = provision(session_id, folder, disabled=_disabled(project, notify), notify=notify)
     if scratchpad is not None:
         sweep_scratchpads(keep=frozenset({session_id}), cwd=folder)  # this project's, over 30 days old
     space = ToolSpace(scratchpad, worktree_of(folder))

@@ -25,7 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config.settings import load_settings, repository_root
+from ..config.context import ProjectContext, for_settings_of
+from ..config.settings import repository_root
+from ..config.settings_files import main_checkout, session_worktree_main
 from ..errors import CommandcodeError, UsageError
 from ..storage.durable import atomic_write
 
@@ -69,26 +71,25 @@ def _git(args: list[str], cwd: str | os.PathLike[str], *, check: bool = True) ->
 
 
 def _main_root(cwd: str | os.PathLike[str]) -> Path:
-    """The main checkout of the repository holding `cwd` (also from inside a linked worktree)."""
+    """The main checkout of the repository holding `cwd` (also from inside a linked worktree):
+    git checks there is a checkout, the one rule (`config.settings_files.main_checkout`) finds it."""
     if not os.path.isdir(cwd):
         raise CommandcodeError(f"{cwd} is not a folder")
-    probe = _git(["rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel"], cwd, check=False)
+    probe = _git(["rev-parse", "--path-format=absolute", "--show-toplevel"], cwd, check=False)
     if probe.returncode != 0:
+        if "must be run in a work tree" in probe.stderr:
+            raise CommandcodeError(f"{cwd} is inside a bare repository or a .git folder; worktrees need a checkout")
         raise CommandcodeError(f"not a git repository: {cwd}",
                                hint="worktrees need a git repository: run inside one (or `git init` and commit first)")
-    lines = probe.stdout.splitlines()
-    common = Path(lines[0])
-    if len(lines) < 2:
-        raise CommandcodeError(f"{cwd} is inside a bare repository or a .git folder; worktrees need a checkout")
-    return common.parent if common.name == ".git" else Path(lines[1])
+    return Path(main_checkout(probe.stdout.strip()))
 
 
 def settings_root(cwd: str | os.PathLike[str]) -> Path:
     """The folder whose `.commandcode/settings*.json` a session in `cwd` saves to: the main
     checkout when `cwd` is in one of our worktrees (saved permission answers apply to every
-    worktree of the repository), else the project root `config.settings` uses."""
-    found = worktree_of(cwd)
-    return found.main_root if found is not None else Path(repository_root(cwd))
+    worktree of the repository), else the repository root (the settings' own rule)."""
+    root = repository_root(cwd)
+    return Path(session_worktree_main(root) or root)
 
 
 def validate_name(name: str) -> str:
@@ -173,10 +174,11 @@ def _read_meta(path: Path) -> dict[str, object]:
 
 
 def create_worktree(repo_cwd: str | os.PathLike[str], name: str | None = None, *,
-                    base_ref: str | None = None) -> Worktree:
+                    base_ref: str | None = None, project: ProjectContext | None = None) -> Worktree:
     """Creates (or, when it already exists, reuses) the worktree `name` of the repository holding
     `repo_cwd`; a generated name when `name` is None. `base_ref` defaults to the setting
-    `worktree.baseRef` of the main checkout ("fresh": the default branch; "head": HEAD).
+    `worktree.baseRef` of the main checkout ("fresh": the default branch; "head": HEAD), read
+    from the caller's context `project` when its settings are the main checkout's.
 
     Raises:
         UsageError: an unsafe name.
@@ -196,7 +198,7 @@ def create_worktree(repo_cwd: str | os.PathLike[str], name: str | None = None, *
     if _git(["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], root, check=False).returncode == 0:
         raise CommandcodeError(f"the branch {branch} already exists", hint="choose another worktree name, "
                                f"or delete the branch (`git branch -D {branch}`)")
-    base = _base_commit(root, base_ref or load_settings(root).worktree_base_ref)
+    base = _base_commit(root, base_ref or for_settings_of(root, project).settings().worktree_base_ref)
     _exclude(root)
     _git(["worktree", "add", "--quiet", "-b", branch, str(path), base], root)
     admin = _admin_dir(path)

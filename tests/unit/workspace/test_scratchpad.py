@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from commandcode.config.context import ProjectContext
 from commandcode.workspace import scratchpad as pad
 from commandcode.workspace.session_space import prepare
 from helpers.cli import run_cli
@@ -63,7 +64,7 @@ def test_disabled_in_settings_is_silent(scratch_base: Path, home: Path, tmp_path
     home.mkdir()
     (home / "settings.json").write_text(json.dumps({"disableScratchpad": True}))
     notices: list[str] = []
-    space = prepare(SID, tmp_path, notices.append)
+    space = prepare(SID, ProjectContext(tmp_path), notices.append)
     assert space.scratchpad is None and space.env == {} and notices == []
     assert not (scratch_base / f"commandcode-{os.getuid()}").exists()
 
@@ -72,7 +73,7 @@ def test_malformed_settings_are_one_notice_and_no_scratchpad(scratch_base: Path,
     home.mkdir()
     (home / "settings.json").write_text('{"disableScratchpad": tru')
     notices: list[str] = []
-    space = prepare(SID, tmp_path, notices.append)
+    space = prepare(SID, ProjectContext(tmp_path), notices.append)
     assert space.scratchpad is None
     assert len(notices) == 1 and "settings.json:1:" in notices[0] and "scratchpad is off" in notices[0]
     assert (home / "settings.json").read_text() == '{"disableScratchpad": tru'
@@ -239,7 +240,7 @@ def test_a_session_start_sweeps_its_projects_stale_scratchpads(scratch_base: Pat
         folder = Path(made.path).parent
         for path in (folder, Path(made.path)):
             os.utime(path, (long_ago, long_ago))
-    prepare(SID, here, lambda message: None)
+    prepare(SID, ProjectContext(here), lambda message: None)
     assert not Path(pad.scratchpad_path(stale_here, here) or "").exists()
     assert Path(pad.scratchpad_path(stale_there, there) or "").exists()  # another project's: left to `sweep`
     assert Path(pad.scratchpad_path(SID, here) or "").is_dir()

@@ -32,7 +32,7 @@ def run(shell: Shell, args: str) -> None:
     if choice.row.kind == ROW_RESUME and choice.row.session_id:
         from ...agent.runtime import AgentSession
 
-        shell.switch_to(AgentSession.for_reference(choice.row.session_id, shell.cwd))
+        shell.switch_to(AgentSession.for_reference(choice.row.session_id, shell.cwd, project=shell.project))
         shell.notice(f"Resumed the previous session {choice.row.session_id}")
         return
     offered = {item.number for item in agent.rewinds.checkpoint_choices()} if choice.row.kind == ROW_REDO else set()

@@ -13,7 +13,7 @@ def _clear(shell: Shell, args: str) -> None:
 
     old = shell.agent
     fresh = AgentSession.start(shell.cwd, persist=old.handle.persist, model=old.models.model, entrypoint=None,
-                               summarizer=old.summarizer, notify=old.notify)
+                               summarizer=old.summarizer, notify=old.notify, project=old.handle.project)
     saved = old.handle.exists_on_disk
     shell.switch_to(fresh)
     if saved:

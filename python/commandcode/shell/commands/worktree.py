@@ -20,7 +20,7 @@ def _enter(shell: Shell, args: str) -> None:
     if current is not None and (name is None or name == current.name):
         raise CommandcodeError(f"this session already works in the worktree {current.name}",
                                hint="/worktree OTHER-NAME makes another one")
-    tree = create_worktree(current.main_root if current is not None else shell.cwd, name)
+    tree = create_worktree(current.main_root if current is not None else shell.cwd, name, project=shell.agent.handle.project)
     previous = shell.agent
     agent = AgentSession.start(tree.path, model=previous.models.model, summarizer=previous.summarizer, notify=previous.notify)
     shell.switch_to(agent, keep_grants=True)

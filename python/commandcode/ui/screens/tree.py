@@ -53,7 +53,7 @@ class TreeScreen(Screen[str | None]):
     def __init__(self, agent: AgentSession, project: ProjectContext | None = None) -> None:
         super().__init__()
         self.agent = agent
-        self.project = project if project is not None else ProjectContext(agent.cwd)  # the caller's, else the session folder's
+        self.project = project if project is not None else agent.handle.project  # the caller's, else the session's
         self.model = TreeModel(open_session(agent.files.transcript))
         self.changes: list[str] = []
         self.query_text = ""

@@ -1,0 +1,27 @@
+"""The project context of one command-line launch (`config/context.py`): made on first use for
+the folder the command runs in, once per launch (`begin()` is called where a command line starts
+to run: typer's root callback and the argv fast path), and handed down by the commands that read
+settings or paths (`sweep`, `sessions du`, `export`). A command that opens a session passes it
+to the session (`AgentSession(project=...)`); `rewind` uses the session's own."""
+
+from __future__ import annotations
+
+import os
+
+from ..config.context import ProjectContext
+
+_launch: ProjectContext | None = None
+
+
+def begin() -> None:
+    """A new command line starts: the next `launch_project()` makes its context."""
+    global _launch
+    _launch = None
+
+
+def launch_project() -> ProjectContext:
+    """This launch's context (made on first use: the settings are read only when asked)."""
+    global _launch
+    if _launch is None:
+        _launch = ProjectContext(os.getcwd())
+    return _launch
