@@ -1,7 +1,7 @@
 """The `commandcode` command line: headless runs and session inspection.
 
-`main()` is the console-script entry point. The read-only commands that open sessions (`sessions
-context|show|list` with plain flags) go through `fast_path.py`, which does not import typer:
+`main()` is the console-script entry point. The commands that open sessions (`sessions
+context|show|list|fork|...` with plain flags) go through `fast_path.py`, which does not import typer:
 typer's own import costs several times a warm open of a 1 GB session. Everything else, `--help`
 and every argv the fast path does not recognise exactly, goes to the Typer `app` (`typer_app.py`).
 """

@@ -1,6 +1,6 @@
-"""`commandcode sessions fork|clone|label|goto` and `commandcode tree`: thin commands (parse →
-call → render) over `AgentSession`, and over `agent.branching.copy_by_reference` for a fork or
-clone (which needs no session object), registered on the `sessions` group and the root app.
+"""`commandcode sessions label|goto` and `commandcode tree`: thin commands over `AgentSession`
+(parse → call → render), registered on the `sessions` group and the root app. The copies
+(`sessions fork|clone`) are `sessions_copy.py`'s, from the command table.
 
 Data goes to stdout (`--json`: one object), notices to stderr; every refusal is one `error:`
 line (plus a `hint:`), exit 1, and a usage error exit 2.
@@ -8,7 +8,6 @@ line (plus a `hint:`), exit 1, and a usage error exit 2.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
@@ -18,7 +17,6 @@ from ..present.console import handle_errors, print_json, safe, stdout, warn
 
 if TYPE_CHECKING:
     from ..agent.runtime import AgentSession
-    from ..sessions.fork import CopyResult
 
 REF_ARGUMENT = typer.Argument(..., help="Session id, id prefix, name or transcript path.")
 ENTRY_ARGUMENT = typer.Argument(..., help="Entry id (or a unique prefix of one), from `sessions tree REF`.")
@@ -29,33 +27,6 @@ def _open(ref: str) -> AgentSession:
     from ..agent.runtime import AgentSession
 
     return AgentSession.for_reference(ref, notify=warn)
-
-
-def _print_copy(source_id: str, copy: CopyResult, verb: str, as_json: bool) -> None:
-    files = copy.files
-    if as_json:
-        print_json({"id": files.session_id, "path": str(files.transcript), "parent_session_id": source_id})
-        return
-    stdout.print(f"{verb} {safe(source_id)} into {safe(files.session_id)}")
-    stdout.print(safe(str(files.transcript)))
-
-
-def fork_command(ref: str = REF_ARGUMENT,
-                 name: Optional[str] = typer.Option(None, "--name", "-n", help="Name the fork (unique in the project)."),
-                 as_json: bool = JSON_OPTION) -> None:
-    """Copy a session's whole tree and checkpoints into a new session (the original is untouched)."""
-    from ..agent.branching import copy_by_reference  # not the whole session object: a fork needs none of it
-
-    copy = copy_by_reference(ref, Path.cwd(), "fork", name=name, notify=warn)
-    _print_copy(copy.parent_session_id, copy, "forked", as_json)
-
-
-def clone_command(ref: str = REF_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
-    """Copy only a session's active branch into a new session, without checkpoints."""
-    from ..agent.branching import copy_by_reference
-
-    copy = copy_by_reference(ref, Path.cwd(), "clone", notify=warn)
-    _print_copy(copy.parent_session_id, copy, "cloned", as_json)
 
 
 def label_command(ref: str = REF_ARGUMENT, entry: str = ENTRY_ARGUMENT,
@@ -109,8 +80,6 @@ def tree_command(ref: str = REF_ARGUMENT) -> None:
 
 def register(app: typer.Typer, sessions_app: typer.Typer) -> None:
     """Adds the commands to the root app (`tree`) and to the `sessions` group."""
-    sessions_app.command("fork")(handle_errors(fork_command))
-    sessions_app.command("clone")(handle_errors(clone_command))
     sessions_app.command("label")(handle_errors(label_command))
     sessions_app.command("goto")(handle_errors(goto_command))
     app.command("tree")(handle_errors(tree_command))

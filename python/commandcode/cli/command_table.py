@@ -1,4 +1,6 @@
-"""The read-only `sessions` commands the argv fast path runs, declared once: `COMMANDS`.
+"""The `sessions` commands the argv fast path runs, declared once: `COMMANDS`. They are the
+read-only ones and the two copies (`fork`, `clone`: a fork of a 1 GB session costs about a copy
+of the file, and typer's import would be a fifth of that).
 
 The table drives both parsers that read them, as `launcher/flags.py` does for the launch
 flags: `sessions.py` generates the typer commands from it, and `fast_path.py` derives its
@@ -42,6 +44,7 @@ class Command:
 REF = Param("ref", "argument", "Session id, id prefix, name or transcript path.")
 JSON = Param("as_json", "switch", "Print JSON instead of a table.", "--json")
 ALL_PROJECTS = Param("all_projects", "switch", "Every project, not just this directory's.", "--all-projects")
+COPY_JSON = Param("as_json", "switch", "Print JSON.", "--json")
 LIMIT = Param("limit", "int", "At most this many.", "--limit")
 SOURCE = Param("source", "str", "Whose sessions: commandcode, claude (Claude Code), pi, or all.", "--source",
                fast=False, default="commandcode")
@@ -61,6 +64,11 @@ COMMANDS: tuple[Command, ...] = (
             "The messages the model sees when the session is resumed.", (
         REF, JSON, Param("stats", "switch", "Build the context and print only its size (with --json: one JSON line).",
                          "--stats"), SOURCE)),
+    Command(("sessions", "fork"), "sessions_copy:fork_view",
+            "Copy a session's whole tree and checkpoints into a new session (the original is untouched).", (
+        REF, Param("name", "str", "Name the fork (unique in the project).", "--name", "-n"), COPY_JSON)),
+    Command(("sessions", "clone"), "sessions_copy:clone_view",
+            "Copy only a session's active branch into a new session, without checkpoints.", (REF, COPY_JSON)),
     Command(("sessions", "du"), "sessions_du:du_view",
             "Disk use: per project and for the largest sessions, and what a sweep would free.", (ALL_PROJECTS, JSON)),
 )

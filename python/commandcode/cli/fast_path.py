@@ -1,8 +1,9 @@
-"""The argv fast path: the read-only commands that open sessions, run without importing typer.
+"""The argv fast path: the commands that open sessions (the read-only ones, and the copies), run
+without importing typer.
 
 Importing typer (and its click) costs about 90 ms on these machines, several times a warm open
 of a 1 GB session (~6 ms over interpreter start). So `main()` first offers the argv here: when it
-is exactly one of `FAST_COMMANDS` (`sessions context|show|list|search|du`, from the command table
+is exactly one of `FAST_COMMANDS` (`sessions context|show|list|search|du|fork|clone`, from the command table
 `command_table.py`) (the command words, then only known flags and the right number
 of plain positional arguments), the same view function the typer command calls runs directly.
 Anything else (`--help`, an unknown or misspelt option, `--`, `=`, a positional that starts with

@@ -1,7 +1,7 @@
 """`commandcode sessions list|show|context|tree`: scriptable inspection of sessions.
 
-The read-only commands the argv fast path also runs (`list`, `search`, `show`, `context`, `du`)
-are generated from the command table (`command_table.py`); the others are declared here. What
+The commands the argv fast path also runs (`list`, `search`, `show`, `context`, `du`, `fork`,
+`clone`) are generated from the command table (`command_table.py`); the others are declared here. What
 each prints is in the module named after it (`sessions_list.py`, `sessions_show.py`, ...).
 """
 

@@ -72,9 +72,12 @@ def test_each_fast_command_matches_its_typer_declaration() -> None:
             command = command.commands[word]  # type: ignore[attr-defined]
         arguments = [param for param in command.params if param.param_type_name == "argument"]
         options = [param for param in command.params if param.param_type_name == "option" and param.name != "source"]
-        with_source = words != ("sessions", "du")  # the footprint covers our own sessions only
+        # the footprint covers our own sessions only; a fork or clone copies one of ours
+        with_source = words not in {("sessions", "du"), ("sessions", "fork"), ("sessions", "clone")}
         assert [param.opts for param in command.params if param.name == "source"] == ([["--source"]] if with_source else []), words
         assert parse_fast([*words, *(["REF"] * len(positional_names)), "--source", "claude"]) is None, words
+        if words[-1] in ("fork", "clone"):
+            assert parse_fast([*words, "REF"]) is not None, words  # on the fast path: no typer import
         assert tuple(param.name for param in arguments) == positional_names, words
         assert all(param.required and param.nargs == 1 for param in arguments), words
         flag_options = [param for param in options if param.is_flag]
