@@ -32,7 +32,9 @@ file and shell tools), `handlers` run the extra ones by name (the sub-agent tool
 `agent/subagents/`), `before_step` sees each step's calls before any runs (it starts parallel
 sub-agents). A call of a tool not offered is a tool error the model sees (a sub-agent asking
 for `agent` is told it cannot spawn). A sub-agent's run is a `Conversation` too, with
-`opens_checkpoint=False` (its edits go to the parent's checkpoint) and `max_steps` its turn limit.
+`opens_checkpoint=False` (its edits go to the parent's checkpoint), `max_steps` its turn limit
+and `commit_steps` (each whole step is committed as it ends: a run killed with its process keeps
+the steps it finished, never half of one).
 """
 
 from __future__ import annotations
@@ -120,7 +122,8 @@ class Conversation:
                  system: str | None = None, tools: list[dict[str, Any]] | None = None,
                  handlers: dict[str, ToolHandler] | None = None,
                  before_step: Callable[[list[dict[str, Any]]], None] | None = None,
-                 max_steps: int = MAX_STEPS_PER_TURN, opens_checkpoint: bool = True) -> None:
+                 max_steps: int = MAX_STEPS_PER_TURN, opens_checkpoint: bool = True,
+                 commit_steps: bool = False) -> None:
         self.writer = writer
         self.model = model
         self.cwd = cwd
@@ -140,6 +143,7 @@ class Conversation:
         self.before_step = before_step
         self.max_steps = max_steps
         self.opens_checkpoint = opens_checkpoint
+        self.commit_steps = commit_steps
         self._streamed: list[str] = []  # the text deltas of the model call under way
 
     def _append(self, message: dict[str, Any], **extra: Any) -> None:
@@ -185,6 +189,8 @@ class Conversation:
                     result.text = "\n".join(block.get("text", "") for block in reply.content if block.get("type") == "text")
                     break
                 self._run_tools(reply, result)
+                if self.commit_steps:
+                    self.writer.commit()
             else:
                 result.step_limit = True
                 result.error = f"the model did not finish within {self.max_steps} steps"

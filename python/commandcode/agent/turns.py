@@ -109,7 +109,7 @@ class SessionTurns:
         self.compaction.auto(on_event)
         manager = self.checkpoints()
         spawn = self._spawn_tools(space, gate.mode, manager)
-        conversation = Conversation(writer, models.model, handle.cwd, handle.messages, manager,
+        conversation = Conversation(writer, models.model, handle.cwd, handle.messages, spawn.checkpoints,
                                     effort=models.effort, gate=gate, on_event=on_event, cancel=cancel,
                                     entry_ids=handle.entry_ids, view=self.compaction.view(), tool_env=space.env,
                                     tool_guard=space.guard, system=system_prompt(str(handle.cwd), space.prompt()),

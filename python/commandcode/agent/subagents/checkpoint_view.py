@@ -1,35 +1,34 @@
-"""What a sub-agent run's tools do to its parent session's checkpoint: `SubagentCheckpoints`.
+"""The session's checkpoint as its turns and its sub-agent runs reach it: `LockedCheckpoints`
+(the parent's turn) and `SubagentCheckpoints` (a run).
 
 A run's `Conversation` takes this in place of a `CheckpointManager`: its edits are backed up into
 the parent's current checkpoint (`backup_before_edit` before the write, `record_after_edit`
 after), its `bash` calls go through the parent's shell tracking, and it opens no checkpoint of
-its own (`Conversation(opens_checkpoint=False)`). Calls from the runs of one session are
-serialized by one lock (several runs go on at once, each in its thread); the notices a backup
-gives go to the session's `notify`.
+its own (`Conversation(opens_checkpoint=False)`). Every call into the manager, the parent
+turn's and the runs', is made under the session's one lock (runs go on in threads of their own,
+a background one while the parent's next turn opens its checkpoint).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ...checkpoints.manager import CheckpointManager
 
 
-class SubagentCheckpoints:
-    """The parent's `manager` as a sub-agent run's tools see it (see the module docstring)."""
+class LockedCheckpoints:
+    """The session's `manager` with each call made under `lock` (the parent turn's view)."""
 
-    def __init__(self, manager: CheckpointManager, lock: threading.Lock, notify: Callable[[str], None]) -> None:
+    def __init__(self, manager: CheckpointManager, lock: threading.Lock) -> None:
         self._manager = manager
         self._lock = lock
-        self._notify = notify
 
     def open_checkpoint(self, prompt: str, message_count: int, last_message_id: str | None,
                         leaf_entry_id: str | None = None) -> None:
-        """Never called for a run (its prompt opens no checkpoint): the parent's turn has one."""
-        del prompt, message_count, last_message_id, leaf_entry_id
+        with self._lock:
+            self._manager.open_checkpoint(prompt, message_count, last_message_id, leaf_entry_id)
 
     def backup_before_edit(self, path: str) -> list[str]:
         with self._lock:
@@ -46,6 +45,23 @@ class SubagentCheckpoints:
     def after_shell(self) -> list[str]:
         with self._lock:
             return self._manager.after_shell()
+
+    def flush(self) -> None:
+        with self._lock:
+            self._manager.flush()
+
+    def take_notices(self) -> list[str]:
+        with self._lock:
+            return self._manager.take_notices()
+
+
+class SubagentCheckpoints(LockedCheckpoints):
+    """The parent's `manager` as a sub-agent run's tools see it (see the module docstring)."""
+
+    def open_checkpoint(self, prompt: str, message_count: int, last_message_id: str | None,
+                        leaf_entry_id: str | None = None) -> None:
+        """Never called for a run (its prompt opens no checkpoint): the parent's turn has one."""
+        del prompt, message_count, last_message_id, leaf_entry_id
 
     def flush(self) -> None:
         """Nothing at a run's commit: the after-edit digests it recorded reach disk with the

@@ -10,7 +10,7 @@ A run that may not ask (a background one, or `dont-ask`) gets headless rules: wh
 asked is refused with a tool error its model sees.
 
 It is written through `SubagentTranscript` beside the parent session (format §21): a commit per
-turn of the run, the meta's final status at the end. How it ended is a `RunEnd`: `completed`;
+step of the run (its model reply with all its tool results), the meta's final status at the end. How it ended is a `RunEnd`: `completed`;
 `max_turns` (the turn limit cut it); `killed` (`cancel`: `agent_output kill`, the shell's exit);
 `failed` (a provider error, a failure of ours). Every end has an `Outcome` for the result texts
 of `agent/agents/results.py`.
@@ -26,8 +26,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import TurnInterrupted
+from ...sessions.context import INTERRUPTED_BY_USER
 from ...sessions.files import SessionFiles
 from ...sessions.subagent_writer import SubagentTranscript
+from ...storage.ids import new_uuid
 from ..agents.definitions import OUR_PERMISSION_MODES, AgentDefinition
 from ..agents.results import Outcome
 from ..agents.tool_access import ToolGrant
@@ -146,10 +148,13 @@ def execute(context: RunContext, request: RunRequest, cancel: threading.Event) -
                                     effort=effort if isinstance(model, Reasons) else None, gate=gate, cancel=cancel,
                                     tool_env=context.space.env, tool_guard=context.space.guard,
                                     system=system_for(definition, context), tools=tool_specs_for(request.grant),
-                                    max_steps=definition.turn_limit, opens_checkpoint=False)
+                                    max_steps=definition.turn_limit, opens_checkpoint=False, commit_steps=True)
         try:
             result = conversation.run_turn(request.prompt)
-        except TurnInterrupted:  # killed before its first step: its prompt was not written
+        except TurnInterrupted:  # killed before its first step: its prompt and the interrupt marker are its record
+            for text in (request.prompt, INTERRUPTED_BY_USER):
+                run.writer.append_message({"role": "user", "content": [{"type": "text", "text": text}],
+                                           "meta": {"messageId": new_uuid()}})
             run.finish("killed")
             return RunEnd("killed", _outcome(None, "", "interrupted", started))
         except Exception as error:  # the run recorded it (`Error: …`) and committed what it had

@@ -40,7 +40,7 @@ from ..agents.tool_access import resolve_tools, tool_error
 from ..providers.base import Model, Reasons
 from ..tool_specs import TOOL_NAMES, TOOL_SPECS
 from ..tools import ToolResult
-from ..turn import ToolHandler
+from ..turn import ToolHandler, TurnCheckpoints
 from .run import RunContext, RunRequest
 from .runner import Run, SubagentRunner
 
@@ -66,8 +66,9 @@ class SpawnTools:
     gives a run its `RunContext` (a background run asks nobody), `resolve(name)` a model by name."""
 
     def __init__(self, runner: SubagentRunner, registry: AgentRegistry, context: Callable[[bool], RunContext],
-                 resolve: Callable[[str], Model]) -> None:
+                 resolve: Callable[[str], Model], checkpoints: TurnCheckpoints | None = None) -> None:
         self.runner = runner
+        self.checkpoints = checkpoints  # the session's checkpoint as the parent's turn reaches it
         self.registry = registry
         self._context = context
         self._resolve = resolve
