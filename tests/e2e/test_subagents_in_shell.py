@@ -1,5 +1,6 @@
 """Sub-agent runs through the real shell in a pseudo-terminal (issue #28), with the offline
-model: a foreground run's result comes back in the turn; Esc while the parent waits for a run
+model: a foreground run's result comes back in the turn and `/tree` shows the run folded into
+the call's row; Esc while the parent waits for a run
 stops the wait, not the run (a later turn collects its result); a background run still going
 at `/exit` is stopped and the shell says so in one line."""
 
@@ -26,6 +27,12 @@ def test_foreground_esc_and_background_runs_in_the_shell(home: Path, workdir: Pa
         shell.wait_screen("Ran 1 tool call(s)")
         shell.wait_prompt()
         assert (workdir / "fg.txt").read_text() == "foreground\n"
+        shell.line("/tree")  # the call's row folds the run in
+        shell.wait_screen("filter: default")
+        shell.wait_screen("⤷ sub-agent general: Write fg · completed · 4 messages")
+        shell.send("q")
+        shell.wait_screen(" checkpoint(s)")  # back under the prompt (pyte may print a stray byte of
+        shell.wait_screen(">")                # Textual's mode resets before the `>`)
 
         started, release = workdir / "started", workdir / "release"
         waits = call("bash", command=f"touch {started}; while [ ! -e {release} ]; do sleep 0.05; done; echo released")
