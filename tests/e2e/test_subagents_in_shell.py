@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from commandcode.sessions.files import SessionFiles
-from helpers.cli import only_transcript
+from helpers.cli import only_transcript, wait_for
 from helpers.subagent_prompts import agent_call, call, run_metas
 from helpers.terminal import ESC, shell_session
 
@@ -67,3 +67,28 @@ def run_metas_any(files: SessionFiles) -> dict[str, dict[str, object]]:
     folder = Path(files.folder, files.session_id, "subagents")
     return {path.name.removeprefix("agent-").removesuffix(".meta.json"): json.loads(path.read_text())
             for path in folder.glob("*.meta.json")}
+
+
+def test_a_foreground_run_asks_through_the_shell_and_the_answer_is_a_session_grant(home: Path,
+                                                                                   workdir: Path) -> None:
+    shell = shell_session(workdir, home, columns=220)
+    try:
+        shell.line(agent_call(call("bash", command="touch one.txt"), description="Touch one"))
+        shell.wait_screen("Allow bash: touch one.txt?")
+        shell.wait_screen("choice [")
+        shell.send("2")  # yes, `touch:*` for this session
+        shell.wait_screen("Ran 1 tool call(s)")
+        shell.wait_prompt()
+        assert (workdir / "one.txt").exists()
+        # the session's grant covers the next run's command, and the parent's own
+        for name, line in (("two.txt", agent_call(call("bash", command="touch two.txt"), description="Touch two")),
+                           ("three.txt", call("bash", command="touch three.txt"))):
+            shell.line(line)
+            wait_for(lambda name=name: (workdir / name).exists(), what=f"{name}, unasked")
+            wait_for(lambda: shell.pump() is None and "Esc interrupts" not in shell.text(), what="the turn's end")
+            shell.wait_prompt()
+        assert b"Allow bash: touch two" not in shell.raw and b"Allow bash: touch three" not in shell.raw
+        shell.line("/exit")
+        assert shell.wait_exit() == 0
+    finally:
+        shell.close()
