@@ -272,3 +272,34 @@ def test_closing_the_session_stops_running_runs_and_says_so(project: Path) -> No
     assert [notice for notice in notices if "sub-agent" in notice] == [f"stopped 1 running sub-agent ({run_id})"]
     assert run_metas(agent.files)[run_id]["status"] == "killed"
     _whole(agent)
+
+
+def test_a_runs_permission_mode_is_its_agents(project: Path) -> None:
+    _agent_file(project, "planner", "tools: write_file, read_file\npermissionMode: plan\n")
+    _agent_file(project, "quiet", "tools: bash\npermissionMode: dont-ask\n")
+    asked: list[PermissionRequest] = []
+
+    def ask(request: PermissionRequest) -> str:
+        asked.append(request)
+        return PermissionAnswer.ALLOW_ONCE
+
+    prompt = "\n".join([agent_call(call("write_file", file_path="p.txt", content="x"), subagent_type="planner"),
+                        agent_call(call("bash", command="echo hi"), subagent_type="quiet")])
+    with AgentSession.start(project, entrypoint="print", ask_permission=ask) as agent:
+        agent.turns.run_turn(prompt)
+    planned, quiet = tool_results(agent.files.transcript)
+    assert not (project / "p.txt").exists() and "write_file: Error" in planned
+    assert "permission needed" in quiet and asked == []  # dont-ask: refused, nobody asked
+
+
+def test_an_unsaved_session_runs_sub_agents_and_writes_no_run_files(project: Path, home: Path) -> None:
+    prompt = "\n".join([agent_call(call("write_file", file_path="u.txt", content="u\n")),
+                        agent_call("answer", run_in_background=True),
+                        call("agent_output", agent_id="{{agent_id}}")])
+    with AgentSession.start(project, entrypoint="print", persist=False) as agent:
+        agent.turns.run_turn(prompt)
+        ran, _, waited = [str(block["content"][0]["text"]) for message in agent.handle.messages
+                          for block in message["content"] if block.get("type") == "tool_result"]
+    assert "File created successfully" in ran and "status: completed" in waited
+    assert (project / "u.txt").read_text() == "u\n"
+    assert not list(home.rglob("*subagents*")) and not list(home.rglob("*.jsonl"))
