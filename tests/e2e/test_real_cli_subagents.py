@@ -18,6 +18,7 @@ from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.subagent_runs import list_subagent_runs
 from helpers.npm_programs import Programs
 from helpers.real_cli import RealCli, our_context, ours_offline, same_context, sent_context, shared_home
+from helpers.subagent_prompts import launched_pattern
 from helpers.subagents import AGENT_ID, directive, write_run
 from helpers.trees import branched_session
 
@@ -90,9 +91,7 @@ def test_a_background_run_and_agent_output_wait(shared: tuple[RealCli, Path, Pat
          + " " + directive("agent_output", {"agent_id": AGENT_ID, "action": "wait"}, then=True))
     _, entries = _entries(data)
     launched, waited = _tool_results(entries)
-    match = re.fullmatch(r"Background agent launched\.\nagent_id: (bg-1-[0-9a-f]{8})\nThe agent is working in the "
-                         r"background — do not duplicate its work\. Use the agent_output tool with this agent_id to "
-                         r"wait for or check its result\.", launched)
+    match = re.fullmatch(launched_pattern("bg-1-[0-9a-f]{8}"), launched)
     assert match, launched
     assert re.fullmatch(rf"agent_id: {match.group(1)}\nagent: explore\ndescription: Read a\nstatus: completed\n\n"
                         r"done with the tools\n\n" + USAGE, waited), waited

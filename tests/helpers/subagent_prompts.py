@@ -17,6 +17,12 @@ from commandcode.sessions.reader import open_session
 from commandcode.sessions.subagent_runs import list_subagent_runs, read_run_meta, run_files
 
 
+def launched_pattern(agent_id: str) -> str:
+    """The real CLI's background launch text as a regex, its id matched by `agent_id` (a group)."""
+    return (rf"Background agent launched\.\nagent_id: ({agent_id})\nThe agent is working in the background — do "
+            r"not duplicate its work\. Use the agent_output tool with this agent_id to wait for or check its result\.")
+
+
 def call(name: str, *, also: bool = False, **tool_input: Any) -> str:
     """One `call NAME {JSON}` line (`also call …` with `also`)."""
     return f"{'also ' if also else ''}call {name} {json.dumps(tool_input)}"

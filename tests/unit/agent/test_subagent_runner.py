@@ -15,21 +15,14 @@ import pytest
 from commandcode.agent.permissions import Grants, PermissionAnswer, PermissionRequest
 from commandcode.agent.runtime import AgentSession
 from commandcode.sessions.subagent_runs import list_subagent_runs, read_run_meta, run_files
-from helpers.subagent_prompts import agent_call, call, dangling_calls, run_metas, tool_results
+from helpers.subagent_prompts import agent_call, call, dangling_calls, launched_pattern, run_metas, tool_results
 
 USAGE = r"<usage>total_tokens: \d+\ntool_uses: (\d+)\nturns: (\d+)\nduration_ms: \d+</usage>"
 
 
-@pytest.fixture
-def project(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
 
-
-def _agent_file(project: Path, name: str, front: str, body: str = "You are a test agent.") -> None:
-    folder = project / ".commandcode" / "agents"
+def _agent_file(here: Path, name: str, front: str, body: str = "You are a test agent.") -> None:
+    folder = here / ".commandcode" / "agents"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{name}.md").write_text(f"---\nname: {name}\n{front}---\n{body}\n")
 
@@ -46,11 +39,11 @@ def _whole(agent: AgentSession) -> None:
         assert dangling_calls(run.path) == [], run.agent_id
 
 
-def test_a_foreground_run_is_the_calls_result_and_is_stored_beside_the_session(project: Path) -> None:
-    with AgentSession.start(project, entrypoint="print") as agent:
+def test_a_foreground_run_is_the_calls_result_and_is_stored_beside_the_session(here: Path) -> None:
+    with AgentSession.start(here, entrypoint="print") as agent:
         result = agent.turns.run_turn(agent_call(call("write_file", file_path="b.txt", content="from the run\n"),
                                                  description="Write b", subagent_type="general"))
-    assert result.error is None and (project / "b.txt").read_text() == "from the run\n"
+    assert result.error is None and (here / "b.txt").read_text() == "from the run\n"
     [text] = tool_results(agent.files.transcript)
     match = re.fullmatch(r"Ran 1 tool call\(s\):\n- write_file: File created successfully at: .*b\.txt\n\n" + USAGE, text)
     assert match and match.groups() == ("1", "2"), text
@@ -62,7 +55,7 @@ def test_a_foreground_run_is_the_calls_result_and_is_stored_beside_the_session(p
     _whole(agent)
 
 
-def test_two_calls_of_one_step_run_in_parallel(project: Path) -> None:
+def test_two_calls_of_one_step_run_in_parallel(here: Path) -> None:
     # each run marks itself, then waits for the other's mark: run one after the other, the first
     # would wait alone until its bound and say `alone`
     def meet(me: str, other: str) -> str:
@@ -71,7 +64,7 @@ def test_two_calls_of_one_step_run_in_parallel(project: Path) -> None:
 
     prompt = "\n".join([agent_call(meet("a", "b"), description="A"),
                         agent_call(meet("b", "a"), description="B", also=True)])
-    with AgentSession.start(project, entrypoint="print", permission_mode="bypassPermissions") as agent:
+    with AgentSession.start(here, entrypoint="print", permission_mode="bypassPermissions") as agent:
         agent.turns.run_turn(prompt)
     first, second = tool_results(agent.files.transcript)
     assert "bash: met-a" in first and "bash: met-b" in second, (first, second)
@@ -79,7 +72,7 @@ def test_two_calls_of_one_step_run_in_parallel(project: Path) -> None:
     _whole(agent)
 
 
-def test_background_runs_and_agent_output(project: Path) -> None:
+def test_background_runs_and_agent_output(here: Path) -> None:
     prompt = "\n".join([
         agent_call(call("write_file", file_path="c.txt", content="bg\n"), description="C", run_in_background=True),
         call("agent_output", agent_id="{{agent_id}}"),  # wait (the default)
@@ -91,13 +84,11 @@ def test_background_runs_and_agent_output(project: Path) -> None:
         call("agent_output", agent_id="bg-9-00000000"),
         call("agent_output", agent_id="{{agent_id}}", action="peek"),
     ])
-    with AgentSession.start(project, entrypoint="print", permission_mode="bypassPermissions") as agent:
+    with AgentSession.start(here, entrypoint="print", permission_mode="bypassPermissions") as agent:
         agent.turns.run_turn(prompt)
     launched, waited, launched_slow, status, kill, killed, listing, unknown, bad_action = tool_results(
         agent.files.transcript)
-    first = re.fullmatch(r"Background agent launched\.\nagent_id: (bg-1-[0-9a-f]{8})\nThe agent is working in the "
-                         r"background — do not duplicate its work\. Use the agent_output tool with this agent_id to "
-                         r"wait for or check its result\.", launched)
+    first = re.fullmatch(launched_pattern("bg-1-[0-9a-f]{8}"), launched)
     assert first, launched
     assert re.fullmatch(rf"agent_id: {first.group(1)}\nagent: general\ndescription: C\nstatus: completed\n\n"
                         r"Ran 1 tool call\(s\):\n- write_file: .*\n\n" + USAGE, waited), waited
@@ -116,13 +107,13 @@ def test_background_runs_and_agent_output(project: Path) -> None:
     _whole(agent)
 
 
-def test_runs_share_the_parents_scratchpad_silently(project: Path) -> None:
+def test_runs_share_the_parents_scratchpad_silently(here: Path) -> None:
     # default mode, headless: a write into the scratchpad is never asked about, in the run as in the parent
     prompt = "\n".join([
         agent_call(call("write_file", file_path="$COMMANDCODE_SCRATCHPAD/notes.txt", content="handed over\n")),
         call("read_file", file_path="$COMMANDCODE_SCRATCHPAD/notes.txt"),
     ])
-    with AgentSession.start(project, entrypoint="print") as agent:
+    with AgentSession.start(here, entrypoint="print") as agent:
         agent.turns.run_turn(prompt)
         pad = agent.turns.tool_space().scratchpad
     assert pad is not None and Path(pad.path, "notes.txt").read_text() == "handed over\n"
@@ -130,7 +121,7 @@ def test_runs_share_the_parents_scratchpad_silently(project: Path) -> None:
     assert "File created successfully" in ran and "1: handed over" in read
 
 
-def test_the_sessions_grants_and_asker_apply_to_runs(project: Path) -> None:
+def test_the_sessions_grants_and_asker_apply_to_runs(here: Path) -> None:
     asked: list[PermissionRequest] = []
 
     def ask(request: PermissionRequest) -> str:
@@ -142,7 +133,7 @@ def test_the_sessions_grants_and_asker_apply_to_runs(project: Path) -> None:
                         agent_call(call("bash", command="echo asked"), description="again"),
                         agent_call(call("bash", command="echo never"), description="bg", run_in_background=True),
                         call("agent_output", agent_id="{{agent_id}}")])
-    with AgentSession.start(project, entrypoint="print", ask_permission=ask, grants=grants) as agent:
+    with AgentSession.start(here, entrypoint="print", ask_permission=ask, grants=grants) as agent:
         agent.turns.run_turn(prompt)
     first, again, _, background = tool_results(agent.files.transcript)
     assert "bash: granted" in first and "bash: asked" in first and "bash: asked" in again
@@ -160,9 +151,9 @@ def test_the_sessions_grants_and_asker_apply_to_runs(project: Path) -> None:
     (call("agent", description="x", prompt="hi", model="nosuchprovider/m"),
      "Error: the sub-agent's model: unknown provider 'nosuchprovider'"),
 ])
-def test_a_bad_agent_call_is_a_tool_error_the_model_sees(project: Path, call_line: str, expected: str) -> None:
-    _agent_file(project, "typo", "tools: read_file, frobnicate\n")
-    with AgentSession.start(project, entrypoint="print") as agent:
+def test_a_bad_agent_call_is_a_tool_error_the_model_sees(here: Path, call_line: str, expected: str) -> None:
+    _agent_file(here, "typo", "tools: read_file, frobnicate\n")
+    with AgentSession.start(here, entrypoint="print") as agent:
         agent.turns.run_turn(call_line)
     [text] = tool_results(agent.files.transcript)
     pattern = re.escape(expected).replace(r"\*", ".*")
@@ -171,24 +162,24 @@ def test_a_bad_agent_call_is_a_tool_error_the_model_sees(project: Path, call_lin
     _whole(agent)
 
 
-def test_a_run_never_gets_the_spawn_tools_nor_tools_its_agent_lacks(project: Path) -> None:
+def test_a_run_never_gets_the_spawn_tools_nor_tools_its_agent_lacks(here: Path) -> None:
     prompt = agent_call(call("agent", description="nested", prompt="hi"), call("agent_output"),
                         call("write_file", file_path="e.txt", content="x"), subagent_type="explore")
-    with AgentSession.start(project, entrypoint="print", permission_mode="bypassPermissions") as agent:
+    with AgentSession.start(here, entrypoint="print", permission_mode="bypassPermissions") as agent:
         agent.turns.run_turn(prompt)
     [text] = tool_results(agent.files.transcript)
     assert text.count("a sub-agent cannot start or manage sub-agents") == 2
     assert "write_file: Error: write_file is not available to this agent (its tools: read_file)" in text
-    assert not (project / "e.txt").exists()
+    assert not (here / "e.txt").exists()
     [run] = list_subagent_runs(agent.files).runs
     assert run.status == "completed" and len(list_subagent_runs(agent.files).runs) == 1
 
 
-def test_a_run_past_its_max_turns_is_an_error_result(project: Path) -> None:
-    _agent_file(project, "short", "tools: read_file\nmaxTurns: 2\n")
-    (project / "a.txt").write_text("a\n")
+def test_a_run_past_its_max_turns_is_an_error_result(here: Path) -> None:
+    _agent_file(here, "short", "tools: read_file\nmaxTurns: 2\n")
+    (here / "a.txt").write_text("a\n")
     steps = [call("read_file", file_path="a.txt")] * 3
-    with AgentSession.start(project, entrypoint="print") as agent:
+    with AgentSession.start(here, entrypoint="print") as agent:
         result = agent.turns.run_turn(agent_call(*steps, subagent_type="short") + "\nafter")
     assert result.error is None  # the parent's turn goes on and commits
     [text] = tool_results(agent.files.transcript)
@@ -199,7 +190,7 @@ def test_a_run_past_its_max_turns_is_an_error_result(project: Path) -> None:
 
 
 def test_a_provider_error_in_a_run_is_an_error_result_and_both_transcripts_stay_whole(
-        project: Path, home: Path) -> None:
+        here: Path, home: Path) -> None:
     import socket
 
     from helpers.openai_stub import write_providers
@@ -208,8 +199,8 @@ def test_a_provider_error_in_a_run_is_an_error_result_and_both_transcripts_stay_
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     write_providers(home, f"http://127.0.0.1:{port}/v1", api_key=False)
-    _agent_file(project, "remote", "tools: read_file\nmodel: local/stub-model\n")
-    with AgentSession.start(project, entrypoint="print") as agent:
+    _agent_file(here, "remote", "tools: read_file\nmodel: local/stub-model\n")
+    with AgentSession.start(here, entrypoint="print") as agent:
         result = agent.turns.run_turn(agent_call("hello", subagent_type="remote"))
     assert result.error is None
     [text] = tool_results(agent.files.transcript)
@@ -219,14 +210,14 @@ def test_a_provider_error_in_a_run_is_an_error_result_and_both_transcripts_stay_
     _whole(agent)
 
 
-def test_a_crash_of_the_runs_thread_is_an_error_result(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crash_of_the_runs_thread_is_an_error_result(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import commandcode.agent.subagents.runner as runner
 
     def crash(*args: object) -> None:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(runner, "execute", crash)
-    with AgentSession.start(project, entrypoint="print") as agent:
+    with AgentSession.start(here, entrypoint="print") as agent:
         result = agent.turns.run_turn(agent_call("hello") + "\n" + call("read_file", file_path="missing.txt"))
     assert result.error is None
     first, second = tool_results(agent.files.transcript)
@@ -235,12 +226,12 @@ def test_a_crash_of_the_runs_thread_is_an_error_result(project: Path, monkeypatc
     _whole(agent)
 
 
-def test_esc_stops_the_wait_not_the_run_and_a_later_turn_collects_it(project: Path) -> None:
-    release = project / "release"
+def test_esc_stops_the_wait_not_the_run_and_a_later_turn_collects_it(here: Path) -> None:
+    release = here / "release"
     prompt = agent_call(call("bash", command=f"while [ ! -e {release} ]; do sleep 0.05; done; echo released"),
                         description="Waits")
     cancel = threading.Event()
-    with AgentSession.start(project, entrypoint="print", permission_mode="bypassPermissions") as agent:
+    with AgentSession.start(here, entrypoint="print", permission_mode="bypassPermissions") as agent:
         turn = threading.Thread(target=lambda: agent.turns.run_turn(prompt, cancel=cancel))
         turn.start()
         while not _started(agent) and turn.is_alive():
@@ -261,10 +252,10 @@ def test_esc_stops_the_wait_not_the_run_and_a_later_turn_collects_it(project: Pa
     _whole(agent)
 
 
-def test_closing_the_session_stops_running_runs_and_says_so(project: Path) -> None:
+def test_closing_the_session_stops_running_runs_and_says_so(here: Path) -> None:
     notices: list[str] = []
     prompt = agent_call(call("bash", command="sleep 60"), description="Forever", run_in_background=True)
-    with AgentSession.start(project, entrypoint="print", permission_mode="bypassPermissions",
+    with AgentSession.start(here, entrypoint="print", permission_mode="bypassPermissions",
                             notify=notices.append) as agent:
         agent.turns.run_turn(prompt)
         [meta] = _started(agent)
@@ -274,9 +265,9 @@ def test_closing_the_session_stops_running_runs_and_says_so(project: Path) -> No
     _whole(agent)
 
 
-def test_a_runs_permission_mode_is_its_agents(project: Path) -> None:
-    _agent_file(project, "planner", "tools: write_file, read_file\npermissionMode: plan\n")
-    _agent_file(project, "quiet", "tools: bash\npermissionMode: dont-ask\n")
+def test_a_runs_permission_mode_is_its_agents(here: Path) -> None:
+    _agent_file(here, "planner", "tools: write_file, read_file\npermissionMode: plan\n")
+    _agent_file(here, "quiet", "tools: bash\npermissionMode: dont-ask\n")
     asked: list[PermissionRequest] = []
 
     def ask(request: PermissionRequest) -> str:
@@ -285,21 +276,35 @@ def test_a_runs_permission_mode_is_its_agents(project: Path) -> None:
 
     prompt = "\n".join([agent_call(call("write_file", file_path="p.txt", content="x"), subagent_type="planner"),
                         agent_call(call("bash", command="echo hi"), subagent_type="quiet")])
-    with AgentSession.start(project, entrypoint="print", ask_permission=ask) as agent:
+    with AgentSession.start(here, entrypoint="print", ask_permission=ask) as agent:
         agent.turns.run_turn(prompt)
     planned, quiet = tool_results(agent.files.transcript)
-    assert not (project / "p.txt").exists() and "write_file: Error" in planned
+    assert not (here / "p.txt").exists() and "write_file: Error" in planned
     assert "permission needed" in quiet and asked == []  # dont-ask: refused, nobody asked
 
 
-def test_an_unsaved_session_runs_sub_agents_and_writes_no_run_files(project: Path, home: Path) -> None:
+def test_an_unsaved_session_runs_sub_agents_and_writes_no_run_files(here: Path, home: Path) -> None:
     prompt = "\n".join([agent_call(call("write_file", file_path="u.txt", content="u\n")),
                         agent_call("answer", run_in_background=True),
                         call("agent_output", agent_id="{{agent_id}}")])
-    with AgentSession.start(project, entrypoint="print", persist=False) as agent:
+    with AgentSession.start(here, entrypoint="print", persist=False) as agent:
         agent.turns.run_turn(prompt)
         ran, _, waited = [str(block["content"][0]["text"]) for message in agent.handle.messages
                           for block in message["content"] if block.get("type") == "tool_result"]
     assert "File created successfully" in ran and "status: completed" in waited
-    assert (project / "u.txt").read_text() == "u\n"
+    assert (here / "u.txt").read_text() == "u\n"
     assert not list(home.rglob("*subagents*")) and not list(home.rglob("*.jsonl"))
+
+
+def test_a_run_whose_files_cannot_be_made_is_an_error_and_the_turn_commits(here: Path) -> None:
+    with AgentSession.start(here, entrypoint="print") as agent:
+        agent.turns.run_turn("hello")  # the session is on disk
+        folder = Path(agent.files.folder, agent.session_id)
+        folder.mkdir()
+        (folder / "subagents").symlink_to(folder / "subagents")  # a loop: listing and making it fail
+        result = agent.turns.run_turn(agent_call(call("write_file", file_path="x.txt", content="x")) + "\nafter")
+    assert result.error is None
+    [text] = tool_results(agent.files.transcript)
+    assert text.startswith("Error: the sub-agent could not start: ") and "symbolic links" in text, text
+    assert not (here / "x.txt").exists()
+    _whole(agent)

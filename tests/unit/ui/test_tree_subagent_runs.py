@@ -14,18 +14,10 @@ from commandcode.ui.tree_model import TreeModel
 from helpers.subagent_prompts import agent_call, call
 
 
-@pytest.fixture
-def project(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
-
-
-def test_an_agent_calls_row_shows_its_runs_folded(project: Path) -> None:
+def test_an_agent_calls_row_shows_its_runs_folded(here: Path) -> None:
     prompt = "\n".join([agent_call(call("write_file", file_path="a.txt", content="a"), description="Write a"),
                         agent_call("just answer", description="Answer", also=True)])
-    with AgentSession.start(project, entrypoint="print") as agent:
+    with AgentSession.start(here, entrypoint="print") as agent:
         agent.turns.run_turn("hello")
         agent.turns.run_turn(prompt)
     model = TreeModel(open_session(agent.files.transcript))

@@ -89,17 +89,24 @@ class SpawnTools:
         if len(calls) < 2:
             return
         for use in calls:
-            checked = self._check(str(use.get("id")), use["input"])
-            if isinstance(checked, RunRequest):
-                self._started[str(use.get("id"))] = self.runner.start(self._context(False), checked)
+            try:
+                checked = self._check(str(use.get("id")), use["input"])
+                if isinstance(checked, RunRequest):
+                    self._started[str(use.get("id"))] = self.runner.start(self._context(False), checked)
+            except (OSError, RuntimeError):
+                continue  # started when its turn comes, which reports why it cannot
 
     def agent(self, tool_use_id: str, tool_input: dict[str, Any], cancel: threading.Event | None) -> ToolResult:
         run = self._started.pop(tool_use_id, None)
         if run is None:
-            checked = self._check(tool_use_id, tool_input)
-            if isinstance(checked, ToolResult):
-                return checked
-            run = self.runner.start(self._context(checked.background), checked)
+            try:
+                checked = self._check(tool_use_id, tool_input)
+                if isinstance(checked, ToolResult):
+                    return checked
+                run = self.runner.start(self._context(checked.background), checked)
+            except (OSError, RuntimeError) as error:  # its folder cannot be listed, no thread can start
+                reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
+                return ToolResult(f"Error: the sub-agent could not start: {reason}", True)
             if checked.background:
                 return ToolResult(launched_text(run.agent_id))
         if not run.wait(cancel):
