@@ -1,6 +1,6 @@
 """Sub-agent runs in headless `python -m commandcode -p` processes (issue #28): with the offline
 model (foreground, parallel and background runs, the runs' files, the parent's checkpoint, the
-fold in `sessions show`, a background run still going when `-p` ends), and against a stub
+fold in `sessions show` and the md export, a background run still going when `-p` ends), and against a stub
 OpenAI-compatible server on 127.0.0.1 (the requests a run sends: its agent's prompt, its
 tools, never the spawn tools; two `agent` calls of one reply run in parallel)."""
 
@@ -47,6 +47,11 @@ def test_a_headless_turn_runs_foreground_parallel_and_background_runs(home: Path
     shown = run_ok(["sessions", "show", files.session_id], workdir, home).stdout
     assert "sub-agent runs: 3" in shown and shown.count("agent call call_0000_") == 3
     assert "sub-agent general: Edit a · completed" in shown
+    out = workdir.parent / "session.md"
+    run_ok(["export", files.session_id, "-f", "md", "-o", str(out)], workdir, home)
+    md = out.read_text()
+    for description, messages in (("Write a", 4), ("Write b", 4), ("Edit a", 4)):
+        assert f"<summary>Sub-agent general: {description} · completed · {messages} messages</summary>" in md
 
 
 def test_a_background_run_still_going_when_the_headless_turn_ends_is_stopped_with_one_line(
