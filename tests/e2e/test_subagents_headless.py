@@ -2,7 +2,8 @@
 model (foreground, parallel and background runs, the runs' files, the parent's checkpoint, the
 fold in `sessions show` and the md export, a background run still going when `-p` ends), and against a stub
 OpenAI-compatible server on 127.0.0.1 (the requests a run sends: its agent's prompt, its
-tools, never the spawn tools; two `agent` calls of one reply run in parallel)."""
+tools, never the spawn tools). A kill -9 in the middle of a run leaves whole steps in both
+transcripts and a run that reads `interrupted`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.subagent_runs import list_subagent_runs
-from helpers.cli import only_transcript, run_cli, run_ok
+from helpers.cli import entries, kill_group, only_transcript, run_cli, run_ok, start_cli, wait_for
 from helpers.openai_stub import write_providers
 from helpers.stub_models import stub_model_server
 from helpers.subagent_prompts import agent_call, call, dangling_calls, run_metas, tool_results
@@ -101,3 +102,25 @@ def test_runs_against_an_openai_compatible_server(home: Path, workdir: Path) -> 
     assert sorted((run.agent_type, run.status) for run in runs_stored) == [("explore", "completed"),
                                                                          ("general", "completed")]
     assert all(run.model == "local/stub-model" for run in runs_stored)
+
+
+def test_a_kill_9_mid_run_leaves_whole_steps_and_an_interrupted_run(home: Path, workdir: Path) -> None:
+    started = workdir / "started"
+    prompt = agent_call(call("write_file", file_path="a.txt", content="step one\n"),
+                        call("bash", command=f"touch {started}; sleep 60"), description="Killed")
+    run_ok(["-p", "hello"], workdir, home)  # the session is on disk; the killed turn is its second
+    process = start_cli(["-c", "--yolo", "-p", prompt], workdir, home)
+    try:
+        wait_for(started.exists, timeout=60, what="the run's second step")
+    finally:
+        kill_group(process)
+    files = SessionFiles.for_transcript(only_transcript(home, workdir))
+    [run] = list_subagent_runs(files, with_messages=True).runs
+    assert run.status == "interrupted" and run.description == "Killed"  # `running` in its meta, no writer alive
+    assert [message["role"] for message in run.messages] == ["user", "assistant", "user"]  # its first step, whole
+    assert dangling_calls(run.path) == []
+    assert dangling_calls(files.transcript) == []  # the parent's turn was never half committed
+    assert [entry["message"]["content"][0]["text"] for entry in entries(files.transcript)
+            if entry["type"] == "message" and entry["message"]["role"] == "user"] == ["hello"]
+    shown = run_ok(["sessions", "show", files.session_id], workdir, home).stdout
+    assert "sub-agent general: Killed · interrupted" in shown
