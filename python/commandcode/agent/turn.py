@@ -51,6 +51,7 @@ from ..sessions.writer import SessionWriter
 from ..storage.ids import epoch_ms, new_uuid
 from .events import OnEvent, TurnEvent
 from .providers.base import Model, ModelReply
+from .tool_specs import SPAWN_TOOL_NAMES, TOOL_NAMES
 from .tools import EDITING_TOOLS, ToolResult, in_data_dir, nameable, run_tool, target_path
 
 Gate = Callable[[str, dict[str, Any]], ToolResult | None]
@@ -58,7 +59,7 @@ ToolGuard = Callable[[str, dict[str, Any], Path], "str | None"]
 ToolHandler = Callable[[str, dict[str, Any], "threading.Event | None"], ToolResult]
 """Runs an extra tool: (the call's `tool_use` id, its input, the turn's cancel). Raising
 `TurnInterrupted` with a `result_text` attribute gives that text as the call's result."""
-SPAWN_TOOLS = frozenset({"agent", "agent_output"})
+SPAWN_TOOLS = frozenset(SPAWN_TOOL_NAMES)
 
 
 class TurnCheckpoints(Protocol):
@@ -319,8 +320,6 @@ class Conversation:
                               "sub-agents; do the work with your own tools", True)
         if self.tools is None or any(spec.get("name") == name for spec in self.tools):
             return None
-        from .tool_specs import TOOL_NAMES
-
         if name in TOOL_NAMES:
             return ToolResult(f"Error: {name} is not available to this agent (its tools: "
                               f"{', '.join(str(spec.get('name')) for spec in self.tools) or 'none'})", True)
