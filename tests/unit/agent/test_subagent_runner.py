@@ -308,3 +308,25 @@ def test_a_run_whose_files_cannot_be_made_is_an_error_and_the_turn_commits(here:
     assert text.startswith("Error: the sub-agent could not start: ") and "symbolic links" in text, text
     assert not (here / "x.txt").exists()
     _whole(agent)
+
+
+def test_esc_during_parallel_runs_names_every_run_that_goes_on(here: Path) -> None:
+    release = here / "release"
+    waits = call("bash", command=f"touch {here}/started-$$; while [ ! -e {release} ]; do sleep 0.05; done")
+    prompt = "\n".join([agent_call(waits, description="One"), agent_call(waits, description="Two", also=True)])
+    cancel = threading.Event()
+    with AgentSession.start(here, entrypoint="print", permission_mode="bypassPermissions") as agent:
+        turn = threading.Thread(target=lambda: agent.turns.run_turn(prompt, cancel=cancel))
+        turn.start()
+        while len(list(here.glob("started-*"))) < 2 and turn.is_alive():
+            threading.Event().wait(0.02)
+        cancel.set()
+        turn.join(30)
+        first, second = tool_results(agent.files.transcript)
+        ids = re.findall(r"fg-\d-[0-9a-f]{8}", first)
+        assert first.startswith("Interrupted by user: stopped waiting. The sub-agents go on") and len(ids) == 2, first
+        assert second == "Skipped — the run was interrupted."
+        release.touch()
+        agent.turns.run_turn("\n".join(call("agent_output", agent_id=agent_id) for agent_id in ids))
+    assert all("status: completed" in text for text in tool_results(agent.files.transcript)[2:])
+    _whole(agent)

@@ -57,6 +57,9 @@ class WaitStopped(TurnInterrupted):
 
 def _detached_text(runs: list[Run]) -> str:
     ids = ", ".join(run.agent_id for run in runs)
+    if len(runs) > 1:
+        return (f"Interrupted by user: stopped waiting. The sub-agents go on in the background (agent_id: {ids}); "
+                "use the agent_output tool to wait for or check their results, or to kill them.")
     return (f"Interrupted by user: stopped waiting. The sub-agent goes on in the background (agent_id: {ids}); "
             "use the agent_output tool to wait for or check its result, or to kill it.")
 
