@@ -108,7 +108,7 @@ class SessionTurns:
         self.turns_run += 1
         self.compaction.auto(on_event)
         manager = self.checkpoints()
-        spawn = self._spawn_tools(space, gate.mode, manager)
+        spawn = self._spawn_tools(space, gate.mode, manager, on_event)
         conversation = Conversation(writer, models.model, handle.cwd, handle.messages, spawn.checkpoints,
                                     effort=models.effort, gate=gate, on_event=on_event, cancel=cancel,
                                     entry_ids=handle.entry_ids, view=self.compaction.view(), tool_env=space.env,
@@ -130,7 +130,8 @@ class SessionTurns:
     # ----------------------------------------------------------------------------------------
     # Sub-agents (agent/subagents/)
 
-    def _spawn_tools(self, space: ToolSpace, mode: str, manager: CheckpointManager | None) -> SpawnTools:
+    def _spawn_tools(self, space: ToolSpace, mode: str, manager: CheckpointManager | None,
+                     on_event: OnEvent | None) -> SpawnTools:
         from .subagents.runner import SubagentRunner
         from .subagents.wiring import turn_spawn_tools
 
@@ -140,7 +141,7 @@ class SessionTurns:
         return turn_spawn_tools(self._subagents, files=handle.files, cwd=handle.cwd, persist=handle.persist,
                                 model=models.model, effort=models.effort, permission_mode=mode,
                                 ask=self.ask_permission, grants=self.grants, notify=handle.notify, space=space,
-                                manager=manager)
+                                manager=manager, on_event=on_event)
 
     def stop_subagents(self) -> list[str]:
         """Stops the sub-agent runs still going (each commits as far as it got, `killed`) and

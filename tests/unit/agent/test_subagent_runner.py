@@ -330,3 +330,18 @@ def test_esc_during_parallel_runs_names_every_run_that_goes_on(here: Path) -> No
         agent.turns.run_turn("\n".join(call("agent_output", agent_id=agent_id) for agent_id in ids))
     assert all("status: completed" in text for text in tool_results(agent.files.transcript)[2:])
     _whole(agent)
+
+
+def test_a_foreground_runs_tool_calls_are_progress_of_the_parents_call(here: Path) -> None:
+    from commandcode.agent.events import TurnEvent
+
+    events: list[TurnEvent] = []
+    prompt = "\n".join([agent_call(call("write_file", file_path="p.txt", content="p"), call("read_file", file_path="p.txt"),
+                                   description="Shows"),
+                        agent_call(call("read_file", file_path="p.txt"), description="Quiet", run_in_background=True),
+                        call("agent_output", agent_id="{{agent_id}}")])
+    with AgentSession.start(here, entrypoint="print") as agent:
+        agent.turns.run_turn(prompt, on_event=events.append)
+    [first_call] = [event.tool_use_id for event in events if event.kind == "tool_start" and event.name == "agent"][:1]
+    progress = [(event.tool_use_id, event.text) for event in events if event.kind == "progress"]
+    assert progress == [(first_call, "general: write_file p.txt"), (first_call, "general: read_file p.txt")]

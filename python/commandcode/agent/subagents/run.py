@@ -33,6 +33,7 @@ from ...storage.ids import new_uuid
 from ..agents.definitions import OUR_PERMISSION_MODES, AgentDefinition
 from ..agents.results import Outcome
 from ..agents.tool_access import ToolGrant
+from ..events import PROGRESS, TOOL_START, OnEvent, TurnEvent
 from ..permissions import AskPermission, Grants, Policy
 from ..providers.base import Model, Reasons
 from ..tool_specs import TOOL_SPECS
@@ -49,7 +50,8 @@ class RunContext:
     """What a run takes from its parent session when it starts: where (`files`, `cwd`,
     `persist`), the parent's model, effort and effective permission mode, who answers a
     permission question (`ask`; None: nobody), the session's `grants`, where notices go, the
-    tool space (scratchpad, worktree guard), and the parent's checkpoint as a run sees it."""
+    tool space (scratchpad, worktree guard), the parent's checkpoint as a run sees it, and where
+    a foreground run's progress goes (its tool calls, as `progress` events of the parent's call)."""
 
     files: SessionFiles
     cwd: Path
@@ -62,6 +64,7 @@ class RunContext:
     notify: Callable[[str], None]
     space: ToolSpace
     checkpoints: TurnCheckpoints | None
+    progress: OnEvent | None = None  # the parent turn's events: a foreground run's tool calls show there
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,23 @@ def system_for(definition: AgentDefinition, context: RunContext) -> str:
     return "\n\n".join(part for part in parts if part)
 
 
+def _progress(context: RunContext, request: RunRequest) -> OnEvent | None:
+    """The run's events, as the parent's turn sees them: each tool call it starts is one
+    `progress` line of the parent's `agent` call (nothing for a background run)."""
+    emit = context.progress
+    if emit is None or request.background:
+        return None
+
+    def forward(event: TurnEvent) -> None:
+        if event.kind == TOOL_START:
+            shown = next((value for value in event.input.values() if isinstance(value, str) and value.strip()), "")
+            shown = " ".join(shown.split())
+            text = f"{request.definition.name}: {event.name} {shown[:60] + '…' if len(shown) > 60 else shown}"
+            emit(TurnEvent(PROGRESS, text=text.rstrip(), name="agent", tool_use_id=request.tool_use_id or ""))
+
+    return forward
+
+
 def failure_end(message: str, started: float, result: TurnResult | None = None) -> RunEnd:
     """The end of a run that failed with `message` (what it did before, from `result`)."""
     return RunEnd("failed", _outcome(result, f"Error: {message}", "run_error", started), message)
@@ -146,6 +166,7 @@ def execute(context: RunContext, request: RunRequest, cancel: threading.Event) -
                             persist=context.persist) as run:
         conversation = Conversation(run.writer, model, context.cwd, [], context.checkpoints,
                                     effort=effort if isinstance(model, Reasons) else None, gate=gate, cancel=cancel,
+                                    on_event=_progress(context, request),
                                     tool_env=context.space.env, tool_guard=context.space.guard,
                                     system=system_for(definition, context), tools=tool_specs_for(request.grant),
                                     max_steps=definition.turn_limit, opens_checkpoint=False, commit_steps=True)

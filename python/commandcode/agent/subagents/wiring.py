@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..agents.registry import load_agents
+from ..events import OnEvent
 from ..permissions import AskPermission, Grants, PermissionRequest
 from ..providers.base import Model
 from ..providers.registry import resolve_model
@@ -43,7 +44,7 @@ def _one_at_a_time(ask: AskPermission) -> AskPermission:
 def turn_spawn_tools(runner: SubagentRunner, *, files: SessionFiles, cwd: Path, persist: bool, model: Model,
                      effort: str | None, permission_mode: str, ask: AskPermission | None, grants: Grants,
                      notify: Callable[[str], None], space: ToolSpace,
-                     manager: CheckpointManager | None) -> SpawnTools:
+                     manager: CheckpointManager | None, on_event: OnEvent | None = None) -> SpawnTools:
     """The spawn tools of one parent turn (see the module docstring); its `checkpoints` are the
     session's manager as the parent's turn reaches it (under the lock its runs take). The agents are loaded
     again for each turn (an agent file added mid-session is callable at once); their warning
@@ -57,7 +58,8 @@ def turn_spawn_tools(runner: SubagentRunner, *, files: SessionFiles, cwd: Path, 
     def context(background: bool) -> RunContext:
         return RunContext(files=files, cwd=cwd, persist=persist, model=model, effort=effort,
                           permission_mode=permission_mode, ask=None if background else foreground_ask,
-                          grants=grants, notify=notify, space=space, checkpoints=checkpoints)
+                          grants=grants, notify=notify, space=space, checkpoints=checkpoints,
+                          progress=None if background else on_event)
 
     def resolve(name: str) -> Model:
         return resolve_model(name, warn=notify)
