@@ -7,6 +7,8 @@ front end shows live:
 - `"tool_start"`: a tool call is about to run (`name`, `input`, `tool_use_id`);
 - `"tool_end"`: it finished (`name`, `input`, `tool_use_id`, `outcome` text, `is_error`);
 - `"notice"`: a one-line message for the user (`text`): a checkpoint notice, a retry, a compaction;
+- `"progress"`: what the running tool is doing now, one line (`text`; `tool_use_id`, `name` of the
+  running call): a foreground sub-agent's tool call as it starts;
 - `"usage"`: one model call's usage (`usage`: `inputTokens`, `outputTokens`, `cacheReadTokens`,
   `cacheWriteTokens`, optional `costUsd`).
 - `"assistant"`: one model step's whole assistant message (`message`) once it is complete, and
@@ -22,7 +24,8 @@ from typing import Any
 from ..storage.values import Frozen
 
 TEXT, TOOL_START, TOOL_END, NOTICE, USAGE = "text", "tool_start", "tool_end", "notice", "usage"
-KINDS = frozenset({TEXT, TOOL_START, TOOL_END, NOTICE, USAGE, "assistant", "tool_result"})
+PROGRESS = "progress"
+KINDS = frozenset({TEXT, TOOL_START, TOOL_END, NOTICE, USAGE, PROGRESS, "assistant", "tool_result"})
 
 
 class TurnEvent(Frozen):

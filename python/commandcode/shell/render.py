@@ -24,7 +24,7 @@ import sys
 import threading
 from typing import Any
 
-from ..agent.events import NOTICE, TEXT, TOOL_END, TOOL_START, USAGE, TurnEvent
+from ..agent.events import NOTICE, PROGRESS, TEXT, TOOL_END, TOOL_START, USAGE, TurnEvent
 from ..present.console import printable
 
 MAX_ARGUMENT_CHARS = 60
@@ -239,6 +239,7 @@ class LiveTurn:
         self.calls = calls  # every tool call of the shell (numbered from 1), for /expand
         self.redraw = redraw
         self.running: ToolCall | None = None
+        self.progress = ""  # what the running tool does now (a foreground sub-agent's tool call)
         self.partial = ""  # reply text of the current model call, not printed yet
         self._lock = threading.Lock()
 
@@ -261,13 +262,16 @@ class LiveTurn:
         elif event.kind == TOOL_START:
             self.flush()
             with self._lock:
-                self.running = ToolCall(event.name or "?", event.input)
+                self.running, self.progress = ToolCall(event.name or "?", event.input), ""
                 self.calls.append(self.running)
+        elif event.kind == PROGRESS:
+            with self._lock:
+                self.progress = event.text
         elif event.kind == TOOL_END:
             with self._lock:
                 call = self.running if self.running is not None else ToolCall(event.name or "?", event.input)
                 call.text, call.is_error, call.done = event.outcome, event.is_error, True
-                self.running = None
+                self.running, self.progress = None, ""
                 number = self.calls.index(call) + 1 if call in self.calls else len(self.calls)
             self.output.tool(tool_line(number, call, terminal_width()), failed=call.is_error)
         elif event.kind == NOTICE:
@@ -278,8 +282,9 @@ class LiveTurn:
         """What the live region shows of the turn: the newest lines of a streaming reply, the
         running tool (empty when neither)."""
         with self._lock:
-            call, partial = self.running, self.partial
+            call, partial, progress = self.running, self.partial, self.progress
         lines = [printable(line) for line in partial.splitlines()[-LIVE_TEXT_LINES:]]
         if call is not None:
-            lines.append(f"⋯ {call.name}({main_argument(call.input)}) running — Esc interrupts")
+            now = f" · {printable(progress)}" if progress else ""
+            lines.append(f"⋯ {call.name}({main_argument(call.input)}) running{now} — Esc interrupts")
         return lines

@@ -102,3 +102,14 @@ def test_a_tool_line_fits_the_terminal_and_keeps_its_number(width: int) -> None:
     wide.text, wide.done = "done", True
     assert cell_len(tool_line(3, wide, width)) <= width - 1
     assert tool_line(1, ToolCall("bash", {"command": "ls"}), 200) == "● bash(ls) → done  #1"
+
+
+def test_a_running_sub_agents_progress_is_in_the_live_line_until_the_call_ends() -> None:
+    output, calls = RecordingOutput(), []
+    live = LiveTurn(output, calls, lambda: None)
+    live.on_event(TurnEvent("tool_start", name="agent", input={"description": "Write b"}, tool_use_id="c1"))
+    live.on_event(TurnEvent("progress", text="general: write_file \x1b[2Jb.txt", name="agent", tool_use_id="c1"))
+    assert live.live_lines()[-1] == "⋯ agent(Write b) running · general: write_file \\x1b[2Jb.txt — Esc interrupts"
+    live.on_event(TurnEvent("tool_end", name="agent", input={"description": "Write b"}, outcome="done"))
+    live.on_event(TurnEvent("tool_start", name="bash", input={"command": "ls"}))
+    assert live.live_lines()[-1] == "⋯ bash(ls) running — Esc interrupts"  # the progress went with its call

@@ -17,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..tool_specs import SPAWN_TOOL_NAMES
 from .definitions import AgentDefinition
 
-SPAWN_TOOLS = frozenset({"agent", "agent_output"})
+SPAWN_TOOLS = frozenset(SPAWN_TOOL_NAMES)
 # Tool ids of the real CLI 1.64.0 (its `SS` and `wS` lists): names an agent file may grant.
 REAL_CLI_TOOLS = frozenset({
     "read_file", "edit_file", "read_directory", "write_file", "grep", "glob", "shell_command", "powershell",
