@@ -266,10 +266,14 @@ class Conversation:
         if name in EDITING_TOOLS and path is not None and in_data_dir(path) is not None:
             path = None  # the tool refuses it: none of our own files is backed up or recorded
         if name in EDITING_TOOLS and path is not None and self.checkpoints is not None:
-            notices = self.checkpoints.backup_before_edit(str(path))
-            result.notices.extend(notices)
-            for notice in notices:
-                self.emit(TurnEvent("notice", text=notice))
+            with self.checkpoints.editing(str(path)) as notices:  # backed up, then written: no one else writes it
+                result.notices.extend(notices)
+                for notice in notices:
+                    self.emit(TurnEvent("notice", text=notice))
+                outcome = run_tool(name, tool_input, self.cwd, cancel=self.cancel, env=self.tool_env)
+                if not outcome.is_error:
+                    self.checkpoints.record_after_edit(str(path))
+            return outcome
         if name == "bash" and self.checkpoints is not None:  # shell tracking (checkpoints/shell_tracking.py)
             result.notices.extend(self.checkpoints.before_shell())
         try:
@@ -277,6 +281,4 @@ class Conversation:
         finally:  # an interrupted command's changes are recorded too, so a rewind undoes them
             if name == "bash" and self.checkpoints is not None:
                 result.notices.extend(self.checkpoints.after_shell())
-        if name in EDITING_TOOLS and path is not None and self.checkpoints is not None and not outcome.is_error:
-            self.checkpoints.record_after_edit(str(path))
         return outcome
