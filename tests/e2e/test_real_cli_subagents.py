@@ -3,7 +3,8 @@ found by running it offline against the stub (helpers/subagents.py builds the pr
 the stub call `agent`, and the sub-agent call tools): it stores no transcript of the run at all,
 records the `agent` call and its result text in the parent, and backs up nothing the sub-agent
 wrote in the parent's checkpoint. And both ways: we read the session it wrote (context as it
-rebuilds it), and it resumes a session of ours that holds our sub-agent runs beside it."""
+rebuilds it), and it resumes a session of ours that holds our sub-agent runs beside it, both
+runs our writer made and runs our runner made from a turn against the same stub."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.subagent_runs import list_subagent_runs
 from helpers.npm_programs import Programs
-from helpers.real_cli import RealCli, our_context, same_context, sent_context, shared_home
+from helpers.real_cli import RealCli, our_context, ours_offline, same_context, sent_context, shared_home
 from helpers.subagents import AGENT_ID, directive, write_run
 from helpers.trees import branched_session
 
@@ -107,5 +108,31 @@ def test_the_real_cli_resumes_a_session_holding_our_runs(home: Path, shared: tup
     same_context(our_context(files.session_id, cwd, data), sent_context(real("-r", files.session_id, "-p", "go on")))
     assert {path: path.read_bytes() for path in kept} == kept  # the runs are left as they were
     assert [r.agent_id for r in list_subagent_runs(files).runs] == [run.agent_id]
+    sessions = [path.stem for path in (data / "projects").glob("*/*.jsonl") if path.name.count(".") == 1]
+    assert sessions == [files.session_id]  # it made no session of a run
+
+
+def test_the_real_cli_resumes_a_session_our_runner_made_runs_in(shared: tuple[RealCli, Path, Path],
+                                                                tmp_path: Path) -> None:
+    real, cwd, data = shared
+    (cwd / "a.txt").write_text("hello\n")
+    read = directive("read_file", {"file_path": str(cwd / "a.txt")})
+    write = directive("write_file", {"file_path": str(cwd / "b.txt"), "content": "from our run\n"})
+    ours_offline(real, cwd, tmp_path / "ours.log", "-p", "delegate "
+                 + directive("agent", {"description": "Read a", "subagent_type": "explore", "prompt": read})
+                 + " " + directive("agent", {"description": "Write b", "prompt": write, "run_in_background": True})
+                 + " " + directive("agent_output", {"agent_id": AGENT_ID}, then=True))
+    assert (cwd / "b.txt").read_text() == "from our run\n"
+    transcript, entries = _entries(data)
+    files = SessionFiles.for_transcript(transcript)
+    runs = list_subagent_runs(files).runs
+    assert sorted((run.agent_type, run.status, run.background) for run in runs) == [
+        ("explore", "completed", False), ("general", "completed", True)]
+    read_result, launched, waited = _tool_results(entries)
+    assert re.fullmatch(r"done with the tools\n\n" + USAGE, read_result), read_result
+    assert launched.startswith("Background agent launched.") and "status: completed" in waited
+    kept = {path: path.read_bytes() for path in Path(files.folder, files.session_id).rglob("*") if path.is_file()}
+    same_context(our_context(files.session_id, cwd, data), sent_context(real("-r", files.session_id, "-p", "go on")))
+    assert {path: path.read_bytes() for path in kept} == kept  # the runs are left as they were
     sessions = [path.stem for path in (data / "projects").glob("*/*.jsonl") if path.name.count(".") == 1]
     assert sessions == [files.session_id]  # it made no session of a run

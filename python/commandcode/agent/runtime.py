@@ -185,8 +185,13 @@ class AgentSession:
         self.close()
 
     def close(self) -> None:
-        """Releases the writer lock (uncommitted entries are dropped, as a crash would drop them)
-        and ends shell tracking (its baseline thread joined: nothing outlives the session)."""
+        """Stops the sub-agent runs still going (one notice line names them), releases the
+        writer lock (uncommitted entries are dropped, as a crash would drop them) and ends shell
+        tracking (its baseline thread joined: nothing outlives the session)."""
+        stopped = self.turns.stop_subagents()
+        if stopped:
+            self.handle.notify(f"stopped {len(stopped)} running sub-agent{'s' if len(stopped) > 1 else ''} "
+                               f"({', '.join(stopped)})")
         self.handle.close()
 
     def rename(self, name: str) -> str:

@@ -4,6 +4,7 @@ the real CLI's input names (`file_path`, `content`, `old_string`, `new_string`, 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 TOOL_SPECS: list[dict[str, Any]] = [
@@ -31,9 +32,11 @@ TOOL_SPECS: list[dict[str, Any]] = [
 ]
 
 TOOL_NAMES = [spec["name"] for spec in TOOL_SPECS]
+SPAWN_TOOL_NAMES = ("agent", "agent_output")  # a session's turns offer these too (agent/agent_tool_specs.py)
 
 
-def openai_tools() -> list[dict[str, Any]]:
-    """The specs in the chat-completions `tools` shape."""
+def openai_tools(specs: Sequence[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """`specs` (default: `TOOL_SPECS`) in the chat-completions `tools` shape."""
     return [{"type": "function", "function": {"name": spec["name"], "description": spec["description"],
-                                              "parameters": spec["input_schema"]}} for spec in TOOL_SPECS]
+                                              "parameters": spec["input_schema"]}}
+            for spec in (TOOL_SPECS if specs is None else specs)]

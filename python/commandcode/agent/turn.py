@@ -26,6 +26,15 @@ before the turn started writes nothing and raises `TurnInterrupted`.
 Permissions: `gate(name, input)` is asked before each tool runs; a `ToolResult` it returns is
 the refusal the model sees instead of running the tool. A tool call the provider could not
 decode (`ModelReply.input_errors`) is a tool error too, never a crash.
+
+Tools beyond the file and shell ones: `tools` are the specs the model is offered (None: the
+file and shell tools), `handlers` run the extra ones by name (the sub-agent tools,
+`agent/subagents/`), `before_step` sees each step's calls before any runs (it starts parallel
+sub-agents). A call of a tool not offered is a tool error the model sees (a sub-agent asking
+for `agent` is told it cannot spawn). A sub-agent's run is a `Conversation` too, with
+`opens_checkpoint=False` (its edits go to the parent's checkpoint), `max_steps` its turn limit
+and `commit_steps` (each whole step is committed as it ends: a run killed with its process keeps
+the steps it finished, never half of one).
 """
 
 from __future__ import annotations
@@ -34,9 +43,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from ..checkpoints.manager import CheckpointManager
 from ..errors import TurnInterrupted
 from ..sessions.context import INTERRUPTED_BY_USER
 from ..sessions.writer import SessionWriter
@@ -47,6 +55,30 @@ from .tools import EDITING_TOOLS, ToolResult, in_data_dir, nameable, run_tool, t
 
 Gate = Callable[[str, dict[str, Any]], ToolResult | None]
 ToolGuard = Callable[[str, dict[str, Any], Path], "str | None"]
+ToolHandler = Callable[[str, dict[str, Any], "threading.Event | None"], ToolResult]
+"""Runs an extra tool: (the call's `tool_use` id, its input, the turn's cancel). Raising
+`TurnInterrupted` with a `result_text` attribute gives that text as the call's result."""
+SPAWN_TOOLS = frozenset({"agent", "agent_output"})
+
+
+class TurnCheckpoints(Protocol):
+    """What a turn asks of the checkpoints: `checkpoints.manager.CheckpointManager`, or for a
+    sub-agent's run the parent's as its tools see it (`agent/subagents/checkpoint_view.py`)."""
+
+    def open_checkpoint(self, prompt: str, message_count: int, last_message_id: str | None,
+                        leaf_entry_id: str | None = None) -> None: ...
+
+    def backup_before_edit(self, path: str) -> list[str]: ...
+
+    def record_after_edit(self, path: str) -> None: ...
+
+    def before_shell(self) -> list[str]: ...
+
+    def after_shell(self) -> list[str]: ...
+
+    def flush(self) -> None: ...
+
+    def take_notices(self) -> list[str]: ...
 
 MAX_STEPS_PER_TURN = 64
 TOOL_SKIPPED = "Skipped — the run was interrupted."  # the real CLI's result of a call an interrupt skipped
@@ -64,6 +96,7 @@ class TurnResult:
     usage: dict[str, int | float] = field(default_factory=dict)
     model_calls: int = 0
     interrupted: bool = False  # the user interrupted it: what was said so far is committed, marked
+    step_limit: bool = False  # it stopped at `max_steps` without a final answer
 
     def add_usage(self, usage: dict[str, Any]) -> None:
         """Adds one model call's usage to the turn's totals."""
@@ -81,12 +114,16 @@ class Conversation:
     """A session being extended turn by turn: the writer, the live context and checkpoints."""
 
     def __init__(self, writer: SessionWriter, model: Model, cwd: Path, messages: list[dict[str, Any]],
-                 checkpoints: CheckpointManager | None, *, effort: str | None = None, gate: Gate | None = None,
+                 checkpoints: TurnCheckpoints | None, *, effort: str | None = None, gate: Gate | None = None,
                  on_event: OnEvent | None = None, cancel: threading.Event | None = None,
                  entry_ids: list[str] | None = None,
                  view: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
                  tool_env: dict[str, str] | None = None, tool_guard: ToolGuard | None = None,
-                 system: str | None = None) -> None:
+                 system: str | None = None, tools: list[dict[str, Any]] | None = None,
+                 handlers: dict[str, ToolHandler] | None = None,
+                 before_step: Callable[[list[dict[str, Any]]], None] | None = None,
+                 max_steps: int = MAX_STEPS_PER_TURN, opens_checkpoint: bool = True,
+                 commit_steps: bool = False) -> None:
         self.writer = writer
         self.model = model
         self.cwd = cwd
@@ -101,6 +138,12 @@ class Conversation:
         self.tool_env = tool_env or {}  # added to the shell tool's environment ($COMMANDCODE_SCRATCHPAD)
         self.tool_guard = tool_guard  # refuses a call before it runs (worktree isolation): its text is the result
         self.system = system  # the system prompt every model call gets (agent/system_prompt.py)
+        self.tools = tools  # the specs offered (None: the file and shell tools)
+        self.handlers = handlers or {}
+        self.before_step = before_step
+        self.max_steps = max_steps
+        self.opens_checkpoint = opens_checkpoint
+        self.commit_steps = commit_steps
         self._streamed: list[str] = []  # the text deltas of the model call under way
 
     def _append(self, message: dict[str, Any], **extra: Any) -> None:
@@ -127,7 +170,7 @@ class Conversation:
         if self.cancel is not None and self.cancel.is_set():  # before the checkpoint opens: nothing is written
             raise TurnInterrupted("interrupted")
         result = TurnResult(text="")
-        if self.checkpoints is not None:
+        if self.checkpoints is not None and self.opens_checkpoint:
             last_id = next((message.get("meta", {}).get("messageId") for message in reversed(self.messages)
                             if isinstance(message.get("meta"), dict) and message["meta"].get("messageId")), None)
             self.checkpoints.open_checkpoint(prompt, len(self.messages), last_id, self.writer.leaf_id)
@@ -135,18 +178,22 @@ class Conversation:
                       "meta": {"source": "user", "createdAt": epoch_ms(), "messageId": new_uuid()}})
         step = self._mark()
         try:
-            for _ in range(MAX_STEPS_PER_TURN):
+            for _ in range(self.max_steps):
                 step = self._mark()  # a step is whole (its tool calls and all their results) or not written
                 self._streamed = []
                 sent = self.view(self.messages) if self.view is not None else self.messages
-                reply = self.model.respond(sent, on_text=self._on_text, cancel=self.cancel, system=self.system)
+                reply = self.model.respond(sent, on_text=self._on_text, cancel=self.cancel, system=self.system,
+                                           tools=self.tools)
                 self._record_reply(reply, result)
                 if not reply.tool_uses:
                     result.text = "\n".join(block.get("text", "") for block in reply.content if block.get("type") == "text")
                     break
                 self._run_tools(reply, result)
+                if self.commit_steps:
+                    self.writer.commit()
             else:
-                result.error = f"the model did not finish within {MAX_STEPS_PER_TURN} steps"
+                result.step_limit = True
+                result.error = f"the model did not finish within {self.max_steps} steps"
         except TurnInterrupted:
             self._keep_interrupted(step, result)
             return result
@@ -214,6 +261,8 @@ class Conversation:
         """Runs one step's tool calls in order. Interrupted, every call of the step still gets
         its result (the step stays whole): the one running says it was stopped, with its
         output so far; those not started say they were skipped."""
+        if self.before_step is not None:
+            self.before_step(reply.tool_uses)
         for position, tool_use in enumerate(reply.tool_uses):
             if self.cancel is not None and self.cancel.is_set():
                 for rest in reply.tool_uses[position:]:
@@ -223,7 +272,9 @@ class Conversation:
                 self._run_tool(tool_use, result, reply.input_errors.get(str(tool_use.get("id"))))
             except TurnInterrupted as interruption:  # raised while it ran: it has no result yet
                 output = getattr(interruption, "output", "")
-                self._append_result(tool_use, f"{output}\n{TOOL_STOPPED}" if output else TOOL_STOPPED)
+                text = getattr(interruption, "result_text", None) or (
+                    f"{output}\n{TOOL_STOPPED}" if output else TOOL_STOPPED)
+                self._append_result(tool_use, text)
                 for rest in reply.tool_uses[position + 1:]:
                     self._append_result(rest, TOOL_SKIPPED)
                 raise
@@ -249,15 +300,31 @@ class Conversation:
         else:
             # The worktree guard first: it cannot be switched off, not even by a permission mode.
             guarded = self.tool_guard(name, tool_input, self.cwd) if self.tool_guard is not None else None
-            refused = ToolResult(guarded, True) if guarded is not None else (
+            refused = ToolResult(guarded, True) if guarded is not None else self._not_offered(name) or (
                 self.gate(name, tool_input) if self.gate is not None else None)
-            outcome = refused if refused is not None else self._execute(name, tool_input, result)
+            handler = self.handlers.get(name)
+            outcome = refused if refused is not None else handler(tool_use_id, tool_input, self.cancel) \
+                if handler is not None else self._execute(name, tool_input, result)
         result.tool_calls += 1
         message = self._append_result(tool_use, outcome.text)
         self.emit(TurnEvent("tool_end", name=name, input=tool_input, tool_use_id=tool_use_id, outcome=outcome.text,
                             is_error=outcome.is_error))
         self.emit(TurnEvent("tool_result", name=name, tool_use_id=tool_use_id, message=message,
                             is_error=outcome.is_error))
+
+    def _not_offered(self, name: str) -> ToolResult | None:
+        """The tool error for a call of a tool this conversation did not offer (None: offered)."""
+        if name in SPAWN_TOOLS and name not in self.handlers:
+            return ToolResult(f"Error: {name} is not available here: a sub-agent cannot start or manage "
+                              "sub-agents; do the work with your own tools", True)
+        if self.tools is None or any(spec.get("name") == name for spec in self.tools):
+            return None
+        from .tool_specs import TOOL_NAMES
+
+        if name in TOOL_NAMES:
+            return ToolResult(f"Error: {name} is not available to this agent (its tools: "
+                              f"{', '.join(str(spec.get('name')) for spec in self.tools) or 'none'})", True)
+        return None  # a tool nobody has: the tool runner's own error
 
     def _execute(self, name: str, tool_input: dict[str, Any], result: TurnResult) -> ToolResult:
         path = target_path(tool_input, self.cwd)

@@ -2,7 +2,9 @@
 the model selection and the rewinds (which finish a restore a crash interrupted before the
 checkpoint hook loads). It owns what a turn needs besides the session's files: the permission
 gate's inputs (`ask_permission`, `grants`), the tool space (scratchpad and worktree guard), the
-checkpoint hook, the compaction (`agent/compaction_hooks.py`), the trace id and the turn count.
+checkpoint hook, the compaction (`agent/compaction_hooks.py`), the trace id and the turn count,
+and the session's sub-agent runs (`agent/subagents/`: each turn is offered `agent` and
+`agent_output`; `stop_subagents` ends the runs still going when the session closes).
 The turn itself is `agent/turn.py`'s `Conversation`; this runs it, commits it and patches the meta.
 """
 
@@ -26,6 +28,8 @@ from .turn import Conversation, TurnResult
 
 if TYPE_CHECKING:
     from ..workspace.session_space import ToolSpace
+    from .subagents.runner import SubagentRunner
+    from .subagents.tools import SpawnTools
 
 
 class SessionTurns:
@@ -45,6 +49,7 @@ class SessionTurns:
         self._warned: set[str] = set()
         self._checkpoints_loaded = False
         self._space: ToolSpace | None = None
+        self._subagents: SubagentRunner | None = None
 
     def wire(self, ask_permission: AskPermission | None, grants: Grants | None = None) -> None:
         """Who is asked for permission (a shell's prompt; None: headless rules) and, when given,
@@ -102,10 +107,13 @@ class SessionTurns:
             self.compaction.put_back_manifest_on_resume()
         self.turns_run += 1
         self.compaction.auto(on_event)
-        conversation = Conversation(writer, models.model, handle.cwd, handle.messages, self.checkpoints(),
+        manager = self.checkpoints()
+        spawn = self._spawn_tools(space, gate.mode, manager)
+        conversation = Conversation(writer, models.model, handle.cwd, handle.messages, spawn.checkpoints,
                                     effort=models.effort, gate=gate, on_event=on_event, cancel=cancel,
                                     entry_ids=handle.entry_ids, view=self.compaction.view(), tool_env=space.env,
-                                    tool_guard=space.guard, system=system_prompt(str(handle.cwd), space.prompt()))
+                                    tool_guard=space.guard, system=system_prompt(str(handle.cwd), space.prompt()),
+                                    tools=spawn.specs(), handlers=spawn.handlers(), before_step=spawn.before_step)
         try:
             result = conversation.run_turn(prompt)
         except CommandcodeError:
@@ -118,6 +126,26 @@ class SessionTurns:
         finally:  # a failed or interrupted turn that reached disk is labelled too
             handle.patch_meta(trace_id=self.trace_id if writer.mark()[0] > commits_before else None)
         return result
+
+    # ----------------------------------------------------------------------------------------
+    # Sub-agents (agent/subagents/)
+
+    def _spawn_tools(self, space: ToolSpace, mode: str, manager: CheckpointManager | None) -> SpawnTools:
+        from .subagents.runner import SubagentRunner
+        from .subagents.wiring import turn_spawn_tools
+
+        if self._subagents is None:
+            self._subagents = SubagentRunner()
+        handle, models = self._handle, self._models
+        return turn_spawn_tools(self._subagents, files=handle.files, cwd=handle.cwd, persist=handle.persist,
+                                model=models.model, effort=models.effort, permission_mode=mode,
+                                ask=self.ask_permission, grants=self.grants, notify=handle.notify, space=space,
+                                manager=manager)
+
+    def stop_subagents(self) -> list[str]:
+        """Stops the sub-agent runs still going (each commits as far as it got, `killed`) and
+        returns their ids; none when no run was ever started."""
+        return self._subagents.stop_all() if self._subagents is not None else []
 
     # ----------------------------------------------------------------------------------------
     # Workspace: the scratchpad and the worktree the tools work in (workspace/session_space.py)

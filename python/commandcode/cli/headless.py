@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..agent.events import TurnEvent
-from ..agent.tool_specs import TOOL_NAMES
+from ..agent.tool_specs import SPAWN_TOOL_NAMES, TOOL_NAMES
 from ..present.console import print_json, print_json_line, printable, stdout, warn
 
 FORMATS = ("text", "json", "stream-json")
@@ -87,7 +87,7 @@ class Reporter:
         self._step_started = time.monotonic()
         if self.format == "stream-json":
             self._emit(print_json_line, {"type": "system", "subtype": "init", "session_id": session_id, "cwd": cwd,
-                             "model": model_id, "tools": list(TOOL_NAMES), "permissionMode": permission_mode,
+                             "model": model_id, "tools": [*TOOL_NAMES, *SPAWN_TOOL_NAMES], "permissionMode": permission_mode,
                              "output_style": "default"})
 
     def on_event(self, event: TurnEvent) -> None:

@@ -12,6 +12,9 @@ then the transcript through the one `SessionWriter` (its rules: nothing on disk 
 assistant message, a commit per turn, fsynced, cut back on failure, one writer per file), then
 the meta again at `finish` (`status`, `finishedAt`). A run killed with its process keeps
 `running` in its meta, and readers report it `interrupted` (no writer holds its lock).
+
+`persist=False` (a parent session that is not saved) writes nothing: the run's writer keeps its
+conversation in memory only.
 """
 
 from __future__ import annotations
@@ -50,17 +53,21 @@ class SubagentTranscript:
 
     def __init__(self, parent: SessionFiles, cwd: str, *, agent_type: str, description: str,
                  tool_use_id: str | None, agent_id: str | None = None, background: bool = False,
-                 model: str | None = None) -> None:
+                 model: str | None = None, persist: bool = True) -> None:
         self.parent = parent
+        self.persist = persist
         self.agent_id = agent_id or new_agent_id(parent, background=background)
         self.files = run_files(parent, self.agent_id)
         self.meta: dict[str, Any] = {"agentId": self.agent_id, "agentType": agent_type, "description": description,
                                      "toolUseId": tool_use_id, "background": background, "model": model,
                                      "status": "running", "startedAt": iso_now()}
-        self.writer = SessionWriter(self.files, cwd)
+        self.writer = SessionWriter(self.files, cwd, persist=persist)
         self.finished = False
 
     def __enter__(self) -> SubagentTranscript:
+        if not self.persist:
+            self.writer.__enter__()
+            return self
         ensure_dir(subagents_dir(self.parent))
         if os.path.lexists(self.files.meta) or os.path.lexists(self.files.transcript):
             raise FileExistsError(errno.EEXIST, "a sub-agent run with this id exists", str(self.files.transcript))
@@ -77,6 +84,8 @@ class SubagentTranscript:
             self.writer.close()
 
     def _write_meta(self) -> None:
+        if not self.persist:
+            return
         atomic_write(self.files.meta, dumps_pretty({key: value for key, value in self.meta.items()
                                                     if value is not None}).encode("utf-8"))
 

@@ -9,7 +9,9 @@ read only for the rows asked for (`texts`), so a screen of a 1 GB session reads 
 of lines. The two filters that ask what a message holds (no tools, user only) are laid out
 natively too: the scan already records each message's role, isMeta and whether it is only tool
 traffic (`rust/src/layout.rs`'s `Filter`), so no line is read again. Search reads forward from the
-cursor until it finds a match.
+cursor until it finds a match. A row holding an `agent` call shows the sub-agent runs it started
+folded into it (agent, description, status, messages: format §21), read once, when such a row
+is first shown.
 """
 
 from __future__ import annotations
@@ -18,11 +20,14 @@ import re
 import sys
 from array import array
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..sessions.context import content_blocks, estimate_tokens
 from ..sessions.format import LEAF_MARKER_TYPE
 from ..sessions.reader import Session
+
+if TYPE_CHECKING:
+    from ..sessions.subagent_runs import SubagentRun
 
 FILTERS = ("default", "no tools", "user only", "labeled only")
 HIDDEN_BY_DEFAULT = frozenset({"label", "custom"})  # bookkeeping: never sent to the model
@@ -175,6 +180,7 @@ class TreeModel:
         self._info: dict[int, EntryInfo] = {}
         self._texts: dict[int, RowText] = {}
         self._layouts: dict[str, Rows] = {}
+        self._runs: dict[str, list[SubagentRun]] | None = None  # by the `agent` call that started them
         self.rows = self._layout("default")
 
     def _layout(self, name: str) -> Rows:
@@ -273,7 +279,28 @@ class TreeModel:
             batch = wanted[start:start + _READ_BATCH]
             # An id repeated in the file names its last entry; a row of an earlier twin shows that one's text.
             for index, entry in zip(batch, self.session.read_entries([self.id_of(index) for index in batch])):
-                self._texts[index] = describe(entry)
+                self._texts[index] = self._with_runs(entry, describe(entry))
+
+    def _with_runs(self, entry: dict[str, Any], text: RowText) -> RowText:
+        """`text` of a row, with the sub-agent runs its `agent` calls started folded in."""
+        if not text.tool or entry.get("type") != "message":
+            return text
+        calls = [str(block.get("id")) for block in content_blocks(_dict(entry.get("message")).get("content"))
+                 if block.get("type") == "tool_use" and block.get("name") == "agent"]
+        if not calls:
+            return text
+        if self._runs is None:
+            from ..sessions.files import SessionFiles
+            from ..sessions.subagent_runs import list_subagent_runs
+
+            self._runs = list_subagent_runs(SessionFiles.for_transcript(self.session.path)).by_tool_use()
+        runs = [run for call in calls for run in self._runs.get(call, [])]
+        if not runs:
+            return text
+        folded = "; ".join(f"{run.agent_type or 'agent'}: {run.description or '(no description)'} · "
+                           f"{run.status or 'status unknown'} · {run.message_count} message"
+                           f"{'s' if run.message_count != 1 else ''}" for run in runs)
+        return RowText(f"{text.text} ⤷ sub-agent {folded}", text.tokens, True)
 
     def texts(self, indexes: list[int]) -> list[RowText]:
         self._read(indexes)

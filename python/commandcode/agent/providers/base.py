@@ -5,6 +5,9 @@ and the usage of the call. Tool calls are `tool_use` blocks of the reply.
 
 `system` is the session's system prompt (`agent.system_prompt`: the working directory and the
 scratchpad); a provider sends it as its system message, None means the provider's default.
+`tools` are the tool specs offered for this step (`agent.tool_specs` shape: name, description,
+input schema); None means the file and shell tools (`TOOL_SPECS`). A sub-agent is offered its
+agent's grant, the parent session the spawn tools too (`agent/subagents/`).
 
 Streaming and interruption: `respond(messages, on_text=..., cancel=...)` calls `on_text` with
 each text delta as it arrives, and when the `cancel` event is set it stops promptly (closing the
@@ -20,7 +23,7 @@ the offline fallback (an extractive summary, a title from the first prompt, no e
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -52,7 +55,8 @@ class Model(Protocol):
     context_window: int
 
     def respond(self, messages: list[dict[str, Any]], *, on_text: OnText | None = None,
-                cancel: threading.Event | None = None, system: str | None = None) -> ModelReply: ...
+                cancel: threading.Event | None = None, system: str | None = None,
+                tools: Sequence[dict[str, Any]] | None = None) -> ModelReply: ...
 
 
 @runtime_checkable

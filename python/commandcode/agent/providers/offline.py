@@ -5,7 +5,12 @@ before them, then the next four…), each after `COMMANDCODE_OFFLINE_TOKEN_MS` m
 default), as a served model's does.
 
 A prompt line `call TOOL_NAME {JSON input}` makes the model call that tool with that input; the
-calls run one per model step, in the order written. After the last tool result the model answers
+calls run one per model step, in the order written. A line `also call TOOL_NAME {JSON input}`
+joins the step of the call before it (one model step with several tool calls, as a served model
+emits parallel calls). A sub-agent's prompt (the `agent` tool's `prompt`) is scripted the same
+way, so a sub-agent run is as deterministic as the parent's; `{{agent_id}}` in a call's input
+stands for the newest `agent_id: …` an earlier tool result of the turn gave (a background run's
+id, which the script cannot know). After the last tool result the model answers
 with a short summary of what the tools did. It reads the session's system prompt for one thing:
 the scratchpad path, which it writes for `$COMMANDCODE_SCRATCHPAD` in a file tool's input. A `call` line whose input is not a JSON object gets a
 reply naming the line, and no tool runs. Any other prompt gets a short deterministic reply.
@@ -19,6 +24,7 @@ import math
 import re
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +36,8 @@ from .base import ModelReply, OnText, check_cancel
 MODEL_ID = "commandcode/offline"
 CONTEXT_WINDOW = 200_000
 _TOKEN = re.compile(r"\s*\S{1,4}|\s+")  # about a token each: what a served model streams per chunk
-_CALL_LINE = re.compile(r"^\s*call\s+([A-Za-z_][A-Za-z0-9_]*)\s*(.*?)\s*$")
+_AGENT_ID = re.compile(r"agent_id: ([A-Za-z0-9_-]+)")
+_CALL_LINE = re.compile(r"^\s*(also\s+)?call\s+([A-Za-z_][A-Za-z0-9_]*)\s*(.*?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,7 @@ class ToolCall:
 
     name: str
     input: dict[str, Any]
+    joins_previous: bool = False  # an `also call` line: same model step as the call before
 
 
 def parse_tool_calls(prompt: str) -> list[ToolCall]:
@@ -47,21 +55,32 @@ def parse_tool_calls(prompt: str) -> list[ToolCall]:
     Raises:
         ValueError: a `call` line's input is not a JSON object (one-line message naming the line).
     """
-    calls = []
+    calls: list[ToolCall] = []
     for number, line in enumerate(prompt.splitlines(), start=1):
         match = _CALL_LINE.match(line)
         if not match:
             continue
-        raw_input = match.group(2) or "{}"
+        also, name, raw_input = bool(match.group(1)), match.group(2), match.group(3) or "{}"
         try:
             tool_input = json.loads(raw_input, parse_constant=_reject_constant, parse_float=_finite_float)
         except ValueError as error:
             reason = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
-            raise ValueError(f"line {number} of the prompt: the input of `call {match.group(1)}` is not valid JSON ({reason})") from None
+            raise ValueError(f"line {number} of the prompt: the input of `call {name}` is not valid JSON ({reason})") from None
         if not isinstance(tool_input, dict):
-            raise ValueError(f"line {number} of the prompt: the input of `call {match.group(1)}` must be a JSON object")
-        calls.append(ToolCall(match.group(1), tool_input))
+            raise ValueError(f"line {number} of the prompt: the input of `call {name}` must be a JSON object")
+        calls.append(ToolCall(name, tool_input, also and bool(calls)))
     return calls
+
+
+def _steps(calls: list[ToolCall]) -> list[list[int]]:
+    """The indexes of `calls` grouped by model step (an `also call` joins the step before)."""
+    steps: list[list[int]] = []
+    for index, call in enumerate(calls):
+        if call.joins_previous and steps:
+            steps[-1].append(index)
+        else:
+            steps.append([index])
+    return steps
 
 
 def _reject_constant(name: str) -> Any:
@@ -95,12 +114,15 @@ class OfflineModel:
     context_window = CONTEXT_WINDOW
 
     def respond(self, messages: list[dict[str, Any]], *, on_text: OnText | None = None,
-                cancel: threading.Event | None = None, system: str | None = None) -> ModelReply:
+                cancel: threading.Event | None = None, system: str | None = None,
+                tools: Sequence[dict[str, Any]] | None = None) -> ModelReply:
         """The next assistant step for this context; its text goes to `on_text` token by token.
         The scratchpad the system prompt advertises stands in for `$COMMANDCODE_SCRATCHPAD` in
-        the file tools' inputs (the shell tool has it in its environment)."""
+        the file tools' inputs (the shell tool has it in its environment). `tools` is not read:
+        the prompt's script calls what it names, and the turn refuses a tool it did not offer."""
         from ...config.env import offline_token_seconds
 
+        del tools
         check_cancel(cancel)
         reply = self._respond(messages, scratchpad_in(system))
         delay = offline_token_seconds()
@@ -127,10 +149,17 @@ class OfflineModel:
         results = [block for message in messages[prompt_index + 1:] if message.get("role") == "user"
                    for block in content_blocks(message.get("content")) if block.get("type") == "tool_result"]
         if len(results) < len(calls):
-            call = calls[len(results)]
-            call_id = f"call_{prompt_index:04d}_{len(results):03d}"
-            tool_input = call.input if call.name == "bash" else _with_scratchpad(call.input, scratchpad)
-            return self._reply([{"type": "tool_use", "id": call_id, "name": call.name, "input": tool_input}], usage)
+            step = next(indexes for indexes in _steps(calls) if indexes[-1] >= len(results))
+            ids = _AGENT_ID.findall("\n".join(_result_text(result) for result in results))
+            blocks = []
+            for index in step:
+                call = calls[index]
+                tool_input = call.input if call.name == "bash" else _with_scratchpad(call.input, scratchpad)
+                if ids:
+                    tool_input = _replaced(tool_input, "{{agent_id}}", ids[-1])
+                blocks.append({"type": "tool_use", "id": f"call_{prompt_index:04d}_{index:03d}", "name": call.name,
+                               "input": tool_input})
+            return self._reply(blocks, usage)
         if calls:
             lines = [f"- {call.name}: {_first_line(_result_text(result))}" for call, result in zip(calls, results)]
             return self._reply([{"type": "text", "text": f"Ran {len(calls)} tool call(s):\n" + "\n".join(lines)}], usage)
@@ -142,6 +171,11 @@ class OfflineModel:
         usage = dict(usage)
         usage["outputTokens"] = estimate_tokens([{"content": content}])
         return ModelReply(content, usage)
+
+
+def _replaced(tool_input: dict[str, Any], placeholder: str, value: str) -> dict[str, Any]:
+    return {key: item.replace(placeholder, value) if isinstance(item, str) else item
+            for key, item in tool_input.items()}
 
 
 def _with_scratchpad(tool_input: dict[str, Any], scratchpad: str | None) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from ...config.env import provider_retries, provider_timeout_seconds
@@ -62,14 +63,16 @@ class OpenAIChatModel(Summarizes, Reasons):
     def _mask(self, text: str) -> str:
         return text.replace(self._key, "***") if self._key else text
 
-    def request_body(self, messages: list[dict[str, Any]], *, tools: bool = True,
+    def request_body(self, messages: list[dict[str, Any]], *, tools: bool | Sequence[dict[str, Any]] = True,
                      system: str | None = None) -> dict[str, Any]:
-        """The JSON body of one request."""
+        """The JSON body of one request: `tools` True sends the file and shell tools, a list
+        sends those specs (none when empty), False none."""
         body: dict[str, Any] = {"model": self.spec.name,
                                 "messages": to_chat_messages(messages, system or system_prompt(os.getcwd())),
                                 "stream": True, "stream_options": {"include_usage": True}}
-        if tools:
-            body["tools"] = openai_tools()
+        offered = openai_tools() if tools is True else openai_tools(tools) if tools else []
+        if offered:
+            body["tools"] = offered
         if self.spec.max_output:
             body["max_tokens"] = self.spec.max_output
         efforts = self.spec.reasoning_efforts  # when listed, only those levels are sent
@@ -78,9 +81,12 @@ class OpenAIChatModel(Summarizes, Reasons):
         return body
 
     def respond(self, messages: list[dict[str, Any]], *, on_text: OnText | None = None,
-                cancel: threading.Event | None = None, system: str | None = None) -> ModelReply:
-        """One model step (see the module docstring); `system` is the session's system prompt."""
-        builder = self._call(self.request_body(messages, system=system), on_text, cancel)
+                cancel: threading.Event | None = None, system: str | None = None,
+                tools: Sequence[dict[str, Any]] | None = None) -> ModelReply:
+        """One model step (see the module docstring); `system` is the session's system prompt,
+        `tools` the specs offered (None: the file and shell tools)."""
+        body = self.request_body(messages, system=system, tools=True if tools is None else tools)
+        builder = self._call(body, on_text, cancel)
         content, errors = builder.content()
         return ModelReply(content, usage_record(builder.usage, self.spec.cost), errors)
 

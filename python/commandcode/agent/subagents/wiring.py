@@ -1,0 +1,66 @@
+"""Giving a parent turn its spawn tools: `turn_spawn_tools(...)` builds the `SpawnTools` of one
+turn from the session's parts (kept here so `agent/turns.py` only passes them on).
+
+A run's `RunContext` is the parent's at the moment it starts: the session's files and working
+directory, the turn's model, effort and effective permission mode, the session's grants, its
+tool space and checkpoint. Who answers a run's permission question: the parent's asker for a
+foreground run (one question at a time when runs go on in parallel), nobody for a background run
+(it goes on while the user is at the prompt: headless rules refuse what would be asked).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..agents.registry import load_agents
+from ..permissions import AskPermission, Grants, PermissionRequest
+from ..providers.base import Model
+from ..providers.registry import resolve_model
+from .checkpoint_view import LockedCheckpoints, SubagentCheckpoints
+from .run import RunContext
+from .runner import SubagentRunner
+from .tools import SpawnTools
+
+if TYPE_CHECKING:
+    from ...checkpoints.manager import CheckpointManager
+    from ...sessions.files import SessionFiles
+    from ...workspace.session_space import ToolSpace
+
+
+def _one_at_a_time(ask: AskPermission) -> AskPermission:
+    lock = threading.Lock()
+
+    def asked(request: PermissionRequest) -> str:
+        with lock:
+            return ask(request)
+
+    return asked
+
+
+def turn_spawn_tools(runner: SubagentRunner, *, files: SessionFiles, cwd: Path, persist: bool, model: Model,
+                     effort: str | None, permission_mode: str, ask: AskPermission | None, grants: Grants,
+                     notify: Callable[[str], None], space: ToolSpace,
+                     manager: CheckpointManager | None) -> SpawnTools:
+    """The spawn tools of one parent turn (see the module docstring); its `checkpoints` are the
+    session's manager as the parent's turn reaches it (under the lock its runs take). The agents are loaded
+    again for each turn (an agent file added mid-session is callable at once); their warning
+    lines go to `notify` once per session."""
+    registry = load_agents(cwd)
+    for warning in registry.warnings:
+        runner.warn_once(warning, notify)
+    checkpoints = SubagentCheckpoints(manager, runner.checkpoint_lock) if manager is not None else None
+    foreground_ask = _one_at_a_time(ask) if ask is not None else None
+
+    def context(background: bool) -> RunContext:
+        return RunContext(files=files, cwd=cwd, persist=persist, model=model, effort=effort,
+                          permission_mode=permission_mode, ask=None if background else foreground_ask,
+                          grants=grants, notify=notify, space=space, checkpoints=checkpoints)
+
+    def resolve(name: str) -> Model:
+        return resolve_model(name, warn=notify)
+
+    parent = LockedCheckpoints(manager, runner.checkpoint_lock) if manager is not None else None
+    return SpawnTools(runner, registry, context, resolve, parent)
