@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -67,6 +68,8 @@ class TurnCheckpoints(Protocol):
 
     def open_checkpoint(self, prompt: str, message_count: int, last_message_id: str | None,
                         leaf_entry_id: str | None = None) -> None: ...
+
+    def editing(self, path: str) -> AbstractContextManager[list[str]]: ...
 
     def backup_before_edit(self, path: str) -> list[str]: ...
 
