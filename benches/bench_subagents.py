@@ -21,6 +21,7 @@ agent (the parent, or a run named by its prompt), so every figure is a gap seen 
   more than the parent's.
 
     python benches/bench_subagents.py [--rounds 5] [--files 50] [--latency 50] [--json OUT]
+    PYTHONPATH=TREE python benches/bench_subagents.py --backup-only 1   # the parent's path, any tree
 
 Medians with min–max spreads over the rounds; the lanes alternate round by round, so a loaded
 machine slows them alike.
@@ -162,7 +163,12 @@ def backup_costs(base: Path, threads: int, files: int) -> list[float]:
         for number in range(files):
             path = str(project / f"t{thread}" / f"f{number}.txt")
             began = time.perf_counter()
-            with manager.editing(path):
+            if hasattr(manager, "editing"):
+                with manager.editing(path):
+                    run_tool("write_file", {"file_path": path, "content": CONTENT}, project)
+                    manager.record_after_edit(path)
+            else:  # a tree from before the sub-agents (`--backup-only` on main's code): the same calls, unlocked
+                manager.backup_before_edit(path)
                 run_tool("write_file", {"file_path": path, "content": CONTENT}, project)
                 manager.record_after_edit(path)
             costs.append((time.perf_counter() - began) * 1000)
@@ -187,7 +193,18 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=50)
     parser.add_argument("--latency", type=float, default=50.0, help="the stub's ms before each reply")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--backup-only", type=int, default=0, metavar="THREADS",
+                        help="only the in-process backup lane with THREADS writers: median ms per file (to "
+                             "compare source trees through PYTHONPATH)")
     options = parser.parse_args()
+    if options.backup_only:
+        folder = Path(tempfile.mkdtemp(prefix="bench-subagents-api-"))
+        try:
+            costs = backup_costs(folder, options.backup_only, options.files)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        print(json.dumps(spread(costs)))
+        return 0
     results: dict[str, list[float]] = {name: [] for name in (
         "first_request_ms", "first_request_first_contact_ms", "parent_step_ms", "wall_1_run_ms", "wall_4_runs_ms",
         "ratio_4_to_1", "per_file_parent_ms", "per_file_1_run_ms", "per_file_4_runs_ms",
