@@ -11,7 +11,6 @@ opened by `regular.open_regular` (never blocking on a FIFO, never through a plan
 from __future__ import annotations
 
 import os
-import re
 import stat
 import time
 
@@ -158,13 +157,15 @@ def replace_file(path: str | os.PathLike[str], data: bytes, *, like: os.stat_res
         _write_and_rename(temporary, target, data, os.O_EXCL, stat.S_IMODE(like.st_mode), like)
 
 
-_REPLACE_TEMPORARY = re.compile(r"\..+\.[0-9]+\.[0-9a-f]{8}\.tmp")
-
-
 def is_replace_temporary(path: str) -> bool:
     """Whether `path` names a temp file of `replace_file` (`.<name>.<pid>.<nonce>.tmp`): there
     only while a tool writes, never a file of the user's to track (shell tracking skips them)."""
-    return _REPLACE_TEMPORARY.fullmatch(os.path.basename(path)) is not None
+    name = os.path.basename(path)
+    if not (name.startswith(".") and name.endswith(".tmp")):
+        return False
+    parts = name[1:-4].rsplit(".", 2)
+    return (len(parts) == 3 and parts[0] != "" and parts[1].isdigit() and parts[1].isascii() and len(parts[2]) == 8
+            and all(character in "0123456789abcdef" for character in parts[2]))
 
 
 def _write_and_rename(temporary: str | os.PathLike[str], path: str | os.PathLike[str], data: bytes, create: int,
