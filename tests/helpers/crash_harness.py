@@ -69,8 +69,8 @@ from helpers.crash_workspace import (
     python_path_env,
 )
 
-__all__ = ["ALL_OPERATIONS", "OPERATIONS", "LaneResult", "data_dir_env", "index_supported", "python_path_env",
-           "report", "run_lane", "split_points"]
+__all__ = ["ALL_OPERATIONS", "OPERATIONS", "LaneResult", "assert_lane_survives", "data_dir_env", "index_supported",
+           "python_path_env", "report", "run_lane", "split_points"]
 
 
 def run_lane(operation: str, root: Path, points: int, seed: int, index: bool) -> LaneResult:
@@ -94,6 +94,18 @@ def run_lane(operation: str, root: Path, points: int, seed: int, index: bool) ->
         generation += 1
     stats.violations = len(violations)
     return LaneResult(operation, stats, violations)
+
+
+def assert_lane_survives(operation: str, root: Path, points: int, seed: int) -> dict[str, Any]:
+    """Runs one operation's lane (no index sidecars): no check is violated, at least half the
+    points really killed a run, and every kill was survived; returns the operation's counts."""
+    result = run_lane(operation, root, points, seed, index=False)
+    report_ = report([result], seed=seed, index=False, elapsed=0.0)
+    assert report_["violation_list"] == []
+    stats: dict[str, Any] = report_["operations"][operation]
+    assert stats["killed"] >= points // 2, stats
+    assert stats["survived"] == stats["killed"], stats
+    return stats
 
 
 def split_points(points: int, operations: tuple[str, ...] = ALL_OPERATIONS) -> dict[str, int]:

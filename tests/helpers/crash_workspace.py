@@ -16,20 +16,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from helpers import crash_blobs, crash_branching, crash_checks, crash_interop, crash_interrupt, crash_shell_baseline
+from helpers import (
+    crash_blobs,
+    crash_branching,
+    crash_checks,
+    crash_interop,
+    crash_interrupt,
+    crash_shell_baseline,
+    crash_subagents,
+)
 from helpers.crash_blobs import BLOB_OPERATIONS
 from helpers.crash_branching import BRANCHING_OPERATIONS
 from helpers.crash_interop import INTEROP_OPERATIONS
 from helpers.crash_interrupt import INTERRUPT_OPERATIONS
+from helpers.crash_subagents import SUBAGENT_OPERATIONS
 
 OPERATIONS = ("append", "first_write", "backup", "rewind", "meta", "export", "compact", "import", "rename", "shell")
 SHELL_FILES = 60
-ALL_OPERATIONS = OPERATIONS + BRANCHING_OPERATIONS + INTEROP_OPERATIONS + BLOB_OPERATIONS + INTERRUPT_OPERATIONS
+ALL_OPERATIONS = (OPERATIONS + BRANCHING_OPERATIONS + INTEROP_OPERATIONS + BLOB_OPERATIONS + INTERRUPT_OPERATIONS
+                  + SUBAGENT_OPERATIONS)
 # operations whose seed, runs and checks live in a module of their own (seed/next_run/started/record_report/check)
 PLUGINS: dict[str, Any] = {**{name: crash_branching for name in BRANCHING_OPERATIONS},  # fork, clone, goto, label
                            **{name: crash_interop for name in INTEROP_OPERATIONS},  # import claude
                            **{name: crash_blobs for name in BLOB_OPERATIONS},  # the backup rule's blobs
-                           **{name: crash_interrupt for name in INTERRUPT_OPERATIONS}}  # a turn Esc interrupted
+                           **{name: crash_interrupt for name in INTERRUPT_OPERATIONS},  # a turn Esc interrupted
+                           **{name: crash_subagents for name in SUBAGENT_OPERATIONS}}  # sub-agents' backups
 EXPORT_TURNS = 300  # the exported session: enough rows that a kill lands mid-render or mid-write
 COMPACT_WINDOW = 3_000  # tokens: a few long turns pass 90 % of it
 COMPACT_TEXT = "long words " * 360  # ~1,000 tokens a prompt

@@ -66,6 +66,7 @@ class AgentSession:
                                      after_switch=lambda: self.turns.compaction.auto(None))
         self.rewinds = SessionRewinds(self.handle, summarizer)
         self.turns = SessionTurns(self.handle, self.models, self.rewinds, ask_permission=ask_permission, grants=grants)
+        self.rewinds.subagents = self.turns  # a rewind stops the running sub-agents first
         self.compaction = self.turns.compaction
         self.navigation = SessionNavigation(self.handle, self.models, summarizer, self._open_copy)
         self._summarizer = summarizer

@@ -1,11 +1,19 @@
 """`SessionRewinds`: a session's checkpoints and rewinds, a collaborator of `AgentSession` taking
 the handle: listing the checkpoints with the rewinds each offers, rewinding and redoing through
 the open session's own writer and checkpoint manager (the handle's), and finishing a restore a
-crash interrupted. The work is `checkpoints/`'s."""
+crash interrupted. The work is `checkpoints/`'s.
+
+Sub-agent runs still going (a background run, or one the user stopped waiting for) are stopped
+before a rewind or redo writes anything (`SubagentControl`, the session's turns): a run writing
+while its files are restored would leave a tree that is neither state. One notice line names
+the runs stopped; a run that does not stop (bounded wait) refuses the rewind with one line, and
+nothing is rewound.
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Protocol
 
 from ..checkpoints.modes import RewindMode
 from ..checkpoints.records import Checkpoint, read_checkpoints
@@ -35,6 +43,14 @@ class CheckpointChoice:
         self.number, self.record, self.modes = number, record, modes
 
 
+class SubagentControl(Protocol):
+    """The session's sub-agent runs as a rewind sees them (`agent.turns.SessionTurns`)."""
+
+    def running_subagents(self) -> list[str]: ...
+
+    def stop_subagents(self) -> list[str]: ...
+
+
 class SessionRewinds:
     """One session's checkpoints and rewinds; `summarizer` writes the summary of the summarizing
     rewind modes."""
@@ -42,6 +58,7 @@ class SessionRewinds:
     def __init__(self, handle: SessionHandle, summarizer: Summarizer) -> None:
         self._handle = handle
         self.summarizer = summarizer
+        self.subagents: SubagentControl | None = None  # set once the session's turns exist
 
     def recover_interrupted_restore(self, *, allow_outside: bool = False) -> None:
         """Completes (or, for a journal of an older release, undoes) a restore of this session that
@@ -90,6 +107,8 @@ class SessionRewinds:
         through its own writer and checkpoint manager (those and the summarizer are filled in)."""
         handle = self._handle
         chosen = self._own(options, summarizer=self.summarizer)
+        if not chosen.dry_run:
+            self._stop_subagents()
         result = rewind(handle.files, handle.folder, number, mode, chosen)
         if not chosen.dry_run and handle.is_open:  # the leaf moved: the next turn sends the rewound context
             handle.reload_context()
@@ -99,10 +118,29 @@ class SessionRewinds:
         """Undoes the newest rewind not undone yet (see `checkpoints.rewind.redo`), like `rewind`."""
         handle = self._handle
         chosen = self._own(options, summarizer=None)
+        if not chosen.dry_run:
+            self._stop_subagents()
         result = redo(handle.files, handle.folder, chosen)
         if not chosen.dry_run and handle.is_open:
             handle.reload_context()
         return result
+
+    def _stop_subagents(self) -> None:
+        """Stops the session's running sub-agent runs before a rewind writes (see the module docs).
+
+        Raises:
+            CheckpointError: a run did not stop; nothing was rewound.
+        """
+        control = self.subagents
+        if control is None or not control.running_subagents():
+            return
+        stopped = control.stop_subagents()
+        still = control.running_subagents()
+        if still:
+            raise CheckpointError(f"sub-agent {', '.join(still)} is still running and did not stop; nothing was rewound",
+                                  hint="wait for it to end (or `agent_output` kill it), then rewind again")
+        self._handle.notify(f"stopped {len(stopped)} running sub-agent{'s' if len(stopped) != 1 else ''} "
+                            f"({', '.join(stopped)}) before rewinding")
 
     def _own(self, options: RewindOptions | None, *, summarizer: Summarizer | None) -> RewindOptions:
         """`options` (the defaults when None) run through this session's writer and manager."""

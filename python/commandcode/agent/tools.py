@@ -23,6 +23,10 @@ What the file tools touch, and how:
   rename, keeping its mode and owner; any failure (a lone surrogate, a full disk) leaves the file
   exactly as it was. A hard-linked target becomes a file of its own: its other names keep the old
   bytes (as after a rewind).
+- Writers of one file take turns (`storage.path_locks`): a session's sub-agents run tools on
+  threads of their own, and two edits of a file never interleave (neither is lost); the
+  checkpoint backup of the file holds the same lock up to the write
+  (`CheckpointManager.editing`).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from typing import Any
 
 from ..config.paths import data_root
 from ..storage.durable import replace_file
+from ..storage.path_locks import path_lock
 from ..storage.regular import NotRegularFileError, open_regular, read_all
 from .bash_tool import MAX_OUTPUT_CHARS, run_bash
 
@@ -195,10 +200,11 @@ def _write(path: Path, tool_input: dict[str, Any]) -> ToolResult:
     refused = refusal("write_file", path)
     if refused is not None:
         return refused
-    existing, _ = _current(path, read=False)
-    if existing is None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    replace_file(path, data, like=existing)
+    with path_lock(os.path.normpath(path)):
+        existing, _ = _current(path, read=False)
+        if existing is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        replace_file(path, data, like=existing)
     if existing is not None:
         return ToolResult(f"The file {path} has been updated successfully.")
     return ToolResult(f"File created successfully at: {path}")
@@ -211,15 +217,17 @@ def _edit(path: Path, tool_input: dict[str, Any]) -> ToolResult:
     refused = refusal("edit_file", path)
     if refused is not None:
         return refused
-    existing, raw = _current(path, read=True)
-    if existing is None:
-        raise FileNotFoundError(2, "No such file or directory", str(path))
-    text = raw.decode("utf-8")
-    count = text.count(old)
-    if count == 0 or old == "":
-        return ToolResult(f"Error: old_string not found in {path}", True)
-    if count > 1 and not tool_input.get("replace_all"):
-        return ToolResult(f"Error: old_string occurs {count} times in {path}; pass replace_all or more context", True)
-    updated = text.replace(old, new) if tool_input.get("replace_all") else text.replace(old, new, 1)
-    replace_file(path, updated.encode("utf-8"), like=existing)
+    with path_lock(os.path.normpath(path)):  # read, change, replace: no other writer in between
+        existing, raw = _current(path, read=True)
+        if existing is None:
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        text = raw.decode("utf-8")
+        count = text.count(old)
+        if count == 0 or old == "":
+            return ToolResult(f"Error: old_string not found in {path}", True)
+        if count > 1 and not tool_input.get("replace_all"):
+            return ToolResult(f"Error: old_string occurs {count} times in {path}; pass replace_all or more context",
+                              True)
+        updated = text.replace(old, new) if tool_input.get("replace_all") else text.replace(old, new, 1)
+        replace_file(path, updated.encode("utf-8"), like=existing)
     return ToolResult(f"The file {path} has been updated successfully.")

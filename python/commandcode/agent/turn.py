@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -68,6 +69,8 @@ class TurnCheckpoints(Protocol):
 
     def open_checkpoint(self, prompt: str, message_count: int, last_message_id: str | None,
                         leaf_entry_id: str | None = None) -> None: ...
+
+    def editing(self, path: str) -> AbstractContextManager[list[str]]: ...
 
     def backup_before_edit(self, path: str) -> list[str]: ...
 
@@ -332,10 +335,14 @@ class Conversation:
         if name in EDITING_TOOLS and path is not None and in_data_dir(path) is not None:
             path = None  # the tool refuses it: none of our own files is backed up or recorded
         if name in EDITING_TOOLS and path is not None and self.checkpoints is not None:
-            notices = self.checkpoints.backup_before_edit(str(path))
-            result.notices.extend(notices)
-            for notice in notices:
-                self.emit(TurnEvent("notice", text=notice))
+            with self.checkpoints.editing(str(path)) as notices:  # backed up, then written: no one else writes it
+                result.notices.extend(notices)
+                for notice in notices:
+                    self.emit(TurnEvent("notice", text=notice))
+                outcome = run_tool(name, tool_input, self.cwd, cancel=self.cancel, env=self.tool_env)
+                if not outcome.is_error:
+                    self.checkpoints.record_after_edit(str(path))
+            return outcome
         if name == "bash" and self.checkpoints is not None:  # shell tracking (checkpoints/shell_tracking.py)
             result.notices.extend(self.checkpoints.before_shell())
         try:
@@ -343,6 +350,4 @@ class Conversation:
         finally:  # an interrupted command's changes are recorded too, so a rewind undoes them
             if name == "bash" and self.checkpoints is not None:
                 result.notices.extend(self.checkpoints.after_shell())
-        if name in EDITING_TOOLS and path is not None and self.checkpoints is not None and not outcome.is_error:
-            self.checkpoints.record_after_edit(str(path))
         return outcome

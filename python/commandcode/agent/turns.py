@@ -142,6 +142,10 @@ class SessionTurns:
                                 ask=self.ask_permission, grants=self.grants, notify=handle.notify, space=space,
                                 manager=manager, on_event=on_event)
 
+    def running_subagents(self) -> list[str]:
+        """The ids of the sub-agent runs still going."""
+        return [run.agent_id for run in self._subagents.running()] if self._subagents is not None else []
+
     def stop_subagents(self) -> list[str]:
         """Stops the sub-agent runs still going (each commits as far as it got, `killed`) and
         returns their ids; none when no run was ever started."""

@@ -7,11 +7,20 @@ outside the tracked tools (bash, an editor) from our own. The after-digest is wr
 next durable write, by `flush()`, or when the manager goes away, not fsynced on its own: it only
 sharpens outside-edit detection, and a lost one never loses a backup.
 
-A symlink is never followed: it is recorded `skipped: "symlink"` and a notice names it. Files
-over 10 MB are `skipped: "too_large"`; retention is `retention.py`'s; objects are deleted only
-when no session's checkpoints reference them, after a grace period (`references.py`). When free space
-is under twice a file's size, checkpointing pauses for the session (`skipped: "disk_full"`)
-until twice 100 MiB is free again.
+A symlink is never followed (`skipped: "symlink"`, with a notice); files over 10 MB are
+`skipped: "too_large"`; retention is `retention.py`'s, object deletion `references.py`'s. Under
+twice a file's size of free space, checkpointing pauses (`skipped: "disk_full"`) until twice
+100 MiB is free again.
+
+Threads: a session's sub-agents run tools on threads of their own, all into the parent's
+checkpoint, so every method may be called from any thread. `editing(path)` is the write path of
+the edit tools: it holds the file's process-wide lock (`storage/path_locks.py`, which the tools
+take too) from the backup through the write, so the first item of a path in a checkpoint is the
+state before that checkpoint's first write of it, whoever wrote; and a new checkpoint opens only
+between writes, so each write is backed up into the checkpoint that is current when it lands.
+One lock guards the records and the file (backups are read outside it, in parallel); `bash`
+calls may overlap: the shell baseline is brought current only when none runs, so each one's
+changes are found against a state from before all of them (`shell_recording.py`).
 """
 
 from __future__ import annotations
@@ -23,7 +32,8 @@ import stat
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
@@ -33,10 +43,14 @@ from ..errors import CheckpointError
 from ..sessions.files import SessionFiles
 from ..storage.durable import atomic_write, ensure_dir
 from ..storage.ids import iso_now, new_uuid
-from . import compatible, shell_baseline, shell_items
+from ..storage.path_locks import path_lock
+from . import compatible, shell_baseline
 from . import store as backups
 from .background import Worker
 from .blob_rule import Enforcement
+from .disk_pause import RESUME_FREE_BYTES as RESUME_FREE_BYTES  # re-exported: the pause is its own module
+from .disk_pause import DiskPause
+from .ledger import Ledger, stamp
 from .records import (
     SKIPPED_DISK_FULL,
     SKIPPED_SYMLINK,
@@ -47,60 +61,22 @@ from .records import (
     prompt_preview,
     read_checkpoints,
     resolve_path,
-    write_checkpoints,
 )
 from .redo_points import missing_folders, newest_on_path
 from .references import register_external_location, sweep_objects
 from .retention import cap_notice, retained
+from .shell_recording import record_changes
 from .shell_tracking import ShellTracker, tracker_for
 
-RESUME_FREE_BYTES = 2 * 104_857_600
 SWEEP_INTERVAL_SECONDS = 600.0
 
 FreeSpace = Callable[[Path], "int | None"]
 
 
-def _format_bytes(count: int) -> str:
-    size = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{count} B"
-
-
-class _Ledger:
-    """A manager's records and whether some are not on disk yet. Kept apart from the manager so
-    they can still be written when the manager is collected or the process exits; that late
-    write is skipped if the file changed since this ledger last read or wrote it (a rewind ran
-    meanwhile), so it can never clobber newer records."""
-
-    def __init__(self, path: Path, records: list[Checkpoint]) -> None:
-        self.path = path
-        self.records = records
-        self.dirty = False
-        self.stamp = _stamp(path)
-
-    def write(self) -> None:
-        write_checkpoints(self.path, self.records)
-        self.dirty = False
-        self.stamp = _stamp(self.path)
-
-    def flush_quietly(self) -> None:
-        if not self.dirty or _stamp(self.path) != self.stamp:
-            return
-        try:
-            self.write()
-        except OSError:
-            pass  # at exit there is no one to tell; only advisory after-digests are lost
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        status = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return (status.st_ino, status.st_size, status.st_mtime_ns)
+def _left_alone(path: str, skipped: str, why: str, notices: list[str]) -> FileBackup:
+    """The item of a file no backup is taken of (`skipped`), and the notice saying so."""
+    notices.append(f"{path} {why}, and a rewind leaves it as it is")
+    return FileBackup(path=path, hash=None, skipped=skipped)
 
 
 class ManagerOptions(TypedDict, total=False):
@@ -116,35 +92,26 @@ class ManagerOptions(TypedDict, total=False):
 class CheckpointManager:
     """Records checkpoints and backups for one session, as the agent loop runs.
 
-    The loop calls `open_checkpoint` at each non-meta user prompt, `backup_before_edit` before
-    `write_file`/`edit_file` change a file (showing the returned notices), and
-    `record_after_edit` after the tool wrote it (optionally `flush()` at the end of a turn).
-    Works for sessions without a transcript.
+    The loop calls `open_checkpoint` at each non-meta user prompt, writes through `editing`
+    (`backup_before_edit`, then `record_after_edit`), and optionally `flush()` at the end of a
+    turn. Works for sessions without a transcript.
     """
 
-    def __init__(
-        self,
-        files: SessionFiles,
-        cwd: Path,
-        *,
-        store: backups.BackupStore | None = None,
-        free_space: FreeSpace | None = None,
-        now: Callable[[], datetime] | None = None,
-        compatible_backups: bool | None = None,
-        project: ProjectContext | None = None,
-    ) -> None:
+    def __init__(self, files: SessionFiles, cwd: Path, *, store: backups.BackupStore | None = None,
+                 free_space: FreeSpace | None = None, now: Callable[[], datetime] | None = None,
+                 compatible_backups: bool | None = None, project: ProjectContext | None = None) -> None:
         self.files = files
         self.cwd = Path(cwd)
         self.project = for_settings_of(cwd, project)  # the caller's context (the session's), whose settings apply
         self.store = store if store is not None else backups.BackupStore()
         self._free_space = free_space if free_space is not None else backups.free_space
         self._now = now if now is not None else (lambda: datetime.now(UTC))
-        self._ledger = _Ledger(files.checkpoints, read_checkpoints(files.checkpoints))
+        self._ledger = Ledger(files.checkpoints, read_checkpoints(files.checkpoints))
         # Pending after-digests are written when the manager goes away or the process exits.
         weakref.finalize(self, self._ledger.flush_quietly)
         self._current: Checkpoint | None = None
         self._capped: list[int] = []  # turn numbers the backup cap dropped, not yet reported
-        self.paused = False
+        self._disk = DiskPause()
         self._last_sweep = 0.0
         self._registered = False
         # checkpoints.compatibleBackups (None: read from the settings at the first backup)
@@ -152,6 +119,14 @@ class CheckpointManager:
         self.shell: ShellTracker | None = None
         self._saving: threading.Event | None = None  # a write `_save_behind` queued
         self._enforced = False  # the backup rule ran over every record once (`_rule`)
+        self._lock = threading.RLock()  # the records, the open checkpoint, the file's writes
+        self._idle = threading.Condition(self._lock)
+        self._writing = 0  # `editing` blocks between their backup and the end of their write
+        self._opening = False  # a checkpoint is waiting for them to end before it opens
+        self._shell_lock = threading.Lock()  # the tracker's state; taken before `_lock`, never after
+        self._shells = 0  # `bash` calls between `before_shell` and `after_shell`
+        self._shell_deferred = False  # a baseline refresh waits for the running commands to end
+        self._raced: dict[str, FileBackup] = {}  # items backed up while a command ran (`shell_recording.py`)
 
     @classmethod
     def for_session(cls, files: SessionFiles, cwd: Path, **options: Unpack[ManagerOptions]) -> CheckpointManager:
@@ -176,15 +151,24 @@ class CheckpointManager:
         """Re-reads the file (after a rewind changed it); the open checkpoint is kept only if it
         is still there and no rewind came after it (the timeline's order is the file's). Unsaved
         after-digests are written first unless the file changed."""
+        with self._lock:
+            self._reload()
+
+    def _reload(self) -> None:
         self.wait_saved()
         self._ledger.flush_quietly()
         self._ledger.dirty = False
-        self._ledger = _Ledger(self.files.checkpoints, read_checkpoints(self.files.checkpoints))
+        self._ledger = Ledger(self.files.checkpoints, read_checkpoints(self.files.checkpoints))
         weakref.finalize(self, self._ledger.flush_quietly)
         current = self._current
         self._current = next((record for record in self.records if current and record.id == current.id), None)
         if self._current is not None and self.records[-1] is not self._current and self.records[-1].is_redo_point:
             self._current = None  # a rewind came after it: later edits belong to the next turn's checkpoint
+
+    @property
+    def paused(self) -> bool:
+        """Whether checkpointing is paused for lack of disk space (`disk_pause.py`)."""
+        return self._disk.paused
 
     @property
     def current(self) -> Checkpoint | None:
@@ -194,7 +178,19 @@ class CheckpointManager:
     def open_checkpoint(self, prompt: str, message_count: int, last_message_id: str | None,
                         leaf_entry_id: str | None = None) -> None:
         """Opens the checkpoint of a new turn (before any of its tools run). `leaf_entry_id` is
-        the transcript's leaf the turn starts from (a conversation rewind goes back to it)."""
+        the transcript's leaf the turn starts from (a conversation rewind goes back to it). Waits
+        for the writes under way (`editing`) to land first, in the checkpoint they were backed up in."""
+        with self._idle:
+            self._opening = True
+            try:
+                self._idle.wait_for(lambda: self._writing == 0)
+                self._open(prompt, message_count, last_message_id, leaf_entry_id)
+            finally:
+                self._opening = False
+                self._idle.notify_all()
+        self._start_shell()  # the baseline (or a refresh) runs while the model is called
+
+    def _open(self, prompt: str, message_count: int, last_message_id: str | None, leaf_entry_id: str | None) -> None:
         identifier = new_uuid()
         turns = [record for record in self.records if not record.is_redo_point]
         previous = max((record.turn_number for record in turns), default=0)
@@ -218,12 +214,22 @@ class CheckpointManager:
         )
         self.records.append(record)
         self._current = record
+        self._raced = {}
         dropped = self.apply_retention()
         self._save()
         if dropped:
             self._sweep(force=False)
-        if self.shell is not None:
-            self.shell.start()  # the baseline (or a refresh) runs while the model is called
+
+    def _start_shell(self) -> None:
+        """Starts the background baseline pass, or leaves it to the last running command's end
+        (a pass while a command runs would take its changes for the baseline)."""
+        with self._shell_lock:
+            if self.shell is None:
+                return
+            if self._shells:
+                self._shell_deferred = True
+            else:
+                self.shell.start()
 
     # ---- shell commands (`shell_tracking.py`)
 
@@ -239,47 +245,70 @@ class CheckpointManager:
     def close(self) -> None:
         """Ends shell tracking: its background thread is stopped and joined, its baseline kept
         (`AgentSession.close`); nothing of the manager runs after this returns."""
-        if self.shell is not None:
-            atexit.unregister(self.shell.stop)
-            atexit.unregister(self.wait_saved)
-            self.shell.stop()
-            self.shell = None
-        self.wait_saved()
-        self._ledger.flush_quietly()
+        with self._shell_lock:
+            if self.shell is not None:
+                atexit.unregister(self.shell.stop)
+                atexit.unregister(self.wait_saved)
+                self.shell.stop()
+                self.shell = None
+        with self._lock:
+            self.wait_saved()
+            self._ledger.flush_quietly()
 
     def before_shell(self) -> list[str]:
-        """Call before a `bash` tool call: finishes the baseline and brings it current."""
-        if self.shell is None or self._current is None:
-            return []
-        self.shell.before_shell()
-        return self.shell.take_notices()
+        """Call before a `bash` tool call: finishes the baseline and brings it current (unless
+        other commands are running: the baseline from before them still holds for this one)."""
+        with self._shell_lock:
+            if self.shell is None:
+                return []
+            if not self._shells and self._current is not None:
+                self.shell.before_shell()
+            self._shells += 1
+            return self.shell.take_notices()
 
     def after_shell(self) -> list[str]:
         """Call after a `bash` tool call: records the files it created, changed or deleted in the
-        open checkpoint, like edit-tool backups (`source: "shell"`), and writes the records."""
-        if self.shell is None or self._current is None:
-            return []
-        record = self._current
-        changes = self.shell.after_shell()
-        added: dict[str, FileBackup] = {}  # appended in one batch, indexed by their resolved paths
-        for change in changes:
-            key = resolve_path(change.path, self.cwd)
-            item = added.get(key) or record.backup_for(key, self.cwd)
-            if item is None:
-                before = change.before
-                item = added[key] = FileBackup(path=change.path, hash=None if before is None else before.content_id,
-                                               algorithm=backups.BLAKE3, mode=change.mode, extra={"source": "shell"})
-                if before is None and change.made_folders:
-                    item.extra["missingDirs"] = change.made_folders
-                if change.before_item is not None:
-                    shell_items.note_before(item, change.before_item)
-            if item.skipped is None or shell_items.is_tree(item):
-                shell_items.note_after(item, change.after.content_id if change.after else None, change.after_item)
-        record.add_files(list(added.items()), self.cwd)
-        if changes:
-            self._save_behind(self.shell.worker)
-            self.shell.start()  # then stores what the command left, while the next model call runs
-        return self.shell.take_notices()
+        open checkpoint, like edit-tool backups (`source: "shell"`), and writes the records.
+        With commands still running on other threads, what they changed so far is found and
+        recorded too (against the same baseline); the baseline is refreshed after the last."""
+        with self._shell_lock:
+            if self.shell is None:
+                return []
+            self._shells = max(0, self._shells - 1)
+            with self._lock:
+                record = self._current
+                changes = self.shell.after_shell() if record is not None else []
+                if record is not None:
+                    record_changes(record, changes, self.cwd, self._raced)
+                if changes:
+                    self._save_behind(self.shell.worker)
+                if not self._shells:
+                    self._raced = {}
+            if not self._shells and (changes or self._shell_deferred):
+                self._shell_deferred = False
+                self.shell.start()  # then stores what the command left, while the next model call runs
+            return self.shell.take_notices()
+
+    @contextmanager
+    def editing(self, path: str) -> Iterator[list[str]]:
+        """The write of `path` by an edit tool, from its backup (`backup_before_edit`, whose
+        notices the block gets) to the end of the block, where the tool has written it (then
+        `record_after_edit`): no other thread writes the file meanwhile, and no checkpoint
+        opens until the block ends.
+
+        Raises:
+            CheckpointError: as `backup_before_edit`.
+        """
+        with path_lock(resolve_path(path, self.cwd)):
+            with self._idle:
+                self._idle.wait_for(lambda: not self._opening)
+                self._writing += 1
+            try:
+                yield self.backup_before_edit(path)
+            finally:
+                with self._idle:
+                    self._writing -= 1
+                    self._idle.notify_all()
 
     def backup_before_edit(self, path: str) -> list[str]:
         """Backs up `path` before a tool changes it; returns notices for the UI.
@@ -287,55 +316,65 @@ class CheckpointManager:
         Raises:
             CheckpointError: no checkpoint is open, or the file could not be read.
         """
-        record = self._require_current()
         key = resolve_path(path, self.cwd)
-        if record.backup_for(key, self.cwd) is not None:
-            return []
-        notices: list[str] = []
-        item = self._backup(path, key, notices)
-        if item is not None:
-            record.files.append(item)
-            dropped = item.hash is not None and self.apply_retention()
-            self._save()
-            if dropped:
-                self._sweep(force=False)
-        return notices
+        with path_lock(key):  # no tool writes the file from the check to the append
+            with self._lock:
+                if self._require_current().backup_for(key, self.cwd) is not None:
+                    return []
+            notices: list[str] = []
+            item = self._backup(path, key, notices)  # read and stored outside the lock: in parallel
+            if item is None:
+                return notices
+            with self._lock:
+                record = self._require_current()  # a turn that opened meanwhile gets it: no write came between
+                if record.backup_for(key, self.cwd) is not None:
+                    return notices  # a `bash` call's change was recorded first, from its older baseline
+                record.files.append(item)
+                if self._shells:
+                    self._raced[key] = item
+                dropped = item.hash is not None and self.apply_retention()
+                self._save()
+                if dropped:
+                    self._sweep(force=False)
+            return notices
 
     def record_after_edit(self, path: str) -> None:
         """Records the digest of what the tool left at `path` (for outside-edit detection)."""
-        record = self._current
-        if record is None:
-            return
-        item = record.backup_for(resolve_path(path, self.cwd), self.cwd)
+        key = resolve_path(path, self.cwd)
+        with self._lock:
+            record = self._current
+            item = None if record is None else record.backup_for(key, self.cwd)
         if item is None or item.skipped in (SKIPPED_SYMLINK, SKIPPED_TOO_LARGE):
             return
         try:
-            state = self.store.inspect_file(Path(resolve_path(path, self.cwd)))
+            state = self.store.inspect_file(Path(key))
         except OSError:
             state = None
-        if state is not None and state.kind == "regular":
-            item.after_known, item.after_hash = True, state.content_id
-        elif state is not None and state.kind == "missing":
-            item.after_known, item.after_hash = True, None
-        else:
-            item.after_known, item.after_hash = False, None
+        regular, missing = state is not None and state.kind == "regular", state is not None and state.kind == "missing"
         # Not fsynced on its own: the after-digest only sharpens outside-edit detection, and
         # each durable write costs fsyncs on every edit. It reaches disk with the next backup or
         # checkpoint, with `flush()`, or when the process exits; a crash before that only makes
         # the check skip this file (never a false alarm, never a lost backup).
-        self._ledger.dirty = True
+        with self._lock:
+            item.after_known, item.after_hash = regular or missing, state.content_id if regular and state else None
+            self._ledger.dirty = True
 
     def flush(self) -> None:
         """Writes after-digests recorded since the last write (call at the end of a turn for
         them to survive a crash; process exit does it too)."""
-        self.wait_saved()
-        if self._ledger.dirty:
-            self._save()
+        with self._lock:
+            self.wait_saved()
+            if self._ledger.dirty:
+                self._save()
 
     def apply_retention(self) -> bool:
         """Drops checkpoints older than 30 days, then the oldest ones while the session holds
         more than 200 backups (never the open one). Returns whether anything was dropped.
         Checkpoints the cap drops are never dropped silently: `take_notices()` names them."""
+        with self._lock:
+            return self._retain()
+
+    def _retain(self) -> bool:
         kept, capped = retained(self.records, self._current, self._now())
         self._capped.extend(record.turn_number for record in capped)
         dropped = len(kept) != len(self.records)
@@ -345,11 +384,12 @@ class CheckpointManager:
     def take_notices(self) -> list[str]:
         """The notice (at most one) for checkpoints the 200-backup cap dropped since the last
         call, for the UI to show once per turn."""
-        if not self._capped:
-            return []
-        notice = cap_notice(self._capped)
-        self._capped = []
-        return [notice]
+        with self._lock:
+            if not self._capped:
+                return []
+            notice = cap_notice(self._capped)
+            self._capped = []
+            return [notice]
 
     def _backup(self, path: str, key: str, notices: list[str]) -> FileBackup | None:
         target = Path(key)
@@ -360,21 +400,19 @@ class CheckpointManager:
         except OSError as error:
             raise CheckpointError(f"cannot back up {path}: {error.strerror}") from None
         if stat.S_ISLNK(status.st_mode):
-            notices.append(f"{path} is a symlink; it was not followed or backed up, and a rewind leaves it as it is")
-            return FileBackup(path=path, hash=None, skipped=SKIPPED_SYMLINK)
+            return _left_alone(path, SKIPPED_SYMLINK, "is a symlink; it was not followed or backed up", notices)
         if not stat.S_ISREG(status.st_mode):
             notices.append(f"{path} is not a regular file; it was not backed up")
             return None
         if status.st_size > backups.MAX_BACKUP_SIZE:
-            notices.append(f"{path} is over 10 MB; it was not backed up, and a rewind leaves it as it is")
-            return FileBackup(path=path, hash=None, skipped=SKIPPED_TOO_LARGE)
-        if not self._space_for(status.st_size, path, notices):
+            return _left_alone(path, SKIPPED_TOO_LARGE, "is over 10 MB; it was not backed up", notices)
+        if not self._disk.space_for(self._free_space(self.store.root), status.st_size, path, notices):
             return FileBackup(path=path, hash=None, skipped=SKIPPED_DISK_FULL)
         try:
             snapshot = self.store.backup_file(target)
         except OSError as error:
             if error.errno in (errno.ENOSPC, errno.EDQUOT):
-                self._pause(path, notices, None)
+                self._disk.pause(path, notices, None)
                 return FileBackup(path=path, hash=None, skipped=SKIPPED_DISK_FULL)
             raise CheckpointError(f"cannot back up {path}: {error.strerror or error}") from None
         if snapshot.kind == "regular":
@@ -382,11 +420,9 @@ class CheckpointManager:
         if snapshot.kind == "missing":
             return self._absent(path, target)
         if snapshot.kind == "symlink":
-            notices.append(f"{path} is a symlink; it was not followed or backed up, and a rewind leaves it as it is")
-            return FileBackup(path=path, hash=None, skipped=SKIPPED_SYMLINK)
+            return _left_alone(path, SKIPPED_SYMLINK, "is a symlink; it was not followed or backed up", notices)
         if snapshot.kind == "too_large":
-            notices.append(f"{path} is over 10 MB; it was not backed up, and a rewind leaves it as it is")
-            return FileBackup(path=path, hash=None, skipped=SKIPPED_TOO_LARGE)
+            return _left_alone(path, SKIPPED_TOO_LARGE, "is over 10 MB; it was not backed up", notices)
         notices.append(f"{path} is not a regular file; it was not backed up")
         return None
 
@@ -409,30 +445,6 @@ class CheckpointManager:
         if made:
             item.extra["missingDirs"] = made
         return item
-
-    def _space_for(self, size: int, path: str, notices: list[str]) -> bool:
-        """The disk-low pause: pause below twice the file's size, resume at twice 100 MiB."""
-        free = self._free_space(self.store.root)
-        if self.paused:
-            if free is None or free >= RESUME_FREE_BYTES:
-                self.paused = False
-                notices.append(f"disk space is available again ({_format_bytes(free or 0)} free); checkpointing resumed")
-            else:
-                return False
-        if free is not None and free < 2 * size:
-            self._pause(path, notices, free)
-            return False
-        return True
-
-    def _pause(self, path: str, notices: list[str], free: int | None) -> None:
-        if self.paused:
-            return
-        self.paused = True
-        shown = "" if free is None else f" ({_format_bytes(free)} free)"
-        notices.append(
-            f"disk space is low{shown}: checkpointing is paused for this session and {path} was not backed up; "
-            f"it resumes once {_format_bytes(RESUME_FREE_BYTES)} are free"
-        )
 
     def _require_current(self) -> Checkpoint:
         if self._current is None:
@@ -465,7 +477,7 @@ class CheckpointManager:
             try:
                 ensure_dir(ledger.path.parent)
                 atomic_write(ledger.path, data)
-                ledger.stamp = _stamp(ledger.path)
+                ledger.stamp = stamp(ledger.path)
             except OSError:
                 ledger.dirty = True  # the turn's flush writes it again, and reports a failure
 
@@ -473,9 +485,10 @@ class CheckpointManager:
 
     def wait_saved(self) -> None:
         """Waits for a write `_save_behind` started."""
-        saving, self._saving = self._saving, None
-        if saving is not None:
-            saving.wait()
+        with self._lock:
+            saving, self._saving = self._saving, None
+            if saving is not None:
+                saving.wait()
 
     def _sweep(self, *, force: bool) -> None:
         moment = time.monotonic()

@@ -44,6 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..config.paths import data_dir
+from ..storage.durable import is_replace_temporary
 from . import shell_baseline, shell_items
 from . import store as backups
 from .background import Worker
@@ -147,7 +148,9 @@ class ShellTracker:
         changes = self._table.scan(names, self.max_files, full)
         if changes is None:
             self._pause(f"the project has more than {self.max_files:,} files (checkpoints.trackShellMaxFiles)")
-        return changes
+            return None
+        # an edit tool's temp file, caught mid-write by a pass while a sub-agent writes: never a file to restore
+        return [change for change in changes if not is_replace_temporary(change[0])]
 
     @staticmethod
     def _folders(listed: list[str] | None) -> list[str] | None:

@@ -157,6 +157,17 @@ def replace_file(path: str | os.PathLike[str], data: bytes, *, like: os.stat_res
         _write_and_rename(temporary, target, data, os.O_EXCL, stat.S_IMODE(like.st_mode), like)
 
 
+def is_replace_temporary(path: str) -> bool:
+    """Whether `path` names a temp file of `replace_file` (`.<name>.<pid>.<nonce>.tmp`): there
+    only while a tool writes, never a file of the user's to track (shell tracking skips them)."""
+    name = os.path.basename(path)
+    if not (name.startswith(".") and name.endswith(".tmp")):
+        return False
+    parts = name[1:-4].rsplit(".", 2)
+    return (len(parts) == 3 and parts[0] != "" and parts[1].isdigit() and parts[1].isascii() and len(parts[2]) == 8
+            and all(character in "0123456789abcdef" for character in parts[2]))
+
+
 def _write_and_rename(temporary: str | os.PathLike[str], path: str | os.PathLike[str], data: bytes, create: int,
                       mode: int, owner: os.stat_result | None) -> None:
     """Writes `data` to `temporary` (created with `O_CREAT | create`), gives it `mode` (and the

@@ -10,6 +10,7 @@ import pytest
 
 from commandcode.checkpoints import manager as manager_module
 from commandcode.checkpoints import records as records_module
+from commandcode.checkpoints import shell_recording as shell_recording_module
 from commandcode.checkpoints.manager import CheckpointManager
 from commandcode.checkpoints.records import Checkpoint, FileBackup
 from commandcode.checkpoints.shell_tracking import ShellTracker
@@ -33,6 +34,7 @@ def _resolutions(project: Path, count: int, monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.setattr(records_module, "resolve_path", counted)
     monkeypatch.setattr(manager_module, "resolve_path", counted)
+    monkeypatch.setattr(shell_recording_module, "resolve_path", counted)
     for index in range(count):
         (project / f"made{count}").mkdir(exist_ok=True)
         (project / f"made{count}" / f"f{index}.txt").write_text(f"{index}\n")

@@ -67,13 +67,11 @@ class Run:
 
 
 class SubagentRunner:
-    """The runs of one session (see the module docstring). `checkpoint_lock` serializes the
-    runs' calls into the parent's checkpoint."""
+    """The runs of one session (see the module docstring)."""
 
     def __init__(self) -> None:
         self._runs: dict[str, Run] = {}
         self._lock = threading.Lock()
-        self.checkpoint_lock = threading.Lock()
         self._warned: set[str] = set()
 
     def warn_once(self, line: str, notify: Callable[[str], None]) -> None:

@@ -20,7 +20,7 @@ from ..events import OnEvent
 from ..permissions import AskPermission, Grants, PermissionRequest
 from ..providers.base import Model
 from ..providers.registry import resolve_model
-from .checkpoint_view import LockedCheckpoints, SubagentCheckpoints
+from .checkpoint_view import SubagentCheckpoints
 from .run import RunContext
 from .runner import SubagentRunner
 from .tools import SpawnTools
@@ -46,13 +46,13 @@ def turn_spawn_tools(runner: SubagentRunner, *, files: SessionFiles, cwd: Path, 
                      notify: Callable[[str], None], space: ToolSpace,
                      manager: CheckpointManager | None, on_event: OnEvent | None = None) -> SpawnTools:
     """The spawn tools of one parent turn (see the module docstring); its `checkpoints` are the
-    session's manager as the parent's turn reaches it (under the lock its runs take). The agents are loaded
+    session's manager (safe for the parent's turn and its runs at once). The agents are loaded
     again for each turn (an agent file added mid-session is callable at once); their warning
     lines go to `notify` once per session."""
     registry = load_agents(cwd)
     for warning in registry.warnings:
         runner.warn_once(warning, notify)
-    checkpoints = SubagentCheckpoints(manager, runner.checkpoint_lock) if manager is not None else None
+    checkpoints = SubagentCheckpoints(manager) if manager is not None else None
     foreground_ask = _one_at_a_time(ask) if ask is not None else None
 
     def context(background: bool) -> RunContext:
@@ -64,5 +64,4 @@ def turn_spawn_tools(runner: SubagentRunner, *, files: SessionFiles, cwd: Path, 
     def resolve(name: str) -> Model:
         return resolve_model(name, warn=notify)
 
-    parent = LockedCheckpoints(manager, runner.checkpoint_lock) if manager is not None else None
-    return SpawnTools(runner, registry, context, resolve, parent)
+    return SpawnTools(runner, registry, context, resolve, manager)
