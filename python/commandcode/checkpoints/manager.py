@@ -1,11 +1,10 @@
 """The `CheckpointManager`: what the agent loop calls to record checkpoints and backups (format §6, §7).
 
 Every non-meta user prompt opens a checkpoint; before `write_file`/`edit_file` change a file,
-its bytes are backed up (only the first backup of a path within one checkpoint counts); after
-the tool ran, the digest of what it wrote is recorded, so a later rewind can tell edits made
-outside the tracked tools (bash, an editor) from our own. The after-digest is written with the
-next durable write, by `flush()`, or when the manager goes away, not fsynced on its own: it only
-sharpens outside-edit detection, and a lost one never loses a backup.
+its bytes are backed up (only a path's first backup in a checkpoint counts); after the tool ran,
+the digest it wrote is recorded, so a rewind can tell edits made outside the tracked tools from
+our own. That after-digest is written with the next durable write, by `flush()` or when the
+manager goes away, never fsynced alone: a lost one never loses a backup.
 
 A symlink is never followed (`skipped: "symlink"`, with a notice); files over 10 MB are
 `skipped: "too_large"`; retention is `retention.py`'s, object deletion `references.py`'s. Under
