@@ -41,7 +41,7 @@ from . import store as backups
 from .blob_rule import enforce
 from .manager import CheckpointManager
 from .modes import RewindMode
-from .records import Checkpoint, read_checkpoints, write_checkpoints
+from .records import Checkpoint, parse_checkpoints, read_checkpoints_data, write_checkpoints
 from .redo_points import (
     OP_REDO,
     OP_REWIND,
@@ -186,7 +186,9 @@ def _session_operation(files: SessionFiles, cwd: Path, run: Operation, check: Ca
     finish_pending_conversation(files, Path(cwd), writer)
     if checkpoints is not None:
         checkpoints.flush()
-    check(read_checkpoints(files.checkpoints))
+    data = read_checkpoints_data(files.checkpoints)
+    checked = parse_checkpoints(data)
+    check(checked)  # reads the records only: when the file is unchanged under the lock, `run` gets them
     try:
         with contextlib.ExitStack() as stack:
             active = writer
@@ -195,7 +197,8 @@ def _session_operation(files: SessionFiles, cwd: Path, run: Operation, check: Ca
                     active = stack.enter_context(SessionWriter(files, str(cwd)))
                 else:
                     stack.enter_context(WriterLock(files.transcript))
-            return run(read_checkpoints(files.checkpoints), stack, active)
+            again = read_checkpoints_data(files.checkpoints)
+            return run(checked if again == data else parse_checkpoints(again), stack, active)
     finally:
         if checkpoints is not None:
             checkpoints.reload()
