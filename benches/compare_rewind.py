@@ -2,7 +2,7 @@
 """A verified 1,000-file rewind and its redo, old build against new, interleaved run by run.
 
     python benches/compare_rewind.py --project DIR --before OLD_VENV_PYTHON --after NEW_VENV_PYTHON
-                                     [--runs 10] [--work /tmp/ccpair]
+                                     [--runs 10] [--work /tmp/ccpair] [--edit append|prepend]
 
 On a shared, loaded machine two benchmark runs minutes apart measure different machines; this
 runs one long-lived worker per build (each sets up its own copy of `--project`, 1,000 edited
@@ -10,6 +10,10 @@ files backed up as `bench_checkpoints.py` does) and alternates them: a rewind th
 after the trash of the last one was removed and dirty pages flushed. It prints every pair, the
 medians, the per-pair ratios after/before, and the first rewind of each (first contact: its redo
 point stores every replaced file as a new object). A worker checks every restored byte.
+
+`--edit` is how each file is changed: a line appended (the default, as an edit of a file's end
+or of one line in place leaves the rest of its blocks as they were), or a line put first (every
+byte shifts: the restore rewrites every block of every file).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 
-def worker(project_source: Path, base: Path) -> None:
+def worker(project_source: Path, base: Path, edit: str = "append") -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench_checkpoints as bench
     from commandcode.checkpoints import store as backups
@@ -46,7 +50,7 @@ def worker(project_source: Path, base: Path) -> None:
     manager.open_checkpoint("edit 1,000 files", 0, None)
     for path in chosen:
         manager.backup_before_edit(str(path))
-        path.write_bytes(originals[path] + b"\n# changed\n")
+        path.write_bytes(b"# changed\n" + originals[path] if edit == "prepend" else originals[path] + b"\n# changed\n")
         manager.record_after_edit(str(path))
     manager.flush()
     edited = {path: path.read_bytes() for path in chosen}
@@ -88,14 +92,15 @@ def main() -> None:
     parser.add_argument("--after", required=True, help="the new build's python")
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--work", type=Path, default=Path("/tmp/ccpair"))
+    parser.add_argument("--edit", choices=("append", "prepend"), default="append", help="how each file is edited")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.worker is not None:
-        worker(arguments.project, arguments.worker)
+        worker(arguments.project, arguments.worker, arguments.edit)
         return
     builds = {"before": arguments.before, "after": arguments.after}
     workers = {who: subprocess.Popen([python, __file__, "--project", str(arguments.project), "--before", "-",
-                                      "--after", "-", "--worker", str(arguments.work / who)],
+                                      "--after", "-", "--edit", arguments.edit, "--worker", str(arguments.work / who)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/")
                for who, python in builds.items()}
     for process in workers.values():
