@@ -2,14 +2,19 @@
 """A verified 1,000-file rewind and its redo, old build against new, interleaved run by run.
 
     python benches/compare_rewind.py --project DIR --before OLD_VENV_PYTHON --after NEW_VENV_PYTHON
-                                     [--runs 10] [--work /tmp/ccpair]
+                                     [--runs 10] [--work /tmp/ccpair] [--edit append|prepend]
 
 On a shared, loaded machine two benchmark runs minutes apart measure different machines; this
 runs one long-lived worker per build (each sets up its own copy of `--project`, 1,000 edited
 files backed up as `bench_checkpoints.py` does) and alternates them: a rewind then a redo, each
 after the trash of the last one was removed and dirty pages flushed. It prints every pair, the
-medians, the per-pair ratios after/before, and the first rewind of each (first contact: its redo
+medians and spreads, the per-pair ratios after/before, the CPU time of each (all threads: on a
+loaded machine the steadier figure), and the first rewind of each (first contact: its redo
 point stores every replaced file as a new object). A worker checks every restored byte.
+
+`--edit` is how each file is changed: a line appended (the default, as an edit of a file's end
+or of one line in place leaves the rest of its blocks as they were), or a line put first (every
+byte shifts: the restore rewrites every block of every file).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 
-def worker(project_source: Path, base: Path) -> None:
+def worker(project_source: Path, base: Path, edit: str = "append") -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench_checkpoints as bench
     from commandcode.checkpoints import store as backups
@@ -46,7 +51,7 @@ def worker(project_source: Path, base: Path) -> None:
     manager.open_checkpoint("edit 1,000 files", 0, None)
     for path in chosen:
         manager.backup_before_edit(str(path))
-        path.write_bytes(originals[path] + b"\n# changed\n")
+        path.write_bytes(b"# changed\n" + originals[path] if edit == "prepend" else originals[path] + b"\n# changed\n")
         manager.record_after_edit(str(path))
     manager.flush()
     edited = {path: path.read_bytes() for path in chosen}
@@ -55,16 +60,17 @@ def worker(project_source: Path, base: Path) -> None:
     operations = _rewind_and_redo(session, project, store)
     print("ready", flush=True)
     for _ in sys.stdin:
-        spent = []
+        spent, cpu = [], []
         for operation, wanted in zip(operations, (originals, edited)):
             bench.wait_for_trash_removal()
             os.sync()
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             operation()
             spent.append((time.perf_counter() - start) * 1000)
+            cpu.append((time.process_time() - start_cpu) * 1000)
             assert all(path.read_bytes() == wanted[path] for path in chosen)
         session.checkpoints.write_bytes(records)
-        print(f"{spent[0]:.1f} {spent[1]:.1f}", flush=True)
+        print(f"{spent[0]:.1f} {spent[1]:.1f} {cpu[0]:.1f} {cpu[1]:.1f}", flush=True)
 
 
 def _rewind_and_redo(session: Any, project: Path, store: Any) -> tuple[Callable[[], object], Callable[[], object]]:
@@ -88,27 +94,30 @@ def main() -> None:
     parser.add_argument("--after", required=True, help="the new build's python")
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--work", type=Path, default=Path("/tmp/ccpair"))
+    parser.add_argument("--edit", choices=("append", "prepend"), default="append", help="how each file is edited")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.worker is not None:
-        worker(arguments.project, arguments.worker)
+        worker(arguments.project, arguments.worker, arguments.edit)
         return
     builds = {"before": arguments.before, "after": arguments.after}
     workers = {who: subprocess.Popen([python, __file__, "--project", str(arguments.project), "--before", "-",
-                                      "--after", "-", "--worker", str(arguments.work / who)],
+                                      "--after", "-", "--edit", arguments.edit, "--worker", str(arguments.work / who)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/")
                for who, python in builds.items()}
     for process in workers.values():
         assert process.stdout is not None and process.stdout.readline().strip() == "ready"
     figures: dict[str, list[tuple[float, float]]] = {who: [] for who in builds}
+    cpu: dict[str, list[tuple[float, float]]] = {who: [] for who in builds}
     for run in range(arguments.runs + 1):
         for who in (("before", "after") if run % 2 == 0 else ("after", "before")):
             process = workers[who]
             assert process.stdin is not None and process.stdout is not None
             process.stdin.write("go\n")
             process.stdin.flush()
-            rewind_ms, redo_ms = map(float, process.stdout.readline().split())
+            rewind_ms, redo_ms, rewind_cpu, redo_cpu = map(float, process.stdout.readline().split())
             figures[who].append((rewind_ms, redo_ms))
+            cpu[who].append((rewind_cpu, redo_cpu))
         print(run, {who: figures[who][-1] for who in builds}, "load", os.getloadavg())
     for process in workers.values():
         assert process.stdin is not None
@@ -117,10 +126,16 @@ def main() -> None:
     for who in builds:
         rest = figures[who][1:]
         print(f"{who}: first rewind {figures[who][0][0]:.1f} ms; median rewind "
-              f"{statistics.median(row[0] for row in rest):.1f} ms, redo {statistics.median(row[1] for row in rest):.1f} ms")
+              f"{statistics.median(row[0] for row in rest):.1f} ms, redo {statistics.median(row[1] for row in rest):.1f} ms "
+              f"(spread {min(row[0] for row in rest):.0f}-{max(row[0] for row in rest):.0f}, "
+              f"{min(row[1] for row in rest):.0f}-{max(row[1] for row in rest):.0f}); CPU (all threads) median rewind "
+              f"{statistics.median(row[0] for row in cpu[who][1:]):.1f} ms, redo {statistics.median(row[1] for row in cpu[who][1:]):.1f} ms, "
+              f"first rewind {cpu[who][0][0]:.1f} ms")
     for column, name in ((0, "rewind"), (1, "redo")):
         ratios = [new[column] / old[column] for new, old in zip(figures["after"][1:], figures["before"][1:])]
         print(f"{name} after/before: median of per-pair ratios {statistics.median(ratios):.3f}")
+        ratios = [new[column] / old[column] for new, old in zip(cpu["after"][1:], cpu["before"][1:])]
+        print(f"{name} CPU after/before: median of per-pair ratios {statistics.median(ratios):.3f}")
     print(f"first rewind after/before: {figures['after'][0][0] / figures['before'][0][0]:.3f}")
 
 

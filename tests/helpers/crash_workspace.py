@@ -45,9 +45,21 @@ EXPORT_TURNS = 300  # the exported session: enough rows that a kill lands mid-re
 COMPACT_WINDOW = 3_000  # tokens: a few long turns pass 90 % of it
 COMPACT_TEXT = "long words " * 360  # ~1,000 tokens a prompt
 LANE_POINTS = 40  # a fresh workspace after this many points (bounds data growth)
-REWIND_FILES = 90  # two turns stay under the 200-backups-per-session cap
+REWIND_FILES = 90  # two turns stay under the 200-backups-per-session cap (with the delta files)
+DELTA_FILES = 8
 BACKUP_FILES = 4
 BACKUP_FILE_BYTES = 2_000_000
+
+
+def _delta_text(index: int, letter: str) -> bytes:
+    """A ~24 KB file of state `letter`: B changes one line in its middle, C also appends one (a
+    rewind between them rewrites one or two of its six blocks)."""
+    lines = [f"delta {index} line {number:05d}\n" for number in range(1000)]
+    if letter in "BC":
+        lines[500] = f"delta {index} line changed in turn {letter}\n"
+    if letter == "C":
+        lines.append("appended in turn 2\n")
+    return "".join(lines).encode()
 
 
 def index_supported() -> bool:
@@ -286,6 +298,12 @@ class Workspace:
             path.write_text(f"A {index}\n" * ((index % 7 + 1) * 300))
         (self.project / "big.bin").write_bytes(random.Random(7).randbytes(3_000_000))
         names.append("big.bin")
+        # Edits that leave most of a file's blocks as they were (one line changed, one appended):
+        # a restore overwrites only the blocks that differ, so a kill can leave a file part old, part new.
+        deltas = [f"pkg{index}/delta{index}.txt" for index in range(DELTA_FILES)]
+        for index, name in enumerate(deltas):
+            (self.project / name).write_bytes(_delta_text(index, "A"))
+        names.extend(deltas)
         self.rewind_states[1] = tree_state(self.project)
         manager = CheckpointManager.for_session(files, self.project)
         for turn, (letter, state) in enumerate((("B", 2), ("C", 3)), start=1):
@@ -297,6 +315,8 @@ class Workspace:
                     path.unlink()  # deleted in turn 1, back again in turn 2
                 elif name == "big.bin":
                     path.write_bytes(random.Random(state).randbytes(3_000_000))
+                elif name in deltas:
+                    path.write_bytes(_delta_text(deltas.index(name), letter))
                 else:
                     path.write_text(f"{letter} {index}\n" * ((index % 5 + 2) * 300))
                     os.chmod(path, 0o600 if (index + turn) % 3 == 0 else 0o644)

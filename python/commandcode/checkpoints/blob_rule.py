@@ -42,6 +42,7 @@ class Enforcement:
     def __init__(self, session_id: str, store: backups.BackupStore, *, convert: bool, defer: bool = False) -> None:
         self.session_id, self.store, self.convert, self.defer = session_id, store, convert, defer
         self.folder = file_history_dir(session_id)
+        self._blobs = compatible.BlobNames(self.folder)
         self.changed = False
         self._queued: list[bytes] = []
         self._queued_bytes = 0
@@ -73,7 +74,7 @@ class Enforcement:
         twin = item.store_object
         if twin is None:
             self._adopt(item, item.hash)
-        elif visible and not (self.folder / item.hash).is_file():
+        elif visible and not self._blobs.has(item.hash):
             self._recreate(item.hash, twin)
 
     def _convert(self, item: FileBackup, object_id: str) -> None:

@@ -73,6 +73,34 @@ def write_raw_blob(session_id: str, data: bytes) -> str:
     return digest
 
 
+class BlobNames:
+    """Which raw blobs a folder holds, asked of many digests: each is looked up with `stat` until
+    `LISTED_AFTER` lookups, then the folder is listed once (a 1,000-file rewind asks of every
+    item: one listing, not 1,000 `stat`s and paths). `has` is `os.path.isfile` of the blob."""
+
+    LISTED_AFTER = 32
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = os.fspath(folder)
+        self._asked = 0
+        self._names: set[str] | None = None
+
+    def has(self, digest: str) -> bool:
+        if self._names is None:
+            self._asked += 1
+            if self._asked <= self.LISTED_AFTER:
+                return os.path.isfile(os.path.join(self.folder, digest))
+            self._names = self._list()
+        return digest in self._names
+
+    def _list(self) -> set[str]:
+        try:
+            with os.scandir(self.folder) as entries:
+                return {entry.name for entry in entries if entry.is_file()}
+        except OSError:
+            return set()
+
+
 def _holds(path: Path, digest: str) -> bool:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest() == digest

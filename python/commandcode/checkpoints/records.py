@@ -357,12 +357,25 @@ def read_checkpoints(path: Path) -> list[Checkpoint]:
         CheckpointError: `path` is a FIFO, folder or device (opening it never blocks), or cannot
             be read.
     """
+    return parse_checkpoints(read_checkpoints_data(path))
+
+
+def read_checkpoints_data(path: Path) -> bytes | None:
+    """The bytes of a checkpoints file (`None`: there is none), for `parse_checkpoints`.
+
+    Raises:
+        CheckpointError: as `read_checkpoints`.
+    """
     try:
-        data = read_if_exists(path, follow=True)  # a symlink is read through (our writes replace the link)
+        return read_if_exists(path, follow=True)  # a symlink is read through (our writes replace the link)
     except NotRegularFileError:
         raise CheckpointError(f"{path} is not a regular file; its checkpoints cannot be read") from None
     except OSError as error:
         raise CheckpointError(f"cannot read {path}: {error.strerror or error}") from None
+
+
+def parse_checkpoints(data: bytes | None) -> list[Checkpoint]:
+    """The records of a checkpoints file's bytes (`read_checkpoints`)."""
     if data is None:
         return []
     records: list[Checkpoint] = []

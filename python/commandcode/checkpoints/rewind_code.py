@@ -22,6 +22,7 @@ from ..errors import ChangedOutsideError, RestoreError
 from ..sessions.files import SessionFiles
 from . import shell_items
 from . import store as backups
+from .compatible import BLAKE3_KEY, BlobNames
 from .records import Checkpoint, FileBackup, checkpoints_bytes
 from .redo_points import missing_folders
 from .rewind_numbers import checkpoint_numbers
@@ -60,6 +61,7 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
     folders: dict[str, list[str]] = {}
     hollow: list[str] = []
     blob_folder: Path | None = None
+    blobs: BlobNames | None = None
     for key, entries in history.items():
         _, wanted = entries[-1]
         _, newest = entries[0]
@@ -93,9 +95,10 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
                 kind=cast(backups.TreeKind, wanted_item["kind"]), link=cast("str | None", wanted_item["link"]),
                 expected_link=cast("str | None", left["expected_link"]) if left else None))
             continue
-        if wanted.algorithm == backups.SHA256 and blob_folder is None:
+        if wanted.algorithm == backups.SHA256 and blobs is None:
             blob_folder = files.file_history
-        digest, algorithm = _compatible_fallback(wanted, blob_folder)
+            blobs = BlobNames(blob_folder)
+        digest, algorithm = _compatible_fallback(wanted, blobs)
         targets.append(
             backups.RestoreTarget(
                 path=path,
@@ -110,14 +113,12 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
     return CodePlan(targets, skipped, conflicts, problems, folders, hollow)
 
 
-def _compatible_fallback(wanted: FileBackup, blob_folder: Path | None) -> tuple[str | None, backups.Algorithm]:
+def _compatible_fallback(wanted: FileBackup, blobs: BlobNames | None) -> tuple[str | None, backups.Algorithm]:
     """A compatible backup (`checkpoints/compatible.py`) whose raw blob is gone (the real CLI
     prunes `file-history/`) is restored from our store's copy, named by its `blake3` key."""
-    from .compatible import BLAKE3_KEY
-
     twin = wanted.extra.get(BLAKE3_KEY)
     if wanted.algorithm == backups.SHA256 and isinstance(twin, str) and wanted.hash is not None \
-            and not (blob_folder is not None and os.path.isfile(os.path.join(blob_folder, wanted.hash))):
+            and not (blobs is not None and blobs.has(wanted.hash)):
         return twin, "blake3"
     return wanted.hash, "sha256" if wanted.algorithm == backups.SHA256 else "blake3"
 

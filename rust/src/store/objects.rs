@@ -311,8 +311,19 @@ impl ObjectStore {
     }
 
     /// When the object already exists, bumps its mtime (so a concurrent sweep keeps it) and
-    /// returns true. Its bytes are never rewritten.
+    /// returns true. Its bytes are never rewritten. An object whose mtime is less than
+    /// [`FRESH_FOR`] old is left as it is: every collection keeps it for most of an hour more
+    /// anyway (one `lstat`, where a bump costs an open, a timestamp write and a dirty inode the
+    /// next sync writes out; a rewind refreshes each object it keeps).
     fn refresh_existing(&self, path: &Path) -> bool {
+        match std::fs::symlink_metadata(path) {
+            Ok(metadata) if !metadata.is_file() => return false,
+            Ok(metadata) if metadata.modified().is_ok_and(|modified| is_fresh(modified, SystemTime::now())) => {
+                return true
+            }
+            Ok(_) => {}
+            Err(_) => return false,
+        }
         match crate::fsopen::open_regular_read(path, Follow::No) {
             Ok(file) => {
                 let _ = file.set_modified(SystemTime::now());
@@ -321,6 +332,17 @@ impl ObjectStore {
             Err(_) => false,
         }
     }
+}
+
+/// How recent an object's mtime must be for a re-put or refresh to leave it as it is. A
+/// collection keeps every object younger than its start less the grace period (one hour,
+/// `checkpoints/references.py`), so one touched less than this long ago stays safe from any
+/// collection for at least 50 minutes: ample for the record that names it to land.
+pub const FRESH_FOR: Duration = Duration::from_secs(10 * 60);
+
+/// Whether an mtime of `modified` is fresh at `now` (one in the future, after a clock step, is not).
+fn is_fresh(modified: SystemTime, now: SystemTime) -> bool {
+    now.duration_since(modified).is_ok_and(|age| age < FRESH_FOR)
 }
 
 /// Reads a real-CLI raw blob `<folder>/<sha256>` and checks that its bytes hash to its name.
@@ -371,6 +393,25 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let store = ObjectStore::open(folder.path().join("objects")).unwrap();
         (folder, store)
+    }
+
+    #[test]
+    fn a_refresh_bumps_an_old_mtime_and_leaves_a_fresh_one() {
+        let (_folder, store) = store();
+        let (id, _) = store.put_bytes(b"kept for a redo").unwrap();
+        let path = store.object_path(&id);
+        let old = SystemTime::now() - FRESH_FOR - Duration::from_secs(60);
+        std::fs::File::open(&path).unwrap().set_modified(old).unwrap();
+        assert!(store.refresh(&id));
+        let bumped = std::fs::metadata(&path).unwrap().modified().unwrap();
+        assert!(is_fresh(bumped, SystemTime::now()), "an old object is young again");
+        let recent = SystemTime::now() - Duration::from_secs(5);
+        std::fs::File::open(&path).unwrap().set_modified(recent).unwrap();
+        assert!(store.refresh(&id));
+        assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), recent, "a fresh one is left as it is");
+        let future = SystemTime::now() + Duration::from_secs(3600);
+        assert!(!is_fresh(future, SystemTime::now()), "an mtime in the future is bumped back to now");
+        assert!(!store.refresh(&ContentId::of(b"never stored")));
     }
 
     #[test]

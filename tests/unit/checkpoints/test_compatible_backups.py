@@ -94,3 +94,20 @@ def test_a_pruned_raw_blob_is_restored_from_our_store(home: Path, project: Path)
     done = run_cli(["rewind", transcript.stem, "--to", "1", "--mode", "code", "--yes"], project, home)
     assert done.returncode == 0, done.stderr
     assert (project / "a.txt").read_text() == "one\n"
+
+
+def test_blob_names_answers_as_isfile_before_and_after_it_lists_the_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "blobs"
+    folder.mkdir()
+    names = [hashlib.sha256(str(number).encode()).hexdigest() for number in range(60)]
+    for name in names[:30]:
+        (folder / name).write_bytes(b"blob")
+    (folder / names[30]).mkdir()  # a folder with a blob's name is no blob
+    os.symlink(folder / names[0], folder / names[31])  # a link to a blob counts, as isfile says
+    os.symlink(tmp_path / "gone", folder / names[32])  # a dangling one does not
+    blobs = compatible.BlobNames(folder)
+    asked = names * 2  # past LISTED_AFTER: the later answers come from one listing
+    assert len(asked) > compatible.BlobNames.LISTED_AFTER
+    assert [blobs.has(name) for name in asked] == [os.path.isfile(folder / name) for name in asked]
+    assert blobs._names is not None
+    assert not compatible.BlobNames(tmp_path / "missing").has(names[0])

@@ -5,6 +5,7 @@ real CLI's reader sees only the checkpoints on the conversation's path."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from pathlib import Path
@@ -124,6 +125,7 @@ def test_redo_refuses_a_file_changed_since_the_rewind_unless_forced(project: Pat
     (project / "a.txt").write_text("edited in an editor")
     with pytest.raises(ChangedOutsideError, match="a.txt"):
         agent.rewinds.redo()
+    assert gc.isenabled(), "a refused redo turns the cycle collector back on"
     assert (project / "a.txt").read_text() == "edited in an editor"
     preview = agent.rewinds.redo(RewindOptions(dry_run=True, diff=True))
     [row] = preview.files
@@ -131,6 +133,7 @@ def test_redo_refuses_a_file_changed_since_the_rewind_unless_forced(project: Pat
     assert "-edited in an editor" in row["diff"] and "+two" in row["diff"]
     agent.rewinds.redo(RewindOptions(force=True))
     assert snapshot(project) == trees[2]
+    assert gc.isenabled()
 
 
 def test_a_summary_is_undone_by_redo(project: Path) -> None:

@@ -260,7 +260,8 @@ fn apply_all<'a>(
             folders.check(&op.folder, trusted).and_then(|()| {
                 let (folder, name) = folders.split(&op.target)?;
                 let identity = Some((original.device, original.inode));
-                overwrite(&folder, name, &bytes, step.mode, identity, data, || touched[index] = Some(original))
+                let held = Some((original.bytes.as_slice(), original.stamp));
+                overwrite(&folder, name, &bytes, step.mode, identity, held, data, || touched[index] = Some(original))
             })
         } else {
             folders.check(&op.folder, trusted).and_then(|()| apply_op(op, folders))
@@ -455,7 +456,7 @@ fn undo_op(op: &JournalOp, original: Option<&Original>, folders: &Folders) -> st
         let Some(original) = original else { return Ok(()) };
         let folder = folders.open(&op.folder)?;
         let data = !holds(&folder, name, &original.content);
-        return overwrite(&folder, name, &original.bytes, original.mode, None, data, || ());
+        return overwrite(&folder, name, &original.bytes, original.mode, None, None, data, || ());
     }
     let staged = |temp: &Path| -> std::io::Result<bool> {
         let (folder, temp_name) = folders.split(temp)?;

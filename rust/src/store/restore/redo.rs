@@ -87,7 +87,7 @@ fn redo_op(op: &JournalOp, store: Option<&ObjectStore>, folders: &Folders) -> Re
                         remove_at(&folder, name).map_err(io)?; // an empty folder a command put in the file's place
                     }
                     let written = if op.method == Method::InPlace && present {
-                        overwrite(&folder, name, &bytes, op.mode, None, true, || ())
+                        overwrite(&folder, name, &bytes, op.mode, None, None, true, || ())
                     } else {
                         replace_via_temp(&folder, name, &bytes, op.mode)
                     };

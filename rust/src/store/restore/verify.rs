@@ -3,6 +3,7 @@
 //! Runs over all targets in parallel and collects every problem (not just the first), so the
 //! refusal names each failing file. Verified bytes are kept for staging within a memory budget.
 
+use super::target_io::Stamp;
 use super::{
     special, Action, BackupSource, Companion, Desired, Expected, Plan, PlanEntry, ProblemKind, RestoreItem,
     RestoreOptions, RestoreProblem, Special,
@@ -56,6 +57,9 @@ pub(super) struct Original {
     pub mode: u32,
     pub device: u64,
     pub inode: u64,
+    /// Its size and timestamps when `bytes` were read: while they still match, only the blocks
+    /// that differ are written ([`super::target_io::overwrite`]).
+    pub stamp: Stamp,
 }
 
 /// A regular file's bytes read at verification, kept when it may be overwritten in place: it
@@ -67,6 +71,7 @@ struct Kept {
     bytes: Vec<u8>,
     device: u64,
     inode: u64,
+    stamp: Stamp,
 }
 
 /// The plan plus the steps that carry it out.
@@ -410,9 +415,14 @@ fn verify_item(
         _ => (None, None),
     };
     let original = match (&current, kept) {
-        (Current::File { content, mode, .. }, Some(kept)) if action == Action::Write => {
-            Some(Original { bytes: kept.bytes, content: *content, mode: *mode, device: kept.device, inode: kept.inode })
-        }
+        (Current::File { content, mode, .. }, Some(kept)) if action == Action::Write => Some(Original {
+            bytes: kept.bytes,
+            content: *content,
+            mode: *mode,
+            device: kept.device,
+            inode: kept.inode,
+            stamp: kept.stamp,
+        }),
         (_, kept) => {
             release(kept);
             None
@@ -507,6 +517,11 @@ fn current_state(
             device: rustix::fs::makedev(opened.stx_dev_major, opened.stx_dev_minor),
             inode: opened.stx_ino,
             bytes,
+            stamp: Stamp {
+                size: opened.stx_size,
+                modified: (opened.stx_mtime.tv_sec, i64::from(opened.stx_mtime.tv_nsec)),
+                changed: (opened.stx_ctime.tv_sec, i64::from(opened.stx_ctime.tv_nsec)),
+            },
         };
         // The reservation is what the file's size was; settle it to what was read.
         budget.fetch_sub(kept.bytes.len() as i64 - size, Ordering::Relaxed);
