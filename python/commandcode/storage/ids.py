@@ -54,16 +54,21 @@ def new_entry_id(taken: Container[str]) -> str:
 
 
 _second_prefix: tuple[int, str] = (-1, "")
+_last_stamp: tuple[int, str] = (-1, "")
 
 
 def iso_now() -> str:
     """The current time as `2026-01-02T03:04:05.678Z`."""
-    global _second_prefix
+    global _second_prefix, _last_stamp
     milliseconds = time.time_ns() // 1_000_000  # `epoch_ms()`, without the call (once per entry)
+    if _last_stamp[0] == milliseconds:  # the entries of one commit are often queued within 1 ms
+        return _last_stamp[1]
     second = milliseconds // 1000
     if _second_prefix[0] != second:  # a writer stamps many entries per second: format once
         _second_prefix = (second, iso_from_ms(second * 1000)[:-4])
-    return f"{_second_prefix[1]}{milliseconds % 1000:03d}Z"
+    stamp = f"{_second_prefix[1]}{milliseconds % 1000:03d}Z"
+    _last_stamp = (milliseconds, stamp)
+    return stamp
 
 
 _MIN_MS, _MAX_MS = -62_135_596_800_000, 253_402_300_799_999  # 0001-01-01 .. 9999-12-31, UTC
