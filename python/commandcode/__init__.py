@@ -9,8 +9,6 @@ Names are imported on first use (PEP 562), so `import commandcode` costs almost 
 embedder that only opens a session never loads the writer, the catalog or the checkpoint code.
 """
 
-from __future__ import annotations
-
 from ._native import __version__ as __version__
 
 TYPE_CHECKING = False  # `typing` costs more to import than a warm open; checkers see the imports
@@ -42,7 +40,7 @@ _HOMES = {
 __all__ = sorted([*_HOMES, "__version__"])
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> "Any":
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'commandcode' has no attribute {name!r}")

@@ -30,8 +30,6 @@ import, so a process that changes its environment sees the change. No other modu
 `COMMANDCODE_*` variable (tests/test_layers.py checks it).
 """
 
-from __future__ import annotations
-
 import os
 
 HOME = "COMMANDCODE_HOME"

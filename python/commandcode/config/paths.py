@@ -8,8 +8,6 @@ CLI's folders we add `objects/` (the shared blake3+zstd backup store), `locks/` 
 record) and `catalog.sqlite3` (the session catalog); the real CLI ignores them all.
 """
 
-from __future__ import annotations
-
 import os
 
 from .env import home_override, set_home
@@ -19,7 +17,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-def _path(text: str) -> Path:
+def _path(text: str) -> "Path":
     # `pathlib` (with `re`, `fnmatch` and `urllib.parse`) costs more to import than a warm open of
     # a 1 GB session takes, so the open path works on strings and builds `Path`s only on demand.
     from pathlib import Path
@@ -31,12 +29,12 @@ TRANSCRIPT_SUFFIX = ".jsonl"
 _NOT_TRANSCRIPT_MARKERS = (".checkpoints.", ".prompts.", ".v2.bak")
 
 
-def as_path(text: str) -> Path:
+def as_path(text: str) -> "Path":
     """`Path(text)`, importing `pathlib` only when a caller needs a `Path`."""
     return _path(text)
 
 
-def data_dir() -> Path:
+def data_dir() -> "Path":
     """The root of all session data."""
     return _path(data_root())
 
@@ -61,12 +59,12 @@ def data_root() -> str:
 _absolute_homes: dict[str, str] = {}  # a relative $HOME as given -> as first resolved
 
 
-def projects_dir() -> Path:
+def projects_dir() -> "Path":
     """`<data dir>/projects`: one folder per project slug."""
     return data_dir() / "projects"
 
 
-def project_dir(cwd: str | os.PathLike[str]) -> Path:
+def project_dir(cwd: str | os.PathLike[str]) -> "Path":
     """The session folder of a working directory as a `Path` (`sessions_folder`; the library's
     public name)."""
     return _path(sessions_folder(cwd))
@@ -112,12 +110,12 @@ def project_folder_name(slug: str) -> str:
     return f"{slug[:LONG_SLUG_KEEP]}-{digest}"
 
 
-def objects_dir() -> Path:
+def objects_dir() -> "Path":
     """`<data dir>/objects`: content-addressed backup objects shared by every session."""
     return data_dir() / "objects"
 
 
-def locks_dir() -> Path:
+def locks_dir() -> "Path":
     """`<data dir>/locks`: one lock file per transcript open for writing."""
     return data_dir() / "locks"
 
@@ -126,7 +124,7 @@ ARCHIVE_SUFFIX = ".ccarchive"
 ARCHIVE_REFS_SUFFIX = ".ccarchive.refs"
 
 
-def archives_dir() -> Path:
+def archives_dir() -> "Path":
     """`<data dir>/archives`: swept sessions kept as one zstd archive each (`workspace/archive.py`)."""
     return data_dir() / "archives"
 
@@ -149,6 +147,6 @@ def is_transcript_name(name: str) -> bool:
     return name.endswith(TRANSCRIPT_SUFFIX) and not any(marker in name for marker in _NOT_TRANSCRIPT_MARKERS)
 
 
-def file_history_dir(session_id: str) -> Path:
+def file_history_dir(session_id: str) -> "Path":
     """The real CLI's per-session raw sha256 backup folder: `<data dir>/file-history/<id>`."""
     return data_dir() / "file-history" / session_id

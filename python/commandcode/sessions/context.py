@@ -5,11 +5,8 @@ the one token estimate (`estimate_tokens`: the real CLI's `ceil(len(JSON.stringi
 per content block, 1,500 per image). Cheap to import: a warm open builds its context here.
 """
 
-from __future__ import annotations
-
 import gc
 
-from ..errors import CommandcodeError
 from ..storage.values import Frozen
 
 TYPE_CHECKING = False
@@ -38,13 +35,13 @@ class Context(Frozen):
     __slots__ = ("leaf_id", "entry_ids", "messages")
     leaf_id: str | None
     entry_ids: list[str]
-    messages: list[dict[str, Any]]
+    messages: "list[dict[str, Any]]"
 
-    def __init__(self, leaf_id: str | None, entry_ids: list[str], messages: list[dict[str, Any]]) -> None:
+    def __init__(self, leaf_id: str | None, entry_ids: list[str], messages: "list[dict[str, Any]]") -> None:
         self._set(leaf_id=leaf_id, entry_ids=entry_ids, messages=messages)
 
 
-def content_blocks(content: Any) -> list[dict[str, Any]]:
+def content_blocks(content: "Any") -> "list[dict[str, Any]]":
     """Message content as a list of blocks; a plain string becomes one text block."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
@@ -53,7 +50,7 @@ def content_blocks(content: Any) -> list[dict[str, Any]]:
     return []
 
 
-def entry_to_message(entry: dict[str, Any], *, strip_thinking: bool = False) -> dict[str, Any]:
+def entry_to_message(entry: "dict[str, Any]", *, strip_thinking: bool = False) -> "dict[str, Any]":
     """One context entry as the message the model sees (format §4.4 step 4)."""
     entry_type = entry.get("type")
     if entry_type == "compaction":
@@ -76,7 +73,7 @@ def entry_to_message(entry: dict[str, Any], *, strip_thinking: bool = False) -> 
     return message
 
 
-def with_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_tool_results(messages: "list[dict[str, Any]]") -> "list[dict[str, Any]]":
     """The messages as they are sent, tool calls repaired as the real CLI repairs them before
     every request: a `tool_result` whose call is in no earlier assistant message is left out, and
     after an assistant message whose calls have no result (an interrupted or lost call) comes a
@@ -119,7 +116,7 @@ def with_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def build_messages(entries: list[dict[str, Any]], strip_thinking_until: int) -> list[dict[str, Any]]:
+def build_messages(entries: "list[dict[str, Any]]", strip_thinking_until: int) -> "list[dict[str, Any]]":
     """The messages of context entries; thinking is stripped from the first `strip_thinking_until`.
 
     The cyclic garbage collector is paused meanwhile: building tens of thousands of acyclic
@@ -136,7 +133,7 @@ def build_messages(entries: list[dict[str, Any]], strip_thinking_until: int) -> 
             gc.enable()
 
 
-def block_tokens(block: dict[str, Any]) -> int:
+def block_tokens(block: "dict[str, Any]") -> int:
     """The real CLI's estimate for one content block: 1,500 for an image, else
     `ceil(len(JSON.stringify(block)) / 4)`, the length counted in UTF-16 code units as in
     JavaScript (an emoji counts 2)."""
@@ -149,7 +146,7 @@ def block_tokens(block: dict[str, Any]) -> int:
     return -(-units // 4)
 
 
-def estimate_tokens(messages: list[dict[str, Any]]) -> int:
+def estimate_tokens(messages: "list[dict[str, Any]]") -> int:
     """The real CLI's token estimate of messages: the sum over their content blocks."""
     return sum(block_tokens(block) for message in messages for block in content_blocks(message.get("content")))
 
@@ -157,7 +154,7 @@ def estimate_tokens(messages: list[dict[str, Any]]) -> int:
 USAGE_LOOKBACK = 8  # assistant entries read back for the last reported usage
 
 
-def _reported(reply: dict[str, Any]) -> int | None:
+def _reported(reply: "dict[str, Any]") -> int | None:
     """`usage.inputTokens + outputTokens` of an assistant entry, if the provider reported them."""
     usage = reply.get("usage")
     reported = [usage.get(key) for key in ("inputTokens", "outputTokens")] if isinstance(usage, dict) else []
@@ -165,8 +162,8 @@ def _reported(reply: dict[str, Any]) -> int | None:
     return sum(counts) if len(counts) == 2 and counts[0] else None
 
 
-def context_tokens(messages: list[dict[str, Any]], entry_ids: list[str],
-                   read_entries: Callable[[list[str]], list[dict[str, Any]]]) -> int:
+def context_tokens(messages: "list[dict[str, Any]]", entry_ids: list[str],
+                   read_entries: "Callable[[list[str]], list[dict[str, Any]]]") -> int:
     """How full the context is, as Claude Code counts it: the provider's own count at the last
     reply that reported one (`usage.inputTokens + outputTokens` of the last assistant entry in
     the context carrying usage; a reply an interrupt cut carries none) plus the estimate of what
@@ -181,6 +178,8 @@ def context_tokens(messages: list[dict[str, Any]], entry_ids: list[str],
     summaries = [(position, str(meta.get("summaryEntryId"))) for position, meta in
                  ((position, message.get("meta") or {}) for position, message in enumerate(messages[:replies[0]]))
                  if meta.get("isSummary") and meta.get("summaryEntryId")]
+    from ..errors import CommandcodeError  # not needed to open a session
+
     try:
         entries = read_entries([*(entry_ids[index] for index in replies), *(entry for _, entry in summaries)])
     except (CommandcodeError, LookupError, ValueError, OSError):  # an entry gone: the estimate

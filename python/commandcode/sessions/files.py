@@ -5,8 +5,6 @@ checkpoints, share and legacy-backup sidecars sit beside it. String-based, so a 
 no `Path`.
 """
 
-from __future__ import annotations
-
 import os
 
 from ..config.paths import TRANSCRIPT_SUFFIX, as_path, file_history_dir
@@ -32,44 +30,44 @@ class SessionFiles(Frozen):
         self._set(folder=folder.rstrip(os.sep) or folder, session_id=session_id)  # "a/b/" is "a/b", as Path has it
 
     @classmethod
-    def for_transcript(cls, transcript: str | os.PathLike[str]) -> SessionFiles:
+    def for_transcript(cls, transcript: str | os.PathLike[str]) -> "SessionFiles":
         """The files of the session whose transcript is `transcript`."""
         folder, name = os.path.split(os.fspath(transcript))
         session_id = name[: -len(TRANSCRIPT_SUFFIX)] if name.endswith(TRANSCRIPT_SUFFIX) else name
         return cls(folder or ".", session_id)
 
     @property
-    def directory(self) -> Path:
+    def directory(self) -> "Path":
         return as_path(self.folder)
 
     def sidecar_path(self, suffix: str) -> str:
         """`<folder>/<session id><suffix>` as a string."""
         return os.path.join(self.folder, self.session_id + suffix)
 
-    def _sidecar(self, suffix: str) -> Path:
+    def _sidecar(self, suffix: str) -> "Path":
         return as_path(self.sidecar_path(suffix))
 
     @property
-    def transcript(self) -> Path:
+    def transcript(self) -> "Path":
         return self._sidecar(".jsonl")
 
     @property
-    def meta(self) -> Path:
+    def meta(self) -> "Path":
         return self._sidecar(".meta.json")
 
     @property
-    def checkpoints(self) -> Path:
+    def checkpoints(self) -> "Path":
         return self._sidecar(".checkpoints.jsonl")
 
     @property
-    def share(self) -> Path:
+    def share(self) -> "Path":
         return self._sidecar(".share.json")
 
     @property
-    def legacy_backup(self) -> Path:
+    def legacy_backup(self) -> "Path":
         return self._sidecar(".v2.bak")
 
     @property
-    def file_history(self) -> Path:
+    def file_history(self) -> "Path":
         """The real CLI's per-session raw sha256 backup folder."""
         return file_history_dir(self.session_id)

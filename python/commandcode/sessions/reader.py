@@ -7,14 +7,11 @@ as the real CLI rebuilds it on resume. The native index stays private (`Session.
 callers need is a property or method here. Nothing here modifies a v3 transcript.
 """
 
-from __future__ import annotations
-
 import os
 
 from .. import _native
 from ..config.env import index_enabled
 from ..config.paths import index_root
-from ..errors import InvalidSessionError
 from .context import Context, build_messages, content_blocks
 from .files import SessionFiles
 
@@ -70,7 +67,7 @@ def scan_format(files: SessionFiles) -> str | None:
     return scan(files, use_index=False).format
 
 
-def open_session(transcript: Path | str, *, use_index: bool = True) -> Session:
+def open_session(transcript: "Path | str", *, use_index: bool = True) -> "Session":
     """Opens the session whose transcript is at `transcript` (through its index sidecar unless
     `use_index` is False: the catalog scans small transcripts without writing one).
 
@@ -84,6 +81,8 @@ def open_session(transcript: Path | str, *, use_index: bool = True) -> Session:
     path = os.fspath(transcript)
     files = SessionFiles.for_transcript(path)
     if not os.path.isfile(path):
+        from ..errors import InvalidSessionError  # its 16 classes cost a tenth of a warm open
+
         raise InvalidSessionError(f"no transcript at {path}", hint="run `commandcode sessions list` to see sessions")
     index = scan(files, use_index=use_index)
     if index.format in ("v1", "v2"):
@@ -111,7 +110,7 @@ class Session:
         return self.files.session_id
 
     @property
-    def path(self) -> Path:
+    def path(self) -> "Path":
         return self.files.transcript
 
     @property
@@ -120,7 +119,7 @@ class Session:
         return self._index.format
 
     @property
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> "dict[str, Any]":
         if self._meta is None:
             from .meta import read_meta  # json and friends: only when a meta field is asked for
 
@@ -128,7 +127,7 @@ class Session:
         return self._meta
 
     @property
-    def header(self) -> Header:
+    def header(self) -> "Header":
         """The header; synthesized as the real CLI does when the file has none (format §4.5)."""
         from .format import header_timestamp
         from .reader_values import Header
@@ -205,14 +204,14 @@ class Session:
         return value if isinstance(value, str) else None
 
     @property
-    def skipped_lines(self) -> list[SkippedLine]:
+    def skipped_lines(self) -> "list[SkippedLine]":
         """Torn or corrupt lines the scan skipped, in file order."""
         from .reader_values import SkippedLine
 
         return [SkippedLine.from_native(value) for value in self._index.skipped]
 
     @property
-    def anomalies(self) -> Anomalies:
+    def anomalies(self) -> "Anomalies":
         from .reader_values import Anomalies
 
         return Anomalies.from_native(self._index.anomalies)
@@ -261,7 +260,7 @@ class Session:
         """entry id → its current label (format §4.3 `label` entries)."""
         return dict(self._index.labels())
 
-    def read_entries(self, entry_ids: list[str]) -> list[dict[str, Any]]:
+    def read_entries(self, entry_ids: list[str]) -> "list[dict[str, Any]]":
         """The full JSON objects of these entries, in the order given."""
         return list(self._index.read_entries(entry_ids))
 
@@ -270,7 +269,7 @@ class Session:
         start = min(max(start, 0), count)
         return start, count if stop is None else min(max(stop, start), count)
 
-    def entries(self, start: int = 0, stop: int | None = None) -> Iterator[dict[str, Any]]:
+    def entries(self, start: int = 0, stop: int | None = None) -> "Iterator[dict[str, Any]]":
         """The full entries at positions `[start, stop)` in file order (an id that names several
         entries names its last one, as the tree walk does); bounds are clamped like `tree_rows`'."""
         ids = [row[0] for row in self._index.tree_rows(*self._clamp(start, stop))]
@@ -313,7 +312,7 @@ class Session:
         """The file-order position of the entry an id names (its last one), or None."""
         return self._index.position(entry_id)
 
-    def tree_rows(self, start: int = 0, stop: int | None = None) -> Iterator[TreeRow]:
+    def tree_rows(self, start: int = 0, stop: int | None = None) -> "Iterator[TreeRow]":
         """Entries `[start, stop)` in file order, with labels and active-path membership.
 
         Bounds are clamped like a slice's (past the end is an empty page, not an error), before

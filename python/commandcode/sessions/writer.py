@@ -23,10 +23,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
 from ..errors import InvalidSessionError
+from ..storage import ids
 from ..storage.durable import create_new_file, ensure_dir, finish_write, fsync_dir, open_for_write, write_all
 from ..storage.ids import iso_now, new_entry_id
 from ..storage.jsonfmt import encode_entry, encode_line
@@ -53,9 +55,11 @@ class SessionWriter:
         self._commits = 0
         self._known_ids: set[str] = set()
         self._session: Session | None = None
+        self._in_file: Callable[[str], bool] | None = None  # whether an id is taken in the file
         self._exists = False
         self._needs_newline = False
         self._descriptor: int | None = None  # the transcript, open for appends while the writer lives
+        self._transcript = files.sidecar_path(".jsonl")
         self.leaf_id: str | None = None
 
     def __enter__(self) -> SessionWriter:
@@ -86,6 +90,7 @@ class SessionWriter:
         self._exists = True
         self._needs_newline = not session.ends_with_newline()
         self.leaf_id = session.leaf_id
+        self._in_file = session.has_entry
 
     @property
     def exists_on_disk(self) -> bool:
@@ -102,8 +107,13 @@ class SessionWriter:
         return isinstance(candidate, str) and self._id_taken(candidate)
 
     def _new_id(self) -> str:
-        entry_id = new_entry_id(self)
-        self._known_ids.add(entry_id)
+        # The common case inline (one fresh id, free in this writer and in the file); a collision
+        # goes through `new_entry_id`'s retries and its uuid fallback.
+        known, in_file = self._known_ids, self._in_file
+        entry_id = ids.fresh_entry_id()
+        if entry_id in known or (in_file is not None and in_file(entry_id)):
+            entry_id = new_entry_id(self)
+        known.add(entry_id)
         return entry_id
 
     def append_entry(self, entry_type: str, fields: dict[str, Any], *, parent_id: str | object | None = ...) -> str:
@@ -116,11 +126,16 @@ class SessionWriter:
         if not ENVELOPE_KEYS.isdisjoint(fields):  # no set built per entry
             reserved = ENVELOPE_KEYS.intersection(fields)
             raise InvalidSessionError(f"entry fields may not set {', '.join(sorted(reserved))}; the writer sets them")
-        entry_id = self._new_id()
+        assistant = entry_type == "message" and fields.get("message", {}).get("role") == "assistant"
         parent = self.leaf_id if parent_id is ... else cast("str | None", parent_id)
-        # The line of `{"type", "id", "parentId", "timestamp", **fields}`, without building that dict.
+        return self._queue(entry_type, fields, parent, assistant)
+
+    def _queue(self, entry_type: str, fields: dict[str, Any], parent: str | None, assistant: bool) -> str:
+        """The line of `{"type", "id", "parentId", "timestamp", **fields}`, encoded now (a value
+        JSON cannot hold fails here, not at the commit), without building that dict."""
+        entry_id = self._new_id()
         self._pending.append(encode_entry(entry_type, entry_id, parent, iso_now(), fields))
-        if entry_type == "message" and fields.get("message", {}).get("role") == "assistant":
+        if assistant:
             self._pending_has_assistant = True
         self.leaf_id = entry_id
         return entry_id
@@ -129,11 +144,12 @@ class SessionWriter:
                        model: str | None = None, effort: str | None = None) -> str:
         """Queues a `message` entry; `usage`, `model` and `effort` go on assistant entries only."""
         fields: dict[str, Any] = {"message": message}
-        if message.get("role") == "assistant":
+        assistant = message.get("role") == "assistant"
+        if assistant:
             for key, value in (("usage", usage), ("model", model), ("effort", effort)):
                 if value is not None:
                     fields[key] = value
-        return self.append_entry("message", fields)
+        return self._queue("message", fields, self.leaf_id, assistant)
 
     def mark(self) -> tuple[int, int, str | None, bool]:
         """A point among the pending entries that `discard_to` can go back to."""
@@ -231,7 +247,7 @@ class SessionWriter:
         """The transcript's descriptor (read: the torn-tail check) and its size. It is opened once
         and kept for the writer's life, while the path still leads to the file it opened (a
         program that replaced the transcript gets its new file appended to, as before)."""
-        transcript = self.files.transcript
+        transcript = self._transcript  # a string: no `Path` built per commit
         if self._descriptor is not None:
             try:
                 held, named = os.fstat(self._descriptor), os.stat(transcript, follow_symlinks=False)

@@ -8,8 +8,6 @@ single `os.write` may take fewer, on a full pipe, a signal or a quota edge), and
 opened by `regular.open_regular` (never blocking on a FIFO, never through a planted link).
 """
 
-from __future__ import annotations
-
 import os
 import stat
 import time
@@ -108,7 +106,7 @@ def create_new_file(path: str | os.PathLike[str], data: bytes, *, mode: int = FI
 STALE_TEMPORARY_SECONDS = 60
 
 
-def atomic_write(path: Path, data: bytes, *, mode: int = FILE_MODE) -> None:
+def atomic_write(path: "Path", data: bytes, *, mode: int = FILE_MODE) -> None:
     """Replaces `path` with `data` atomically and durably (temp file, fsync, rename, fsync dir).
 
     The temp file is `<name>.<pid>.tmp` beside the target, the real CLI's naming, and is removed
@@ -197,7 +195,7 @@ def _write_and_rename(temporary: str | os.PathLike[str], path: str | os.PathLike
     fsync_dir(os.path.dirname(os.fspath(path)) or ".")
 
 
-def _remove_stale_temporaries(path: Path) -> None:
+def _remove_stale_temporaries(path: "Path") -> None:
     """Deletes `<name>.<pid>.tmp` files beside `path` whose writer is gone: the pid names no
     process and the file is over a minute old (a writer in another pid namespace is still given
     time to finish). Only that exact naming is touched; `unlink` never follows a link."""

@@ -8,8 +8,6 @@ purpose, and an `fstat` of the opened descriptor that refuses anything but a reg
 and `read_all` read what it opened, bounded when asked.
 """
 
-from __future__ import annotations
-
 import errno
 import os
 import stat
@@ -31,7 +29,7 @@ def file_kind(mode: int) -> str:
     return next((kind for is_kind, kind in _KINDS if is_kind(mode)), "not a regular file")
 
 
-def not_regular_error(path: str | os.PathLike[str], mode: int) -> NotRegularFileError:
+def not_regular_error(path: str | os.PathLike[str], mode: int) -> "NotRegularFileError":
     kind = file_kind(mode)
     return NotRegularFileError(errno.EINVAL, f"{kind}, not a regular file" if kind.startswith("a ") else kind,
                                os.fspath(path))

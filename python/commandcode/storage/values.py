@@ -6,8 +6,6 @@ a 1 GB session takes, so the hot path keeps to this: fields in `__slots__`, equa
 a repr from them, and no assignment after `__init__`.
 """
 
-from __future__ import annotations
-
 
 class Frozen:
     """Fields are the subclass's `__slots__`, set once in `__init__` through `_set`."""

@@ -1,11 +1,19 @@
 """The writer keeps the transcript open for its whole life (one `open` for every commit, closed
 with the writer), yet never appends to a file the path no longer names: a transcript another
-program replaced gets the next commit, nothing goes into the orphaned file."""
+program replaced gets the next commit, nothing goes into the orphaned file.
+
+A commit is one grouped write and one `fdatasync`, and a grouped write that fails partway (a short
+write then `ENOSPC`, or a failed `fdatasync`) leaves the transcript exactly at the previous commit,
+as a kill before the commit would: never half a turn. The writer then goes on: the next commit
+lands whole after the previous one. Entry ids drawn ahead in batches are never shared with a
+forked child."""
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,3 +71,101 @@ def test_a_replaced_transcript_gets_the_next_commit(home: Path, workdir: Path) -
         written.append(writer.append_message(message("assistant", "after the swap")))
         writer.commit()
     assert open_session(files.transcript).context().entry_ids == written
+
+
+def queue_turn(writer: SessionWriter, turn: int) -> list[str]:
+    """A turn of ten entries: a prompt, four tool steps with their results, a reply."""
+    queued = [writer.append_message(message("user", f"turn {turn}"))]
+    for step in range(4):
+        call = f"call_{turn}_{step}"
+        queued.append(writer.append_message({"role": "assistant", "content": [
+            {"type": "tool_use", "id": call, "name": "read_file", "input": {"path": f"m{step}.py"}}]}))
+        queued.append(writer.append_message({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": call, "content": "x" * 300}]}))
+    queued.append(writer.append_message(message("assistant", f"done {turn}")))
+    return queued
+
+
+def test_a_commit_of_a_turn_is_one_write_and_one_fdatasync(home: Path, workdir: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    files, written = new_session(workdir)
+    calls: list[tuple[str, int]] = []
+    real_write, real_sync = os.write, os.fdatasync
+
+    def write(descriptor: int, data: Any) -> int:
+        calls.append(("write", len(data)))
+        return real_write(descriptor, data)
+
+    def fdatasync(descriptor: int) -> None:
+        calls.append(("fdatasync", descriptor))
+        real_sync(descriptor)
+
+    with SessionWriter(files, str(workdir)) as writer:
+        monkeypatch.setattr(os, "write", write)
+        monkeypatch.setattr(os, "fdatasync", fdatasync)
+        for turn in range(3):
+            written += queue_turn(writer, turn)
+            writer.commit()
+        monkeypatch.undo()
+    assert [name for name, _ in calls] == ["write", "fdatasync"] * 3
+    assert open_session(files.transcript).context().entry_ids == written
+
+
+@pytest.mark.parametrize("failure", ["short write, then ENOSPC", "ENOSPC at once", "fdatasync fails"])
+def test_a_grouped_write_failing_partway_leaves_the_previous_commit(home: Path, workdir: Path, failure: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    files, written = new_session(workdir)
+    with SessionWriter(files, str(workdir)) as writer:
+        written += queue_turn(writer, 0)
+        writer.commit()
+        before, mark = files.transcript.read_bytes(), writer.mark()
+        queue_turn(writer, 1)  # this turn never reaches disk
+        real_write, real_sync = os.write, os.fdatasync
+        taken: list[int] = []
+
+        def full_disk(descriptor: int, data: Any) -> int:
+            if failure == "short write, then ENOSPC" and not taken:
+                taken.append(real_write(descriptor, bytes(data[:777])))  # part of the turn, mid-line
+                return taken[0]
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        def failing_sync(descriptor: int) -> None:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+        if failure == "fdatasync fails":
+            monkeypatch.setattr(os, "fdatasync", failing_sync)
+        else:
+            monkeypatch.setattr(os, "write", full_disk)
+        with pytest.raises(OSError) as raised:
+            writer.commit()
+        assert raised.value.errno == (errno.EIO if failure == "fdatasync fails" else errno.ENOSPC)
+        monkeypatch.setattr(os, "write", real_write)
+        monkeypatch.setattr(os, "fdatasync", real_sync)
+        assert files.transcript.read_bytes() == before  # cut back: not a byte of the failed turn
+        # the failed turn stays queued (the caller decides); a new one after it lands whole
+        writer.discard_to(mark)
+        written += queue_turn(writer, 2)
+        writer.commit()
+    data = files.transcript.read_bytes()
+    assert data.startswith(before) and data.endswith(b"\n")
+    session = open_session(files.transcript)
+    assert session.skipped_lines == []
+    assert session.context().entry_ids == written
+
+
+def test_entry_ids_drawn_ahead_are_not_shared_with_a_forked_child() -> None:
+    ids.fresh_entry_id()  # the parent holds a batch drawn ahead
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child
+        os.close(reader)
+        os.write(writer, " ".join(ids.fresh_entry_id() for _ in range(64)).encode())
+        os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as pipe:
+        drawn_by_child = set(pipe.read().decode().split())
+    os.waitpid(child, 0)
+    drawn_by_parent = {ids.fresh_entry_id() for _ in range(64)}
+    assert len(drawn_by_child) == len(drawn_by_parent) == 64
+    assert drawn_by_child.isdisjoint(drawn_by_parent)
+    assert all(len(value) == 8 and int(value, 16) >= 0 for value in drawn_by_child | drawn_by_parent)
