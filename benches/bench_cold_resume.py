@@ -170,7 +170,7 @@ def main() -> int:
                         path.unlink()
                 shutil.rmtree(home / "file-history", ignore_errors=True)
             forks = []
-            for number, taken in enumerate(rounds):
+            for number, taken in enumerate(rounds if args.fork_rounds else []):  # --fork-rounds 0: no forks
                 fork_s, cp_s, synced_s = (statistics.median(row[key]["wall_s"] for row in taken)
                                           for key in ("fork", "cp", "cp_and_sync"))
                 ratios = sorted((row["fork"]["wall_s"] - start) / row["cp"]["wall_s"] for row in taken)

@@ -878,6 +878,68 @@ mod tests {
         }
     }
 
+    /// Compares the piece-parallel scan, for pieces of several sizes (down to one byte, so every
+    /// line straddles pieces and both cores), with the sequential definition.
+    fn assert_pieces_match(data: &[u8], what: &str) {
+        let expected = sequential(data);
+        // One-byte pieces cost a task per byte: only for small inputs.
+        let smallest = if data.len() <= 8192 { 1 } else { 17 };
+        for piece_bytes in [1, 2, 5, 17, 256, 4096, PIECE_BYTES].into_iter().filter(|&bytes| bytes >= smallest) {
+            let actual = scan_source_in_pieces(&MemorySource(data), Path::new("x"), piece_bytes);
+            match (&expected, &actual) {
+                (Ok(expected), Ok(actual)) => assert_eq!(expected, actual, "{what}, pieces of {piece_bytes}"),
+                (Err(Error::NewerVersion { .. }), Err(Error::NewerVersion { .. })) => {}
+                _ => panic!("{what}, pieces of {piece_bytes}: {expected:?} vs {actual:?}"),
+            }
+        }
+    }
+
+    /// Every hostile fixture and every saved fuzz input (`tests/fixtures/`), as is and mutated
+    /// (bytes flipped, newlines added and removed, cut at 30 places), scans the same in
+    /// pieces as sequentially.
+    #[test]
+    fn hostile_and_fuzzed_files_scan_the_same_in_pieces() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+        let mut files = Vec::new();
+        for folder in ["hostile", "fuzz_regressions"] {
+            for item in std::fs::read_dir(fixtures.join(folder)).unwrap() {
+                let path = item.unwrap().path();
+                if path.extension().is_some_and(|extension| extension == "jsonl") {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        assert!(files.len() >= 10, "fixtures not found under {}", fixtures.display());
+        let mut lines = Lines(0x5ca1_ab1e);
+        for path in &files {
+            let data = std::fs::read(path).unwrap();
+            let name = path.display();
+            assert_pieces_match(&data, &format!("{name}"));
+            for cut in (0..data.len()).step_by((data.len() / 30).max(7)) {
+                assert_pieces_match(&data[..cut], &format!("{name} cut at {cut}"));
+            }
+            for round in 0..20 {
+                let mut mutated = data.clone();
+                for _ in 0..=lines.below(4) {
+                    if mutated.is_empty() {
+                        break;
+                    }
+                    let at = lines.below(mutated.len() as u64) as usize;
+                    match lines.below(4) {
+                        0 => mutated[at] ^= 1 << lines.below(8),
+                        1 => mutated.insert(at, b'\n'),
+                        2 => mutated[at] = b'\n',
+                        _ => {
+                            mutated.remove(at);
+                        }
+                    }
+                }
+                assert_pieces_match(&mutated, &format!("{name} mutation {round}"));
+            }
+        }
+    }
+
     #[test]
     fn files_are_read_in_pieces_like_memory() {
         let mut lines = Lines(7);

@@ -1,9 +1,11 @@
 //! The session tree over scanned entries: parent links, the leaf, the active path, and the
 //! plan of which entries make up the model context (format §4.4).
 //!
-//! The tree holds indices into the scan's entry list, never copies of payloads: building it
-//! for a million entries costs a hash map and a few vectors. Cycles and unknown parents are
-//! tolerated: a walk stops at the first entry it has already visited or cannot find.
+//! The tree holds indices into the scan's entry list, never copies of payloads or ids: the id
+//! table ([`IdTable`]) is one open-addressing array of entry indices tagged with a fast hash of
+//! the id, probed against the entries themselves, so building it for a million entries costs a
+//! few vectors and no allocation per entry. Cycles and unknown parents are tolerated: a walk
+//! stops at the first entry it has already visited or cannot find.
 
 use crate::envelope::{EntryKind, Extra, Role};
 use crate::scan::Entry;
@@ -26,7 +28,7 @@ pub struct ContextPlan {
 #[derive(Debug, Default)]
 pub struct SessionTree {
     /// Entry id → index of the last entry with that id (JavaScript `Map.set` semantics).
-    by_id: HashMap<Box<str>, usize>,
+    by_id: IdTable,
     /// Resolved parent of each entry; `None` for roots and unknown parents.
     parents: Vec<Option<usize>>,
     /// The leaf: the last valid entry in file order.
@@ -49,25 +51,19 @@ impl SessionTree {
 
     /// Builds the tree with an explicit leaf (an index into `entries`, or `None` for an empty path).
     pub fn build_with_leaf(entries: &[Entry], leaf: Option<usize>) -> Self {
-        let mut by_id: HashMap<Box<str>, usize> = HashMap::with_capacity(entries.len());
-        let mut duplicate_ids = 0;
-        for (index, entry) in entries.iter().enumerate() {
-            if by_id.insert(entry.id.clone(), index).is_some() {
-                duplicate_ids += 1;
-            }
-        }
-        let mut unknown_parents = 0;
+        use rayon::prelude::*;
+        let (by_id, duplicate_ids) = IdTable::build(entries);
+        // Lookups only read the table: both cores take a share.
         let parents: Vec<Option<usize>> = entries
-            .iter()
-            .map(|entry| {
-                let parent = entry.parent_id.as_deref()?;
-                let found = by_id.get(parent).copied();
-                if found.is_none() {
-                    unknown_parents += 1;
-                }
-                found
-            })
+            .par_iter()
+            .with_min_len(4096)
+            .map(|entry| by_id.get(entries, entry.parent_id.as_deref()?))
             .collect();
+        let unknown_parents = entries
+            .iter()
+            .zip(&parents)
+            .filter(|(entry, parent)| parent.is_none() && entry.parent_id.is_some())
+            .count();
         let mut tree = SessionTree {
             by_id,
             parents,
@@ -98,9 +94,10 @@ impl SessionTree {
         self.path = path;
     }
 
-    /// Index of the entry with this id (the last one, when ids repeat).
-    pub fn index_of(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).copied()
+    /// Index of the entry with this id (the last one, when ids repeat); `entries` are the ones
+    /// the tree was built from.
+    pub fn index_of(&self, entries: &[Entry], id: &str) -> Option<usize> {
+        self.by_id.get(entries, id)
     }
 
     /// The leaf entry's index.
@@ -164,6 +161,88 @@ impl SessionTree {
             Extra::EffortChange { effort } => effort.as_deref(),
             _ => None,
         })
+    }
+}
+
+/// A fast 64-bit hash of an id (eight bytes at a time, multiply-rotate, FxHash's constant).
+/// Not keyed: the ids come from one transcript, and a file crafted to collide costs probes, not
+/// correctness (every probe compares the id itself).
+#[inline]
+pub(crate) fn id_table_hash(id: &[u8]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut hash = id.len() as u64;
+    let mut chunks = id.chunks_exact(8);
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        hash = (hash.rotate_left(5) ^ word).wrapping_mul(K);
+    }
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    hash = (hash.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    hash ^ (hash >> 32)
+}
+
+/// Id → index of the last entry with that id (JavaScript `Map.set` semantics), without copying
+/// any id: open addressing over `u64` slots, each `tag << INDEX_BITS | (index + 1)` (`0`: empty),
+/// the tag being the hash's top bits; a tag match is confirmed against the entry's id.
+#[derive(Debug, Default)]
+pub(crate) struct IdTable {
+    slots: Vec<u64>,
+    mask: usize,
+}
+
+/// Bits of a slot that hold the entry index + 1 (a trillion entries; no entry list that large
+/// fits in memory).
+const INDEX_BITS: u32 = 40;
+const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
+
+impl IdTable {
+    /// The table over `entries`, and how many entries repeat an earlier id.
+    pub(crate) fn build(entries: &[Entry]) -> (Self, usize) {
+        let capacity = (entries.len() * 2).next_power_of_two().max(16);
+        let mut table = IdTable { slots: vec![0; capacity], mask: capacity - 1 };
+        let mut duplicates = 0;
+        for (index, entry) in entries.iter().enumerate() {
+            let hash = id_table_hash(entry.id.as_bytes());
+            let tag = hash & !INDEX_MASK;
+            let slot_value = tag | (index as u64 + 1);
+            let mut position = hash as usize & table.mask;
+            loop {
+                let slot = table.slots[position];
+                if slot == 0 {
+                    table.slots[position] = slot_value;
+                    break;
+                }
+                if slot & !INDEX_MASK == tag && entries[((slot & INDEX_MASK) - 1) as usize].id == entry.id {
+                    table.slots[position] = slot_value;
+                    duplicates += 1;
+                    break;
+                }
+                position = (position + 1) & table.mask;
+            }
+        }
+        (table, duplicates)
+    }
+
+    /// The index of the last entry with this id; `entries` are the ones the table was built from.
+    pub(crate) fn get(&self, entries: &[Entry], id: &str) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let hash = id_table_hash(id.as_bytes());
+        let tag = hash & !INDEX_MASK;
+        let mut position = hash as usize & self.mask;
+        loop {
+            let slot = self.slots[position];
+            if slot == 0 {
+                return None;
+            }
+            let index = ((slot & INDEX_MASK) - 1) as usize;
+            if slot & !INDEX_MASK == tag && &*entries[index].id == id {
+                return Some(index);
+            }
+            position = (position + 1) & self.mask;
+        }
     }
 }
 
@@ -264,5 +343,35 @@ mod tests {
         ]);
         assert!(labels(&entries).is_empty());
         assert_eq!(session_name(&entries), None);
+    }
+
+    #[test]
+    fn hashes_spread_short_ids() {
+        let mut seen = std::collections::HashSet::new();
+        for index in 0..100_000u32 {
+            assert!(seen.insert(id_table_hash(format!("{index:08x}").as_bytes())));
+        }
+    }
+
+    #[test]
+    fn lookups_find_the_last_entry_of_an_id() {
+        let mut lines = Vec::new();
+        for index in 0..3000 {
+            // Every id twice (the second time later in the file), plus ids that share hash tags.
+            lines.push(format!(
+                r#"{{"type":"custom","id":"e{}","parentId":null,"timestamp":"t","customType":"x"}}"#,
+                index % 1500
+            ));
+        }
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let entries = scan(&lines);
+        let tree = SessionTree::build(&entries);
+        assert_eq!(tree.duplicate_ids, 1500);
+        for index in 0..1500 {
+            assert_eq!(tree.index_of(&entries, &format!("e{index}")), Some(index + 1500));
+        }
+        assert_eq!(tree.index_of(&entries, "e1500"), None);
+        assert_eq!(tree.index_of(&entries, ""), None);
+        assert_eq!(SessionTree::build(&[]).index_of(&[], "e1"), None);
     }
 }

@@ -156,7 +156,7 @@ impl Session {
     /// sidecar's id hashes (never a false "no"), without decoding any entry.
     pub fn may_contain(&self, id: &str) -> bool {
         if let Some(full) = self.full.get() {
-            return full.tree().index_of(id).is_some();
+            return full.tree().index_of(&full.report.entries, id).is_some();
         }
         let Some(lazy) = &self.lazy else { return true };
         let hashes = self.id_hashes.get_or_init(|| {

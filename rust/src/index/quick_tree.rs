@@ -1,8 +1,8 @@
 //! The tree facts a [`Summary`] needs (parents, leaf, active path, anomalies, context plan,
-//! model, effort), computed the way [`crate::tree::SessionTree`] defines them but without its
-//! per-entry key copies: one open-addressing table of entry indices, tagged with a hash of the
-//! id, built and probed in place. A cold open of a large session spends noticeably less time
-//! here than in `SessionTree::build`, which is still built, on demand, for lookups by id.
+//! model, effort), computed the way [`crate::tree::SessionTree`] defines them, over the same
+//! id table ([`crate::tree::IdTable`]) but with `u32` parents and path (half the memory), and
+//! side by side with the facts that need no tree. `SessionTree` is still built, on demand, for
+//! lookups by id.
 //!
 //! Owns: nothing of the semantics. `tests::agrees_with_session_tree` compares every fact with
 //! `SessionTree` on random transcripts, so a change there that is not mirrored here fails.
@@ -10,7 +10,7 @@
 use super::summary::{self, PlanItem, Summary};
 use crate::envelope::{EntryKind, Extra, Role};
 use crate::scan::{Entry, ScanReport};
-use crate::tree;
+use crate::tree::{self, IdTable};
 
 /// Parent links and the active path, as `SessionTree` would have them.
 pub(super) struct QuickTree {
@@ -26,80 +26,15 @@ pub(super) struct QuickTree {
 
 const NONE: u32 = u32::MAX;
 
-/// A fast 64-bit hash of an id (eight bytes at a time, multiply-rotate).
-#[inline]
-fn hash(id: &[u8]) -> u64 {
-    let mut hash = id.len() as u64;
-    let mut chunks = id.chunks_exact(8);
-    for chunk in &mut chunks {
-        let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-        hash = (hash.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-    let mut tail = [0u8; 8];
-    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-    hash = (hash.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(0x517c_c1b7_2722_0a95);
-    hash ^ (hash >> 32)
-}
-
-/// Id → index of the last entry with that id (JavaScript `Map.set` semantics).
-struct IdTable {
-    /// `0`: empty; else `tag << 32 | (index + 1)`.
-    slots: Vec<u64>,
-    mask: usize,
-}
-
-impl IdTable {
-    fn build(entries: &[Entry]) -> Option<(Self, u64)> {
-        if entries.len() >= NONE as usize {
-            return None;
-        }
-        let capacity = (entries.len() * 2).next_power_of_two().max(16);
-        let mut table = IdTable { slots: vec![0; capacity], mask: capacity - 1 };
-        let mut duplicates = 0;
-        for (index, entry) in entries.iter().enumerate() {
-            let hash = hash(entry.id.as_bytes());
-            let tag = hash >> 32 << 32;
-            let mut position = hash as usize & table.mask;
-            loop {
-                let slot = table.slots[position];
-                if slot == 0 {
-                    table.slots[position] = tag | (index as u64 + 1);
-                    break;
-                }
-                if slot >> 32 << 32 == tag && entries[(slot as u32 - 1) as usize].id == entry.id {
-                    table.slots[position] = tag | (index as u64 + 1);
-                    duplicates += 1;
-                    break;
-                }
-                position = (position + 1) & table.mask;
-            }
-        }
-        Some((table, duplicates))
-    }
-
-    fn get(&self, entries: &[Entry], id: &str) -> Option<usize> {
-        let hash = hash(id.as_bytes());
-        let tag = hash >> 32 << 32;
-        let mut position = hash as usize & self.mask;
-        loop {
-            let slot = self.slots[position];
-            if slot == 0 {
-                return None;
-            }
-            let index = (slot as u32 - 1) as usize;
-            if slot >> 32 << 32 == tag && &*entries[index].id == id {
-                return Some(index);
-            }
-            position = (position + 1) & self.mask;
-        }
-    }
-}
-
 impl QuickTree {
     /// Builds the tree with the leaf at the last entry; `None` for more entries than it indexes.
     pub(super) fn build(entries: &[Entry]) -> Option<Self> {
         use rayon::prelude::*;
-        let (table, duplicate_ids) = IdTable::build(entries)?;
+        if entries.len() >= NONE as usize {
+            return None;
+        }
+        let (table, duplicate_ids) = IdTable::build(entries);
+        let duplicate_ids = duplicate_ids as u64;
         // Lookups only read the table: both cores take a share.
         let parents: Vec<u32> = entries
             .par_iter()
@@ -309,14 +244,6 @@ mod tests {
             let parents: Vec<Option<usize>> =
                 quick.parents.iter().map(|&parent| (parent != NONE).then_some(parent as usize)).collect();
             assert_eq!(parents, tree.parents(), "round {round}");
-        }
-    }
-
-    #[test]
-    fn hashes_spread_short_ids() {
-        let mut seen = std::collections::HashSet::new();
-        for index in 0..100_000u32 {
-            assert!(seen.insert(hash(format!("{index:08x}").as_bytes())));
         }
     }
 }

@@ -68,7 +68,7 @@ impl SessionIndex {
 
     fn entry<'a>(&self, full: &'a Full, id: &str) -> PyResult<&'a Entry> {
         full.tree()
-            .index_of(id)
+            .index_of(&full.report.entries, id)
             .map(|index| &full.report.entries[index])
             .ok_or_else(|| PyKeyError::new_err(format!("no entry with id {id}")))
     }
@@ -355,7 +355,8 @@ impl SessionIndex {
         if !self.session.may_contain(id) {
             return Ok(false);
         }
-        Ok(self.full(py)?.tree().index_of(id).is_some())
+        let full = self.full(py)?;
+        Ok(full.tree().index_of(&full.report.entries, id).is_some())
     }
 
     /// Rows `(id, parent_id, type, timestamp, line)` for entries `[start, stop)` in file order.
@@ -419,7 +420,8 @@ impl SessionIndex {
 
     /// The file-order position of the entry an id names (its last entry), or `None`.
     fn position(&self, py: Python<'_>, id: &str) -> PyResult<Option<usize>> {
-        Ok(self.full(py)?.tree().index_of(id))
+        let full = self.full(py)?;
+        Ok(full.tree().index_of(&full.report.entries, id))
     }
 
     /// Labels by target entry id (newest wins; cleared labels are absent).
