@@ -23,11 +23,15 @@ _thread: threading.Thread | None = None
 
 def begin(cwd: str) -> None:
     """Starts refreshing the catalog rows of `cwd`'s sessions on a daemon thread (once per
-    process; nothing when `COMMANDCODE_CATALOG=off`)."""
+    process; nothing when `COMMANDCODE_CATALOG=off` or the directory has no sessions folder)."""
     global _thread
-    from ..config.env import catalog_enabled
+    import os
 
-    if _thread is not None or not catalog_enabled():
+    from ..config.env import catalog_enabled
+    from ..config.paths import project_dir
+
+    # no sessions folder: nothing to warm, and nothing is made (a refused launch leaves no data dir)
+    if _thread is not None or not catalog_enabled() or not os.path.isdir(project_dir(cwd)):
         return
     _thread = threading.Thread(target=_refresh, args=(cwd,), name="catalog-warmup", daemon=True)
     _thread.start()

@@ -40,6 +40,9 @@ def test_the_listing_after_a_warmup_summarizes_nothing_again(home: Path, workdir
 
 def test_a_warmup_starts_once_and_not_when_the_catalog_is_off(home: Path, workdir: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    warmup.begin(str(workdir))  # no sessions folder yet: nothing to warm, and no data dir made
+    assert warmup._thread is None and not home.exists()
+    write_session(workdir, sid(1), ["one"])
     monkeypatch.setenv("COMMANDCODE_CATALOG", "off")
     warmup.begin(str(workdir))
     assert warmup._thread is None

@@ -14,6 +14,7 @@ real CLI does.
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
 
@@ -73,12 +74,15 @@ def project_agent_dirs(cwd: str) -> list[str]:
 
 
 def scan_agents_dir(folder: str, source: Source, warnings: list[str]) -> list[AgentDefinition]:
-    """The agents defined by the `*.md` files of one folder (a missing folder has none)."""
+    """The agents defined by the `*.md` files of one folder (a missing folder has none, nor does a
+    path the system cannot name: a working directory deeper than PATH_MAX, or under a file)."""
     try:
         names = sorted(name for name in os.listdir(folder) if name.endswith(".md"))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return []
     except OSError as error:
+        if error.errno == errno.ENAMETOOLONG:
+            return []
         warnings.append(f"agents in {folder} not loaded: {error.strerror or error}")
         return []
     found: list[AgentDefinition] = []
