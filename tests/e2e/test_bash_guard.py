@@ -2,19 +2,26 @@
 a real `-p --yolo` agent on the offline model runs a command that backgrounds a grandchild which
 writes a file two seconds later; the agent is SIGKILLed while the command runs, and the late file
 never appears, and no process of the command's group is left. On 55fdfa8 the grandchild (and
-the command's own `sleep`) went on running and wrote `late`, which no checkpoint tracked."""
+the command's own `sleep`) went on running and wrote `late`, which no checkpoint tracked.
+
+An agent killed between the command's fork and its group's registration with the guard (a window
+the test hook `COMMANDCODE_TEST_GUARD_DELAY_MS` widens) leaves nothing either: the command's user
+part waits for the registration. On a02df78 the command ran at once, unguarded, and outlived the
+agent (CI hit that window once without the hook)."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from helpers.cli import kill_group, run_ok, start_cli, wait_for
+from helpers.cli import cli_env, kill_group, run_ok, start_cli, wait_for
 
 
 def _bash(command: str) -> str:
@@ -33,6 +40,47 @@ def _group_gone(group: int) -> bool:
         if int(fields[2]) == group and fields[0] != "Z":
             return False
     return True
+
+
+def _command_shell(agent: int) -> int | None:
+    """The pid of the agent's `/bin/sh` child (its `bash` command), if it has one yet."""
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int(Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()[1])
+            argv = Path(entry.path, "cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == agent and argv[:2] == [b"/bin/sh", b"-c"]:
+            return int(entry.name)
+    return None
+
+
+@pytest.mark.parametrize("how", ["sigkill", "sigterm"])
+def test_an_agent_killed_before_the_group_is_guarded_runs_nothing_of_the_command(home: Path, workdir: Path,
+                                                                                 how: str) -> None:
+    command = "touch started; (sleep 60; touch late) & sleep 60"
+    agent = subprocess.Popen([sys.executable, "-m", "commandcode", "-p", _bash(command), "--yolo"], cwd=workdir,
+                             env=cli_env(home, COMMANDCODE_TEST_GUARD_DELAY_MS="60000"), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+    shell = None
+    try:
+        wait_for(lambda: _command_shell(agent.pid) is not None, what="the command's shell to be forked")
+        shell = _command_shell(agent.pid)
+        assert shell is not None
+        os.kill(agent.pid, signal.SIGKILL if how == "sigkill" else signal.SIGTERM)
+        agent.communicate(timeout=30)
+        wait_for(lambda: _group_gone(shell), timeout=15, what="the unguarded command's group to end")
+        assert not (workdir / "started").exists(), "the command ran before its group was guarded"
+    finally:
+        if agent.poll() is None:
+            kill_group(agent)
+        if shell is not None:
+            try:
+                os.killpg(shell, signal.SIGKILL)
+            except OSError:
+                pass
 
 
 @pytest.mark.parametrize("how", ["sigkill", "sigterm"])

@@ -1,10 +1,10 @@
 """The `bash` tool: one shell command in the session's working directory, interruptible.
 
 `bash {command, timeout?}` (`timeout` in milliseconds, default 120 s, at most 10 min) runs
-`/bin/sh -c command` with stdin closed, in a process group of its own (`start_new_session`), so
-that an interrupt or the timeout kills the command and everything it started (`killpg`, SIGKILL)
-at once, not when a `sleep` ends; and so that when the agent ends, however it ends (`kill -9`
-too), the guard of `bash_guard.py` kills what is left of the group. Output (stdout and stderr
+`/bin/sh -c command` with stdin closed, in a process group of its own (`bash_guard.start_guarded`),
+so that an interrupt or the timeout kills the command and everything it started (`killpg`,
+SIGKILL) at once, not when a `sleep` ends; and so that when the agent ends, however it ends
+(`kill -9` too), the guard of `bash_guard.py` kills what is left of the group. Output (stdout and stderr
 interleaved as written) is kept up to `MAX_OUTPUT_CHARS`; beyond that it is drained and dropped,
 and the result says how much was cut. A non-zero exit is a tool error ending with `Exit code N`.
 When `cancel` is set the group is killed and `CommandInterrupted` (a `TurnInterrupted`) is
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TurnInterrupted
-from .bash_guard import ensure_guard, guard_group
+from .bash_guard import start_guarded
 
 BASH_TIMEOUT_SECONDS = 120.0
 MAX_TIMEOUT_SECONDS = 600.0
@@ -86,17 +86,14 @@ def run_bash(tool_input: dict[str, Any], cwd: Path, cancel: threading.Event | No
     if not isinstance(command, str) or not command.strip():
         return "Error: bash needs a `command`", True
     seconds = _seconds(tool_input.get("timeout"))
-    ensure_guard()
     read_end, write_end = os.pipe()
     try:
-        process = subprocess.Popen(["/bin/sh", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL, stdout=write_end,
-                                   stderr=write_end, start_new_session=True, env={**os.environ, **(env or {})})
+        process = start_guarded(command, cwd, write_end, {**os.environ, **(env or {})})
     except BaseException:
         os.close(read_end)
         raise
     finally:
         os.close(write_end)
-    guard_group(process.pid)  # the group's id is the shell's pid (`start_new_session`)
     output = _Output(MAX_OUTPUT_CHARS * 4)  # bytes; cut to characters after decoding
     reader = threading.Thread(target=output.drain, args=(read_end,), daemon=True)
     reader.start()

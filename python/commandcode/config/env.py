@@ -22,6 +22,8 @@
   model's do (demos, and the shell's streaming tests).
 - `COMMANDCODE_TEST_STEP_DELAY_MS` — a test hook: milliseconds a rewind waits before each
   restore step (the signal tests aim at that window).
+- `COMMANDCODE_TEST_GUARD_DELAY_MS` — a test hook: milliseconds a `bash` command's registration
+  with the guard is put off after its fork (`agent/bash_tool.py`; the guard tests aim at that window).
 
 A flag is off when its value, trimmed and compared case-insensitively, is `off`, `0`, `false` or
 `no`; anything else (unset included) is on. An opt-in flag is on only when it is `1`, `true`,
@@ -38,6 +40,7 @@ FAST_PATH = "COMMANDCODE_FAST_PATH"
 DEBUG = "COMMANDCODE_DEBUG"
 CATALOG = "COMMANDCODE_CATALOG"
 TEST_STEP_DELAY_MS = "COMMANDCODE_TEST_STEP_DELAY_MS"
+TEST_GUARD_DELAY_MS = "COMMANDCODE_TEST_GUARD_DELAY_MS"
 OFFLINE_TOKEN_MS = "COMMANDCODE_OFFLINE_TOKEN_MS"
 SCRATCHPAD_BASE = "COMMANDCODE_SCRATCHPAD_BASE"
 SCRATCHPAD = "COMMANDCODE_SCRATCHPAD"
@@ -94,10 +97,19 @@ def skip_prompt_history() -> bool:
     return opt_in(SKIP_PROMPT_HISTORY)
 
 
+def _whole_number(name: str) -> int | None:
+    value = os.environ.get(name, "").strip()
+    return int(value) if value.isdigit() else None
+
+
 def test_step_delay_ms() -> int | None:
     """The rewind test hook `COMMANDCODE_TEST_STEP_DELAY_MS`, when it is a whole number."""
-    delay = os.environ.get(TEST_STEP_DELAY_MS, "").strip()
-    return int(delay) if delay.isdigit() else None
+    return _whole_number(TEST_STEP_DELAY_MS)
+
+
+def test_guard_delay_ms() -> int | None:
+    """The bash guard's test hook `COMMANDCODE_TEST_GUARD_DELAY_MS`, when it is a whole number."""
+    return _whole_number(TEST_GUARD_DELAY_MS)
 
 
 def offline_token_seconds() -> float:
