@@ -15,6 +15,7 @@ raised with what the command printed until then: the turn keeps it as the call's
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -61,6 +62,30 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
     process.wait()
 
 
+def _pidfd(process: subprocess.Popen[bytes]) -> int | None:
+    """A descriptor that becomes readable when `process` ends (Linux's pidfd), or None where the
+    system has none (the wait then polls as `Popen.wait` does)."""
+    try:
+        return os.pidfd_open(process.pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _ended(process: subprocess.Popen[bytes], exit_signal: int | None, seconds: float) -> bool:
+    """Waits up to `seconds` for `process` to end (reaped when it has): a pidfd wakes the wait
+    the moment it ends, where `Popen.wait`'s polling sleeps up to a few milliseconds longer."""
+    if exit_signal is None:
+        try:
+            process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    if not select.select([exit_signal], [], [], seconds)[0]:
+        return False
+    process.wait()
+    return True
+
+
 def _seconds(timeout: Any) -> float:
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         return BASH_TIMEOUT_SECONDS
@@ -98,14 +123,13 @@ def run_bash(tool_input: dict[str, Any], cwd: Path, cancel: threading.Event | No
     reader = threading.Thread(target=output.drain, args=(read_end,), daemon=True)
     reader.start()
     timed_out = interrupted = False
+    exit_signal = _pidfd(process)
     try:
         waited = 0.0
         while True:
-            try:
-                process.wait(timeout=_POLL_SECONDS)
+            if _ended(process, exit_signal, _POLL_SECONDS):
                 break
-            except subprocess.TimeoutExpired:
-                waited += _POLL_SECONDS
+            waited += _POLL_SECONDS
             if cancel is not None and cancel.is_set():
                 interrupted = True
                 _kill_group(process)
@@ -118,6 +142,8 @@ def run_bash(tool_input: dict[str, Any], cwd: Path, cancel: threading.Event | No
         _kill_group(process)
         raise
     finally:
+        if exit_signal is not None:
+            os.close(exit_signal)
         reader.join(timeout=0.5)  # a background child may hold the pipe open: do not wait for it
         if not reader.is_alive():
             os.close(read_end)
