@@ -35,6 +35,18 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "home_on_tmpfs: the `home` fixture's data dir is on tmpfs (/dev/shm), where fsync is free")
 
 
+@pytest.fixture(autouse=True)
+def _viewers_stopped() -> Iterator[None]:
+    """Stops the `helpers.sse.Viewer` threads a test started, and fails that test with any error
+    one of them met (a thread's error would otherwise be a warning printed under a later test)."""
+    yield
+    sse = sys.modules.get("helpers.sse")
+    if sse is not None:
+        errors = sse.stop_all()
+        if errors:
+            pytest.fail("\n".join(errors), pytrace=False)
+
+
 @pytest.fixture
 def home(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The test's private `COMMANDCODE_HOME`, NOT yet created (commandcode creates it on its first
