@@ -7,6 +7,7 @@ pytest plugin. (Fixtures that only one test file needs stay in that file.)
 - `cli_in_home`: `commandcode` as a subprocess in the test's environment, returning a tuple;
 - `here`: a project folder (a git root) that is the current directory, for in-process `AgentSession` tests;
 - `openai_stub`: a running `helpers.openai_stub.OpenAIStub` with `providers.json` for `local/...` in `home`.
+- (autouse) the `helpers.sse.Viewer` threads a test started are stopped after it, and their errors fail it.
 """
 
 from __future__ import annotations
