@@ -78,19 +78,14 @@ def prompt_from_stdin(argv: list[str]) -> list[str]:
     return argv
 
 
-CONTINUE_FLAGS = ("-c", "--continue")
-MOVING_FLAGS = ("-w", "--worktree")
-
-
 def _continue_ahead(argv: list[str]) -> None:
     """`-c` (headless or in the shell): the catalog rows of this directory's sessions refreshed on
-    another thread while the launch imports the rest (`catalog/warmup.py`). A guess from the
-    tokens alone: a `-c` that turns out to be something else only costs a refresh a later listing
-    would have made; a launch that moves into a worktree first (`-w`) is left alone."""
-    head = argv[: argv.index("--")] if "--" in argv else argv
-    if not any(token in CONTINUE_FLAGS for token in head):
-        return
-    if any(token in MOVING_FLAGS or token.startswith("--worktree=") for token in head):
+    another thread while the launch imports the rest (`catalog/warmup.py`). The launch flags'
+    table says whether argv is such a launch (`launcher.flags.continues_here`): not a `-c` of a
+    subcommand or a flag's value, nor a launch that moves into a worktree first (`-w`)."""
+    from ..launcher.flags import continues_here
+
+    if not continues_here(argv):
         return
     from ..catalog.warmup import begin
 

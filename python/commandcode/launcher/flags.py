@@ -59,9 +59,49 @@ def shell_flag_names() -> dict[str, Flag]:
     return {name: flag for flag in LAUNCH_FLAGS if flag.shell for name in (*flag.names, *flag.shell_names)}
 
 
-def not_shell_names() -> frozenset[str]:
-    """Names that make argv not a shell launch (typer's: -p, help, --version, --output-format)."""
-    return frozenset({"-h", "--help"} | {name for flag in LAUNCH_FLAGS if not flag.shell for name in flag.names})
+def read_flags(argv: list[str], names: dict[str, Flag]) -> list[tuple[Flag, str | bool]] | None:
+    """The flags of `names` that `argv` gives, in order, each with its value (a switch's is
+    True); None when argv holds anything else (a subcommand, `-`, help, a flag not in `names`):
+    it is not that launch. A value flag takes the next token whatever it is (`-p -c`: the prompt
+    is "-c"), an optional one takes it unless it starts with `-`; `--flag=value` works for both.
+
+    Raises:
+        UsageError: a flag that needs a value has none.
+    """
+    given: list[tuple[Flag, str | bool]] = []
+    index = 0
+    while index < len(argv):
+        argument = argv[index]
+        name, has_inline, inline = argument.partition("=") if argument.startswith("--") else (argument, "", "")
+        known = names.get(name) if argument.startswith("-") and argument != "-" else None
+        if known is None or (known.kind == "switch" and has_inline):
+            return None
+        value: str | bool = True
+        if known.kind != "switch":
+            if has_inline:
+                value = inline
+            elif index + 1 < len(argv) and (known.kind == "value" or not argv[index + 1].startswith("-")):
+                index += 1
+                value = argv[index]
+            elif known.kind == "value":
+                raise UsageError(f"{name} needs a value", hint=f"commandcode {name} VALUE")
+            else:
+                value = ""
+        given.append((known, value))
+        index += 1
+    return given
+
+
+def continues_here(argv: list[str]) -> bool:
+    """Whether `argv` is a launch (the shell's or `-p`'s) that continues the newest session of the
+    current directory (`-c`) without moving into a worktree first (`-w`): a `-c` elsewhere (a
+    subcommand's, a flag's value) is not one. A malformed launch is not one either (it fails)."""
+    try:
+        given = read_flags(argv, {name: flag for flag in LAUNCH_FLAGS for name in flag.names})
+    except UsageError:
+        return False
+    attributes = {flag.attribute for flag, _ in given or ()}
+    return "continue_last" in attributes and "worktree" not in attributes
 
 
 class Launch:

@@ -14,8 +14,7 @@ each (a `UsageError`, exit 2).
 
 from __future__ import annotations
 
-from ..errors import UsageError
-from ..launcher.flags import Launch, not_shell_names, shell_flag_names
+from ..launcher.flags import Launch, read_flags, shell_flag_names
 
 __all__ = ["Launch", "parse_launch", "run_shell"]
 
@@ -33,36 +32,10 @@ def parse_launch(argv: list[str]) -> Launch | None:
     Raises:
         UsageError: a flag that needs a value has none.
     """
+    given = read_flags(argv, shell_flag_names())  # -p, help, a subcommand, an unknown flag: typer's
+    if given is None:
+        return None
     launch = Launch()
-    flags, not_shell = shell_flag_names(), not_shell_names()
-    index = 0
-    while index < len(argv):
-        argument = argv[index]
-        flag, has_inline, inline = argument.partition("=") if argument.startswith("--") else (argument, "", "")
-        if flag in not_shell or not argument.startswith("-") or argument == "-":
-            return None  # a subcommand, -p, help: typer's
-        known = flags.get(flag)
-        if known is not None and known.kind == "value":
-            if has_inline:
-                value = inline
-            elif index + 1 < len(argv):
-                index += 1
-                value = argv[index]
-            else:
-                raise UsageError(f"{flag} needs a value", hint=f"commandcode {flag} VALUE")
-            setattr(launch, known.attribute, value)
-        elif known is not None and known.kind == "optional":
-            if has_inline:
-                value = inline
-            elif index + 1 < len(argv) and not argv[index + 1].startswith("-"):
-                index += 1
-                value = argv[index]
-            else:
-                value = ""
-            setattr(launch, known.attribute, value)
-        elif known is not None and known.kind == "switch" and not has_inline:
-            setattr(launch, known.attribute, True)
-        else:
-            return None  # unknown: typer reports it as a usage error
-        index += 1
+    for flag, value in given:
+        setattr(launch, flag.attribute, value)
     return launch

@@ -66,3 +66,30 @@ def test_continue_with_an_unusable_catalog_warns_at_most_once_and_runs(home: Pat
     assert (home / "catalog.sqlite3").is_dir()  # left as it was
     transcript = next(Path(home, "projects").rglob(f"{sid(7)}.jsonl"))
     assert "hello" in transcript.read_text()  # the turn went into the session -c found
+
+
+@pytest.mark.parametrize(("argv", "warms"), [
+    (["-c"], True),
+    (["--continue", "-p", "hello"], True),
+    (["-p", "hello", "--output-format", "json", "-c"], True),
+    (["-c", "--model=offline", "-n", "work"], True),
+    (["-p", "-c"], False),  # the prompt is "-c"
+    (["-n", "-c"], False),  # the session's name is "-c"
+    (["--model", "--continue"], False),
+    (["-c", "-w"], False),  # moves into a worktree first
+    (["-c", "--worktree=feature"], False),
+    (["sessions", "list", "-c"], False),  # a subcommand's
+    (["-c", "--", "-c"], False),
+    (["-c", "--help"], False),
+    (["-c", "-n"], False),  # malformed: the launch fails by itself
+])
+def test_the_warmup_starts_for_exactly_the_launches_that_continue_here(argv: list[str], warms: bool,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line asks the launch flags' table (`launcher.flags.continues_here`), not a
+    guess from the tokens (which warmed the catalog for `-p -c`, whose `-c` is the prompt)."""
+    import commandcode.cli as cli
+
+    started: list[str] = []
+    monkeypatch.setattr(warmup, "begin", started.append)
+    cli._continue_ahead(argv)
+    assert bool(started) is warms
