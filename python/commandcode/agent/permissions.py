@@ -49,7 +49,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..config.settings import Settings, add_to_list, load_settings, repository_root
+from ..config.context import ProjectContext
+from ..config.settings import Settings, add_to_list, repository_root
 from ..errors import SettingsError, UsageError
 from ..workspace.command_prefix import wider_rules
 from ..workspace.shell_commands import MAYBE, NO, YES, Invocation, Pattern, invocations
@@ -249,7 +250,8 @@ class Policy:
     def __init__(self, cwd: Path, *, mode: str | None = None, ask: AskPermission | None = None,
                  grants: Grants | None = None, notify: Callable[[str], None] | None = None,
                  scratchpad: str | None = None, settings: Settings | None = None) -> None:
-        settings = settings if settings is not None else load_settings(cwd)  # the turn's context's, else read here
+        if settings is None:  # a caller with no turn's settings (a library's, a sub-agent run's): the folder's own
+            settings = ProjectContext(cwd).settings()
         self.cwd = os.path.realpath(cwd)
         self.root = os.path.realpath(repository_root(cwd))
         self.mode = check_mode(mode) if mode else settings.permissions_default_mode

@@ -23,7 +23,7 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ..config.context import for_settings_of
+from ..config.context import ProjectContext, for_settings_of
 from ..config.paths import file_history_dir
 from ..errors import BackupIntegrityError, CheckpointError
 from ..storage.regular import read_regular
@@ -119,18 +119,22 @@ class Enforcement:
             self.write_blobs()
 
 
-def enforce(session_id: str, records: Sequence[Checkpoint], store: backups.BackupStore, *, cwd: Path | None) -> bool:
+def enforce(session_id: str, records: Sequence[Checkpoint], store: backups.BackupStore, *, cwd: Path | None,
+            project: ProjectContext | None = None) -> bool:
     """Applies the rule to `records` in place, blobs written at once; returns whether a record
     changed (the caller writes them). `cwd` is the session's folder, whose settings say whether
-    compatible backups are on (None: blake3 items are left as they are)."""
-    enforcement = Enforcement(session_id, store, convert=cwd is not None and compatible.enabled(for_settings_of(cwd, None)))
+    compatible backups are on (None: blake3 items are left as they are); they are `project`'s
+    when that is the caller's context for that folder (`for_settings_of`), else its own."""
+    enforcement = Enforcement(session_id, store,
+                              convert=cwd is not None and compatible.enabled(for_settings_of(cwd, project)))
     enforcement.apply(records)
     enforcement.write_blobs()
     return enforcement.changed
 
 
 def enforce_file(checkpoints: Path, session_id: str, *, cwd: Path | None,
-                 store: backups.BackupStore | None = None, rewrite: bool = True) -> bool:
+                 store: backups.BackupStore | None = None, rewrite: bool = True,
+                 project: ProjectContext | None = None) -> bool:
     """`enforce` over a session's checkpoints file, rewritten (atomically) when a record changed
     and `rewrite` allows it (a sweep's restore brings a session back byte for byte: it only makes
     the blobs again, and the manager's first write of the session does the rest); a file that
@@ -139,7 +143,8 @@ def enforce_file(checkpoints: Path, session_id: str, *, cwd: Path | None,
         records = read_checkpoints(checkpoints)
     except (CheckpointError, OSError):
         return False
-    changed = bool(records) and enforce(session_id, records, store if store is not None else backups.BackupStore(), cwd=cwd)
+    changed = bool(records) and enforce(session_id, records, store if store is not None else backups.BackupStore(), cwd=cwd,
+                                          project=project)
     if not changed or not rewrite:
         return False
     write_checkpoints(checkpoints, records)

@@ -283,7 +283,8 @@ def _operate(step: _Step) -> RewindResult:
         mark_after_move(records, index, moment)
     # the records it hides keep our copy of every real-CLI backup; the ones it offers again get
     # back any blob the real CLI cleaned up meanwhile (written before the records that name them)
-    enforce(files.session_id, records, store, cwd=cwd)
+    enforce(files.session_id, records, store, cwd=cwd,
+            project=step.options.checkpoints.project if step.options.checkpoints is not None else None)
     after = [*records, point]
     result.redo_point_id = point.id
     # From the first file written to the checkpoints file, a Ctrl-C or `kill` waits: code,

@@ -6,11 +6,16 @@ line: `status` 0 when nothing answered (the service is down or unreachable)."""
 from __future__ import annotations
 
 import json
+import os
 import urllib.error
 import urllib.request
 from typing import Any
 
 from ..errors import SettingsError, ShareServiceError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..config.context import ProjectContext
 
 SETTINGS_HINT = 'set {"share": {"server": "http://host:port", "token": "$VAR"}} in ~/.commandcode/settings.json'
 TIMEOUT_SECONDS = 10.0
@@ -55,17 +60,18 @@ class Service:
         return answer
 
 
-def configured() -> Service | None:
-    """The service the settings name (None: shares use the one-machine server).
+def configured(project: ProjectContext | None = None) -> Service | None:
+    """The service the settings name: `project`'s (the caller's context), else those of the
+    current directory (None: shares use the one-machine server).
 
     Raises:
         SettingsError: `share.server` or `share.token` is malformed; the token's variable is unset or
             its command fails.
     """
+    from ..config.context import ProjectContext
     from ..config.keyref import is_reference, resolve_reference
-    from ..config.settings import load_settings
 
-    value = load_settings().get("share")
+    value = (project if project is not None else ProjectContext(os.getcwd())).settings().get("share")
     if value is None or (isinstance(value, dict) and value.get("server") is None):
         return None
     if not isinstance(value, dict) or not isinstance(value.get("server"), str) \

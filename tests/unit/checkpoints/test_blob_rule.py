@@ -185,3 +185,33 @@ def test_a_sweep_restore_is_exact_and_the_next_write_converts_blake3_items(home:
     for item in items:
         data = backups.BackupStore().read(item["blake3"])
         assert item["hash"] == _sha(data) and (files.file_history / item["hash"]).read_bytes() == data
+
+
+def test_the_callers_context_decides_and_a_library_caller_without_one_reads_the_folders(home: Path,
+                                                                                         project: Path) -> None:
+    """A session's rewind passes its manager's context: the settings it read are the ones that
+    apply (not a second read of the files); a caller with none gets the folder's own (issue 27)."""
+    from commandcode.config.context import ProjectContext
+
+    store = backups.BackupStore()
+    object_id = store.put_bytes(b"ours\n")
+
+    def records() -> list[Checkpoint]:
+        return [Checkpoint(id="v", message_id="v", turn_number=1, created_at="2026-01-01T00:00:00.000Z", prompt="v",
+                           message_count=0, last_message_id=None,
+                           files=[FileBackup(path="a.txt", hash=object_id, algorithm=backups.BLAKE3)])]
+
+    (project / ".commandcode").mkdir()
+    settings = project / ".commandcode" / "settings.json"
+    settings.write_text('{"checkpoints": {"compatibleBackups": false}}')
+    context = ProjectContext(project)
+    assert context.settings().checkpoints_compatible_backups is False
+    settings.write_text("{}")  # changed on disk after the session read its settings
+    assert not enforce("s1", records(), store, cwd=project, project=context)
+    assert enforce("s1", records(), store, cwd=project)  # no context: the folder's, read now
+    assert enforce("s1", records(), store, cwd=project, project=context.refresh())
+    settings.write_text('{"checkpoints": {"compatibleBackups": false}}')
+    other = project / "elsewhere"
+    (other / ".git").mkdir(parents=True)  # another project root: its own settings (the default), not the context's
+    assert enforce("s1", records(), store, cwd=other, project=context.refresh())
+

@@ -64,3 +64,42 @@ def test_a_malformed_settings_file_is_the_same_one_line_every_time(repo: Path) -
         context.settings()  # still the file as it was read, until refreshed
     assert context.refresh().settings().data == {}
     assert settings_file.read_text() == "{}"
+
+
+def test_settings_are_read_only_through_the_project_context() -> None:
+    """Issue 27: one place reads the settings files. Callers with no context of their own (a
+    library's `Policy`, the share service lookup, the backup rule) make one for their folder."""
+    import ast
+
+    import commandcode
+
+    package = Path(commandcode.__file__).parent
+    callers = []
+    for source in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(source.read_text(), str(source))):
+            if isinstance(node, ast.Call):
+                called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+                if called == "load_settings":
+                    callers.append(f"{source.relative_to(package)}:{node.lineno}")
+    assert [caller.split(":")[0] for caller in callers] == ["config/context.py"], callers
+
+
+def test_the_share_service_is_the_callers_projects_or_the_current_directorys(repo: Path, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from commandcode.sharing.remote import configured
+
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    for folder, port in ((repo, 7001), (other, 7002)):
+        (folder / ".commandcode").mkdir(exist_ok=True)
+        (folder / ".commandcode" / "settings.json").write_text(
+            json.dumps({"share": {"server": f"http://127.0.0.1:{port}", "token": "$SHARE_TOKEN"}}))
+    monkeypatch.setenv("SHARE_TOKEN", "t")
+    monkeypatch.chdir(repo / "src")
+    here = configured()  # a library caller with no context: the current directory's settings
+    assert here is not None and here.server == "http://127.0.0.1:7001"
+    there = configured(ProjectContext(other))
+    assert there is not None and there.server == "http://127.0.0.1:7002"
+    (other / ".commandcode" / "settings.json").write_text('{"share": ')
+    with pytest.raises(SettingsError, match="settings.json:1:"):
+        configured(ProjectContext(other))
