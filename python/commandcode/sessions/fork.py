@@ -101,16 +101,17 @@ def _header_end(session: Session) -> int:
         os.close(descriptor)
 
 
-def copy_range(source: int, target: int, offset: int, length: int) -> None:
+def copy_range(source: int, target: int, offset: int, length: int, *, durable: bool = True) -> None:
     """Appends `length` bytes of the transcript `source` from `offset` to `target`
-    (`storage.kernel_copy.copy_range`: in the kernel, its write-back started as it goes).
+    (`storage.kernel_copy.copy_range`: in the kernel, its write-back started as it goes when the
+    caller will `fsync` it: `durable`).
 
     Raises:
         InvalidSessionError: the transcript shrank under the copy.
         OSError: a read or write failed.
     """
     try:
-        kernel_copy(source, target, offset, length)
+        kernel_copy(source, target, offset, length, writeback=durable)
     except RangeShrankError:
         raise InvalidSessionError("the transcript shrank while it was being copied; nothing was forked") from None
 
@@ -174,7 +175,7 @@ def _fork(source: SessionFiles, target: SessionFiles, opener: Callable[[], Sessi
                 reader = open_regular(session.path)
                 try:
                     for offset, length in ranges:
-                        copy_range(reader, descriptor, offset, length)
+                        copy_range(reader, descriptor, offset, length, durable=boot is None)
                 finally:
                     os.close(reader)
             tail = _tail(session, ranges, name)
@@ -251,7 +252,7 @@ class EarlyBody:
 
     def _copy(self, reader: int, descriptor: int) -> None:
         try:
-            copy_range(reader, descriptor, self.start, self.end - self.start)
+            copy_range(reader, descriptor, self.start, self.end - self.start, durable=self.durable)
             if self.durable:
                 os.fdatasync(descriptor)
         except BaseException as error:  # the plain copy after the scan meets it again, or not
