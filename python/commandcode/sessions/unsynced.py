@@ -170,7 +170,10 @@ def _drop(record: Path) -> None:
 
 
 def _repair(transcript: Path, layout: Layout) -> None:
-    """After a crash of the machine: the fork again from its source where its bytes differ."""
+    """After a crash of the machine: the fork again from its source where its bytes differ (a
+    source that is itself a fork not yet settled is settled first: it may have lost bytes too)."""
+    if os.path.lexists(record_path(layout.source)):
+        settle(layout.source)
     try:
         whole = _matches(transcript, layout)
     except OSError:

@@ -77,6 +77,21 @@ def test_a_fork_the_disk_lost_part_of_is_made_whole_from_its_source(home: Path, 
     assert not unsynced.record_path(fork.transcript).exists()
 
 
+def test_a_fork_of_a_fork_is_repaired_after_its_source_is(home: Path, workdir: Path) -> None:
+    _source, first, first_data = _fork(workdir)
+    record = unsynced.record_path(first.transcript).read_bytes()
+    second = branching.fork_session(first, workdir).files  # opening the first settled it: as if it had not
+    unsynced.record_path(first.transcript).write_bytes(record)
+    second_data = second.transcript.read_bytes()
+    for fork, data in ((first, first_data), (second, second_data)):
+        _as_after_a_crash(fork)
+        with fork.transcript.open("r+b") as handle:
+            handle.truncate(len(data) // 3)
+    open_session(second.transcript)  # the second is repaired from the first, once the first is whole
+    assert second.transcript.read_bytes() == second_data and first.transcript.read_bytes() == first_data
+    assert not unsynced.record_path(first.transcript).exists()
+
+
 def test_an_intact_fork_after_a_crash_is_kept_as_it_is(home: Path, workdir: Path) -> None:
     _source, fork, data = _fork(workdir)
     _as_after_a_crash(fork)
