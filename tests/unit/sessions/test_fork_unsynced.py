@@ -178,3 +178,25 @@ def test_the_command_line_fork_answers_with_its_record_in_place(home: Path, work
     subprocess.run([sys.executable, "-m", "commandcode", "sessions", "show", fork.stem], capture_output=True,
                    cwd=workdir, check=True, env={**os.environ, "COMMANDCODE_HOME": str(home)})
     assert not unsynced.record_path(fork).exists()
+
+
+def test_without_a_boot_id_a_fork_waits_for_the_disk_and_leaves_no_record(home: Path, workdir: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    files, _ids = branched_session(workdir)
+    monkeypatch.setattr("commandcode.sessions.fork.boot_id", lambda: None)
+    synced: list[int] = []
+    real_fsync, real_fdatasync = os.fsync, os.fdatasync
+
+    def fsync(descriptor: int) -> None:
+        synced.append(os.fstat(descriptor).st_size)
+        real_fsync(descriptor)
+
+    def fdatasync(descriptor: int) -> None:
+        synced.append(os.fstat(descriptor).st_size)
+        real_fdatasync(descriptor)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    fork = branching.fork_session(files, workdir).files
+    assert not unsynced.record_path(fork.transcript).exists()
+    assert fork.transcript.stat().st_size in synced  # the whole transcript was flushed before it was linked
