@@ -28,5 +28,7 @@ def test_kill_9_at_random_points_breaks_no_promise(tmp_path: Path, operation: st
     stats = report["operations"][operation]
     assert stats["killed"] >= POINTS_PER_OPERATION // 2, stats
     assert stats["survived"] == stats["killed"], stats
+    if operation == "fork":  # every fork that answered lost part of its body to a machine crash, and was repaired
+        assert stats["notes"].get("unsynced_bodies_cut", 0) >= max(1, stats["runs"] - stats["killed"]), stats
     if operation in INTEROP_OPERATIONS:  # the imports were there to be checked
         assert stats["notes"].get("checks_with_imports", 0) >= POINTS_PER_OPERATION // 2, stats

@@ -119,6 +119,7 @@ def check(workspace: Any, violations: list[str], label: str) -> None:
                 violations.append(f"{label}: the source's {suffix} changed")
         if _runs(str(Path(state["source"][".jsonl"]).parent), workspace.session_id) != state["runs"]:
             violations.append(f"{label}: the source's sub-agent runs changed")
+        _check_records_settled(workspace, violations, label)
         _check_copies(workspace, violations, label)
         _check_temps_recovered(workspace, violations, label)
         return
@@ -177,6 +178,45 @@ def _runs(folder: str, session_id: str) -> dict[str, bytes]:
     """The files of a session's sub-agent runs (`<sid>/subagents/`), by name."""
     runs = Path(folder, session_id, "subagents")
     return {path.name: path.read_bytes() for path in sorted(runs.iterdir())} if runs.is_dir() else {}
+
+
+def machine_crash(workspace: Any, label: str) -> None:
+    """A crash of the machine on top of the kill, before any check opens a session: every fork
+    whose body the disk may not hold yet (its `.unsynced` record is there) loses a random tail of
+    it, as a lost write-back would, and its record names another boot. Opening the fork (the
+    harness's checks) must give it its whole body again (`sessions/unsynced.py`), which
+    `_check_copies` then reads."""
+    if workspace.operation != "fork":
+        return
+    from commandcode.config.paths import project_dir
+
+    folder = project_dir(workspace.project)
+    rng = random.Random(label)
+    for record in sorted(folder.glob(".*.jsonl.unsynced")):
+        transcript = folder / record.name[1:-len(".unsynced")]
+        try:
+            value = json.loads(record.read_bytes())
+        except ValueError:
+            continue  # torn: the fork was never published
+        value["boot"] = "a-boot-before-the-crash"
+        record.write_text(json.dumps(value))
+        if transcript.exists():
+            with transcript.open("r+b") as handle:
+                handle.truncate(rng.randrange(transcript.stat().st_size + 1))
+            workspace.notes["unsynced_bodies_cut"] = workspace.notes.get("unsynced_bodies_cut", 0) + 1
+
+
+def _check_records_settled(workspace: Any, violations: list[str], label: str) -> None:
+    """After the sweep's settling no fork record is left (those of published forks went when the
+    checks opened them; the sweep drops those of forks killed before they were published)."""
+    from commandcode.config.paths import project_dir
+    from commandcode.sessions.unsynced import settle_folder
+
+    folder = project_dir(workspace.project)
+    settle_folder(folder)
+    left = sorted(path.name for path in folder.glob(".*.jsonl.unsynced"))
+    if left:
+        violations.append(f"{label}: fork records left after recovery: {left}")
 
 
 def _check_temps_recovered(workspace: Any, violations: list[str], label: str) -> None:

@@ -340,6 +340,9 @@ class Workspace:
 
     def check(self, violations: list[str], label: str) -> None:
         with data_dir_env(self.data, self.index):
+            plugin = PLUGINS.get(self.operation)
+            if plugin is not None and hasattr(plugin, "machine_crash"):  # the page cache lost too
+                plugin.machine_crash(self, label)
             crash_checks.check_sessions(self, violations, label)
             crash_checks.check_checkpoints_and_objects(self, violations, label)
             crash_checks.check_meta(self, violations, label)

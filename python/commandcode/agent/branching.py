@@ -21,18 +21,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from ..config.context import ProjectContext
 from ..errors import CommandcodeError, InvalidSessionError, UsageError
-from ..sessions.clone import clone_files
 from ..sessions.files import SessionFiles
 from ..sessions.fork import CopyResult, fork_opening
-from ..sessions.navigate import LeftBehind, find_entry, left_behind, left_messages, write_goto, write_label
 from ..sessions.reader import Session, open_session
-from ..sessions.writer import SessionWriter
 from ..storage.ids import new_uuid
 from ..storage.values import Frozen
-from .naming import checked_name, unique_title
-from .summarize import Summarizer
+
+# A fork answers in about the time of its copy: what only the other moves need (the clone, the
+# jumps, the writer, the naming rules' catalog) is imported where it is used.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..config.context import ProjectContext
+    from ..sessions.navigate import LeftBehind
+    from ..sessions.writer import SessionWriter
+    from .summarize import Summarizer
 
 ID_RETRIES = 5
 
@@ -66,10 +69,14 @@ def fork_session(source: SessionFiles, cwd: Path, *, name: str | None = None) ->
     """Forks the whole tree and checkpoints of `source` into a new session of the same project.
     An unnamed fork of a named session is called `<name> (fork)` (names are unique in a project;
     the copied `session_info` would otherwise make two sessions answer to one name)."""
+    from .naming import checked_name
+
     cleaned = checked_name(name, cwd) if name is not None else None
 
     def naming(session: Session) -> tuple[str | None, bool]:
         if cleaned is None and session.name:
+            from .naming import unique_title
+
             return unique_title(copy_title(session.name, "fork"), cwd, session_id=None), False
         return cleaned, True
 
@@ -85,6 +92,9 @@ def fork_session(source: SessionFiles, cwd: Path, *, name: str | None = None) ->
 def clone_session(source: SessionFiles, cwd: Path) -> CopyResult:
     """Clones the active branch of `source` into a new session of the same project; a named
     session's clone is called `<name> (clone)` (see `fork_session`)."""
+    from ..sessions.clone import clone_files
+    from .naming import unique_title
+
     session = _saved_session(source, "clone")
     derived = unique_title(copy_title(session.name, "clone"), cwd, session_id=None) if session.name else None
     return clone_files(session, _new_files(source), name=derived)
@@ -137,6 +147,8 @@ class GotoResult(Frozen):
 
 
 def resolve_target(files: SessionFiles, entry: str) -> tuple[Session, str]:
+    from ..sessions.navigate import find_entry
+
     session = _saved_session(files, "navigate")
     return session, find_entry(session, entry)
 
@@ -144,6 +156,8 @@ def resolve_target(files: SessionFiles, entry: str) -> tuple[Session, str]:
 def summary_draft(files: SessionFiles, entry: str, summarizer: Summarizer) -> tuple[LeftBehind, str | None]:
     """What a jump to `entry` leaves behind and the summary the summarizer writes of it (None
     when the jump leaves nothing behind, or only labels and other bookkeeping)."""
+    from ..sessions.navigate import left_behind, left_messages
+
     session, target = resolve_target(files, entry)
     behind = left_behind(session, target)
     if not behind.has_work:  # nothing left behind, or only labels and other bookkeeping
@@ -159,6 +173,8 @@ def goto_entry(files: SessionFiles, writer: SessionWriter, entry: str, *, summar
         InvalidSessionError: no such entry, or the session has nothing saved.
         CommandcodeError: the leaf is already there.
     """
+    from ..sessions.navigate import left_behind, left_messages, write_goto
+
     session, target = resolve_target(files, entry)
     if target == session.leaf_id:
         raise CommandcodeError(f"the session is already at entry {target}",
@@ -184,5 +200,7 @@ def goto_entry(files: SessionFiles, writer: SessionWriter, entry: str, *, summar
 def label_entry(files: SessionFiles, writer: SessionWriter, entry: str, text: str | None) -> tuple[str, bool]:
     """Attaches (or, with no text, clears) the label of `entry`; returns its id and whether
     anything was written."""
+    from ..sessions.navigate import write_label
+
     session, target = resolve_target(files, entry)
     return target, write_label(writer, session, target, text)

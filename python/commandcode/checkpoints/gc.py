@@ -40,6 +40,7 @@ from pathlib import Path
 from ..config.paths import ARCHIVE_REFS_SUFFIX, archives_dir, data_dir, objects_dir, projects_dir
 from ..errors import CommandcodeError
 from ..sessions.stale_temps import remove_all_stale_temps
+from ..sessions.unsynced import settle_all
 from ..storage.regular import read_if_exists
 from .digests import file_digests
 from .gc_roots import live_root_ids
@@ -183,6 +184,8 @@ def collect(*, dry_run: bool = False, grace_seconds: float = SWEEP_GRACE_SECONDS
     report = GcReport(dry_run=dry_run)
     if root is None:  # the transcript temps killed forks and clones left (`sessions/stale_temps.py`)
         report.temporaries += remove_all_stale_temps(projects_dir(), dry_run=dry_run)[0]
+        if not dry_run:  # and the forks whose bodies the disk may not hold yet (`sessions/unsynced.py`)
+            settle_all(projects_dir())
     if not store.is_dir():
         return report
     if dry_run:  # deletes nothing, so it needs no lock (and creates no lock file)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..present.console import handle_errors, print_json, safe, stdout, warn
+from ..present.console import handle_errors, print_json, print_lines, warn
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,5 +39,4 @@ def _print_copy(copy: CopyResult, verb: str, as_json: bool) -> None:
     if as_json:
         print_json({"id": files.session_id, "path": str(files.transcript), "parent_session_id": source_id})
         return
-    stdout.print(f"{verb} {safe(source_id)} into {safe(files.session_id)}")
-    stdout.print(safe(str(files.transcript)))
+    print_lines(f"{verb} {source_id} into {files.session_id}", str(files.transcript))

@@ -6,7 +6,9 @@
   does) followed by the source's body **copied by the kernel** (`copy_file_range`, a reflink
   where the file system makes one), range by range around the lines the scan skipped, so torn or
   corrupt lines stay out of the new tree (the count is returned); a name adds one `session_info`
-  entry under the source's leaf. `fork_opening` starts that copy (and its write-back) before the
+  entry under the source's leaf. The body is not `fsync`ed: the fork's recovery record
+  (`unsynced.py`) makes it durable, so a fork costs about a copy, not a copy and its write to the
+  disk. `fork_opening` starts that copy (and its write-back) before the
   source is scanned, from a header built on the source's first line, and keeps it only when the
   scan agrees (no skipped line, the same header and size): a fork of a session no index sidecar
   describes costs about the longer of the scan and the copy, not their sum;
@@ -39,6 +41,7 @@ from .files import SessionFiles
 from .format import FORMAT_VERSION, build_header
 from .lineage import EntryIds, NewSessionFiles, lineage_meta
 from .reader import Session
+from .unsynced import Layout, boot_id, write_record
 
 _HEADER_PROBE = 1 << 16
 
@@ -98,16 +101,17 @@ def _header_end(session: Session) -> int:
         os.close(descriptor)
 
 
-def copy_range(source: int, target: int, offset: int, length: int) -> None:
+def copy_range(source: int, target: int, offset: int, length: int, *, durable: bool = True) -> None:
     """Appends `length` bytes of the transcript `source` from `offset` to `target`
-    (`storage.kernel_copy.copy_range`: in the kernel, its write-back started as it goes).
+    (`storage.kernel_copy.copy_range`: in the kernel, its write-back started as it goes when the
+    caller will `fsync` it: `durable`).
 
     Raises:
         InvalidSessionError: the transcript shrank under the copy.
         OSError: a read or write failed.
     """
     try:
-        kernel_copy(source, target, offset, length)
+        kernel_copy(source, target, offset, length, writeback=durable)
     except RangeShrankError:
         raise InvalidSessionError("the transcript shrank while it was being copied; nothing was forked") from None
 
@@ -145,10 +149,12 @@ def fork_opening(source: SessionFiles, target: SessionFiles, opener: Callable[[]
 
 def _fork(source: SessionFiles, target: SessionFiles, opener: Callable[[], Session], naming: Naming, *,
           early: bool) -> CopyResult:
+    boot = boot_id()  # None: no boot id to settle the body by, so the fork waits for the disk
     with NewSessionFiles(target) as new:
         descriptor = new.open_transcript()
         try:
-            copy = EarlyBody.begin(source.transcript, descriptor, target.session_id) if early else None
+            copy = EarlyBody.begin(source.transcript, descriptor, target.session_id, durable=boot is None) \
+                if early else None
             try:
                 session = opener()
             finally:
@@ -158,32 +164,27 @@ def _fork(source: SessionFiles, target: SessionFiles, opener: Callable[[], Sessi
             ranges = body_ranges(session)
             checkpoints = read_if_exists(source.checkpoints, follow=False)
             branch_point = session.leaf_id
-            if copy is None or not copy.matches(session, ranges):
+            if copy is not None and copy.matches(session, ranges):
+                head = copy.head
+            else:
                 if copy is not None:  # the scan disagrees with the guess: the plain way, from the start
                     os.ftruncate(descriptor, 0)
                     os.lseek(descriptor, 0, os.SEEK_SET)
-                write_all(descriptor, encode_line(build_header(target.session_id, iso_now(), session.cwd)))
+                head = encode_line(build_header(target.session_id, iso_now(), session.cwd))
+                write_all(descriptor, head)
                 reader = open_regular(session.path)
                 try:
                     for offset, length in ranges:
-                        copy_range(reader, descriptor, offset, length)
+                        copy_range(reader, descriptor, offset, length, durable=boot is None)
                 finally:
                     os.close(reader)
-            last = b"\n"
-            if ranges:
-                offset, length = ranges[-1]
-                reader = open_regular(session.path)
-                try:
-                    last = os.pread(reader, 1, offset + length - 1)
-                finally:
-                    os.close(reader)
-            tail = b"" if last == b"\n" else b"\n"  # a valid last line without its newline
-            if name:
-                entry_id = EntryIds(session).new()
-                tail += encode_entry("session_info", entry_id, session.leaf_id, iso_now(), {"name": name})
+            tail = _tail(session, ranges, name)
             if tail:
                 write_all(descriptor, tail)
-            os.fsync(descriptor)
+            if boot is None:
+                os.fsync(descriptor)
+            else:  # durable through its record: what a crash of the machine loses, the source gives again
+                new.track(write_record(target.transcript, Layout(head, Path(os.path.abspath(session.path)), ranges, tail), boot))
         finally:
             os.close(descriptor)
         new.link_file_history(source.file_history)
@@ -197,20 +198,37 @@ def _fork(source: SessionFiles, target: SessionFiles, opener: Callable[[], Sessi
     return CopyResult(target, session.id, len(session.skipped_lines), branch_point)
 
 
+def _tail(session: Session, ranges: list[tuple[int, int]], name: str | None) -> bytes:
+    """What follows the copied body: a newline its last line lacks, then the naming entry."""
+    last = b"\n"
+    if ranges:
+        offset, length = ranges[-1]
+        reader = open_regular(session.path)
+        try:
+            last = os.pread(reader, 1, offset + length - 1)
+        finally:
+            os.close(reader)
+    tail = b"" if last == b"\n" else b"\n"  # a valid last line without its newline
+    if name:
+        entry_id = EntryIds(session).new()
+        tail += encode_entry("session_info", entry_id, session.leaf_id, iso_now(), {"name": name})
+    return tail
+
+
 class EarlyBody:
     """The fork's transcript written before the source is scanned: a header built from the
-    source's first line (its cwd), then the rest of the file copied by the kernel and written back
-    to the disk (`fdatasync`), in a thread (both calls release the GIL)."""
+    source's first line (its cwd), then the rest of the file copied by the kernel (and, where
+    there is no boot id to settle it by, `fdatasync`ed), in a thread (both release the GIL)."""
 
-    def __init__(self, cwd: str, start: int, end: int) -> None:
-        self.cwd, self.start, self.end = cwd, start, end
+    def __init__(self, cwd: str, head: bytes, start: int, end: int, *, durable: bool) -> None:
+        self.cwd, self.head, self.start, self.end, self.durable = cwd, head, start, end, durable
         self.failed: BaseException | None = None
         self._thread: threading.Thread | None = None
 
     @classmethod
-    def begin(cls, path: Path, descriptor: int, session_id: str) -> EarlyBody | None:
+    def begin(cls, path: Path, descriptor: int, session_id: str, *, durable: bool) -> EarlyBody | None:
         """The copy under way, or None when the first line is no header to build on (or the
-        source cannot be read: the scan says why)."""
+        source cannot be read: the scan says why); `durable`: `fdatasync` it too."""
         try:
             reader = open_regular(path)
         except OSError:
@@ -222,8 +240,9 @@ class EarlyBody:
             if cwd is None:
                 os.close(reader)
                 return None
-            copy = cls(cwd, newline + 1, os.fstat(reader).st_size)
-            write_all(descriptor, encode_line(build_header(session_id, iso_now(), cwd)))
+            head = encode_line(build_header(session_id, iso_now(), cwd))
+            copy = cls(cwd, head, newline + 1, os.fstat(reader).st_size, durable=durable)
+            write_all(descriptor, head)
         except BaseException:
             os.close(reader)
             raise
@@ -233,8 +252,9 @@ class EarlyBody:
 
     def _copy(self, reader: int, descriptor: int) -> None:
         try:
-            copy_range(reader, descriptor, self.start, self.end - self.start)
-            os.fdatasync(descriptor)
+            copy_range(reader, descriptor, self.start, self.end - self.start, durable=self.durable)
+            if self.durable:
+                os.fdatasync(descriptor)
         except BaseException as error:  # the plain copy after the scan meets it again, or not
             self.failed = error
         finally:

@@ -135,6 +135,12 @@ class WriterLock:
         self.release()
 
 
+def held_here(transcript: Path) -> bool:
+    """Whether this process holds `transcript`'s writer lock."""
+    with _registry_lock:
+        return str(lock_path_for(transcript)) in _held_in_this_process
+
+
 def lock_holder(transcript: Path) -> int | None:
     """The pid of the process that holds `transcript`'s writer lock, or None when nobody does
     (this process counts when it holds it itself). Nothing is taken or created."""

@@ -84,6 +84,10 @@ def open_session(transcript: "Path | str", *, use_index: bool = True) -> "Sessio
         from ..errors import InvalidSessionError  # its 16 classes cost a tenth of a warm open
 
         raise InvalidSessionError(f"no transcript at {path}", hint="run `commandcode sessions list` to see sessions")
+    if os.path.lexists(os.path.join(files.folder, f".{files.session_id}.jsonl.unsynced")):
+        from .unsynced import settle  # a fork whose body the disk may not hold yet (format §4.8)
+
+        settle(files.transcript)
     index = scan(files, use_index=use_index)
     if index.format in ("v1", "v2"):
         from .migrate import migrate_legacy  # rare path: keep it out of the common import

@@ -1,13 +1,15 @@
 """Copying a byte range from one file to another in the kernel, with the copy's write-back to the
 disk started as it goes, so the `fsync` that makes it durable afterwards only waits for the tail.
 
-A fork of a 1 GB session is such a copy, and it answers only once the copy is on the disk. Copied
-and then fsynced, the disk's write starts when the copy ends and the two times add up (a copy of
-0.3 s, then 0.3 s more for the fsync, on the machines we measure). Started chunk by chunk with
+A copy that is `fsync`ed right after (a fork where the system gives no boot id, a fork repaired
+after a crash, a sub-agent run's transcript) would otherwise add the disk's write to the copy's
+time: copied and then fsynced, the write starts when the copy ends (a 1 GB copy of 0.3 s, then
+0.3 s more for the fsync, on the machines we measure). Started chunk by chunk with
 `sync_file_range(SYNC_FILE_RANGE_WRITE)`, the write overlaps the copy and the fsync finds almost
 nothing left to do. That call only starts the write (it waits for nothing and promises nothing):
 durability still comes from the caller's `fsync`, and where the call is missing (not Linux, no
-libc symbol) the copy is the same, only without the overlap.
+libc symbol) the copy is the same, only without the overlap. A copy nobody `fsync`s soon (a fork,
+made durable by its recovery record: `sessions/unsynced.py`) asks for no write-back.
 
 The copy itself is `copy_file_range` (a reflink where the file system makes one), falling back
 to plain reads and writes where the kernel refuses it (across file systems, an old kernel).
@@ -35,9 +37,10 @@ class RangeShrankError(OSError):
     """The source ended before the range did (it was truncated while it was being copied)."""
 
 
-def copy_range(source: int, target: int, offset: int, length: int) -> None:
+def copy_range(source: int, target: int, offset: int, length: int, *, writeback: bool = True) -> None:
     """Appends `length` bytes of `source` from `offset` at `target`'s position, in the kernel,
-    starting the write-back of what was copied every 64 MiB.
+    starting the write-back of what was copied every 64 MiB (unless `writeback` is False: a copy
+    nobody `fsync`s soon leaves the write to the kernel's flusher, as `cp` does).
 
     Raises:
         RangeShrankError: `source` holds fewer bytes than asked for.
@@ -45,7 +48,7 @@ def copy_range(source: int, target: int, offset: int, length: int) -> None:
     """
     end = offset + length
     written = os.lseek(target, 0, os.SEEK_CUR)
-    writeback = _writeback()
+    start_writeback = _writeback() if writeback else _no_writeback
     while offset < end:
         try:
             copied = os.copy_file_range(source, target, min(_CHUNK, end - offset), offset)
@@ -56,7 +59,7 @@ def copy_range(source: int, target: int, offset: int, length: int) -> None:
             return
         if copied == 0:
             raise RangeShrankError(errno.EIO, "the file shrank while it was being copied")
-        writeback(target, written, copied)
+        start_writeback(target, written, copied)
         offset += copied
         written += copied
 

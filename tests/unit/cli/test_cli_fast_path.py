@@ -162,6 +162,19 @@ def test_the_fast_path_imports_neither_typer_nor_json(home: Path, workdir: Path)
     assert "typer" in slow.stderr.split(), "COMMANDCODE_FAST_PATH=off must route through typer (the comparison relies on it)"
 
 
+def test_a_fork_answers_in_two_plain_lines_without_rich(home: Path, workdir: Path) -> None:  # noqa: F811
+    run_ok(["-p", "hello"], workdir, home)
+    source = only_transcript(home, workdir).stem
+    probe = ("import sys; from commandcode.cli import run; code = run(sys.argv[1:]); "
+             "sys.stdout.flush(); sys.stderr.write(' '.join(sorted(sys.modules))); sys.exit(code)")
+    completed = subprocess.run([sys.executable, "-c", probe, "sessions", "fork", source], cwd=workdir,
+                               env=cli_env(home), capture_output=True, text=True, check=True)
+    first, path = completed.stdout.splitlines()
+    assert first.startswith(f"forked {source} into ") and Path(path).is_file()
+    assert Path(path).stem == first.rsplit(" ", 1)[1]
+    assert "rich" not in completed.stderr.split() and "typer" not in completed.stderr.split()
+
+
 def _imports(stderr: str) -> list[tuple[str, bool]]:
     """(module name, imported at top level) in completion order, from `PYTHONPROFILEIMPORTTIME`."""
     found = []

@@ -45,6 +45,20 @@ def test_a_range_lands_after_what_the_target_holds(tmp_path: Path, monkeypatch: 
     assert started == [(7 + 1000 * n, 1000) for n in range(5)]
 
 
+def test_a_copy_nobody_fsyncs_soon_starts_no_write_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kernel_copy, "_CHUNK", 1000)
+    started: list[tuple[int, int]] = []
+    monkeypatch.setattr(kernel_copy, "_writeback", lambda: lambda _fd, offset, count: started.append((offset, count)))
+    data = bytes(range(256)) * 40
+    reader, writer, target = _files(tmp_path, data)
+    try:
+        kernel_copy.copy_range(reader, writer, 0, len(data), writeback=False)
+    finally:
+        os.close(reader)
+        os.close(writer)
+    assert target.read_bytes() == data and started == []
+
+
 def test_the_write_back_call_is_found_on_linux() -> None:
     kernel_copy._start_writeback = None
     assert kernel_copy._writeback() is not kernel_copy._no_writeback
