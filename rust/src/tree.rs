@@ -164,22 +164,52 @@ impl SessionTree {
     }
 }
 
-/// A fast 64-bit hash of an id (eight bytes at a time, multiply-rotate, FxHash's constant).
-/// Not keyed: the ids come from one transcript, and a file crafted to collide costs probes, not
-/// correctness (every probe compares the id itself).
+/// The per-process secret of [`id_table_hash`]: drawn once from the operating system's
+/// randomness (through std's `RandomState`, whose SipHash keys come from it).
+fn process_key() -> IdKey {
+    use std::hash::{BuildHasher, Hasher};
+    static KEY: std::sync::OnceLock<IdKey> = std::sync::OnceLock::new();
+    *KEY.get_or_init(|| {
+        let draw = |salt: u64| {
+            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+            hasher.write_u64(salt);
+            hasher.finish()
+        };
+        // An odd multiplier: a folded product by an even one would lose bits.
+        IdKey { seed: draw(1), multiplier: draw(2) | 1 }
+    })
+}
+
+/// The secret an id table hashes with (see [`id_table_hash`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct IdKey {
+    seed: u64,
+    multiplier: u64,
+}
+
+/// The 128-bit product of two words, its halves xor-ed together (foldhash's mixing step).
+#[inline(always)]
+fn folded_multiply(left: u64, right: u64) -> u64 {
+    let product = u128::from(left) * u128::from(right);
+    (product as u64) ^ ((product >> 64) as u64)
+}
+
+/// A fast keyed 64-bit hash of an id: eight bytes at a time, each folded into the state by a
+/// 128-bit multiply with the secret multiplier. Keyed per process, so that a transcript cannot
+/// be crafted to make its ids collide (an unkeyed multiply-rotate hash such as FxHash can be
+/// made to collide for every seed, which would make the table's probing quadratic); every probe
+/// still compares the id itself, so a collision costs time, never correctness.
 #[inline]
-pub(crate) fn id_table_hash(id: &[u8]) -> u64 {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-    let mut hash = id.len() as u64;
+pub(crate) fn id_table_hash(key: IdKey, id: &[u8]) -> u64 {
+    let mut hash = key.seed ^ id.len() as u64;
     let mut chunks = id.chunks_exact(8);
     for chunk in &mut chunks {
         let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-        hash = (hash.rotate_left(5) ^ word).wrapping_mul(K);
+        hash = folded_multiply(hash ^ word, key.multiplier);
     }
     let mut tail = [0u8; 8];
     tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-    hash = (hash.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
-    hash ^ (hash >> 32)
+    folded_multiply(hash ^ u64::from_le_bytes(tail), key.multiplier)
 }
 
 /// Id → index of the last entry with that id (JavaScript `Map.set` semantics), without copying
@@ -189,6 +219,7 @@ pub(crate) fn id_table_hash(id: &[u8]) -> u64 {
 pub(crate) struct IdTable {
     slots: Vec<u64>,
     mask: usize,
+    key: IdKey,
 }
 
 /// Bits of a slot that hold the entry index + 1 (a trillion entries; no entry list that large
@@ -199,11 +230,12 @@ const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
 impl IdTable {
     /// The table over `entries`, and how many entries repeat an earlier id.
     pub(crate) fn build(entries: &[Entry]) -> (Self, usize) {
+        let key = process_key();
         let capacity = (entries.len() * 2).next_power_of_two().max(16);
-        let mut table = IdTable { slots: vec![0; capacity], mask: capacity - 1 };
+        let mut table = IdTable { slots: vec![0; capacity], mask: capacity - 1, key };
         let mut duplicates = 0;
         for (index, entry) in entries.iter().enumerate() {
-            let hash = id_table_hash(entry.id.as_bytes());
+            let hash = id_table_hash(key, entry.id.as_bytes());
             let tag = hash & !INDEX_MASK;
             let slot_value = tag | (index as u64 + 1);
             let mut position = hash as usize & table.mask;
@@ -229,19 +261,26 @@ impl IdTable {
         if self.slots.is_empty() {
             return None;
         }
-        let hash = id_table_hash(id.as_bytes());
+        self.probe(entries, id).0
+    }
+
+    /// The index of the last entry with this id, and how many slots the lookup looked at.
+    fn probe(&self, entries: &[Entry], id: &str) -> (Option<usize>, usize) {
+        let hash = id_table_hash(self.key, id.as_bytes());
         let tag = hash & !INDEX_MASK;
         let mut position = hash as usize & self.mask;
+        let mut probes = 1;
         loop {
             let slot = self.slots[position];
             if slot == 0 {
-                return None;
+                return (None, probes);
             }
             let index = ((slot & INDEX_MASK) - 1) as usize;
             if slot & !INDEX_MASK == tag && &*entries[index].id == id {
-                return Some(index);
+                return (Some(index), probes);
             }
             position = (position + 1) & self.mask;
+            probes += 1;
         }
     }
 }
@@ -349,8 +388,84 @@ mod tests {
     fn hashes_spread_short_ids() {
         let mut seen = std::collections::HashSet::new();
         for index in 0..100_000u32 {
-            assert!(seen.insert(id_table_hash(format!("{index:08x}").as_bytes())));
+            assert!(seen.insert(id_table_hash(process_key(), format!("{index:08x}").as_bytes())));
         }
+    }
+
+    /// The id hash before it was keyed (FxHash's multiply-rotate, no secret): anyone can compute
+    /// it, so anyone can write a transcript whose ids all land in one slot.
+    fn unkeyed_fx(id: &[u8]) -> u64 {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut hash = id.len() as u64;
+        let mut chunks = id.chunks_exact(8);
+        for chunk in &mut chunks {
+            hash = (hash.rotate_left(5) ^ u64::from_le_bytes(chunk.try_into().unwrap())).wrapping_mul(K);
+        }
+        let mut tail = [0u8; 8];
+        tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        hash = (hash.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+        hash ^ (hash >> 32)
+    }
+
+    fn custom(id: &str) -> Entry {
+        Entry {
+            kind: EntryKind::Custom,
+            id: id.into(),
+            parent_id: None,
+            timestamp: "t".into(),
+            line: 0,
+            offset: 0,
+            length: 0,
+            extra: Extra::None,
+        }
+    }
+
+    /// Ids crafted to share one home slot under the unkeyed hash (found by search, as an
+    /// attacker would) cost a keyed table a few probes each, not a walk over all the others:
+    /// unkeyed, looking them all up would take about `count² / 2` probes.
+    #[test]
+    fn ids_crafted_to_collide_without_the_key_do_not_make_lookups_quadratic() {
+        let count = 1024usize;
+        let mask = (count * 2).next_power_of_two() as u64 - 1;
+        let mut crafted = Vec::with_capacity(count);
+        let mut id = *b"000000000000";
+        while crafted.len() < count {
+            if unkeyed_fx(&id) & mask == 0 {
+                crafted.push(String::from_utf8(id.to_vec()).unwrap());
+            }
+            // The next id: count in hex, last digit fastest.
+            for digit in id.iter_mut().rev() {
+                *digit = match *digit {
+                    b'9' => b'a',
+                    b'f' => b'0',
+                    other => other + 1,
+                };
+                if *digit != b'0' {
+                    break;
+                }
+            }
+        }
+        let entries: Vec<Entry> = crafted.iter().map(|id| custom(id)).collect();
+        let (table, duplicates) = IdTable::build(&entries);
+        assert_eq!(duplicates, 0);
+        assert_eq!(table.mask as u64, mask, "the crafted ids target this table size");
+        let mut probes = 0;
+        for (index, id) in crafted.iter().enumerate() {
+            let (found, taken) = table.probe(&entries, id);
+            assert_eq!(found, Some(index));
+            probes += taken;
+        }
+        // Linear probing at load 1/2 takes 1.5 probes per hit on average; unkeyed, about 512.
+        assert!(probes < 4 * count, "{probes} probes for {count} crafted ids");
+        // A second key places the same ids elsewhere: the key, not the ids, decides the slots.
+        let other = IdKey { seed: process_key().seed ^ 0x9e37_79b9_7f4a_7c15, multiplier: 0xd6e8_feb8_6659_fd93 };
+        let moved = crafted
+            .iter()
+            .filter(|id| {
+                id_table_hash(other, id.as_bytes()) & mask != id_table_hash(process_key(), id.as_bytes()) & mask
+            })
+            .count();
+        assert!(moved > count / 2, "only {moved} of {count} ids moved under another key");
     }
 
     #[test]

@@ -34,6 +34,7 @@
 mod format;
 mod listing;
 mod quick_tree;
+mod release;
 mod summary;
 
 pub use format::{decode_sidecar, id_hash, FORMAT_VERSION};
@@ -128,6 +129,15 @@ pub struct Session {
     lazy: Option<LazyEntries>,
     /// The sorted id hashes of each sidecar segment (`None`: unreadable), loaded on demand.
     id_hashes: OnceLock<Option<Vec<Vec<u64>>>>,
+}
+
+/// A large entry list is freed on a thread of its own ([`release::release`]).
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(full) = self.full.take() {
+            let _ = release::release(full);
+        }
+    }
 }
 
 impl Session {
