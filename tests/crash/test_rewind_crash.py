@@ -19,9 +19,8 @@ import pytest
 import commandcode
 from commandcode.checkpoints import store as backups
 from commandcode.checkpoints.manager import CheckpointManager
-from helpers.checkpoints import new_session_files, snapshot, write  # noqa: F401
-
-FILES = 120
+from helpers.checkpoints import snapshot
+from helpers.crash_rewind import prepare
 
 RESTORE_SCRIPT = textwrap.dedent(
     """
@@ -37,30 +36,6 @@ RESTORE_SCRIPT = textwrap.dedent(
     print("done", flush=True)
     """
 )
-
-
-def prepare(project: Path) -> tuple[object, dict, dict]:
-    for index in range(FILES):
-        write(project / f"pkg{index % 7}/file{index}.txt", f"original {index}\n" * (index % 5 + 1), 0o644)
-    before_turn = snapshot(project)
-    files = new_session_files(project)
-    manager = CheckpointManager.for_session(files, project, compatible_backups=False)  # sources: our objects
-    manager.open_checkpoint("change everything", 0, None)
-    for index in range(FILES):
-        path = project / f"pkg{index % 7}/file{index}.txt"
-        manager.backup_before_edit(str(path))
-        if index % 4 == 0:
-            path.unlink()
-        else:
-            write(path, f"edited {index}\n", 0o600 if index % 3 else 0o755)
-        manager.record_after_edit(str(path))
-    for index in range(10):
-        path = project / f"new/created{index}.txt"
-        manager.backup_before_edit(str(path))
-        write(path, f"created {index}")
-        manager.record_after_edit(str(path))
-    manager.flush()
-    return files, before_turn, snapshot(project)
 
 
 @pytest.mark.slow

@@ -52,7 +52,7 @@ use std::time::Duration;
 pub use apply::recover;
 pub use bounds::RecoveryBounds;
 pub use journal::RecoveryOutcome;
-pub use keep::{KeptFile, KeptState};
+pub use keep::{KeepOptions, KeptFile, KeptState};
 
 /// Where the bytes of a backup come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -385,10 +385,11 @@ impl Prepared {
     }
 
     /// Stores in `store` the current bytes of every target the restore changes, from what
-    /// verification read and hashed (see `keep.rs`); regular files over `max_size` and
-    /// non-regular ones are left to the caller ([`KeptState::Other`]).
-    pub fn keep(&self, store: &ObjectStore, max_size: u64) -> Result<Vec<KeptFile>> {
-        keep::keep(store, &self.verified.steps, max_size)
+    /// verification read and hashed, all made durable by one flush (see `keep.rs`); regular
+    /// files over `options.max_size` and non-regular ones are left to the caller
+    /// ([`KeptState::Other`]).
+    pub fn keep(&self, store: &ObjectStore, options: &KeepOptions) -> Result<Vec<KeptFile>> {
+        keep::keep(store, &self.verified.steps, options)
     }
 
     /// Carries the restore out, all or nothing, with `options.companion` replaced in the same
