@@ -25,24 +25,10 @@ from commandcode.checkpoints.modes import RewindMode
 from commandcode.checkpoints.records import read_checkpoints, write_checkpoints
 from commandcode.checkpoints.rewind import RewindOptions, redo, rewind
 from helpers.checkpoints import snapshot
-from helpers.crash_rewind import prepare
+from helpers.crash_rewind import REWIND_SCRIPT, child_environment, prepare
 
 PAUSE_MS = 120
 
-KEEP_SCRIPT = textwrap.dedent(
-    """
-    import sys
-    from pathlib import Path
-    from commandcode.sessions.files import SessionFiles
-    from commandcode.checkpoints.modes import RewindMode
-    from commandcode.checkpoints.rewind import RewindOptions, rewind
-    directory, session_id, project, pause = sys.argv[1:5]
-    files = SessionFiles(Path(directory), session_id)
-    print("ready", flush=True)
-    rewind(files, Path(project), 1, RewindMode.CODE, RewindOptions(faults={"keep_pause_ms": int(pause)}))
-    print("done", flush=True)
-    """
-)
 
 
 def _make_edits_new(files: object, project: Path, attempt: int) -> None:
@@ -70,9 +56,7 @@ def _objects(store: Path) -> list[str]:
 @pytest.mark.slow
 def test_kill_9_while_the_redo_point_is_stored_loses_nothing(home: Path, tmp_path: Path) -> None:
     rng = random.Random(20261205)
-    package_root = str(Path(commandcode.__file__).resolve().parents[1])
-    python_path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH", "")]))
-    environment = {**os.environ, "PYTHONPATH": python_path, "COMMANDCODE_HOME": str(home)}
+    environment = child_environment(home)
     store_root = home / "objects"
     landed = set()
     for attempt in range(8):
@@ -83,7 +67,8 @@ def test_kill_9_while_the_redo_point_is_stored_loses_nothing(home: Path, tmp_pat
         edited_state = snapshot(project)
         records = files.checkpoints.read_bytes()  # type: ignore[attr-defined]
         process = subprocess.Popen(
-            [sys.executable, "-c", KEEP_SCRIPT, str(files.directory), files.session_id, str(project), str(PAUSE_MS)],  # type: ignore[attr-defined]
+            [sys.executable, "-c", REWIND_SCRIPT, str(files.directory), files.session_id, str(project),  # type: ignore[attr-defined]
+             "keep_pause_ms", str(PAUSE_MS)],
             env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
         assert process.stdout is not None and process.stdout.readline().strip() == b"ready"

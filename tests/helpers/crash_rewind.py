@@ -4,12 +4,32 @@ creates 10, backed up as our own objects."""
 
 from __future__ import annotations
 
+import os
+import textwrap
 from pathlib import Path
 
+import commandcode
 from commandcode.checkpoints.manager import CheckpointManager
 from helpers.checkpoints import new_session_files, snapshot, write
 
 FILES = 120
+
+REWIND_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from commandcode.sessions.files import SessionFiles
+    from commandcode.checkpoints.modes import RewindMode
+    from commandcode.checkpoints.rewind import RewindOptions, rewind
+    directory, session_id, project, fault, value = sys.argv[1:6]
+    files = SessionFiles(Path(directory), session_id)
+    print("ready", flush=True)
+    rewind(files, Path(project), 1, RewindMode.CODE, RewindOptions(faults={fault: int(value)}))
+    print("done", flush=True)
+    """
+)
+"""A code rewind to checkpoint 1 in a child process: `python -c REWIND_SCRIPT DIRECTORY SESSION
+PROJECT FAULT VALUE` (a native-restore test hook, e.g. `step_delay_ms 20`); prints `ready` first."""
 
 
 def prepare(project: Path) -> tuple[object, dict, dict]:
@@ -34,3 +54,11 @@ def prepare(project: Path) -> tuple[object, dict, dict]:
         manager.record_after_edit(str(path))
     manager.flush()
     return files, before_turn, snapshot(project)
+
+
+def child_environment(home: Path, **extra: str) -> dict[str, str]:
+    """The environment of a child `REWIND_SCRIPT` (or CLI): the same commandcode (installed, or
+    the source tree with its built module) and the data dir `home`."""
+    package_root = str(Path(commandcode.__file__).resolve().parents[1])
+    python_path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH", "")]))
+    return {**os.environ, "PYTHONPATH": python_path, "COMMANDCODE_HOME": str(home), **extra}

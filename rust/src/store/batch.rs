@@ -141,12 +141,7 @@ fn sync_store(root: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn store() -> (tempfile::TempDir, ObjectStore) {
-        let folder = tempfile::tempdir().unwrap();
-        let store = ObjectStore::open(folder.path().join("objects")).unwrap();
-        (folder, store)
-    }
+    use crate::store::objects::tests::store;
 
     fn temps(root: &Path) -> usize {
         walk(root).iter().filter(|path| path.to_string_lossy().ends_with(".cctmp")).count()

@@ -385,11 +385,12 @@ fn remove_if_present(path: &Path) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
-    fn store() -> (tempfile::TempDir, ObjectStore) {
+    /// A new store in a temp dir (kept alive by the returned guard).
+    pub(in crate::store) fn store() -> (tempfile::TempDir, ObjectStore) {
         let folder = tempfile::tempdir().unwrap();
         let store = ObjectStore::open(folder.path().join("objects")).unwrap();
         (folder, store)
