@@ -16,7 +16,8 @@
 //! 3. **Apply**: a target that is a single-link, non-executable regular file this process may
 //!    write is overwritten in place (its old bytes were read at verification and stay in memory); any
 //!    other original is hard-linked (or renamed) aside and its temp exchanged (or renamed) into
-//!    place. One `syncfs` then makes the new bytes and the renames durable together. If a step
+//!    place. The in-place overwrites run first, in parallel (each touches only its own file); the
+//!    rest in order. One `syncfs` then makes the new bytes and the renames durable together. If a step
 //!    fails, every step already taken is undone, so nothing is left half done.
 //! 4. **Commit**: the journal is deleted (durably) and the trash of set-aside originals removed;
 //!    originals set aside beside their targets (another file system) are removed only after the
