@@ -2,7 +2,7 @@
 """A verified 1,000-file rewind and its redo, old build against new, interleaved run by run.
 
     python benches/compare_rewind.py --project DIR --before OLD_VENV_PYTHON --after NEW_VENV_PYTHON
-                                     [--runs 10] [--work /tmp/ccpair] [--edit append|prepend]
+                                     [--runs 10] [--work /tmp/ccpair] [--edit append|prepend] [--fresh]
 
 On a shared, loaded machine two benchmark runs minutes apart measure different machines; this
 runs one long-lived worker per build (each sets up its own copy of `--project`, 1,000 edited
@@ -15,6 +15,11 @@ point stores every replaced file as a new object). A worker checks every restore
 `--edit` is how each file is changed: a line appended (the default, as an edit of a file's end
 or of one line in place leaves the rest of its blocks as they were), or a line put first (every
 byte shifts: the restore rewrites every block of every file).
+
+`--fresh` gives every run's edit new bytes (a run-unique line, the records' after-digests
+rewritten to match, outside the timing), so each rewind's redo point stores 1,000 new objects:
+what a user's first rewind after a turn costs. Without it, only the first rewind does; the
+later ones find what they keep already in the store.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 
-def worker(project_source: Path, base: Path, edit: str = "append") -> None:
+def worker(project_source: Path, base: Path, edit: str = "append", fresh: bool = False) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench_checkpoints as bench
     from commandcode.checkpoints import store as backups
@@ -59,7 +64,9 @@ def worker(project_source: Path, base: Path, edit: str = "append") -> None:
     store = backups.BackupStore()
     operations = _rewind_and_redo(session, project, store)
     print("ready", flush=True)
-    for _ in sys.stdin:
+    for run, _ in enumerate(sys.stdin):
+        if fresh:
+            edited = _fresh_edit(session, project, originals, records, run)
         spent, cpu = [], []
         for operation, wanted in zip(operations, (originals, edited)):
             bench.wait_for_trash_removal()
@@ -71,6 +78,28 @@ def worker(project_source: Path, base: Path, edit: str = "append") -> None:
             assert all(path.read_bytes() == wanted[path] for path in chosen)
         session.checkpoints.write_bytes(records)
         print(f"{spent[0]:.1f} {spent[1]:.1f} {cpu[0]:.1f} {cpu[1]:.1f}", flush=True)
+
+
+def _fresh_edit(session: Any, project: Path, originals: dict[Path, bytes], records: bytes, run: int) -> dict[Path, bytes]:
+    """Gives every chosen file new bytes for this run, and the turn's records the after-digests
+    of those bytes (as if the turn's tools had written them); returns the new bytes."""
+    from commandcode.checkpoints import store as backups
+    from commandcode.checkpoints.records import read_checkpoints, write_checkpoints
+
+    edited = {path: data + f"\n# changed in run {run}\n".encode() for path, data in originals.items()}
+    digests = {str(path): backups.content_id(data) for path, data in edited.items()}
+    for path, data in edited.items():
+        path.write_bytes(data)
+    session.checkpoints.write_bytes(records)
+    parsed = read_checkpoints(session.checkpoints)
+    for record in parsed:
+        for item in record.files:
+            key = os.path.normpath(os.path.join(project, item.path))
+            if key in digests:
+                item.after_hash = digests[key]
+    write_checkpoints(session.checkpoints, parsed)
+    assert sum(item.after_hash in digests.values() for record in parsed for item in record.files) == len(edited)
+    return edited
 
 
 def _rewind_and_redo(session: Any, project: Path, store: Any) -> tuple[Callable[[], object], Callable[[], object]]:
@@ -95,14 +124,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--work", type=Path, default=Path("/tmp/ccpair"))
     parser.add_argument("--edit", choices=("append", "prepend"), default="append", help="how each file is edited")
+    parser.add_argument("--fresh", action="store_true", help="new edit bytes every run (the redo point stores them)")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.worker is not None:
-        worker(arguments.project, arguments.worker, arguments.edit)
+        worker(arguments.project, arguments.worker, arguments.edit, arguments.fresh)
         return
     builds = {"before": arguments.before, "after": arguments.after}
     workers = {who: subprocess.Popen([python, __file__, "--project", str(arguments.project), "--before", "-",
-                                      "--after", "-", "--edit", arguments.edit, "--worker", str(arguments.work / who)],
+                                      "--after", "-", "--edit", arguments.edit, *(["--fresh"] if arguments.fresh else []),
+                                      "--worker", str(arguments.work / who)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/")
                for who, python in builds.items()}
     for process in workers.values():

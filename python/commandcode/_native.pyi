@@ -38,7 +38,6 @@ __all__ = [
     "names_of_files",
     "prepare_restore",
     "recover_restore",
-    "restore_files",
     "sanitize_path",
     "sanitize_paths",
     "scan_session",
@@ -235,15 +234,21 @@ class PreparedRestore:
 
     plan: RestorePlan
     def keep(
-        self, object_store: ObjectStore, max_size: int
+        self, object_store: ObjectStore, max_size: int, *, level: int, pause_ms: int = 0
     ) -> list[tuple[str, Literal["regular", "missing", "other"], str | None, int | None, int | None, bool]]:
-        """Stores the current bytes of every target the restore changes: `(target, kind,
-        content_id, mode, size, stored_now)` per changed target (`"other"`: not kept)."""
+        """Stores the current bytes of every target the restore changes (new objects at zstd
+        `level`, made durable by one flush): `(target, kind, content_id, mode, size, stored_now)`
+        per changed target (`"other"`: not kept). `pause_ms`: a crash-test hook."""
     def commit(
         self, object_store: ObjectStore, *, companion: tuple[_Path, bytes] | None = None, force: bool = False,
         fail_before_step: int | None = None, step_delay_ms: int = 0,
     ) -> RestorePlan:
-        """Restores every item all or nothing (as `restore_files`); releases the lock."""
+        """Restores every item all or nothing; releases the lock.
+
+        Raises:
+            RestoreError: verification failed (nothing written) or a write failed (everything put back).
+            ChangedOutsideError: targets changed outside the tracked tools and `force` is off.
+        """
     def close(self) -> None:
         """Releases the journal lock without restoring anything."""
 
@@ -253,26 +258,6 @@ def prepare_restore(
 ) -> PreparedRestore:
     """Takes the journal lock, recovers a pending journal and verifies `items`; writes nothing."""
 
-def restore_files(
-    object_store: ObjectStore,
-    items: Sequence[RestoreItem],
-    journal: _Path,
-    *,
-    confine_to: _Path | None = None,
-    protected: Sequence[_Path] = ...,
-    companion: tuple[_Path, bytes] | None = None,
-    force: bool = False,
-    in_place: bool = True,
-    memory_budget: int = ...,
-    fail_before_step: int | None = None,
-    step_delay_ms: int = 0,
-) -> RestorePlan:
-    """Verifies, then restores every item all or nothing, journaled at `journal`.
-
-    Raises:
-        RestoreError: verification failed (nothing written) or a write failed (everything put back).
-        ChangedOutsideError: targets changed outside the tracked tools and `force` is off.
-    """
 
 def recover_restore(
     journal: _Path,

@@ -19,57 +19,14 @@ import pytest
 import commandcode
 from commandcode.checkpoints import store as backups
 from commandcode.checkpoints.manager import CheckpointManager
-from helpers.checkpoints import new_session_files, snapshot, write  # noqa: F401
-
-FILES = 120
-
-RESTORE_SCRIPT = textwrap.dedent(
-    """
-    import sys
-    from pathlib import Path
-    from commandcode.sessions.files import SessionFiles
-    from commandcode.checkpoints.modes import RewindMode
-    from commandcode.checkpoints.rewind import RewindOptions, rewind
-    directory, session_id, project, delay = sys.argv[1:5]
-    files = SessionFiles(Path(directory), session_id)
-    print("ready", flush=True)
-    rewind(files, Path(project), 1, RewindMode.CODE, RewindOptions(faults={"step_delay_ms": int(delay)}))
-    print("done", flush=True)
-    """
-)
-
-
-def prepare(project: Path) -> tuple[object, dict, dict]:
-    for index in range(FILES):
-        write(project / f"pkg{index % 7}/file{index}.txt", f"original {index}\n" * (index % 5 + 1), 0o644)
-    before_turn = snapshot(project)
-    files = new_session_files(project)
-    manager = CheckpointManager.for_session(files, project, compatible_backups=False)  # sources: our objects
-    manager.open_checkpoint("change everything", 0, None)
-    for index in range(FILES):
-        path = project / f"pkg{index % 7}/file{index}.txt"
-        manager.backup_before_edit(str(path))
-        if index % 4 == 0:
-            path.unlink()
-        else:
-            write(path, f"edited {index}\n", 0o600 if index % 3 else 0o755)
-        manager.record_after_edit(str(path))
-    for index in range(10):
-        path = project / f"new/created{index}.txt"
-        manager.backup_before_edit(str(path))
-        write(path, f"created {index}")
-        manager.record_after_edit(str(path))
-    manager.flush()
-    return files, before_turn, snapshot(project)
+from helpers.checkpoints import snapshot
+from helpers.crash_rewind import REWIND_SCRIPT, child_environment, prepare
 
 
 @pytest.mark.slow
 def test_kill_9_at_random_moments_leaves_the_tree_wholly_before_or_after(home: Path, tmp_path: Path) -> None:
     rng = random.Random(20260102)
-    # The child imports the same commandcode (installed, or the source tree with its built module).
-    package_root = str(Path(commandcode.__file__).resolve().parents[1])
-    python_path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH", "")]))
-    environment = {**os.environ, "PYTHONPATH": python_path, "COMMANDCODE_HOME": str(home)}
+    environment = child_environment(home)
     outcomes = {"before": 0, "after": 0}
     interrupted = 0
     for attempt in range(12):
@@ -78,7 +35,8 @@ def test_kill_9_at_random_moments_leaves_the_tree_wholly_before_or_after(home: P
         files, restored_state, edited_state = prepare(project)
         delay = rng.choice([0, 1, 2])
         process = subprocess.Popen(
-            [sys.executable, "-c", RESTORE_SCRIPT, str(files.directory), files.session_id, str(project), str(delay)],
+            [sys.executable, "-c", REWIND_SCRIPT, str(files.directory), files.session_id, str(project), "step_delay_ms",
+             str(delay)],
             env=environment,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -106,13 +64,11 @@ def test_kill_9_at_random_moments_leaves_the_tree_wholly_before_or_after(home: P
 def _kill_midway(home: Path, project: Path) -> tuple[object, dict, dict, Path, dict[str, str]]:
     """Runs a slow code rewind in a subprocess and SIGKILLs it once it has begun changing files.
     Returns the session files, both whole states, the journal and the CLI environment."""
-    package_root = str(Path(commandcode.__file__).resolve().parents[1])
-    python_path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH", "")]))
-    environment = {**os.environ, "PYTHONPATH": python_path, "COMMANDCODE_HOME": str(home), "NO_COLOR": "1"}
+    environment = child_environment(home, NO_COLOR="1")
     files, restored_state, edited_state = prepare(project)
     journal = home / "journals" / f"{files.session_id}.json"
     process = subprocess.Popen(
-        [sys.executable, "-c", RESTORE_SCRIPT, str(files.directory), files.session_id, str(project), "20"],
+        [sys.executable, "-c", REWIND_SCRIPT, str(files.directory), files.session_id, str(project), "step_delay_ms", "20"],
         env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

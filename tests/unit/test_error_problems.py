@@ -49,7 +49,7 @@ def test_native_refusals_carry_typed_problems(tmp_path: Path, case: str) -> None
         "mixed": ([missing, edited], errors.RestoreError),
     }[case]
     with pytest.raises(errors.CommandcodeError) as raised:
-        _native.restore_files(store, items, tmp_path / "journal", confine_to=folder)
+        _native.prepare_restore(store, items, tmp_path / "journal", confine_to=folder).commit(store)
     error = raised.value
     assert type(error) is expected_class
     assert isinstance(error.problems, list) and len(error.problems) == len(items)

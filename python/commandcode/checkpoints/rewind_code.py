@@ -194,7 +194,8 @@ def restore_code(
                 raise _refusal(plan.problems + plan.conflicts + outcome.problems)
             blocked = any(not (force and problem.code == "changed_outside") for problem in outcome.problems)
             if point is not None and not blocked:  # else the commit below refuses, with the store's own error
-                point.files.extend(_keep_current(store, cwd, outcome, plan.targets, prepared))
+                pause = (faults or {}).get("keep_pause_ms", 0)
+                point.files.extend(_keep_current(store, cwd, outcome, plan.targets, prepared, pause))
                 point.files.extend(_keep_folders(plan.hollow))
                 if plan.conflicts or any(problem.code == "changed_outside" for problem in outcome.problems):
                     # forced over outside edits: they are kept in this point, so it must stay undoable
@@ -217,7 +218,8 @@ def restore_code(
 
 
 def _keep_current(store: backups.BackupStore, cwd: Path, outcome: backups.RestoreOutcome,
-                  targets: list[backups.RestoreTarget], prepared: backups.PreparedRestore) -> list[FileBackup]:
+                  targets: list[backups.RestoreTarget], prepared: backups.PreparedRestore,
+                  pause_ms: int = 0) -> list[FileBackup]:
     """The redo point's items: what each file the restore changes holds now (stored from the
     bytes verification read and hashed), and what the restore leaves there (`afterHash`, the
     digest verification computed), so a redo puts it back and no later check takes the restore
@@ -229,7 +231,7 @@ def _keep_current(store: backups.BackupStore, cwd: Path, outcome: backups.Restor
     by_path = {str(target.path): target for target in targets}
     changes = [change for change in outcome.changes if change.action != "unchanged"]
     try:
-        kept = prepared.keep()
+        kept = prepared.keep(pause_ms=pause_ms)
     except OSError as error:
         raise RestoreError(f"nothing was restored: {error.filename or 'a file'} could not be kept for a redo: "
                            f"{error.strerror or error}") from None

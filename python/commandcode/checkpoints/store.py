@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 MAX_BACKUP_SIZE: int = _native.MAX_BACKUP_SIZE
 """Files over 10 MB (10,485,760 bytes) are never read: recorded `skipped: "too_large"`."""
 
+KEEP_LEVEL = 1
+"""zstd level of the objects a redo point stores (`PreparedRestore.keep`): on the rewind's own
+clock, so cheaper than a backup's level 3 (a few percent larger on source text)."""
+
 GC_LOCK_NAME = "gc.lock"
 """Taken shared by every put, exclusively by the garbage collection's sweep (`gc.py`)."""
 
@@ -301,20 +305,9 @@ def restore_files(
         RestoreError: another refusal (outside path, symlink, not writable) or a failure midway,
             after which every file already written was put back.
     """
-    items = [target._native_item() for target in targets]
-    plan = _native.restore_files(
-        store._native,
-        items,
-        os.fspath(journal_path(session_id)),
-        confine_to=None if confine_to is None else os.fspath(confine_to),
-        protected=_protected(),
-        companion=None if companion is None else (os.fspath(companion[0]), companion[1]),
-        force=force,
-        in_place=in_place,
-        fail_before_step=fail_before_step,
-        step_delay_ms=step_delay_ms,
-    )
-    return _outcome(plan, targets)
+    with prepare_restore(store, targets, session_id=session_id, confine_to=confine_to, in_place=in_place) as prepared:
+        return prepared.commit(force=force, companion=companion, fail_before_step=fail_before_step,
+                               step_delay_ms=step_delay_ms)
 
 
 class PreparedRestore:
@@ -332,26 +325,28 @@ class PreparedRestore:
     def __exit__(self, *_: object) -> None:
         self._native.close()
 
-    def keep(self, *, max_size: int = MAX_BACKUP_SIZE) -> dict[str, FileSnapshot | None]:
+    def keep(self, *, max_size: int = MAX_BACKUP_SIZE, pause_ms: int = 0) -> dict[str, FileSnapshot | None]:
         """By target (`str`), what each target the restore changes holds now, its bytes stored
-        (durably) from what verification read and hashed: no second read or hash. `None`: not
-        kept (a symlink, FIFO, folder or a file over `max_size`: the caller looks at it).
+        (durably, all new objects by one flush) from what verification read and hashed: no
+        second read or hash. `None`: not kept (a symlink, FIFO, folder or a file over
+        `max_size`: the caller looks at it). `pause_ms` is a crash-test hook.
 
         Raises:
             OSError: the store could not be written, or a file changed since it was verified.
         """
         with self._store._putting():
-            rows = self._native.keep(self._store._native, max_size)
+            rows = self._native.keep(self._store._native, max_size, level=KEEP_LEVEL, pause_ms=pause_ms)
         return {target: None if kind == "other" else FileSnapshot(kind, content, size, mode, stored_now)
                 for target, kind, content, mode, size, stored_now in rows}
 
     def commit(self, *, force: bool = False, companion: tuple[Path, bytes] | None = None,
                fail_before_step: int | None = None, step_delay_ms: int = 0) -> RestoreOutcome:
-        """Restores every target, all or nothing, as `restore_files` does (same errors)."""
-        plan = self._native.commit(
+        """Restores every target, all or nothing, as `restore_files` does (same errors); returns
+        `outcome` (the plan verification made is the plan carried out)."""
+        self._native.commit(
             self._store._native, companion=None if companion is None else (os.fspath(companion[0]), companion[1]),
             force=force, fail_before_step=fail_before_step, step_delay_ms=step_delay_ms)
-        return _outcome(plan, self._targets)
+        return self.outcome
 
 
 def prepare_restore(store: BackupStore, targets: Sequence[RestoreTarget], *, session_id: str,

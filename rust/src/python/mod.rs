@@ -28,7 +28,6 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<store::RestoreItem>()?;
     module.add_class::<store::RestorePlan>()?;
     module.add_function(wrap_pyfunction!(store::check_restore, module)?)?;
-    module.add_function(wrap_pyfunction!(store::restore_files, module)?)?;
     module.add_class::<prepared::PreparedRestore>()?;
     module.add_function(wrap_pyfunction!(prepared::prepare_restore, module)?)?;
     module.add_function(wrap_pyfunction!(store::recover_restore, module)?)?;

@@ -2,7 +2,7 @@
 //! committed (`crate::store::restore::Prepared`). The disk work runs with the GIL released.
 
 use super::store::{core_items, PyObjectStore, RestoreItem, RestorePlan};
-use crate::store::{self, Companion, FaultInjection, KeptState, Prepared, RestoreOptions};
+use crate::store::{self, Companion, FaultInjection, KeepOptions, KeptState, Prepared, RestoreOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::ffi::OsString;
@@ -37,12 +37,23 @@ fn closed() -> PyErr {
 #[pymethods]
 impl PreparedRestore {
     /// Stores the current bytes of every target the restore changes (from what verification
-    /// read and hashed); returns a row per changed target (see `KeptRow`).
-    fn keep(&self, py: Python<'_>, object_store: PyRef<'_, PyObjectStore>, max_size: u64) -> PyResult<Vec<KeptRow>> {
+    /// read and hashed; new objects at zstd `level`, made durable by one flush); returns a row
+    /// per changed target (see `KeptRow`). `pause_ms` is a crash-test hook (slept between the
+    /// flush's phases).
+    #[pyo3(signature = (object_store, max_size, *, level, pause_ms = 0))]
+    fn keep(
+        &self,
+        py: Python<'_>,
+        object_store: PyRef<'_, PyObjectStore>,
+        max_size: u64,
+        level: i32,
+        pause_ms: u64,
+    ) -> PyResult<Vec<KeptRow>> {
         let guard = self.inner.lock().expect("no panics while held");
         let prepared = guard.as_ref().ok_or_else(closed)?;
         let inner = &object_store.inner;
-        let kept = py.detach(|| prepared.keep(inner, max_size))?;
+        let options = KeepOptions { max_size, level, pause: Duration::from_millis(pause_ms) };
+        let kept = py.detach(|| prepared.keep(inner, &options))?;
         Ok(kept
             .into_iter()
             .map(|file| match file.state {
@@ -60,8 +71,8 @@ impl PreparedRestore {
             .collect())
     }
 
-    /// Carries the restore out, all or nothing (as `restore_files`), with `companion` replaced
-    /// in the same step. The journal lock is released when it returns.
+    /// Carries the restore out, all or nothing, with `companion` replaced in the same step
+    /// (the only way a restore runs from Python). The journal lock is released when it returns.
     #[pyo3(signature = (object_store, *, companion = None, force = false, fail_before_step = None, step_delay_ms = 0))]
     fn commit(
         &self,
@@ -90,7 +101,7 @@ impl PreparedRestore {
 }
 
 /// Takes the journal lock, recovers a pending journal, and verifies `items` (as
-/// `restore_files` does); nothing is written. `plan` says what the restore would do.
+/// [`crate::store::restore()`] does); nothing is written. `plan` says what the restore would do.
 #[pyfunction]
 #[pyo3(signature = (object_store, items, journal, *, confine_to = None, protected = Vec::new(), in_place = true, memory_budget = 512 << 20))]
 #[allow(clippy::too_many_arguments, reason = "keyword-only Python options")]

@@ -3,8 +3,8 @@
 //! disk work runs with the GIL released, results are converted last. No logic lives here.
 
 use crate::store::{
-    self, Algorithm, Backup, BackupSource, Companion, ContentId, Desired, Expected, FaultInjection,
-    FileState as CoreFileState, Plan, RecoveryBounds, RecoveryOutcome, RestoreOptions, Sha256Digest, Special,
+    self, Algorithm, Backup, BackupSource, ContentId, Desired, Expected, FileState as CoreFileState, Plan,
+    RecoveryBounds, RecoveryOutcome, RestoreOptions, Sha256Digest, Special,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -356,43 +356,6 @@ pub fn check_restore(
     let options = RestoreOptions { confine_to, protected, ..RestoreOptions::default() };
     let inner = &object_store.inner;
     Ok(py.detach(|| store::check(inner, &items, &options))?.into())
-}
-
-/// Verifies, then restores every item all or nothing, journaled at `journal`.
-///
-/// `companion` is `(path, bytes)` of a file replaced in the same all-or-nothing step (the
-/// session's checkpoints with the restored state's after-digests).
-///
-/// `fail_before_step` and `step_delay_ms` are test hooks (rollback and crash tests).
-#[pyfunction]
-#[pyo3(signature = (object_store, items, journal, *, confine_to = None, protected = Vec::new(), companion = None, force = false, in_place = true, memory_budget = 512 << 20, fail_before_step = None, step_delay_ms = 0))]
-#[allow(clippy::too_many_arguments, reason = "keyword-only Python options")]
-pub fn restore_files(
-    py: Python<'_>,
-    object_store: PyRef<'_, PyObjectStore>,
-    items: Vec<PyRef<'_, RestoreItem>>,
-    journal: PathBuf,
-    confine_to: Option<PathBuf>,
-    protected: Vec<PathBuf>,
-    companion: Option<(PathBuf, Vec<u8>)>,
-    force: bool,
-    in_place: bool,
-    memory_budget: u64,
-    fail_before_step: Option<usize>,
-    step_delay_ms: u64,
-) -> PyResult<RestorePlan> {
-    let items = core_items(items);
-    let options = RestoreOptions {
-        confine_to,
-        protected,
-        companion: companion.map(|(path, bytes)| Companion { path, bytes, mode: 0o600 }),
-        force,
-        in_place,
-        memory_budget,
-        faults: FaultInjection { fail_before_step, step_delay: Duration::from_millis(step_delay_ms) },
-    };
-    let inner = &object_store.inner;
-    Ok(py.detach(|| store::restore(inner, &items, &journal, &options))?.into())
 }
 
 /// Finishes or undoes a restore a crash interrupted. Returns `None` when there was none, else

@@ -2,6 +2,7 @@
 //!
 //! - [`digest`]: [`ContentId`] (blake3, names our objects) and [`Sha256Digest`] (the real CLI's blobs).
 //! - [`objects`]: the shared content-addressed, zstd-compressed object folder ([`ObjectStore`]).
+//! - [`batch`]: many new objects made durable by one flush (a redo point's, [`Batch`]).
 //! - [`source`]: reading a user's file without following symlinks, under a size cap.
 //! - [`mod@restore`]: verified, all-or-nothing restore with a crash journal.
 //! - [`space`]: free space for the disk-low pause.
@@ -27,10 +28,11 @@
 //! ```
 //!
 //! Objects are written once (temp file `.<name>.<pid>.<nanos>.<n>.cctmp` → fsync → rename →
-//! fsync folder), mode 0400, and never modified; a re-put only bumps the mtime. Every read
+//! fsync folder; a redo point's all at once, [`batch`]), mode 0400, and never modified; a re-put only bumps the mtime. Every read
 //! decompresses and checks the blake3 against the name. A `config` with another version makes
 //! [`ObjectStore::open`] fail rather than guess.
 
+pub mod batch;
 pub mod digest;
 pub mod durable;
 pub mod objects;
@@ -41,12 +43,13 @@ pub mod stat_scan;
 pub mod tree_items;
 pub mod watch;
 
+pub use batch::Batch;
 pub use digest::{Algorithm, ContentId, InvalidDigest, Sha256Digest};
 pub use objects::{read_raw_blob, Backup, ObjectStore, StoreUsage, SweepReport};
 pub use restore::{
-    check, prepare, recover, restore, Action, BackupSource, Companion, Desired, Expected, FaultInjection, KeptFile,
-    KeptState, Plan, PlanEntry, Prepared, ProblemKind, RecoveryBounds, RecoveryOutcome, RestoreItem, RestoreOptions,
-    RestoreProblem, Special,
+    check, prepare, recover, restore, Action, BackupSource, Companion, Desired, Expected, FaultInjection, KeepOptions,
+    KeptFile, KeptState, Plan, PlanEntry, Prepared, ProblemKind, RecoveryBounds, RecoveryOutcome, RestoreItem,
+    RestoreOptions, RestoreProblem, Special,
 };
 pub use source::{read_file_state, FileState, MAX_BACKUP_SIZE};
 pub use space::free_space;

@@ -2,8 +2,8 @@
 //! bytes whose blake3 is `abcdef…`. One store serves every session, so identical content is kept
 //! once across sessions and forks.
 //!
-//! Objects are written temp file → length check → fsync → rename → fsync folder and are never
-//! modified after (a re-put only refreshes the mtime, so a concurrent sweep's grace period
+//! Objects are written temp file → length check → fsync → rename → fsync folder (or many at once
+//! with one flush, [`super::batch::Batch`]) and are never modified after (a re-put only refreshes the mtime, so a concurrent sweep's grace period
 //! protects it). Reads always verify: the bytes must decompress and hash to the object's name.
 //! `<root>/config` records the store version; an unknown version is refused.
 //! The real CLI's raw sha256 blobs are read by [`read_raw_blob`]; they live elsewhere.
@@ -25,7 +25,7 @@ pub const COMPRESSION_LEVEL: i32 = 3;
 /// The largest object the store accepts or decompresses (a guard against corrupt frames).
 pub const MAX_OBJECT_SIZE: u64 = 256 << 20;
 
-const OBJECT_MODE: u32 = 0o400;
+pub(super) const OBJECT_MODE: u32 = 0o400;
 const FOLDER_MODE: u32 = 0o700;
 
 /// A handle on the object folder. Cheap to clone; holds no open files.
@@ -370,7 +370,7 @@ fn is_hex(text: &str) -> bool {
     text.bytes().all(|byte| byte.is_ascii_hexdigit())
 }
 
-fn set_folder_mode(folder: &Path) -> Result<()> {
+pub(super) fn set_folder_mode(folder: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(folder, std::fs::Permissions::from_mode(FOLDER_MODE))
         .map_err(|source| Error::io(folder, source))
@@ -385,11 +385,12 @@ fn remove_if_present(path: &Path) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
-    fn store() -> (tempfile::TempDir, ObjectStore) {
+    /// A new store in a temp dir (kept alive by the returned guard).
+    pub(in crate::store) fn store() -> (tempfile::TempDir, ObjectStore) {
         let folder = tempfile::tempdir().unwrap();
         let store = ObjectStore::open(folder.path().join("objects")).unwrap();
         (folder, store)

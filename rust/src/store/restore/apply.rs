@@ -41,6 +41,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 const ROLLBACK_SUFFIX: &str = ".ccrollback";
 pub(super) const TRASH_SUFFIX: &str = ".trash";
@@ -234,9 +235,14 @@ pub(super) fn run(
     Ok(plan)
 }
 
-/// Runs every step in order, each after checking its folder still is the one verified; the
-/// first failure is returned (the caller undoes everything). Records in `touched` each target
-/// whose in-place overwrite began.
+/// Runs every step, each after checking its folder still is the one verified; the first
+/// failure is returned (the caller undoes everything). Records in `touched` each target whose
+/// in-place overwrite began.
+///
+/// The in-place overwrites run first, on every core: each touches only its own file (a single
+/// link, in a folder that stays; a folder is replaced only while empty), so their order does not
+/// matter, and a failure stops the rest as it does in order. Then the other steps (swaps,
+/// deletes, made items, the companion) run in order.
 #[allow(clippy::too_many_arguments, reason = "the state of one restore, passed down")]
 fn apply_all<'a>(
     store: &ObjectStore,
@@ -248,7 +254,8 @@ fn apply_all<'a>(
     trusted: Option<&Path>,
     touched: &mut [Option<&'a Original>],
 ) -> Result<()> {
-    for (index, (op, step)) in journal.ops.iter().zip(steps).enumerate() {
+    let began: Vec<AtomicBool> = steps.iter().map(|_| AtomicBool::new(false)).collect();
+    let one = |index: usize, op: &JournalOp, step: &Step| -> Result<()> {
         if !options.faults.step_delay.is_zero() {
             std::thread::sleep(options.faults.step_delay);
         }
@@ -261,21 +268,37 @@ fn apply_all<'a>(
                 let (folder, name) = folders.split(&op.target)?;
                 let identity = Some((original.device, original.inode));
                 let held = Some((original.bytes.as_slice(), original.stamp));
-                overwrite(&folder, name, &bytes, step.mode, identity, held, data, || touched[index] = Some(original))
+                let mark = || began[index].store(true, Ordering::Relaxed);
+                overwrite(&folder, name, &bytes, step.mode, identity, held, data, mark)
             })
         } else {
             folders.check(&op.folder, trusted).and_then(|()| apply_op(op, folders))
         };
-        if let Err(source) = result {
-            return Err(Error::RestoreFailed {
-                path: op.target.clone(),
-                source,
-                rolled_back: true,
-                journal: journal_path.to_owned(),
-            });
+        result.map_err(|source| Error::RestoreFailed {
+            path: op.target.clone(),
+            source,
+            rolled_back: true,
+            journal: journal_path.to_owned(),
+        })
+    };
+    let in_place = |op: &JournalOp, step: &Step| op.method == Method::InPlace && step.original.is_some();
+    let ops: Vec<(usize, (&JournalOp, &Step))> = journal.ops.iter().zip(steps).enumerate().collect();
+    let overwritten = ops
+        .par_iter()
+        .filter(|(_, (op, step))| in_place(op, step))
+        .try_for_each(|&(index, (op, step))| one(index, op, step));
+    let rest = || {
+        ops.iter()
+            .filter(|(_, (op, step))| !in_place(op, step))
+            .try_for_each(|&(index, (op, step))| one(index, op, step))
+    };
+    let result = overwritten.and_then(|()| rest());
+    for ((slot, began), step) in touched.iter_mut().zip(&began).zip(steps) {
+        if began.load(Ordering::Relaxed) {
+            *slot = step.original.as_ref();
         }
     }
-    Ok(())
+    result
 }
 
 /// Undoes everything after a failure and returns the error to report: `error` itself when the

@@ -10,9 +10,9 @@
 //! names the folder that was opened, which the apply phase does before each step.
 
 use std::collections::HashMap;
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, Path};
 use std::sync::{Arc, Mutex};
 
 use rustix::fs::{AtFlags, Mode, OFlags};
@@ -25,10 +25,11 @@ struct Handle {
     inode: u64,
 }
 
-/// The folder handles of one restore (or recovery).
+/// The folder handles of one restore (or recovery), by the folder's path as bytes (hashing a
+/// `Path` walks its components; these paths are plain, so the bytes name the folder).
 #[derive(Default)]
 pub(super) struct Folders {
-    open: Mutex<HashMap<PathBuf, Handle>>,
+    open: Mutex<HashMap<OsString, Handle>>,
 }
 
 fn changed(folder: &Path) -> std::io::Error {
@@ -45,7 +46,7 @@ fn identity(fd: BorrowedFd<'_>) -> std::io::Result<(u64, u64)> {
 
 impl Folders {
     fn handle(&self, folder: &Path) -> std::io::Result<Handle> {
-        if let Some(known) = self.open.lock().expect("no panics while held").get(folder) {
+        if let Some(known) = self.open.lock().expect("no panics while held").get(folder.as_os_str()) {
             return Ok(known.clone());
         }
         let directory = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC;
@@ -63,7 +64,7 @@ impl Folders {
         };
         let (device, inode) = identity(fd.as_fd())?;
         let handle = Handle { fd: Arc::new(fd), device, inode };
-        self.open.lock().expect("no panics while held").insert(folder.to_owned(), handle.clone());
+        self.open.lock().expect("no panics while held").insert(folder.as_os_str().to_owned(), handle.clone());
         Ok(handle)
     }
 
@@ -134,6 +135,7 @@ pub(super) fn remove_at(folder: &OwnedFd, name: &OsStr) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     /// A temp dir (by its real path) holding the folders `deep` and `side`.
     fn tree(deep: &str, side: &str) -> (tempfile::TempDir, PathBuf) {

@@ -4,18 +4,21 @@
 //! in place even has its bytes in memory. Keeping them costs no second read or hash: an object
 //! the store holds already is only refreshed (a collection running now keeps it); another is
 //! stored from the bytes in memory, or read once more and checked against the hash verification
-//! took (a file that changed since refuses the restore, nothing written). Each new object is
-//! durable (fsynced) before this returns, so the journal that follows may name the records
-//! that name them.
+//! took (a file that changed since refuses the restore, nothing written). The new objects go into
+//! one [`Batch`] at the caller's zstd level: two `syncfs` calls make them all durable before
+//! this returns (not an fsync pair per object), so the journal that follows may name the
+//! records that name them.
 
 use super::verify::Step;
 use super::Action;
 use crate::error::{Error, Result};
 use crate::fsopen::{read_regular, Follow};
+use crate::store::batch::Batch;
 use crate::store::digest::ContentId;
 use crate::store::objects::ObjectStore;
 use rayon::prelude::*;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// What a target held before the restore, as kept for its redo.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,26 +39,30 @@ pub struct KeptFile {
     pub state: KeptState,
 }
 
-/// Keeps the current state of every target the steps change (see the module docs).
-pub(super) fn keep(store: &ObjectStore, steps: &[Step], max_size: u64) -> Result<Vec<KeptFile>> {
-    let run = || {
-        steps
-            .par_iter()
-            .filter(|step| step.action != Action::Unchanged)
-            .map(|step| Ok(KeptFile { target: step.target.clone(), state: keep_one(store, step, max_size)? }))
-            .collect()
-    };
-    // Each new object waits on its own fsync: a few more threads than cores keep the disk busy.
-    match rayon::ThreadPoolBuilder::new().num_threads(KEEP_THREADS).build() {
-        Ok(pool) => pool.install(run),
-        Err(_) => run(),
-    }
+/// How [`keep`] stores new objects.
+#[derive(Clone, Copy, Debug)]
+pub struct KeepOptions {
+    /// Regular files over this size are not kept ([`KeptState::Other`]).
+    pub max_size: u64,
+    /// The zstd level of new objects.
+    pub level: i32,
+    /// A crash-test hook: slept between the phases of the flush ([`Batch::finish`]).
+    pub pause: Duration,
 }
 
-/// Objects stored at once (each put is durable: it mostly waits on the disk).
-const KEEP_THREADS: usize = 8;
+/// Keeps the current state of every target the steps change (see the module docs).
+pub(super) fn keep(store: &ObjectStore, steps: &[Step], options: &KeepOptions) -> Result<Vec<KeptFile>> {
+    let batch = Batch::new(store, options.level);
+    let kept = steps
+        .par_iter()
+        .filter(|step| step.action != Action::Unchanged)
+        .map(|step| Ok(KeptFile { target: step.target.clone(), state: keep_one(&batch, step, options.max_size)? }))
+        .collect::<Result<Vec<_>>>()?;
+    batch.finish(options.pause)?;
+    Ok(kept)
+}
 
-fn keep_one(store: &ObjectStore, step: &Step, max_size: u64) -> Result<KeptState> {
+fn keep_one(batch: &Batch<'_>, step: &Step, max_size: u64) -> Result<KeptState> {
     if !step.original_existed {
         return Ok(KeptState::Missing);
     }
@@ -65,17 +72,17 @@ fn keep_one(store: &ObjectStore, step: &Step, max_size: u64) -> Result<KeptState
     if size > max_size {
         return Ok(KeptState::Other);
     }
-    let stored_now = if store.refresh(&content) {
+    let stored_now = if let Some(original) = &step.original {
+        batch.add(&content, &original.bytes)?
+    } else if batch.refreshed(&content) {
         false
-    } else if let Some(original) = &step.original {
-        store.put_hashed(&content, &original.bytes)?
     } else {
         let bytes = read_regular(&step.target, Follow::No).map_err(|source| Error::io(&step.target, source))?;
         if ContentId::of(&bytes) != content {
             let changed = std::io::Error::other("it changed while the restore was checking it; nothing was restored");
             return Err(Error::io(&step.target, changed));
         }
-        store.put_hashed(&content, &bytes)?
+        batch.add(&content, &bytes)?
     };
     Ok(KeptState::Regular { content, mode, size, stored_now })
 }

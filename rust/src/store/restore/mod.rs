@@ -16,7 +16,8 @@
 //! 3. **Apply**: a target that is a single-link, non-executable regular file this process may
 //!    write is overwritten in place (its old bytes were read at verification and stay in memory); any
 //!    other original is hard-linked (or renamed) aside and its temp exchanged (or renamed) into
-//!    place. One `syncfs` then makes the new bytes and the renames durable together. If a step
+//!    place. The in-place overwrites run first, in parallel (each touches only its own file); the
+//!    rest in order. One `syncfs` then makes the new bytes and the renames durable together. If a step
 //!    fails, every step already taken is undone, so nothing is left half done.
 //! 4. **Commit**: the journal is deleted (durably) and the trash of set-aside originals removed;
 //!    originals set aside beside their targets (another file system) are removed only after the
@@ -52,7 +53,7 @@ use std::time::Duration;
 pub use apply::recover;
 pub use bounds::RecoveryBounds;
 pub use journal::RecoveryOutcome;
-pub use keep::{KeptFile, KeptState};
+pub use keep::{KeepOptions, KeptFile, KeptState};
 
 /// Where the bytes of a backup come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -385,10 +386,11 @@ impl Prepared {
     }
 
     /// Stores in `store` the current bytes of every target the restore changes, from what
-    /// verification read and hashed (see `keep.rs`); regular files over `max_size` and
-    /// non-regular ones are left to the caller ([`KeptState::Other`]).
-    pub fn keep(&self, store: &ObjectStore, max_size: u64) -> Result<Vec<KeptFile>> {
-        keep::keep(store, &self.verified.steps, max_size)
+    /// verification read and hashed, all made durable by one flush (see `keep.rs`); regular
+    /// files over `options.max_size` and non-regular ones are left to the caller
+    /// ([`KeptState::Other`]).
+    pub fn keep(&self, store: &ObjectStore, options: &KeepOptions) -> Result<Vec<KeptFile>> {
+        keep::keep(store, &self.verified.steps, options)
     }
 
     /// Carries the restore out, all or nothing, with `options.companion` replaced in the same

@@ -10,7 +10,6 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::store::digest::ContentId;
-use crate::store::durable::open_no_follow;
 use crate::store::objects::{read_raw_blob, ObjectStore};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -492,7 +491,16 @@ fn current_state(
         return Err(ProblemKind::NotRegular);
     }
     let unreadable = |error: std::io::Error| ProblemKind::Unreadable { reason: error.to_string() };
-    let mut file = open_no_follow(target).map_err(unreadable)?;
+    // Opened as the `lstat` above found it (a regular file): never through a symlink put there
+    // since, never blocking on a FIFO; the `statx` below checks what was opened.
+    let flags = rustix::fs::OFlags::RDONLY
+        | rustix::fs::OFlags::NOFOLLOW
+        | rustix::fs::OFlags::NONBLOCK
+        | rustix::fs::OFlags::NOCTTY
+        | rustix::fs::OFlags::CLOEXEC;
+    let opened =
+        rustix::fs::open(target, flags, rustix::fs::Mode::empty()).map_err(|errno| unreadable(errno.into()))?;
+    let mut file = std::fs::File::from(opened);
     // One statx of the opened file gives its type, mode, owner, links and the immutable/append flags.
     let flags = rustix::fs::AtFlags::EMPTY_PATH;
     let opened = rustix::fs::statx(&file, "", flags, rustix::fs::StatxFlags::BASIC_STATS)
