@@ -283,6 +283,7 @@ class CheckpointManager:
                     self._save_behind(self.shell.worker)
                 if not self._shells:
                     self._raced = {}
+                    self.shell.end_commands()
             if not self._shells and (changes or self._shell_deferred):
                 self._shell_deferred = False
                 self.shell.start()  # then stores what the command left, while the next model call runs

@@ -345,11 +345,18 @@ class ShellTracker:
     # ---- around a bash call
 
     def before_shell(self) -> None:
-        """Finishes the baseline, then brings the cache current (edit tools wrote since)."""
+        """Finishes the baseline, then brings the cache current (edit tools wrote since), and
+        pins the project's folders as the ones before the commands (until `end_commands`)."""
         self.wait()
         if self.paused is None and not self._closed:
             self.refresh(full=False)
             self._items, self._devices = shell_items.scan(self.cwd, [self._excluded, *self._ignored])
+            hollow = [path for path, state in self._items.items() if state[0] == "folder"]
+            self._table.pin_folders(hollow)
+
+    def end_commands(self) -> None:
+        """The last of the overlapping commands ended: the next folders are found afresh."""
+        self._table.unpin_folders()
 
     def after_shell(self) -> list[ShellChange]:
         """The files the command created, changed or deleted (the cache then holds their new state)."""
