@@ -40,7 +40,7 @@ from ..sessions.files import SessionFiles
 from ..storage.durable import atomic_write, ensure_dir
 from ..storage.ids import iso_now, new_uuid
 from ..storage.path_locks import path_lock
-from . import compatible, shell_baseline
+from . import compatible, shell_baseline, shell_pending
 from . import store as backups
 from .background import Worker
 from .backup_items import FreeSpace, take_item
@@ -53,6 +53,7 @@ from .records import (
     SKIPPED_SYMLINK,
     SKIPPED_TOO_LARGE,
     Checkpoint,
+    FileBackup,
     checkpoints_bytes,
     prompt_preview,
     read_checkpoints,
@@ -115,13 +116,16 @@ class CheckpointManager:
         self._shell_lock = threading.Lock()  # the tracker's state; taken before `_lock`, never after
         self._shells = 0  # `bash` calls between `before_shell` and `after_shell`
         self._shell_deferred = False  # a baseline refresh waits for the running commands to end
+        self._noted = False  # the running commands are noted durably (`shell_pending.py`)
         self._raced: dict[str, FileBackup] = {}  # items backed up while a command ran (`shell_recording.py`)
 
     @classmethod
     def for_session(cls, files: SessionFiles, cwd: Path, **options: Unpack[ManagerOptions]) -> CheckpointManager:
         """Loads a session's checkpoints: finishes or undoes a restore a crash interrupted, drops
         checkpoints past retention, and sweeps objects no checkpoint references any more."""
-        backups.recover_pending(files, cwd, store=options.get("store"))
+        store = options["store"] = options.get("store") or backups.BackupStore()
+        backups.recover_pending(files, cwd, store=store)
+        shell_pending.recover(files, Path(cwd), store)  # commands killed with their process: recorded
         manager = cls(files, cwd, **options)
         if manager.apply_retention():
             manager._save()
@@ -252,7 +256,9 @@ class CheckpointManager:
             if self.shell is None:
                 return []
             if not self._shells and self._current is not None:
+                self.wait_saved()  # the last commands' note is gone (removed behind their records)
                 self.shell.before_shell()
+                self._noted = shell_pending.note(self.files, self.shell, self._current.id)
             self._shells += 1
             return self.shell.take_notices()
 
@@ -270,10 +276,12 @@ class CheckpointManager:
                 changes = self.shell.after_shell() if record is not None else []
                 if record is not None:
                     record_changes(record, changes, self.cwd, self._raced)
-                if changes:
-                    self._save_behind(self.shell.worker)
+                files, noted = self.files, self._noted and not self._shells
+                if changes or noted:  # the note goes once the records are durable, behind them
+                    self._save_behind(self.shell.worker, (lambda: shell_pending.clear(files)) if noted else None,
+                                      changed=bool(changes))
                 if not self._shells:
-                    self._raced = {}
+                    self._raced, self._noted = {}, False
                     self.shell.end_commands()
             if not self._shells and (changes or self._shell_deferred):
                 self._shell_deferred = False
