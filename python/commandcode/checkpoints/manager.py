@@ -49,6 +49,7 @@ from .disk_pause import RESUME_FREE_BYTES as RESUME_FREE_BYTES  # re-exported: t
 from .disk_pause import DiskPause
 from .group_commit import DURABLE, IN_FLIGHT, GroupCommit
 from .ledger import Ledger, stamp
+from .leftovers import remove_leftovers
 from .records import (
     SKIPPED_SYMLINK,
     SKIPPED_TOO_LARGE,
@@ -127,6 +128,7 @@ class CheckpointManager:
         backups.recover_pending(files, cwd, store=store)
         shell_pending.recover(files, Path(cwd), store)  # commands killed with their process: recorded
         manager = cls(files, cwd, **options)
+        remove_leftovers(files, manager.records, manager.cwd)  # temp files a killed write left
         if manager.apply_retention():
             manager._save()
             manager._sweep(force=True)
