@@ -42,26 +42,31 @@ def _killed_mid_command(workdir: Path, home: Path, marker: Path) -> None:
     assert (workdir / "a.txt").read_text() == "changed\n" and (workdir / "made/deep/y.txt").exists()
 
 
-def test_a_command_killed_with_its_agent_is_undone_after_a_resume(home: Path, workdir: Path, tmp_path: Path) -> None:
+def _killed_session(home: Path, workdir: Path, marker: Path) -> tuple[dict[str, tuple[object, ...]], SessionFiles]:
+    """A first turn, then the killed one: the tree before the killed turn, and the session."""
     _seed(workdir)
     run_ok(["-p", "first turn"], workdir, home)
     before = lstat_tree(workdir)
-    _killed_mid_command(workdir, home, tmp_path / "sleeping")
-    files = SessionFiles.for_transcript(only_transcript(home, workdir))
-    assert files.directory.joinpath(files.session_id + ".shell-pending.json").exists()
-    run_ok(["-c", "-p", "after the kill"], workdir, home)  # the resumed session records the killed command
-    assert not files.directory.joinpath(files.session_id + ".shell-pending.json").exists()
+    _killed_mid_command(workdir, home, marker)
+    return before, SessionFiles.for_transcript(only_transcript(home, workdir))
+
+
+def _rewind_to_before_the_killed_turn(home: Path, workdir: Path, files: SessionFiles) -> None:
     rewound = run_ok(["rewind", files.session_id, "--to", "2", "--mode", "code", "--yes"], workdir, home)
     assert "Traceback" not in rewound.stderr
+
+
+def test_a_command_killed_with_its_agent_is_undone_after_a_resume(home: Path, workdir: Path, tmp_path: Path) -> None:
+    before, files = _killed_session(home, workdir, tmp_path / "sleeping")
+    note = files.directory / (files.session_id + ".shell-pending.json")
+    assert note.exists()
+    run_ok(["-c", "-p", "after the kill"], workdir, home)  # the resumed session records the killed command
+    assert not note.exists()
+    _rewind_to_before_the_killed_turn(home, workdir, files)
     assert lstat_tree(workdir) == before
 
 
 def test_a_rewind_straight_after_the_kill_undoes_the_command(home: Path, workdir: Path, tmp_path: Path) -> None:
-    _seed(workdir)
-    run_ok(["-p", "first turn"], workdir, home)
-    before = lstat_tree(workdir)
-    _killed_mid_command(workdir, home, tmp_path / "sleeping")
-    files = SessionFiles.for_transcript(only_transcript(home, workdir))
-    rewound = run_ok(["rewind", files.session_id, "--to", "2", "--mode", "code", "--yes"], workdir, home)
-    assert "Traceback" not in rewound.stderr
+    before, files = _killed_session(home, workdir, tmp_path / "sleeping")
+    _rewind_to_before_the_killed_turn(home, workdir, files)
     assert lstat_tree(workdir) == before
