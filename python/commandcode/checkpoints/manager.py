@@ -428,18 +428,18 @@ class CheckpointManager:
         self._commit(generation, worker, then)
 
     def _commit(self, generation: int, worker: Worker | None = None, then: Callable[[], None] | None = None) -> None:
-        """Makes the file durable up to `generation` (group commit, `group_commit.py`): waits
-        for a write in flight, then either finds its generation written by it or writes
-        everything requested so far itself (on `worker`, when given).
-
-        Raises:
-            OSError: the write failed (the records stay in memory, marked unsaved).
-        """
+        """Makes the file durable up to `generation` (group commit, `group_commit.py`): after a
+        write in flight, finds it covered or writes all asked so far (on `worker`, if given).
+        Raises OSError when the write failed (the records stay in memory, marked unsaved)."""
         while True:
             with self._lock:
                 covered = self._commits.begin(generation)
                 if covered != IN_FLIGHT:
-                    write = None if covered == DURABLE else self._snapshot()
+                    try:
+                        write = None if covered == DURABLE else self._snapshot()
+                    except BaseException:
+                        self._commits.end(None)  # never leave the others waiting for a write that never comes
+                        raise
                     break
             self._commits.wait_idle()
 

@@ -212,3 +212,31 @@ def test_writers_arriving_during_a_write_of_the_checkpoints_file_share_the_next_
     assert missing == []
     assert writes == [1, 4]
     manager.close()
+
+
+def test_a_write_that_fails_before_it_starts_leaves_the_next_writers_free(
+        home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Taking the records' bytes fails (the backup rule's conversion, here): that backup fails
+    with its error, and the next one is written (not left waiting for a write that never comes)."""
+    _seed(project)
+    manager = _manager(project)
+    manager.open_checkpoint("failing", 0, None)
+    real = manager._rule
+    failures = iter([OSError(28, "No space left on device")])
+
+    def rule(*, defer: bool = False) -> object:
+        failure = next(failures, None)
+        if failure is not None:
+            raise failure
+        return real(defer=defer)
+
+    monkeypatch.setattr(manager, "_rule", rule)
+    first, second = project / "t0" / "f0.txt", project / "t1" / "f1.txt"
+    with pytest.raises(OSError):
+        manager.backup_before_edit(str(first))
+    finished = threading.Thread(target=manager.backup_before_edit, args=(str(second),), daemon=True)
+    finished.start()
+    finished.join(120)  # a deadlock guard only: it returns at once unless the write never comes
+    assert not finished.is_alive()
+    assert {str(first), str(second)} <= {item.path for item in read_checkpoints(manager.files.checkpoints)[0].files}
+    manager.close()
