@@ -47,6 +47,8 @@ def remove_stale(folder: str | os.PathLike[str], owns: Callable[[str], bool], *,
         return removed
     with entries:
         for entry in entries:
+            if not entry.name.endswith(".tmp"):
+                continue  # most names: no pattern to try
             parsed = temporary_of(entry.name, project=project)
             if parsed is None or not owns(parsed[0]) or process_exists(parsed[1]):
                 continue
