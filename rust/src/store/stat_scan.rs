@@ -527,8 +527,10 @@ mod tests {
         std::fs::write(&made, b"two").unwrap();
         table.scan(None, 100, true).unwrap();
         let new = root.path().join("new");
-        assert_eq!(table.made_folders(std::slice::from_ref(&made))[0],
-                   vec![new.clone().into_os_string(), new.join("deep").into_os_string()]);
+        assert_eq!(
+            table.made_folders(std::slice::from_ref(&made))[0],
+            vec![new.clone().into_os_string(), new.join("deep").into_os_string()]
+        );
         table.unpin_folders();
         assert!(table.made_folders(&[made])[0].is_empty());
     }
