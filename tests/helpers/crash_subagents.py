@@ -3,10 +3,12 @@ sub-agents (two in parallel, one in the background the turn waits for) edit, cre
 `bash`) change the project's files, backing each up into the parent's checkpoint, SIGKILLed at
 random moments (timed, or at a random file-system call, sometimes mid-write).
 
-Every run starts from the same tree (the seed's): after each point the check rewinds the run's
-checkpoint, when it was written, through the code rewind, and the tree must be the seed's again,
-byte for byte and mode for mode (no checkpoint: no file may have changed, as every write comes
-after the checkpoint opens). On top of the harness's checks (transcripts open, reported markers on
+Every run starts from the same tree (the seed's): after each point the check opens the session
+as the next turn would (a `bash` command killed with the run is recorded from its note, the temp
+file of a killed write removed), rewinds the run's checkpoint, when it was written, through the
+code rewind, and the tree must be the seed's again, byte for byte and mode for mode, with no temp
+file left (no checkpoint: no file may have changed, as every write comes after the checkpoint
+opens). On top of the harness's checks (transcripts open, reported markers on
 the active path, every checkpoints line whole, every object there and verifying):
 
 - no half-written step: neither the parent's transcript nor any run's holds a `tool_use` without
@@ -118,6 +120,7 @@ def check(workspace: Any, violations: list[str], label: str) -> None:
 def _check_restores(workspace: Any, files: Any, violations: list[str], label: str) -> None:
     """Rewinds the run's checkpoint (if written) and compares the tree with the seed's."""
     from commandcode.checkpoints import store as backups
+    from commandcode.checkpoints.manager import CheckpointManager
     from commandcode.checkpoints.modes import RewindMode
     from commandcode.checkpoints.records import read_checkpoints
     from commandcode.checkpoints.rewind import RewindOptions, checkpoint_numbers, rewind
@@ -125,6 +128,8 @@ def _check_restores(workspace: Any, files: Any, violations: list[str], label: st
 
     try:
         backups.recover_pending(files, workspace.project)
+        # the next open: a command killed with the run is recorded, a killed write's temp removed
+        CheckpointManager.for_session(files, workspace.project).close()
         records = read_checkpoints(files.checkpoints)
         turns = [record for record in records if not record.is_redo_point]
         if len(turns) > workspace.branching["checkpoints"] and turns[-1].files:  # none: killed before a write
@@ -138,15 +143,10 @@ def _check_restores(workspace: Any, files: Any, violations: list[str], label: st
     expected = workspace.branching["seed_tree"]
     changed = sorted(name for name in set(tree) | set(expected) if tree.get(name) != expected.get(name))
     left = [name for name in changed if is_replace_temporary(name)]
-    if left:  # a write killed before its rename: the target is whole, its temp file stays (no one removes it)
-        workspace.notes["temp_files_of_killed_writes"] = workspace.notes.get("temp_files_of_killed_writes", 0) + len(left)
-    shell = [name for name in changed if name in workspace.branching["shell_files"]]
-    if shell and workspace.last_killed:
-        # killed after the command ran, before its changes were recorded (shell tracking records
-        # them when the command ends, and writes them behind the next model call): not undone
-        workspace.notes["shell_changes_lost_with_the_process"] = workspace.notes.get(
-            "shell_changes_lost_with_the_process", 0) + 1
-    wrong = [name for name in changed if name not in left and not (workspace.last_killed and name in shell)]
+    if left:  # a write killed before its rename: the next open removes its temp file
+        violations.append(f"{label}: the temp files of killed writes stay after the next open: {left[:3]}")
+    # a command killed with the run is undone too: the next open recorded it from its note
+    wrong = [name for name in changed if name not in left]
     if wrong:
         violations.append(f"{label}: the backups do not restore the tree ({len(wrong)} differ, e.g. {wrong[:3]})")
     if changed:

@@ -379,9 +379,16 @@ class Workspace:
 
     def _check_shell(self, violations: list[str], label: str) -> None:
         """Every reported-committed shell turn recorded the file, symlink and empty folder its
-        command made (`source: shell`; the link and folder with their `afterKind`)."""
+        command made (`source: shell`; the link and folder with their `afterKind`). A killed
+        one too, once the next open recovered its note (`checkpoints/shell_pending.py`): every
+        `made-*.txt` in the project is in a checkpoint, whichever run made it."""
+        from commandcode.checkpoints import shell_pending
+        from commandcode.checkpoints import store as backups
         from commandcode.checkpoints.records import read_checkpoints
+        from commandcode.sessions.files import SessionFiles
 
+        for transcript in self.transcripts():
+            shell_pending.recover(SessionFiles.for_transcript(transcript), self.project, backups.BackupStore())
         recorded = {Path(item.path).name: item.extra.get("afterKind")
                     for path in (self.data / "projects").glob("*/*.checkpoints.jsonl")
                     for record in read_checkpoints(path) for item in record.files if item.extra.get("source") == "shell"}
@@ -395,6 +402,9 @@ class Workspace:
                     if made not in recorded or recorded[made] != kind:
                         violations.append(f"{label}: the shell turn {marker} was committed but {made} is not in "
                                           f"its checkpoint as a {kind or 'file'}")
+        for made in sorted(path.name for path in self.project.rglob("made-*.txt")):
+            if made not in recorded:
+                violations.append(f"{label}: {made} was made by a command, killed or not, and no checkpoint has it")
 
     def _check_rewind(self, violations: list[str], label: str) -> None:
         from commandcode.checkpoints import store as backups

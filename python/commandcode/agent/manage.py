@@ -27,7 +27,7 @@ from ..sessions.reader import index_path_for
 from ..sessions.writer import SessionWriter
 
 DELETED_SIDECARS = (".jsonl", ".meta.json", ".share.json", ".checkpoints.jsonl", ".prompts.jsonl", ".shell-baseline.json",
-                    ".scheduled-tasks.json", ".v2.bak")
+                    ".shell-pending.json", ".scheduled-tasks.json", ".v2.bak")
 TRASH_TIMEOUT_S = 60
 
 

@@ -25,9 +25,6 @@ changes are found against a state from before all of them (`shell_recording.py`)
 from __future__ import annotations
 
 import atexit
-import errno
-import os
-import stat
 import threading
 import time
 import weakref
@@ -43,15 +40,17 @@ from ..sessions.files import SessionFiles
 from ..storage.durable import atomic_write, ensure_dir
 from ..storage.ids import iso_now, new_uuid
 from ..storage.path_locks import path_lock
-from . import compatible, shell_baseline
+from . import compatible, shell_baseline, shell_pending
 from . import store as backups
 from .background import Worker
+from .backup_items import FreeSpace, take_item
 from .blob_rule import Enforcement
 from .disk_pause import RESUME_FREE_BYTES as RESUME_FREE_BYTES  # re-exported: the pause is its own module
 from .disk_pause import DiskPause
+from .group_commit import DURABLE, IN_FLIGHT, GroupCommit
 from .ledger import Ledger, stamp
+from .leftovers import remove_leftovers
 from .records import (
-    SKIPPED_DISK_FULL,
     SKIPPED_SYMLINK,
     SKIPPED_TOO_LARGE,
     Checkpoint,
@@ -61,21 +60,13 @@ from .records import (
     read_checkpoints,
     resolve_path,
 )
-from .redo_points import missing_folders, newest_on_path
+from .redo_points import newest_on_path
 from .references import register_external_location, sweep_objects
 from .retention import cap_notice, retained
 from .shell_recording import record_changes
 from .shell_tracking import ShellTracker, tracker_for
 
 SWEEP_INTERVAL_SECONDS = 600.0
-
-FreeSpace = Callable[[Path], "int | None"]
-
-
-def _left_alone(path: str, skipped: str, why: str, notices: list[str]) -> FileBackup:
-    """The item of a file no backup is taken of (`skipped`), and the notice saying so."""
-    notices.append(f"{path} {why}, and a rewind leaves it as it is")
-    return FileBackup(path=path, hash=None, skipped=skipped)
 
 
 class ManagerOptions(TypedDict, total=False):
@@ -117,6 +108,7 @@ class CheckpointManager:
         self._compatible = compatible_backups
         self.shell: ShellTracker | None = None
         self._saving: threading.Event | None = None  # a write `_save_behind` queued
+        self._commits = GroupCommit()  # the file's writes: concurrent writers share one (`group_commit.py`)
         self._enforced = False  # the backup rule ran over every record once (`_rule`)
         self._lock = threading.RLock()  # the records, the open checkpoint, the file's writes
         self._idle = threading.Condition(self._lock)
@@ -125,14 +117,18 @@ class CheckpointManager:
         self._shell_lock = threading.Lock()  # the tracker's state; taken before `_lock`, never after
         self._shells = 0  # `bash` calls between `before_shell` and `after_shell`
         self._shell_deferred = False  # a baseline refresh waits for the running commands to end
+        self._noted = False  # the running commands are noted durably (`shell_pending.py`)
         self._raced: dict[str, FileBackup] = {}  # items backed up while a command ran (`shell_recording.py`)
 
     @classmethod
     def for_session(cls, files: SessionFiles, cwd: Path, **options: Unpack[ManagerOptions]) -> CheckpointManager:
         """Loads a session's checkpoints: finishes or undoes a restore a crash interrupted, drops
         checkpoints past retention, and sweeps objects no checkpoint references any more."""
-        backups.recover_pending(files, cwd, store=options.get("store"))
+        store = options["store"] = options.get("store") or backups.BackupStore()
+        backups.recover_pending(files, cwd, store=store)
+        shell_pending.recover(files, Path(cwd), store)  # commands killed with their process: recorded
         manager = cls(files, cwd, **options)
+        remove_leftovers(files, manager.records, manager.cwd)  # temp files a killed write left
         if manager.apply_retention():
             manager._save()
             manager._sweep(force=True)
@@ -155,6 +151,7 @@ class CheckpointManager:
 
     def _reload(self) -> None:
         self.wait_saved()
+        self._commits.settle()  # the file read back below is what is durable
         self._ledger.flush_quietly()
         self._ledger.dirty = False
         self._ledger = Ledger(self.files.checkpoints, read_checkpoints(self.files.checkpoints))
@@ -261,7 +258,9 @@ class CheckpointManager:
             if self.shell is None:
                 return []
             if not self._shells and self._current is not None:
+                self.wait_saved()  # the last commands' note is gone (removed behind their records)
                 self.shell.before_shell()
+                self._noted = shell_pending.note(self.files, self.shell, self._current.id)
             self._shells += 1
             return self.shell.take_notices()
 
@@ -279,10 +278,13 @@ class CheckpointManager:
                 changes = self.shell.after_shell() if record is not None else []
                 if record is not None:
                     record_changes(record, changes, self.cwd, self._raced)
-                if changes:
-                    self._save_behind(self.shell.worker)
+                files, noted = self.files, self._noted and not self._shells
+                if changes or noted:  # the note goes once the records are durable, behind them
+                    self._save_behind(self.shell.worker, (lambda: shell_pending.clear(files)) if noted else None,
+                                      changed=bool(changes))
                 if not self._shells:
-                    self._raced = {}
+                    self._raced, self._noted = {}, False
+                    self.shell.end_commands()
             if not self._shells and (changes or self._shell_deferred):
                 self._shell_deferred = False
                 self.shell.start()  # then stores what the command left, while the next model call runs
@@ -321,7 +323,8 @@ class CheckpointManager:
                 if self._require_current().backup_for(key, self.cwd) is not None:
                     return []
             notices: list[str] = []
-            item = self._backup(path, key, notices)  # read and stored outside the lock: in parallel
+            # read and stored outside the lock: in parallel
+            item = take_item(path, key, self.cwd, self.store, self._disk, self._free_space, notices)
             if item is None:
                 return notices
             with self._lock:
@@ -332,8 +335,10 @@ class CheckpointManager:
                 if self._shells:
                     self._raced[key] = item
                 dropped = item.hash is not None and self.apply_retention()
-                self._save()
-                if dropped:
+                generation = self._commits.request()
+            self._commit(generation)  # outside the lock: writers arriving meanwhile share the next write
+            if dropped:
+                with self._lock:
                     self._sweep(force=False)
             return notices
 
@@ -390,41 +395,6 @@ class CheckpointManager:
             self._capped = []
             return [notice]
 
-    def _backup(self, path: str, key: str, notices: list[str]) -> FileBackup | None:
-        target = Path(key)
-        try:
-            status = os.lstat(target)
-        except FileNotFoundError:
-            return self._absent(path, target)
-        except OSError as error:
-            raise CheckpointError(f"cannot back up {path}: {error.strerror}") from None
-        if stat.S_ISLNK(status.st_mode):
-            return _left_alone(path, SKIPPED_SYMLINK, "is a symlink; it was not followed or backed up", notices)
-        if not stat.S_ISREG(status.st_mode):
-            notices.append(f"{path} is not a regular file; it was not backed up")
-            return None
-        if status.st_size > backups.MAX_BACKUP_SIZE:
-            return _left_alone(path, SKIPPED_TOO_LARGE, "is over 10 MB; it was not backed up", notices)
-        if not self._disk.space_for(self._free_space(self.store.root), status.st_size, path, notices):
-            return FileBackup(path=path, hash=None, skipped=SKIPPED_DISK_FULL)
-        try:
-            snapshot = self.store.backup_file(target)
-        except OSError as error:
-            if error.errno in (errno.ENOSPC, errno.EDQUOT):
-                self._disk.pause(path, notices, None)
-                return FileBackup(path=path, hash=None, skipped=SKIPPED_DISK_FULL)
-            raise CheckpointError(f"cannot back up {path}: {error.strerror or error}") from None
-        if snapshot.kind == "regular":
-            return FileBackup(path=path, hash=snapshot.content_id, algorithm=backups.BLAKE3, mode=snapshot.mode)
-        if snapshot.kind == "missing":
-            return self._absent(path, target)
-        if snapshot.kind == "symlink":
-            return _left_alone(path, SKIPPED_SYMLINK, "is a symlink; it was not followed or backed up", notices)
-        if snapshot.kind == "too_large":
-            return _left_alone(path, SKIPPED_TOO_LARGE, "is over 10 MB; it was not backed up", notices)
-        notices.append(f"{path} is not a regular file; it was not backed up")
-        return None
-
     def _rule(self, *, defer: bool = False) -> Enforcement:
         """The backup rule (`blob_rule.py`) applied to the records about to be written: the whole
         file at this manager's first write, then the open checkpoint (where items are added).
@@ -436,51 +406,80 @@ class CheckpointManager:
         self._enforced = True
         return Enforcement(self.files.session_id, self.store, convert=self._compatible, defer=defer).apply(scope)
 
-    def _absent(self, path: str, target: Path) -> FileBackup:
-        """The item of a file that does not exist yet: a rewind deletes it, and the folders its
-        creation makes (`missingDirs`) once they are empty."""
-        item = FileBackup(path=path, hash=None, algorithm=backups.BLAKE3)
-        made = missing_folders(target, self.cwd)
-        if made:
-            item.extra["missingDirs"] = made
-        return item
-
     def _require_current(self) -> Checkpoint:
         if self._current is None:
             raise CheckpointError("no checkpoint is open; call open_checkpoint at the start of the turn")
         return self._current
 
     def _save(self) -> None:
-        self.wait_saved()
-        self._rule().write_blobs()
-        if not self._registered:
-            register_external_location(self.files.checkpoints, self.store.root)
-            self._registered = True
-        self._ledger.write()
+        """Makes the records durable as they are now (after a change)."""
+        with self._lock:
+            generation = self._commits.request()
+        self._commit(generation)
 
-    def _save_behind(self, worker: Worker) -> None:
+    def _save_behind(self, worker: Worker, then: Callable[[], None] | None = None, *, changed: bool = True) -> None:
         """Writes the records (durably, as `_save`) on a thread while the turn goes on: after a
         `bash` call, the write and its fsyncs overlap the next model call instead of adding to
-        the turn. The bytes are taken now; every other write, `flush` (before the turn is
-        reported) and `close` wait for it first, so the file's writes land in order."""
-        self.wait_saved()
+        the turn; `then` runs after it, once it succeeded (not `changed`: once what was asked
+        before is durable). The bytes are taken now; `flush` (before the turn is reported) and
+        `close` wait for it."""
+        with self._lock:
+            generation = self._commits.request() if changed else self._commits.requested
+        self._commit(generation, worker, then)
+
+    def _commit(self, generation: int, worker: Worker | None = None, then: Callable[[], None] | None = None) -> None:
+        """Makes the file durable up to `generation` (group commit, `group_commit.py`): after a
+        write in flight, finds it covered or writes all asked so far (on `worker`, if given).
+        Raises OSError when the write failed (the records stay in memory, marked unsaved)."""
+        while True:
+            with self._lock:
+                covered = self._commits.begin(generation)
+                if covered != IN_FLIGHT:
+                    try:
+                        write = None if covered == DURABLE else self._snapshot()
+                    except BaseException:
+                        self._commits.end(None)  # never leave the others waiting for a write that never comes
+                        raise
+                    break
+            self._commits.wait_idle()
+
+        def finish() -> None:
+            if write is not None:
+                try:
+                    write()
+                except BaseException:
+                    self._commits.end(None)
+                    raise
+                self._commits.end(covered)
+            if then is not None:
+                then()
+
+        if worker is None:
+            finish()
+        else:
+            self._saving = worker.submit(finish)  # waited for by flush, close and the exit handler
+
+    def _snapshot(self) -> Callable[[], None]:
+        """The write of the records as they are now (call under the lock): the backup rule's
+        blobs first, then the file, whole and atomically."""
         if not self._registered:
             register_external_location(self.files.checkpoints, self.store.root)
             self._registered = True
-        rule = self._rule(defer=True)  # items converted now, their blobs written first, behind
+        rule = self._rule(defer=True)  # items converted now, their blobs written with the file
         ledger, data = self._ledger, checkpoints_bytes(self.records)
         ledger.dirty = False
 
         def write() -> None:
-            rule.write_blobs()
             try:
+                rule.write_blobs()
                 ensure_dir(ledger.path.parent)
                 atomic_write(ledger.path, data)
                 ledger.stamp = stamp(ledger.path)
-            except OSError:
+            except BaseException:
                 ledger.dirty = True  # the turn's flush writes it again, and reports a failure
+                raise
 
-        self._saving = worker.submit(write)  # waited for by flush, close and the exit handler
+        return write
 
     def wait_saved(self) -> None:
         """Waits for a write `_save_behind` started."""

@@ -38,6 +38,7 @@ from ..sessions.files import SessionFiles
 from ..sessions.lock import WriterLock
 from ..sessions.writer import SessionWriter
 from ..storage.signals import deferred_signals
+from . import shell_pending
 from . import store as backups
 from .blob_rule import enforce
 from .manager import CheckpointManager
@@ -205,6 +206,7 @@ def _collections_paused() -> Iterator[None]:
 def _checked_operation(files: SessionFiles, cwd: Path, run: Operation, check: Callable[[list[Checkpoint]], int],
                        options: RewindOptions, *, conversation: bool) -> RewindResult:
     backups.recover_pending(files, None if options.allow_outside else cwd, store=options.store)
+    shell_pending.recover(files, Path(cwd), options.store or backups.BackupStore())  # commands killed -9: recorded
     writer, checkpoints = options.writer, options.checkpoints
     finish_pending_conversation(files, Path(cwd), writer)
     if checkpoints is not None:

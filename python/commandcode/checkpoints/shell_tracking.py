@@ -42,6 +42,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from ..config.paths import data_dir
 from ..storage.durable import is_replace_temporary
@@ -114,6 +115,7 @@ class ShellTracker:
         self._items: dict[str, shell_items.TreeState] | None = None  # symlinks, FIFOs, sockets, empty folders before a call
         self._ignored: list[str] = []  # folders git ignores whole, skipped by the item walks
         self._devices: frozenset[str] = frozenset()  # device nodes before a call (never tracked)
+        self._pinned: list[str] = []  # the project's folders before the running commands (`before_shell`)
         self._notices: list[str] = []
         excluded = os.path.abspath(data_dir())
         self._excluded = excluded
@@ -196,13 +198,15 @@ class ShellTracker:
         if task is not None:
             task.wait()
 
-    def stop(self) -> None:
+    def stop(self, *, save: bool = True) -> None:
         """Stops a background pass at the next file, waits for it, and keeps what the cache knows
-        in the sidecar (the next process of the session starts from it). Tracking ends here."""
+        in the sidecar (the next process of the session starts from it; unless not `save`).
+        Tracking ends here."""
         self._stop = self._closed = True
         self.wait()
         self.worker.close()
-        self._save_quietly()
+        if save:
+            self._save_quietly()
         self.roots.close()
 
     @property
@@ -345,11 +349,41 @@ class ShellTracker:
     # ---- around a bash call
 
     def before_shell(self) -> None:
-        """Finishes the baseline, then brings the cache current (edit tools wrote since)."""
+        """Finishes the baseline, then brings the cache current (edit tools wrote since), and
+        pins the project's folders as the ones before the commands (until `end_commands`)."""
         self.wait()
         if self.paused is None and not self._closed:
             self.refresh(full=False)
             self._items, self._devices = shell_items.scan(self.cwd, [self._excluded, *self._ignored])
+            hollow = [path for path, state in self._items.items() if state[0] == "folder"]
+            self._pinned = self._table.pin_folders(hollow)
+
+    def end_commands(self) -> None:
+        """The last of the overlapping commands ended: the next folders are found afresh."""
+        self._table.unpin_folders()
+        self._pinned = []
+
+    def pending_state(self) -> dict[str, Any] | None:
+        """What a note of the commands about to run needs besides the baseline's sidecar
+        (`shell_pending.py`), once that sidecar is on disk and current; None when it is not
+        (tracking paused, no sidecar, its write failed). Call after `before_shell`."""
+        if self.sidecar is None or self.paused is not None or self._items is None:
+            return None
+        self._save_quietly()
+        if self._dirty:
+            return None
+        return {"items": [[path, *state] for path, state in self._items.items()], "devices": sorted(self._devices),
+                "ignored": self._ignored, "folders": self._pinned}
+
+    def recover(self, items: dict[str, shell_items.TreeState], devices: frozenset[str], ignored: list[str],
+                folders: list[str]) -> list[ShellChange]:
+        """What commands a killed process ran changed since the baseline noted before them
+        (`shell_pending.py`): the sidecar is the cache, `items`, `devices`, `ignored` and
+        `folders` the rest of the state `before_shell` had."""
+        self._load()
+        self._items, self._devices, self._ignored = items, devices, ignored
+        self._table.pin_folders(folders)
+        return self.after_shell()
 
     def after_shell(self) -> list[ShellChange]:
         """The files the command created, changed or deleted (the cache then holds their new state)."""

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = ["DIR_MODE", "FILE_MODE", "STALE_TEMPORARY_SECONDS", "atomic_write", "check_replaceable", "create_new_file",
-           "ensure_dir", "finish_write", "fsync_dir", "open_for_write", "replace_file", "write_all"]
+           "ensure_dir", "finish_write", "fsync_dir", "open_for_write", "process_exists", "replace_file", "write_all"]
 
 DIR_MODE = 0o700
 
@@ -208,7 +208,7 @@ def _remove_stale_temporaries(path: "Path") -> None:
         for entry in entries:
             name = entry.name
             pid_text = name[len(prefix):-len(".tmp")] if name.startswith(prefix) and name.endswith(".tmp") else ""
-            if not pid_text.isdigit() or _process_exists(int(pid_text)):
+            if not pid_text.isdigit() or process_exists(int(pid_text)):
                 continue
             try:
                 if time.time() - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMPORARY_SECONDS:
@@ -217,7 +217,9 @@ def _remove_stale_temporaries(path: "Path") -> None:
                 pass
 
 
-def _process_exists(pid: int) -> bool:
+def process_exists(pid: int) -> bool:
+    """Whether `pid` may be a running process: ours, one that answers signal 0, or another
+    user's (never taken for gone)."""
     if pid <= 0 or pid == os.getpid():
         return True
     try:

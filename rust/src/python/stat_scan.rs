@@ -52,6 +52,17 @@ impl PyStatTable {
         self.with(|table| table.made_folders(&paths))
     }
 
+    /// Pins the latest walk's folders plus `extra` as the project's folders before the commands
+    /// about to run (`made_folders` counts them as known until `unpin_folders`); returns them.
+    fn pin_folders(&self, extra: Vec<OsString>) -> Vec<OsString> {
+        self.with(|table| table.pin_folders(extra))
+    }
+
+    /// Ends `pin_folders`.
+    fn unpin_folders(&self) {
+        self.with(|table| table.unpin_folders());
+    }
+
     /// Whether the listing may have changed since the last pass (see the core's docs).
     fn structure_changed(&self, py: Python<'_>) -> bool {
         py.detach(|| self.with(|table| table.structure_changed()))

@@ -43,6 +43,7 @@ pub struct StatTable {
     keys: HashMap<OsString, StatKey>,
     tree: HashMap<OsString, Folder>,
     previous_folders: HashSet<OsString>,
+    pinned: Option<HashSet<OsString>>,
     watcher: Option<Watcher>,
     trusted: bool,
     watch_failed: bool,
@@ -79,6 +80,7 @@ impl StatTable {
             keys: HashMap::new(),
             tree: HashMap::new(),
             previous_folders: HashSet::new(),
+            pinned: None,
             watcher: None,
             trusted: false,
             watch_failed: false,
@@ -130,12 +132,33 @@ impl StatTable {
         Some(self.tree.values().flat_map(|folder| folder.files.iter().cloned()).collect())
     }
 
+    /// Pins the folders the latest walk listed, plus `extra`, as the ones the project had
+    /// before the commands about to run: until [`StatTable::unpin_folders`], `made_folders`
+    /// counts these as known instead of the ones the walk before the latest listed. With
+    /// commands overlapping, a walk after one of them may list a folder another is still
+    /// filling (made, its file not there yet); that folder was still made. Returns the pinned
+    /// folders (a caller keeps them to find the made folders after a crash).
+    pub fn pin_folders(&mut self, extra: Vec<OsString>) -> Vec<OsString> {
+        let mut pinned: HashSet<OsString> = self.tree.keys().cloned().collect();
+        pinned.extend(extra);
+        let listed = pinned.iter().cloned().collect();
+        self.pinned = Some(pinned);
+        listed
+    }
+
+    /// Ends [`StatTable::pin_folders`]: the walk before the latest is the reference again.
+    pub fn unpin_folders(&mut self) {
+        self.pinned = None;
+    }
+
     /// For each of `paths` (files a command created), the folders between the root and it that
     /// the project did not have before: outermost first. A folder counts as known when the
-    /// walk before the latest one listed it, or when a file of the table lies in it (with a
-    /// caller's listing, where no walk runs). Call before recording the new files' keys.
+    /// walk before the latest one listed it (or it is pinned: [`StatTable::pin_folders`]), or
+    /// when a file of the table lies in it (with a caller's listing, where no walk runs). Call
+    /// before recording the new files' keys.
     pub fn made_folders(&self, paths: &[OsString]) -> Vec<Vec<OsString>> {
-        let mut known: HashSet<&Path> = self.previous_folders.iter().map(Path::new).collect();
+        let before = self.pinned.as_ref().unwrap_or(&self.previous_folders);
+        let mut known: HashSet<&Path> = before.iter().map(Path::new).collect();
         for name in self.keys.keys() {
             let mut folder = Path::new(name).parent();
             while let Some(parent) = folder {
@@ -486,6 +509,30 @@ mod tests {
         let new = root.path().join("old/empty/new");
         assert_eq!(folders[0], vec![new.clone().into_os_string(), new.join("deeper").into_os_string()]);
         assert!(folders[1].is_empty());
+    }
+
+    #[test]
+    fn pinned_folders_stay_the_reference_across_walks() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("a"), b"one").unwrap();
+        let mut table = table(root.path());
+        let first = table.scan(None, 100, true).unwrap();
+        record(&mut table, first);
+        table.scan(None, 100, true).unwrap();
+        let pinned = table.pin_folders(vec![]);
+        assert_eq!(pinned, vec![root.path().as_os_str().to_os_string()]);
+        std::fs::create_dir_all(root.path().join("new/deep")).unwrap();
+        table.scan(None, 100, true).unwrap(); // another command's end: the folder, not its file yet
+        let made = root.path().join("new/deep/x").into_os_string();
+        std::fs::write(&made, b"two").unwrap();
+        table.scan(None, 100, true).unwrap();
+        let new = root.path().join("new");
+        assert_eq!(
+            table.made_folders(std::slice::from_ref(&made))[0],
+            vec![new.clone().into_os_string(), new.join("deep").into_os_string()]
+        );
+        table.unpin_folders();
+        assert!(table.made_folders(&[made])[0].is_empty());
     }
 
     fn sorted(mut changes: Vec<Change>) -> Vec<Change> {

@@ -121,3 +121,32 @@ def test_parallel_agents_mixing_bash_and_edits_are_all_rewound(home: Path, proje
     rewind(manager.files, project, 1, RewindMode.CODE, RewindOptions(checkpoints=manager))
     assert snapshot(project) == before
     manager.close()
+
+
+def test_a_folder_a_commands_end_saw_before_its_file_is_still_removed_by_the_rewind(home: Path, project: Path) -> None:
+    """The CI flake of `test_subagent_rewind_e2e` (an empty `new/` left after the rewind): sub-agent
+    A's `write_file` of new/deep/x.txt has made the folders and holds its temp file there when B's
+    command ends, so B's pass lists new/deep (no file to record yet, not hollow either); the file
+    lands while C's command still runs. The item must keep the folders to remove: on 55fdfa8 C's
+    end took new/deep for a folder from before the commands (the walk before its own had listed
+    it), the raced item's `missingDirs` were replaced by none, and the rewind left new/deep."""
+    manager = _tracked(project)
+    before = snapshot(project)
+    manager.before_shell()  # B starts
+    manager.before_shell()  # C starts
+    target = project / "new" / "deep" / "x.txt"
+    manager.backup_before_edit(str(target))  # A, while the commands run (what `editing` does first)
+    target.parent.mkdir(parents=True)
+    temporary = target.parent / ".x.txt.4242.0badcafe.tmp"  # `replace_file`'s temp, mid-write
+    temporary.write_text("made by A\n")
+    manager.after_shell()  # B ends
+    temporary.rename(target)
+    manager.record_after_edit(str(target))
+    manager.after_shell()  # C ends
+    manager.flush()
+    item = manager.current.backup_for(str(target), project)  # type: ignore[union-attr]
+    assert item is not None and item.extra.get("missingDirs") == [str(project / "new"), str(project / "new" / "deep")]
+    rewind(manager.files, project, 1, RewindMode.CODE, RewindOptions(checkpoints=manager))
+    assert snapshot(project) == before
+    assert not (project / "new").exists()
+    manager.close()

@@ -1,0 +1,62 @@
+"""The temp files a writer of ours killed mid-write left behind, and their removal at the next open.
+
+Every write of ours goes through a temp file beside its target, renamed (or linked) into place:
+`atomic_write`'s `<name>.<pid>.tmp` (checkpoints file, sidecars, a run's meta), a new
+transcript's `.<name>.<pid>.tmp` (`sessions/writer.py`), and, in a user's project, the edit
+tools' `.<name>.<pid>.<nonce>.tmp` (`replace_file`). A process killed between the create and the
+rename leaves it. `remove_stale` deletes one only when it is provably ours and stale: a regular
+file whose name is one of these patterns for a target the caller owns (the session's files, a
+path an edit tool backed up), and whose pid names no running process (`process_exists`: ours,
+another user's, or one that answers, is kept). Anything else, a user's `notes.1.tmp` beside an
+unrelated file included, is left alone; `unlink` never follows a link.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Callable
+
+from .durable import process_exists
+
+_REPLACE = re.compile(r"\.(?P<target>.+)\.(?P<pid>[0-9]+)\.[0-9a-f]{8}\.tmp")
+_HIDDEN = re.compile(r"\.(?P<target>.+)\.(?P<pid>[0-9]+)\.tmp")
+_ATOMIC = re.compile(r"(?P<target>[^.].*)\.(?P<pid>[0-9]+)\.tmp")
+
+
+def temporary_of(name: str, *, project: bool) -> tuple[str, int] | None:
+    """(target name, writer's pid) when `name` has the shape of one of our temp files, else None:
+    in a user's project only `replace_file`'s (which names at most the first 200 characters of
+    its target), in the data dir only `atomic_write`'s and a new transcript's."""
+    for pattern in (_REPLACE,) if project else (_HIDDEN, _ATOMIC):
+        found = pattern.fullmatch(name)
+        if found is not None and found["pid"].isascii():
+            return found["target"], int(found["pid"])
+    return None
+
+
+def remove_stale(folder: str | os.PathLike[str], owns: Callable[[str], bool], *, project: bool = False) -> list[str]:
+    """Removes the temp files in `folder` (a user's `project` folder, or one of the data dir)
+    whose target `owns` accepts and whose writer is gone; returns their names. Never raises:
+    what cannot be listed or removed stays."""
+    removed: list[str] = []
+    try:
+        entries = os.scandir(folder)
+    except OSError:
+        return removed
+    with entries:
+        for entry in entries:
+            if not entry.name.endswith(".tmp"):
+                continue  # most names: no pattern to try
+            parsed = temporary_of(entry.name, project=project)
+            if parsed is None or not owns(parsed[0]) or process_exists(parsed[1]):
+                continue
+            try:
+                if not stat.S_ISREG(entry.stat(follow_symlinks=False).st_mode):
+                    continue
+                os.unlink(entry.path)
+            except OSError:
+                continue
+            removed.append(entry.name)
+    return removed
