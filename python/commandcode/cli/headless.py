@@ -7,6 +7,12 @@ The stream is `system`/`init` first (session id, cwd, model, tools, permission m
 `result`. The shapes are documented as JSON Schema in `docs/headless-schema.json`, which tests
 check every event against; they do not change when the on-disk format does.
 
+Background sub-agent runs still going when the turn ends are waited for
+(`wait_for_background_runs`): one stderr line says which, one line per run as it ends (agent,
+id, outcome), and the result object lists every background run whose end the model did not
+collect (`background_agents`); one that did not complete makes the run an error (exit 1).
+Ctrl+C stops the wait and the runs (exit 130).
+
 Output that cannot be written (stdout closed by the reader, `| head -1`, a closed descriptor, a
 full disk) never stops the turn: the first failed write marks the output `lost`, stdout is
 pointed at `/dev/null`, and the turn runs and is saved as the user typed it; the run then exits
@@ -23,7 +29,7 @@ from typing import Any
 
 from ..agent.events import TurnEvent
 from ..agent.tool_specs import SPAWN_TOOL_NAMES, TOOL_NAMES
-from ..present.console import print_json, print_json_line, printable, stdout, warn
+from ..present.console import print_json, print_json_line, printable, safe, stderr, stdout, warn
 
 FORMATS = ("text", "json", "stream-json")
 
@@ -141,6 +147,31 @@ class Reporter:
             "model": self.model_id, "error": error}
         payload.update(extra or {})
         self._emit(print_json if self.format == "json" else print_json_line, payload)
+
+
+def wait_for_background_runs(turns: Any) -> tuple[list[dict[str, Any]], str | None]:
+    """Waits for the background sub-agent runs of `turns` (a `SessionTurns`) still going, saying
+    so on stderr; returns the runs whose end the model did not collect, as the result object
+    lists them, and the error line when one of them did not complete (None: all completed)."""
+
+    def waiting(runs: list[Any]) -> None:
+        ids = ", ".join(run.agent_id for run in runs)
+        _note(f"waiting for {len(runs)} background sub-agent{'s' if len(runs) > 1 else ''} to finish ({ids}); "
+              "Ctrl+C stops them")
+
+    runs = turns.wait_background_subagents(lambda run: _note(run.ended_line()), waiting)
+    listed = [{"agent_id": run.agent_id, "subagent_type": run.agent_type, "description": run.description,
+               "status": run.end.status if run.end is not None else "running",
+               "error": run.end.error if run.end is not None else None} for run in runs]
+    unfinished = [run for run in runs if run.end is None or run.end.status != "completed"]
+    if not unfinished:
+        return listed, None
+    what = "; ".join(f"{run.agent_id} {run.outcome_words()}" for run in unfinished)
+    return listed, f"{len(unfinished)} background sub-agent{'s' if len(unfinished) > 1 else ''} did not complete: {what}"
+
+
+def _note(line: str) -> None:
+    stderr.print(safe(line, one_line=True), markup=True, highlight=False)
 
 
 def follow_share(files: Any) -> None:

@@ -4,6 +4,12 @@ The turn runs in a worker thread; prompt_toolkit owns the terminal on the main t
 queues its question here and makes the prompt return (`Shell.signal("permission")`); the main
 thread asks it (`ask_pending`) and hands the answer back. An interrupt (Esc, Ctrl+C) while a
 question waits denies it, so the turn ends at once.
+
+A sub-agent run asks the same way, from its own thread, also while no turn runs (a background
+run: the question comes up at the prompt); its question names the run and waits on the run's
+own `cancel`, so Esc on the parent's turn does not deny it, and a run that is stopped (`/exit`,
+`agent_output` kill, a rewind) withdraws it: it is skipped, never asked late. Questions are asked
+one at a time, in the order they came.
 """
 
 from __future__ import annotations
@@ -75,6 +81,8 @@ class PermissionPrompt:
                 request, answer = self._pending.get_nowait()
             except queue.Empty:
                 return
+            if request.cancel is not None and request.cancel.is_set():
+                continue  # withdrawn: its run was stopped (the run was answered no already)
             if show is not None:
                 from .edit_preview import edit_diff
 
@@ -83,5 +91,6 @@ class PermissionPrompt:
                     show(diff)
             rules = f" (rule: {', '.join(request.rules)})" if request.rules else ""
             offered = choices(request)
-            picked = choose(f"Allow {request.summary}?{rules}", [label for label, _ in offered])
+            who = f"{request.origin} asks: " if request.origin else ""
+            picked = choose(f"{who}Allow {request.summary}?{rules}", [label for label, _ in offered])
             answer.put(offered[picked if picked is not None and 0 <= picked < len(offered) else -1][1])

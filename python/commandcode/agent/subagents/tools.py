@@ -13,7 +13,8 @@ background (the result says under which id). Background (`run_in_background`, or
 `background: true`): the launch text with the id, at once.
 
 `agent_output`: `wait` (default; Esc stops the wait), `status`, `kill`; no `agent_id` lists the
-background runs; an unknown id is a tool error. The texts are the real CLI's
+background runs; an unknown id is a tool error. A run whose end it reports is `told` (the shell
+and `-p` announce only the ends the model has not seen). The texts are the real CLI's
 (`agent/agents/results.py`).
 """
 
@@ -183,11 +184,11 @@ class SpawnTools:
         run = self.runner.get(agent_id.strip())
         if run is None:
             return ToolResult(unknown_agent_text(agent_id.strip()), True)
-        if action == "kill":
-            if run.done.is_set():
-                return ToolResult(status_text(run.record()))
+        if action == "kill" and not run.done.is_set():
             self.runner.kill(run)
             return ToolResult(kill_sent_text(run.agent_id))
         if action == "wait" and not run.wait(cancel):
             raise WaitStopped(_detached_text([run]))
-        return ToolResult(status_text(run.record()))
+        record = run.record()
+        run.told = run.told or record.status != "running"  # the model has its end: no notice repeats it
+        return ToolResult(status_text(record))
