@@ -152,3 +152,30 @@ def _lines(shell: ShellSession, *lines: str) -> None:
         shell.send(line)
         shell.send(ALT_ENTER)
     shell.line(lines[-1])
+
+
+def test_an_agent_with_show_output_has_its_final_message_shown_whole(home: Path, workdir: Path) -> None:
+    """`showOutput: true` (the real CLI's custom-agents.md): the run's final message is shown whole
+    in the feed under its call (foreground) or under its end line (background); without it the
+    call stays one folded line."""
+    agents = workdir / ".commandcode" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "shower.md").write_text('---\nname: shower\ndescription: shows\ntools: "*"\nshowOutput: true\n---\nShow.\n')
+    shell = shell_session(workdir, home, ["--yolo"], columns=200)
+    try:
+        shell.line(agent_call(call("bash", command="echo hidden-marker"), description="Plain"))
+        shell.wait_screen("Ran 1 tool call(s)")
+        shell.wait_prompt()
+        shell.line(agent_call(call("bash", command="echo fg-marker"), description="Shown", subagent_type="shower"))
+        shell.wait_screen("• bash: fg-marker")
+        shell.wait_prompt()
+        shell.line(agent_call(call("bash", command="echo bg-marker"), description="Shown late", subagent_type="shower",
+                              run_in_background=True))
+        screen = shell.wait_screen("• bash: bg-marker")
+        assert re.search(r"sub-agent shower bg-3-[0-9a-f]{8} completed · Shown late\nRan 1 tool call\(s\):\n\n • bash: bg-marker",
+                         screen), screen
+        assert "• bash: hidden-marker" not in shell.text()
+        shell.line("/exit")
+        assert shell.wait_exit() == 0
+    finally:
+        shell.close()

@@ -96,7 +96,7 @@ class InteractiveShell(ShellBase):
 
         self.permissions = PermissionPrompt(lambda: self._signal_from_thread("permission"))
         self.run_notices = RunNotices(lambda: self._signal_from_thread("subagent-ended"), self.turn_running,
-                                      self.notice)
+                                      self.notice, self.print_markdown)
         if not isinstance(agent, Deferred):
             self.adopt(agent)
 

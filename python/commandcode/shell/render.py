@@ -24,7 +24,7 @@ import sys
 import threading
 from typing import Any
 
-from ..agent.events import NOTICE, PROGRESS, TEXT, TOOL_END, TOOL_START, USAGE, TurnEvent
+from ..agent.events import NOTICE, OUTPUT, PROGRESS, TEXT, TOOL_END, TOOL_START, USAGE, TurnEvent
 from ..present.console import printable
 
 MAX_ARGUMENT_CHARS = 60
@@ -241,6 +241,7 @@ class LiveTurn:
         self.running: ToolCall | None = None
         self.progress = ""  # what the running tool does now (a foreground sub-agent's tool call)
         self.partial = ""  # reply text of the current model call, not printed yet
+        self.shown: dict[str, str] = {}  # `output` to print under a call when it ends, by tool_use id
         self._lock = threading.Lock()
 
     def flush(self) -> None:
@@ -267,13 +268,19 @@ class LiveTurn:
         elif event.kind == PROGRESS:
             with self._lock:
                 self.progress = event.text
+        elif event.kind == OUTPUT:
+            with self._lock:
+                self.shown[event.tool_use_id] = event.text
         elif event.kind == TOOL_END:
             with self._lock:
                 call = self.running if self.running is not None else ToolCall(event.name or "?", event.input)
                 call.text, call.is_error, call.done = event.outcome, event.is_error, True
                 self.running, self.progress = None, ""
                 number = self.calls.index(call) + 1 if call in self.calls else len(self.calls)
+                shown = self.shown.pop(event.tool_use_id, None)
             self.output.tool(tool_line(number, call, terminal_width()), failed=call.is_error)
+            if shown:
+                self.output.markdown(shown)
         elif event.kind == NOTICE:
             self.output.notice(event.text)
         self.redraw()

@@ -4,7 +4,8 @@ A run's end comes from its own thread (`SessionTurns.on_subagent_end`). The line
 id, outcome and task: `Run.ended_line`) is printed by the main thread: at once when no turn runs
 (the prompt returns for it, keeping what was typed), else when the turn ends. It is never printed
 for a run whose end the model already has (`agent_output`) or that the user stopped (`/exit`,
-a rewind, `agent_output` kill): those are `told`. The real CLI feeds nothing of it to the model
+a rewind, `agent_output` kill): those are `told`. A run whose agent says `showOutput: true`
+has its final message shown whole under its line. The real CLI feeds nothing of it to the model
 (its `subagent_stop` event goes to telemetry only), and neither do we: the model asks
 `agent_output` for a result.
 """
@@ -21,10 +22,11 @@ if TYPE_CHECKING:
 
 class RunNotices:
     """The ended background runs not told yet. `wake` makes the prompt return (from any thread),
-    `busy` says whether a turn runs, `notice` prints a line (main thread)."""
+    `busy` says whether a turn runs, `notice` prints a line and `show` markdown (main thread)."""
 
-    def __init__(self, wake: Callable[[], None], busy: Callable[[], bool], notice: Callable[[str], None]) -> None:
-        self._wake, self._busy, self._notice = wake, busy, notice
+    def __init__(self, wake: Callable[[], None], busy: Callable[[], bool], notice: Callable[[str], None],
+                 show: Callable[[str], None]) -> None:
+        self._wake, self._busy, self._notice, self._show = wake, busy, notice, show
         self._ended: list[Run] = []
         self._lock = threading.Lock()
 
@@ -50,3 +52,6 @@ class RunNotices:
             if not run.told:
                 run.told = True
                 self._notice(run.ended_line())
+                text = run.end.outcome.final_text if run.end is not None else ""
+                if run.show_output and text.strip():
+                    self._show(text)

@@ -39,6 +39,7 @@ class Run:
     agent_type: str
     description: str
     background: bool
+    show_output: bool = False  # its agent's `showOutput`: the final message is shown whole
     cancel: threading.Event = field(default_factory=threading.Event)
     done: threading.Event = field(default_factory=threading.Event)
     started: float = field(default_factory=time.monotonic)
@@ -101,7 +102,8 @@ class SubagentRunner:
 
     def start(self, context: RunContext, request: RunRequest) -> Run:
         """Starts `request` in a thread of its own; returns its `Run` at once."""
-        run = Run(request.agent_id, request.definition.name, request.description, request.background)
+        run = Run(request.agent_id, request.definition.name, request.description, request.background,
+                  show_output=request.definition.show_output)
         run.thread = threading.Thread(target=self._main, args=(run, context, request), daemon=True,
                                       name=f"subagent-{request.agent_id}")
         with self._lock:

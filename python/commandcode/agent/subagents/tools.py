@@ -38,6 +38,7 @@ from ..agents.results import (
     unknown_type_text,
 )
 from ..agents.tool_access import resolve_tools, tool_error
+from ..events import OUTPUT, TurnEvent
 from ..providers.base import Model, Reasons
 from ..tool_specs import TOOL_NAMES, TOOL_SPECS
 from ..tools import ToolResult
@@ -121,7 +122,15 @@ class SpawnTools:
             raise WaitStopped(_detached_text(detached))
         end = run.end
         assert end is not None  # `done` is set after `end`
+        self._show(run, tool_use_id)
         return ToolResult(outcome_text(end.outcome), is_error=end.status != "completed")
+
+    def _show(self, run: Run, tool_use_id: str) -> None:
+        """An agent with `showOutput: true`: its final message goes whole to the feed, under the call."""
+        emit = self._context(False).progress
+        text = run.end.outcome.final_text if run.end is not None else ""
+        if run.show_output and emit is not None and text.strip():
+            emit(TurnEvent(OUTPUT, text=text, name=AGENT_TOOL, tool_use_id=tool_use_id))
 
     def _background(self, tool_input: dict[str, Any]) -> bool:
         definition = self.registry.get(str(tool_input.get("subagent_type") or "general"))
