@@ -12,18 +12,23 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
 from pathlib import Path
+
+import jsonschema
 
 from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.subagent_runs import list_subagent_runs
 from helpers.cli import entries, kill_group, only_transcript, run_cli, run_ok, start_cli, wait_for
+from helpers.locations import REPO
 from helpers.openai_stub import write_providers
 from helpers.stub_models import stub_model_server
 from helpers.subagent_prompts import agent_call, call, dangling_calls, run_metas, tool_results
 from helpers.subagents import AGENT_ID, directive
 
 GENERAL_PROMPT_START = "You are a general-purpose autonomous agent."
+VALIDATOR = jsonschema.Draft202012Validator(json.loads((REPO / "docs" / "headless-schema.json").read_text()))
 
 
 def test_a_headless_turn_runs_foreground_parallel_and_background_runs(home: Path, workdir: Path) -> None:
@@ -79,6 +84,7 @@ def test_headless_waits_for_a_background_run_and_says_how_it_ended(home: Path, w
     assert match, waiting
     assert ended == f"sub-agent general {match.group(1)} completed · Late write"
     result = json.loads(completed.stdout)
+    VALIDATOR.validate(result)
     assert result["is_error"] is False and result["background_agents"] == [
         {"agent_id": match.group(1), "subagent_type": "general", "description": "Late write", "status": "completed",
          "error": None}]
@@ -108,6 +114,7 @@ def test_a_background_run_that_does_not_complete_fails_the_headless_run(home: Pa
     as_json = run_cli(["-c", "--yolo", "-p", prompt, "--output-format", "json"], workdir, home)
     assert as_json.returncode == 1
     result = json.loads(as_json.stdout)
+    VALIDATOR.validate(result)
     assert result["is_error"] is True and result["subtype"] == "error_during_execution"
     assert result["result"].startswith("Error: 1 background sub-agent did not complete: bg-2-")
     assert [run["status"] for run in result["background_agents"]] == ["max_turns"]
@@ -120,14 +127,21 @@ def test_ctrl_c_while_headless_waits_stops_the_runs(home: Path, workdir: Path) -
     process = start_cli(["--yolo", "-p", prompt], workdir, home)
     try:
         assert process.stderr is not None
-        waiting = process.stderr.readline().rstrip("\n")  # the turn has ended: `-p` waits (EOF after 60 s if not)
+        seen = b""  # read from the descriptor itself: `communicate` reads it that way too
+        while b"Ctrl+C stops them\n" not in seen:  # the turn has ended: `-p` waits
+            ready, _, _ = select.select([process.stderr], [], [], 60)
+            assert ready, seen
+            chunk = os.read(process.stderr.fileno(), 4096)
+            assert chunk, seen
+            seen += chunk
         wait_for(started.exists, timeout=60, what="the background run's command")
         os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl+C: the whole group
-        _, stderr = process.communicate(timeout=60)
+        _, rest = process.communicate(timeout=60)
     finally:
         kill_group(process)
+    stderr = seen.decode() + rest
     assert process.returncode == 130, stderr
-    [stopped] = stderr.splitlines()
+    waiting, stopped = stderr.splitlines()
     match = re.fullmatch(r"waiting for 1 background sub-agent to finish \((bg-1-[0-9a-f]{8})\); Ctrl\+C stops them",
                          waiting)
     assert match, waiting
@@ -206,3 +220,18 @@ def test_a_kill_9_mid_run_leaves_whole_steps_and_an_interrupted_run(home: Path, 
             if entry["type"] == "message" and entry["message"]["role"] == "user"] == ["hello"]
     shown = run_ok(["sessions", "show", files.session_id], workdir, home).stdout
     assert "sub-agent general: Killed · interrupted" in shown
+
+
+def test_a_malformed_agent_file_is_one_warning_line_and_the_others_load(home: Path, workdir: Path) -> None:
+    agents = workdir / ".commandcode" / "agents"
+    agents.mkdir(parents=True)
+    broken = agents / "broken.md"
+    broken.write_bytes(b"---\nname: [broken\n---\nbody\n")
+    (agents / "good.md").write_text('---\nname: good\ndescription: fine\ntools: "*"\n---\nYou are good.\n')
+    prompt = agent_call(call("write_file", file_path="g.txt", content="g\n"), description="Good one",
+                        subagent_type="good")
+    completed = run_cli(["--yolo", "-p", prompt], workdir, home)
+    assert completed.returncode == 0, completed.stderr
+    [warning] = completed.stderr.splitlines()
+    assert warning.startswith(f"warning: agent file {broken} ignored: invalid YAML"), warning
+    assert (workdir / "g.txt").read_text() == "g\n" and broken.read_bytes() == b"---\nname: [broken\n---\nbody\n"

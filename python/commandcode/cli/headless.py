@@ -29,7 +29,7 @@ from typing import Any
 
 from ..agent.events import TurnEvent
 from ..agent.tool_specs import SPAWN_TOOL_NAMES, TOOL_NAMES
-from ..present.console import print_json, print_json_line, printable, safe, stderr, stdout, warn
+from ..present.console import print_json, print_json_line, printable, stdout, warn
 
 FORMATS = ("text", "json", "stream-json")
 
@@ -171,7 +171,13 @@ def wait_for_background_runs(turns: Any) -> tuple[list[dict[str, Any]], str | No
 
 
 def _note(line: str) -> None:
-    stderr.print(safe(line, one_line=True), markup=True, highlight=False)
+    """One plain stderr line, in one write (rich's buffered print, cut by a Ctrl+C, would print
+    it again with the next line)."""
+    try:
+        sys.stderr.write(printable(line, one_line=True) + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # stderr closed or gone: the run goes on
+        pass
 
 
 def follow_share(files: Any) -> None:
