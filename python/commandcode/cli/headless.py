@@ -11,7 +11,9 @@ Background sub-agent runs still going when the turn ends are waited for
 (`wait_for_background_runs`): one stderr line says which, one line per run as it ends (agent,
 id, outcome), and the result object lists every background run whose end the model did not
 collect (`background_agents`); one that did not complete makes the run an error (exit 1).
-Ctrl+C stops the wait and the runs (exit 130).
+Ctrl+C stops the wait and the runs (exit 130). The real CLI (1.64.0) does not wait: its `-p`
+ends with the turn and cuts a background run still going (tests/e2e/test_real_cli_subagents.py);
+we wait, so the work the model delegated is done (or its failure said) when `-p` returns.
 
 Output that cannot be written (stdout closed by the reader, `| head -1`, a closed descriptor, a
 full disk) never stops the turn: the first failed write marks the output `lost`, stdout is
