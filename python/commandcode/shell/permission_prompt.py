@@ -75,15 +75,7 @@ class PermissionPrompt:
     def ask_pending(self, choose: Callable[[str, list[str]], int | None], *,
                     show: Callable[[list[str]], None] | None = None, cwd: str = ".") -> None:
         """On the main thread: asks every waiting question with `choose(question, options)`;
-        the diff an edit would make goes to `show` first (`edit_preview.py`). What a running
-        turn prints meanwhile (a background run's question comes while it goes on) goes above."""
-        from prompt_toolkit.patch_stdout import patch_stdout
-
-        with patch_stdout(raw=True):
-            self._ask_each(choose, show, cwd)
-
-    def _ask_each(self, choose: Callable[[str, list[str]], int | None], show: Callable[[list[str]], None] | None,
-                  cwd: str) -> None:
+        the diff an edit would make goes to `show` first (`edit_preview.py`)."""
         while True:
             try:
                 request, answer = self._pending.get_nowait()
