@@ -404,7 +404,7 @@ class InteractiveShell(ShellBase):
         elif kind == "subagent-ended":
             self.run_notices.tell()
         elif kind == "permission":
-            self.permissions.ask_pending(self.choose, show=self.output.diff, cwd=str(self.cwd))
+            self.permissions.ask_pending(self.choose, show=self.output.diff, cwd=str(self.cwd), hold=self.output.held)
         elif kind == "rewind":
             command = self.commands.get("rewind")
             if command is None:

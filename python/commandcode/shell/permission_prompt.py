@@ -17,6 +17,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the permission rules (and the settings they read) load with the first question
@@ -73,9 +74,11 @@ class PermissionPrompt:
         return not self._pending.empty()
 
     def ask_pending(self, choose: Callable[[str, list[str]], int | None], *,
-                    show: Callable[[list[str]], None] | None = None, cwd: str = ".") -> None:
+                    show: Callable[[list[str]], None] | None = None, cwd: str = ".",
+                    hold: Callable[[], AbstractContextManager[None]] = nullcontext) -> None:
         """On the main thread: asks every waiting question with `choose(question, options)`;
-        the diff an edit would make goes to `show` first (`edit_preview.py`)."""
+        the diff an edit would make goes to `show` first (`edit_preview.py`); while a question
+        is up, `hold()` keeps what a running turn prints from landing in it."""
         while True:
             try:
                 request, answer = self._pending.get_nowait()
@@ -92,5 +95,6 @@ class PermissionPrompt:
             rules = f" (rule: {', '.join(request.rules)})" if request.rules else ""
             offered = choices(request)
             who = f"{request.origin} asks: " if request.origin else ""
-            picked = choose(f"{who}Allow {request.summary}?{rules}", [label for label, _ in offered])
+            with hold():
+                picked = choose(f"{who}Allow {request.summary}?{rules}", [label for label, _ in offered])
             answer.put(offered[picked if picked is not None and 0 <= picked < len(offered) else -1][1])

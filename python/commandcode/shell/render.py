@@ -22,6 +22,8 @@ import os
 import shutil
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..agent.events import NOTICE, OUTPUT, PROGRESS, TEXT, TOOL_END, TOOL_START, USAGE, TurnEvent
@@ -142,10 +144,26 @@ def wrap_words(line: str, width: int | None = None) -> list[str]:
 
 
 class Output:
-    """Writes rendered text to the terminal (above the prompt while it is up)."""
+    """Writes rendered text to the terminal (above the prompt while it is up). While a question
+    is up (`held`), what other threads write waits and follows it, so it never lands in the
+    question (a background run asks while the turn still prints)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._held: list[str] | None = None
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        with self._lock:
+            self._held = []
+        try:
+            yield
+        finally:
+            with self._lock:
+                waiting, self._held = self._held or [], None
+                if waiting:
+                    sys.stdout.write("".join(waiting))
+                    sys.stdout.flush()
 
     def _render(self, *renderables: Any, markup: bool = False) -> str:
         from rich.console import Console
@@ -159,6 +177,9 @@ class Output:
 
     def write(self, text: str) -> None:
         with self._lock:
+            if self._held is not None:
+                self._held.append(text)
+                return
             sys.stdout.write(text)
             sys.stdout.flush()
 
