@@ -4,6 +4,7 @@ wrote offline against the stub: its `Agent` call launches a subagent that itself
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +94,20 @@ def test_the_md_export_folds_the_claude_subagent_under_its_call(claude_with_suba
     run = md.index("<summary>Sub-agent general-purpose: helper · completed · 4 messages</summary>")
     assert call < run < md.index("<summary>WRITE sub.txt</summary>", run)  # the subagent's own Write, inside
     assert str(claude_with_subagent["proj"]) not in md
+
+
+def test_the_html_export_folds_the_claude_subagent_under_its_call(claude_with_subagent: dict[str, Any],
+                                                                  tmp_path: Path) -> None:
+    from helpers.cli import run_cli
+
+    out = tmp_path / "out.html"
+    done = run_cli(["export", str(claude_with_subagent["transcript"]), "--source", "claude", "-f", "html", "-o",
+                    str(out)], claude_with_subagent["proj"], tmp_path / "data", HOME=str(claude_with_subagent["home"]))
+    assert done.returncode == 0, done.stderr
+    page = out.read_text(encoding="utf-8")
+    call = page.index('<span class="tool-input">helper</span>')
+    [run] = [match.start() for match in re.finditer('<details class="subagent"', page)]
+    assert call < run < page.index('<span class="tool-input">sub.txt</span>', run)  # the subagent's own Write, inside
+    assert ('<span class="subagent-badge">Sub-agent general-purpose</span><span class="subagent-description">helper'
+            '</span><span class="subagent-status">completed · 4 messages</span>') in page
+    assert str(claude_with_subagent["proj"]) not in page

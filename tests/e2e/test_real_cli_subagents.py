@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,21 @@ def test_the_real_cli_resumes_a_session_our_runner_made_runs_in(shared: tuple[Re
     assert {path: path.read_bytes() for path in kept} == kept  # the runs are left as they were
     sessions = [path.stem for path in (data / "projects").glob("*/*.jsonl") if path.name.count(".") == 1]
     assert sessions == [files.session_id]  # it made no session of a run
+
+
+def test_the_real_cli_p_does_not_wait_for_a_background_run(shared: tuple[RealCli, Path, Path],
+                                                           tmp_path: Path) -> None:
+    """Where we differ on purpose: the real CLI 1.64.0 ends `-p` with its turn, and a background
+    run still going is cut (its command never finishes); ours waits for it (cli/headless.py).
+    The same prompt against the same stub, both programs; the command's own sleeps stay under the
+    real CLI's 2 s guard on a leading `sleep`."""
+    real, cwd, _ = shared
+    late = cwd / "late.txt"
+    prompt = "bg " + directive("agent", {"description": "Late write", "run_in_background": True, "prompt": directive(
+        "shell_command", {"command": f"sleep 1.5; sleep 1.5; echo late > {late}"})})
+    real("-p", prompt)
+    time.sleep(4)  # the command would be done by now, had it gone on
+    assert not late.exists()
+    ours_prompt = prompt.replace("shell_command", "bash")
+    ours_offline(real, cwd, tmp_path / "ours.log", "--yolo", "-p", ours_prompt)
+    assert late.read_text() == "late\n"  # our -p returned only once the run was done

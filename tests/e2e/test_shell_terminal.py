@@ -411,11 +411,19 @@ def test_one_key_answers_the_permission_question_and_an_edit_shows_its_diff(home
     shell.send("n")  # no Enter
     shell.wait_count("the user denied", 1)
     assert (workdir / "a.txt").read_text() == "alpha\nbeta\ngamma\n"
-    shell.exchange(edit, "Allow edit_file")
-    shell.send(ESC)
-    shell.wait_count("the user denied", 2)  # else the next line's first key could join the Esc (Alt+c)
     shell.wait_prompt()
-    shell.exchange(edit, "Allow edit_file")
+    # each question counted in the raw output: the previous one is still on the screen, and an
+    # Esc sent before this one is up would interrupt the turn instead of answering it
+    denied = shell.raw.count(b"the user denied")
+    shell.line(edit)
+    shell.wait_count("Allow edit_file", 2)
+    shell.wait_screen("choice [")
+    shell.send(ESC)
+    shell.wait_count("the user denied", denied + 1)  # else the next line's first key could join the Esc (Alt+c)
+    shell.wait_prompt()
+    shell.line(edit)
+    shell.wait_count("Allow edit_file", 3)
+    shell.wait_screen("choice [")
     shell.send("y")
     shell.wait_screen("Ran 1 tool call(s)")
     assert (workdir / "a.txt").read_text() == "alpha\nBETA\ngamma\n"

@@ -1,6 +1,6 @@
 """Sub-agent runs through real `commandcode` processes (issue #28): the listings and the picker's
-source never take a run for a session (with and without the catalog), and `sessions fork`
-carries the runs into the fork; a sweep deletes or archives them with their session, and so does the picker's delete."""
+source never take a run for a session (with and without the catalog), `sessions fork`
+carries the runs into the fork and `sessions clone` those of the path it keeps; a sweep deletes or archives them with their session, and so does the picker's delete."""
 
 from __future__ import annotations
 
@@ -40,6 +40,18 @@ def test_sessions_fork_carries_the_runs(home: Path, workdir: Path) -> None:
     runs = list_subagent_runs(fork, with_messages=True).runs
     assert [(r.agent_id, r.tool_use_id, r.status) for r in runs] == [(run.agent_id, "t4", "completed")]
     assert runs[0].messages[-1]["content"][0]["text"] == "sub-agent reply"
+
+
+def test_sessions_clone_carries_the_runs_of_the_path_it_keeps(home: Path, workdir: Path) -> None:
+    files, _ = branched_session(workdir)
+    write_run(files, str(workdir), tool_use_id="t2", reply="on the abandoned branch")
+    kept = write_run(files, str(workdir), tool_use_id="t4", reply="on the kept path")
+    printed = json.loads(run_ok(["sessions", "clone", files.session_id, "--json"], workdir, home).stdout)
+    clone = SessionFiles.for_transcript(printed["path"])
+    runs = list_subagent_runs(clone, with_messages=True).runs
+    assert [(r.agent_id, r.tool_use_id) for r in runs] == [(kept.agent_id, "t4")]
+    assert runs[0].messages[-1]["content"][0]["text"] == "on the kept path"
+    assert len(list_subagent_runs(files).runs) == 2  # the source keeps both
 
 
 def test_a_sweep_takes_the_runs_with_the_session_and_an_archive_brings_them_back(home: Path, workdir: Path) -> None:

@@ -9,6 +9,8 @@ front end shows live:
 - `"notice"`: a one-line message for the user (`text`): a checkpoint notice, a retry, a compaction;
 - `"progress"`: what the running tool is doing now, one line (`text`; `tool_use_id`, `name` of the
   running call): a foreground sub-agent's tool call as it starts;
+- `"output"`: text to show whole under a call once it ends (`text`, `tool_use_id`): the final
+  message of a sub-agent whose agent says `showOutput: true`;
 - `"usage"`: one model call's usage (`usage`: `inputTokens`, `outputTokens`, `cacheReadTokens`,
   `cacheWriteTokens`, optional `costUsd`).
 - `"assistant"`: one model step's whole assistant message (`message`) once it is complete, and
@@ -24,8 +26,8 @@ from typing import Any
 from ..storage.values import Frozen
 
 TEXT, TOOL_START, TOOL_END, NOTICE, USAGE = "text", "tool_start", "tool_end", "notice", "usage"
-PROGRESS = "progress"
-KINDS = frozenset({TEXT, TOOL_START, TOOL_END, NOTICE, USAGE, PROGRESS, "assistant", "tool_result"})
+PROGRESS, OUTPUT = "progress", "output"
+KINDS = frozenset({TEXT, TOOL_START, TOOL_END, NOTICE, USAGE, PROGRESS, OUTPUT, "assistant", "tool_result"})
 
 
 class TurnEvent(Frozen):

@@ -45,6 +45,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -82,14 +83,17 @@ class PermissionRequest:
     prompt, the exact `rules` an allow answer would add, the `wider` rules offered as well (a
     `bash` command's prefixes, an edit's folder; `wider_label` says what they cover), and whether
     anything can be remembered at all (`rememberable`: not when an ask rule asks every time or
-    no rule can name the call)."""
+    no rule can name the call). A sub-agent run's question says who asks (`origin`) and carries
+    the run's `cancel`: it is withdrawn (denied) when the run is stopped, not when the turn is."""
 
-    __slots__ = ("input", "rememberable", "rules", "summary", "tool", "wider", "wider_label")
+    __slots__ = ("cancel", "input", "origin", "rememberable", "rules", "summary", "tool", "wider", "wider_label")
 
     def __init__(self, tool: str, tool_input: dict[str, Any], summary: str, rules: list[str], *,
                  wider: list[str] | None = None, wider_label: str = "", rememberable: bool = True) -> None:
         self.tool, self.input, self.summary, self.rules = tool, tool_input, summary, rules
         self.wider, self.wider_label, self.rememberable = wider, wider_label, rememberable
+        self.origin = ""  # "" for the session's own turn; else e.g. "sub-agent general bg-1-…"
+        self.cancel: threading.Event | None = None
 
     def granted(self, answer: str) -> list[str]:
         """The rules `answer` adds ([] for once or no)."""

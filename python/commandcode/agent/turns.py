@@ -4,13 +4,15 @@ checkpoint hook loads). It owns what a turn needs besides the session's files: t
 gate's inputs (`ask_permission`, `grants`), the tool space (scratchpad and worktree guard), the
 checkpoint hook, the compaction (`agent/compaction_hooks.py`), the trace id and the turn count,
 and the session's sub-agent runs (`agent/subagents/`: each turn is offered `agent` and
-`agent_output`; `stop_subagents` ends the runs still going when the session closes).
+`agent_output`; `on_subagent_end` hears of each run's end, `wait_background_subagents` waits for
+the background ones, `stop_subagents` ends the runs still going when the session closes).
 The turn itself is `agent/turn.py`'s `Conversation`; this runs it, commits it and patches the meta.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..checkpoints.manager import CheckpointManager
@@ -27,7 +29,7 @@ from .turn import Conversation, TurnResult
 
 if TYPE_CHECKING:
     from ..workspace.session_space import ToolSpace
-    from .subagents.runner import SubagentRunner
+    from .subagents.runner import Run, SubagentRunner
     from .subagents.tools import SpawnTools
 
 
@@ -49,6 +51,7 @@ class SessionTurns:
         self._checkpoints_loaded = False
         self._space: ToolSpace | None = None
         self._subagents: SubagentRunner | None = None
+        self.on_subagent_end: Callable[[Run], None] | None = None  # the shell's notices (from the run's thread)
 
     def wire(self, ask_permission: AskPermission | None, grants: Grants | None = None) -> None:
         """Who is asked for permission (a shell's prompt; None: headless rules) and, when given,
@@ -135,12 +138,23 @@ class SessionTurns:
         from .subagents.wiring import turn_spawn_tools
 
         if self._subagents is None:
-            self._subagents = SubagentRunner()
+            self._subagents = SubagentRunner(on_end=self._subagent_ended)
         handle, models = self._handle, self._models
         return turn_spawn_tools(self._subagents, files=handle.files, cwd=handle.cwd, persist=handle.persist,
                                 model=models.model, effort=models.effort, permission_mode=mode,
                                 ask=self.ask_permission, grants=self.grants, notify=handle.notify, space=space,
                                 manager=manager, on_event=on_event)
+
+    def _subagent_ended(self, run: Run) -> None:
+        listener = self.on_subagent_end
+        if listener is not None:
+            listener(run)
+
+    def wait_background_subagents(self, on_end: Callable[[Run], None],
+                                  on_wait: Callable[[list[Run]], None] | None = None) -> list[Run]:
+        """Waits for the background runs still going (`SubagentRunner.wait_background`: `on_end`
+        hears of each run whose end nobody was told of; those are returned)."""
+        return self._subagents.wait_background(on_end, on_wait) if self._subagents is not None else []
 
     def running_subagents(self) -> list[str]:
         """The ids of the sub-agent runs still going."""

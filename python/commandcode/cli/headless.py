@@ -7,6 +7,14 @@ The stream is `system`/`init` first (session id, cwd, model, tools, permission m
 `result`. The shapes are documented as JSON Schema in `docs/headless-schema.json`, which tests
 check every event against; they do not change when the on-disk format does.
 
+Background sub-agent runs still going when the turn ends are waited for
+(`wait_for_background_runs`): one stderr line says which, one line per run as it ends (agent,
+id, outcome), and the result object lists every background run whose end the model did not
+collect (`background_agents`); one that did not complete makes the run an error (exit 1).
+Ctrl+C stops the wait and the runs (exit 130). The real CLI (1.64.0) does not wait: its `-p`
+ends with the turn and cuts a background run still going (tests/e2e/test_real_cli_subagents.py);
+we wait, so the work the model delegated is done (or its failure said) when `-p` returns.
+
 Output that cannot be written (stdout closed by the reader, `| head -1`, a closed descriptor, a
 full disk) never stops the turn: the first failed write marks the output `lost`, stdout is
 pointed at `/dev/null`, and the turn runs and is saved as the user typed it; the run then exits
@@ -141,6 +149,37 @@ class Reporter:
             "model": self.model_id, "error": error}
         payload.update(extra or {})
         self._emit(print_json if self.format == "json" else print_json_line, payload)
+
+
+def wait_for_background_runs(turns: Any) -> tuple[list[dict[str, Any]], str | None]:
+    """Waits for the background sub-agent runs of `turns` (a `SessionTurns`) still going, saying
+    so on stderr; returns the runs whose end the model did not collect, as the result object
+    lists them, and the error line when one of them did not complete (None: all completed)."""
+
+    def waiting(runs: list[Any]) -> None:
+        ids = ", ".join(run.agent_id for run in runs)
+        _note(f"waiting for {len(runs)} background sub-agent{'s' if len(runs) > 1 else ''} to finish ({ids}); "
+              "Ctrl+C stops them")
+
+    runs = turns.wait_background_subagents(lambda run: _note(run.ended_line()), waiting)
+    listed = [{"agent_id": run.agent_id, "subagent_type": run.agent_type, "description": run.description,
+               "status": run.end.status if run.end is not None else "running",
+               "error": run.end.error if run.end is not None else None} for run in runs]
+    unfinished = [run for run in runs if run.end is None or run.end.status != "completed"]
+    if not unfinished:
+        return listed, None
+    what = "; ".join(f"{run.agent_id} {run.outcome_words()}" for run in unfinished)
+    return listed, f"{len(unfinished)} background sub-agent{'s' if len(unfinished) > 1 else ''} did not complete: {what}"
+
+
+def _note(line: str) -> None:
+    """One plain stderr line, in one write (rich's buffered print, cut by a Ctrl+C, would print
+    it again with the next line)."""
+    try:
+        sys.stderr.write(printable(line, one_line=True) + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # stderr closed or gone: the run goes on
+        pass
 
 
 def follow_share(files: Any) -> None:

@@ -5,6 +5,7 @@ does, picks the model (`--model provider/model`, else `config.json`'s, else the 
 applies `--effort` and the permission mode (`--permission-mode`, `--yolo`), runs the turn and
 prints it as `cli/headless.py` says. Headless rules: nobody can answer a permission question,
 so what would be asked is refused as a tool error and the turn goes on (agent/permissions.py).
+Background sub-agent runs still going when the turn ends are waited for (`headless.py`).
 `-p` never writes the prompt history (the real CLI's rule; the interactive shell does).
 """
 
@@ -17,7 +18,7 @@ from ..agent.runtime import AgentSession
 from ..config.paths import node_text
 from ..errors import CommandcodeError, UsageError
 from ..present.console import warn
-from .headless import FORMATS, Reporter, follow_share
+from .headless import FORMATS, Reporter, follow_share, wait_for_background_runs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -120,6 +121,7 @@ def _run(prompt: str, reporter: Reporter, launch: Launch) -> None:
     agent = start(launch, where, entrypoint="print", notify=warn, model=model, opened=opened)
     try:
         result = agent.turns.run_turn(prompt, on_event=reporter.on_event)
+        background, background_error = wait_for_background_runs(agent.turns)  # Ctrl+C: the close stops them
     finally:
         agent.close()
     for notice in result.notices:
@@ -128,10 +130,16 @@ def _run(prompt: str, reporter: Reporter, launch: Launch) -> None:
     extra: dict[str, object] = {"tool_calls": result.tool_calls}
     if result.notices:  # e.g. checkpoints the 200-backup cap dropped
         extra["notices"] = result.notices
+    if background:
+        extra["background_agents"] = background
     if result.error is not None:  # recorded in the session (`Error: …`), and a failed run for the caller
         reporter.result(text=result.text, error=result.error, extra=extra)
         raise _Reported(f"the turn failed: {result.error}",
                         hint=None if no_session else f"the turn and its error are saved in session {agent.session_id}")
+    if background_error is not None:  # text: the reply still prints; json: the result is an error
+        reporter.result(text=result.text, error=None if reporter.format == "text" else background_error, extra=extra)
+        raise _Reported(background_error, hint=None if no_session else
+                        f"its transcript is kept with the session: commandcode sessions show {agent.session_id}")
     reporter.result(text=result.text, error=None, extra=extra)
 
 

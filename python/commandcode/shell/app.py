@@ -7,6 +7,9 @@ meanwhile is queued (shown dimmed) and sent when the turn ends, a few read-only 
 (`IMMEDIATE`, `/trace` among them) run at once. When a turn ends the worker makes the prompt
 return (keeping what was typed), so everything else — slash commands, queued messages, the
 rewind menu — runs in the main thread, one thing at a time.
+
+A background sub-agent run's end is one line at the prompt (`run_notices.py`); its permission
+questions come up as the turn's do (`permission_prompt.py`).
 """
 
 from __future__ import annotations
@@ -89,14 +92,19 @@ class InteractiveShell(ShellBase):
         self._last_ctrl_c = 0.0
         self._session: PromptSession[Any] | None = None
         from .permission_prompt import PermissionPrompt
+        from .run_notices import RunNotices
 
         self.permissions = PermissionPrompt(lambda: self._signal_from_thread("permission"))
+        self.run_notices = RunNotices(lambda: self._signal_from_thread("subagent-ended"), self.turn_running,
+                                      self.notice, self.print_markdown)
         if not isinstance(agent, Deferred):
             self.adopt(agent)
 
     def adopt(self, agent: AgentSession) -> None:
-        """Wires a session made for this shell: its permission questions are asked here."""
+        """Wires a session made for this shell: its permission questions are asked here, and
+        the ends of its background sub-agent runs are told here."""
         agent.turns.wire(self._ask_permission)
+        agent.turns.on_subagent_end = self.run_notices.ended
 
     @property
     def _agent(self) -> AgentSession:
@@ -134,6 +142,7 @@ class InteractiveShell(ShellBase):
         agent.models.carry_over(old.models)
         # `/fork` in this process keeps the session's grants (seed chapter 2)
         agent.turns.wire(old.turns.ask_permission, old.turns.grants if keep_grants else None)
+        agent.turns.on_subagent_end = self.run_notices.ended
         if not agent.is_open:
             agent.__enter__()
         old.close()
@@ -254,8 +263,9 @@ class InteractiveShell(ShellBase):
             session.app.loop.call_soon_threadsafe(self._exit_prompt, kind)
 
     def _ask_permission(self, request: Any) -> str:
-        """`SessionTurns.ask_permission`, called from the turn's thread: the main thread asks."""
-        return self.permissions.ask(request, self.turn.cancel if self.turn is not None else None)
+        """`SessionTurns.ask_permission`, from the turn's or a run's thread (a run's question waits on its `cancel`)."""
+        cancel = request.cancel if request.cancel is not None else self.turn.cancel if self.turn is not None else None
+        return self.permissions.ask(request, cancel)
 
     def _exit_prompt(self, kind: str) -> None:
         session = self._session
@@ -270,6 +280,8 @@ class InteractiveShell(ShellBase):
             self._exit_prompt("start-failed")
         elif self.permissions.has_pending():  # asked while no prompt was up to return
             self._exit_prompt("permission")
+        elif self.run_notices.pending():
+            self._exit_prompt("subagent-ended")
         elif self.turn is not None and self.turn.done.is_set():
             self._exit_prompt("turn-done")
 
@@ -389,9 +401,10 @@ class InteractiveShell(ShellBase):
     def _on_signal(self, kind: str) -> None:
         if kind == "start-failed":
             self._exit = True  # run_shell reports the error
+        elif kind == "subagent-ended":
+            self.run_notices.tell()
         elif kind == "permission":
-            self.permissions.ask_pending(lambda question, options: self.choose(question, options),
-                                         show=self.output.diff, cwd=str(self.cwd))
+            self.permissions.ask_pending(self.choose, show=self.output.diff, cwd=str(self.cwd), hold=self.output.held)
         elif kind == "rewind":
             command = self.commands.get("rewind")
             if command is None:
@@ -482,4 +495,5 @@ class InteractiveShell(ShellBase):
             self.output.error(str(error), error.hint)
         elif error is not None:
             self.output.error(f"internal error ({type(error).__name__}: {error})", "this is a bug in commandcode; please report it")
+        self.run_notices.tell()
         self.refresh_status()

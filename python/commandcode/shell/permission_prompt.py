@@ -4,6 +4,12 @@ The turn runs in a worker thread; prompt_toolkit owns the terminal on the main t
 queues its question here and makes the prompt return (`Shell.signal("permission")`); the main
 thread asks it (`ask_pending`) and hands the answer back. An interrupt (Esc, Ctrl+C) while a
 question waits denies it, so the turn ends at once.
+
+A sub-agent run asks the same way, from its own thread, also while no turn runs (a background
+run: the question comes up at the prompt); its question names the run and waits on the run's
+own `cancel`, so Esc on the parent's turn does not deny it, and a run that is stopped (`/exit`,
+`agent_output` kill, a rewind) withdraws it: it is skipped, never asked late. Questions are asked
+one at a time, in the order they came.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the permission rules (and the settings they read) load with the first question
@@ -67,14 +74,18 @@ class PermissionPrompt:
         return not self._pending.empty()
 
     def ask_pending(self, choose: Callable[[str, list[str]], int | None], *,
-                    show: Callable[[list[str]], None] | None = None, cwd: str = ".") -> None:
+                    show: Callable[[list[str]], None] | None = None, cwd: str = ".",
+                    hold: Callable[[], AbstractContextManager[None]] = nullcontext) -> None:
         """On the main thread: asks every waiting question with `choose(question, options)`;
-        the diff an edit would make goes to `show` first (`edit_preview.py`)."""
+        the diff an edit would make goes to `show` first (`edit_preview.py`); while a question
+        is up, `hold()` keeps what a running turn prints from landing in it."""
         while True:
             try:
                 request, answer = self._pending.get_nowait()
             except queue.Empty:
                 return
+            if request.cancel is not None and request.cancel.is_set():
+                continue  # withdrawn: its run was stopped (the run was answered no already)
             if show is not None:
                 from .edit_preview import edit_diff
 
@@ -83,5 +94,7 @@ class PermissionPrompt:
                     show(diff)
             rules = f" (rule: {', '.join(request.rules)})" if request.rules else ""
             offered = choices(request)
-            picked = choose(f"Allow {request.summary}?{rules}", [label for label, _ in offered])
+            who = f"{request.origin} asks: " if request.origin else ""
+            with hold():
+                picked = choose(f"{who}Allow {request.summary}?{rules}", [label for label, _ in offered])
             answer.put(offered[picked if picked is not None and 0 <= picked < len(offered) else -1][1])

@@ -22,9 +22,11 @@ import os
 import shutil
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from ..agent.events import NOTICE, PROGRESS, TEXT, TOOL_END, TOOL_START, USAGE, TurnEvent
+from ..agent.events import NOTICE, OUTPUT, PROGRESS, TEXT, TOOL_END, TOOL_START, USAGE, TurnEvent
 from ..present.console import printable
 
 MAX_ARGUMENT_CHARS = 60
@@ -142,10 +144,26 @@ def wrap_words(line: str, width: int | None = None) -> list[str]:
 
 
 class Output:
-    """Writes rendered text to the terminal (above the prompt while it is up)."""
+    """Writes rendered text to the terminal (above the prompt while it is up). While a question
+    is up (`held`), what other threads write waits and follows it, so it never lands in the
+    question (a background run asks while the turn still prints)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._held: list[str] | None = None
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        with self._lock:
+            self._held = []
+        try:
+            yield
+        finally:
+            with self._lock:
+                waiting, self._held = self._held or [], None
+                if waiting:
+                    sys.stdout.write("".join(waiting))
+                    sys.stdout.flush()
 
     def _render(self, *renderables: Any, markup: bool = False) -> str:
         from rich.console import Console
@@ -159,6 +177,9 @@ class Output:
 
     def write(self, text: str) -> None:
         with self._lock:
+            if self._held is not None:
+                self._held.append(text)
+                return
             sys.stdout.write(text)
             sys.stdout.flush()
 
@@ -241,6 +262,7 @@ class LiveTurn:
         self.running: ToolCall | None = None
         self.progress = ""  # what the running tool does now (a foreground sub-agent's tool call)
         self.partial = ""  # reply text of the current model call, not printed yet
+        self.shown: dict[str, str] = {}  # `output` to print under a call when it ends, by tool_use id
         self._lock = threading.Lock()
 
     def flush(self) -> None:
@@ -267,13 +289,19 @@ class LiveTurn:
         elif event.kind == PROGRESS:
             with self._lock:
                 self.progress = event.text
+        elif event.kind == OUTPUT:
+            with self._lock:
+                self.shown[event.tool_use_id] = event.text
         elif event.kind == TOOL_END:
             with self._lock:
                 call = self.running if self.running is not None else ToolCall(event.name or "?", event.input)
                 call.text, call.is_error, call.done = event.outcome, event.is_error, True
                 self.running, self.progress = None, ""
                 number = self.calls.index(call) + 1 if call in self.calls else len(self.calls)
+                shown = self.shown.pop(event.tool_use_id, None)
             self.output.tool(tool_line(number, call, terminal_width()), failed=call.is_error)
+            if shown:
+                self.output.markdown(shown)
         elif event.kind == NOTICE:
             self.output.notice(event.text)
         self.redraw()

@@ -131,15 +131,38 @@ def test_the_sessions_grants_and_asker_apply_to_runs(here: Path) -> None:
     grants = Grants(["Bash(echo granted)"])
     prompt = "\n".join([agent_call(call("bash", command="echo granted"), call("bash", command="echo asked")),
                         agent_call(call("bash", command="echo asked"), description="again"),
-                        agent_call(call("bash", command="echo never"), description="bg", run_in_background=True),
+                        agent_call(call("bash", command="echo background"), description="bg", run_in_background=True),
                         call("agent_output", agent_id="{{agent_id}}")])
     with AgentSession.start(here, entrypoint="print", ask_permission=ask, grants=grants) as agent:
         agent.turns.run_turn(prompt)
-    first, again, _, background = tool_results(agent.files.transcript)
+    first, again, launched, background = tool_results(agent.files.transcript)
     assert "bash: granted" in first and "bash: asked" in first and "bash: asked" in again
-    assert [request.input["command"] for request in asked] == ["echo asked"]  # the answer became a session grant
-    assert "Bash(echo asked)" in grants.rules
-    assert "permission needed" in background  # a background run asks nobody: headless rules refuse it
+    # the answer became a session grant; a background run asks the same asker, naming itself
+    assert [request.input["command"] for request in asked] == ["echo asked", "echo background"]
+    assert "Bash(echo asked)" in grants.rules and "Bash(echo background)" in grants.rules
+    bg_id = re.fullmatch(launched_pattern(r"bg-\d+-[0-9a-f]{8}"), launched)
+    assert bg_id and asked[1].origin == f"sub-agent general {bg_id.group(1)}" and asked[0].origin.startswith("sub-agent general fg-")
+    assert asked[1].cancel is not None and "bash: background" in background
+
+
+def test_a_stopped_runs_question_is_withdrawn(here: Path) -> None:
+    """A background run's question waits on the run's own cancel: stopping the run (the
+    session's close) answers no, and the run ends `killed`."""
+    asking = threading.Event()
+
+    def ask(request: PermissionRequest) -> str:
+        asking.set()
+        assert request.cancel is not None
+        request.cancel.wait()  # the user never answers
+        return PermissionAnswer.DENY
+
+    agent = AgentSession.start(here, entrypoint="print", ask_permission=ask)
+    with agent:
+        agent.turns.run_turn(agent_call(call("bash", command="touch never.txt"), description="bg",
+                                        run_in_background=True))
+        assert asking.wait(30)
+    [meta] = run_metas(agent.files).values()
+    assert meta["status"] == "killed" and not (here / "never.txt").exists()
 
 
 @pytest.mark.parametrize(("call_line", "expected"), [

@@ -6,8 +6,10 @@ the tools its agent grants (never the spawn tools), its model, effort and turn l
 → `max_steps`), and a permission gate built as the parent's is: the same settings, the session's
 grants (an answer given to a run is a grant of the session, as the parent's are) and the
 permission mode the agent's front matter asks for (a parent in plan or bypass mode keeps it).
-A run that may not ask (a background one, or `dont-ask`) gets headless rules: what would be
-asked is refused with a tool error its model sees.
+A run asks as the parent does, foreground or background: its question names the run
+(`PermissionRequest.origin`) and is withdrawn when the run is stopped (`cancel`); where the parent
+has nobody to ask (`-p`), or the agent says `dont-ask`, headless rules refuse what would be asked
+with a tool error its model sees.
 
 It is written through `SubagentTranscript` beside the parent session (format §21): a commit per
 step of the run (its model reply with all its tool results), the meta's final status at the end. How it ended is a `RunEnd`: `completed`;
@@ -34,7 +36,7 @@ from ..agents.definitions import OUR_PERMISSION_MODES, AgentDefinition
 from ..agents.results import Outcome
 from ..agents.tool_access import ToolGrant
 from ..events import PROGRESS, TOOL_START, OnEvent, TurnEvent
-from ..permissions import AskPermission, Grants, Policy
+from ..permissions import AskPermission, Grants, PermissionRequest, Policy
 from ..providers.base import Model, Reasons
 from ..tool_specs import TOOL_SPECS
 from ..turn import Conversation, TurnCheckpoints, TurnResult
@@ -131,6 +133,19 @@ def _progress(context: RunContext, request: RunRequest) -> OnEvent | None:
     return forward
 
 
+def _asker(ask: AskPermission | None, request: RunRequest, cancel: threading.Event) -> AskPermission | None:
+    """The run's questions, through the parent's `ask`, saying which run asks and tied to its `cancel`."""
+    if ask is None:
+        return None
+    origin = f"sub-agent {request.definition.name} {request.agent_id}"
+
+    def asked(question: PermissionRequest) -> str:
+        question.origin, question.cancel = origin, cancel
+        return ask(question)
+
+    return asked
+
+
 def failure_end(message: str, started: float, result: TurnResult | None = None) -> RunEnd:
     """The end of a run that failed with `message` (what it did before, from `result`)."""
     return RunEnd("failed", _outcome(result, f"Error: {message}", "run_error", started), message)
@@ -156,7 +171,8 @@ def execute(context: RunContext, request: RunRequest, cancel: threading.Event) -
     definition = request.definition
     mode, may_ask = run_permission(definition, context.permission_mode)
     pad = context.space.scratchpad
-    gate = Policy(context.cwd, mode=mode, ask=context.ask if may_ask else None, grants=context.grants,
+    gate = Policy(context.cwd, mode=mode, ask=_asker(context.ask, request, cancel) if may_ask else None,
+                  grants=context.grants,
                   notify=context.notify, scratchpad=pad.path if pad is not None else None)
     model = request.model
     effort = definition.reasoning_effort or context.effort

@@ -11,6 +11,11 @@ or command stops, its transcript is committed as far as it got and its meta says
 A thread that dies of something `execute` did not expect (a bug of ours) still ends the run: it
 is `failed` with that error, the parent's call gets the error result, and the transcript keeps
 only what was committed.
+
+Every end is given to `on_end` (from the run's thread): the shell's notice of a finished
+background run, `-p`'s report of the runs it waited for (`ended_line`). A run whose end the user
+or the model was told of already is `told`: `agent_output` gave the model its result, the model
+killed it, or the session's close (or a rewind) stopped it with its own line.
 """
 
 from __future__ import annotations
@@ -34,11 +39,13 @@ class Run:
     agent_type: str
     description: str
     background: bool
+    show_output: bool = False  # its agent's `showOutput`: the final message is shown whole
     cancel: threading.Event = field(default_factory=threading.Event)
     done: threading.Event = field(default_factory=threading.Event)
     started: float = field(default_factory=time.monotonic)
     end: RunEnd | None = None
     killed: bool = False  # `kill` or `stop_all` asked it to stop
+    told: bool = False  # its end was reported already (see the module docstring)
     thread: threading.Thread | None = None
 
     @property
@@ -58,6 +65,18 @@ class Run:
             outcome=end.outcome if end is not None and end.status != "failed" else None,
             error=end.error if end is not None else None)
 
+    def outcome_words(self) -> str:
+        """How it ended, in words: `completed`, `stopped at its turn limit`, `was stopped`,
+        `failed: ERROR` (`running` before its end)."""
+        end = self.end
+        status = end.status if end is not None else "running"
+        outcome = {"max_turns": "stopped at its turn limit", "killed": "was stopped"}.get(status, status)
+        return f"{outcome}: {' '.join(end.error.split())[:200]}" if end is not None and end.error else outcome
+
+    def ended_line(self) -> str:
+        """The run's end in one line: its agent, id, outcome and task."""
+        return f"sub-agent {self.agent_type} {self.agent_id} {self.outcome_words()} · {' '.join(self.description.split())}"
+
     def wait(self, cancel: threading.Event | None) -> bool:
         """Waits for the run to end; False when `cancel` was set first (the run goes on)."""
         while not self.done.wait(0.05):
@@ -69,7 +88,8 @@ class Run:
 class SubagentRunner:
     """The runs of one session (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_end: Callable[[Run], None] | None = None) -> None:
+        self.on_end = on_end  # called with each run that ended, from its thread
         self._runs: dict[str, Run] = {}
         self._lock = threading.Lock()
         self._warned: set[str] = set()
@@ -82,7 +102,8 @@ class SubagentRunner:
 
     def start(self, context: RunContext, request: RunRequest) -> Run:
         """Starts `request` in a thread of its own; returns its `Run` at once."""
-        run = Run(request.agent_id, request.definition.name, request.description, request.background)
+        run = Run(request.agent_id, request.definition.name, request.description, request.background,
+                  show_output=request.definition.show_output)
         run.thread = threading.Thread(target=self._main, args=(run, context, request), daemon=True,
                                       name=f"subagent-{request.agent_id}")
         with self._lock:
@@ -90,14 +111,19 @@ class SubagentRunner:
         run.thread.start()
         return run
 
-    @staticmethod
-    def _main(run: Run, context: RunContext, request: RunRequest) -> None:
+    def _main(self, run: Run, context: RunContext, request: RunRequest) -> None:
         try:
             run.end = execute(context, request, run.cancel)
         except BaseException as error:  # a crash of the run's thread ends the run, never the session
             run.end = failure_end(f"the sub-agent crashed: {str(error) or type(error).__name__}", run.started)
         finally:
             run.done.set()
+        listener = self.on_end
+        if listener is not None:
+            try:
+                listener(run)
+            except Exception:  # a notice that cannot be shown never ends the run's thread
+                pass
 
     def get(self, agent_id: str) -> Run | None:
         with self._lock:
@@ -108,13 +134,36 @@ class SubagentRunner:
         with self._lock:
             return [run for run in self._runs.values() if run.background]
 
+    def wait_background(self, on_end: Callable[[Run], None], on_wait: Callable[[list[Run]], None] | None = None,
+                        poll: float = 0.05) -> list[Run]:
+        """Waits for every background run still going (given to `on_wait` first, when there is
+        one). Each background run whose end nobody was told of goes to `on_end` (on the calling
+        thread) as it ends, or at once when it ended already, and is `told` from then on; returns
+        those runs, in that order. Interruptible: a `KeyboardInterrupt` leaves the rest running
+        (the session's close stops them)."""
+        pending = [run for run in self.background_runs() if not run.told]
+        going = [run for run in pending if not run.done.is_set()]
+        if going and on_wait is not None:
+            on_wait(going)
+        reported: list[Run] = []
+        while pending:
+            for run in [run for run in pending if run.done.is_set()]:
+                pending.remove(run)
+                run.told = True
+                reported.append(run)
+                on_end(run)
+            if pending:
+                pending[0].done.wait(poll)
+        return reported
+
     def running(self) -> list[Run]:
         with self._lock:
             return [run for run in self._runs.values() if not run.done.is_set()]
 
     def kill(self, run: Run) -> None:
-        """Asks a run to stop (it ends `killed` once its model call or command has stopped)."""
-        run.killed = True
+        """Asks a run to stop (it ends `killed` once its model call or command has stopped);
+        whoever asked says so, so its end is `told`."""
+        run.killed = run.told = True
         run.cancel.set()
 
     def stop_all(self) -> list[str]:

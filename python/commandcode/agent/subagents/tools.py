@@ -13,7 +13,8 @@ background (the result says under which id). Background (`run_in_background`, or
 `background: true`): the launch text with the id, at once.
 
 `agent_output`: `wait` (default; Esc stops the wait), `status`, `kill`; no `agent_id` lists the
-background runs; an unknown id is a tool error. The texts are the real CLI's
+background runs; an unknown id is a tool error. A run whose end it reports is `told` (the shell
+and `-p` announce only the ends the model has not seen). The texts are the real CLI's
 (`agent/agents/results.py`).
 """
 
@@ -37,6 +38,7 @@ from ..agents.results import (
     unknown_type_text,
 )
 from ..agents.tool_access import resolve_tools, tool_error
+from ..events import OUTPUT, TurnEvent
 from ..providers.base import Model, Reasons
 from ..tool_specs import TOOL_NAMES, TOOL_SPECS
 from ..tools import ToolResult
@@ -120,7 +122,15 @@ class SpawnTools:
             raise WaitStopped(_detached_text(detached))
         end = run.end
         assert end is not None  # `done` is set after `end`
+        self._show(run, tool_use_id)
         return ToolResult(outcome_text(end.outcome), is_error=end.status != "completed")
+
+    def _show(self, run: Run, tool_use_id: str) -> None:
+        """An agent with `showOutput: true`: its final message goes whole to the feed, under the call."""
+        emit = self._context(False).progress
+        text = run.end.outcome.final_text if run.end is not None else ""
+        if run.show_output and emit is not None and text.strip():
+            emit(TurnEvent(OUTPUT, text=text, name=AGENT_TOOL, tool_use_id=tool_use_id))
 
     def _background(self, tool_input: dict[str, Any]) -> bool:
         definition = self.registry.get(str(tool_input.get("subagent_type") or "general"))
@@ -183,11 +193,11 @@ class SpawnTools:
         run = self.runner.get(agent_id.strip())
         if run is None:
             return ToolResult(unknown_agent_text(agent_id.strip()), True)
-        if action == "kill":
-            if run.done.is_set():
-                return ToolResult(status_text(run.record()))
+        if action == "kill" and not run.done.is_set():
             self.runner.kill(run)
             return ToolResult(kill_sent_text(run.agent_id))
         if action == "wait" and not run.wait(cancel):
             raise WaitStopped(_detached_text([run]))
-        return ToolResult(status_text(run.record()))
+        record = run.record()
+        run.told = run.told or record.status != "running"  # the model has its end: no notice repeats it
+        return ToolResult(status_text(record))

@@ -3,9 +3,10 @@ turn from the session's parts (kept here so `agent/turns.py` only passes them on
 
 A run's `RunContext` is the parent's at the moment it starts: the session's files and working
 directory, the turn's model, effort and effective permission mode, the session's grants, its
-tool space and checkpoint. Who answers a run's permission question: the parent's asker for a
-foreground run (one question at a time when runs go on in parallel), nobody for a background run
-(it goes on while the user is at the prompt: headless rules refuse what would be asked).
+tool space and checkpoint. Who answers a run's permission question: the parent's asker, for a
+foreground run and a background one alike (the shell queues it and asks it at the prompt or in
+the turn, one question at a time; a question whose run is stopped is withdrawn); nobody in `-p`
+(headless rules refuse what would be asked, as for the parent).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..agents.registry import load_agents
 from ..events import OnEvent
-from ..permissions import AskPermission, Grants, PermissionRequest
+from ..permissions import AskPermission, Grants, PermissionAnswer, PermissionRequest
 from ..providers.base import Model
 from ..providers.registry import resolve_model
 from .checkpoint_view import SubagentCheckpoints
@@ -32,11 +33,18 @@ if TYPE_CHECKING:
 
 
 def _one_at_a_time(ask: AskPermission) -> AskPermission:
+    """`ask`, one question at a time; a question whose run is stopped while it waits its turn is
+    denied without being asked."""
     lock = threading.Lock()
 
     def asked(request: PermissionRequest) -> str:
-        with lock:
+        while not lock.acquire(timeout=0.1):
+            if request.cancel is not None and request.cancel.is_set():
+                return PermissionAnswer.DENY
+        try:
             return ask(request)
+        finally:
+            lock.release()
 
     return asked
 
@@ -53,11 +61,11 @@ def turn_spawn_tools(runner: SubagentRunner, *, files: SessionFiles, cwd: Path, 
     for warning in registry.warnings:
         runner.warn_once(warning, notify)
     checkpoints = SubagentCheckpoints(manager) if manager is not None else None
-    foreground_ask = _one_at_a_time(ask) if ask is not None else None
+    run_ask = _one_at_a_time(ask) if ask is not None else None
 
     def context(background: bool) -> RunContext:
         return RunContext(files=files, cwd=cwd, persist=persist, model=model, effort=effort,
-                          permission_mode=permission_mode, ask=None if background else foreground_ask,
+                          permission_mode=permission_mode, ask=run_ask,
                           grants=grants, notify=notify, space=space, checkpoints=checkpoints,
                           progress=None if background else on_event)
 
