@@ -239,3 +239,22 @@ def test_a_source_whose_first_line_is_no_header_is_forked_the_plain_way(home: Pa
     data = forked.read_bytes()
     assert b'{"broken' not in data and _lines(forked)[1:] == lines[1:]
     assert json.loads(_lines(forked)[0])["cwd"] == str(workdir)
+
+
+def test_a_fork_header_shorter_than_the_sources_is_padded_to_its_length(home: Path, workdir: Path) -> None:
+    """The body then sits at the same offset in both files (the kernel copies it faster so); the
+    padding is JSON whitespace, so the header reads the same."""
+    files, _ids = branched_session(workdir)
+    lines = _lines(files.transcript)
+    wide = json.dumps(json.loads(lines[0]), indent=None, separators=(", ", ": ")).encode() + b"\n"  # longer
+    files.transcript.write_bytes(wide + b"".join(lines[1:]))
+    for result in (branching.fork_session(files, workdir), fork_module.fork_files(open_session(files.transcript),
+                                                                                    SessionFiles(files.folder, "f" * 8))):
+        forked = result.files.transcript.read_bytes()
+        header = forked.split(b"\n", 1)[0] + b"\n"
+        assert len(header) == len(wide) and header.endswith(b" }\n")
+        assert json.loads(header)["id"] == result.files.session_id
+        assert forked[len(header):] == b"".join(lines[1:])
+        session = open_session(result.files.transcript)
+        assert session.skipped_lines == [] and session.cwd == str(workdir)
+    assert fork_module.aligned_header(b'{"a":1}\n', 5) == b'{"a":1}\n'  # a longer line is left as it is
