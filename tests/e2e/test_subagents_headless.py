@@ -117,6 +117,7 @@ def test_a_background_run_that_does_not_complete_fails_the_headless_run(home: Pa
     VALIDATOR.validate(result)
     assert result["is_error"] is True and result["subtype"] == "error_during_execution"
     assert result["result"].startswith("Error: 1 background sub-agent did not complete: bg-2-")
+    assert result["reply"] and "Background agent launched." in result["reply"]  # the reply is not lost
     assert [run["status"] for run in result["background_agents"]] == ["max_turns"]
 
 

@@ -136,7 +136,9 @@ def _run(prompt: str, reporter: Reporter, launch: Launch) -> None:
         reporter.result(text=result.text, error=result.error, extra=extra)
         raise _Reported(f"the turn failed: {result.error}",
                         hint=None if no_session else f"the turn and its error are saved in session {agent.session_id}")
-    if background_error is not None:  # text: the reply still prints; json: the result is an error
+    if background_error is not None:  # text: the reply still prints; json: the result is an error, the reply kept
+        if reporter.format != "text":
+            extra["reply"] = result.text
         reporter.result(text=result.text, error=None if reporter.format == "text" else background_error, extra=extra)
         raise _Reported(background_error, hint=None if no_session else
                         f"its transcript is kept with the session: commandcode sessions show {agent.session_id}")
