@@ -111,3 +111,25 @@ def test_the_html_export_folds_the_claude_subagent_under_its_call(claude_with_su
     assert ('<span class="subagent-badge">Sub-agent general-purpose</span><span class="subagent-description">helper'
             '</span><span class="subagent-status">completed · 4 messages</span>') in page
     assert str(claude_with_subagent["proj"]) not in page
+
+
+def test_after_import_the_tree_folds_the_claude_subagent_under_its_call(claude_with_subagent: dict[str, Any],
+                                                                         tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """`import claude` keeps the subagent as a hidden `custom` entry under the launching message;
+    the shell's `/tree` (its model) names it on that message's row, as it names our own runs."""
+    import json
+
+    from commandcode.sessions.reader import open_session
+    from commandcode.ui.tree_model import TreeModel
+    from helpers.cli import run_cli
+
+    data = tmp_path / "data"
+    done = run_cli(["import", "claude", str(claude_with_subagent["transcript"]), "--json"], claude_with_subagent["proj"],
+                   data, HOME=str(claude_with_subagent["home"]))
+    assert done.returncode == 0, done.stderr
+    monkeypatch.setenv("COMMANDCODE_HOME", str(data))
+    model = TreeModel(open_session(json.loads(done.stdout)["path"]))
+    texts = [text.text for text in model.texts(list(model.rows.order))]
+    folded = [text for text in texts if "⤷ sub-agent" in text]
+    assert len(folded) == 1 and folded[0].endswith("⤷ sub-agent general-purpose: helper · imported · 4 messages"), texts

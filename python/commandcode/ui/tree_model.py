@@ -78,6 +78,13 @@ def describe(entry: dict[str, Any]) -> RowText:
     return RowText("", 0, False)
 
 
+_CLAUDE_SPAWNS = frozenset({"Agent", "Task"})  # Claude Code's subagent-launching tools
+
+
+def _messages(count: int) -> str:
+    return f"{count} message{'s' if count != 1 else ''}"
+
+
 def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -181,6 +188,7 @@ class TreeModel:
         self._texts: dict[int, RowText] = {}
         self._layouts: dict[str, Rows] = {}
         self._runs: dict[str, list[SubagentRun]] | None = None  # by the `agent` call that started them
+        self._imported: dict[str, list[tuple[str, str, int]]] | None = None  # imported Claude subagents, by call
         self.rows = self._layout("default")
 
     def _layout(self, name: str) -> Rows:
@@ -282,25 +290,55 @@ class TreeModel:
                 self._texts[index] = self._with_runs(entry, describe(entry))
 
     def _with_runs(self, entry: dict[str, Any], text: RowText) -> RowText:
-        """`text` of a row, with the sub-agent runs its `agent` calls started folded in."""
-        if not text.tool or entry.get("type") != "message":
+        """`text` of a row, with the sub-agent runs its `agent` calls started folded in, and the
+        Claude Code subagents an import brought in under its `Agent`/`Task` calls."""
+        if entry.get("type") != "message":
             return text
-        calls = [str(block.get("id")) for block in content_blocks(_dict(entry.get("message")).get("content"))
-                 if block.get("type") == "tool_use" and block.get("name") == "agent"]
+        blocks = content_blocks(_dict(entry.get("message")).get("content"))
+        calls = [str(block.get("id")) for block in blocks
+                 if block.get("type") == "tool_use" and block.get("name") == "agent"] if text.tool else []
+        spawns = [str(block.get("id")) for block in blocks
+                  if block.get("type") == "tool_use" and block.get("name") in _CLAUDE_SPAWNS]
+        if not calls and not spawns:
+            return text
+        folded = [f"{run.agent_type or 'agent'}: {run.description or '(no description)'} · "
+                  f"{run.status or 'status unknown'} · {_messages(run.message_count)}"
+                  for run in self._runs_of(calls)]
+        folded += [f"{agent_type}: {description} · imported · {_messages(count)}"
+                   for call in spawns for agent_type, description, count in self._imported_of().get(call, [])]
+        if not folded:
+            return text
+        return RowText(f"{text.text} ⤷ sub-agent {'; '.join(folded)}", text.tokens, True)
+
+    def _runs_of(self, calls: list[str]) -> list[SubagentRun]:
         if not calls:
-            return text
+            return []
         if self._runs is None:
             from ..sessions.files import SessionFiles
             from ..sessions.subagent_runs import list_subagent_runs
 
             self._runs = list_subagent_runs(SessionFiles.for_transcript(self.session.path)).by_tool_use()
-        runs = [run for call in calls for run in self._runs.get(call, [])]
-        if not runs:
-            return text
-        folded = "; ".join(f"{run.agent_type or 'agent'}: {run.description or '(no description)'} · "
-                           f"{run.status or 'status unknown'} · {run.message_count} message"
-                           f"{'s' if run.message_count != 1 else ''}" for run in runs)
-        return RowText(f"{text.text} ⤷ sub-agent {folded}", text.tokens, True)
+        return [run for call in calls for run in self._runs.get(call, [])]
+
+    def _imported_of(self) -> dict[str, list[tuple[str, str, int]]]:
+        """The subagents `import claude` kept as `custom` entries (`interop/convert.py`), by the
+        call that launched them: `(agent type, description, messages)`; read once, and only for a
+        session whose rows show such a call."""
+        if self._imported is None:
+            from ..interop.convert import SUBAGENT_TYPE
+
+            self._imported = {}
+            rows, _details = self.session.tree_table(0, self.entry_count)
+            customs = [row[0] for row in rows if row[2] == "custom"]
+            for entry in self.session.read_entries(customs) if customs else []:
+                data = _dict(entry.get("data"))
+                if entry.get("customType") != SUBAGENT_TYPE or not isinstance(data.get("tool_use_id"), str):
+                    continue
+                messages = data.get("messages")
+                count = len(messages) if isinstance(messages, list) else 0
+                self._imported.setdefault(data["tool_use_id"], []).append(
+                    (str(data.get("agent_type") or "agent"), str(data.get("description") or "(no description)"), count))
+        return self._imported
 
     def texts(self, indexes: list[int]) -> list[RowText]:
         self._read(indexes)
