@@ -102,10 +102,18 @@ def run_json(args: list[str], cwd: Path, data: Path) -> Any:
 
 
 def start_cli(args: list[str], cwd: Path, data: Path) -> subprocess.Popen[str]:
-    """Starts `commandcode ARGS` in its own process group (so a test can kill all of it)."""
+    """Starts `commandcode ARGS` in its own process group (so a test can kill all of it), with
+    SIGINT and SIGQUIT at their defaults, as a terminal's shell starts a program: a suite run as
+    a background job inherits them ignored, and a Ctrl+C test would then send a signal nobody
+    hears (Python keeps an inherited SIG_IGN instead of raising `KeyboardInterrupt`)."""
     return subprocess.Popen([sys.executable, "-m", "commandcode", *args], cwd=cwd, env=cli_env(data),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_interrupts)
+
+
+def _default_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
 def kill_group(process: subprocess.Popen[str]) -> None:
