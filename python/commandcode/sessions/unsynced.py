@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 from ..storage.durable import fsync_dir, open_for_write, write_all
-from ..storage.regular import open_regular
+from ..storage.regular import open_regular, read_regular
 
 _SUFFIX = ".unsynced"
 _COMPARE_CHUNK = 1 << 20
@@ -107,11 +107,9 @@ def settle(transcript: Path, *, locked: bool = False) -> None:
     (see the module's text). `locked`: the caller holds the transcript's writer lock."""
     record = record_path(transcript)
     try:
-        data = record.read_bytes()
-    except FileNotFoundError:
+        data = read_regular(record)
+    except OSError:  # gone, or no regular file (a FIFO would block the open): left as it is
         return
-    except OSError:
-        return  # unreadable (a folder, a permission): left for the sweep to report, the fork read as it is
     decoded = Layout.decode(data)
     if decoded is None or not os.path.lexists(transcript):
         _drop(record)  # never published, or the fork was removed since
@@ -124,8 +122,16 @@ def settle(transcript: Path, *, locked: bool = False) -> None:
     from .lock import WriterLock, held_here
 
     if not locked and not held_here(transcript):  # a repair rewrites the file: never beside a writer
-        with contextlib.suppress(Exception), WriterLock(transcript):  # busy: its holder settled it
+        from ..errors import SessionLockedError
+
+        try:
+            lock = WriterLock(transcript).acquire()
+        except (SessionLockedError, OSError):
+            return  # a writer holds it: it settled the fork when it opened it
+        try:
             settle(transcript, locked=True)
+        finally:
+            lock.release()
         return
     _repair(transcript, layout)
     _drop(record)

@@ -200,3 +200,15 @@ def test_without_a_boot_id_a_fork_waits_for_the_disk_and_leaves_no_record(home: 
     fork = branching.fork_session(files, workdir).files
     assert not unsynced.record_path(fork.transcript).exists()
     assert fork.transcript.stat().st_size in synced  # the whole transcript was flushed before it was linked
+
+
+def test_a_record_that_is_no_regular_file_never_blocks_an_open(home: Path, workdir: Path) -> None:
+    _source, fork, data = _fork(workdir)
+    record = unsynced.record_path(fork.transcript)
+    record.unlink()
+    os.mkfifo(record)  # read whole, a FIFO would block the open for good
+    script = "import sys; from commandcode.sessions.reader import open_session; print(open_session(sys.argv[1]).id)"
+    done = subprocess.run([sys.executable, "-c", script, str(fork.transcript)], capture_output=True, text=True,
+                          env={**os.environ, "COMMANDCODE_HOME": str(home)}, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == fork.session_id, done.stderr
+    assert fork.transcript.read_bytes() == data and record.exists()  # left as it is
