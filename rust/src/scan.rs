@@ -1,7 +1,8 @@
 //! Torn-line-tolerant scanning of a transcript file into a [`ScanReport`].
 //!
 //! The file is cut into pieces of [`PIECE_BYTES`] that parallel tasks read (`pread`, into a
-//! reused per-thread buffer that stays in cache), split into lines with memchr and validate as
+//! reused per-thread buffer that stays in cache, the bytes placed at their file offset's place
+//! within a cache line: `COPY_ALIGN`), split into lines with memchr and validate as
 //! JSON; a line belongs to the piece it starts in, and the task reads past its piece's end to
 //! finish its last line. Pieces are handled a window at a time, and each window's results are
 //! applied in file order, while the next window is parsed, by the order-dependent rules (which
