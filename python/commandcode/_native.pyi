@@ -30,6 +30,7 @@ __all__ = [
     "fingerprints_of",
     "fold_text",
     "folder_changes",
+    "fork_source_of",
     "free_space",
     "json_dumps",
     "json_encode_entry",
@@ -285,6 +286,12 @@ def names_of_files(items: Sequence[tuple[_Path, _Path | None]]) -> list[tuple[st
     """(header cwd or None, latest `session_info` name) of each `(transcript, index sidecar or
     None)`, from a sidecar that describes it as it is, else read from its ends; the name is False
     when a whole summary must decide."""
+def fork_source_of(transcript: _Path, end: int, candidates: Sequence[str]) -> tuple[str, int, int, bool, str | None, str | None, str | None, str | None] | None:
+    """What a fork needs of the transcript's first `end` bytes, read from its ends and one pass
+    over the body: (header cwd, body start, end of the bytes kept, whether they need a closing
+    newline, leaf id, latest `session_info` name, the model the leaf's path last used near the
+    end, the first of `candidates` the body does not hold as a JSON string), or None when only a
+    scan can be sure."""
 def fingerprints_of(paths: Sequence[_Path]) -> list[str]:
     """The content fingerprint (blake3 of the first and last 4 KiB and the size) of each file, "" unreadable."""
 def content_id(data: bytes) -> str:

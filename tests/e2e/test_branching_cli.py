@@ -132,13 +132,21 @@ def test_a_rewind_in_a_fork_restores_from_the_shared_store(home: Path, workdir: 
     assert source_checkpoints.read_bytes() == before  # the fork's rewind leaves the source alone
 
 
-def test_copies_of_a_session_with_corrupt_lines_say_how_many_were_left_out(home: Path, workdir: Path) -> None:
+def test_a_clone_says_how_many_corrupt_lines_it_left_out_and_a_fork_carries_them(home: Path, workdir: Path) -> None:
+    """A clone re-chains what it keeps, so it leaves unreadable lines out and says so; a fork copies
+    the body verbatim (the source is not scanned), so they come along and are skipped in the fork as
+    in the source, with nothing to say."""
     files, _ids = branched_session(workdir)
     with open(files.transcript, "ab") as handle:
         handle.write(b"not json\n{\"half\": \n")
-    for command in ("fork", "clone"):
-        completed = run_cli(["sessions", command, files.session_id, "--json"], workdir, home)
-        assert completed.returncode == 0, completed.stderr
-        assert f"warning: {files.transcript.name}: 2 unreadable line(s) left out of the copy" in completed.stderr
-        copy = open_session(json.loads(completed.stdout)["path"])
-        assert copy.skipped_lines == []
+    source = open_session(files.transcript)
+    cloned = run_cli(["sessions", "clone", files.session_id, "--json"], workdir, home)
+    assert cloned.returncode == 0, cloned.stderr
+    assert f"warning: {files.transcript.name}: 2 unreadable line(s) left out of the copy" in cloned.stderr
+    assert open_session(json.loads(cloned.stdout)["path"]).skipped_lines == []
+    forked = run_cli(["sessions", "fork", files.session_id, "--json"], workdir, home)
+    assert forked.returncode == 0 and forked.stderr == "", forked.stderr
+    fork = open_session(json.loads(forked.stdout)["path"])
+    assert [line.line for line in fork.skipped_lines] == [line.line for line in source.skipped_lines] and \
+        len(fork.skipped_lines) == 2
+    assert fork.leaf_id == source.leaf_id and fork.entry_count == source.entry_count

@@ -2,7 +2,8 @@
 
 `import_claude`: `commandcode import claude PATH --json` of a Claude Code session with a
 file-history backup of a few hundred kilobytes (new bytes each run, so kills land in the content
-store's writes, the checkpoints file, the meta and the transcript); about a third of the runs
+store's writes, the checkpoints file, the meta, the subagent's run files and the transcript) and
+one subagent launched by its `Agent` call; about a third of the runs
 import an earlier source again (one whose import was killed must complete now; one that was
 imported says so). After every point, on top of the harness's checks (every transcript opens,
 whole header, every checkpoint's object exists and hashes right):
@@ -12,6 +13,8 @@ whole header, every checkpoint's object exists and hashes right):
   source's prompt, and its one checkpoint's object holds the backup's bytes, under the path
   Claude Code restores (`src/big.txt` of the project), with the real CLI's raw sha256 blob in
   `file-history/<id>/` (the source's second backup, a FIFO, is skipped, never waited on);
+- every imported session has its subagent as one whole sub-agent run (its transcript and its
+  meta, `completed`, under the `Agent` call, holding the subagent's prompt and reply);
 - every import a run reported (`--json` read whole) exists.
 """
 
@@ -54,8 +57,9 @@ def _new_source(workspace: Any, marker: str) -> str:
     (history / name).write_bytes(backup)
     os.mkfifo(history / (hashlib.sha256(b"pipe").hexdigest()[:16] + "@v1"))  # skipped with a warning
     stamp = "2026-01-02T03:04:05.000Z"
-    prompt, reply = str(uuid.uuid4()), str(uuid.uuid4())
+    prompt, launch, result, reply = (str(uuid.uuid4()) for _ in range(4))
     base = {"sessionId": session_id, "cwd": project, "version": "2.1.332", "isSidechain": False, "timestamp": stamp}
+    call = f"toolu_{marker}"
     lines = [
         {**base, "type": "user", "uuid": prompt, "parentUuid": None,
          "message": {"role": "user", "content": f"{marker} import claude"}},
@@ -65,16 +69,44 @@ def _new_source(workspace: Any, marker: str) -> str:
                              "realParentDir": os.path.join(project, "src")},
              "pipe.txt": {"backupFileName": hashlib.sha256(b"pipe").hexdigest()[:16] + "@v1", "version": 1,
                           "backupTime": stamp, "realParentDir": project}}}},
-        {**base, "type": "assistant", "uuid": reply, "parentUuid": prompt,
+        {**base, "type": "assistant", "uuid": launch, "parentUuid": prompt,
+         "message": {"id": "msg_0", "role": "assistant", "model": "claude-stub", "type": "message",
+                     "content": [{"type": "tool_use", "id": call, "name": "Agent",
+                                  "input": {"description": "helper", "prompt": f"{marker} sub"}}],
+                     "usage": {"input_tokens": 1, "output_tokens": 1}}},
+        {**base, "type": "user", "uuid": result, "parentUuid": launch,
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": "done"}]}},
+        {**base, "type": "assistant", "uuid": reply, "parentUuid": result,
          "message": {"id": "msg_1", "role": "assistant", "model": "claude-stub", "type": "message",
                      "content": [{"type": "text", "text": "imported reply"}],
                      "usage": {"input_tokens": 1, "output_tokens": 1}}},
     ]
     path = folder / f"{session_id}.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    _subagent(path, base, marker, call)
     workspace.branching["sources"][session_id] = (path, backup, marker)
     _remember_tree(workspace)
     return session_id
+
+
+def _subagent(transcript: Path, base: dict[str, Any], marker: str, call: str) -> None:
+    """The subagent the `Agent` call launched, as Claude Code 2.1.332 keeps it beside the session."""
+    folder = transcript.with_suffix("") / "subagents"
+    folder.mkdir(parents=True)
+    agent_id = "a" + hashlib.sha256(marker.encode()).hexdigest()[:16]
+    task, answer = str(uuid.uuid4()), str(uuid.uuid4())
+    sidechain = {**base, "isSidechain": True, "agentId": agent_id}
+    lines = [
+        {**sidechain, "type": "user", "uuid": task, "parentUuid": None,
+         "message": {"role": "user", "content": f"{marker} sub"}},
+        {**sidechain, "type": "assistant", "uuid": answer, "parentUuid": task,
+         "message": {"id": "msg_s", "role": "assistant", "model": "claude-stub", "type": "message",
+                     "content": [{"type": "text", "text": f"{marker} sub reply"}],
+                     "usage": {"input_tokens": 1, "output_tokens": 1}}},
+    ]
+    (folder / f"agent-{agent_id}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (folder / f"agent-{agent_id}.meta.json").write_text(json.dumps(
+        {"agentType": "general-purpose", "description": "helper", "toolUseId": call, "finished": True}))
 
 
 def _remember_tree(workspace: Any) -> None:
@@ -146,6 +178,7 @@ def check(workspace: Any, violations: list[str], label: str) -> None:
         texts = json.dumps(open_session(transcript).context().messages)
         if marker not in texts:
             violations.append(f"{label}: import {session_id} lacks the source's prompt")
+        _check_run(transcript, marker, violations, f"{label}: import {session_id}")
         records = read_checkpoints(transcript.with_name(f"{session_id}.checkpoints.jsonl"))
         items = [item for record in records for item in record.files]
         objects = [item.store_object for item in items]
@@ -161,3 +194,16 @@ def check(workspace: Any, violations: list[str], label: str) -> None:
         workspace.notes["checks_with_imports"] = workspace.notes.get("checks_with_imports", 0) + 1
     for reported in state["reported"] - seen:
         violations.append(f"{label}: the reported import {reported} does not exist")
+
+
+def _check_run(transcript: Path, marker: str, violations: list[str], label: str) -> None:
+    """The imported session's one sub-agent run is whole (see the module docstring)."""
+    from commandcode.sessions.files import SessionFiles
+    from commandcode.sessions.subagent_runs import list_subagent_runs
+
+    found = list_subagent_runs(SessionFiles.for_transcript(transcript), with_messages=True)
+    runs = [(run.tool_use_id, run.status, [message["role"] for message in run.messages]) for run in found.runs]
+    if found.warnings or runs != [(f"toolu_{marker}", "completed", ["user", "assistant"])]:
+        violations.append(f"{label}'s subagent is no whole run: {runs} {found.warnings}")
+    elif f"{marker} sub reply" not in json.dumps([run.messages for run in found.runs]):
+        violations.append(f"{label}'s run lacks the subagent's reply")

@@ -57,6 +57,7 @@ NATIVE_IMPORTERS = {
     "commandcode",
     "commandcode.storage.jsonfmt",
     "commandcode.sessions.reader",
+    "commandcode.sessions.fork_ends",  # what a fork needs of its source, read from the ends without a scan
     "commandcode.checkpoints.store",
     "commandcode.export.redact",  # secret redaction: the rule table matched by the Rust `regex` crate
     "commandcode.export.sanitize",  # path sanitizing of what leaves (Python's `re`: 33 MB/s)

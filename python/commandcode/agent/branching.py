@@ -73,14 +73,14 @@ def fork_session(source: SessionFiles, cwd: Path, *, name: str | None = None) ->
 
     cleaned = checked_name(name, cwd) if name is not None else None
 
-    def naming(session: Session) -> tuple[str | None, bool]:
-        if cleaned is None and session.name:
+    def naming(source_name: str | None) -> tuple[str | None, bool]:
+        if cleaned is None and source_name:
             from .naming import unique_title
 
-            return unique_title(copy_title(session.name, "fork"), cwd, session_id=None), False
+            return unique_title(copy_title(source_name, "fork"), cwd, session_id=None), False
         return cleaned, True
 
-    # the copy starts before the source is opened: the kernel copies while the core scans
+    # the source is never scanned: the kernel copies it while the core reads its ends
     result = fork_opening(source, _new_files(source), lambda: _saved_session(source, "fork"), naming)
     from ..checkpoints.blob_rule import enforce_file
 

@@ -140,10 +140,9 @@ class SessionTurns:
         if self._subagents is None:
             self._subagents = SubagentRunner(on_end=self._subagent_ended)
         handle, models = self._handle, self._models
-        return turn_spawn_tools(self._subagents, files=handle.files, cwd=handle.cwd, persist=handle.persist,
-                                model=models.model, effort=models.effort, permission_mode=mode,
-                                ask=self.ask_permission, grants=self.grants, notify=handle.notify, space=space,
-                                manager=manager, on_event=on_event)
+        return turn_spawn_tools(self._subagents, session=handle, model=models.model, effort=models.effort,
+                                permission_mode=mode, ask=self.ask_permission, grants=self.grants,
+                                notify=handle.notify, space=space, manager=manager, on_event=on_event)
 
     def _subagent_ended(self, run: Run) -> None:
         listener = self.on_subagent_end

@@ -2,7 +2,7 @@
 
 A name check needs only each session's name (its latest `session_info` entry, else `meta.title`)
 and whose it is (the header's `cwd`), not a listing row. `project_names(cwd)` takes them from the
-catalog's rows where those are fresh, and reads the others from the transcripts' ends
+catalog's rows where those are fresh (a data dir with no catalog yet gets none made here), and reads the others from the transcripts' ends
 (`_native.names_of_files`: the header line and a byte search backwards for the last
 `session_info`), so a fork of a 1 GB session does not make the next name check scan the whole new
 copy. A transcript whose name that search cannot decide (a legacy or headerless file, one that
@@ -16,7 +16,7 @@ import os
 import sqlite3
 
 from ..config.env import catalog_enabled
-from ..config.paths import is_transcript_name
+from ..config.paths import catalog_file, is_transcript_name
 from .db import from_db, to_db
 from .listing import Scope, belongs_here
 
@@ -30,7 +30,7 @@ def project_names(cwd: str | os.PathLike[str]) -> list[Named]:
     problems: list[str] = []
     found: list[tuple[str, str, str | None, str | None]] = []  # path, folder, header cwd, name
     stale: list[tuple[str, str]] | None = None
-    if catalog_enabled():
+    if catalog_enabled() and os.path.exists(catalog_file()):  # none yet: creating one is a listing's work
         stale = _from_catalog(scope, found, problems)
     if stale is None:
         found.clear()

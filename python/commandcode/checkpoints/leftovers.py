@@ -1,6 +1,7 @@
-"""At a session's open for a turn: the temp files a killed process of the session left behind.
+"""At a session's open for a turn, and before a rewind or redo writes: the temp files a killed
+process of the session left behind.
 
-Owns `remove_leftovers` (`CheckpointManager.for_session` calls it): the session's own files in
+Owns `remove_leftovers` (`CheckpointManager.for_session` and `rewind.py` call it): the session's own files in
 its folder (`<sid>.*` written by `atomic_write`, the transcript's hidden temp), its sub-agent runs'
 (`<sid>/subagents/agent-*`), and, in the project, the edit tools' temps beside the files the
 newest checkpoint backed up (every tool write is backed up first, so a write killed mid-way is

@@ -260,7 +260,7 @@ class CheckpointManager:
             if not self._shells and self._current is not None:
                 self.wait_saved()  # the last commands' note is gone (removed behind their records)
                 self.shell.before_shell()
-                self._noted = shell_pending.note(self.files, self.shell, self._current.id)
+                self._noted = shell_pending.note(self.files, self.shell, self._current.id, len(self._current.files))
             self._shells += 1
             return self.shell.take_notices()
 

@@ -19,6 +19,10 @@ Rewinding to checkpoint N restores the state from just before turn N.
 - **Redo** (`redo`): undoes the newest rewind no redo has undone yet, putting files, marks and
   leaf back to exactly what they were before it (`redo_points.py`).
 
+Before any of them writes, what a killed process of the session left is finished or removed:
+an interrupted restore (`recover_pending`), commands killed mid-run (`shell_pending.py`), and
+the temp files of killed writes (`leftovers.py`, as at a turn's open).
+
 Every operation records a redo point first; it lands with the files (the native restore's
 companion step) or alone, atomically, before the leaf moves, and is marked done after: a kill in
 between is finished by `recover_pending` (the files' journal, then the conversation move).
@@ -41,6 +45,7 @@ from ..storage.signals import deferred_signals
 from . import shell_pending
 from . import store as backups
 from .blob_rule import enforce
+from .leftovers import remove_leftovers
 from .manager import CheckpointManager
 from .modes import RewindMode
 from .records import Checkpoint, parse_checkpoints, read_checkpoints_data, write_checkpoints
@@ -214,6 +219,8 @@ def _checked_operation(files: SessionFiles, cwd: Path, run: Operation, check: Ca
     data = read_checkpoints_data(files.checkpoints)
     checked = parse_checkpoints(data)
     check(checked)  # reads the records only: when the file is unchanged under the lock, `run` gets them
+    if not options.dry_run:  # a bare `commandcode rewind` opens no turn: the temps killed writes left go here
+        remove_leftovers(files, checked, Path(cwd))
     try:
         with contextlib.ExitStack() as stack:
             active = writer

@@ -34,9 +34,10 @@ def run_import(tool: str, ref: str, as_json: bool) -> None:
         stdout.print(f"already imported: {safe(result.session_id, one_line=True)} "
                      f"({safe(str(result.path), one_line=True)})")
         return
+    runs = f", {result.runs} sub-agent run{'s' if result.runs != 1 else ''}" if result.runs else ""
     stdout.print(f"imported {safe(tool, one_line=True)} session {safe(result.source.id, one_line=True)} as "
                  f"{safe(result.session_id, one_line=True)}: {result.entries} entries, "
-                 f"{result.checkpoints} checkpoints ({safe(str(result.path), one_line=True)})")
+                 f"{result.checkpoints} checkpoints{runs} ({safe(str(result.path), one_line=True)})")
 
 
 @app.command("claude")

@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..errors import InvalidSessionError
 from ..sessions.reader_values import Anomalies, TreeRow
 from ..storage.regular import read_regular
 from .claude_backups import backup_problem
@@ -241,8 +242,9 @@ class ClaudeSession(ForeignSession):
                 self.warnings.append(f"subagent {agent_id}: no readable {meta_path.name}")
             try:
                 session: ClaudeSession | None = ClaudeSession(path, subagent=True)
-            except OSError as error:
-                self.warnings.append(f"subagent {agent_id}: cannot read {path.name}: {error.strerror or error}")
+            except (OSError, InvalidSessionError) as error:  # unreadable, or no regular file (a folder)
+                reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+                self.warnings.append(f"subagent {agent_id}: cannot read {path.name}: {reason}")
                 session = None
             self.subagents.append(Subagent(agent_id, path, meta, session))
         launched = {str(result.get("agentId")) for entry in entries

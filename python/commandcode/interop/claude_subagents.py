@@ -6,7 +6,8 @@ Claude Code 2.1.332 writes each subagent to `<project>/<sid>/subagents/agent-<ag
 (every entry `isSidechain: true`, with the parent's `sessionId` and the run's `agentId`) and
 `agent-<agent id>.meta.json` (`agentType`, `description`, `toolUseId` of the parent's `Agent`
 call, `model`, `requestShape: "background"` for a detached run, `finished: true` once it ended).
-`ClaudeSession` reads them (claude_code.py); this maps them.
+`ClaudeSession` reads them (claude_code.py); this maps them (`claude_run`: one of them, which
+`import claude` also writes as a run of ours, claude_runs.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from ..sessions.subagent_runs import SubagentRun, SubagentRuns, run_from_meta
 from .claude_code import ClaudeSession, Subagent
 
 
-def _run(subagent: Subagent) -> SubagentRun:
+def claude_run(subagent: Subagent) -> SubagentRun:
+    """One Claude Code subagent as a run (`status` `completed` once Claude Code marked it
+    finished, else None; started and finished: its first and last entries' times)."""
     meta: dict[str, Any] = dict(subagent.meta)
     meta["background"] = meta.get("requestShape") == "background"
     meta["status"] = "completed" if meta.get("finished") is True else None
@@ -34,7 +37,7 @@ def _run(subagent: Subagent) -> SubagentRun:
 def claude_subagent_runs(session: ClaudeSession) -> SubagentRuns:
     """The subagents of a Claude Code session, oldest first, with their conversations; the
     reader's subagent warnings (a missing file, an unreadable meta) come along."""
-    runs = SubagentRuns(runs=[_run(subagent) for subagent in session.subagents],
+    runs = SubagentRuns(runs=[claude_run(subagent) for subagent in session.subagents],
                         warnings=[warning for warning in session.warnings if warning.startswith("subagent ")])
     runs.runs.sort(key=lambda run: (run.started or "", run.agent_id))
     return runs

@@ -14,9 +14,10 @@ so checkpoints can name the prompt they belong to.
   parallel calls of one `message.id` become one assistant message and their results one user
   message (what the API was sent); a `compact_boundary` with its summary becomes a `compaction`
   (`firstKeptEntryId`: the preserved segment's head, else the compaction itself). Other
-  branches hang under their nearest kept ancestor. Each subagent becomes a `custom` entry
-  (`customType: "commandcode.import.subagent"`, its messages in `data`) under the message that
-  launched it: kept for reading, never sent to the model.
+  branches hang under their nearest kept ancestor. Subagents are not entries: `import` writes
+  them as sub-agent runs beside the session (`claude_runs.py`). Imports made before kept each
+  as a `custom` entry (`customType: SUBAGENT_TYPE`, its messages in `data`) under the message
+  that launched it; `/tree` still reads those.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from .claude_code import ClaudeSession, _context_message
 from .foreign import ForeignSession, text_of
 from .pi import PiSession, pi_message
 
-SUBAGENT_TYPE = "commandcode.import.subagent"
+SUBAGENT_TYPE = "commandcode.import.subagent"  # the custom entries of older imports (read, never written)
 
 
 class Converted:
@@ -238,14 +239,6 @@ def _convert_claude(session: ClaudeSession) -> Converted:
         out.entries.append(_entry("message", own, parent, str(session.by_uuid[group[0]].get("timestamp") or ""),
                                   **fields))
         parent = own
-    for subagent in session.subagents:
-        launcher = next((uuid for uuid, entry in session.by_uuid.items() if entry.get("type") == "assistant"
-                         and any(isinstance(block, dict) and block.get("id") == subagent.meta.get("toolUseId")
-                                 for block in (entry.get("message") or {}).get("content") or [])), None)
-        anchor = out.ids.get(launcher) if launcher else None
-        data = {**subagent.to_dict(), "messages": subagent.session.messages if subagent.session else []}
-        own = new_id()
-        out.entries.insert(0, _entry("custom", own, anchor, session.created, customType=SUBAGENT_TYPE, data=data))
     return out
 
 

@@ -6,8 +6,9 @@ import and says where it went instead of writing a second copy. Files are writte
 that a kill at any moment leaves either no session or a complete one: the Claude file-history
 backups go into the content store first (`checkpoints.store`, content-addressed: a repeat is a
 no-op), then the checkpoints file and the meta (sidecars the listing ignores without a
-transcript), and the transcript last, created whole by one atomic rename. The source tree is
-only read.
+transcript), then a Claude session's subagents as sub-agent runs beside it (`claude_runs.py`:
+`<id>/subagents/`, read by nothing while the transcript is missing), and the transcript last,
+created whole by one atomic rename. The source tree is only read.
 
 Meta: `importedFrom: {tool, path, sessionId}`, `title` (the source's name), `model`.
 Checkpoints: one record per Claude prompt with a file-history snapshot; each tracked file's
@@ -44,7 +45,7 @@ IMPORT_NAMESPACE = uuid_module.UUID("9b1f3c2e-6d4a-4e8b-a7c5-0f2d4b6a8c10")
 
 class ImportResult:
     def __init__(self, session_id: str, path: Path, already: bool, warnings: list[str], source: ForeignSession,
-                 checkpoints: int, entries: int) -> None:
+                 checkpoints: int, entries: int, runs: int = 0) -> None:
         self.session_id = session_id
         self.path = path
         self.already = already
@@ -52,11 +53,13 @@ class ImportResult:
         self.source = source
         self.checkpoints = checkpoints
         self.entries = entries
+        self.runs = runs  # the source's subagents, written as sub-agent runs
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.session_id, "path": str(self.path), "already_imported": self.already,
                 "source": {"tool": self.source.source, "path": str(self.source.path), "sessionId": self.source.id},
-                "entries": self.entries, "checkpoints": self.checkpoints, "warnings": list(self.warnings)}
+                "entries": self.entries, "checkpoints": self.checkpoints, "subagent_runs": self.runs,
+                "warnings": list(self.warnings)}
 
 
 def imported_id(tool: str, source_id: str) -> str:
@@ -95,9 +98,14 @@ def import_session(session: ForeignSession) -> ImportResult:
 
         write_checkpoints(files.checkpoints, checkpoints)
     atomic_write(files.meta, dumps_pretty(session_meta(session, converted)).encode("utf-8"))
+    runs = 0
+    if isinstance(session, ClaudeSession):
+        from .claude_runs import write_imported_runs
+
+        runs = write_imported_runs(session, files, warnings)
     atomic_write(files.transcript, session_lines(session_id, session, converted))
     return ImportResult(session_id, files.transcript, False, warnings, session, len(checkpoints),
-                        len(converted.entries))
+                        len(converted.entries), runs)
 
 
 def _import_checkpoints(session: ClaudeSession, session_id: str, converted: Converted,

@@ -4,14 +4,15 @@
 
 - the transcript is a fresh header (the new id: we do not keep the parent's id as the real CLI
   does) followed by the source's body **copied by the kernel** (`copy_file_range`, a reflink
-  where the file system makes one), range by range around the lines the scan skipped, so torn or
-  corrupt lines stay out of the new tree (the count is returned); a name adds one `session_info`
-  entry under the source's leaf. The body is not `fsync`ed: the fork's recovery record
-  (`unsynced.py`) makes it durable, so a fork costs about a copy, not a copy and its write to the
-  disk. `fork_opening` starts that copy (and its write-back) before the
-  source is scanned, from a header built on the source's first line, and keeps it only when the
-  scan agrees (no skipped line, the same header and size): a fork of a session no index sidecar
-  describes costs about the longer of the scan and the copy, not their sum;
+  where the file system makes one); a name adds one `session_info` entry under the source's
+  leaf. `fork_opening` (every fork the product makes) copies the body verbatim and never scans
+  the source: what it needs (the leaf, the name, a torn tail to leave out) is read from the
+  file's ends while the kernel copies (`fork_ends.SourceEnds`), so a fork of any session costs
+  about its copy. Lines a reader skips come along and are skipped in the fork as in the source.
+  A file only a scan can place (legacy, no header first) is opened and copied range by range
+  around the lines the scan skipped, whose count is returned. The body is not `fsync`ed: the
+  fork's recovery record (`unsynced.py`) makes it durable, so a fork costs about a copy, not a
+  copy and its write to the disk;
 - the checkpoints file is copied as it is: its backups name objects of the shared store (or the
   real CLI's raw blobs, which are hard-linked into the fork's `file-history/`), so nothing is
   copied twice and a rewind in the fork restores the same bytes;
@@ -38,6 +39,7 @@ from ..storage.kernel_copy import copy_range as kernel_copy
 from ..storage.regular import open_regular, read_if_exists
 from ..storage.values import Frozen
 from .files import SessionFiles
+from .fork_ends import SourceEnds
 from .format import FORMAT_VERSION, build_header
 from .lineage import EntryIds, NewSessionFiles, lineage_meta
 from .reader import Session
@@ -129,17 +131,19 @@ def fork_files(session: Session, target: SessionFiles, *, name: str | None = Non
     return _fork(session.files, target, lambda: session, lambda _: (name, user_named), early=False)
 
 
-Naming = Callable[[Session], tuple[str | None, bool]]
+Naming = Callable[[str | None], tuple[str | None, bool]]
+"""The source's name → the fork's name, and whether the user chose it."""
 
 
 def fork_opening(source: SessionFiles, target: SessionFiles, opener: Callable[[], Session],
                  naming: Naming) -> CopyResult:
-    """`fork_files` of the session `opener` opens, with the body copy started first: the kernel
-    copies the transcript (and writes it back to the disk) while the core scans it, which is most
-    of a fork of a session no index sidecar describes yet. `naming(session)` gives the fork's name
-    and whether the user chose it. The copy is kept only when the scan then says it was right (the
-    header is the first line, with the cwd the copy's header took from it, and no line was
-    skipped); otherwise the transcript is written again range by range, as `fork_files` does.
+    """`fork_files` of the session `source` holds, without scanning it: the kernel copies the
+    transcript verbatim while the core reads what the fork needs from its ends
+    (`fork_ends.SourceEnds`: the leaf, the name, where a torn tail starts). Lines a reader skips
+    come along as they are (every reader skips them in the fork as in the source); a torn tail
+    stays out. Where only a scan can be sure (a legacy file, no header first), `opener` opens the
+    session and the fork is made as `fork_files` makes it. `naming(source name)` gives the fork's
+    name and whether the user chose it.
 
     Raises:
         as `fork_files`, and whatever `opener` or `naming` raise (nothing is left behind).
@@ -155,21 +159,22 @@ def _fork(source: SessionFiles, target: SessionFiles, opener: Callable[[], Sessi
         try:
             copy = EarlyBody.begin(source.transcript, descriptor, target.session_id, durable=boot is None) \
                 if early else None
-            try:
-                session = opener()
-            finally:
-                if copy is not None:
-                    copy.join()
-            name, user_named = naming(session)
-            ranges = body_ranges(session)
-            checkpoints = read_if_exists(source.checkpoints, follow=False)
-            branch_point = session.leaf_id
-            if copy is not None and copy.matches(session, ranges):
-                head = copy.head
+            ends = copy.source_ends(source) if copy is not None else None
+            origin: Session | SourceEnds
+            if copy is not None and ends is not None:
+                origin, head = ends, copy.head
+                ranges = [(ends.body_start, ends.body_end - ends.body_start)] if ends.body_end > ends.body_start else []
+                if ends.body_end < copy.end:  # a torn tail: the scan would leave it out
+                    os.ftruncate(descriptor, len(head) + ends.body_end - ends.body_start)
+                    os.lseek(descriptor, 0, os.SEEK_END)
+                skipped, newline = 0, ends.adds_newline
+                new_id: Callable[[], str] = ends.fresh_entry_id
             else:
-                if copy is not None:  # the scan disagrees with the guess: the plain way, from the start
+                if copy is not None:  # only a scan can place the copy: the plain way, from the start
                     os.ftruncate(descriptor, 0)
                     os.lseek(descriptor, 0, os.SEEK_SET)
+                session = origin = opener()
+                ranges = body_ranges(session)
                 head = aligned_header(encode_line(build_header(target.session_id, iso_now(), session.cwd)),
                                       ranges[0][0] if ranges else 0)
                 write_all(descriptor, head)
@@ -179,13 +184,20 @@ def _fork(source: SessionFiles, target: SessionFiles, opener: Callable[[], Sessi
                         copy_range(reader, descriptor, offset, length, durable=boot is None)
                 finally:
                     os.close(reader)
-            tail = _tail(session, ranges, name)
+                skipped, newline = len(session.skipped_lines), _lacks_newline(session, ranges)
+                new_id = EntryIds(session).new
+            name, user_named = naming(origin.name)
+            checkpoints = read_if_exists(source.checkpoints, follow=False)
+            branch_point = origin.leaf_id
+            tail = b"\n" if newline else b""
+            if name:
+                tail += encode_entry("session_info", new_id(), branch_point, iso_now(), {"name": name})
             if tail:
                 write_all(descriptor, tail)
             if boot is None:
                 os.fsync(descriptor)
             else:  # durable through its record: what a crash of the machine loses, the source gives again
-                new.track(write_record(target.transcript, Layout(head, Path(os.path.abspath(session.path)), ranges, tail), boot))
+                new.track(write_record(target.transcript, Layout(head, Path(os.path.abspath(origin.path)), ranges, tail), boot))
         finally:
             os.close(descriptor)
         new.link_file_history(source.file_history)
@@ -194,26 +206,21 @@ def _fork(source: SessionFiles, target: SessionFiles, opener: Callable[[], Sessi
         copy_subagent_runs(source, new)
         if checkpoints is not None:
             new.write_sidecar(target.checkpoints, checkpoints)
-        new.write_meta(lineage_meta(session, title=name, named=bool(name) and user_named, branch_point=branch_point))
+        new.write_meta(lineage_meta(origin, title=name, named=bool(name) and user_named, branch_point=branch_point))
         new.publish()
-    return CopyResult(target, session.id, len(session.skipped_lines), branch_point)
+    return CopyResult(target, source.session_id, skipped, branch_point)
 
 
-def _tail(session: Session, ranges: list[tuple[int, int]], name: str | None) -> bytes:
-    """What follows the copied body: a newline its last line lacks, then the naming entry."""
-    last = b"\n"
-    if ranges:
-        offset, length = ranges[-1]
-        reader = open_regular(session.path)
-        try:
-            last = os.pread(reader, 1, offset + length - 1)
-        finally:
-            os.close(reader)
-    tail = b"" if last == b"\n" else b"\n"  # a valid last line without its newline
-    if name:
-        entry_id = EntryIds(session).new()
-        tail += encode_entry("session_info", entry_id, session.leaf_id, iso_now(), {"name": name})
-    return tail
+def _lacks_newline(session: Session, ranges: list[tuple[int, int]]) -> bool:
+    """Whether the copied body ends in a valid last line without its newline."""
+    if not ranges:
+        return False
+    offset, length = ranges[-1]
+    reader = open_regular(session.path)
+    try:
+        return os.pread(reader, 1, offset + length - 1) != b"\n"
+    finally:
+        os.close(reader)
 
 
 class EarlyBody:
@@ -261,15 +268,18 @@ class EarlyBody:
         finally:
             os.close(reader)
 
-    def join(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
-
-    def matches(self, session: Session, ranges: list[tuple[int, int]]) -> bool:
-        """Whether the copy is the one the scan asks for."""
-        wanted = [(self.start, self.end - self.start)] if self.end > self.start else []
-        return self.failed is None and not session.header.synthesized and session.cwd == self.cwd \
-            and ranges == wanted
+    def source_ends(self, source: SessionFiles) -> SourceEnds | None:
+        """What the fork needs of the source, read from its ends while the kernel copies (the
+        copy is waited for), when the copy is the one they ask for: None when only a scan can
+        be sure, or the copy failed (the plain copy after the scan meets its error again)."""
+        try:
+            ends = SourceEnds.read(source, self.end)
+        finally:
+            if self._thread is not None:
+                self._thread.join()
+        if ends is None or self.failed is not None:
+            return None
+        return ends if (ends.cwd, ends.body_start) == (self.cwd, self.start) else None
 
 
 def aligned_header(line: bytes, offset: int) -> bytes:

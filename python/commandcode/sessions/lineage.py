@@ -19,7 +19,7 @@ import errno
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..storage.durable import atomic_write, create_new_file, ensure_dir, fsync_dir, open_for_write
 from ..storage.ids import iso_now, new_entry_id
@@ -45,7 +45,20 @@ class EntryIds:
         return entry_id
 
 
-def lineage_meta(source: Session, *, title: str | None, named: bool, branch_point: str | None) -> dict[str, Any]:
+class LineageSource(Protocol):
+    """What `lineage_meta` reads of a source: a `Session`, or a fork's `fork_ends.SourceEnds`."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def meta(self) -> dict[str, Any]: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def git_branch(self) -> str | None: ...
+
+
+def lineage_meta(source: LineageSource, *, title: str | None, named: bool, branch_point: str | None) -> dict[str, Any]:
     """The meta of a fork or clone (ref §8): `title` (+ `userRenamed` for a fork), `model`
     (the source meta's, else the model its transcript last used), `parentSessionId`, `forkedAt`,
     and for a fork `branchPoint`; `gitBranch` is carried over so branch filters still find it."""

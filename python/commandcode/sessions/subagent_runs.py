@@ -67,6 +67,12 @@ class SubagentRun:
     message_count: int = 0
     messages: tuple[dict[str, Any], ...] = ()
 
+    def to_meta(self) -> dict[str, Any]:
+        """The run's `agent-<id>.meta.json` keys (format §21; `run_from_meta` reads them back)."""
+        return {"agentId": self.agent_id, "agentType": self.agent_type, "description": self.description,
+                "toolUseId": self.tool_use_id, "background": self.background, "model": self.model,
+                "status": self.status, "startedAt": self.started, "finishedAt": self.finished}
+
     def to_dict(self) -> dict[str, Any]:
         """The run as `--json` output and exports show it (messages left out)."""
         return {"agent_id": self.agent_id, "source": self.source, "path": self.path, "agent_type": self.agent_type,

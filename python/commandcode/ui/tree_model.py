@@ -9,9 +9,9 @@ read only for the rows asked for (`texts`), so a screen of a 1 GB session reads 
 of lines. The two filters that ask what a message holds (no tools, user only) are laid out
 natively too: the scan already records each message's role, isMeta and whether it is only tool
 traffic (`rust/src/layout.rs`'s `Filter`), so no line is read again. Search reads forward from the
-cursor until it finds a match. A row holding an `agent` call shows the sub-agent runs it started
-folded into it (agent, description, status, messages: format §21), read once, when such a row
-is first shown.
+cursor until it finds a match. A row holding an `agent` call (or an imported Claude Code
+`Agent`/`Task` call) shows the sub-agent runs it started folded into it (agent, description,
+status, messages: format §21), read once, when such a row is first shown.
 """
 
 from __future__ import annotations
@@ -290,8 +290,9 @@ class TreeModel:
                 self._texts[index] = self._with_runs(entry, describe(entry))
 
     def _with_runs(self, entry: dict[str, Any], text: RowText) -> RowText:
-        """`text` of a row, with the sub-agent runs its `agent` calls started folded in, and the
-        Claude Code subagents an import brought in under its `Agent`/`Task` calls."""
+        """`text` of a row, with the sub-agent runs its `agent` calls started folded in (and those
+        an import of Claude Code's subagents wrote under its `Agent`/`Task` calls), and the subagents
+        an older import kept as `custom` entries."""
         if entry.get("type") != "message":
             return text
         blocks = content_blocks(_dict(entry.get("message")).get("content"))
@@ -301,11 +302,12 @@ class TreeModel:
                   if block.get("type") == "tool_use" and block.get("name") in _CLAUDE_SPAWNS]
         if not calls and not spawns:
             return text
+        runs = self._runs_of(calls + spawns)
         folded = [f"{run.agent_type or 'agent'}: {run.description or '(no description)'} · "
-                  f"{run.status or 'status unknown'} · {_messages(run.message_count)}"
-                  for run in self._runs_of(calls)]
-        folded += [f"{agent_type}: {description} · imported · {_messages(count)}"
-                   for call in spawns for agent_type, description, count in self._imported_of().get(call, [])]
+                  f"{run.status or 'status unknown'} · {_messages(run.message_count)}" for run in runs]
+        if spawns and not runs:  # an older import: its subagents are entries of the session
+            folded += [f"{agent_type}: {description} · imported · {_messages(count)}"
+                       for call in spawns for agent_type, description, count in self._imported_of().get(call, [])]
         if not folded:
             return text
         return RowText(f"{text.text} ⤷ sub-agent {'; '.join(folded)}", text.tokens, True)
@@ -321,8 +323,8 @@ class TreeModel:
         return [run for call in calls for run in self._runs.get(call, [])]
 
     def _imported_of(self) -> dict[str, list[tuple[str, str, int]]]:
-        """The subagents `import claude` kept as `custom` entries (`interop/convert.py`), by the
-        call that launched them: `(agent type, description, messages)`; read once, and only for a
+        """The subagents an older `import claude` kept as `custom` entries (`interop/convert.py`), by
+        the call that launched them: `(agent type, description, messages)`; read once, and only for a
         session whose rows show such a call."""
         if self._imported is None:
             from ..interop.convert import SUBAGENT_TYPE

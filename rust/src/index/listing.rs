@@ -116,6 +116,9 @@ pub fn listing_rows(items: &[(PathBuf, Option<PathBuf>)]) -> Vec<Result<ListingR
 pub fn name_of(transcript: &Path, sidecar: Option<&Path>) -> Result<(Option<String>, Text)> {
     let file = super::open_transcript(transcript).map_err(|source| Error::io(transcript, source))?;
     let metadata = file.metadata().map_err(|source| Error::io(transcript, source))?;
+    if let Some((cwd, name)) = remembered_name(&metadata) {
+        return Ok((Some(cwd), Text::Known(name)));
+    }
     if let Some(summary) = sidecar.and_then(|sidecar| super::trusted_summary(&file, &metadata, sidecar)) {
         if let (Some(SourceFormat::V3), Some(header)) = (summary.report.format, &summary.report.header) {
             return Ok((Some(header.cwd.clone()), Text::Known(summary.name)));
@@ -147,8 +150,48 @@ pub fn name_of(transcript: &Path, sidecar: Option<&Path>) -> Result<(Option<Stri
     Ok((Some(cwd), Text::Known(None)))
 }
 
+/// Names read from whole files in this process (a fork's source: `fork_source`), by the file's
+/// identity: device, inode, size, modification and change times. An append or a rewrite changes
+/// the key, so a remembered name is only ever the file's name as it is.
+type NameKey = (u64, u64, u64, i64, i64, i64, i64);
+
+static NAMES: std::sync::Mutex<Vec<(NameKey, String, Option<String>)>> = std::sync::Mutex::new(Vec::new());
+
+/// How many names are remembered (the oldest goes first): a process forks a few sessions at most.
+const NAMES_KEPT: usize = 16;
+
+fn name_key(metadata: &std::fs::Metadata) -> NameKey {
+    use std::os::unix::fs::MetadataExt;
+    (
+        metadata.dev(),
+        metadata.ino(),
+        metadata.size(),
+        metadata.mtime(),
+        metadata.mtime_nsec(),
+        metadata.ctime(),
+        metadata.ctime_nsec(),
+    )
+}
+
+/// Remembers `(header cwd, latest session_info name)` of the file `metadata` describes, read whole.
+pub(super) fn remember_name(metadata: &std::fs::Metadata, cwd: &str, name: Option<String>) {
+    let key = name_key(metadata);
+    let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    names.retain(|(known, ..)| *known != key);
+    if names.len() >= NAMES_KEPT {
+        names.remove(0);
+    }
+    names.push((key, cwd.to_owned(), name));
+}
+
+fn remembered_name(metadata: &std::fs::Metadata) -> Option<(String, Option<String>)> {
+    let key = name_key(metadata);
+    let names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    names.iter().find(|(known, ..)| *known == key).map(|(_, cwd, name)| (cwd.clone(), name.clone()))
+}
+
 /// The `cwd` of a v3 header on the first non-blank line, and the offset after that line.
-fn header_of(file: &File, size: u64) -> Option<(String, u64)> {
+pub(super) fn header_of(file: &File, size: u64) -> Option<(String, u64)> {
     let mut offset = 0;
     let mut line = Vec::new();
     while offset < size {
@@ -297,7 +340,7 @@ fn last_prompt(file: &File, size: u64) -> Text {
 /// until `visit` returns true; only lines holding `needle` are visited. Linear in the bytes: the
 /// chunks are read once to find line ends, and a line longer than a chunk is read again once,
 /// whole, once (a 200 MB line was copied again for every chunk before: quadratic).
-fn lines_backward(
+pub(super) fn lines_backward(
     file: &File,
     start: u64,
     end: u64,

@@ -31,12 +31,14 @@
 //! makes the next open rebuild. A scan during which the transcript changed (other than by
 //! appending) writes no sidecar.
 
+mod fork_source;
 mod format;
 mod listing;
 mod quick_tree;
 mod release;
 mod summary;
 
+pub use fork_source::{fork_source, ForkSource};
 pub use format::{decode_sidecar, id_hash, FORMAT_VERSION};
 pub use listing::{
     fingerprint, fingerprints, listing_row, listing_rows, name_of, names_of, ListingRow, Text, FINGERPRINT_BYTES,

@@ -1,7 +1,7 @@
 //! Python wrapper of `crate::index::listing`: many transcripts' listing fields in one call, the
 //! GIL released while every core scans. No logic lives here.
 
-use crate::index::{fingerprints, listing_rows, names_of, ListingRow, OpenKind, Text};
+use crate::index::{fingerprints, fork_source, listing_rows, names_of, ListingRow, OpenKind, Text};
 use crate::scan::SourceFormat;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -86,4 +86,31 @@ pub fn names_of_files<'py>(py: Python<'py>, items: Vec<(PathBuf, Option<PathBuf>
         }
     }
     Ok(out)
+}
+
+/// What a fork needs of the transcript's first `end` bytes, read from its ends and one pass:
+/// `(header cwd, body start, end of the bytes kept, whether they need a closing newline, leaf id,
+/// latest name, the leaf's model, the first of `candidates` the body does not hold)`, or None
+/// when only a scan can be sure.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn fork_source_of(
+    py: Python<'_>,
+    transcript: PathBuf,
+    end: u64,
+    candidates: Vec<String>,
+) -> PyResult<Option<(String, u64, u64, bool, Option<String>, Option<String>, Option<String>, Option<String>)>> {
+    let found = py.detach(|| fork_source(&transcript, end, &candidates))?;
+    Ok(found.map(|source| {
+        (
+            source.cwd,
+            source.body_start,
+            source.body_end,
+            source.adds_newline,
+            source.leaf,
+            source.name,
+            source.model,
+            source.fresh_id,
+        )
+    }))
 }

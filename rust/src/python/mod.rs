@@ -42,6 +42,7 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(listing::listing_rows_of, module)?)?;
     module.add_function(wrap_pyfunction!(listing::fingerprints_of, module)?)?;
     module.add_function(wrap_pyfunction!(listing::names_of_files, module)?)?;
+    module.add_function(wrap_pyfunction!(listing::fork_source_of, module)?)?;
     module.add_function(wrap_pyfunction!(text_extract::extract_texts, module)?)?;
     module.add_function(wrap_pyfunction!(text_extract::search_texts, module)?)?;
     module.add_function(wrap_pyfunction!(text_extract::texts_at, module)?)?;

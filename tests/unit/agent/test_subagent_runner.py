@@ -368,3 +368,27 @@ def test_a_foreground_runs_tool_calls_are_progress_of_the_parents_call(here: Pat
     [first_call] = [event.tool_use_id for event in events if event.kind == "tool_start" and event.name == "agent"][:1]
     progress = [(event.tool_use_id, event.text) for event in events if event.kind == "progress"]
     assert progress == [(first_call, "general: write_file p.txt"), (first_call, "general: read_file p.txt")]
+
+
+def test_runs_take_the_turns_settings_instead_of_reading_them_again(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The turn reads the settings once (`ProjectContext`); its sub-agent runs build their
+    permission rules from those (on ea0e990 each run read every settings file again)."""
+    import commandcode.config.settings as settings_module
+
+    reads: list[str] = []
+    real = settings_module.load_settings
+
+    def counted(*args: object, **kwargs: object) -> object:
+        reads.append("read")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(settings_module, "load_settings", counted)
+    with AgentSession.start(here, entrypoint="print") as agent:
+        agent.turns.run_turn(call("read_file", file_path="a.txt"))
+        plain = len(reads)  # what a turn reads without runs
+        result = agent.turns.run_turn(agent_call(call("read_file", file_path="a.txt"), description="A",
+                                                 subagent_type="explore")
+                                      + "\n" + agent_call(call("read_file", file_path="a.txt"), also=True,
+                                                          description="B", subagent_type="explore"))
+    assert result.error is None and len(list_subagent_runs(agent.files).runs) == 2
+    assert plain > 0 and len(reads) - plain == plain, reads

@@ -141,3 +141,61 @@ def test_a_command_that_ends_leaves_no_note(home: Path, project: Path) -> None:
     manager.flush()
     assert not shell_pending.note_path(manager.files).exists()
     manager.close()
+
+
+def test_a_note_of_a_pid_alive_after_a_reboot_is_replayed(home: Path, project: Path) -> None:
+    """A pid reused after a reboot is not the note's process: the note carries the boot id, and a
+    note of another boot is replayed whatever runs under its pid (on ea0e990 it stayed, and the
+    command was never recorded, until that unrelated process ended)."""
+    from commandcode.sessions.unsynced import boot_id
+
+    manager = _tracked(project)
+    before = lstat_tree(project)
+    files = _killed_mid_command(manager, project)
+    note = shell_pending.note_path(files)
+    document = json.loads(note.read_bytes())
+    assert document["boot"] == boot_id() is not None
+    document.update(pid=os.getpid(), boot="00000000-0000-4000-8000-000000000000")  # alive now, booted since
+    note.write_text(json.dumps(document))
+    rewind(files, project, 1, RewindMode.CODE)
+    assert not note.exists() and {"a.txt", "y.txt"} <= _shell_paths(files)
+    assert lstat_tree(project) == before
+
+
+def test_a_note_of_this_boot_whose_pid_is_alive_is_left_alone(home: Path, project: Path) -> None:
+    manager = _tracked(project)
+    files = _killed_mid_command(manager, project)
+    note = shell_pending.note_path(files)
+    document = json.loads(note.read_bytes())
+    document["pid"] = os.getpid()
+    note.write_text(json.dumps(document))
+    data = note.read_bytes()
+    CheckpointManager.for_session(files, project, compatible_backups=False).close()
+    assert note.read_bytes() == data and _shell_paths(files) == set()
+
+
+def test_an_edit_made_while_the_killed_command_ran_yields_to_the_state_before_the_command(
+        home: Path, project: Path) -> None:
+    """The command rewrites a.txt, then (before its end is recorded) an edit tool backs a.txt up
+    and edits it: that backup read the command's output. Killed there, the recovery gives the
+    item the baseline's state, as a command's own end does, so the rewind puts back the bytes from
+    before the command (on ea0e990 the item kept the command's output and the rewind restored it)."""
+    manager = _tracked(project)
+    before = lstat_tree(project)
+    original = (project / "a.txt").read_bytes()
+    manager.before_shell()
+    _bash(project, "printf 'by the command\\n' > a.txt")
+    with manager.editing(str(project / "a.txt")):  # a sub-agent's edit while the command still runs
+        (project / "a.txt").write_text("by the edit tool\n")
+    manager.record_after_edit(str(project / "a.txt"))
+    manager.flush()
+    [item] = [item for record in read_checkpoints(manager.files.checkpoints) for item in record.files]
+    assert item.extra.get("source") != "shell"  # the edit's own item, taken while the command ran
+    manager.close()
+    note = shell_pending.note_path(manager.files)
+    document = json.loads(note.read_bytes())
+    assert document["recorded"] == 0
+    document["pid"] = _dead_pid()
+    note.write_text(json.dumps(document))
+    rewind(manager.files, project, 1, RewindMode.CODE)
+    assert (project / "a.txt").read_bytes() == original and lstat_tree(project) == before

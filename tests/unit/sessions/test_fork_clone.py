@@ -14,6 +14,7 @@ from commandcode.agent import branching
 from commandcode.agent.runtime import AgentSession
 from commandcode.errors import CommandcodeError, InvalidSessionError, UsageError
 from commandcode.sessions import fork as fork_module
+from commandcode.sessions import fork_ends
 from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.reader import open_session
 from commandcode.sessions.writer import SessionWriter
@@ -62,7 +63,9 @@ def test_a_named_fork_records_the_name_as_entry_and_meta(home: Path, workdir: Pa
         branching.fork_session(files, workdir, name="  ")
 
 
-def test_fork_leaves_corrupt_lines_out_and_counts_them(home: Path, workdir: Path) -> None:
+def test_fork_copies_corrupt_lines_verbatim_and_leaves_a_torn_tail_out(home: Path, workdir: Path) -> None:
+    """The source is never scanned: a corrupt line comes along and is skipped in the fork as in
+    the source (same line number, same reason); a torn tail stays out; no notice is due."""
     files, _ids = branched_session(workdir)
     with open(files.transcript, "ab") as handle:
         handle.write(b'{"broken\n')
@@ -75,10 +78,27 @@ def test_fork_leaves_corrupt_lines_out_and_counts_them(home: Path, workdir: Path
     agent = AgentSession(files, workdir, is_new=False, notify=notices.append)
     fork = agent.navigation.fork()
     data = fork.files.transcript.read_bytes()
-    assert b'{"broken' not in data and b'"torn' not in data and data.endswith(b"\n")
-    forked = open_session(fork.files.transcript)
+    assert b'{"broken\n' in data and b'"torn' not in data and data.endswith(b"\n")
+    source, forked = open_session(files.transcript), open_session(fork.files.transcript)
+    assert [(line.line, line.reason) for line in forked.skipped_lines] == \
+        [(line.line, line.reason) for line in source.skipped_lines if line.reason != "torn tail without newline"]
+    assert forked.entry_count == source.entry_count and forked.leaf_id == source.leaf_id
+    assert forked.context().messages == source.context().messages
+    assert notices == []
+
+
+def test_a_fork_only_a_scan_can_place_leaves_corrupt_lines_out_and_counts_them(home: Path, workdir: Path) -> None:
+    """A transcript whose header is not its first line is opened and copied around what the scan
+    skipped, and the count is said."""
+    files, _ids = branched_session(workdir)
+    files.transcript.write_bytes(b'{"broken\n' + files.transcript.read_bytes())
+    notices: list[str] = []
+    result = branching.copy_by_reference(files.session_id, workdir, "fork", notify=notices.append)
+    data = result.files.transcript.read_bytes()
+    assert b'{"broken' not in data
+    forked = open_session(result.files.transcript)
     assert forked.skipped_lines == [] and forked.entry_count == open_session(files.transcript).entry_count
-    assert notices == [f"{files.transcript.name}: 2 unreadable line(s) left out of the copy"]
+    assert notices == [f"{files.transcript.name}: 1 unreadable line(s) left out of the copy"]
 
 
 def test_a_real_cli_fork_quirk_file_forks_and_reads_right(home: Path, workdir: Path) -> None:
@@ -185,47 +205,55 @@ def test_a_header_only_session_forks_to_a_header_only_session(home: Path, workdi
 
 
 def _forked_with(files: SessionFiles, workdir: Path, monkeypatch: pytest.MonkeyPatch,
-                 before_scan: object = None) -> tuple[Path, list[bool]]:
-    """A fork through `fork_opening` (the body copied while the source is scanned), recording
-    whether the early copy was kept; `before_scan()` runs between the copy's start and the scan."""
-    kept: list[bool] = []
-    matches = fork_module.EarlyBody.matches
+                 during_copy: object = None) -> tuple[Path, list[bool], list[str]]:
+    """A fork through `fork_opening`, recording whether the source's ends decided it (`ends`)
+    and whether the session was opened (`opened`); `during_copy()` runs after the copy started,
+    before the ends are read."""
+    ends: list[bool] = []
+    opened: list[str] = []
+    read = fork_ends.SourceEnds.read
 
-    def recorded(self: fork_module.EarlyBody, session: object, ranges: list[tuple[int, int]]) -> bool:
-        kept.append(matches(self, session, ranges))  # type: ignore[arg-type]
-        return kept[-1]
+    def recorded(files: SessionFiles, end: int) -> fork_ends.SourceEnds | None:
+        if callable(during_copy):
+            during_copy()
+        found = read(files, end)
+        ends.append(found is not None)
+        return found
 
-    monkeypatch.setattr(fork_module.EarlyBody, "matches", recorded)
+    monkeypatch.setattr(fork_ends.SourceEnds, "read", staticmethod(recorded))
 
     def opener() -> object:
-        if callable(before_scan):
-            before_scan()
+        opened.append(files.session_id)
         return open_session(files.transcript)
 
     target = SessionFiles(files.folder, "5d1c7a0e-8f4e-4b8a-9a51-3c2b1e0f9d77")
-    result = fork_module.fork_opening(files, target, opener, lambda session: (None, True))  # type: ignore[arg-type,return-value]
-    return result.files.transcript, kept
+    result = fork_module.fork_opening(files, target, opener, lambda name: (None, True))  # type: ignore[arg-type]
+    return result.files.transcript, ends, opened
 
 
-def test_the_body_copied_during_the_scan_is_kept_only_when_the_scan_agrees(home: Path, workdir: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_fork_never_opens_its_source_and_copies_what_was_there_when_it_started(
+        home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files, _ids = branched_session(workdir)
     source = files.transcript.read_bytes()
-    forked, kept = _forked_with(files, workdir, monkeypatch)
-    assert kept == [True] and _lines(forked)[1:] == _lines(files.transcript)[1:]
+    leaf = open_session(files.transcript).leaf_id
+    forked, ends, opened = _forked_with(files, workdir, monkeypatch)
+    assert (ends, opened) == ([True], []) and _lines(forked)[1:] == _lines(files.transcript)[1:]
     assert json.loads(_lines(forked)[0])["cwd"] == str(workdir)
     os.unlink(forked)
     for path in forked.parent.glob("5d1c7a0e-*"):
         path.unlink()
 
-    # appended between the copy's start and the scan: the scan's bytes are forked, not the copy's
+    # appended while the kernel copies: the fork is the source as it was when the copy started
     def append() -> None:
         with open(files.transcript, "ab") as handle:
             handle.write(_lines(files.transcript)[-1].replace(b'"id":"', b'"id":"z', 1))
 
-    forked, kept = _forked_with(files, workdir, monkeypatch, append)
-    assert kept == [False] and _lines(forked)[1:] == _lines(files.transcript)[1:]
-    assert len(_lines(forked)) == len(source.splitlines()) + 1
+    forked, ends, opened = _forked_with(files, workdir, monkeypatch, append)
+    assert (ends, opened) == ([True], [])
+    assert _lines(forked)[1:] == source.splitlines(keepends=True)[1:]
+    assert len(_lines(files.transcript)) == len(source.splitlines()) + 1
+    meta = json.loads(forked.with_name(forked.name[:-6] + ".meta.json").read_text())
+    assert meta["branchPoint"] == leaf == open_session(forked).leaf_id
     assert open_session(forked).skipped_lines == []
 
 
@@ -234,11 +262,23 @@ def test_a_source_whose_first_line_is_no_header_is_forked_the_plain_way(home: Pa
     files, _ids = branched_session(workdir)
     lines = _lines(files.transcript)
     files.transcript.write_bytes(b'{"broken\n' + b"".join(lines))  # a torn first line, the header second
-    forked, kept = _forked_with(files, workdir, monkeypatch)
-    assert kept == []  # no header on the first line: no early copy at all
+    forked, ends, opened = _forked_with(files, workdir, monkeypatch)
+    assert (ends, opened) == ([], [files.session_id])  # no header on the first line: no early copy at all
     data = forked.read_bytes()
     assert b'{"broken' not in data and _lines(forked)[1:] == lines[1:]
     assert json.loads(_lines(forked)[0])["cwd"] == str(workdir)
+
+
+def test_a_source_with_a_header_among_its_last_lines_is_scanned(home: Path, workdir: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a scan in order can say what a header line after the entries is: the ends decline,
+    the session is opened, and the copy is the scan's."""
+    files, _ids = branched_session(workdir)
+    lines = _lines(files.transcript)
+    files.transcript.write_bytes(b"".join(lines) + lines[0])
+    forked, ends, opened = _forked_with(files, workdir, monkeypatch)
+    assert (ends, opened) == ([False], [files.session_id])
+    assert open_session(forked).entry_count == open_session(files.transcript).entry_count
 
 
 def test_a_fork_header_shorter_than_the_sources_is_padded_to_its_length(home: Path, workdir: Path) -> None:

@@ -42,6 +42,7 @@ from ..tool_specs import TOOL_SPECS
 from ..turn import Conversation, TurnCheckpoints, TurnResult
 
 if TYPE_CHECKING:
+    from ...config.context import ProjectContext
     from ...workspace.session_space import ToolSpace
 
 _REAL_MODE = {ours: real for real, ours in OUR_PERMISSION_MODES.items()}
@@ -50,7 +51,8 @@ _REAL_MODE = {ours: real for real, ours in OUR_PERMISSION_MODES.items()}
 @dataclass(frozen=True)
 class RunContext:
     """What a run takes from its parent session when it starts: where (`files`, `cwd`,
-    `persist`), the parent's model, effort and effective permission mode, who answers a
+    `persist`), the parent's model, effort and effective permission mode, its project context
+    (the settings the turn read: the run's permission rules), who answers a
     permission question (`ask`; None: nobody), the session's `grants`, where notices go, the
     tool space (scratchpad, worktree guard), the parent's checkpoint as a run sees it, and where
     a foreground run's progress goes (its tool calls, as `progress` events of the parent's call)."""
@@ -61,6 +63,7 @@ class RunContext:
     model: Model
     effort: str | None
     permission_mode: str
+    project: ProjectContext
     ask: AskPermission | None
     grants: Grants
     notify: Callable[[str], None]
@@ -171,8 +174,8 @@ def execute(context: RunContext, request: RunRequest, cancel: threading.Event) -
     definition = request.definition
     mode, may_ask = run_permission(definition, context.permission_mode)
     pad = context.space.scratchpad
-    gate = Policy(context.cwd, mode=mode, ask=_asker(context.ask, request, cancel) if may_ask else None,
-                  grants=context.grants,
+    gate = Policy(context.cwd, settings=context.project.settings(), mode=mode,
+                  ask=_asker(context.ask, request, cancel) if may_ask else None, grants=context.grants,
                   notify=context.notify, scratchpad=pad.path if pad is not None else None)
     model = request.model
     effort = definition.reasoning_effort or context.effort

@@ -2,18 +2,19 @@
 turn from the session's parts (kept here so `agent/turns.py` only passes them on).
 
 A run's `RunContext` is the parent's at the moment it starts: the session's files and working
-directory, the turn's model, effort and effective permission mode, the session's grants, its
-tool space and checkpoint. Who answers a run's permission question: the parent's asker, for a
-foreground run and a background one alike (the shell queues it and asks it at the prompt or in
-the turn, one question at a time; a question whose run is stopped is withdrawn); nobody in `-p`
-(headless rules refuse what would be asked, as for the parent).
+directory, the turn's model, effort and effective permission mode, the session's project
+context (whose settings the turn read: a run's permission rules are the turn's, not read
+again), the session's grants, its tool space and checkpoint. Who answers a run's permission
+question: the parent's asker, for a foreground run and a background one alike (the shell queues
+it and asks it at the prompt or in the turn, one question at a time; a question whose run is
+stopped is withdrawn); nobody in `-p` (headless rules refuse what would be asked, as for the
+parent).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..agents.registry import load_agents
@@ -28,8 +29,8 @@ from .tools import SpawnTools
 
 if TYPE_CHECKING:
     from ...checkpoints.manager import CheckpointManager
-    from ...sessions.files import SessionFiles
     from ...workspace.session_space import ToolSpace
+    from ..handle import SessionHandle
 
 
 def _one_at_a_time(ask: AskPermission) -> AskPermission:
@@ -49,14 +50,16 @@ def _one_at_a_time(ask: AskPermission) -> AskPermission:
     return asked
 
 
-def turn_spawn_tools(runner: SubagentRunner, *, files: SessionFiles, cwd: Path, persist: bool, model: Model,
-                     effort: str | None, permission_mode: str, ask: AskPermission | None, grants: Grants,
+def turn_spawn_tools(runner: SubagentRunner, *, session: SessionHandle, model: Model, effort: str | None,
+                     permission_mode: str, ask: AskPermission | None, grants: Grants,
                      notify: Callable[[str], None], space: ToolSpace,
                      manager: CheckpointManager | None, on_event: OnEvent | None = None) -> SpawnTools:
-    """The spawn tools of one parent turn (see the module docstring); its `checkpoints` are the
-    session's manager (safe for the parent's turn and its runs at once). The agents are loaded
-    again for each turn (an agent file added mid-session is callable at once); their warning
-    lines go to `notify` once per session."""
+    """The spawn tools of one parent turn (see the module docstring): `session` gives the files,
+    working directory, persistence and project context; its `checkpoints` are the session's
+    manager (safe for the parent's turn and its runs at once). The agents are loaded again for
+    each turn (an agent file added mid-session is callable at once); their warning lines go to
+    `notify` once per session."""
+    files, cwd, persist, project = session.files, session.cwd, session.persist, session.project
     registry = load_agents(cwd)
     for warning in registry.warnings:
         runner.warn_once(warning, notify)
@@ -65,7 +68,7 @@ def turn_spawn_tools(runner: SubagentRunner, *, files: SessionFiles, cwd: Path, 
 
     def context(background: bool) -> RunContext:
         return RunContext(files=files, cwd=cwd, persist=persist, model=model, effort=effort,
-                          permission_mode=permission_mode, ask=run_ask,
+                          permission_mode=permission_mode, project=project, ask=run_ask,
                           grants=grants, notify=notify, space=space, checkpoints=checkpoints,
                           progress=None if background else on_event)
 
