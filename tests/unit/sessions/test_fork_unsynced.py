@@ -212,3 +212,13 @@ def test_a_record_that_is_no_regular_file_never_blocks_an_open(home: Path, workd
                           env={**os.environ, "COMMANDCODE_HOME": str(home)}, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == fork.session_id, done.stderr
     assert fork.transcript.read_bytes() == data and record.exists()  # left as it is
+
+
+def test_the_record_has_one_name_for_the_fork_the_reader_and_the_sweep(home: Path, workdir: Path) -> None:
+    _source, fork, _data = _fork(workdir)
+    record = unsynced.record_path(fork.transcript)
+    assert record.is_file() and str(record) == fork.unsynced_record  # what the fork wrote, the reader looks for
+    assert SessionFiles.session_of_unsynced_record(record.name) == fork.session_id  # and the sweep finds
+    for other in (fork.transcript.name, f"{fork.session_id}.jsonl.unsynced", ".jsonl.unsynced", ".x.jsonl.1.tmp"):
+        assert SessionFiles.session_of_unsynced_record(other) is None
+
