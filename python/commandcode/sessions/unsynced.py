@@ -29,6 +29,7 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..storage.durable import fsync_dir, open_for_write, write_all
@@ -139,28 +140,20 @@ def settle(transcript: Path, *, locked: bool = False) -> None:
     _drop(record)
 
 
-def settle_folder(folder: Path) -> int:
-    """`settle` for every fork record directly in `folder` (the sweep); returns how many."""
+def settle_folder(folder: Path, names: Iterable[str] | None = None) -> int:
+    """`settle` for every fork record directly in `folder` (the sweep: `project_upkeep.py`;
+    `names`: the folder's entries when the caller has listed it already); returns how many."""
+    if names is None:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return 0
     count = 0
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return 0
     for name in names:
         session_id = SessionFiles.session_of_unsynced_record(name)
         if session_id is not None:
             settle(SessionFiles(folder, session_id).transcript)
             count += 1
-    return count
-
-
-def settle_all(projects: Path) -> int:
-    """`settle_folder` for every project folder of `projects`."""
-    count = 0
-    with contextlib.suppress(OSError), os.scandir(projects) as entries:
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                count += settle_folder(Path(entry.path))
     return count
 
 
