@@ -14,11 +14,12 @@ are the medians over rounds, with ratios to the first interpreter.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
 import subprocess
+
+from bench_args import parse_side_by_side
 
 CHILD = r"""
 import json, resource, statistics, sys, tempfile, time
@@ -43,21 +44,18 @@ print(json.dumps({"median": statistics.median(walls), "p10": walls[len(walls) //
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--python", action="append", required=True, help="NAME=PATH of an interpreter (repeat)")
-    parser.add_argument("--commands", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=5)
-    options = parser.parse_args()
-    pythons = [tuple(item.split("=", 1)) for item in options.python]
+    options = parse_side_by_side(__doc__, variant="python", variant_help="an interpreter", count="commands",
+                                 count_default=200)
+    pythons = options.variants
     figures: dict[str, list[dict[str, float]]] = {name: [] for name, _ in pythons}
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     for _round in range(options.rounds):
         for name, python in pythons:
-            done = subprocess.run([python, "-c", CHILD, str(options.commands)], env=env, capture_output=True,
+            done = subprocess.run([python, "-c", CHILD, str(options.count)], env=env, capture_output=True,
                                   text=True, check=True)
             figures[name].append(json.loads(done.stdout))
     print(f"load average {' '.join(f'{value:.1f}' for value in os.getloadavg())} on {os.cpu_count()} CPUs; "
-          f"{options.rounds} rounds of {options.commands} commands (`true`)")
+          f"{options.rounds} rounds of {options.count} commands (`true`)")
     first = None
     for name, _python in pythons:
         row = {key: statistics.median(sample[key] for sample in figures[name]) for key in figures[name][0]}
