@@ -228,10 +228,11 @@ def rewind_command(
     agent = _open(ref, allow_outside=allow_outside)
     cwd = agent.cwd
     from ..checkpoints.rewind import RewindOptions
+    from ..config.testing_hooks import rewind_faults
 
-    def options(preview: bool) -> RewindOptions:
+    def options(preview: bool) -> RewindOptions:  # faults: the test hook COMMANDCODE_TEST_STEP_DELAY_MS
         return RewindOptions(dry_run=preview, diff=diff and preview, force=force, allow_outside=allow_outside,
-                             faults=_test_faults())
+                             faults=rewind_faults())
 
     if redo_last:
         _confirmed_run(lambda preview: agent.rewinds.redo(options(preview)),
@@ -287,15 +288,6 @@ def confirm_default(project: ProjectContext) -> bool:
     except SettingsError as error:
         warn(f"{error}; asking with the default answer no")
         return False
-
-
-def _test_faults() -> dict[str, int] | None:
-    """The test hook `COMMANDCODE_TEST_STEP_DELAY_MS` (`config.env`): a pause before each restore
-    step, which widens the window the signal tests aim at. Unset (always, outside tests): none."""
-    from ..config.env import test_step_delay_ms
-
-    delay = test_step_delay_ms()
-    return {"step_delay_ms": delay} if delay is not None else None
 
 
 def register(app: typer.Typer) -> None:
