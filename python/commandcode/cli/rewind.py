@@ -37,10 +37,12 @@ def _is_terminal() -> bool:
 def _open(ref: str, *, allow_outside: bool = False) -> AgentSession:
     """The session a reference names (a `<id>.checkpoints.jsonl` path also works), with an
     interrupted restore of it finished first (and said so on stderr); the journal may name
-    nothing outside the session's folder unless `allow_outside`."""
+    nothing outside the session's folder unless `allow_outside`. The session takes this launch's
+    project context when it runs in the launch's folder (else it makes its folder's own)."""
     from ..agent.runtime import AgentSession
+    from .launch_project import launch_project
 
-    agent = AgentSession.for_reference(ref, notify=warn)
+    agent = AgentSession.for_reference(ref, notify=warn, project=launch_project())
     agent.rewinds.recover_interrupted_restore(allow_outside=allow_outside)
     return agent
 
