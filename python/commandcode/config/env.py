@@ -101,8 +101,8 @@ def whole_number(name: str) -> int | None:
 
 def offline_token_seconds() -> float:
     """`COMMANDCODE_OFFLINE_TOKEN_MS` in seconds, when it is a whole number (else 0)."""
-    delay = os.environ.get(OFFLINE_TOKEN_MS, "").strip()
-    return int(delay) / 1000 if delay.isdigit() else 0.0
+    delay = whole_number(OFFLINE_TOKEN_MS)
+    return delay / 1000 if delay is not None else 0.0
 
 
 def scratchpad_base() -> str | None:
@@ -125,5 +125,5 @@ def provider_timeout_seconds() -> float:
 
 def provider_retries() -> int:
     """`COMMANDCODE_PROVIDER_RETRIES` as a whole number (default 3)."""
-    value = os.environ.get(PROVIDER_RETRIES, "").strip()
-    return min(int(value), 20) if value.isdigit() else 3
+    value = whole_number(PROVIDER_RETRIES)
+    return min(value, 20) if value is not None else 3
