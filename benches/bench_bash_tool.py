@@ -23,11 +23,12 @@ in every round, and the rows are `NAME+note` and `NAME-note`.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
 import subprocess
+
+from bench_args import parse_side_by_side
 
 CHILD = r"""
 import json, resource, statistics, sys, tempfile, time
@@ -95,20 +96,17 @@ print(json.dumps({"median": statistics.median(walls), "p10": walls[len(walls) //
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--python", action="append", required=True, help="NAME=PATH of an interpreter (repeat)")
-    parser.add_argument("--commands", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--note", action="store_true", help="time tracked calls with and without the pending note")
-    options = parser.parse_args()
+    options = parse_side_by_side(__doc__, variant="python", variant_help="an interpreter", count="commands",
+                                 count_default=200,
+                                 switches=(("note", "time tracked calls with and without the pending note"),))
+    note = options.switches["note"]
     runs: list[tuple[str, str, list[str]]] = []  # (row name, interpreter, child arguments)
-    for item in options.python:
-        name, python = item.split("=", 1)
-        if options.note:
-            runs += [(f"{name}+note", python, ["-c", TRACKED_CHILD, str(options.commands), "on"]),
-                     (f"{name}-note", python, ["-c", TRACKED_CHILD, str(options.commands), "off"])]
+    for name, python in options.variants:
+        if note:
+            runs += [(f"{name}+note", python, ["-c", TRACKED_CHILD, str(options.count), "on"]),
+                     (f"{name}-note", python, ["-c", TRACKED_CHILD, str(options.count), "off"])]
         else:
-            runs.append((name, python, ["-c", CHILD, str(options.commands)]))
+            runs.append((name, python, ["-c", CHILD, str(options.count)]))
     pythons = [(name, python) for name, python, _ in runs]
     figures: dict[str, list[dict[str, float]]] = {name: [] for name, _ in pythons}
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
@@ -117,7 +115,7 @@ def main() -> None:
             done = subprocess.run([python, *arguments], env=env, capture_output=True, text=True, check=True)
             figures[name].append(json.loads(done.stdout))
     print(f"load average {' '.join(f'{value:.1f}' for value in os.getloadavg())} on {os.cpu_count()} CPUs; "
-          f"{options.rounds} rounds of {options.commands} commands (`true`{', tracked' if options.note else ''})")
+          f"{options.rounds} rounds of {options.count} commands (`true`{', tracked' if note else ''})")
     first = None
     for name, _python in pythons:
         row = {key: statistics.median(sample[key] for sample in figures[name]) for key in figures[name][0]}

@@ -13,7 +13,6 @@ use this interpreter (and so the same native module when it is copied beside the
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -23,6 +22,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench_args import parse_side_by_side
 
 
 def one_session(tree: Path, turns: int) -> float:
@@ -48,20 +49,17 @@ def one_session(tree: Path, turns: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tree", action="append", required=True, help="NAME=PATH of a python/ folder (repeat)")
-    parser.add_argument("--turns", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=5)
-    options = parser.parse_args()
-    trees = [(name, Path(path)) for name, path in (item.split("=", 1) for item in options.tree)]
+    options = parse_side_by_side(__doc__, variant="tree", variant_help="a python/ folder", count="turns",
+                                 count_default=20)
+    trees = [(name, Path(path)) for name, path in options.variants]
     for _name, tree in trees:  # a warm-up each: bytecode compiled, page cache filled
         one_session(tree, 2)
     times: dict[str, list[float]] = {name: [] for name, _ in trees}
     for _round in range(options.rounds):
         for name, tree in trees:
-            times[name].append(one_session(tree, options.turns))
+            times[name].append(one_session(tree, options.count))
     first = statistics.median(times[trees[0][0]])
-    print(f"{options.turns} headless turns (offline model), {options.rounds} rounds interleaved")
+    print(f"{options.count} headless turns (offline model), {options.rounds} rounds interleaved")
     for name, _tree in trees:
         median = statistics.median(times[name])
         print(f"  {name:>8}: median {median:6.2f} s  min {min(times[name]):6.2f} s  ratio {median / first:5.3f}")

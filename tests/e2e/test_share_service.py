@@ -287,10 +287,13 @@ def test_the_outbox_waits_for_a_service_that_is_down(postgres: Cluster, home: Pa
 
 
 class _Shell:
-    """What `/share` and `/unshare` use of the shell."""
+    """What `/share` and `/unshare` use of the shell (`project`: the session's context)."""
 
-    def __init__(self, files: Any) -> None:
+    def __init__(self, files: Any, cwd: Path) -> None:
+        from commandcode.config.context import ProjectContext
+
         self.agent = type("Agent", (), {"files": files})()
+        self.project = ProjectContext(cwd)
         self.printed: list[str] = []
         self.notices: list[str] = []
 
@@ -323,7 +326,7 @@ def test_slash_share_follows_each_commit_on_a_sqlite_store(home: Path, workdir: 
     files = SessionFiles.for_transcript(transcript)
     with replicas(store, home, workdir, 2) as (one, two):
         _settings(home, one.url)
-        shell = _Shell(files)
+        shell = _Shell(files, workdir)
         try:
             share.run(shell, "")  # type: ignore[arg-type]
             url = shell.printed[-1].removeprefix("Shared at ")
@@ -335,7 +338,7 @@ def test_slash_share_follows_each_commit_on_a_sqlite_store(home: Path, workdir: 
             wait_for(lambda: any("second-reply-marker" in html for html in viewer.html), what="the commit on the page")
             # a resumed shell re-arms the share: the same link, and it follows again
             publisher.unfollow(files.session_id)
-            assert client.rearm(files, shell.notice) == f"this session is shared live at {url}"
+            assert client.rearm(files, shell.notice, shell.project) == f"this session is shared live at {url}"
             builder.user("third prompt")
             builder.assistant("third-reply-marker")
             builder.write(home)

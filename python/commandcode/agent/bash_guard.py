@@ -157,10 +157,11 @@ def start_guarded(command: str, cwd: str | os.PathLike[str], output: int, env: d
 
 
 def _test_delay() -> None:
-    """The test hook `COMMANDCODE_TEST_GUARD_DELAY_MS` (`config.env`): widens the window between
-    the fork and the registration, which the guard tests aim at. Unset (always, outside tests): none."""
-    from ..config.env import test_guard_delay_ms
+    """The test hook `COMMANDCODE_TEST_GUARD_DELAY_MS` (`config/testing_hooks.py`): widens the window
+    between the fork and the registration, which the guard tests aim at. Unset (always, outside
+    tests): none."""
+    from ..config.testing_hooks import guard_delay_ms
 
-    delay = test_guard_delay_ms()
+    delay = guard_delay_ms()
     if delay:
         time.sleep(delay / 1000)

@@ -24,7 +24,8 @@ same time is refused (`gc.run.lock`). Kill -9 at any moment deletes nothing that
 an interrupted collection needs no recovery: the next run marks and sweeps again.
 
 A collection of the default store also removes the hidden transcript temps killed forks and
-clones left in `projects/` (`sessions/stale_temps.py`: never one whose process is alive).
+clones left in `projects/` (never one whose process is alive) and settles the forks' recovery
+records, one listing of each project folder doing both (`sessions/project_upkeep.py`).
 """
 
 from __future__ import annotations
@@ -39,8 +40,7 @@ from pathlib import Path
 
 from ..config.paths import ARCHIVE_REFS_SUFFIX, archives_dir, data_dir, objects_dir, projects_dir
 from ..errors import CommandcodeError
-from ..sessions.stale_temps import remove_all_stale_temps
-from ..sessions.unsynced import settle_all
+from ..sessions.project_upkeep import upkeep_projects
 from ..storage.regular import read_if_exists
 from .digests import file_digests
 from .gc_roots import live_root_ids
@@ -182,10 +182,9 @@ def collect(*, dry_run: bool = False, grace_seconds: float = SWEEP_GRACE_SECONDS
     """
     store = root if root is not None else objects_dir()
     report = GcReport(dry_run=dry_run)
-    if root is None:  # the transcript temps killed forks and clones left (`sessions/stale_temps.py`)
-        report.temporaries += remove_all_stale_temps(projects_dir(), dry_run=dry_run)[0]
-        if not dry_run:  # and the forks whose bodies the disk may not hold yet (`sessions/unsynced.py`)
-            settle_all(projects_dir())
+    if root is None:  # the transcript temps killed forks and clones left, and the forks whose bodies
+        # the disk may not hold yet, in one pass over the project folders (`sessions/project_upkeep.py`)
+        report.temporaries += upkeep_projects(projects_dir(), dry_run=dry_run)
     if not store.is_dir():
         return report
     if dry_run:  # deletes nothing, so it needs no lock (and creates no lock file)

@@ -27,11 +27,14 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agent.events import TurnEvent
 from ..agent.tool_specs import SPAWN_TOOL_NAMES, TOOL_NAMES
 from ..present.console import print_json, print_json_line, printable, stdout, warn
+
+if TYPE_CHECKING:
+    from ..config.context import ProjectContext
 
 FORMATS = ("text", "json", "stream-json")
 
@@ -182,13 +185,14 @@ def _note(line: str) -> None:
         pass
 
 
-def follow_share(files: Any) -> None:
-    """A session shared on a team service publishes this run's commits (`sharing.client.follow_headless`);
-    a problem with the service is one warning line, never the run's failure."""
+def follow_share(files: Any, project: ProjectContext) -> None:
+    """A session shared on a team service (the one the settings of `project`, the session's
+    context, name) publishes this run's commits (`sharing.client.follow_headless`); a problem
+    with the service is one warning line, never the run's failure."""
     if files.share.exists():  # the common case costs one stat and no import
         from ..sharing.client import follow_headless
 
-        follow_headless(files, warn)
+        follow_headless(files, warn, project)
 
 
 def _silence_stdout() -> None:

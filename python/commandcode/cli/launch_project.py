@@ -1,8 +1,9 @@
 """The project context of one command-line launch (`config/context.py`): made on first use for
 the folder the command runs in, once per launch (`begin()` is called where a command line starts
 to run: typer's root callback and the argv fast path), and handed down by the commands that read
-settings or paths (`sweep`, `sessions du`, `export`). A command that opens a session passes it
-to the session (`AgentSession(project=...)`); `rewind` uses the session's own."""
+settings or paths (`sweep`, `sessions du`, `export`, `share`, `unshare`). A command that opens
+a session passes it to the session (`AgentSession(project=...)`, as `rewind` and `checkpoints
+list` do), which keeps it when the session runs in this folder and makes its own otherwise."""
 
 from __future__ import annotations
 

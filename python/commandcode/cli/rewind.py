@@ -37,10 +37,12 @@ def _is_terminal() -> bool:
 def _open(ref: str, *, allow_outside: bool = False) -> AgentSession:
     """The session a reference names (a `<id>.checkpoints.jsonl` path also works), with an
     interrupted restore of it finished first (and said so on stderr); the journal may name
-    nothing outside the session's folder unless `allow_outside`."""
+    nothing outside the session's folder unless `allow_outside`. The session takes this launch's
+    project context when it runs in the launch's folder (else it makes its folder's own)."""
     from ..agent.runtime import AgentSession
+    from .launch_project import launch_project
 
-    agent = AgentSession.for_reference(ref, notify=warn)
+    agent = AgentSession.for_reference(ref, notify=warn, project=launch_project())
     agent.rewinds.recover_interrupted_restore(allow_outside=allow_outside)
     return agent
 
@@ -228,10 +230,11 @@ def rewind_command(
     agent = _open(ref, allow_outside=allow_outside)
     cwd = agent.cwd
     from ..checkpoints.rewind import RewindOptions
+    from ..config.testing_hooks import rewind_faults
 
-    def options(preview: bool) -> RewindOptions:
+    def options(preview: bool) -> RewindOptions:  # faults: the test hook COMMANDCODE_TEST_STEP_DELAY_MS
         return RewindOptions(dry_run=preview, diff=diff and preview, force=force, allow_outside=allow_outside,
-                             faults=_test_faults())
+                             faults=rewind_faults())
 
     if redo_last:
         _confirmed_run(lambda preview: agent.rewinds.redo(options(preview)),
@@ -287,15 +290,6 @@ def confirm_default(project: ProjectContext) -> bool:
     except SettingsError as error:
         warn(f"{error}; asking with the default answer no")
         return False
-
-
-def _test_faults() -> dict[str, int] | None:
-    """The test hook `COMMANDCODE_TEST_STEP_DELAY_MS` (`config.env`): a pause before each restore
-    step, which widens the window the signal tests aim at. Unset (always, outside tests): none."""
-    from ..config.env import test_step_delay_ms
-
-    delay = test_step_delay_ms()
-    return {"step_delay_ms": delay} if delay is not None else None
 
 
 def register(app: typer.Typer) -> None:

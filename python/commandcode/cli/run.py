@@ -116,7 +116,7 @@ def _run(prompt: str, reporter: Reporter, launch: Launch) -> None:
         reporter.init(session_id=reporter.session_id, cwd=str(agent.cwd), model_id=agent.models.model.model_id,
                       permission_mode=agent.models.effective_permission_mode())
         if not no_session:
-            follow_share(agent.files)
+            follow_share(agent.files, agent.handle.project)
 
     agent = start(launch, where, entrypoint="print", notify=warn, model=model, opened=opened)
     try:

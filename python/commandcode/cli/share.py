@@ -74,10 +74,12 @@ def share_command(
     from ..export.redact import summary
     from ..sharing.client import ensure_running, preview, publish
     from ..sharing.state import parse_expires
+    from .launch_project import launch_project
 
     expires_in = parse_expires(expires)
     files = _files(ref)
-    ensure_running()  # before anything is rendered or asked
+    project = launch_project()  # whose settings name the share service
+    ensure_running(project)  # before anything is rendered or asked
     shown = preview(files)
     question = f"Share {shown.messages} message(s) of {files.session_id} ({summary(shown.redactions)})?"
     if not yes:
@@ -87,7 +89,7 @@ def share_command(
             raise CommandcodeError("nothing was shared")
     else:
         stderr.print(safe(question.replace("?", ": publishing")), highlight=False)
-    url = publish(files, expires_in=expires_in)
+    url = publish(files, expires_in=expires_in, project=project)
     stdout.print(safe(url), highlight=False, soft_wrap=True)
     if copy:
         from ..present.clipboard import copy as copy_text
@@ -100,9 +102,10 @@ def share_command(
 def unshare_command(ref: str = typer.Argument(..., help="Session id, id prefix, name or transcript path.")) -> None:
     """Revoke a session's share: its page ends and its link stops working."""
     from ..sharing.client import unpublish
+    from .launch_project import launch_project
 
     files = _files(ref)
-    if not unpublish(files):
+    if not unpublish(files, launch_project()):
         raise CommandcodeError(f"session {files.session_id} is not shared")
     stdout.print(f"unshared {safe(files.session_id)}")
 

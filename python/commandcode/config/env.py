@@ -20,16 +20,14 @@
 - `COMMANDCODE_OFFLINE_TOKEN_MS` — milliseconds the built-in offline model waits before each chunk
   of its streamed reply (default 0: as fast as it can), so its replies stream as a served
   model's do (demos, and the shell's streaming tests).
-- `COMMANDCODE_TEST_STEP_DELAY_MS` — a test hook: milliseconds a rewind waits before each
-  restore step (the signal tests aim at that window).
-- `COMMANDCODE_TEST_GUARD_DELAY_MS` — a test hook: milliseconds a `bash` command's registration
-  with the guard is put off after its fork (`agent/bash_tool.py`; the guard tests aim at that window).
+- `COMMANDCODE_TEST_*` — test hooks: every one is listed, documented and read in
+  `config/testing_hooks.py`, never here.
 
 A flag is off when its value, trimmed and compared case-insensitively, is `off`, `0`, `false` or
 `no`; anything else (unset included) is on. An opt-in flag is on only when it is `1`, `true`,
 `yes` or `on` (the same trimming). Values are read when asked for, never cached at
 import, so a process that changes its environment sees the change. No other module reads a
-`COMMANDCODE_*` variable (tests/test_layers.py checks it).
+`COMMANDCODE_*` variable but `testing_hooks.py` its test hooks (tests/unit/test_layers.py checks it).
 """
 
 import os
@@ -39,8 +37,6 @@ INDEX = "COMMANDCODE_INDEX"
 FAST_PATH = "COMMANDCODE_FAST_PATH"
 DEBUG = "COMMANDCODE_DEBUG"
 CATALOG = "COMMANDCODE_CATALOG"
-TEST_STEP_DELAY_MS = "COMMANDCODE_TEST_STEP_DELAY_MS"
-TEST_GUARD_DELAY_MS = "COMMANDCODE_TEST_GUARD_DELAY_MS"
 OFFLINE_TOKEN_MS = "COMMANDCODE_OFFLINE_TOKEN_MS"
 SCRATCHPAD_BASE = "COMMANDCODE_SCRATCHPAD_BASE"
 SCRATCHPAD = "COMMANDCODE_SCRATCHPAD"
@@ -97,25 +93,16 @@ def skip_prompt_history() -> bool:
     return opt_in(SKIP_PROMPT_HISTORY)
 
 
-def _whole_number(name: str) -> int | None:
+def whole_number(name: str) -> int | None:
+    """The variable `name` as a whole number (trimmed), or None when it is unset or anything else."""
     value = os.environ.get(name, "").strip()
     return int(value) if value.isdigit() else None
 
 
-def test_step_delay_ms() -> int | None:
-    """The rewind test hook `COMMANDCODE_TEST_STEP_DELAY_MS`, when it is a whole number."""
-    return _whole_number(TEST_STEP_DELAY_MS)
-
-
-def test_guard_delay_ms() -> int | None:
-    """The bash guard's test hook `COMMANDCODE_TEST_GUARD_DELAY_MS`, when it is a whole number."""
-    return _whole_number(TEST_GUARD_DELAY_MS)
-
-
 def offline_token_seconds() -> float:
     """`COMMANDCODE_OFFLINE_TOKEN_MS` in seconds, when it is a whole number (else 0)."""
-    delay = os.environ.get(OFFLINE_TOKEN_MS, "").strip()
-    return int(delay) / 1000 if delay.isdigit() else 0.0
+    delay = whole_number(OFFLINE_TOKEN_MS)
+    return delay / 1000 if delay is not None else 0.0
 
 
 def scratchpad_base() -> str | None:
@@ -138,5 +125,5 @@ def provider_timeout_seconds() -> float:
 
 def provider_retries() -> int:
     """`COMMANDCODE_PROVIDER_RETRIES` as a whole number (default 3)."""
-    value = os.environ.get(PROVIDER_RETRIES, "").strip()
-    return min(int(value), 20) if value.isdigit() else 3
+    value = whole_number(PROVIDER_RETRIES)
+    return min(value, 20) if value is not None else 3

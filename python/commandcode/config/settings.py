@@ -187,6 +187,10 @@ class Settings:
         self._warn(self.source(parts), key, expected, value, default)
         return default
 
+    def _flag(self, key: str, default: bool) -> bool:
+        """The boolean setting `key` (`_checked`: anything but true or false warns and gives `default`)."""
+        return bool(self._checked(key, _is_bool, "true or false", default))
+
     def _blocking_layer(self, parts: list[str], blocked: str) -> SettingsLayer | None:
         for layer in reversed(self.layers):
             if _lookup(layer.data, parts)[1] == blocked:
@@ -287,12 +291,12 @@ class Settings:
 
     @property
     def disable_scratchpad(self) -> bool:
-        return bool(self._checked("disableScratchpad", _is_bool, "true or false", False))
+        return self._flag("disableScratchpad", False)
 
     @property
     def branch_summary(self) -> bool:
         """Whether leaving a branch offers a summary by default."""
-        return bool(self._checked("branchSummary", _is_bool, "true or false", True))
+        return self._flag("branchSummary", True)
 
     @property
     def worktree_base_ref(self) -> str:
@@ -303,7 +307,7 @@ class Settings:
 
     @property
     def checkpoints_track_shell(self) -> bool:
-        return bool(self._checked("checkpoints.trackShell", _is_bool, "true or false", True))
+        return self._flag("checkpoints.trackShell", True)
 
     @property
     def checkpoints_track_shell_max_files(self) -> int:
@@ -319,12 +323,12 @@ class Settings:
     @property
     def checkpoints_compatible_backups(self) -> bool:
         """Whether backups are also written as the real CLI's raw `file-history` blobs (default on)."""
-        return bool(self._checked("checkpoints.compatibleBackups", _is_bool, "true or false", True))
+        return self._flag("checkpoints.compatibleBackups", True)
 
     @property
     def rewind_confirm_default(self) -> bool:
         """The default answer of a rewind's confirmation (`rewind.confirmDefault`)."""
-        return bool(self._checked("rewind.confirmDefault", _is_bool, "true or false", True))
+        return self._flag("rewind.confirmDefault", True)
 
     @property
     def status_line(self) -> dict[str, Any] | None:

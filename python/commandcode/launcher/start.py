@@ -150,7 +150,7 @@ def rearm_share(agent: AgentSession, notice: Callable[[str], None] | None = None
         return None
     from ..sharing.client import rearm
 
-    return rearm(agent.files, notice)
+    return rearm(agent.files, notice, agent.handle.project)
 
 
 def start_auto_sweep(cwd: Path, keep: Sequence[str] = ()) -> threading.Thread:

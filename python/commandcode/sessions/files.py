@@ -1,8 +1,9 @@
 """`SessionFiles`: the files that belong to one session, named from its transcript (format §1).
 
 The session id is the transcript's file name (never the header's `id`, format §2); the meta,
-checkpoints, share and legacy-backup sidecars sit beside it. String-based, so a warm open builds
-no `Path`.
+checkpoints, share and legacy-backup sidecars sit beside it, and so does a fork's recovery record
+while the disk may not hold its body (`.<sid>.jsonl.unsynced`, format §4.8: its name is owned here,
+`unsynced.py` owns what is in it). String-based, so a warm open builds no `Path`.
 """
 
 import os
@@ -13,6 +14,8 @@ from ..storage.values import Frozen
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+
+UNSYNCED_RECORD_SUFFIX = TRANSCRIPT_SUFFIX + ".unsynced"
 
 
 class SessionFiles(Frozen):
@@ -43,6 +46,20 @@ class SessionFiles(Frozen):
     def sidecar_path(self, suffix: str) -> str:
         """`<folder>/<session id><suffix>` as a string."""
         return os.path.join(self.folder, self.session_id + suffix)
+
+    @property
+    def unsynced_record(self) -> str:
+        """The recovery record of a fork whose body the disk may not hold yet, as a string (the
+        reader looks for it with one `lstat` on every open): `<folder>/.<sid>.jsonl.unsynced`."""
+        return os.path.join(self.folder, "." + self.session_id + UNSYNCED_RECORD_SUFFIX)
+
+    @staticmethod
+    def session_of_unsynced_record(name: str) -> str | None:
+        """The session id whose recovery record is named `name` (a folder's entry), or None for
+        any other name."""
+        if name.startswith(".") and name.endswith(UNSYNCED_RECORD_SUFFIX) and len(name) > 1 + len(UNSYNCED_RECORD_SUFFIX):
+            return name[1:-len(UNSYNCED_RECORD_SUFFIX)]
+        return None
 
     def _sidecar(self, suffix: str) -> "Path":
         return as_path(self.sidecar_path(suffix))

@@ -84,7 +84,7 @@ def open_session(transcript: "Path | str", *, use_index: bool = True) -> "Sessio
         from ..errors import InvalidSessionError  # its 16 classes cost a tenth of a warm open
 
         raise InvalidSessionError(f"no transcript at {path}", hint="run `commandcode sessions list` to see sessions")
-    if os.path.lexists(os.path.join(files.folder, f".{files.session_id}.jsonl.unsynced")):
+    if os.path.lexists(files.unsynced_record):
         from .unsynced import settle  # a fork whose body the disk may not hold yet (format §4.8)
 
         settle(files.transcript)

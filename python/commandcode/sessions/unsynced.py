@@ -2,10 +2,11 @@
 
 A fork answers once its body is copied, without waiting for the disk to write a copy of the whole
 source (on a disk without reflinks that wait was as long as the copy). Before it is published,
-the fork writes and `fsync`s a small record beside it, `.<sid>.jsonl.unsynced`: the machine's boot
-id, and how its transcript is made (its own header line, byte ranges of the source transcript,
-its own tail). The record makes the fork durable: whatever the disk lost of the body in a crash
-of the machine can be copied again from the source, which is only ever appended to.
+the fork writes and `fsync`s a small record beside it, `.<sid>.jsonl.unsynced` (the name is
+`SessionFiles.unsynced_record`'s): the machine's boot id, and how its transcript is made (its own
+header line, byte ranges of the source transcript, its own tail). The record makes the fork
+durable: whatever the disk lost of the body in a crash of the machine can be copied again from
+the source, which is only ever appended to.
 
 `settle(transcript)` runs before a fork is read or written (`reader.open_session`, so the
 writer too: it looks for the record with one `lstat`) and from the sweep.
@@ -28,19 +29,21 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..storage.durable import fsync_dir, open_for_write, write_all
 from ..storage.regular import open_regular, read_regular
+from .files import SessionFiles
 
-_SUFFIX = ".unsynced"
 _COMPARE_CHUNK = 1 << 20
 _BOOT_ID = "/proc/sys/kernel/random/boot_id"
 
 
 def record_path(transcript: Path) -> Path:
-    """The recovery record of the fork whose transcript is `transcript`."""
-    return transcript.with_name(f".{transcript.name}{_SUFFIX}")
+    """The recovery record of the fork whose transcript is `transcript` (its name:
+    `SessionFiles.unsynced_record`)."""
+    return Path(SessionFiles.for_transcript(transcript).unsynced_record)
 
 
 def boot_id() -> str | None:
@@ -137,27 +140,20 @@ def settle(transcript: Path, *, locked: bool = False) -> None:
     _drop(record)
 
 
-def settle_folder(folder: Path) -> int:
-    """`settle` for every fork record directly in `folder` (the sweep); returns how many."""
+def settle_folder(folder: Path, names: Iterable[str] | None = None) -> int:
+    """`settle` for every fork record directly in `folder` (the sweep: `project_upkeep.py`;
+    `names`: the folder's entries when the caller has listed it already); returns how many."""
+    if names is None:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return 0
     count = 0
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return 0
     for name in names:
-        if name.startswith(".") and name.endswith(".jsonl" + _SUFFIX):
-            settle(folder / name[1:-len(_SUFFIX)])
+        session_id = SessionFiles.session_of_unsynced_record(name)
+        if session_id is not None:
+            settle(SessionFiles(folder, session_id).transcript)
             count += 1
-    return count
-
-
-def settle_all(projects: Path) -> int:
-    """`settle_folder` for every project folder of `projects`."""
-    count = 0
-    with contextlib.suppress(OSError), os.scandir(projects) as entries:
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                count += settle_folder(Path(entry.path))
     return count
 
 

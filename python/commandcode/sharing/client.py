@@ -6,6 +6,10 @@ one-machine share server is found through `<data dir>/share/server.json` (writte
 its control API takes the token from that file. A share's link and secret are kept in the
 session's `<id>.share.json`, as the real CLI keeps them, so `/share` again re-copies the same
 link and a share survives the process that made it (the server follows the transcript itself).
+
+Which service the settings name is read through the caller's `ProjectContext` (`project`: the
+launch's, or the shell's session's, #27); a library caller that passes none gets the current
+directory's.
 """
 
 from __future__ import annotations
@@ -20,6 +24,10 @@ from typing import Any
 from ..errors import CommandcodeError
 from ..sessions.files import SessionFiles
 from .state import expired, read_json, read_share_file, remove_share_file, server_file, write_share_file
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..config.context import ProjectContext
 
 Notice = Callable[[str], None]
 NOT_RUNNING_HINT = "start it with `commandcode share serve` (in another terminal)"
@@ -73,12 +81,12 @@ def _call(path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
     return answer if isinstance(answer, dict) else {}
 
 
-def ensure_running() -> None:
+def ensure_running(project: ProjectContext | None = None) -> None:
     """Raises `CommandcodeError` (one line and a hint) unless the share server (or the team
-    service the settings name) answers."""
+    service `project`'s settings name) answers."""
     from .remote import configured
 
-    service = configured()
+    service = configured(project)
     if service is not None:
         service.call("/api/whoami", None)
         return
@@ -92,10 +100,10 @@ def current(files: SessionFiles) -> dict[str, Any] | None:
 
 
 def publish(files: SessionFiles, *, expires_in: float | None = None, follow: bool = False,
-            notice: Notice | None = None) -> str:
+            notice: Notice | None = None, project: ProjectContext | None = None) -> str:
     """Publishes (or re-arms, with its recorded secret) the session's share; returns the link.
-    On a team service, `follow` keeps publishing each later commit in the background (`notice`
-    tells of a service that stops or starts answering).
+    On a team service (`project`'s settings name one), `follow` keeps publishing each later
+    commit in the background (`notice` tells of a service that stops or starts answering).
 
     Raises:
         CommandcodeError: the server is not running or refused, or the session has no file yet.
@@ -104,7 +112,7 @@ def publish(files: SessionFiles, *, expires_in: float | None = None, follow: boo
         raise CommandcodeError("the session has nothing to share yet", hint="share it after its first turn")
     from .remote import configured
 
-    service = configured()
+    service = configured(project)
     if service is not None:
         from .team import publish_team
 
@@ -123,8 +131,9 @@ def publish(files: SessionFiles, *, expires_in: float | None = None, follow: boo
     return url
 
 
-def unpublish(files: SessionFiles) -> bool:
-    """Revokes the session's share and removes `<id>.share.json`; False when it had none.
+def unpublish(files: SessionFiles, project: ProjectContext | None = None) -> bool:
+    """Revokes the session's share (on the team service `project`'s settings name, when it is
+    there) and removes `<id>.share.json`; False when it had none.
 
     Raises:
         CommandcodeError: the server is not running (the file is kept, so the share can still be revoked).
@@ -135,14 +144,14 @@ def unpublish(files: SessionFiles) -> bool:
     if isinstance(existing.get("shareId"), str):
         from .team import unpublish_team
 
-        unpublish_team(files, existing)
+        unpublish_team(files, existing, project)
         return True
     _call("/api/unpublish", {"sessionId": files.session_id, "secret": existing["secret"]})
     remove_share_file(files)
     return True
 
 
-def rearm(files: SessionFiles, notice: Notice | None = None) -> str | None:
+def rearm(files: SessionFiles, notice: Notice | None = None, project: ProjectContext | None = None) -> str | None:
     """For a shell resuming a session: when `<id>.share.json` records a live share, publishes it
     again with its secret (a server that lost it serves it again) and returns a notice; None
     when the session is not shared. Never raises: a share server that is down is the notice."""
@@ -150,25 +159,26 @@ def rearm(files: SessionFiles, notice: Notice | None = None) -> str | None:
     if shared is None:
         return None
     if isinstance(shared.get("shareId"), str):  # on a team service: re-armed in the background
-        _rearm_team(files, shared, notice)
+        _rearm_team(files, shared, notice, project)
         return f"this session is shared live at {shared['url']}"
     try:
-        return f"this session is shared live at {publish(files, follow=True, notice=notice)}"
+        return f"this session is shared live at {publish(files, follow=True, notice=notice, project=project)}"
     except CommandcodeError as error:
         return f"this session is shared, but its page is not live: {error}"
 
 
-def follow_headless(files: SessionFiles, notice: Notice | None) -> None:
+def follow_headless(files: SessionFiles, notice: Notice | None, project: ProjectContext | None = None) -> None:
     """For a run with no shell (`-p`): a session shared on a team service is re-armed in the
     background, its publisher follows the run's commits, and the exit drain sends what is left
     (within its 3 s; what it cannot send stays in the outbox for the next process). A share on
     the one-machine server needs nothing: that server follows the transcript itself."""
     shared = current(files)
     if shared is not None and isinstance(shared.get("shareId"), str):
-        _rearm_team(files, shared, notice)
+        _rearm_team(files, shared, notice, project)
 
 
-def _rearm_team(files: SessionFiles, shared: dict[str, Any], notice: Notice | None) -> None:
+def _rearm_team(files: SessionFiles, shared: dict[str, Any], notice: Notice | None,
+                project: ProjectContext | None) -> None:
     """Opens the share again on its service and follows it, in a thread the exit drain waits for
     (and whose share's outbox the exit fills when the thread is not done: `publisher.arming`); a
     failure is one `notice`."""
@@ -183,7 +193,7 @@ def _rearm_team(files: SessionFiles, shared: dict[str, Any], notice: Notice | No
         from .team import publish_team
 
         try:
-            service = configured()
+            service = configured(project)
             if service is None or service.server != shared.get("server"):
                 raise CommandcodeError(f"it is on the share service {shared.get('server')}, "
                                        "which your settings no longer name")

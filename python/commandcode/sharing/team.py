@@ -18,6 +18,10 @@ from .publisher import follow as follow_share
 from .remote import Service, configured
 from .state import expired, read_share_file, remove_share_file, write_share_file
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..config.context import ProjectContext
+
 
 def publish_team(files: SessionFiles, service: Service, *, expires_in: float | None, follow: bool,
                  notice: Notice | None, early: Publisher | None = None) -> str:
@@ -57,14 +61,15 @@ def publish_team(files: SessionFiles, service: Service, *, expires_in: float | N
     return url
 
 
-def unpublish_team(files: SessionFiles, existing: dict[str, object]) -> None:
+def unpublish_team(files: SessionFiles, existing: dict[str, object], project: ProjectContext | None = None) -> None:
     """Revokes the share on its service; removes `<id>.share.json` and the share's outbox.
 
     Raises:
-        CommandcodeError: the settings name no service (or another one), or it refused or does not
-            answer (the files are kept, so the share can still be revoked).
+        CommandcodeError: `project`'s settings (the current directory's without one) name no
+            service (or another one), or it refused or does not answer (the files are kept, so
+            the share can still be revoked).
     """
-    service = configured()
+    service = configured(project)
     server, share_id = existing.get("server"), str(existing.get("shareId"))
     if service is None or service.server != server:
         raise CommandcodeError(f"this share is on the share service {server}, which your settings no longer name",

@@ -212,3 +212,55 @@ def test_a_record_that_is_no_regular_file_never_blocks_an_open(home: Path, workd
                           env={**os.environ, "COMMANDCODE_HOME": str(home)}, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == fork.session_id, done.stderr
     assert fork.transcript.read_bytes() == data and record.exists()  # left as it is
+
+
+def test_the_record_has_one_name_for_the_fork_the_reader_and_the_sweep(home: Path, workdir: Path) -> None:
+    _source, fork, _data = _fork(workdir)
+    record = unsynced.record_path(fork.transcript)
+    assert record.is_file() and str(record) == fork.unsynced_record  # what the fork wrote, the reader looks for
+    assert SessionFiles.session_of_unsynced_record(record.name) == fork.session_id  # and the sweep finds
+    for other in (fork.transcript.name, f"{fork.session_id}.jsonl.unsynced", ".jsonl.unsynced", ".x.jsonl.1.tmp"):
+        assert SessionFiles.session_of_unsynced_record(other) is None
+
+
+def _dead_pid() -> int:
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                           check=True)
+    return int(child.stdout)
+
+
+def test_a_collection_lists_each_project_folder_once_for_temps_and_records(home: Path, workdir: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sweep` and `doctor --gc` remove a killed fork's temp and settle a fork's record from one
+    listing of the folder (`sessions/project_upkeep.py`), not one walk of `projects/` each."""
+    _source, fork, data = _fork(workdir)
+    other = fork.directory.parent / "-another-project"
+    other.mkdir()
+    dead = _dead_pid()
+    temps = [fork.directory / f".{fork.session_id}.jsonl.{dead}.tmp", other / f".abc.jsonl.{dead}.tmp"]
+    for temp in temps:
+        temp.write_bytes(b"a killed fork's copy\n")
+    listed: list[tuple[str, str]] = []
+    real_listdir, real_scandir = os.listdir, os.scandir
+
+    def caller() -> str:
+        return str(sys._getframe(2).f_globals.get("__name__"))
+
+    def listdir(path: object = ".") -> list[str]:
+        listed.append((caller(), os.fspath(path)))  # type: ignore[arg-type]
+        return real_listdir(path)  # type: ignore[arg-type]
+
+    def scandir(path: object = ".") -> object:
+        listed.append((caller(), os.fspath(path)))  # type: ignore[arg-type]
+        return real_scandir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    monkeypatch.setattr(os, "scandir", scandir)
+    report = collect()
+    monkeypatch.undo()
+    assert report.temporaries == 2 and not any(temp.exists() for temp in temps)
+    assert not unsynced.record_path(fork.transcript).exists() and fork.transcript.read_bytes() == data
+    by_sessions = [path for module, path in listed if module.startswith("commandcode.sessions.")]
+    for folder in (fork.directory, other):
+        assert by_sessions.count(str(folder)) == 1, listed
+    assert by_sessions.count(str(fork.directory.parent)) == 1, listed

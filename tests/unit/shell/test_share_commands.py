@@ -177,3 +177,24 @@ def test_rearm_on_resume(home: Path, workdir: Path) -> None:
         notice = rearm(files)
         assert notice is not None and "shared live at" in notice
         assert http_get(server["port"], "/" + notice.split(" at ", 1)[1].split("/", 3)[3])[0] == 200
+
+
+def test_share_and_unshare_read_the_sessions_settings_not_the_process_folders(home: Path, workdir: Path, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The share service is the one the session's context names (`shell.project`, #27), wherever
+    the process runs: here the process's folder names one with a raw token (refused), the
+    session's folder none (the one-machine server)."""
+    files = _session(home, workdir)
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / ".commandcode").mkdir(parents=True)
+    refused = {"share": {"server": "http://127.0.0.1:9", "token": "a-raw-token"}}
+    (elsewhere / ".commandcode" / "settings.json").write_text(json.dumps(refused))
+    monkeypatch.chdir(elsewhere)
+    with share_server(home, workdir):
+        shell = FakeShell(files, workdir)
+        _run(SHARE, shell)
+        assert files.share.is_file() and shell.printed[0].startswith("Shared at http://")
+        _run(UNSHARE, shell)
+        assert not files.share.exists()
+    with pytest.raises(CommandcodeError, match="raw token"):  # and the other way round
+        _run(SHARE, FakeShell(files, elsewhere))

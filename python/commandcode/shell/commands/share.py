@@ -44,10 +44,10 @@ def run_share(shell: Shell, args: str) -> None:
         _gist(shell, words[1:])
         return
     expires_in, typed = _expires(words)
-    files = shell.agent.files
-    ensure_running()
-    if current(files) is not None:
-        url = publish(files, expires_in=expires_in, follow=True, notice=shell.notice)  # the same link and secret; a restarted server serves it again
+    files, project = shell.agent.files, shell.project  # the session's context: its settings name the service
+    ensure_running(project)
+    if current(files) is not None:  # the same link and secret; a restarted server serves it again
+        url = publish(files, expires_in=expires_in, follow=True, notice=shell.notice, project=project)
         shell.print(f"Shared at {url}" + (" (with the new expiry)" if expires_in is not None else ""))
         shell.notice(shell.copy(url))
         return
@@ -57,7 +57,7 @@ def run_share(shell: Shell, args: str) -> None:
                          f"on the share server? Later turns appear on the page as they are committed.{ends}"):
         shell.notice("nothing was shared")
         return
-    url = publish(files, expires_in=expires_in, follow=True, notice=shell.notice)
+    url = publish(files, expires_in=expires_in, follow=True, notice=shell.notice, project=project)
     shell.print(f"Shared at {url}")
     shell.notice(shell.copy(url))
 
@@ -78,7 +78,7 @@ def run_unshare(shell: Shell, args: str) -> None:
 
     if args.strip():
         raise UsageError("/unshare takes no arguments")
-    if not unpublish(shell.agent.files):
+    if not unpublish(shell.agent.files, shell.project):
         raise CommandcodeError("this session is not shared")
     shell.print("Unshared: the link no longer works and the open pages ended")
 
