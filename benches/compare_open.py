@@ -21,6 +21,7 @@ keeps its error text in its row and the benchmark goes on.
 
     python3 benches/compare_open.py                       # 10MB 100MB
     python3 benches/compare_open.py --sizes 1GB 2GB --runs 3 --no-pi
+    python3 benches/compare_open.py --sizes 1GB --no-pi --no-python-peers --baseline ../main/.venv/bin/python
 """
 
 from __future__ import annotations
@@ -112,15 +113,18 @@ def commandcode_env(python: str) -> tuple[dict[str, str | None], str | None]:
     return extra, "commandcode does not import: " + (lines[-1] if lines else "unknown error")
 
 
-def commandcode_rows(path: Path, python: str, runs: int, warmup: int) -> list[dict]:
+def commandcode_rows(path: Path, python: str, runs: int, warmup: int, label: str = "") -> list[dict]:
     """Cold (``COMMANDCODE_INDEX=off``) and warm (index sidecar primed) opens to the context,
-    through the CLI and through the library, plus the interpreter's own start as a floor."""
+    through the CLI and through the library, plus the interpreter's own start as a floor.
+    ``label`` (e.g. `` [baseline]``) ends the rows' names and names their own data dir."""
     env, error = commandcode_env(python)
     # Index sidecars of the warm rows go beside the data, never into the user's own data dir.
-    env = {**env, **measure.BYTECODE_ENV, "COMMANDCODE_HOME": str(path.parent / "commandcode-home")}
+    home = path.parent / ("commandcode-home" + label.strip().strip("[]").replace(" ", "-"))
+    env = {**env, **measure.BYTECODE_ENV, "COMMANDCODE_HOME": str(home)}
     rows = []
     for front, argv in measure.open_commands(python, str(path)).items():
-        cold_name, warm_name = f"commandcode {front} cold (COMMANDCODE_INDEX=off)", f"commandcode {front} warm (index)"
+        cold_name = f"commandcode {front} cold (COMMANDCODE_INDEX=off){label}"
+        warm_name = f"commandcode {front} warm (index){label}"
         # Run it even when the import probe failed, so the row shows what commandcode itself says.
         cold = peers.measure_command(argv, env={**env, "COMMANDCODE_INDEX": "off"}, runs=runs, warmup=warmup,
                                      name=cold_name, capture=True)
@@ -142,15 +146,25 @@ def commandcode_rows(path: Path, python: str, runs: int, warmup: int) -> list[di
 # --------------------------------------------------------------------------- measuring
 
 def measure_size(size_text: str, seed: int, data_dir: Path, runs: int, warmup: int, pi: bool,
-                 python: str) -> dict:
+                 python: str, baseline: str | None = None, python_peers: bool = True) -> dict:
     path, info = session_for(size_text, seed, data_dir)
     warm_page_cache(path)
-    rows = commandcode_rows(path, python, runs, warmup)
-    rows.append(peers.python_full_load(path, "stdlib", runs, warmup, python))
-    rows.append(peers.python_full_load(path, "orjson", runs, warmup, python))
+    rows = []
+    # With a baseline, the two builds alternate run by run, so load on the machine hits both alike.
+    for _ in range(runs if baseline else 1):
+        rows += commandcode_rows(path, python, 1 if baseline else runs, warmup)
+        if baseline:
+            rows += commandcode_rows(path, baseline, 1, warmup, BASELINE)
+            rows.append(peers.wc_lines(path, 1, warmup))
+    if baseline:
+        rows = merge_runs(rows)
+    if python_peers:
+        rows.append(peers.python_full_load(path, "stdlib", runs, warmup, python))
+        rows.append(peers.python_full_load(path, "orjson", runs, warmup, python))
     if pi:
         rows.append(peers.pi_session_manager(path, runs, warmup))
-    rows.append(peers.wc_lines(path, runs, warmup))
+    if not baseline:
+        rows.append(peers.wc_lines(path, runs, warmup))
     rows.append(peers.cat(path, runs, warmup))
     add_derived(rows, info["bytes"])
     notes = cross_check(rows, info)
@@ -159,6 +173,29 @@ def measure_size(size_text: str, seed: int, data_dir: Path, runs: int, warmup: i
         print(f"  {size_text:>8}  {row['name']:<42} {state}", file=sys.stderr, flush=True)
     return {"size": size_text, "bytes": info["bytes"], "file": str(path), "session": info, "rows": rows,
             "notes": notes}
+
+
+BASELINE = " [baseline]"
+
+
+def merge_runs(rows: list[dict]) -> list[dict]:
+    """Rows of the same name measured one run at a time, merged into one row each (in first-seen
+    order): the median of their times and peak memory, the first error if any run failed."""
+    merged: dict[str, list[dict]] = {}
+    for row in rows:
+        merged.setdefault(row["name"], []).append(row)
+    out = []
+    for same in merged.values():
+        row = dict(same[0])
+        failed = next((r for r in same if r.get("error")), None)
+        if failed is not None:
+            row.update(failed)
+        for key in ("wall_s", "cpu_s", "peak_rss_mib"):
+            values = sorted(r[key] for r in same if r.get(key) is not None)
+            row[key] = values[len(values) // 2] if values else None
+        row["runs"] = len(same)
+        out.append(row)
+    return out
 
 
 def cross_check(rows: list[dict], info: dict) -> list[str]:
@@ -284,6 +321,11 @@ def main() -> int:
     ap.add_argument("--results-dir", type=Path, default=RESULTS)
     ap.add_argument("--python", default=sys.executable, help="interpreter for commandcode and the Python peers")
     ap.add_argument("--no-pi", action="store_true", help="skip pi (no node/npm, or no time to install it)")
+    ap.add_argument("--baseline", metavar="PYTHON",
+                    help="also measure commandcode under this interpreter (the build before a change), "
+                         "alternating run by run with --python; its rows end in [baseline]")
+    ap.add_argument("--no-python-peers", action="store_true",
+                    help="skip the plain Python loaders (stdlib json, orjson): minutes on 1 GB")
     a = ap.parse_args()
     gen = load_generator()
     try:
@@ -296,7 +338,8 @@ def main() -> int:
     if a.no_pi:
         report["notes"].append("pi skipped (--no-pi)")
     for size in a.sizes:
-        report["sizes"].append(measure_size(size, a.seed, a.data_dir, a.runs, a.warmup, not a.no_pi, a.python))
+        report["sizes"].append(measure_size(size, a.seed, a.data_dir, a.runs, a.warmup, not a.no_pi, a.python,
+                                            a.baseline, not a.no_python_peers))
     write_reports(report, a.results_dir)
     print(markdown(report))
     return 0

@@ -1,7 +1,8 @@
 //! Torn-line-tolerant scanning of a transcript file into a [`ScanReport`].
 //!
 //! The file is cut into pieces of [`PIECE_BYTES`] that parallel tasks read (`pread`, into a
-//! reused per-thread buffer that stays in cache), split into lines with memchr and validate as
+//! reused per-thread buffer that stays in cache, the bytes placed at their file offset's place
+//! within a cache line: `COPY_ALIGN`), split into lines with memchr and validate as
 //! JSON; a line belongs to the piece it starts in, and the task reads past its piece's end to
 //! finish its last line. Pieces are handled a window at a time, and each window's results are
 //! applied in file order, while the next window is parsed, by the order-dependent rules (which
@@ -155,17 +156,42 @@ impl LineOutcome {
     }
 }
 
+/// The kernel copies a read out of the page cache up to four times slower when the destination
+/// sits at another offset within its 64-byte cache line than the file offset does (measured on
+/// this machine's AMD EPYC: 1 GB in 256 KiB preads, 0.10 s of system time aligned, 0.41-0.43 s
+/// with the destination 1 or 16 bytes off; a piece's read starts one byte before a 256 KiB
+/// boundary, so every piece was a slow copy).
+pub(crate) const COPY_ALIGN: usize = 64;
+
 /// A read buffer that keeps its bytes initialized across reuse (so refilling it costs no
-/// zeroing): `bytes[..valid]` holds data, the rest is old data or zeros.
+/// zeroing): `bytes[shift..shift + valid]` holds data, the rest is old data or zeros. `shift`
+/// puts the data's first byte at the same offset within a cache line as its file offset
+/// ([`COPY_ALIGN`]).
 #[derive(Default)]
 pub(crate) struct ReadBuffer {
     bytes: Vec<u8>,
+    shift: usize,
     valid: usize,
 }
 
 impl ReadBuffer {
     fn clear(&mut self) {
         self.valid = 0;
+    }
+
+    /// Makes room for `wanted` bytes read from file offset `start`, with the data placed so the
+    /// destination address and `start` agree modulo [`COPY_ALIGN`] (the valid bytes move along
+    /// when growing the buffer moved it).
+    fn prepare(&mut self, start: u64, wanted: usize) {
+        let needed = wanted + COPY_ALIGN;
+        if self.bytes.len() < needed {
+            self.bytes.resize(needed, 0);
+        }
+        let shift = (start as usize).wrapping_sub(self.bytes.as_ptr() as usize) % COPY_ALIGN;
+        if shift != self.shift {
+            self.bytes.copy_within(self.shift..self.shift + self.valid, shift);
+            self.shift = shift;
+        }
     }
 }
 
@@ -193,18 +219,18 @@ impl Source for FileSource {
     fn load<'s>(&'s self, start: u64, end: u64, buffer: &'s mut ReadBuffer) -> io::Result<&'s [u8]> {
         let end = end.min(self.size);
         let wanted = end.saturating_sub(start) as usize;
-        if buffer.bytes.len() < wanted {
-            buffer.bytes.resize(wanted, 0);
-        }
+        buffer.prepare(start, wanted);
+        let shift = buffer.shift;
         while buffer.valid < wanted {
-            match self.file.read_at(&mut buffer.bytes[buffer.valid..wanted], start + buffer.valid as u64) {
+            let into = &mut buffer.bytes[shift + buffer.valid..shift + wanted];
+            match self.file.read_at(into, start + buffer.valid as u64) {
                 Ok(0) => break,
                 Ok(read) => buffer.valid += read,
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
                 Err(error) => return Err(error),
             }
         }
-        Ok(&buffer.bytes[..wanted.min(buffer.valid)])
+        Ok(&buffer.bytes[shift..shift + wanted.min(buffer.valid)])
     }
 }
 
@@ -955,6 +981,30 @@ mod tests {
                 let from_file = scan_source_in_pieces(&source, &path, piece_bytes).ok();
                 let from_memory = scan_source_in_pieces(&MemorySource(&data), &path, piece_bytes).ok();
                 assert_eq!(from_file, from_memory);
+            }
+        }
+    }
+
+    /// A file read lands in the buffer at the file offset's place within a cache line (the
+    /// kernel's copy is several times slower otherwise, see [`COPY_ALIGN`]), and reads that
+    /// extend a buffer which had to grow keep the bytes already read.
+    #[test]
+    fn file_reads_land_at_the_file_offsets_cache_line_offset() {
+        let data: Vec<u8> = (0..300_000u32).map(|index| (index % 251) as u8).collect();
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("bytes");
+        std::fs::write(&path, &data).unwrap();
+        let source = FileSource { file: File::open(&path).unwrap(), size: data.len() as u64 };
+        let mut buffer = ReadBuffer::default();
+        for start in [0u64, 1, 63, 64, 4095, 262_143, 299_999] {
+            buffer.clear();
+            let mut end = start + 1;
+            while end <= data.len() as u64 + 10 {
+                let bytes = source.load(start, end, &mut buffer).unwrap();
+                let expected = &data[start as usize..(end as usize).min(data.len())];
+                assert_eq!(bytes, expected, "start {start}, end {end}");
+                assert_eq!(bytes.as_ptr() as usize % COPY_ALIGN, start as usize % COPY_ALIGN, "start {start}");
+                end = end * 3 + 17;
             }
         }
     }

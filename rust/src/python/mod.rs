@@ -1,5 +1,9 @@
 //! The `commandcode._native` extension module: thin wrappers that convert arguments, run the
 //! core with the GIL released, and convert results. No logic lives here.
+//!
+//! The classes are created on first use (the module's `__getattr__`, or the first instance a
+//! function returns), not when the module loads: creating the eight types cost a warm session
+//! open, which needs only `SessionIndex`, a measurable part of its time.
 
 mod errors;
 mod folder_stat;
@@ -19,16 +23,11 @@ use pyo3::prelude::*;
 fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add("SUPPORTED_VERSION", crate::scan::SUPPORTED_VERSION)?;
-    module.add_class::<session_index::SessionIndex>()?;
+    module.add_function(wrap_pyfunction!(class_on_first_use, module)?)?;
+    module.add_function(wrap_pyfunction!(names_with_lazy_classes, module)?)?;
     module.add_function(wrap_pyfunction!(session_index::scan_session, module)?)?;
     module.add("MAX_BACKUP_SIZE", crate::store::MAX_BACKUP_SIZE)?;
-    module.add_class::<store::PyObjectStore>()?;
-    module.add_class::<stat_scan::PyStatTable>()?;
-    module.add_class::<store::FileState>()?;
-    module.add_class::<store::RestoreItem>()?;
-    module.add_class::<store::RestorePlan>()?;
     module.add_function(wrap_pyfunction!(store::check_restore, module)?)?;
-    module.add_class::<prepared::PreparedRestore>()?;
     module.add_function(wrap_pyfunction!(prepared::prepare_restore, module)?)?;
     module.add_function(wrap_pyfunction!(store::recover_restore, module)?)?;
     module.add_function(wrap_pyfunction!(store::free_space, module)?)?;
@@ -37,7 +36,6 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(json_encode::json_dumps, module)?)?;
     module.add_function(wrap_pyfunction!(json_encode::json_encode_line, module)?)?;
     module.add_function(wrap_pyfunction!(json_encode::json_encode_entry, module)?)?;
-    module.add_class::<redact::PyRedactor>()?;
     module.add_function(wrap_pyfunction!(redact::sanitize_paths, module)?)?;
     module.add_function(wrap_pyfunction!(redact::sanitize_path, module)?)?;
     module.add_function(wrap_pyfunction!(folder_stat::folder_changes, module)?)?;
@@ -52,4 +50,49 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("MAX_TOOL_CHARS", crate::text_extract::MAX_TOOL_CHARS)?;
     module.add("MAX_RESULT_CHARS", crate::text_extract::MAX_RESULT_CHARS)?;
     Ok(())
+}
+
+/// The classes [`class_on_first_use`] adds, by their Python names.
+const LAZY_CLASSES: [&str; 8] = [
+    "SessionIndex",
+    "ObjectStore",
+    "StatTable",
+    "FileState",
+    "RestoreItem",
+    "RestorePlan",
+    "PreparedRestore",
+    "Redactor",
+];
+
+/// The module's `__getattr__` (PEP 562): adds a class to the module when it is first asked for.
+#[pyfunction]
+#[pyo3(pass_module, name = "__getattr__")]
+fn class_on_first_use<'py>(module: &Bound<'py, PyModule>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    match name {
+        "SessionIndex" => module.add_class::<session_index::SessionIndex>()?,
+        "ObjectStore" => module.add_class::<store::PyObjectStore>()?,
+        "StatTable" => module.add_class::<stat_scan::PyStatTable>()?,
+        "FileState" => module.add_class::<store::FileState>()?,
+        "RestoreItem" => module.add_class::<store::RestoreItem>()?,
+        "RestorePlan" => module.add_class::<store::RestorePlan>()?,
+        "PreparedRestore" => module.add_class::<prepared::PreparedRestore>()?,
+        "Redactor" => module.add_class::<redact::PyRedactor>()?,
+        _ => {
+            return Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+                "module 'commandcode._native' has no attribute '{name}'"
+            )))
+        }
+    }
+    module.getattr(name)
+}
+
+/// The module's `__dir__` (PEP 562): its names, the classes not yet created included.
+#[pyfunction]
+#[pyo3(pass_module, name = "__dir__")]
+fn names_with_lazy_classes(module: &Bound<'_, PyModule>) -> PyResult<Vec<String>> {
+    let mut names: Vec<String> = module.dict().keys().extract()?;
+    names.extend(LAZY_CLASSES.iter().map(|name| (*name).to_owned()));
+    names.sort_unstable();
+    names.dedup();
+    Ok(names)
 }

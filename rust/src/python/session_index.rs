@@ -10,7 +10,7 @@
 
 use crate::envelope::{Extra, Role};
 use crate::index::{self, Full, OpenKind, Session};
-use crate::scan::{Entry, SourceFormat};
+use crate::scan::{Entry, SourceFormat, COPY_ALIGN};
 use crate::Error;
 use jiter::{PythonParse, StringCacheMode};
 use pyo3::exceptions::{PyKeyError, PyValueError};
@@ -85,6 +85,9 @@ impl SessionIndex {
         let file = crate::fsopen::open_regular_read(path, crate::fsopen::Follow::Yes)
             .map_err(|source| Error::io(path, source))?;
         let mut buffer: Vec<u8> = Vec::new();
+        // Where each line of the batch sits in `buffer`: at its file offset's place within a
+        // cache line, which makes the kernel's copy several times faster (`scan::COPY_ALIGN`).
+        let mut places: Vec<usize> = Vec::new();
         let mut start = 0;
         while start < spans.len() {
             let mut end = start;
@@ -96,21 +99,24 @@ impl SessionIndex {
             let batch = &spans[start..end];
             py.detach(|| -> Result<(), Error> {
                 // Grown, never cleared: refilling costs no zeroing.
-                if buffer.len() < bytes as usize {
-                    buffer.resize(bytes as usize, 0);
+                let needed = bytes as usize + COPY_ALIGN * batch.len();
+                if buffer.len() < needed {
+                    buffer.resize(needed, 0);
                 }
+                let base = buffer.as_ptr() as usize;
+                places.clear();
                 let mut at = 0;
                 for &(offset, length) in batch {
+                    at += (offset as usize).wrapping_sub(base + at) % COPY_ALIGN;
                     let line = &mut buffer[at..at + length as usize];
                     file.read_exact_at(line, offset).map_err(|_| Error::Stale { path: path.clone(), offset })?;
+                    places.push(at);
                     at += length as usize;
                 }
                 Ok(())
             })?;
-            let mut at = 0;
-            for (position, &(_, length)) in batch.iter().enumerate() {
+            for (position, (&(_, length), &at)) in batch.iter().zip(&places).enumerate() {
                 each(start + position, &buffer[at..at + length as usize])?;
-                at += length as usize;
             }
             start = end;
         }
