@@ -189,10 +189,10 @@ fn forward_pass(file: &File, start: u64, end: u64, candidates: &[String]) -> std
             file.read_exact_at(piece, offset)?;
             let piece = &*piece;
             let infos =
-                info.find_iter(&piece).take_while(|&at| (at as u64) < own).map(|at| offset + at as u64).collect();
+                info.find_iter(piece).take_while(|&at| (at as u64) < own).map(|at| offset + at as u64).collect();
             let mut seen = vec![false; candidates.len()];
             if !candidates.is_empty() {
-                for at in ids.find_iter(&piece).take_while(|&at| (at as u64) < own) {
+                for at in ids.find_iter(piece).take_while(|&at| (at as u64) < own) {
                     let rest = &piece[at + 1..];
                     for (seen, id) in seen.iter_mut().zip(candidates) {
                         *seen |= rest.starts_with(id.as_bytes()) && rest.get(id.len()) == Some(&b'"');
