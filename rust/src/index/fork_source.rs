@@ -97,19 +97,7 @@ fn kept_end(file: &File, start: u64, end: u64) -> std::io::Result<Option<(u64, b
     if last[0] == b'\n' {
         return Ok(Some((end, false)));
     }
-    let mut tail_start = start;
-    let mut cursor = end;
-    let mut chunk = Vec::new();
-    while cursor > start {
-        let begin = cursor.saturating_sub(TAIL_CHUNK).max(start);
-        chunk.resize((cursor - begin) as usize, 0);
-        file.read_exact_at(&mut chunk, begin)?;
-        if let Some(newline) = memchr::memrchr(b'\n', &chunk) {
-            tail_start = begin + newline as u64 + 1;
-            break;
-        }
-        cursor = begin;
-    }
+    let tail_start = line_start(file, end, start)?;
     let mut tail = vec![0; (end - tail_start) as usize];
     file.read_exact_at(&mut tail, tail_start)?;
     if tail.iter().all(u8::is_ascii_whitespace) {
@@ -234,9 +222,8 @@ fn latest_name(file: &File, infos: &[u64], start: u64, end: u64) -> std::io::Res
     Ok(Some(None))
 }
 
-/// The line of `[start, end)` holding offset `at`, without its newline, and where it starts.
-fn line_around(file: &File, at: u64, start: u64, end: u64) -> std::io::Result<(u64, Vec<u8>)> {
-    let mut line_start = start;
+/// Where the line holding offset `at` starts: just past the last newline before `at`, or `start`.
+fn line_start(file: &File, at: u64, start: u64) -> std::io::Result<u64> {
     let mut cursor = at;
     let mut chunk = Vec::new();
     while cursor > start {
@@ -244,11 +231,17 @@ fn line_around(file: &File, at: u64, start: u64, end: u64) -> std::io::Result<(u
         chunk.resize((cursor - begin) as usize, 0);
         file.read_exact_at(&mut chunk, begin)?;
         if let Some(newline) = memchr::memrchr(b'\n', &chunk) {
-            line_start = begin + newline as u64 + 1;
-            break;
+            return Ok(begin + newline as u64 + 1);
         }
         cursor = begin;
     }
+    Ok(start)
+}
+
+/// The line of `[start, end)` holding offset `at`, without its newline, and where it starts.
+fn line_around(file: &File, at: u64, start: u64, end: u64) -> std::io::Result<(u64, Vec<u8>)> {
+    let line_start = line_start(file, at, start)?;
+    let mut chunk = Vec::new();
     let mut line_end = end;
     let mut cursor = at;
     while cursor < end {
