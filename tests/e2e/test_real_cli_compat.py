@@ -250,3 +250,20 @@ def test_items_of_links_fifos_and_folders_survive_the_real_cli(shared: tuple[Rea
     run_ok(["rewind", session, "--to", "1", "--mode", "code", "--yes"], cwd, data)
     assert sorted(path.name for path in cwd.iterdir()) == ["a.txt"]
     assert not (cwd / "a.txt").is_symlink() and (cwd / "a.txt").read_text() == "one\n"
+
+
+def test_a_fork_carrying_an_unreadable_line_is_resumed_by_the_real_cli(shared: tuple[RealCli, Path, Path]) -> None:
+    """A fork copies its source's body verbatim (it never scans it), so an unreadable line comes
+    along: the real CLI skips it in the fork as it does in the source, and rebuilds our context."""
+    real, cwd, data = shared
+    run_ok(["-p", "first turn", "-n", "Corrupted"], cwd, data)
+    session = _only_new_session(data, set())
+    [transcript] = (data / "projects").glob(f"*/{session}.jsonl")
+    with open(transcript, "ab") as handle:
+        handle.write(b'{"broken\n')
+    run_ok(["-r", session, "-p", "after the unreadable line"], cwd, data)
+    forked = json.loads(run_ok(["sessions", "fork", session, "--json"], cwd, data).stdout)
+    assert b'{"broken\n' in Path(forked["path"]).read_bytes()
+    ours = our_context(forked["id"], cwd, data)
+    assert any("after the unreadable line" in text for _, text in ours)
+    same_context(ours, sent_context(real("-r", forked["id"], "-p", "the real cli in the fork")))
