@@ -228,8 +228,10 @@ class EarlyBody:
     source's first line (its cwd), then the rest of the file copied by the kernel (and, where
     there is no boot id to settle it by, `fdatasync`ed), in a thread (both release the GIL)."""
 
-    def __init__(self, cwd: str, head: bytes, start: int, end: int, *, durable: bool) -> None:
+    def __init__(self, cwd: str, head: bytes, start: int, end: int, *, durable: bool,
+                 identity: tuple[int, int] = (0, 0)) -> None:
         self.cwd, self.head, self.start, self.end, self.durable = cwd, head, start, end, durable
+        self.identity = identity  # (device, inode) of the file copied
         self.failed: BaseException | None = None
         self._thread: threading.Thread | None = None
 
@@ -249,7 +251,8 @@ class EarlyBody:
                 os.close(reader)
                 return None
             head = aligned_header(encode_line(build_header(session_id, iso_now(), cwd)), newline + 1)
-            copy = cls(cwd, head, newline + 1, os.fstat(reader).st_size, durable=durable)
+            status = os.fstat(reader)
+            copy = cls(cwd, head, newline + 1, status.st_size, durable=durable, identity=(status.st_dev, status.st_ino))
             write_all(descriptor, head)
         except BaseException:
             os.close(reader)
@@ -277,9 +280,16 @@ class EarlyBody:
         finally:
             if self._thread is not None:
                 self._thread.join()
-        if ends is None or self.failed is not None:
-            return None
+        if ends is None or self.failed is not None or not self._same_file(source.transcript):
+            return None  # (a file put in the source's place meanwhile: its ends are not the copy's)
         return ends if (ends.cwd, ends.body_start) == (self.cwd, self.start) else None
+
+    def _same_file(self, path: Path) -> bool:
+        try:
+            status = os.stat(path)
+        except OSError:
+            return False
+        return (status.st_dev, status.st_ino) == self.identity
 
 
 def aligned_header(line: bytes, offset: int) -> bytes:

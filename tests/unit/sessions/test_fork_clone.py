@@ -257,6 +257,26 @@ def test_a_fork_never_opens_its_source_and_copies_what_was_there_when_it_started
     assert open_session(forked).skipped_lines == []
 
 
+def test_a_file_put_in_the_sources_place_during_the_copy_is_scanned_not_mixed(
+        home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ends must be the copied file's: a transcript replaced (renamed over) while the kernel
+    copies makes the fork open the session and copy the new file whole."""
+    files, _ids = branched_session(workdir)
+    lines = _lines(files.transcript)
+    moved = lines[2:] + lines[1:2]  # the same bytes in another order: the same size, another leaf
+    replacement = lines[0] + b"".join(moved)
+
+    def replace() -> None:
+        staged = files.transcript.with_name("staged.tmp")
+        staged.write_bytes(replacement)
+        os.replace(staged, files.transcript)
+
+    forked, _ends, opened = _forked_with(files, workdir, monkeypatch, replace)
+    assert opened == [files.session_id]
+    assert _lines(forked)[1:] == moved
+    assert open_session(forked).leaf_id == open_session(files.transcript).leaf_id
+
+
 def test_a_source_whose_first_line_is_no_header_is_forked_the_plain_way(home: Path, workdir: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     files, _ids = branched_session(workdir)
