@@ -31,7 +31,7 @@ import subprocess
 from bench_args import parse_side_by_side
 
 CHILD = r"""
-import json, resource, statistics, sys, tempfile, time
+import json, resource, shutil, statistics, sys, tempfile, time
 from pathlib import Path
 from commandcode.agent.bash_tool import run_bash
 
@@ -49,10 +49,11 @@ cpu = lambda a, b: (a.ru_utime + a.ru_stime - b.ru_utime - b.ru_stime) / count
 walls.sort()
 print(json.dumps({"median": statistics.median(walls), "p10": walls[len(walls) // 10], "p90": walls[len(walls) * 9 // 10],
                   "cpu_self": cpu(after_self, before_self), "cpu_children": cpu(after_children, before_children)}))
+shutil.rmtree(cwd, ignore_errors=True)
 """
 
 TRACKED_CHILD = r"""
-import json, os, resource, statistics, sys, tempfile, time, uuid
+import json, os, resource, shutil, statistics, sys, tempfile, time, uuid
 from pathlib import Path
 root = Path(tempfile.mkdtemp(prefix="bench-note-"))
 os.environ["COMMANDCODE_HOME"] = str(root / "home")
@@ -92,6 +93,7 @@ cpu = lambda a, b: (a.ru_utime + a.ru_stime - b.ru_utime - b.ru_stime) / count
 walls.sort()
 print(json.dumps({"median": statistics.median(walls), "p10": walls[len(walls) // 10], "p90": walls[len(walls) * 9 // 10],
                   "cpu_self": cpu(after_self, before_self), "cpu_children": cpu(after_children, before_children)}))
+shutil.rmtree(root, ignore_errors=True)
 """
 
 
