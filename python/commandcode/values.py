@@ -3,7 +3,9 @@
 Owns: `Frozen`, the base of `SessionFiles`, `Context` and `TreeRow`. `dataclasses` would do the
 same, but importing it (with `inspect`, `ast`, `dis`, `tokenize`) costs more than a warm open of
 a 1 GB session takes, so the hot path keeps to this: fields in `__slots__`, equality, hashing and
-a repr from them, and no assignment after `__init__`.
+a repr from them, and no assignment after `__init__`. Core, beside `errors.py` rather than in
+`storage/`: a warm open imports nothing else of `storage/`, and a package costs it its own import
+(~0.3M instructions, measured with callgrind).
 """
 
 
