@@ -2,7 +2,7 @@
 
 Front ends (`cli`, `bench`, `shell`, `ui`, `share`, `present`) → services (`agent`, `catalog`,
 `checkpoints`, `export`, `interop`, `workspace`, `launcher`, `sharing`) → core (`sessions`,
-`storage`, `config`, `errors`, `_native`). Every import counts: top level, inside functions and
+`storage`, `config`, `errors`, `values`, `_native`). Every import counts: top level, inside functions and
 under `TYPE_CHECKING`. Nothing imports upward; inside core, `config` and `storage` never import
 `sessions`; only the modules in `NATIVE_IMPORTERS` import `_native`; front ends never write a
 session or touch the backup store except through a service (`FRONT_END_FORBIDDEN`); and only
@@ -27,6 +27,7 @@ CORE, SERVICES, FRONT_ENDS, FACADE = 0, 1, 2, 3
 LAYER_NAMES = {CORE: "core", SERVICES: "services", FRONT_ENDS: "front ends", FACADE: "the package facade"}
 LAYERS = {
     "commandcode.errors": CORE,
+    "commandcode.values": CORE,
     "commandcode._native": CORE,
     "commandcode.config": CORE,
     "commandcode.storage": CORE,
@@ -49,7 +50,7 @@ LAYERS = {
     "commandcode": FACADE,  # the root `__init__`: re-exports the library API lazily
 }
 # Below `sessions` inside core: the folders and bytes every session module builds on.
-CORE_FOUNDATION = ("commandcode.config", "commandcode.storage", "commandcode.errors")
+CORE_FOUNDATION = ("commandcode.config", "commandcode.storage", "commandcode.errors", "commandcode.values")
 
 # The only modules that import the Rust core: JSON text, the session scan, the backup store
 # (the store facade lives with the checkpoints that use it, as the issue lays out), and the

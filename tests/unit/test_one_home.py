@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from commandcode.sessions import history
-from commandcode.sessions.context import estimate_tokens
 from commandcode.sessions.files import SessionFiles
 from commandcode.sessions.format import created_timestamp
 from commandcode.sessions.reader import open_session
+from commandcode.sessions.tokens import estimate_tokens
 from commandcode.sessions.writer import SessionWriter
 from commandcode.storage import durable
 from commandcode.storage.ids import iso_from_ms

@@ -26,7 +26,7 @@ from ..sessions.files import SessionFiles
 from ..sessions.fork import CopyResult, fork_opening
 from ..sessions.reader import Session, open_session
 from ..storage.ids import new_uuid
-from ..storage.values import Frozen
+from ..values import Frozen
 
 # A fork answers in about the time of its copy: what only the other moves need (the clone, the
 # jumps, the writer, the naming rules' catalog) is imported where it is used.

@@ -23,8 +23,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import CommandcodeError
-from ..sessions.context import content_blocks, entry_to_message, estimate_tokens
+from ..sessions.context import content_blocks, entry_to_message
 from ..sessions.meta import read_meta, update_meta
+from ..sessions.tokens import estimate_tokens
 from ..sessions.writer import SessionWriter
 from ..storage.ids import iso_now
 from .summarize import offline_summary

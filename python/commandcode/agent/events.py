@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..storage.values import Frozen
+from ..values import Frozen
 
 TEXT, TOOL_START, TOOL_END, NOTICE, USAGE = "text", "tool_start", "tool_end", "notice", "usage"
 PROGRESS, OUTPUT = "progress", "output"

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 from ..checkpoints.records import read_checkpoints
 from ..config.paths import objects_dir
 from ..errors import CommandcodeError
-from ..sessions.context import context_tokens, estimate_tokens
 from ..sessions.meta import read_meta
 from ..sessions.reader import Session, open_session
+from ..sessions.tokens import context_tokens, estimate_tokens
 from ..workspace.scratchpad import scratchpad_path
 from .tracing import trace_ids
 

@@ -212,7 +212,7 @@ def _tokens(session: Any) -> int:
     try:
         if os.stat(session.path).st_size < SUMMARY_TOKENS:
             return 0
-        from ..sessions.context import estimate_tokens
+        from ..sessions.tokens import estimate_tokens
 
         return int(estimate_tokens(session.context().messages))
     except (OSError, ValueError):

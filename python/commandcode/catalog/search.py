@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 
 from ..sessions.texts import KINDS, SHALLOW_KINDS
-from ..storage.values import Frozen
+from ..values import Frozen
 from .cached import catalog_session, refreshed
 from .db import Catalog, describe, from_db, to_db
 from .listing import Scope, scan_sessions

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CheckpointError, InvalidSessionError, UsageError
-from ..sessions.context import estimate_tokens
 from ..sessions.files import SessionFiles
 from ..sessions.reader import Session, open_session
+from ..sessions.tokens import estimate_tokens
 from ..sessions.writer import SessionWriter
 from .modes import RewindMode
 from .records import Checkpoint

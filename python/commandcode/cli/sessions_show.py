@@ -154,7 +154,7 @@ def context_view(ref: str, as_json: bool = False, stats: bool = False, source: s
                          "context_messages": len(context.messages), "skipped_lines": len(session.skipped_lines)})
         return
     if stats:
-        from ..sessions.context import context_tokens
+        from ..sessions.tokens import context_tokens
 
         warn_about(session)
         read = getattr(session, "read_entries", None)  # a foreign session: the estimate alone
@@ -165,7 +165,7 @@ def context_view(ref: str, as_json: bool = False, stats: bool = False, source: s
                              ("skipped lines", f"{len(session.skipped_lines):,}")):
             stdout.print(f"[bold]{label}[/]: {safe(value, one_line=True)}")
         return
-    from ..sessions.context import SYNTHETIC_RESULTS, with_tool_results
+    from ..sessions.tool_results import SYNTHETIC_RESULTS, with_tool_results
 
     messages = with_tool_results(context.messages)  # as they are sent: calls without a result repaired
     feed = iter(context.entry_ids)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import SettingsError
 from ..storage.regular import NotRegularFileError, read_regular
-from ..storage.values import Frozen
+from ..values import Frozen
 from .paths import data_root
 from .settings_json import parse_settings
 

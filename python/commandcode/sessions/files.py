@@ -9,7 +9,7 @@ while the disk may not hold its body (`.<sid>.jsonl.unsynced`, format §4.8: its
 import os
 
 from ..config.paths import TRANSCRIPT_SUFFIX, as_path, file_history_dir
-from ..storage.values import Frozen
+from ..values import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InvalidSessionError, UsageError
-from ..storage.values import Frozen
+from ..values import Frozen
 from .context import build_messages, content_blocks
 from .format import MIN_ID_PREFIX, clean_name
 from .reader import Session

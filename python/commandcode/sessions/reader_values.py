@@ -6,7 +6,7 @@ native index's tuples and dicts at the edge, so nothing above `sessions/` sees a
 
 from __future__ import annotations
 
-from ..storage.values import Frozen
+from ..values import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

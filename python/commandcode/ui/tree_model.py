@@ -22,9 +22,10 @@ from array import array
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..sessions.context import content_blocks, estimate_tokens
+from ..sessions.context import content_blocks
 from ..sessions.format import LEAF_MARKER_TYPE
 from ..sessions.reader import Session
+from ..sessions.tokens import estimate_tokens
 
 if TYPE_CHECKING:
     from ..sessions.subagent_runs import SubagentRun

@@ -15,9 +15,10 @@ from commandcode.agent.events import TurnEvent
 from commandcode.agent.providers.registry import resolve_model
 from commandcode.agent.runtime import AgentSession
 from commandcode.errors import ProviderError
-from commandcode.sessions.context import COMPACTION_PREFIX, estimate_tokens
+from commandcode.sessions.context import COMPACTION_PREFIX
 from commandcode.sessions.meta import read_meta
 from commandcode.sessions.reader import open_session
+from commandcode.sessions.tokens import estimate_tokens
 from helpers.openai_stub import OpenAIStub, text, write_providers
 
 BIG = "x" * 8000  # ~2,000 tokens per prompt

@@ -11,7 +11,7 @@ from typing import Any
 
 from commandcode.agent.providers.openai import OpenAIChatModel
 from commandcode.agent.providers.registry import resolve_model
-from commandcode.sessions.context import NO_RESULT, with_tool_results
+from commandcode.sessions.tool_results import NO_RESULT, with_tool_results
 from helpers.openai_stub import OpenAIStub, Reply, text
 
 CALL = {"type": "tool_use", "id": "call_b1", "name": "read_file", "input": {"file_path": "x.txt"}}

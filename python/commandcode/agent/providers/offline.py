@@ -28,7 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...sessions.context import content_blocks, estimate_tokens
+from ...sessions.context import content_blocks
+from ...sessions.tokens import estimate_tokens
 from ..summarize import first_line as _first_line
 from ..system_prompt import scratchpad_in
 from .base import ModelReply, OnText, check_cancel

@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...sessions.context import content_blocks, with_tool_results
+from ...sessions.context import content_blocks
+from ...sessions.tool_results import with_tool_results
 
 
 def _text_of(blocks: list[dict[str, Any]]) -> str:

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""The library's warm open counted in instructions (callgrind), side by side with a baseline.
+
+    .venv/bin/python benches/callgrind_open.py --size 100MB --baseline /work/main/.venv/bin/python
+
+Wall figures of a few milliseconds drown in the load of a shared machine; instruction counts do
+not. For each interpreter (this one, then `--baseline`, alternating `--runs` times) it primes the
+index sidecar of the session `compare_open.py` generates for `--size` (in that script's data
+folder, one `COMMANDCODE_HOME` per interpreter beside it), then runs under
+`valgrind --tool=callgrind` both `python -c pass` and the library open
+(`commandcode.bench.measure.LIBRARY_OPEN`: `open_session(FILE).context()`), with bytecode caching
+on as a pip install has it, and prints the instructions beyond `python -c pass` (median of the
+runs) and the ratio to the baseline. Needs `valgrind` on PATH.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import compare_open
+from commandcode.bench import measure
+
+COLLECTED = re.compile(r"Collected : (\d+)")
+
+
+def instructions(argv: list[str], env: dict[str, str]) -> int:
+    """Instructions callgrind counts for one whole run of `argv`."""
+    with tempfile.TemporaryDirectory() as scratch:
+        done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={scratch}/out", *argv],
+                              capture_output=True, text=True, env=env)
+    found = COLLECTED.search(done.stderr)
+    if done.returncode != 0 or found is None:
+        raise RuntimeError(f"{argv[0]}: {done.stderr.strip().splitlines()[-1:]}")
+    return int(found.group(1))
+
+
+def environment(home: Path) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items()
+           if name not in measure.BYTECODE_ENV and name != "COMMANDCODE_INDEX"}
+    return {**env, "COMMANDCODE_HOME": str(home)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", default="100MB", help="session size, as compare_open.py takes it")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=3, help="alternating runs per interpreter (median)")
+    parser.add_argument("--data-dir", type=Path, default=compare_open.REPO / "benches" / ".cache" / "data")
+    parser.add_argument("--baseline", metavar="PYTHON", help="the interpreter of the code to compare against")
+    args = parser.parse_args()
+    path, _ = compare_open.session_for(args.size, args.seed, args.data_dir)
+    pythons = {"this": sys.executable, **({"baseline": args.baseline} if args.baseline else {})}
+    envs = {name: environment(path.parent / f"callgrind-home-{name}") for name in pythons}
+    open_argv = {name: [python, "-c", measure.LIBRARY_OPEN, str(path)] for name, python in pythons.items()}
+    for name in pythons:  # primes the sidecar and writes the bytecode caches
+        for _ in range(2):
+            subprocess.run(open_argv[name], env=envs[name], check=True, capture_output=True)
+    beyond: dict[str, list[int]] = {name: [] for name in pythons}
+    for _ in range(args.runs):
+        for name, python in pythons.items():
+            floor = instructions([python, "-c", "pass"], envs[name])
+            beyond[name].append(instructions(open_argv[name], envs[name]) - floor)
+    medians = {name: statistics.median(counts) for name, counts in beyond.items()}
+    print(f"warm library open of {path} ({args.size}), instructions beyond `python -c pass`:")
+    for name, median in medians.items():
+        runs = ", ".join(f"{count / 1e6:.2f}M" for count in beyond[name])
+        ratio = f"  x{median / medians['baseline']:.3f} of the baseline" if "baseline" in medians else ""
+        print(f"  {name:<9} {median / 1e6:6.2f}M  ({runs}){ratio}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
