@@ -37,7 +37,7 @@ from ..storage.jsonfmt import encode_entry, encode_line
 from ..storage.kernel_copy import RangeShrankError
 from ..storage.kernel_copy import copy_range as kernel_copy
 from ..storage.regular import open_regular, read_if_exists
-from ..storage.values import Frozen
+from ..values import Frozen
 from .files import SessionFiles
 from .fork_ends import SourceEnds
 from .format import FORMAT_VERSION, build_header
