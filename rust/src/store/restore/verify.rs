@@ -126,8 +126,11 @@ pub(super) struct Resolver {
     resolved: Mutex<HashMap<PathBuf, std::result::Result<PathBuf, String>>>,
     /// [`folder_problem`] by target folder (it costs system calls, and targets share folders),
     /// with the folder's device when it exists.
-    writable: Mutex<HashMap<PathBuf, (Option<ProblemKind>, Option<u64>)>>,
+    writable: Mutex<HashMap<PathBuf, FolderVerdict>>,
 }
+
+/// Why files cannot be written in a folder (`None`: they can), and its device when it exists.
+type FolderVerdict = (Option<ProblemKind>, Option<u64>);
 
 impl Resolver {
     fn folder_problem(&self, folder: &Path) -> Option<ProblemKind> {
@@ -602,7 +605,7 @@ fn writability_problem(target: &Path, locked: bool, resolver: &Resolver) -> Opti
 
 /// Whether files can be created and replaced in `folder` (or, when it does not exist yet, in
 /// its deepest existing folder); and the device of `folder` when it exists.
-fn folder_problem(folder: &Path) -> (Option<ProblemKind>, Option<u64>) {
+fn folder_problem(folder: &Path) -> FolderVerdict {
     let Some((existing, metadata)) = nearest_existing(folder) else {
         return (Some(ProblemKind::NotWritable { reason: "no existing parent folder".into() }), None);
     };
