@@ -7,9 +7,10 @@
 //! on the way was put there since, and the walk fails. Handles are cached per folder (targets
 //! share folders) together with the identity (device, inode) of what was opened;
 //! [`Folders::check`] re-reads every component of a folder's path and fails when one no longer
-//! names the folder that was opened, which the apply phase does before each step.
+//! names the folder that was opened, which the apply phase does before each step
+//! ([`Folders::check_once`]: once per folder for steps that run in no set order).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path};
@@ -73,6 +74,12 @@ impl Folders {
         Ok(self.handle(folder)?.fd)
     }
 
+    /// The open folder at `folder` and the device it is on (as opened: no second `fstat`).
+    pub fn open_on(&self, folder: &Path) -> std::io::Result<(Arc<OwnedFd>, u64)> {
+        let handle = self.handle(folder)?;
+        Ok((handle.fd, handle.device))
+    }
+
     /// The open folder holding `path`, and the name of `path` in it.
     pub fn split<'a>(&self, path: &'a Path) -> std::io::Result<(Arc<OwnedFd>, &'a OsStr)> {
         match (path.parent(), path.file_name()) {
@@ -85,11 +92,36 @@ impl Folders {
     /// The walk stops at `trusted` (the confinement root: what lies above it is as trusted as
     /// the root itself), else at `/`.
     pub fn check(&self, folder: &Path, trusted: Option<&Path>) -> std::io::Result<()> {
+        self.check_above(folder, trusted, None)
+    }
+
+    /// [`check`](Self::check), stopping at a folder `seen` holds (one this walk's caller checked
+    /// already); every folder checked is added to `seen`. Steps that run in no set order (the
+    /// parallel in-place overwrites) thereby check each folder once, not once per file in it.
+    pub fn check_once(
+        &self,
+        folder: &Path,
+        trusted: Option<&Path>,
+        seen: &Mutex<HashSet<OsString>>,
+    ) -> std::io::Result<()> {
+        self.check_above(folder, trusted, Some(seen))
+    }
+
+    fn check_above(
+        &self,
+        folder: &Path,
+        trusted: Option<&Path>,
+        seen: Option<&Mutex<HashSet<OsString>>>,
+    ) -> std::io::Result<()> {
+        let known = |current: &Path| {
+            seen.is_some_and(|seen| seen.lock().expect("no panics while held").contains(current.as_os_str()))
+        };
         let mut cursor = Some(folder);
+        let mut walked = Vec::new();
         while let (Some(current), Some(parent), Some(name)) =
             (cursor, cursor.and_then(Path::parent), cursor.and_then(Path::file_name))
         {
-            if Some(current) == trusted {
+            if Some(current) == trusted || known(current) {
                 break;
             }
             let handle = self.handle(current)?;
@@ -98,7 +130,13 @@ impl Folders {
                 Ok(status) if (status.st_dev, status.st_ino) == (handle.device, handle.inode) => {}
                 _ => return Err(changed(current)),
             }
+            walked.push(current);
             cursor = Some(parent);
+        }
+        if let Some(seen) = seen {
+            seen.lock()
+                .expect("no panics while held")
+                .extend(walked.into_iter().map(|folder| folder.as_os_str().to_owned()));
         }
         Ok(())
     }
@@ -155,6 +193,27 @@ mod tests {
         folders.check(&real.join("a/b"), None).unwrap();
         assert!(folders.open(&real.join("link")).is_err());
         assert!(folders.open(&real.join("link/x")).is_err());
+    }
+
+    #[test]
+    fn check_once_walks_each_folder_once_and_still_catches_a_swap() {
+        let (_base, real) = tree("project/a/b", "outside");
+        let folders = Folders::default();
+        folders.open(&real.join("project/a/b")).unwrap();
+        folders.open(&real.join("project/a")).unwrap();
+        let seen = Mutex::new(HashSet::new());
+        let project = real.join("project");
+        folders.check_once(&real.join("project/a/b"), Some(&project), &seen).unwrap();
+        let walked: HashSet<OsString> =
+            [real.join("project/a/b"), real.join("project/a")].iter().map(|path| path.as_os_str().to_owned()).collect();
+        assert_eq!(*seen.lock().unwrap(), walked, "the folders walked, up to the trusted root");
+        // A folder not yet seen is walked (up to the first seen one) and a swap there is caught.
+        std::fs::create_dir(real.join("project/a/c")).unwrap();
+        folders.open(&real.join("project/a/c")).unwrap();
+        std::fs::rename(real.join("project/a/c"), real.join("project/a/c.moved")).unwrap();
+        std::os::unix::fs::symlink(real.join("outside"), real.join("project/a/c")).unwrap();
+        assert!(folders.check_once(&real.join("project/a/c"), Some(&project), &seen).is_err());
+        assert!(!seen.lock().unwrap().contains(real.join("project/a/c").as_os_str()), "a failed walk adds nothing");
     }
 
     #[test]

@@ -34,6 +34,9 @@ pub(super) struct Step {
     /// The real path (no symlink) of the target's folder, resolved at verification: the apply
     /// phase opens it component by component and refuses when that path changed since.
     pub folder: PathBuf,
+    /// The device of that folder, when verification found it there (the apply phase then
+    /// neither looks for it again nor asks which file system it is on).
+    pub folder_device: Option<u64>,
     /// Owner of the file being replaced, carried over to the new one.
     pub owner: Option<(u32, u32)>,
     pub original_existed: bool,
@@ -121,18 +124,28 @@ impl Root {
 #[derive(Default)]
 pub(super) struct Resolver {
     resolved: Mutex<HashMap<PathBuf, std::result::Result<PathBuf, String>>>,
-    /// [`folder_problem`] by target folder (it costs three system calls, and targets share folders).
-    writable: Mutex<HashMap<PathBuf, Option<ProblemKind>>>,
+    /// [`folder_problem`] by target folder (it costs system calls, and targets share folders),
+    /// with the folder's device when it exists.
+    writable: Mutex<HashMap<PathBuf, FolderVerdict>>,
 }
+
+/// Why files cannot be written in a folder (`None`: they can), and its device when it exists.
+type FolderVerdict = (Option<ProblemKind>, Option<u64>);
 
 impl Resolver {
     fn folder_problem(&self, folder: &Path) -> Option<ProblemKind> {
-        if let Some(known) = self.writable.lock().expect("no panics while held").get(folder) {
+        if let Some((known, _)) = self.writable.lock().expect("no panics while held").get(folder) {
             return known.clone();
         }
-        let problem = folder_problem(folder);
-        self.writable.lock().expect("no panics while held").insert(folder.to_owned(), problem.clone());
+        let (problem, device) = folder_problem(folder);
+        self.writable.lock().expect("no panics while held").insert(folder.to_owned(), (problem.clone(), device));
         problem
+    }
+
+    /// The device of `folder` as [`Self::folder_problem`] found it (`None`: not asked, or no
+    /// such folder).
+    fn folder_device(&self, folder: &Path) -> Option<u64> {
+        self.writable.lock().expect("no panics while held").get(folder).and_then(|(_, device)| *device)
     }
 
     fn resolve(&self, folder: &Path) -> std::result::Result<PathBuf, String> {
@@ -175,12 +188,14 @@ pub(super) fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// The deepest existing folder at or above `path` (`lstat`-based).
-fn nearest_existing(path: &Path) -> Option<&Path> {
+/// The deepest existing folder at or above `path` (`lstat`-based), with what `stat` says of it
+/// (the `lstat` itself unless it is a symlink: one call for the usual folder, not two).
+fn nearest_existing(path: &Path) -> Option<(&Path, std::io::Result<std::fs::Metadata>)> {
     let mut cursor = Some(path);
     while let Some(candidate) = cursor {
-        if std::fs::symlink_metadata(candidate).is_ok() {
-            return Some(candidate);
+        if let Ok(metadata) = std::fs::symlink_metadata(candidate) {
+            let followed = if metadata.file_type().is_symlink() { std::fs::metadata(candidate) } else { Ok(metadata) };
+            return Some((candidate, followed));
         }
         cursor = candidate.parent();
     }
@@ -262,6 +277,7 @@ pub(super) fn companion_step(companion: &Companion, resolver: &Resolver) -> std:
         content: Some(ContentId::of(&companion.bytes)),
         bytes: Some(companion.bytes.clone()),
         mode: companion.mode & 0o7777,
+        folder_device: resolver.folder_device(parent),
         folder,
         owner,
         original_existed,
@@ -427,6 +443,7 @@ fn verify_item(
             None
         }
     };
+    let folder_device = target.parent().and_then(|parent| bounds.resolver.folder_device(parent));
     let step = Step {
         target,
         action,
@@ -435,6 +452,7 @@ fn verify_item(
         bytes,
         mode: mode & 0o7777,
         folder,
+        folder_device,
         owner,
         original_existed: current != Current::Absent,
         before,
@@ -586,22 +604,24 @@ fn writability_problem(target: &Path, locked: bool, resolver: &Resolver) -> Opti
 }
 
 /// Whether files can be created and replaced in `folder` (or, when it does not exist yet, in
-/// its deepest existing folder).
-fn folder_problem(folder: &Path) -> Option<ProblemKind> {
-    let Some(existing) = nearest_existing(folder) else {
-        return Some(ProblemKind::NotWritable { reason: "no existing parent folder".into() });
+/// its deepest existing folder); and the device of `folder` when it exists.
+fn folder_problem(folder: &Path) -> FolderVerdict {
+    let Some((existing, metadata)) = nearest_existing(folder) else {
+        return (Some(ProblemKind::NotWritable { reason: "no existing parent folder".into() }), None);
     };
-    match std::fs::metadata(existing) {
-        Ok(metadata) if metadata.is_dir() => {}
-        Ok(_) => return Some(ProblemKind::NotWritable { reason: format!("{} is not a folder", existing.display()) }),
-        Err(error) => return Some(ProblemKind::NotWritable { reason: error.to_string() }),
-    }
+    let device = match metadata {
+        Ok(metadata) if metadata.is_dir() => (existing == folder).then(|| metadata.dev()),
+        Ok(_) => {
+            return (Some(ProblemKind::NotWritable { reason: format!("{} is not a folder", existing.display()) }), None)
+        }
+        Err(error) => return (Some(ProblemKind::NotWritable { reason: error.to_string() }), None),
+    };
     let access = rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK;
     if let Err(errno) = rustix::fs::access(existing, access) {
         let error: std::io::Error = errno.into();
-        return Some(ProblemKind::NotWritable { reason: format!("{}: {error}", existing.display()) });
+        return (Some(ProblemKind::NotWritable { reason: format!("{}: {error}", existing.display()) }), None);
     }
-    None
+    (None, device)
 }
 
 #[cfg(test)]
