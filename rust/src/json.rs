@@ -3,13 +3,14 @@
 //! values the caller asks for. Payloads are skipped in place; containers iteratively (so nesting
 //! depth costs heap, never stack, and shallow nesting not even that).
 //!
-//! Strings, where nearly all the bytes are, are crossed with `memchr2` for `"` and `\` (SIMD
-//! with run-time CPU dispatch inside the `memchr` crate, so this crate stays free of `unsafe`),
-//! the stretches passed over checked for control characters sixteen bytes at a time; escapes
-//! are checked one by one. Anything unusual (a control character, a bad escape, no closing
-//! quote) is walked again byte by byte, which decides exactly as before and places the error.
-//! (The 64-byte block scanner this replaced, simdjson's backslash-run trick, is kept as a test
-//! reference in `json_blocks_reference.rs`; it cost about five times the instructions.)
+//! Strings, where nearly all the bytes are, go 64 bytes at a time (SIMD through `wide`, safe
+//! code): one mask marks every quote, backslash and control character, and its bits are taken
+//! in order (a quote ends the string, an escape is checked on the spot). Anything unusual (a
+//! control character, a bad escape, no closing quote) is walked again byte by byte, which
+//! decides exactly as before and places the error. (The block scanner this replaced, with
+//! simdjson's backslash-run trick, stays as a test reference in `json_blocks_reference.rs`;
+//! `memchr2` from one quote or backslash to the next measured slower still, a backslash coming
+//! every 34 bytes in a generated transcript.)
 //!
 //! Like the real CLI, which decodes files as UTF-8 with replacement characters before parsing,
 //! invalid UTF-8 inside strings is not an error; decoded strings are decoded lossily. Escapes
