@@ -131,4 +131,3 @@ pub(super) fn block_string_end(data: &[u8], start: usize) -> Option<(usize, bool
         position += 64;
     }
 }
-

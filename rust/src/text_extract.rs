@@ -351,7 +351,8 @@ fn for_chunks(path: &Path, start: u64, stop: u64, kinds: u8, mut each: impl FnMu
         // the page cache is several times slower otherwise (see `scan::COPY_ALIGN`).
         buffer.resize(want + COPY_ALIGN, 0);
         let shift = (offset as usize).wrapping_sub(buffer.as_ptr() as usize) % COPY_ALIGN;
-        let read = read_at(&file, &mut buffer[shift..shift + want], offset).map_err(|source| Error::io(path, source))?;
+        let read =
+            read_at(&file, &mut buffer[shift..shift + want], offset).map_err(|source| Error::io(path, source))?;
         let data = &buffer[shift..shift + read];
         let limit = usize::try_from(stop - offset).unwrap_or(usize::MAX);
         let last = if limit < data.len() {
