@@ -347,13 +347,9 @@ fn for_chunks(path: &Path, start: u64, stop: u64, kinds: u8, mut each: impl FnMu
         let left = usize::try_from(size - offset).unwrap_or(usize::MAX);
         let wanted = usize::try_from(stop.min(size) - offset).unwrap_or(usize::MAX).min(CHUNK_BYTES);
         let want = left.min(wanted.max(least));
-        // The bytes land at their file offset's place in a cache line: the kernel's copy out of
-        // the page cache is several times slower otherwise (see `scan::COPY_ALIGN`).
-        buffer.resize(want + COPY_ALIGN, 0);
-        let shift = (offset as usize).wrapping_sub(buffer.as_ptr() as usize) % COPY_ALIGN;
-        let read =
-            read_at(&file, &mut buffer[shift..shift + want], offset).map_err(|source| Error::io(path, source))?;
-        let data = &buffer[shift..shift + read];
+        let window = aligned_window(&mut buffer, offset, want);
+        let read = read_at(&file, &mut buffer[window.clone()], offset).map_err(|source| Error::io(path, source))?;
+        let data = &buffer[window.start..window.start + read];
         let limit = usize::try_from(stop - offset).unwrap_or(usize::MAX);
         let last = if limit < data.len() {
             memchr::memchr(b'\n', &data[limit - 1..]).map(|at| at + limit - 1) // the line holding byte `stop - 1`
@@ -379,6 +375,15 @@ fn for_chunks(path: &Path, start: u64, stop: u64, kinds: u8, mut each: impl FnMu
         }
     }
     Ok(offset)
+}
+
+/// Grows `buffer` to hold `want` bytes read from file offset `offset` and says where they go:
+/// at the offset's place in a cache line, since the kernel's copy out of the page cache is
+/// several times slower otherwise (see [`COPY_ALIGN`]).
+fn aligned_window(buffer: &mut Vec<u8>, offset: u64, want: usize) -> std::ops::Range<usize> {
+    buffer.resize(want + COPY_ALIGN, 0);
+    let shift = (offset as usize).wrapping_sub(buffer.as_ptr() as usize) % COPY_ALIGN;
+    shift..shift + want
 }
 
 fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {
