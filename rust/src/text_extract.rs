@@ -19,6 +19,7 @@
 
 use crate::error::{Error, Result};
 use crate::json::{Cursor, JsonError, Loose};
+use crate::scan::COPY_ALIGN;
 use memchr::memmem;
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -346,9 +347,9 @@ fn for_chunks(path: &Path, start: u64, stop: u64, kinds: u8, mut each: impl FnMu
         let left = usize::try_from(size - offset).unwrap_or(usize::MAX);
         let wanted = usize::try_from(stop.min(size) - offset).unwrap_or(usize::MAX).min(CHUNK_BYTES);
         let want = left.min(wanted.max(least));
-        buffer.resize(want, 0);
-        let read = read_at(&file, &mut buffer, offset).map_err(|source| Error::io(path, source))?;
-        let data = &buffer[..read];
+        let window = aligned_window(&mut buffer, offset, want);
+        let read = read_at(&file, &mut buffer[window.clone()], offset).map_err(|source| Error::io(path, source))?;
+        let data = &buffer[window.start..window.start + read];
         let limit = usize::try_from(stop - offset).unwrap_or(usize::MAX);
         let last = if limit < data.len() {
             memchr::memchr(b'\n', &data[limit - 1..]).map(|at| at + limit - 1) // the line holding byte `stop - 1`
@@ -369,11 +370,20 @@ fn for_chunks(path: &Path, start: u64, stop: u64, kinds: u8, mut each: impl FnMu
             .collect();
         offset += last as u64 + 1;
         each(rows);
-        if buffer.len() > CHUNK_BYTES {
+        if buffer.len() > CHUNK_BYTES + COPY_ALIGN {
             buffer = Vec::new(); // give back what a huge line took
         }
     }
     Ok(offset)
+}
+
+/// Grows `buffer` to hold `want` bytes read from file offset `offset` and says where they go:
+/// at the offset's place in a cache line, since the kernel's copy out of the page cache is
+/// several times slower otherwise (see [`COPY_ALIGN`]).
+fn aligned_window(buffer: &mut Vec<u8>, offset: u64, want: usize) -> std::ops::Range<usize> {
+    buffer.resize(want + COPY_ALIGN, 0);
+    let shift = (offset as usize).wrapping_sub(buffer.as_ptr() as usize) % COPY_ALIGN;
+    shift..shift + want
 }
 
 fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {

@@ -88,3 +88,17 @@ fn ordinals_do_not_depend_on_the_kinds_asked_for() {
     let users: Vec<u32> = line_rows(line.as_bytes(), 0, 0b1).iter().map(|row| row.ordinal).collect();
     assert_eq!(users, [2]);
 }
+
+/// Chunks are read at their file offset's place in a cache line (the kernel's copy is several
+/// times slower otherwise, see `scan::COPY_ALIGN`), whatever line offset a chunk starts at.
+#[test]
+fn chunk_reads_land_at_the_file_offsets_cache_line_offset() {
+    let mut buffer = Vec::new();
+    for (offset, want) in [(0, 10), (1, 100), (63, 5), (64, 1 << 20), (1_000_003, 17), (12_345, 64 << 10), (7, 0)] {
+        let window = aligned_window(&mut buffer, offset, want);
+        assert_eq!(window.len(), want);
+        assert!(window.end <= buffer.len());
+        let address = buffer[window.start..].as_ptr() as usize;
+        assert_eq!(address % COPY_ALIGN, offset as usize % COPY_ALIGN, "offset {offset}");
+    }
+}
