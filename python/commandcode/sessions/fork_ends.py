@@ -11,7 +11,7 @@ It answers what `lineage.lineage_meta` and the fork's naming ask of a source (`i
 leaf's path, followed backwards by `parentId` within the last 16 MiB (beyond that none is
 recorded; whoever opens the fork reads it from the transcript, as from the source), and a fresh entry
 id is one whose JSON string the source's body does not hold (searched for in the same pass as
-the name, on every core).
+the name, on one thread: the kernel copies on the other core).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 //! Owns: [`fork_source`]: the header's `cwd` and where the body starts; the leaf (the last
 //! valid entry line) and the model its path last used, read backwards from the end; where the
 //! bytes the fork keeps end (a torn tail stays out, a valid unterminated last line gets its
-//! newline); and, in one forward pass over the body on every core, the latest `session_info`
+//! newline); and, in one forward pass over the body on one thread, the latest `session_info`
 //! name and a fresh entry id for the fork's naming entry (the first of the caller's candidates
 //! whose JSON string the body does not hold). A name it reads of the whole file is remembered
 //! for the name checks that follow in the same process (`listing::name_of`).
@@ -21,7 +21,6 @@ use crate::envelope::{Extra, Role};
 use crate::error::{Error, Result};
 use crate::scan::{self, COPY_ALIGN};
 use memchr::memmem;
-use rayon::prelude::*;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -152,7 +151,8 @@ fn leaf_and_model(file: &File, start: u64, end: u64) -> std::io::Result<Option<(
     Ok((!header).then_some((leaf, model)))
 }
 
-/// One pass over `[start, end)` in pieces on every core: the offsets of every `session_info` in
+/// One pass over `[start, end)` in pieces, on one thread (the kernel's copy of the same file has
+/// the other core: on both, the pass slowed the copy more than it gained), the offsets of every `session_info` in
 /// file order, and which of `candidates` occur as JSON strings.
 fn forward_pass(file: &File, start: u64, end: u64, candidates: &[String]) -> std::io::Result<(Vec<u64>, Vec<bool>)> {
     let info = memmem::Finder::new(INFO);
@@ -165,7 +165,7 @@ fn forward_pass(file: &File, start: u64, end: u64, candidates: &[String]) -> std
     let longest = candidates.iter().map(|id| id.len() as u64 + 2).max().unwrap_or(0).max(INFO.len() as u64);
     let pieces: Vec<u64> = (start..end).step_by(SEARCH_PIECE as usize).collect();
     let found = pieces
-        .par_iter()
+        .iter()
         .map(|&offset| -> std::io::Result<(Vec<u64>, Vec<bool>)> {
             let own = (offset + SEARCH_PIECE).min(end) - offset; // matches starting here are this piece's
             let length = ((offset + own + longest - 1).min(end) - offset) as usize;
