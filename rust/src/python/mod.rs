@@ -23,8 +23,9 @@ use pyo3::prelude::*;
 fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add("SUPPORTED_VERSION", crate::scan::SUPPORTED_VERSION)?;
-    module.add_function(wrap_pyfunction!(class_on_first_use, module)?)?;
-    module.add_function(wrap_pyfunction!(names_with_lazy_classes, module)?)?;
+    // set, not added: `add_function` would list them in `__all__`, which names what the module exports
+    module.setattr("__getattr__", wrap_pyfunction!(class_on_first_use, module)?)?;
+    module.setattr("__dir__", wrap_pyfunction!(names_with_lazy_classes, module)?)?;
     module.add_function(wrap_pyfunction!(session_index::scan_session, module)?)?;
     module.add("MAX_BACKUP_SIZE", crate::store::MAX_BACKUP_SIZE)?;
     module.add_function(wrap_pyfunction!(store::check_restore, module)?)?;
@@ -49,6 +50,11 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(text_extract::fold_text, module)?)?;
     module.add("MAX_TOOL_CHARS", crate::text_extract::MAX_TOOL_CHARS)?;
     module.add("MAX_RESULT_CHARS", crate::text_extract::MAX_RESULT_CHARS)?;
+    // `__all__` names the classes from the start (as the stub does), though they are made on first use
+    let all = module.index()?;
+    for name in LAZY_CLASSES {
+        all.append(name)?;
+    }
     Ok(())
 }
 
@@ -68,22 +74,25 @@ const LAZY_CLASSES: [&str; 8] = [
 #[pyfunction]
 #[pyo3(pass_module, name = "__getattr__")]
 fn class_on_first_use<'py>(module: &Bound<'py, PyModule>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-    match name {
-        "SessionIndex" => module.add_class::<session_index::SessionIndex>()?,
-        "ObjectStore" => module.add_class::<store::PyObjectStore>()?,
-        "StatTable" => module.add_class::<stat_scan::PyStatTable>()?,
-        "FileState" => module.add_class::<store::FileState>()?,
-        "RestoreItem" => module.add_class::<store::RestoreItem>()?,
-        "RestorePlan" => module.add_class::<store::RestorePlan>()?,
-        "PreparedRestore" => module.add_class::<prepared::PreparedRestore>()?,
-        "Redactor" => module.add_class::<redact::PyRedactor>()?,
+    let py = module.py();
+    // set, not `add_class`: that would list the name in `__all__` a second time
+    let class = match name {
+        "SessionIndex" => py.get_type::<session_index::SessionIndex>(),
+        "ObjectStore" => py.get_type::<store::PyObjectStore>(),
+        "StatTable" => py.get_type::<stat_scan::PyStatTable>(),
+        "FileState" => py.get_type::<store::FileState>(),
+        "RestoreItem" => py.get_type::<store::RestoreItem>(),
+        "RestorePlan" => py.get_type::<store::RestorePlan>(),
+        "PreparedRestore" => py.get_type::<prepared::PreparedRestore>(),
+        "Redactor" => py.get_type::<redact::PyRedactor>(),
         _ => {
             return Err(pyo3::exceptions::PyAttributeError::new_err(format!(
                 "module 'commandcode._native' has no attribute '{name}'"
             )))
         }
-    }
-    module.getattr(name)
+    };
+    module.setattr(name, &class)?;
+    Ok(class.into_any())
 }
 
 /// The module's `__dir__` (PEP 562): its names, the classes not yet created included.

@@ -101,3 +101,11 @@ def test_opening_a_session_creates_only_the_native_class_it_uses(tmp_path: Path)
     missing = subprocess.run([sys.executable, "-c", "from commandcode import _native; _native.NoSuchThing"],
                              capture_output=True, text=True)
     assert "AttributeError: module 'commandcode._native' has no attribute 'NoSuchThing'" in missing.stderr
+    # `__all__` names every class once from the start (as the stub does: stubtest compares them),
+    # and never the PEP 562 hooks
+    probe = ("import sys; from commandcode import _native; before = list(_native.__all__); "
+             "[getattr(_native, name) for name in sys.argv[1:]]; print(before == _native.__all__, *before)")
+    completed = subprocess.run([sys.executable, "-c", probe, *lazy], capture_output=True, text=True, check=True)
+    unchanged, *exported = completed.stdout.split()
+    assert unchanged == "True" and len(exported) == len(set(exported))
+    assert set(lazy) | {"SessionIndex"} <= set(exported) and not {"__getattr__", "__dir__"} & set(exported)
