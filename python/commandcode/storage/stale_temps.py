@@ -43,7 +43,7 @@ def remove_stale(folder: str | os.PathLike[str], owns: Callable[[str], bool], *,
     removed: list[str] = []
     try:
         entries = os.scandir(folder)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a folder name the file system cannot encode
         return removed
     with entries:
         for entry in entries:
