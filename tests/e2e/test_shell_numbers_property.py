@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,12 @@ class Driver:
     # ---- the engine's view
 
     def _sid(self) -> str:
-        [transcript] = transcripts(self.home)
+        """The session's id, once its transcript is on disk: the reply is on the screen (and the
+        input box under it) while the turn still commits, which a loaded machine makes visible."""
+        deadline = time.monotonic() + CHECK_TIMEOUT
+        while not (found := transcripts(self.home)) and time.monotonic() < deadline:
+            self.shell.pump(0.1)
+        [transcript] = found
         return transcript.stem
 
     def engine(self) -> tuple[int, int, list[dict[str, Any]]]:
