@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..agent.events import TurnEvent
 from ..agent.tool_specs import SPAWN_TOOL_NAMES, TOOL_NAMES
-from ..present.console import print_json, print_json_line, printable, stdout, warn
+from ..present.console import print_json, print_json_line, printable, warn, write_out
 
 if TYPE_CHECKING:
     from ..config.context import ProjectContext
@@ -138,7 +138,7 @@ class Reporter:
         """The run ended (`error` None: it succeeded): the reply, or the result object/event."""
         if self.format == "text":
             if error is None and text:
-                self._emit(lambda value: stdout.out(value, highlight=False), printable(text))  # no raw control bytes
+                self._emit(write_out, printable(text))  # no raw control bytes
             return
         if self.format == "stream-json" and not self.initialised:
             self.init(session_id=self.session_id, cwd=self.cwd, model_id=self.model_id,

@@ -8,6 +8,7 @@ hostile transcript must not drive it with escape sequences, nor split a one-line
 from __future__ import annotations
 
 import functools
+import os
 import sys
 
 from ..errors import CommandcodeError
@@ -70,6 +71,34 @@ def safe(text: object, *, one_line: bool = False) -> str:
     return escape(printable(str(text), one_line=one_line))
 
 
+def plain_stream(stream: Any) -> bool:
+    """Whether rich would write to `stream` as plain text, with no colour or style (rich's own
+    test, `Console.is_terminal`: `TTY_COMPATIBLE`, then `FORCE_COLOR`, then `isatty`), so a line
+    can go out without loading rich: a headless run's reply and warnings, piped, never need it."""
+    if stream is None:
+        return False
+    compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if compatible in ("0", "1"):
+        return compatible == "0"
+    forced = os.environ.get("FORCE_COLOR")
+    if forced is not None:
+        return forced == ""
+    try:
+        return not stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed file: no terminal
+        return True
+
+
+def write_out(text: str) -> None:
+    """Writes `text` (already `printable`) and a newline to stdout: as it is when stdout is no
+    terminal (tabs kept: a reply piped to a file is the reply), else through rich's `out`."""
+    if plain_stream(sys.stdout):
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    else:
+        stdout.out(text, highlight=False)
+
+
 def print_lines(*lines: str) -> None:
     """Writes each line to stdout as plain, `printable` text: what a short answer needs, without
     loading rich (a tenth of a fast command's time)."""
@@ -105,6 +134,10 @@ def fail(message: str, hint: str | None = None, *, code: int = 1) -> SystemExit:
 
 def warn(message: str) -> None:
     """Prints `warning: message` (plain text, not markup) to stderr, on one line."""
+    if plain_stream(sys.stderr):  # what rich would print, without loading it
+        sys.stderr.write(f"warning: {printable(message, one_line=True)}\n")
+        sys.stderr.flush()
+        return
     stderr.print(f"[bold yellow]warning[/]: {safe(message, one_line=True)}", markup=True, highlight=False)
 
 
