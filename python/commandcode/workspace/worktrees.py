@@ -245,6 +245,9 @@ def list_worktrees(cwd: str | os.PathLike[str]) -> list[Worktree]:
 
 def worktree_of(cwd: str | os.PathLike[str]) -> Worktree | None:
     """The session worktree `cwd` is in, or None (not in a repository, or not in one of ours)."""
+    marker = os.sep + WORKTREES_FOLDER + os.sep
+    if marker not in os.path.realpath(cwd) + os.sep:  # ours all live there: no `git` run for the rest
+        return None
     try:
         top = _git(["rev-parse", "--show-toplevel"], cwd, check=False)
     except CommandcodeError:

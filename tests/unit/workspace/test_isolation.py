@@ -112,3 +112,22 @@ def test_a_real_turn_in_a_worktree_is_refused_and_changes_nothing(tree: Worktree
     shell = json.dumps({"command": f"git -C {tree.main_root} commit --allow-empty -qm x"})
     run_cli(["-p", f"call bash {shell}", "--yolo"], tree.path, home)  # the guard holds even in bypass mode
     assert git(tree.main_root, "rev-list", "--count", "HEAD").strip() == "2"
+
+
+def test_a_folder_outside_every_session_worktree_runs_no_git(tree: Worktree, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each turn asks which worktree its folder is in: a folder no session worktree can hold is
+    answered from its path, without starting `git`; one inside still gets its worktree."""
+    from commandcode.workspace import worktrees
+
+    started: list[list[str]] = []
+    real = worktrees._git
+
+    def counting(arguments: list[str], *args: object, **kwargs: object) -> object:
+        started.append(arguments)
+        return real(arguments, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(worktrees, "_git", counting)
+    assert worktree_of(tree.main_root / "src") is None
+    assert started == []
+    found = worktree_of(tree.path)
+    assert found is not None and found.name == "feature" and started
