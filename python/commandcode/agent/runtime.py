@@ -104,7 +104,10 @@ class AgentSession:
             return cls(resolved or resolve_session(reference, cwd), cwd, is_new=False, **options)
         if continue_last:
             unreadable: list[tuple[Path, str]] = []
-            files = most_recent(cwd, headless=True, unreadable=unreadable) or most_recent(cwd, headless=False)
+            from ..catalog.cached import one_refresh
+
+            with one_refresh():  # the two listings check the files once
+                files = most_recent(cwd, headless=True, unreadable=unreadable) or most_recent(cwd, headless=False)
             for notice in skipped_newer(files, unreadable):
                 options.get("notify", ignore)(notice)
             if files is None:

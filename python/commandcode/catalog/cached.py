@@ -31,6 +31,8 @@ Counted = Callable[[SessionSummary], bool]
 
 _progress: Progress | None = None
 _on_built: Built | None = None
+_resolving: set[str] | None = None
+"""Inside `one_refresh()`: the folders whose rows are current for the resolution under way."""
 
 
 def set_reporting(progress: Progress | None, on_built: Built | None) -> None:
@@ -58,13 +60,40 @@ def catalog_session(problems: list[str]) -> Iterator[Catalog | None]:
         catalog.close()
 
 
+@contextmanager
+def one_refresh() -> Iterator[None]:
+    """One resolution that lists the same folders more than once (`-c -p`: the newest headless
+    session, else the newest interactive one): inside it each folder's rows are brought up to
+    date once, and not at all when this launch's warm-up (`warmup.py`) has just done it. The
+    rows are then those of the moment the first check looked at the files, as for a resolution
+    that lists once; later listings of the process check again."""
+    global _resolving
+    from .warmup import settle, warmed
+
+    settle()
+    outer = _resolving
+    _resolving = warmed() if outer is None else outer
+    try:
+        yield
+    finally:
+        _resolving = outer
+
+
 def refreshed(catalog: Catalog, folders: list[str], problems: list[str]) -> None:
-    """Refreshes the rows of `folders`, reporting a build that read anything through the hooks
-    set. It never reads searchable text: that is the search's text index (`text_index.py`)."""
+    """Refreshes the rows of `folders` (those `one_refresh` does not know current), reporting a
+    build that read anything through the hooks set. It never reads searchable text: that is the
+    search's text index (`text_index.py`)."""
+    resolving = _resolving
+    if resolving is not None:
+        folders = [folder for folder in folders if folder not in resolving]
+        if not folders:
+            return
     started = time.perf_counter()
     report = refresh(catalog, folders, problems=problems, progress=_progress)
     if (report.changed or report.bytes_read) and _on_built is not None:
         _on_built(report, time.perf_counter() - started)
+    if resolving is not None:
+        resolving.update(folders)
 
 
 def catalog_rows(scope: Scope, *, headless: bool | Literal["only"], branch: str | None, limit: int | None,

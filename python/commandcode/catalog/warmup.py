@@ -11,7 +11,9 @@ sessions, the rows are fresh or nearly so.
 Every use of the catalog (`cached.catalog_session`) first waits for a warm-up under way
 (`settle`), so no transcript is summarized twice and nobody reads a half-written refresh. The
 warm-up reports nothing: a catalog it cannot use, or a transcript it cannot read, is met again
-by the listing that follows, which says so once.
+by the listing that follows, which says so once. The folders it brought up to date without a
+problem are handed to that listing (`warmed`, through `cached.one_refresh`), which then does
+not check them a second time.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import threading
 
 _thread: threading.Thread | None = None
+_warmed: set[str] = set()
 
 
 def begin(cwd: str) -> None:
@@ -44,6 +47,15 @@ def settle() -> None:
         thread.join()
 
 
+def warmed() -> set[str]:
+    """The folders the finished warm-up refreshed without a problem, handed over once (later
+    calls get none: only the resolution that follows the warm-up may skip their check)."""
+    global _warmed
+    settle()
+    folders, _warmed = _warmed, set()
+    return folders
+
+
 def _refresh(cwd: str) -> None:
     try:
         from .cached import catalog_session
@@ -53,6 +65,9 @@ def _refresh(cwd: str) -> None:
         problems: list[str] = []  # said by the listing that follows, not here
         with catalog_session(problems) as catalog:
             if catalog is not None:
-                refresh(catalog, Scope(cwd).folders, problems=problems)
+                folders = Scope(cwd).folders
+                refresh(catalog, folders, problems=problems)
+                if not problems:
+                    _warmed.update(folders)
     except Exception:
         return

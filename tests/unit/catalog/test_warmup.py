@@ -17,6 +17,7 @@ from helpers.session_files import sid, write_session
 @pytest.fixture(autouse=True)
 def _no_warmup_left(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(warmup, "_thread", None)
+    monkeypatch.setattr(warmup, "_warmed", set(), raising=False)
 
 
 def test_the_listing_after_a_warmup_summarizes_nothing_again(home: Path, workdir: Path,
@@ -93,3 +94,67 @@ def test_the_warmup_starts_for_exactly_the_launches_that_continue_here(argv: lis
     monkeypatch.setattr(warmup, "begin", started.append)
     cli._continue_ahead(argv)
     assert bool(started) is warms
+
+
+def _counting_refreshes(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every `index.refresh` of the catalog, by the folders it was given."""
+    from commandcode.catalog import cached
+
+    calls: list[list[str]] = []
+    real = cached.refresh
+
+    def counting(catalog: object, folders: list[str], **kwargs: object) -> object:
+        calls.append(list(folders))
+        return real(catalog, folders, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cached, "refresh", counting)
+    monkeypatch.setattr(index, "refresh", counting)
+    return calls
+
+
+def test_continue_after_its_warmup_checks_the_files_no_second_time(home: Path, workdir: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from commandcode.agent.runtime import AgentSession
+
+    write_session(workdir, sid(1), ["an interactive one"])  # no headless session: `-c -p` lists twice
+    calls = _counting_refreshes(monkeypatch)
+    warmup.begin(str(workdir))
+    with AgentSession.start(workdir, continue_last=True, entrypoint="print") as continued:
+        assert continued.session_id == sid(1)
+    assert len(calls) == 1  # the warm-up's; the two listings of the resolution took its rows
+    # the hand-over is once: a later listing of the process checks the files again
+    listing.list_sessions(workdir)
+    assert len(calls) == 2
+
+
+def test_continue_without_a_warmup_checks_the_files_once(home: Path, workdir: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from commandcode.agent.runtime import AgentSession
+
+    write_session(workdir, sid(1), ["an interactive one"])
+    calls = _counting_refreshes(monkeypatch)
+    with AgentSession.start(workdir, continue_last=True, entrypoint="print") as continued:
+        assert continued.session_id == sid(1)
+    assert len(calls) == 1  # headless first, then interactive: one check for both
+
+
+def test_a_session_written_after_the_warmup_is_seen_by_the_next_listing(home: Path, workdir: Path) -> None:
+    write_session(workdir, sid(1), ["first"])
+    warmup.begin(str(workdir))
+    warmup.settle()
+    write_session(workdir, sid(2), ["written after the warm-up"])
+    assert sorted(row.id for row in listing.list_sessions(workdir)) == [sid(1), sid(2)]
+
+
+def test_a_warmup_that_met_a_problem_hands_over_nothing(home: Path, workdir: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    write_session(workdir, sid(1), ["one"])
+    real = index.refresh
+
+    def troubled(catalog: object, folders: list[str], *, problems: list[str], **kwargs: object) -> object:
+        problems.append("a folder could not be listed")
+        return real(catalog, folders, problems=problems, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(index, "refresh", troubled)
+    warmup.begin(str(workdir))
+    assert warmup.warmed() == set()
