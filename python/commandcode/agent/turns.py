@@ -134,15 +134,21 @@ class SessionTurns:
 
     def _spawn_tools(self, space: ToolSpace, mode: str, manager: CheckpointManager | None,
                      on_event: OnEvent | None) -> SpawnTools:
-        from .subagents.runner import SubagentRunner
         from .subagents.wiring import turn_spawn_tools
 
-        if self._subagents is None:
-            self._subagents = SubagentRunner(on_end=self._subagent_ended)
         handle, models = self._handle, self._models
-        return turn_spawn_tools(self._subagents, session=handle, model=models.model, effort=models.effort,
+        return turn_spawn_tools(self._runner, session=handle, model=models.model, effort=models.effort,
                                 permission_mode=mode, ask=self.ask_permission, grants=self.grants,
                                 notify=handle.notify, space=space, manager=manager, on_event=on_event)
+
+    def _runner(self) -> SubagentRunner:
+        """The session's sub-agent runner, made at its first run (a turn that starts none never
+        loads the run machinery)."""
+        if self._subagents is None:
+            from .subagents.runner import SubagentRunner
+
+            self._subagents = SubagentRunner(on_end=self._subagent_ended)
+        return self._subagents
 
     def _subagent_ended(self, run: Run) -> None:
         listener = self.on_subagent_end

@@ -25,26 +25,19 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import CommandcodeError, TurnInterrupted
-from ...sessions.subagent_writer import new_agent_id
 from ..agent_tool_specs import AGENT_OUTPUT_SPEC, AGENT_OUTPUT_TOOL, AGENT_TOOL, agent_tool_spec
 from ..agents.registry import AgentRegistry
-from ..agents.results import (
-    kill_sent_text,
-    launched_text,
-    list_text,
-    outcome_text,
-    status_text,
-    unknown_agent_text,
-    unknown_type_text,
-)
 from ..agents.tool_access import resolve_tools, tool_error
 from ..events import OUTPUT, TurnEvent
 from ..providers.base import Model, Reasons
 from ..tool_specs import TOOL_NAMES, TOOL_SPECS
 from ..tools import ToolResult
 from ..turn import ToolHandler, TurnCheckpoints
-from .run import RunContext, RunRequest
-from .runner import Run, SubagentRunner
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the run machinery loads at the first call of a tool: a turn that spawns nothing never does
+    from .run import RunContext, RunRequest
+    from .runner import Run, SubagentRunner
 
 ACTIONS = ("wait", "status", "kill")
 
@@ -67,17 +60,23 @@ def _detached_text(runs: list[Run]) -> str:
 
 
 class SpawnTools:
-    """The spawn tools of one parent turn (see the module docstring). `context(background)`
-    gives a run its `RunContext` (a background run asks nobody), `resolve(name)` a model by name."""
+    """The spawn tools of one parent turn (see the module docstring). `runner()` gives the
+    session's runner (made at the first run), `context(background)` a run its `RunContext` (a
+    background run asks nobody), `resolve(name)` a model by name."""
 
-    def __init__(self, runner: SubagentRunner, registry: AgentRegistry, context: Callable[[bool], RunContext],
-                 resolve: Callable[[str], Model], checkpoints: TurnCheckpoints | None = None) -> None:
-        self.runner = runner
+    def __init__(self, runner: Callable[[], SubagentRunner], registry: AgentRegistry,
+                 context: Callable[[bool], RunContext], resolve: Callable[[str], Model],
+                 checkpoints: TurnCheckpoints | None = None) -> None:
+        self._runner = runner
         self.checkpoints = checkpoints  # the session's checkpoint as the parent's turn reaches it
         self.registry = registry
         self._context = context
         self._resolve = resolve
         self._started: dict[str, Run] = {}  # foreground runs `before_step` started, by tool_use id
+
+    @property
+    def runner(self) -> SubagentRunner:
+        return self._runner()
 
     def specs(self) -> list[dict[str, Any]]:
         return [*TOOL_SPECS, agent_tool_spec(list(self.registry.agents.values())), AGENT_OUTPUT_SPEC]
@@ -93,6 +92,8 @@ class SpawnTools:
                  and not self._background(use["input"])]
         if len(calls) < 2:
             return
+        from .run import RunRequest
+
         for use in calls:
             try:
                 checked = self._check(str(use.get("id")), use["input"])
@@ -102,6 +103,8 @@ class SpawnTools:
                 continue  # started when its turn comes, which reports why it cannot
 
     def agent(self, tool_use_id: str, tool_input: dict[str, Any], cancel: threading.Event | None) -> ToolResult:
+        from ..agents.results import launched_text, outcome_text
+
         run = self._started.pop(tool_use_id, None)
         if run is None:
             try:
@@ -138,6 +141,10 @@ class SpawnTools:
 
     def _check(self, tool_use_id: str, tool_input: dict[str, Any]) -> RunRequest | ToolResult:
         """The run an `agent` call asks for, or the tool error the model sees."""
+        from ...sessions.subagent_writer import new_agent_id
+        from ..agents.results import unknown_type_text
+        from .run import RunRequest
+
         prompt = tool_input.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             return ToolResult("Error: agent needs a non-empty string `prompt`: the sub-agent's whole task", True)
@@ -183,6 +190,8 @@ class SpawnTools:
     def agent_output(self, tool_use_id: str, tool_input: dict[str, Any],
                      cancel: threading.Event | None) -> ToolResult:
         del tool_use_id
+        from ..agents.results import kill_sent_text, list_text, status_text, unknown_agent_text
+
         action = tool_input.get("action") or "wait"
         if action not in ACTIONS:
             return ToolResult(f"Error: agent_output's action must be one of {', '.join(ACTIONS)} (got {action!r})",

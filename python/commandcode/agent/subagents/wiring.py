@@ -23,14 +23,14 @@ from ..permissions import AskPermission, Grants, PermissionAnswer, PermissionReq
 from ..providers.base import Model
 from ..providers.registry import resolve_model
 from .checkpoint_view import SubagentCheckpoints
-from .run import RunContext
-from .runner import SubagentRunner
 from .tools import SpawnTools
 
 if TYPE_CHECKING:
     from ...checkpoints.manager import CheckpointManager
     from ...workspace.session_space import ToolSpace
     from ..handle import SessionHandle
+    from .run import RunContext
+    from .runner import SubagentRunner
 
 
 def _one_at_a_time(ask: AskPermission) -> AskPermission:
@@ -50,23 +50,26 @@ def _one_at_a_time(ask: AskPermission) -> AskPermission:
     return asked
 
 
-def turn_spawn_tools(runner: SubagentRunner, *, session: SessionHandle, model: Model, effort: str | None,
+def turn_spawn_tools(runner: Callable[[], SubagentRunner], *, session: SessionHandle, model: Model, effort: str | None,
                      permission_mode: str, ask: AskPermission | None, grants: Grants,
                      notify: Callable[[str], None], space: ToolSpace,
                      manager: CheckpointManager | None, on_event: OnEvent | None = None) -> SpawnTools:
     """The spawn tools of one parent turn (see the module docstring): `session` gives the files,
     working directory, persistence and project context; its `checkpoints` are the session's
-    manager (safe for the parent's turn and its runs at once). The agents are loaded again for
+    manager (safe for the parent's turn and its runs at once). `runner()` is the session's runner,
+    made at the first run. The agents are loaded again for
     each turn (an agent file added mid-session is callable at once); their warning lines go to
     `notify` once per session."""
     files, cwd, persist, project = session.files, session.cwd, session.persist, session.project
     registry = load_agents(cwd)
     for warning in registry.warnings:
-        runner.warn_once(warning, notify)
+        runner().warn_once(warning, notify)
     checkpoints = SubagentCheckpoints(manager) if manager is not None else None
     run_ask = _one_at_a_time(ask) if ask is not None else None
 
     def context(background: bool) -> RunContext:
+        from .run import RunContext
+
         return RunContext(files=files, cwd=cwd, persist=persist, model=model, effort=effort,
                           permission_mode=permission_mode, project=project, ask=run_ask,
                           grants=grants, notify=notify, space=space, checkpoints=checkpoints,
