@@ -28,6 +28,32 @@ const FIRST_USERS_READ: usize = 8;
 /// Bytes read at a time when the last prompt is searched backwards from the end.
 const TAIL_CHUNK: u64 = 256 << 10;
 
+/// A transcript up to this size is read whole once for its row (most sessions of a listing of
+/// thousands: one read instead of a probe, the scan, the first prompts, the tail and both
+/// fingerprint ends).
+const WHOLE_READ_BYTES: u64 = 1 << 20;
+
+/// Positioned reads of a transcript's bytes: the open file, or all of them already in memory.
+pub trait ReadAt {
+    /// Fills `buffer` from `offset`; fails when the bytes end first.
+    fn read_exact_at(&self, buffer: &mut [u8], offset: u64) -> std::io::Result<()>;
+}
+
+impl ReadAt for File {
+    fn read_exact_at(&self, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
+        FileExt::read_exact_at(self, buffer, offset)
+    }
+}
+
+impl ReadAt for [u8] {
+    fn read_exact_at(&self, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
+        let found = usize::try_from(offset).ok().and_then(|start| self.get(start..start.checked_add(buffer.len())?));
+        let bytes = found.ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
+        buffer.copy_from_slice(bytes);
+        Ok(())
+    }
+}
+
 /// A text field of a row.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Text {
@@ -64,12 +90,20 @@ pub struct ListingRow {
 /// # Errors
 /// The transcript cannot be opened or read, or declares a newer format.
 pub fn listing_row(transcript: &Path, sidecar: Option<&Path>) -> Result<ListingRow> {
+    row_reading_whole(transcript, sidecar, WHOLE_READ_BYTES)
+}
+
+/// [`listing_row`], reading a transcript of at most `whole_read_bytes` whole once.
+fn row_reading_whole(transcript: &Path, sidecar: Option<&Path>, whole_read_bytes: u64) -> Result<ListingRow> {
     let (session, file) = match sidecar {
         Some(sidecar) => (open(transcript, sidecar)?, super::open_transcript(transcript).ok()),
         None => {
             // One open for the scan and the reads after it (a listing of many small files).
             let file = super::open_transcript(transcript).map_err(|source| Error::io(transcript, source))?;
             let size = file.metadata().map_err(|source| Error::io(transcript, source))?.len();
+            if size <= whole_read_bytes {
+                return small_row(transcript, &file, size);
+            }
             let source = FileSource { file, size };
             let report = scan::scan_source(&source, transcript)?;
             (Session::from_report(transcript, report, OpenKind::Scanned), Some(source.file))
@@ -84,7 +118,36 @@ pub fn listing_row(transcript: &Path, sidecar: Option<&Path>) -> Result<ListingR
         Some(file) => (first_text(file, &spans), last_prompt(file, size), fingerprint(file, size)),
         None => (Text::Undecided, Text::Undecided, String::new()),
     };
-    Ok(ListingRow {
+    Ok(row_of(&session, first_message, last_prompt, fingerprint))
+}
+
+/// The row of a transcript of at most [`WHOLE_READ_BYTES`], read whole once: the scan and every
+/// field after it come from those bytes (one read instead of one per field).
+fn small_row(transcript: &Path, file: &File, size: u64) -> Result<ListingRow> {
+    let mut bytes = vec![0; size as usize];
+    let mut read = 0;
+    while read < bytes.len() {
+        match file.read_at(&mut bytes[read..], read as u64) {
+            Ok(0) => break, // cut short since the size was taken: the bytes there are what is scanned
+            Ok(count) => read += count,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(Error::io(transcript, error)),
+        }
+    }
+    bytes.truncate(read);
+    let report = scan::scan_source(&scan::MemorySource(&bytes), transcript)?;
+    let session = Session::from_report(transcript, report, OpenKind::Scanned);
+    let spans: Vec<(u64, u64)> =
+        session.summary.first_users.iter().take(FIRST_USERS_READ).map(|item| (item.offset, item.length)).collect();
+    let size = session.summary.report.file_size;
+    let bytes = &bytes[..];
+    Ok(row_of(&session, first_text(bytes, &spans), last_prompt(bytes, size), fingerprint(bytes, size)))
+}
+
+fn row_of(session: &Session, first_message: Text, last_prompt: Text, fingerprint: String) -> ListingRow {
+    let summary = &session.summary;
+    let report = &summary.report;
+    ListingRow {
         format: report.format,
         header: report.header.as_ref().map(|header| (header.id.clone(), header.timestamp.clone(), header.cwd.clone())),
         name: summary.name.clone(),
@@ -93,12 +156,12 @@ pub fn listing_row(transcript: &Path, sidecar: Option<&Path>) -> Result<ListingR
         entry_count: summary.entry_count,
         skipped_lines: report.skipped.len() as u64,
         last_timestamp: summary.last_timestamp.clone(),
-        size,
+        size: report.file_size,
         first_message,
         last_prompt,
         fingerprint,
         kind: session.kind,
-    })
+    }
 }
 
 /// The rows of many transcripts (`(transcript, sidecar)`), in parallel, in the order given.
@@ -196,7 +259,7 @@ pub(super) fn header_of(file: &File, size: u64) -> Option<(String, u64)> {
     let mut line = Vec::new();
     while offset < size {
         let mut chunk = vec![0; (size - offset).min(64 << 10) as usize];
-        file.read_exact_at(&mut chunk, offset).ok()?;
+        FileExt::read_exact_at(file, &mut chunk, offset).ok()?;
         match memchr::memchr(b'\n', &chunk) {
             Some(end) => {
                 line.extend_from_slice(&chunk[..end]);
@@ -238,7 +301,7 @@ pub fn fingerprints(paths: &[PathBuf]) -> Vec<String> {
 }
 
 /// blake3 hex of the first and last [`FINGERPRINT_BYTES`] of `[0, size)` (empty when unreadable).
-pub fn fingerprint(file: &File, size: u64) -> String {
+pub fn fingerprint<R: ReadAt + ?Sized>(file: &R, size: u64) -> String {
     let mut hasher = blake3::Hasher::new();
     let head = size.min(FINGERPRINT_BYTES);
     let tail_start = size.saturating_sub(FINGERPRINT_BYTES).max(head);
@@ -296,7 +359,7 @@ fn prompt_blocks(line: &[u8], require_type: bool) -> std::result::Result<Option<
 }
 
 /// The first visible text among the first user messages (`Session.first_message`).
-fn first_text(file: &File, spans: &[(u64, u64)]) -> Text {
+fn first_text<R: ReadAt + ?Sized>(file: &R, spans: &[(u64, u64)]) -> Text {
     for &(offset, length) in spans {
         let mut line = vec![0; length as usize];
         if file.read_exact_at(&mut line, offset).is_err() {
@@ -312,7 +375,7 @@ fn first_text(file: &File, spans: &[(u64, u64)]) -> Text {
 }
 
 /// The last visible user text, read backwards from `size` (`texts.last_prompt_of`).
-fn last_prompt(file: &File, size: u64) -> Text {
+fn last_prompt<R: ReadAt + ?Sized>(file: &R, size: u64) -> Text {
     let mut found: Option<Text> = None;
     let read = lines_backward(file, 0, size, b"\"user\"", &mut |line| {
         if memchr::memmem::find(line, b"\"message\"").is_none() {
@@ -340,8 +403,8 @@ fn last_prompt(file: &File, size: u64) -> Text {
 /// until `visit` returns true; only lines holding `needle` are visited. Linear in the bytes: the
 /// chunks are read once to find line ends, and a line longer than a chunk is read again once,
 /// whole, once (a 200 MB line was copied again for every chunk before: quadratic).
-pub(super) fn lines_backward(
-    file: &File,
+pub(super) fn lines_backward<R: ReadAt + ?Sized>(
+    file: &R,
     start: u64,
     end: u64,
     needle: &[u8],
@@ -377,8 +440,8 @@ pub(super) fn lines_backward(
 /// One line [`line_start`, `line_end`) for [`lines_backward`]: from the chunk when it lies in it,
 /// else (`spans`: it runs over several chunks) read whole, once.
 #[allow(clippy::too_many_arguments)]
-fn visit_line(
-    file: &File,
+fn visit_line<R: ReadAt + ?Sized>(
+    file: &R,
     line_start: u64,
     line_end: u64,
     chunk_start: u64,
@@ -417,6 +480,18 @@ mod tests {
     }
 
     const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
+
+    fn user(id: &str, parent: Option<&str>, text: &str) -> String {
+        serde_json::json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z",
+                           "message": {"role": "user", "content": text}})
+        .to_string()
+    }
+
+    fn assistant(id: &str, parent: &str) -> String {
+        serde_json::json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:02.000Z",
+                           "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}})
+        .to_string()
+    }
 
     #[test]
     fn first_and_last_prompts_names_and_counts() {
@@ -525,6 +600,34 @@ mod tests {
         })
         .unwrap();
         assert_eq!(seen, vec![filler.len(), info.len(), prompt.len(), HEADER.len()]);
+    }
+
+    #[test]
+    fn a_file_read_whole_gives_the_row_its_streamed_reads_give() {
+        let long = "x".repeat(300 << 10); // longer than a tail chunk: the last prompt spans chunks
+        let files: Vec<(Vec<String>, &str)> = vec![
+            (
+                vec![HEADER.into(), user("u1", None, "first"), assistant("a1", "u1"), user("u2", Some("a1"), "second")],
+                "",
+            ),
+            (vec![HEADER.into(), "{not json".into(), user("u1", None, "after a corrupt line")], ""),
+            (vec![HEADER.into(), user("u1", None, &long), assistant("a1", "u1")], ""),
+            (vec![HEADER.into(), user("u1", None, "torn tail follows")], "{\"type\":\"message\",\"id\":\"u"),
+            (vec![HEADER.into(), r#"{"type":"session_info","id":"n1","parentId":null,"name":" named "}"#.into()], ""),
+            (vec![user("u1", None, "no header: legacy or synthesized")], ""),
+            (vec![], ""),
+        ];
+        for (lines, tail) in files {
+            let mut file = tempfile::NamedTempFile::new().unwrap();
+            for line in &lines {
+                writeln!(file, "{line}").unwrap();
+            }
+            write!(file, "{tail}").unwrap();
+            file.flush().unwrap();
+            let whole = row_reading_whole(file.path(), None, u64::MAX).unwrap();
+            let streamed = row_reading_whole(file.path(), None, 0).unwrap();
+            assert_eq!(format!("{whole:?}"), format!("{streamed:?}"), "{lines:?} {tail:?}");
+        }
     }
 
     #[test]
