@@ -33,6 +33,15 @@ if TYPE_CHECKING:
     from .subagents.tools import SpawnTools
 
 
+def preload() -> None:
+    """Imports what a turn loads when it starts (its tool space, its spawn tools, its trace id),
+    ahead of it: a `-c` launch does this while the catalog's warm-up reads the transcripts, so
+    none of it is left between the session's resolution and its reply."""
+    from ..workspace import session_space  # noqa: F401
+    from . import tracing  # noqa: F401
+    from .subagents import wiring  # noqa: F401
+
+
 class SessionTurns:
     """The turns of one session (see the module docstring). No `ask_permission` means headless
     (`-p`) rules; `grants` are the session's grants (a fresh set by default)."""

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..agent.providers.registry import resolve_model
 from ..agent.runtime import AgentSession
+from ..agent.turns import preload
 from ..config.paths import node_text
 from ..errors import CommandcodeError, UsageError
 from ..present.console import warn
@@ -118,6 +119,7 @@ def _run(prompt: str, reporter: Reporter, launch: Launch) -> None:
         if not no_session:
             follow_share(agent.files, agent.handle.project)
 
+    preload()  # the turn's modules, while a `-c` warm-up still reads the transcripts
     agent = start(launch, where, entrypoint="print", notify=warn, model=model, opened=opened)
     try:
         result = agent.turns.run_turn(prompt, on_event=reporter.on_event)
