@@ -26,6 +26,11 @@ type PackedLayout<'py> = (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, P
 /// context read needs beside the objects it returns).
 const READ_BATCH_BYTES: u64 = 8 << 20;
 
+/// From this many bytes of lines on, a parse pauses the cyclic garbage collector. Fewer make too
+/// few containers to set off a full collection (the first comes after some 70,000 allocations),
+/// and importing `gc` alone costs a warm open ~0.24M instructions (callgrind, issue 30).
+const GC_PAUSE_MIN_BYTES: u64 = 1 << 20;
+
 /// `(id, parent_id, type, timestamp, line)` of one entry.
 type TreeRow<'a> = (&'a str, Option<&'a str>, &'static str, &'a str, u64);
 
@@ -126,23 +131,27 @@ impl SessionIndex {
         Ok(())
     }
 
-    /// Parses the lines at `spans` into Python objects, in order. The cyclic garbage collector
-    /// is paused meanwhile (it would walk the growing result again and again; JSON makes no
-    /// cycles) and only string keys are interned (values are mostly unique).
+    /// Parses the lines at `spans` into Python objects, in order. From [`GC_PAUSE_MIN_BYTES`]
+    /// on, the cyclic garbage collector is paused meanwhile (it would walk the growing result
+    /// again and again; JSON makes no cycles). Only string keys are interned (values are mostly
+    /// unique).
     fn parse_spans<'py>(&self, py: Python<'py>, spans: &[(u64, u64)]) -> PyResult<Bound<'py, PyList>> {
+        if spans.iter().map(|&(_, length)| length).sum::<u64>() < GC_PAUSE_MIN_BYTES {
+            return self.parse_each(py, spans);
+        }
         let gc = py.import("gc")?;
         let was_enabled = gc.call_method0("isenabled")?.is_truthy()?;
         if was_enabled {
             gc.call_method0("disable")?;
         }
-        let result = self.parse_spans_with_gc_paused(py, spans);
+        let result = self.parse_each(py, spans);
         if was_enabled {
             gc.call_method0("enable")?;
         }
         result
     }
 
-    fn parse_spans_with_gc_paused<'py>(&self, py: Python<'py>, spans: &[(u64, u64)]) -> PyResult<Bound<'py, PyList>> {
+    fn parse_each<'py>(&self, py: Python<'py>, spans: &[(u64, u64)]) -> PyResult<Bound<'py, PyList>> {
         let parser = PythonParse { cache_mode: StringCacheMode::Keys, ..PythonParse::default() };
         let list = PyList::empty(py);
         let mut json_loads: Option<Bound<'py, PyAny>> = None;
