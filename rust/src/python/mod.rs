@@ -1,9 +1,11 @@
 //! The `commandcode._native` extension module: thin wrappers that convert arguments, run the
 //! core with the GIL released, and convert results. No logic lives here.
 //!
-//! The classes are created on first use (the module's `__getattr__`, or the first instance a
-//! function returns), not when the module loads: creating the eight types cost a warm session
-//! open, which needs only `SessionIndex`, a measurable part of its time.
+//! The classes and the functions a warm session open does not call are created on first use
+//! (the module's `__getattr__`, or the first instance a function returns), not when the module
+//! loads: a warm open needs only `scan_session` and `SessionIndex`, and making the other eight
+//! types and 20 functions was a measurable part of its time (the functions alone ~0.06M
+//! instructions, callgrind, issue 30).
 
 mod errors;
 mod folder_stat;
@@ -24,41 +26,22 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add("SUPPORTED_VERSION", crate::scan::SUPPORTED_VERSION)?;
     // set, not added: `add_function` would list them in `__all__`, which names what the module exports
-    module.setattr("__getattr__", wrap_pyfunction!(class_on_first_use, module)?)?;
-    module.setattr("__dir__", wrap_pyfunction!(names_with_lazy_classes, module)?)?;
+    module.setattr("__getattr__", wrap_pyfunction!(made_on_first_use, module)?)?;
+    module.setattr("__dir__", wrap_pyfunction!(names_with_lazy_ones, module)?)?;
     module.add_function(wrap_pyfunction!(session_index::scan_session, module)?)?;
     module.add("MAX_BACKUP_SIZE", crate::store::MAX_BACKUP_SIZE)?;
-    module.add_function(wrap_pyfunction!(store::check_restore, module)?)?;
-    module.add_function(wrap_pyfunction!(prepared::prepare_restore, module)?)?;
-    module.add_function(wrap_pyfunction!(store::recover_restore, module)?)?;
-    module.add_function(wrap_pyfunction!(store::free_space, module)?)?;
-    module.add_function(wrap_pyfunction!(store::content_id, module)?)?;
-    module.add_function(wrap_pyfunction!(store::scan_tree_items, module)?)?;
-    module.add_function(wrap_pyfunction!(json_encode::json_dumps, module)?)?;
-    module.add_function(wrap_pyfunction!(json_encode::json_encode_line, module)?)?;
-    module.add_function(wrap_pyfunction!(json_encode::json_encode_entry, module)?)?;
-    module.add_function(wrap_pyfunction!(redact::sanitize_paths, module)?)?;
-    module.add_function(wrap_pyfunction!(redact::sanitize_path, module)?)?;
-    module.add_function(wrap_pyfunction!(folder_stat::folder_changes, module)?)?;
-    module.add_function(wrap_pyfunction!(listing::listing_rows_of, module)?)?;
-    module.add_function(wrap_pyfunction!(listing::fingerprints_of, module)?)?;
-    module.add_function(wrap_pyfunction!(listing::names_of_files, module)?)?;
-    module.add_function(wrap_pyfunction!(listing::fork_source_of, module)?)?;
-    module.add_function(wrap_pyfunction!(text_extract::extract_texts, module)?)?;
-    module.add_function(wrap_pyfunction!(text_extract::search_texts, module)?)?;
-    module.add_function(wrap_pyfunction!(text_extract::texts_at, module)?)?;
-    module.add_function(wrap_pyfunction!(text_extract::fold_text, module)?)?;
     module.add("MAX_TOOL_CHARS", crate::text_extract::MAX_TOOL_CHARS)?;
     module.add("MAX_RESULT_CHARS", crate::text_extract::MAX_RESULT_CHARS)?;
-    // `__all__` names the classes from the start (as the stub does), though they are made on first use
+    // `__all__` names the lazy classes and functions from the start (as the stub does), though
+    // they are made on first use
     let all = module.index()?;
-    for name in LAZY_CLASSES {
+    for name in LAZY_CLASSES.iter().chain(&LAZY_FUNCTIONS) {
         all.append(name)?;
     }
     Ok(())
 }
 
-/// The classes [`class_on_first_use`] adds, by their Python names.
+/// The classes [`made_on_first_use`] adds, by their Python names.
 const LAZY_CLASSES: [&str; 8] = [
     "SessionIndex",
     "ObjectStore",
@@ -70,37 +53,82 @@ const LAZY_CLASSES: [&str; 8] = [
     "Redactor",
 ];
 
-/// The module's `__getattr__` (PEP 562): adds a class to the module when it is first asked for.
+/// The functions [`made_on_first_use`] adds, by their Python names.
+const LAZY_FUNCTIONS: [&str; 20] = [
+    "check_restore",
+    "prepare_restore",
+    "recover_restore",
+    "free_space",
+    "content_id",
+    "scan_tree_items",
+    "json_dumps",
+    "json_encode_line",
+    "json_encode_entry",
+    "sanitize_paths",
+    "sanitize_path",
+    "folder_changes",
+    "listing_rows_of",
+    "fingerprints_of",
+    "names_of_files",
+    "fork_source_of",
+    "extract_texts",
+    "search_texts",
+    "texts_at",
+    "fold_text",
+];
+
+/// The module's `__getattr__` (PEP 562): adds a class or a function to the module when it is
+/// first asked for.
 #[pyfunction]
 #[pyo3(pass_module, name = "__getattr__")]
-fn class_on_first_use<'py>(module: &Bound<'py, PyModule>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+fn made_on_first_use<'py>(module: &Bound<'py, PyModule>, name: &str) -> PyResult<Bound<'py, PyAny>> {
     let py = module.py();
-    // set, not `add_class`: that would list the name in `__all__` a second time
-    let class = match name {
-        "SessionIndex" => py.get_type::<session_index::SessionIndex>(),
-        "ObjectStore" => py.get_type::<store::PyObjectStore>(),
-        "StatTable" => py.get_type::<stat_scan::PyStatTable>(),
-        "FileState" => py.get_type::<store::FileState>(),
-        "RestoreItem" => py.get_type::<store::RestoreItem>(),
-        "RestorePlan" => py.get_type::<store::RestorePlan>(),
-        "PreparedRestore" => py.get_type::<prepared::PreparedRestore>(),
-        "Redactor" => py.get_type::<redact::PyRedactor>(),
+    // set, not `add_class`/`add_function`: those would list the name in `__all__` a second time
+    let value = match name {
+        "SessionIndex" => py.get_type::<session_index::SessionIndex>().into_any(),
+        "ObjectStore" => py.get_type::<store::PyObjectStore>().into_any(),
+        "StatTable" => py.get_type::<stat_scan::PyStatTable>().into_any(),
+        "FileState" => py.get_type::<store::FileState>().into_any(),
+        "RestoreItem" => py.get_type::<store::RestoreItem>().into_any(),
+        "RestorePlan" => py.get_type::<store::RestorePlan>().into_any(),
+        "PreparedRestore" => py.get_type::<prepared::PreparedRestore>().into_any(),
+        "Redactor" => py.get_type::<redact::PyRedactor>().into_any(),
+        "check_restore" => wrap_pyfunction!(store::check_restore, module)?.into_any(),
+        "prepare_restore" => wrap_pyfunction!(prepared::prepare_restore, module)?.into_any(),
+        "recover_restore" => wrap_pyfunction!(store::recover_restore, module)?.into_any(),
+        "free_space" => wrap_pyfunction!(store::free_space, module)?.into_any(),
+        "content_id" => wrap_pyfunction!(store::content_id, module)?.into_any(),
+        "scan_tree_items" => wrap_pyfunction!(store::scan_tree_items, module)?.into_any(),
+        "json_dumps" => wrap_pyfunction!(json_encode::json_dumps, module)?.into_any(),
+        "json_encode_line" => wrap_pyfunction!(json_encode::json_encode_line, module)?.into_any(),
+        "json_encode_entry" => wrap_pyfunction!(json_encode::json_encode_entry, module)?.into_any(),
+        "sanitize_paths" => wrap_pyfunction!(redact::sanitize_paths, module)?.into_any(),
+        "sanitize_path" => wrap_pyfunction!(redact::sanitize_path, module)?.into_any(),
+        "folder_changes" => wrap_pyfunction!(folder_stat::folder_changes, module)?.into_any(),
+        "listing_rows_of" => wrap_pyfunction!(listing::listing_rows_of, module)?.into_any(),
+        "fingerprints_of" => wrap_pyfunction!(listing::fingerprints_of, module)?.into_any(),
+        "names_of_files" => wrap_pyfunction!(listing::names_of_files, module)?.into_any(),
+        "fork_source_of" => wrap_pyfunction!(listing::fork_source_of, module)?.into_any(),
+        "extract_texts" => wrap_pyfunction!(text_extract::extract_texts, module)?.into_any(),
+        "search_texts" => wrap_pyfunction!(text_extract::search_texts, module)?.into_any(),
+        "texts_at" => wrap_pyfunction!(text_extract::texts_at, module)?.into_any(),
+        "fold_text" => wrap_pyfunction!(text_extract::fold_text, module)?.into_any(),
         _ => {
             return Err(pyo3::exceptions::PyAttributeError::new_err(format!(
                 "module 'commandcode._native' has no attribute '{name}'"
             )))
         }
     };
-    module.setattr(name, &class)?;
-    Ok(class.into_any())
+    module.setattr(name, &value)?;
+    Ok(value)
 }
 
-/// The module's `__dir__` (PEP 562): its names, the classes not yet created included.
+/// The module's `__dir__` (PEP 562): its names, the classes and functions not yet made included.
 #[pyfunction]
 #[pyo3(pass_module, name = "__dir__")]
-fn names_with_lazy_classes(module: &Bound<'_, PyModule>) -> PyResult<Vec<String>> {
+fn names_with_lazy_ones(module: &Bound<'_, PyModule>) -> PyResult<Vec<String>> {
     let mut names: Vec<String> = module.dict().keys().extract()?;
-    names.extend(LAZY_CLASSES.iter().map(|name| (*name).to_owned()));
+    names.extend(LAZY_CLASSES.iter().chain(&LAZY_FUNCTIONS).map(|name| (*name).to_owned()));
     names.sort_unstable();
     names.dedup();
     Ok(names)
