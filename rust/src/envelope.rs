@@ -185,17 +185,7 @@ pub fn parse_line(line: &[u8]) -> Result<ParsedLine<'_>, JsonError> {
 /// [`parse_line`] without the box (the scanner's hot path): `None` for valid JSON that is not
 /// an object.
 pub fn parse_fields(line: &[u8]) -> Result<Option<LineFields<'_>>, JsonError> {
-    parse_with(Cursor::new(line))
-}
-
-/// [`parse_fields`] crossing strings by the line's quote bitmap (`json_index::index_strings`,
-/// which accepted the line). Accepts only what [`parse_fields`] accepts, with the same fields;
-/// its error is not placed, so the caller parses a refused line again with [`parse_fields`].
-pub(crate) fn parse_fields_indexed<'a>(line: &'a [u8], quotes: &'a [u64]) -> Result<Option<LineFields<'a>>, JsonError> {
-    parse_with(Cursor::indexed(line, quotes))
-}
-
-fn parse_with(mut cursor: Cursor<'_>) -> Result<Option<LineFields<'_>>, JsonError> {
+    let mut cursor = Cursor::new(line);
     let mut fields = LineFields::default();
     let is_object = cursor.visit_object_raw(|key, cursor| {
         let slot = match key {

@@ -98,7 +98,7 @@ impl Loose<'_> {
 }
 
 /// Bytes that are allowed after a backslash: 1 = a one-letter escape, 2 = `u` (four hex digits follow).
-pub(crate) const ESCAPE_CLASS: [u8; 256] = {
+const ESCAPE_CLASS: [u8; 256] = {
     let mut table = [0u8; 256];
     let mut letters: &[u8] = b"\"\\/bfnrt";
     while let [letter, rest @ ..] = letters {
@@ -115,7 +115,7 @@ const EVEN_BITS: u64 = 0x5555_5555_5555_5555;
 /// Masks of a 64-byte block: quotes, backslashes, and the common escape letters that need no
 /// further check besides `"` and `\\` (`n`, `t`); plus whether any byte is below 0x20.
 #[inline(always)]
-pub(crate) fn block_masks(block: &[u8; 64]) -> (u64, u64, u64, bool) {
+fn block_masks(block: &[u8; 64]) -> (u64, u64, u64, bool) {
     let mut quotes = 0u64;
     let mut backslashes = 0u64;
     let mut letters = 0u64;
@@ -137,7 +137,7 @@ pub(crate) fn block_masks(block: &[u8; 64]) -> (u64, u64, u64, bool) {
 
 /// Bits of the bytes below 0x20 in a 64-byte block (only computed when [`block_masks`] saw one).
 #[cold]
-pub(crate) fn control_mask(block: &[u8; 64]) -> u64 {
+fn control_mask(block: &[u8; 64]) -> u64 {
     block.iter().enumerate().fold(0u64, |mask, (index, &byte)| mask | (u64::from(byte < 0x20) << index))
 }
 
@@ -145,7 +145,7 @@ pub(crate) fn control_mask(block: &[u8; 64]) -> u64 {
 /// backslash), carrying an odd backslash run at the block end into the next block through
 /// `carry` (simdjson's branchless escape finder).
 #[inline(always)]
-pub(crate) fn escaped_bytes(backslashes: u64, carry: &mut u64) -> u64 {
+fn escaped_bytes(backslashes: u64, carry: &mut u64) -> u64 {
     let backslashes = backslashes & !*carry;
     let follows_escape = (backslashes << 1) | *carry;
     let odd_sequence_starts = backslashes & !EVEN_BITS & !follows_escape;
@@ -226,22 +226,11 @@ fn fast_string_end(data: &[u8], start: usize) -> Option<(usize, bool)> {
 pub struct Cursor<'a> {
     data: &'a [u8],
     position: usize,
-    /// The line's unescaped quotes ([`crate::json_index`]), when strings are crossed through
-    /// them; empty for the exact walk.
-    quotes: &'a [u64],
 }
 
 impl<'a> Cursor<'a> {
     pub fn new(data: &'a [u8]) -> Self {
-        Cursor { data, position: 0, quotes: &[] }
-    }
-
-    /// A cursor that crosses strings by the quote bitmap `quotes` that
-    /// [`crate::json_index::index_strings`] made of `data` (and accepted): string bodies are not
-    /// read again. Its errors do not say where the first fault is; a caller walks a refused
-    /// line again with [`Self::new`] for that.
-    pub(crate) fn indexed(data: &'a [u8], quotes: &'a [u64]) -> Self {
-        Cursor { data, position: 0, quotes }
+        Cursor { data, position: 0 }
     }
 
     #[cold]
@@ -299,11 +288,6 @@ impl<'a> Cursor<'a> {
     /// [`Self::skip_string_body_exact`], which also says precisely what is wrong and where.
     #[inline]
     fn skip_string_body(&mut self) -> Result<bool, JsonError> {
-        if !self.quotes.is_empty() {
-            let start = self.position;
-            let end = self.indexed_string_end()?;
-            return Ok(memchr::memchr(b'\\', &self.data[start..end]).is_some());
-        }
         match fast_string_end(self.data, self.position) {
             Some((end, had_escapes)) => {
                 self.position = end + 1;
@@ -311,34 +295,6 @@ impl<'a> Cursor<'a> {
             }
             None => self.skip_string_body_exact(),
         }
-    }
-
-    /// Skips a string body by the quote bitmap (checked when it was made); returns the index of
-    /// the closing quote, the cursor after it.
-    #[inline]
-    fn indexed_string_end(&mut self) -> Result<usize, JsonError> {
-        match crate::json_index::next_quote(self.quotes, self.position).filter(|&end| end < self.data.len()) {
-            Some(end) => {
-                self.position = end + 1;
-                Ok(end)
-            }
-            None => {
-                self.position = self.data.len();
-                Err(self.error(JsonErrorKind::UnexpectedEnd))
-            }
-        }
-    }
-
-    /// Skips a string body (after its opening quote) up to and including the closing quote,
-    /// when whether it had escapes does not matter.
-    #[inline]
-    fn pass_string_body(&mut self) -> Result<(), JsonError> {
-        if self.quotes.is_empty() {
-            self.skip_string_body()?;
-        } else {
-            self.indexed_string_end()?;
-        }
-        Ok(())
     }
 
     /// The reference walk over a string body: every byte in order, the first error wins.
@@ -465,7 +421,7 @@ impl<'a> Cursor<'a> {
         match self.data.get(self.position) {
             Some(b'"') => {
                 self.position += 1;
-                self.pass_string_body()?;
+                self.skip_string_body()?;
             }
             Some(b't') => self.skip_literal(b"true")?,
             Some(b'f') => self.skip_literal(b"false")?,
@@ -480,7 +436,7 @@ impl<'a> Cursor<'a> {
     /// Skips `"key":` inside an object (after `{` or `,`).
     fn skip_key(&mut self) -> Result<(), JsonError> {
         self.expect(b'"')?;
-        self.pass_string_body()?;
+        self.skip_string_body()?;
         self.expect(b':')
     }
 
@@ -614,7 +570,7 @@ impl<'a> Cursor<'a> {
         }
         let start = self.position + 1;
         self.position += 1;
-        self.pass_string_body()?;
+        self.skip_string_body()?;
         let raw = &self.data[start..self.position - 1];
         match raw.iter().find(|byte| !matches!(byte, b' ' | b'\t' | b'\r' | b'\n')) {
             None => Ok(Some(true)),

@@ -1,8 +1,7 @@
 //! Rust core of `commandcode`: the hot paths behind the Python package.
 //!
 //! - [`scan`]: torn-line-tolerant scanning of a Command Code v3 transcript into entry envelopes.
-//! - [`json`]: a validating JSON cursor that skips payloads at memory speed (`json_index`: the
-//!   quote bitmap it crosses strings by on the scan's hot path).
+//! - [`json`]: a validating JSON cursor that skips payloads at memory speed.
 //! - [`json_text`]: JSON string and float literals written exactly as Python's `json` writes them.
 //! - [`envelope`]: what one line is: its type, ids and the few fields the tree needs.
 //! - [`tree`]: the session tree (leaf, active path, labels, context plan) over scanned envelopes.
@@ -23,7 +22,6 @@ pub mod folder_stat;
 pub mod fsopen;
 pub mod index;
 pub mod json;
-mod json_index;
 pub mod json_text;
 pub mod layout;
 pub mod paths;

@@ -410,7 +410,6 @@ fn read_piece_into(
         return Ok(Piece::default());
     }
     let mut piece = Piece::default();
-    let mut quotes = Vec::new();
     let mut line_start = first_line;
     let limit = local_end.min(bytes.len());
     while line_start < limit {
@@ -424,7 +423,7 @@ fn read_piece_into(
         let line = &bytes[line_start..line_end];
         let offset = low + line_start as u64;
         if !is_blank(line) {
-            let outcome = classify_indexed(line, offset, &mut quotes);
+            let outcome = classify(line, offset);
             piece.outcomes.push((piece.lines, offset, line.len() as u64, outcome));
         }
         piece.last_line_start = Some(offset);
@@ -570,19 +569,6 @@ fn classify(line: &[u8], offset: u64) -> LineOutcome {
         Ok(parsed) => from_parsed(parsed, line, offset),
         Err(error) => LineOutcome::Skip(SkipReason::InvalidJson, json_error_detail(&error)),
     }
-}
-
-/// [`classify`], crossing strings by the line's quote bitmap (built in `quotes`, a buffer reused
-/// from line to line) when the line's strings pass its checks: the scanner's hot path. A line
-/// the indexed cursor refuses, or whose strings fail the checks, is classified by [`classify`]
-/// itself, so the outcome (an error's text and column included) is always [`classify`]'s.
-fn classify_indexed(line: &[u8], offset: u64, quotes: &mut Vec<u64>) -> LineOutcome {
-    if crate::json_index::index_strings(line, quotes) {
-        if let Ok(parsed) = crate::envelope::parse_fields_indexed(line, quotes) {
-            return from_parsed(parsed, line, offset);
-        }
-    }
-    classify(line, offset)
 }
 
 #[cold]
