@@ -119,7 +119,9 @@ fn block_masks(block: &[u8; 64]) -> (u64, u64, u64, bool) {
     let mut quotes = 0u64;
     let mut backslashes = 0u64;
     let mut letters = 0u64;
-    let mut control = u8x16::splat(0);
+    // The bytewise minimum of the four lanes: a byte below 0x20 anywhere shows in it, at one
+    // instruction a lane instead of a compare and an or.
+    let mut minimum = u8x16::splat(u8::MAX);
     for index in 0..4 {
         let mut lane = [0u8; 16];
         lane.copy_from_slice(&block[16 * index..16 * index + 16]);
@@ -130,9 +132,10 @@ fn block_masks(block: &[u8; 64]) -> (u64, u64, u64, bool) {
         quotes |= u64::from(quote.move_mask() as u32 as u16) << (16 * index);
         backslashes |= u64::from(backslash.move_mask() as u32 as u16) << (16 * index);
         letters |= u64::from(letter.move_mask() as u32 as u16) << (16 * index);
-        control |= bytes.min(u8x16::splat(0x1f)).cmp_eq(bytes);
+        minimum = minimum.min(bytes);
     }
-    (quotes, backslashes, letters | quotes | backslashes, control.any())
+    let any_control = minimum.min(u8x16::splat(0x1f)).cmp_eq(minimum).any();
+    (quotes, backslashes, letters | quotes | backslashes, any_control)
 }
 
 /// Bits of the bytes below 0x20 in a 64-byte block (only computed when [`block_masks`] saw one).
