@@ -9,7 +9,9 @@ byte for byte as they were.
 The matrix fails the N-th mutating Python file-system call of a real `commandcode -p` process
 (`tests/support/killable_cli.py`, `COMMANDCODE_TEST_FAIL_AT`), for every N the turn makes, once
 (`ENOSPC` on that call only) and as a disk that fills up there (a short write, then `ENOSPC` on
-every call that needs space); a last test does it for real on a full tmpfs.
+every call that needs space); a last test does it for real on a full tmpfs. The matrix's runs are
+forked from one process that imported the CLI once (`helpers.forked_cli`): each is still a process
+of its own, without an interpreter start-up each.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +30,7 @@ import pytest
 from commandcode.sessions.context import content_blocks
 from commandcode.sessions.reader import open_session
 from helpers.cli import cli_env, read_lines, run_json, transcripts
-from helpers.locations import KILLABLE
+from helpers.forked_cli import ForkServer, fork_server
 
 TOOL_TURN = "\n".join([
     'call write_file {"file_path": "a.txt", "content": "one\\n"}',
@@ -35,15 +38,20 @@ TOOL_TURN = "\n".join([
 ])
 
 
-def _faulty(args: list[str], cwd: Path, data: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(KILLABLE), *args], cwd=cwd, env=cli_env(data, **env),
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+@pytest.fixture(scope="module")
+def forks() -> Iterator[ForkServer]:
+    with fork_server() as server:
+        yield server
 
 
-def _count_calls(args: list[str], cwd: Path, data: Path, scratch: Path) -> int:
+def _faulty(forks: ForkServer, args: list[str], cwd: Path, data: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return forks.run(args, cwd, cli_env(data, **env))
+
+
+def _count_calls(forks: ForkServer, args: list[str], cwd: Path, data: Path, scratch: Path) -> int:
     """How many mutating file-system calls the turn makes when nothing fails."""
     count_file = scratch / "count"
-    completed = _faulty(args, cwd, data, COMMANDCODE_TEST_COUNT_FILE=str(count_file))
+    completed = _faulty(forks, args, cwd, data, COMMANDCODE_TEST_COUNT_FILE=str(count_file))
     assert completed.returncode == 0, completed.stderr
     return int(count_file.read_text())
 
@@ -110,11 +118,11 @@ def pristine(tmp_path: Path) -> tuple[Path, str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["once", "full"])
 def test_a_resumed_turn_failing_at_any_write_leaves_whole_commits(pristine: tuple[Path, str], tmp_path: Path,
-                                                                  mode: str) -> None:
+                                                                  mode: str, forks: ForkServer) -> None:
     root, session = pristine
     args = ["-r", session, "-p", TOOL_TURN, "--output-format", "json"]
     data, project = _fresh_copy(root, tmp_path / "count-run")
-    total = _count_calls(args, project.resolve(), data, tmp_path)
+    total = _count_calls(forks, args, project.resolve(), data, tmp_path)
     assert total >= 10, total  # checkpoint, backups, the commit, meta and history all write
     failed = 0
     for point in range(1, total + 1):
@@ -122,7 +130,7 @@ def test_a_resumed_turn_failing_at_any_write_leaves_whole_commits(pristine: tupl
         data, project = _fresh_copy(root, tmp_path / "run")
         [transcript] = transcripts(data)
         before = transcript.read_bytes()
-        completed = _faulty(args, project, data, COMMANDCODE_TEST_FAIL_AT=f"{point}:full" if mode == "full" else str(point))
+        completed = _faulty(forks, args, project, data, COMMANDCODE_TEST_FAIL_AT=f"{point}:full" if mode == "full" else str(point))
         _assert_one_clear_outcome(completed, what)
         # The failure reached someone: the turn failed, or the tool that hit it told the model.
         failed += completed.returncode != 0 or "No space left on device" in json.loads(completed.stdout)["result"]
@@ -131,8 +139,7 @@ def test_a_resumed_turn_failing_at_any_write_leaves_whole_commits(pristine: tupl
             assert json.loads(completed.stdout)["is_error"] is False, what
             assert messages[-1]["role"] == "assistant", what
         # The session goes on: the next turn works and is whole.
-        again = subprocess.run([sys.executable, "-m", "commandcode", "-r", session, "-p", "next turn"], cwd=project,
-                               env=cli_env(data), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        again = forks.run(["-r", session, "-p", "next turn"], project, cli_env(data))
         assert again.returncode == 0, (what, again.stderr)
         after = _assert_whole(transcript, before, what + ", then the next turn")
         assert any(block.get("text") == "next turn" for block in content_blocks(after[-2].get("content"))), what
@@ -145,17 +152,17 @@ def test_a_resumed_turn_failing_at_any_write_leaves_whole_commits(pristine: tupl
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["once", "full"])
 def test_a_first_turn_failing_at_any_write_leaves_no_half_session(pristine: tuple[Path, str], tmp_path: Path,
-                                                                  mode: str) -> None:
+                                                                  mode: str, forks: ForkServer) -> None:
     root, _session = pristine
     args = ["-p", TOOL_TURN, "--output-format", "json"]
     data, project = _fresh_copy(root, tmp_path / "count-run")
-    total = _count_calls(args, project.resolve(), data, tmp_path)
+    total = _count_calls(forks, args, project.resolve(), data, tmp_path)
     for point in range(1, total + 1):
         what = f"write {point}/{total} fails ({mode})"
         data, project = _fresh_copy(root, tmp_path / "run")
         [existing] = transcripts(data)
         before = existing.read_bytes()
-        completed = _faulty(args, project, data, COMMANDCODE_TEST_FAIL_AT=f"{point}:full" if mode == "full" else str(point))
+        completed = _faulty(forks, args, project, data, COMMANDCODE_TEST_FAIL_AT=f"{point}:full" if mode == "full" else str(point))
         _assert_one_clear_outcome(completed, what)
         assert existing.read_bytes() == before, what
         for transcript in transcripts(data):
@@ -163,19 +170,20 @@ def test_a_first_turn_failing_at_any_write_leaves_no_half_session(pristine: tupl
                 _assert_whole(transcript, b"", what)
 
 
-def test_a_step_that_fails_is_dropped_and_the_failure_recorded(pristine: tuple[Path, str], tmp_path: Path) -> None:
+def test_a_step_that_fails_is_dropped_and_the_failure_recorded(pristine: tuple[Path, str], tmp_path: Path,
+                                                               forks: ForkServer) -> None:
     """The checkpoint save before an edit fails once: the turn is recorded as the real CLI
     records a failed one (the prompt, then `Error: …`), without the `tool_use` that never ran."""
     root, session = pristine
     args = ["-r", session, "-p", TOOL_TURN, "--output-format", "json"]
     data, project = _fresh_copy(root, tmp_path / "count-run")
-    total = _count_calls(args, project.resolve(), data, tmp_path)
+    total = _count_calls(forks, args, project.resolve(), data, tmp_path)
     recorded = []
     for point in range(1, total + 1):
         data, project = _fresh_copy(root, tmp_path / "run")
         [transcript] = transcripts(data)
         before = transcript.read_bytes()
-        completed = _faulty(args, project, data, COMMANDCODE_TEST_FAIL_AT=str(point))
+        completed = _faulty(forks, args, project, data, COMMANDCODE_TEST_FAIL_AT=str(point))
         added = transcript.read_bytes()[len(before):]
         if completed.returncode == 1 and added:
             messages = _assert_whole(transcript, before, f"write {point}")

@@ -13,6 +13,7 @@ all there, 0-400 ms on, or anywhere in the turn). After every kill:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import signal
@@ -56,9 +57,11 @@ def _killed_turn(workdir: Path, home: Path, rng: random.Random) -> None:
         deadline = time.monotonic() + 120
         while not (workdir / "gen" / "done").exists() and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.002)
-        time.sleep(rng.uniform(0, 0.4))
+        delay = rng.uniform(0, 0.4)
     else:
-        time.sleep(rng.uniform(0.2, 4.0))
+        delay = rng.uniform(0.2, 4.0)
+    with contextlib.suppress(subprocess.TimeoutExpired):  # a turn that ends sooner leaves nothing to kill
+        process.wait(timeout=delay)
     process.send_signal(signal.SIGKILL)
     process.wait()
     _settle(workdir)

@@ -207,6 +207,23 @@ def _settings(home: Path, server: str, token_ref: str = "$CC_SHARE_TOKEN") -> No
     (home / "settings.json").write_text(json.dumps({"share": {"server": server, "token": token_ref}}))
 
 
+def test_a_command_token_runs_once_per_share(home: Path, workdir: Path, tmp_path: Path) -> None:
+    """`commandcode share` checks the service, then publishes: one `!command` run gives the token
+    for both (it ran once for each before)."""
+    store = f"sqlite:///{tmp_path / 'shares.db'}"
+    alice = token(store, home, workdir, "alice")
+    builder = TranscriptBuilder(workdir)
+    builder.user("shared prompt")
+    builder.assistant("a reply")
+    builder.write(home)
+    runs = tmp_path / "token-runs"
+    with replicas(store, home, workdir, 1) as (one,):
+        _settings(home, one.url, f"!echo run >> {runs}; echo {alice}")
+        url = run_ok(["share", builder.session_id, "--yes", "--no-copy"], workdir, home).stdout.strip()
+        assert url.startswith(one.url + "/s/")
+        assert runs.read_text().splitlines() == ["run"]
+
+
 def test_the_cli_publishes_to_the_service(postgres: Cluster, home: Path, workdir: Path) -> None:
     alice = token(postgres.url, home, workdir, "alice")
     builder = TranscriptBuilder(workdir)

@@ -3,10 +3,13 @@ shell in a pty: after every turn, interrupted turn, rewind (each mode a checkpoi
 `/tree` jump and `/compact`, the status line, `/status`, `sessions status` and `checkpoints list`
 show the same context tokens and the same checkpoint count. Several seeds on the offline model,
 and one against the OpenAI-compatible stub, whose replies report usage (the meter counts from
-it). A project window of 3,000 tokens makes compactions (manual and automatic) happen."""
+it). A project window of 3,000 tokens makes compactions (manual and automatic) happen. The
+engine's side (`sessions status|context`, `checkpoints list`) runs in the test's process, the
+shell in its own."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import re
@@ -16,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from helpers.cli import run_json, transcripts
+from helpers.cli import run_in_process, transcripts
 from helpers.openai_stub import OpenAIStub, text
 from helpers.terminal import CTRL_C, ENTER, ESC, TAB, ShellSession, shell_session
 
@@ -47,16 +50,25 @@ class Driver:
         [transcript] = found
         return transcript.stem
 
+    def _read(self, argv: list[str]) -> Any:
+        """A read command's JSON, run in this process (the `home` fixture's environment, the
+        project as cwd): the engine's own code, without a CLI start-up for each of the dozens of
+        checks (most of the test's time when each was a process)."""
+        with contextlib.chdir(self.workdir):
+            code, out, err = run_in_process(argv)
+        assert code == 0, (argv, err)
+        return json.loads(out)
+
     def engine(self) -> tuple[int, int, list[dict[str, Any]]]:
         sid = self._sid()
-        status: Any = run_json(["sessions", "status", sid, "--json"], self.workdir, self.home)
-        listed: Any = run_json(["checkpoints", "list", sid, "--json"], self.workdir, self.home)
+        status: Any = self._read(["sessions", "status", sid, "--json"])
+        listed: Any = self._read(["checkpoints", "list", sid, "--json"])
         rows = listed["checkpoints"]
         assert status["checkpoints"]["count"] == len(rows), (self.log, status["checkpoints"], rows)
         return status["context_tokens"], len(rows), rows
 
     def context_prompts(self) -> list[str]:
-        value: Any = run_json(["sessions", "context", self._sid(), "--json"], self.workdir, self.home)
+        value: Any = self._read(["sessions", "context", self._sid(), "--json"])
         return [block.get("text", "") for message in value["messages"] if message["role"] == "user"
                 for block in message["content"] if block.get("type") == "text"]
 

@@ -1,6 +1,7 @@
 """Runs the `commandcode` CLI with in-process kill points (test support only, never shipped).
 
     python tests/support/killable_cli.py ARGS...        # same as `python -m commandcode ARGS...`
+    python tests/support/killable_cli.py --serve        # a fork server (`helpers.forked_cli`)
 
 Environment:
 
@@ -33,21 +34,27 @@ import sys
 _target = 0
 _torn = False
 _count = 0
-_spec = os.environ.pop("COMMANDCODE_TEST_KILL_AT", "")
-_count_file = os.environ.pop("COMMANDCODE_TEST_COUNT_FILE", "")
-if _spec:
-    number, _, mode = _spec.partition(":")
-    _target = int(number)
-    _torn = mode == "torn"
-_fail_spec = os.environ.pop("COMMANDCODE_TEST_FAIL_AT", "")
+_count_file = ""
 _fail_at = 0
 _fill_up = False  # `:full`: from the N-th call on, calls that need space fail
 _full = False
-if _fail_spec:
-    number, _, mode = _fail_spec.partition(":")
-    _fail_at = int(number)
-    _fill_up = mode == "full"
 _FREES_SPACE = frozenset({"ftruncate", "unlink", "rename", "replace"})
+
+
+def _configure() -> None:
+    """Reads (and removes, so no child process inherits them) the kill, fail and count settings."""
+    global _target, _torn, _count_file, _fail_at, _fill_up
+    spec = os.environ.pop("COMMANDCODE_TEST_KILL_AT", "")
+    _count_file = os.environ.pop("COMMANDCODE_TEST_COUNT_FILE", "")
+    if spec:
+        number, _, mode = spec.partition(":")
+        _target = int(number)
+        _torn = mode == "torn"
+    fail_spec = os.environ.pop("COMMANDCODE_TEST_FAIL_AT", "")
+    if fail_spec:
+        number, _, mode = fail_spec.partition(":")
+        _fail_at = int(number)
+        _fill_up = mode == "full"
 
 
 def _die() -> None:
@@ -140,6 +147,7 @@ def _report() -> None:
 
 
 def main() -> None:
+    _configure()
     _install()
     atexit.register(_report)
     from commandcode.cli import main as cli_main
@@ -148,5 +156,75 @@ def main() -> None:
     cli_main()
 
 
+# --------------------------------------------------------------------------------------------
+# A fork server: the interpreter start-up and the imports once, then a fork per run
+
+
+_PRELOAD = ("commandcode.cli", "commandcode.cli.typer_app", "commandcode.agent.runtime")
+"""What a headless turn imports (not the `commandcode.cli.run` submodule: importing it rebinds the
+package's `run`, which `main()` calls)."""
+
+
+def serve() -> None:
+    """`killable_cli.py --serve`: reads one JSON request per line on stdin (`args`, `cwd`, `env`,
+    `stdout` and `stderr` file paths), runs each in a child forked from this process
+    (which has imported the CLI once), and answers two lines per request: the child's pid when it
+    starts, and its return code as `subprocess` gives it (minus the signal number when it was
+    killed) when it ends. A child is a whole new
+    process to the CLI: its own environment, working directory, standard streams and exit; the
+    kill, fail and count settings are read from its environment, as `main` reads them."""
+    import importlib
+    import json
+    import threading
+
+    _install()  # before the imports: a module that binds `os.write` at import binds the counting one
+    for module in _PRELOAD:
+        importlib.import_module(module)
+    assert threading.active_count() == 1, "the fork server must fork a single-threaded process"
+    answers = sys.stdout
+    for line in sys.stdin:
+        request = json.loads(line)
+        answers.flush()
+        pid = os.fork()
+        if pid == 0:
+            _child(request)  # never returns
+        answers.write(json.dumps({"pid": pid}) + "\n")
+        answers.flush()
+        _, status = os.waitpid(pid, 0)
+        answers.write(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}) + "\n")
+        answers.flush()
+
+
+def _child(request: dict[str, object]) -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        for descriptor, path in ((1, request["stdout"]), (2, request["stderr"])):
+            target = os.open(str(path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(target, descriptor)
+            os.close(target)
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - the child's whole life
+        os.chdir(str(request["cwd"]))
+        os.environ.clear()
+        os.environ.update(request["env"])  # type: ignore[call-overload]
+        sys.argv = ["commandcode", *request["args"]]  # type: ignore[misc]
+        global _count
+        _count = 0  # the counting starts with the run, not with the server's imports
+        _configure()
+        atexit.register(_report)
+        from commandcode.cli import main as cli_main
+
+        cli_main()  # ends the process (os._exit)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        os._exit(70)  # only when the start-up above failed
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    else:
+        main()

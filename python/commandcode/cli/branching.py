@@ -25,8 +25,9 @@ JSON_OPTION = typer.Option(False, "--json", help="Print JSON.")
 
 def _open(ref: str) -> AgentSession:
     from ..agent.runtime import AgentSession
+    from .launch_project import launch_project
 
-    return AgentSession.for_reference(ref, notify=warn)
+    return AgentSession.for_reference(ref, notify=warn, project=launch_project())
 
 
 def label_command(ref: str = REF_ARGUMENT, entry: str = ENTRY_ARGUMENT,

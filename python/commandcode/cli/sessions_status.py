@@ -12,8 +12,9 @@ from ..present.status import status_lines
 def status_view(ref: str, as_json: bool = False) -> None:
     """One session's status: what `/status` shows in the shell."""
     from ..agent.runtime import AgentSession
+    from .launch_project import launch_project
 
-    agent = AgentSession.for_reference(ref)
+    agent = AgentSession.for_reference(ref, project=launch_project())
     status = agent.status()
     if as_json:
         print_json(status)

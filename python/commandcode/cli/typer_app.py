@@ -6,6 +6,7 @@ Commands stay thin: parse options, call a library function, render the result. `
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, Optional
 
@@ -94,12 +95,21 @@ _root.__annotations__ = {parameter.name: parameter.annotation for parameter in _
 root = app.callback()(handle_errors(_root))
 
 
+@functools.cache
+def _command() -> Any:
+    """The click command tree of `app`, built once per process: typer builds it from the command
+    functions' signatures on every `app(...)` (about 30 ms, most of an in-process command run;
+    the mutation tests run thousands). Pretty exceptions are off, so `Typer.__call__`'s
+    excepthook adds nothing to calling the tree."""
+    return typer.main.get_command(app)
+
+
 def run_app(argv: list[str]) -> object:
     """Runs `app` on argv and returns the exit code. Click's own usage errors (an unknown option
     or command, a missing or invalid value) are one `error:` line and a `hint:` line, exit 2, like
     ours: not click's usage box, which also echoes the user's text unescaped."""
     try:
-        code = app(args=worktrees.expand_worktree_flag(argv), prog_name="commandcode", standalone_mode=False)
+        code = _command()(args=worktrees.expand_worktree_flag(argv), prog_name="commandcode", standalone_mode=False)
     except typer.Abort:
         raise fail("aborted") from None
     except typer.TyperException as error:

@@ -9,6 +9,7 @@ import json
 import os
 import urllib.error
 import urllib.request
+import weakref
 from typing import Any
 
 from ..errors import SettingsError, ShareServiceError
@@ -60,18 +61,37 @@ class Service:
         return answer
 
 
+_resolved: weakref.WeakKeyDictionary[ProjectContext, tuple[object, Service]] = weakref.WeakKeyDictionary()
+"""The service each project context's settings named, with the settings it was read from: a
+`!command` token runs once per settings read (`commandcode share` checks the service, then
+publishes), not once per question."""
+
+
 def configured(project: ProjectContext | None = None) -> Service | None:
-    """The service the settings name: `project`'s (the caller's context), else those of the
-    current directory (None: shares use the one-machine server).
+    """The service the settings name: `project`'s (the caller's context, whose resolved token is
+    kept until its settings are read again), else those of the current directory (None: shares
+    use the one-machine server).
 
     Raises:
         SettingsError: `share.server` or `share.token` is malformed; the token's variable is unset or
             its command fails.
     """
     from ..config.context import ProjectContext
+
+    context = project if project is not None else ProjectContext(os.getcwd())
+    settings = context.settings()
+    known = _resolved.get(context)
+    if known is not None and known[0] is settings:
+        return known[1]
+    service = _service(settings.get("share"))
+    if service is not None:
+        _resolved[context] = (settings, service)
+    return service
+
+
+def _service(value: object) -> Service | None:
     from ..config.keyref import is_reference, resolve_reference
 
-    value = (project if project is not None else ProjectContext(os.getcwd())).settings().get("share")
     if value is None or (isinstance(value, dict) and value.get("server") is None):
         return None
     if not isinstance(value, dict) or not isinstance(value.get("server"), str) \

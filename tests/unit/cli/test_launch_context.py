@@ -1,7 +1,8 @@
 """The command line's one project context per launch (`cli/launch_project.py`, issue #27) reaches
 the share client and the rewind: `commandcode share` reads the settings that name the share
-service once (its check and its publish used to make a context each), and `rewind` and
-`checkpoints list` open the session with the launch's context."""
+service once (its check and its publish used to make a context each), and the commands that open
+a session (`rewind`, `checkpoints list`, `sessions label|goto|rename|status`) open it with
+the launch's context."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from commandcode.cli import app
 from commandcode.cli.launch_project import launch_project
 from commandcode.config import settings
 from commandcode.sessions.files import SessionFiles
+from helpers.cli import read_lines
 from helpers.share import share_server
 from helpers.transcripts import TranscriptBuilder
 
@@ -48,9 +50,13 @@ def test_share_reads_the_launchs_settings_once(home: Path, workdir: Path, monkey
         assert not files.share.exists(), result.output
 
 
-@pytest.mark.parametrize("command", [["rewind", "--to", "1", "--mode", "code", "--dry-run"], ["checkpoints", "list"]])
-def test_rewind_opens_the_session_with_the_launchs_context(home: Path, workdir: Path, command: list[str],
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("command", [
+    ["rewind", "{sid}", "--to", "1", "--mode", "code", "--dry-run"], ["checkpoints", "list", "{sid}"],
+    ["sessions", "label", "{sid}", "{entry}", "start"], ["sessions", "goto", "{sid}", "{entry}"],
+    ["sessions", "rename", "{sid}", "renamed"], ["sessions", "status", "{sid}"],
+], ids=" ".join)
+def test_commands_open_the_session_with_the_launchs_context(home: Path, workdir: Path, command: list[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     from commandcode.agent import runtime
 
     files = _session(home, workdir, monkeypatch)
@@ -62,6 +68,7 @@ def test_rewind_opens_the_session_with_the_launchs_context(home: Path, workdir: 
         opened.append(self.handle.project)
 
     monkeypatch.setattr(runtime.AgentSession, "__init__", recording_init)
-    argv = [command[0], files.session_id, *command[1:]] if command[0] == "rewind" else [*command, files.session_id]
+    entry = read_lines(files.transcript)[1]["id"]
+    argv = [part.format(sid=files.session_id, entry=entry) for part in command]
     result = CliRunner().invoke(app, argv)  # the root callback begins the launch: its context is made on first use
     assert opened and all(context is launch_project() for context in opened), (result.output, result.exception)
