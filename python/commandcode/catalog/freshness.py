@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from stat import S_IFREG, S_ISREG
+from stat import S_ISREG
 
 from ..config.paths import is_transcript_name
 from .db import from_db, to_db
@@ -51,9 +51,7 @@ def changed_files(connection: sqlite3.Connection, folder: str, problems: list[st
     quick = _quick_check(connection, folder)
     if quick is None:
         return _full_pass(connection, folder, problems, None)
-    changed, gone_names, snapshot, trusted, unknown = quick
-    if unknown:
-        return _first_pass(folder, snapshot)
+    changed, gone_names, snapshot, trusted = quick
     if not trusted:
         return _full_pass(connection, folder, problems, snapshot)
     if not changed and not gone_names:
@@ -95,10 +93,9 @@ def changed_files(connection: sqlite3.Connection, folder: str, problems: list[st
     return FolderState(folder, transcripts, metas, known, gone, snapshot)
 
 
-def _quick_check(connection: sqlite3.Connection, folder: str) -> tuple[list[str], list[str], bytes, bool, bool] | None:
-    """(changed names, gone names, snapshot now, whether the old snapshot can be trusted, whether
-    the catalog knows nothing of the folder: no snapshot, no row), or None when the native check
-    cannot be used here."""
+def _quick_check(connection: sqlite3.Connection, folder: str) -> tuple[list[str], list[str], bytes, bool] | None:
+    """(changed names, gone names, snapshot now, whether the old snapshot can be trusted), or
+    None when the native check cannot be used here."""
     try:
         from .._native import folder_changes
     except ImportError:  # pragma: no cover - the core is always built with the package
@@ -109,36 +106,8 @@ def _quick_check(connection: sqlite3.Connection, folder: str) -> tuple[list[str]
         changed, gone, snapshot = folder_changes(folder, previous)
     except OSError:
         return None  # missing or unreadable: the full pass says so (or finds nothing)
-    rows = _row_count(connection, folder)
-    return changed, gone, snapshot, row is not None and row[1] == rows, row is None and rows == 0
-
-
-def _first_pass(folder: str, snapshot: bytes) -> FolderState:
-    """The states of a folder the catalog knows nothing of, read back from the snapshot the
-    native check has just taken (each record: the name, then `kind size mtime_ns inode ctime_ns`,
-    symlinks followed, as `DirEntry.stat()` does): every transcript is new, so no row is read and
-    no file is stat-ed a second time (first contact with 10,000 sessions: 10,000 `stat` calls and
-    `stat_result`s less)."""
-    transcripts: Stats = {}
-    metas: dict[str, str] = {}
-    fields = snapshot.split(b"\0")
-    for number in range(0, len(fields) - 1, 2):
-        name = os.fsdecode(fields[number])
-        kind, size, mtime_ns, inode, ctime_ns = fields[number + 1].split(b" ")
-        if name.endswith(META_SUFFIX):
-            metas[name[: -len(META_SUFFIX)]] = f"{int(size)}:{int(mtime_ns)}"
-        elif kind == b"f" and is_transcript_name(name):  # never a FIFO (it would block) or a device
-            transcripts[os.path.join(folder, name)] = _stat_of(int(size), int(mtime_ns), int(inode), int(ctime_ns))
-    return FolderState(folder, transcripts, metas, {}, [], snapshot)
-
-
-def _stat_of(size: int, mtime_ns: int, inode: int, ctime_ns: int) -> os.stat_result:
-    """A regular file's `stat_result` with the fields a refresh reads (the float times as
-    CPython makes them from seconds and nanoseconds)."""
-    mtime_s, ctime_s = divmod(mtime_ns, 1_000_000_000), divmod(ctime_ns, 1_000_000_000)
-    mtime, ctime = mtime_s[0] + mtime_s[1] * 1e-9, ctime_s[0] + ctime_s[1] * 1e-9
-    return os.stat_result((S_IFREG | 0o644, inode, 0, 1, 0, 0, size, 0, mtime_s[0], ctime_s[0]),
-                          {"st_mtime": mtime, "st_ctime": ctime, "st_mtime_ns": mtime_ns, "st_ctime_ns": ctime_ns})
+    trusted = row is not None and row[1] == _row_count(connection, folder)
+    return changed, gone, snapshot, trusted
 
 
 def _row_count(connection: sqlite3.Connection, folder: str) -> int:

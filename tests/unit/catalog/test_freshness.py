@@ -99,35 +99,3 @@ def test_folder_changes_names_every_kind_of_change(tmp_path: Path) -> None:
     assert (changed, gone) == (["link.jsonl"], [odd])
     with pytest.raises(OSError):
         folder_changes(tmp_path / "missing", b"")
-
-
-def _all_rows() -> list[tuple[object, ...]]:
-    with open_catalog() as catalog:
-        return sorted(catalog.connection.execute("SELECT * FROM sessions").fetchall(), key=repr)
-
-
-def test_first_contact_takes_the_file_states_from_the_check_and_builds_the_same_rows(
-        home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A folder the catalog knows nothing of: its rows come from the native check's states (no
-    `stat` from Python, no full pass), and they are the rows a full pass builds."""
-    _many(workdir, 4)
-    folder = Path(project_dir(workdir))
-    (folder / f"{sid(2)}.meta.json").write_text(json.dumps({"name": "renamed"}))
-    os.symlink(folder / f"{sid(3)}.jsonl", folder / f"{sid(9)}.jsonl")  # followed, as DirEntry.stat() does
-    os.mkfifo(folder / f"{sid(8)}.jsonl")  # never opened: it would block
-    os.utime(folder / f"{sid(1)}.jsonl", ns=(1, 1_700_000_000_999_999_999))  # a time at a second's edge
-    full: list[str] = []
-    original = freshness._full_pass
-    monkeypatch.setattr(freshness, "_full_pass", lambda connection, folder, *rest: (full.append(folder),
-                                                                                    original(connection, folder, *rest))[1])
-    first = list_sessions(workdir)
-    assert full == [] and sorted(row.id for row in first) == sorted([sid(1), sid(2), sid(3), sid(4), sid(9)])
-    from_check = _all_rows()
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{catalog_file()}{suffix}").unlink(missing_ok=True)
-    monkeypatch.setattr(freshness, "_first_pass", lambda folder, snapshot: pytest.fail("not first contact"))
-    with open_catalog() as catalog:  # a snapshot row the folder's rows do not match: the full pass runs
-        catalog.connection.execute("INSERT INTO folder_snapshots (folder, snapshot, rows) VALUES (?, ?, ?)",
-                                   (str(folder), b"", 99))
-    assert [row.id for row in list_sessions(workdir)] == [row.id for row in first]
-    assert full and _all_rows() == from_check

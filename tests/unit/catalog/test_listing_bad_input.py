@@ -75,9 +75,6 @@ def test_a_folder_that_cannot_be_read_is_a_warning(home: Path, workdir: Path, tm
 
     monkeypatch.setattr(os, "scandir", refuse(real_scandir))
     monkeypatch.setattr(os, "listdir", refuse(real_listdir))
-    from commandcode import _native
-
-    monkeypatch.setattr(_native, "folder_changes", refuse(_native.folder_changes))  # the catalog's native read
     errors: list[str] = []
     rows = list_sessions(workdir, all_projects=True, errors=errors, use_catalog=use_catalog)
     assert [row.id for row in rows] == [sid(1)]
