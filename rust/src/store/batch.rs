@@ -1,4 +1,4 @@
-//! Storing many objects with two flushes in all: the objects of a redo point (`restore/keep.rs`).
+//! Storing many objects with two flushes in all: the objects of a pack being absorbed (`packs.rs`).
 //!
 //! [`ObjectStore::put_hashed`] makes each object durable on its own (an fsync of the file, then
 //! one of its folder). A rewind keeping a thousand replaced files for its redo paid two thousand
@@ -59,19 +59,34 @@ impl<'a> Batch<'a> {
         if self.store.refresh(id) || !self.staged.lock().expect("no panics while held").ids.insert(*id) {
             return Ok(false);
         }
+        let compressed = zstd::bulk::compress(bytes, self.level).map_err(|source| Error::io(&path, source))?;
+        self.stage(path, &compressed)?;
+        Ok(true)
+    }
+
+    /// Stages an object already compressed (a pack's frame, `packs.rs`) unless this batch staged
+    /// it; the caller checked that the store holds no loose copy. Returns whether it staged it.
+    pub fn add_frame(&self, id: &ContentId, frame: &[u8]) -> Result<bool> {
+        if !self.staged.lock().expect("no panics while held").ids.insert(*id) {
+            return Ok(false);
+        }
+        self.stage(self.store.object_path(id), frame)?;
+        Ok(true)
+    }
+
+    fn stage(&self, path: PathBuf, compressed: &[u8]) -> Result<()> {
         let folder = path.parent().expect("object paths have a fan-out folder");
         for created in create_dirs(folder)? {
             set_folder_mode(&created)?;
         }
-        let compressed = zstd::bulk::compress(bytes, self.level).map_err(|source| Error::io(&path, source))?;
         let temp = temp_path_beside(&path);
-        let written = write_new(&temp, &compressed);
+        let written = write_new(&temp, compressed);
         if written.is_err() {
             let _ = std::fs::remove_file(&temp);
         }
         written?;
         self.staged.lock().expect("no panics while held").temps.push((temp, path));
-        Ok(true)
+        Ok(())
     }
 
     /// Makes every staged object durable under its name (see the module docs); `pause` is a
