@@ -309,7 +309,7 @@ pub fn absorb(store: &ObjectStore, pause: Duration) -> Result<AbsorbReport> {
             }
         }
     }
-    let batch = Batch::new(store, 0);
+    let batch = Batch::new(store);
     let mut whole = Vec::new();
     for path in packs {
         let mut cache = PackCache::default();
