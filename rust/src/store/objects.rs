@@ -34,7 +34,7 @@ const FOLDER_MODE: u32 = 0o700;
 #[derive(Clone, Debug)]
 pub struct ObjectStore {
     root: PathBuf,
-    packs: SharedPacks,
+    pub(super) packs: SharedPacks,
 }
 
 /// What [`ObjectStore::backup_file`] did with a path.

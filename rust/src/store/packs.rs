@@ -125,8 +125,8 @@ impl Located {
 }
 
 /// The packs a store handle has seen, and where each of their objects is. Packs are never
-/// modified, so what was read of one stays true; a pack deleted since (absorbed) is still read
-/// through its open file, and its objects are loose by then anyway.
+/// modified, so what was read of one stays true; a pack deleted since (absorbed: its objects are
+/// loose by then) is still read through its open file until the next listing lets it go.
 #[derive(Debug, Default)]
 pub(super) struct PackCache {
     packs: HashSet<OsString>,
@@ -159,12 +159,15 @@ impl PackCache {
         }
         let Ok(entries) = std::fs::read_dir(&folder) else { return };
         self.listed = Some(key);
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            if self.packs.contains(&name) || !is_pack_name(&name) {
-                continue;
+        let names: HashSet<OsString> = entries.flatten().map(|entry| entry.file_name()).collect();
+        if self.packs.iter().any(|name| !names.contains(name)) {
+            self.packs.retain(|name| names.contains(name));
+            self.by_id.retain(|_, located| located.pack.path.file_name().is_some_and(|name| names.contains(name)));
+        }
+        for name in names {
+            if !self.packs.contains(&name) && is_pack_name(&name) {
+                let _ = self.add(folder.join(name));
             }
-            let _ = self.add(entry.path());
         }
     }
 
@@ -425,6 +428,9 @@ mod tests {
             assert_eq!(store.read(id).unwrap(), format!("object {number}").into_bytes());
         }
         assert_eq!(absorb(&store, Duration::ZERO).unwrap(), AbsorbReport::default());
+        store.refresh_packs(true);
+        let cache = store.packs.lock().unwrap();
+        assert!(cache.packs.is_empty() && cache.by_id.is_empty(), "a deleted pack's file is let go");
     }
 
     #[test]
