@@ -195,6 +195,11 @@ class ObjectStore:
     def contains(self, content_id: str) -> bool: ...
     def object_path(self, content_id: str) -> Path: ...
     def sweep(self, referenced: Sequence[str], grace_seconds: float) -> list[tuple[str, int]]: ...
+    def absorb_packs(self, pause_ms: int = 0) -> list[tuple[str, int]]:
+        """Makes the objects of every pack loose objects, then deletes the packs; returns
+        `{packs, objects, removed_temporaries}` as pairs."""
+    def packed_ids(self) -> list[str]:
+        """The ids of the objects the packs hold, ascending."""
     def usage(self) -> tuple[int, int]:
         """`(objects, bytes_on_disk)`."""
 

@@ -1,14 +1,14 @@
 """The checks the crash harness runs after every point, whatever the operation: every transcript
 opens (whole header, the index agreeing with a cold scan, reported turns on the active path, no
 record glued onto a fragment), every checkpoints line is whole JSON and every object it names is in
-the store and verifies, every meta file is a JSON object holding a reported name."""
+the store (loose or in a pack) and verifies, every meta file is a JSON object holding a reported name."""
 
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from helpers.crash_workspace import Workspace
@@ -104,8 +104,26 @@ def check_checkpoints_and_objects(workspace: Workspace, violations: list[str], l
                 violations.append(f"{label}: object {content_id[:12]} fails verification: {error}")
                 continue
             workspace.verified_objects.add(key)
+    _check_packed(store, present, workspace, violations, label)
     for missing in sorted(referenced - present):
         violations.append(f"{label}: a checkpoint names object {missing[:12]}, which is not in the store")
+
+
+def _check_packed(store: Any, present: set[str], workspace: Workspace, violations: list[str], label: str) -> None:
+    """Every object a pack holds (a redo point's, format §7.2) and no loose file does verifies;
+    each is added to `present`."""
+    for content_id in store.packed_ids():
+        if content_id in present:
+            continue
+        present.add(content_id)
+        if (content_id, -1, -1) in workspace.verified_objects:
+            continue  # a pack is never modified
+        try:
+            store.verify(content_id)
+        except Exception as error:
+            violations.append(f"{label}: packed object {content_id[:12]} fails verification: {error}")
+            continue
+        workspace.verified_objects.add((content_id, -1, -1))
 
 def check_meta(workspace: Workspace, violations: list[str], label: str) -> None:
     for path in sorted((workspace.data / "projects").glob("*/*.meta.json")):

@@ -3,7 +3,8 @@
 or after a random delay, then run again to completion.
 
 A workspace holds sessions made with the library (each with a checkpoint whose backups are store
-objects, one object shared by all of them) and aged 40 days, plus old unreferenced objects. After
+objects, one object shared by all of them, and a rewound turn whose redo point's object is in a
+pack, so kills land in the packs' absorb too) and aged 40 days, plus old unreferenced objects. After
 every killed run the checks are:
 
 - every transcript left opens; every object a remaining checkpoints file or archive `.refs`
@@ -27,6 +28,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from helpers.crash_runs import _kill_group
 from helpers.crash_workspace import data_dir_env, python_path_env, tree_state
@@ -102,6 +104,7 @@ def seed(root: Path, operation: str) -> SweepWorkspace:
                 manager.backup_before_edit(str(path))
                 manager.record_after_edit(str(path))
             manager.flush()
+            _rewind_a_turn(files, workspace.project.resolve(), own, number)
             age_session(files.transcript, 40)
         store = BackupStore()
         for number in range(6):
@@ -116,6 +119,27 @@ def seed(root: Path, operation: str) -> SweepWorkspace:
     if operation == "restore":
         _run(workspace, ["sweep", "--archive", "--json"])
     return workspace
+
+
+def _rewind_a_turn(files: Any, project: Path, own: Path, number: int) -> None:
+    """A second turn gives `own` new bytes, and a code rewind takes them back: its redo point
+    keeps them in a pack (format §7.2), so a collection or an archive killed here may land in the
+    pack's absorb."""
+    from commandcode.checkpoints.manager import CheckpointManager
+    from commandcode.checkpoints.modes import RewindMode
+    from commandcode.checkpoints.rewind import RewindOptions, rewind
+
+    manager = CheckpointManager.for_session(files, project)
+    manager.open_checkpoint(f"turn {number}b", 3, None)
+    manager.backup_before_edit(str(own))
+    own.write_bytes(random.Random(1000 + number).randbytes(200_000))
+    manager.record_after_edit(str(own))
+    manager.flush()
+    rewind(files, project, 2, RewindMode.CODE, RewindOptions())
+    from commandcode.checkpoints.store import journal_path
+
+    # the restore's lock file holds no state, and a sweep leaves it behind today
+    journal_path(files.session_id).with_name(journal_path(files.session_id).name + ".lock").unlink()
 
 
 def _run(workspace: SweepWorkspace, args: list[str], **extra: str) -> subprocess.CompletedProcess[bytes]:

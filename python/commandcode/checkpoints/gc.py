@@ -12,6 +12,10 @@ Marked (kept) are the objects named by
   store; each archive `archives/<project>/<sid>.ccarchive` has them listed, one a line, in
   `<sid>.ccarchive.refs`, written before the archive and removed after it.
 
+First, every pack (a redo point's objects in one file, format §7.2) is absorbed: its objects become
+loose objects (young ones) and the pack is deleted, so the sweep judges loose objects only. A dry
+run absorbs nothing and does not count packed objects.
+
 A checkpoints file that cannot be read stops the collection (any object may be needed). Swept
 (deleted) are the other objects, and temporaries, whose mtime is older than the collection's start
 less the grace period (one hour): an object written, or re-put (which refreshes its mtime), after
@@ -198,11 +202,28 @@ def collect(*, dry_run: bool = False, grace_seconds: float = SWEEP_GRACE_SECONDS
             raise CommandcodeError("another garbage collection of the object store is running",
                                    hint="wait for it to finish, then retry") from None
         cutoff = time.time() - grace_seconds  # the start of the collection, less the grace period
+        report.temporaries += _absorb_packs(store)
         keep = marked(extra_referenced)
         _sweep(store, keep, cutoff, report)
     finally:
         os.close(run_lock)
     return report
+
+
+def _absorb_packs(store: Path) -> int:
+    """Makes the objects of every pack loose (format §7.2) before anything is judged: the sweep
+    judges loose objects only, and the ones absorbed now are young. Returns the pack temps removed.
+
+    Raises:
+        CommandcodeError: a pack could not be absorbed (nothing was deleted).
+    """
+    from .store import BackupStore
+
+    try:
+        return BackupStore(store).absorb_packs()["removed_temporaries"]
+    except OSError as error:
+        raise CommandcodeError(f"cannot absorb the object store's packs: {error.filename or store}: "
+                               f"{error.strerror or error}", hint="check the store's permissions and free space") from None
 
 
 def _sweep(store: Path, keep: set[str], cutoff: float, report: GcReport) -> None:

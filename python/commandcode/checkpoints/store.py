@@ -235,6 +235,22 @@ class BackupStore:
         """Deletes objects not in `referenced` and older than the grace period."""
         return dict(self._native.sweep(sorted(set(referenced)), grace_seconds))
 
+    def absorb_packs(self, *, pause_ms: int = 0) -> dict[str, int]:
+        """Makes the objects of every pack (a redo point's, format §7.2) loose objects, then deletes
+        the packs, so that everything reading objects by path finds them; returns
+        `{packs, objects, removed_temporaries}`. `pause_ms` is a crash-test hook.
+
+        Raises:
+            OSError: an object or a pack could not be written or deleted (every object stays
+                readable: a pack goes only once its objects are loose and durable).
+        """
+        with self._putting():
+            return dict(self._native.absorb_packs(pause_ms))
+
+    def packed_ids(self) -> list[str]:
+        """The ids of the objects the packs hold."""
+        return self._native.packed_ids()
+
     def usage(self) -> tuple[int, int]:
         """`(objects, bytes on disk)`."""
         return self._native.usage()

@@ -113,6 +113,7 @@ def write_archive(project_folder: str, session_id: str, parts: list[Path], own_o
     """
     target = archive_path(project_folder, session_id)
     ensure_dir(target.parent)
+    store.absorb_packs()  # the frames are copied from the objects' files: a packed object gets its own
     for object_id in own_objects:
         store.verify(object_id)
     atomic_write(refs_path(target), "".join(f"{object_id}\n" for object_id in sorted(shared_objects)).encode())

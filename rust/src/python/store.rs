@@ -181,6 +181,23 @@ impl PyObjectStore {
         ])
     }
 
+    /// Makes the objects of every pack loose objects, then deletes the packs (a collection's
+    /// first step); returns `{packs, objects, removed_temporaries}`. `pause_ms` is a crash-test hook.
+    #[pyo3(signature = (pause_ms=0))]
+    fn absorb_packs(&self, py: Python<'_>, pause_ms: u64) -> PyResult<Vec<(&'static str, u64)>> {
+        let report = py.detach(|| store::absorb(&self.inner, Duration::from_millis(pause_ms)))?;
+        Ok(vec![
+            ("packs", report.packs),
+            ("objects", report.objects),
+            ("removed_temporaries", report.removed_temporaries),
+        ])
+    }
+
+    /// The ids of the objects the packs hold, ascending.
+    fn packed_ids(&self, py: Python<'_>) -> Vec<String> {
+        py.detach(|| store::packed_ids(&self.inner)).iter().map(ToString::to_string).collect()
+    }
+
     /// `(objects, bytes_on_disk)`.
     fn usage(&self, py: Python<'_>) -> PyResult<(u64, u64)> {
         let usage = py.detach(|| self.inner.usage())?;

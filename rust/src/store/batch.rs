@@ -1,20 +1,19 @@
-//! Storing many objects with two flushes in all: the objects of a redo point (`restore/keep.rs`).
+//! Storing many objects with two flushes in all: the objects of a pack being absorbed (`packs.rs`).
 //!
 //! [`ObjectStore::put_hashed`] makes each object durable on its own (an fsync of the file, then
-//! one of its folder). A rewind keeping a thousand replaced files for its redo paid two thousand
-//! flushes, most of its time. A [`Batch`] writes each new object to a temp file in its fan-out
-//! folder without a flush; [`Batch::finish`] then makes every byte durable with one `syncfs` of
-//! the store's file system, renames the temps to their object names, and makes the names durable
+//! one of its folder). A [`Batch`] writes each new object to a temp file in its fan-out folder
+//! without a flush; [`Batch::finish`] then makes every byte durable with one `syncfs` of the
+//! store's file system, renames the temps to their object names, and makes the names durable
 //! with a second `syncfs`. An object's name therefore never appears before its bytes are on disk:
 //! a kill or a power loss at any moment leaves temps (which a collection sweeps, `.cctmp`) and
 //! whole objects, never a short one under its name. A batch dropped unfinished removes its temps.
 //!
-//! The caller holds `gc.lock` shared from the first [`Batch::add`] to the end of `finish` (as
-//! for any put), so a collection never judges an object this batch found "there" meanwhile.
+//! The caller holds `gc.lock` shared from the first [`Batch::add_frame`] to the end of `finish`
+//! (as for any put).
 
 use super::digest::ContentId;
 use super::durable::{create_dirs, temp_path_beside};
-use super::objects::{set_folder_mode, ObjectStore, MAX_OBJECT_SIZE, OBJECT_MODE};
+use super::objects::{set_folder_mode, ObjectStore, OBJECT_MODE};
 use crate::error::{Error, Result};
 use std::collections::HashSet;
 use std::io::Write;
@@ -26,7 +25,6 @@ use std::time::Duration;
 /// New objects staged for one flush.
 pub struct Batch<'a> {
     store: &'a ObjectStore,
-    level: i32,
     staged: Mutex<Staged>,
 }
 
@@ -38,34 +36,24 @@ struct Staged {
 }
 
 impl<'a> Batch<'a> {
-    /// A batch writing new objects at zstd `level`.
-    pub fn new(store: &'a ObjectStore, level: i32) -> Self {
-        Batch { store, level, staged: Mutex::default() }
+    /// An empty batch.
+    pub fn new(store: &'a ObjectStore) -> Self {
+        Batch { store, staged: Mutex::default() }
     }
 
-    /// Whether the store holds object `id` (then refreshed, as a put does) or this batch staged it.
-    pub fn refreshed(&self, id: &ContentId) -> bool {
-        self.store.refresh(id) || self.staged.lock().expect("no panics while held").ids.contains(id)
-    }
-
-    /// Stages `bytes` (whose blake3 the caller computed: `id`) as a new object, unless the store
-    /// holds it already (its mtime is then refreshed, as a put does) or this batch staged it.
-    /// Returns whether this call wrote it. Safe to call from several threads.
-    pub fn add(&self, id: &ContentId, bytes: &[u8]) -> Result<bool> {
-        let path = self.store.object_path(id);
-        if bytes.len() as u64 > MAX_OBJECT_SIZE {
-            return Err(Error::io(&path, std::io::Error::other("object over the 256 MiB limit")));
-        }
-        if self.store.refresh(id) || !self.staged.lock().expect("no panics while held").ids.insert(*id) {
+    /// Stages an object already compressed (a pack's frame, `packs.rs`) unless this batch staged
+    /// it; the caller checked that the store holds no loose copy. Returns whether it staged it.
+    pub fn add_frame(&self, id: &ContentId, frame: &[u8]) -> Result<bool> {
+        if !self.staged.lock().expect("no panics while held").ids.insert(*id) {
             return Ok(false);
         }
+        let path = self.store.object_path(id);
         let folder = path.parent().expect("object paths have a fan-out folder");
         for created in create_dirs(folder)? {
             set_folder_mode(&created)?;
         }
-        let compressed = zstd::bulk::compress(bytes, self.level).map_err(|source| Error::io(&path, source))?;
         let temp = temp_path_beside(&path);
-        let written = write_new(&temp, &compressed);
+        let written = write_new(&temp, frame);
         if written.is_err() {
             let _ = std::fs::remove_file(&temp);
         }
@@ -160,14 +148,13 @@ mod tests {
     }
 
     #[test]
-    fn a_finished_batch_stores_each_new_object_once_and_leaves_no_temp() {
+    fn a_finished_batch_names_each_new_object_once_and_leaves_no_temp() {
         let (_folder, store) = store();
-        let (old, _) = store.put_bytes(b"already there").unwrap();
-        let batch = Batch::new(&store, 1);
+        let batch = Batch::new(&store);
         let new = ContentId::of(b"new bytes");
-        assert!(!batch.add(&old, b"already there").unwrap(), "an object the store holds is only refreshed");
-        assert!(batch.add(&new, b"new bytes").unwrap());
-        assert!(!batch.add(&new, b"new bytes").unwrap(), "staged once");
+        let frame = zstd::bulk::compress(b"new bytes", 1).unwrap();
+        assert!(batch.add_frame(&new, &frame).unwrap());
+        assert!(!batch.add_frame(&new, &frame).unwrap(), "staged once");
         assert!(!store.contains(&new), "no name before the flush");
         batch.finish(Duration::ZERO).unwrap();
         assert_eq!(store.read(&new).unwrap(), b"new bytes");
@@ -180,8 +167,8 @@ mod tests {
         let (_folder, store) = store();
         let new = ContentId::of(b"never finished");
         {
-            let batch = Batch::new(&store, 3);
-            assert!(batch.add(&new, b"never finished").unwrap());
+            let batch = Batch::new(&store);
+            assert!(batch.add_frame(&new, &zstd::bulk::compress(b"never finished", 3).unwrap()).unwrap());
             assert_eq!(temps(store.root()), 1);
         }
         assert_eq!(temps(store.root()), 0);

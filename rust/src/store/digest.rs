@@ -87,6 +87,11 @@ impl ContentId {
         &self.0
     }
 
+    /// The id whose raw bytes are `bytes` (a pack's index stores them so, `packs.rs`).
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        ContentId(bytes)
+    }
+
     /// The first 12 hex characters, for messages.
     pub fn short(&self) -> String {
         self.to_string()[..12].to_owned()

@@ -2,7 +2,8 @@
 //!
 //! - [`digest`]: [`ContentId`] (blake3, names our objects) and [`Sha256Digest`] (the real CLI's blobs).
 //! - [`objects`]: the shared content-addressed, zstd-compressed object folder ([`ObjectStore`]).
-//! - [`batch`]: many new objects made durable by one flush (a redo point's, [`Batch`]).
+//! - [`batch`]: many new objects made durable by one flush (an absorbed pack's, [`Batch`]).
+//! - [`packs`]: many objects in one file (a redo point's, [`PackWriter`]), absorbed by a collection.
 //! - [`source`]: reading a user's file without following symlinks, under a size cap.
 //! - [`mod@restore`]: verified, all-or-nothing restore with a crash journal.
 //! - [`space`]: free space for the disk-low pause.
@@ -20,15 +21,16 @@
 //! <data dir>/objects/                  one store for every session (fork copies nothing)
 //! ├── config                           {"version":1,"name":"blake3","compression":"zstd"}
 //! ├── external-checkpoints.txt         checkpoints files outside projects/ (Python keeps it)
-//! └── ab/                              fan-out by the first two hex characters
-//!     └── cdef…(62 hex)                one zstd frame; blake3(original bytes) = "abcdef…"
+//! ├── ab/                              fan-out by the first two hex characters
+//! │   └── cdef…(62 hex)                one zstd frame; blake3(original bytes) = "abcdef…"
+//! └── packs/<name>.pack                a redo point's new objects in one file ([`packs`])
 //! <data dir>/journals/<session>.json   a restore in flight: {"version":1,"state":"open"|"committed",…}
 //! <data dir>/journals/<session>.json.lock   flock held while restoring or recovering
 //! <data dir>/file-history/<session>/<sha256>   the real CLI's raw blobs (read, never written)
 //! ```
 //!
 //! Objects are written once (temp file `.<name>.<pid>.<nanos>.<n>.cctmp` → fsync → rename →
-//! fsync folder; a redo point's all at once, [`batch`]), mode 0400, and never modified; a re-put only bumps the mtime. Every read
+//! fsync folder; a redo point's in one pack, [`packs`]), mode 0400, and never modified; a re-put only bumps the mtime. Every read
 //! decompresses and checks the blake3 against the name. A `config` with another version makes
 //! [`ObjectStore::open`] fail rather than guess.
 
@@ -36,6 +38,7 @@ pub mod batch;
 pub mod digest;
 pub mod durable;
 pub mod objects;
+pub mod packs;
 pub mod restore;
 pub mod source;
 pub mod space;
@@ -46,6 +49,7 @@ pub mod watch;
 pub use batch::Batch;
 pub use digest::{Algorithm, ContentId, InvalidDigest, Sha256Digest};
 pub use objects::{read_raw_blob, Backup, ObjectStore, StoreUsage, SweepReport};
+pub use packs::{absorb, packed_ids, AbsorbReport, PackWriter};
 pub use restore::{
     check, prepare, recover, restore, Action, BackupSource, Companion, Desired, Expected, FaultInjection, KeepOptions,
     KeptFile, KeptState, Plan, PlanEntry, Prepared, ProblemKind, RecoveryBounds, RecoveryOutcome, RestoreItem,

@@ -10,6 +10,7 @@
 
 use super::digest::{ContentId, Sha256Digest};
 use super::durable::{self, TEMP_SUFFIX};
+use super::packs::{Located, SharedPacks};
 use super::source::{read_file_state, FileState};
 use crate::error::{Error, Result};
 use crate::fsopen::{read_regular, Follow};
@@ -28,10 +29,12 @@ pub const MAX_OBJECT_SIZE: u64 = 256 << 20;
 pub(super) const OBJECT_MODE: u32 = 0o400;
 const FOLDER_MODE: u32 = 0o700;
 
-/// A handle on the object folder. Cheap to clone; holds no open files.
+/// A handle on the object folder. Cheap to clone; its clones share what they learnt of the
+/// packs (`packs.rs`), and hold the packs they read from open.
 #[derive(Clone, Debug)]
 pub struct ObjectStore {
     root: PathBuf,
+    pub(super) packs: SharedPacks,
 }
 
 /// What [`ObjectStore::backup_file`] did with a path.
@@ -133,7 +136,7 @@ impl ObjectStore {
             }
             Err(source) => return Err(Error::io(config, source)),
         }
-        Ok(ObjectStore { root })
+        Ok(ObjectStore { root, packs: SharedPacks::default() })
     }
 
     /// The store folder.
@@ -147,9 +150,39 @@ impl ObjectStore {
         self.root.join(&hex[..2]).join(&hex[2..])
     }
 
-    /// Whether an object file named `id` exists (its content is not checked).
+    /// Whether object `id` exists, loose or in a pack (its content is not checked).
     pub fn contains(&self, id: &ContentId) -> bool {
+        self.contains_loose(id) || self.packed(id, true).is_some()
+    }
+
+    /// Whether an object file named `id` exists (its content is not checked).
+    pub fn contains_loose(&self, id: &ContentId) -> bool {
         std::fs::symlink_metadata(self.object_path(id)).is_ok_and(|metadata| metadata.is_file())
+    }
+
+    /// Where object `id` is among the packs: those seen so far, else (`look`) after listing the
+    /// packs folder again when it changed.
+    fn packed(&self, id: &ContentId, look: bool) -> Option<Located> {
+        let mut packs = self.packs.lock().expect("no panics while held");
+        if let Some(found) = packs.find(id) {
+            return Some(found);
+        }
+        if !look {
+            return None;
+        }
+        packs.refresh(&self.root, false);
+        packs.find(id)
+    }
+
+    /// Lists the packs folder again (`force`), or when it changed since it was last listed.
+    pub(super) fn refresh_packs(&self, force: bool) {
+        self.packs.lock().expect("no panics while held").refresh(&self.root, force);
+    }
+
+    /// Tells this handle (and its clones) of a pack it just wrote.
+    pub(super) fn add_pack(&self, path: PathBuf) -> Result<()> {
+        let mut packs = self.packs.lock().expect("no panics while held");
+        packs.add(path.clone()).map_err(|source| Error::io(path, source))
     }
 
     /// Stores `bytes`; returns its id and whether this call wrote a new object.
@@ -159,9 +192,11 @@ impl ObjectStore {
     }
 
     /// Whether object `id` exists; refreshes its modification time when it does, so that a
-    /// collection judging old objects keeps it (what a put of the same bytes does).
+    /// collection judging old objects keeps it (what a put of the same bytes does). A packed
+    /// object needs no refresh: a collection absorbs every pack before it judges any object,
+    /// and the objects it makes loose are young.
     pub fn refresh(&self, id: &ContentId) -> bool {
-        self.refresh_existing(&self.object_path(id))
+        self.refresh_existing(&self.object_path(id)) || self.packed(id, true).is_some()
     }
 
     /// Stores `bytes` under `id`, which the caller computed from exactly these bytes (a restore
@@ -203,25 +238,34 @@ impl ObjectStore {
     }
 
     /// The original bytes of object `id`, verified: it must exist, decompress and hash to `id`.
+    ///
+    /// A packed object is read from its pack (a pack seen before is looked in first: no path
+    /// walk); one whose frame fails is read loose, when there is a loose copy.
     pub fn read(&self, id: &ContentId) -> Result<Vec<u8>> {
         let path = self.object_path(id);
+        let from_pack =
+            self.packed(id, false).map(|found| found.frame().and_then(|frame| decode(id, &frame, found.path())));
+        if let Some(Ok(bytes)) = from_pack {
+            return Ok(bytes);
+        }
         let compressed = match read_regular(&path, Follow::Yes) {
             Ok(bytes) => bytes,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                return Err(Error::ObjectMissing { id: id.to_string(), path })
+                if let Some(failed) = from_pack {
+                    return failed;
+                }
+                let found = self.packed(id, true).or_else(|| {
+                    self.refresh_packs(true); // another process's pack, in the folder's same mtime tick
+                    self.packed(id, false)
+                });
+                return match found {
+                    Some(found) => decode(id, &found.frame()?, found.path()),
+                    None => Err(Error::ObjectMissing { id: id.to_string(), path }),
+                };
             }
             Err(source) => return Err(Error::io(path, source)),
         };
-        let corrupt = |reason: String| Error::ObjectCorrupt { id: id.to_string(), path: path.clone(), reason };
-        let bytes = match decompress_sized(&compressed) {
-            Some(bytes) => bytes,
-            None => decompress_streaming(&compressed).map_err(corrupt)?,
-        };
-        let actual = ContentId::of(&bytes);
-        if actual != *id {
-            return Err(corrupt(format!("hashes to {}", actual.short())));
-        }
-        Ok(bytes)
+        decode(id, &compressed, &path)
     }
 
     /// Checks object `id` as [`read`](Self::read) does, discarding the bytes.
@@ -343,6 +387,21 @@ pub const FRESH_FOR: Duration = Duration::from_secs(10 * 60);
 /// Whether an mtime of `modified` is fresh at `now` (one in the future, after a clock step, is not).
 fn is_fresh(modified: SystemTime, now: SystemTime) -> bool {
     now.duration_since(modified).is_ok_and(|age| age < FRESH_FOR)
+}
+
+/// The original bytes of object `id` from its zstd frame `compressed` (read from `path`),
+/// checked: it must decompress and hash to `id`.
+fn decode(id: &ContentId, compressed: &[u8], path: &Path) -> Result<Vec<u8>> {
+    let corrupt = |reason: String| Error::ObjectCorrupt { id: id.to_string(), path: path.to_owned(), reason };
+    let bytes = match decompress_sized(compressed) {
+        Some(bytes) => bytes,
+        None => decompress_streaming(compressed).map_err(corrupt)?,
+    };
+    let actual = ContentId::of(&bytes);
+    if actual != *id {
+        return Err(corrupt(format!("hashes to {}", actual.short())));
+    }
+    Ok(bytes)
 }
 
 /// Reads a real-CLI raw blob `<folder>/<sha256>` and checks that its bytes hash to its name.

@@ -5,17 +5,17 @@
 //! the store holds already is only refreshed (a collection running now keeps it); another is
 //! stored from the bytes in memory, or read once more and checked against the hash verification
 //! took (a file that changed since refuses the restore, nothing written). The new objects go into
-//! one [`Batch`] at the caller's zstd level: two `syncfs` calls make them all durable before
-//! this returns (not an fsync pair per object), so the journal that follows may name the
-//! records that name them.
+//! one pack at the caller's zstd level (`store/packs.rs`): one file, written and made durable
+//! before this returns (not a file, a temp and a rename per object), so the journal that follows
+//! may name the records that name them.
 
 use super::verify::Step;
 use super::Action;
 use crate::error::{Error, Result};
 use crate::fsopen::{read_regular, Follow};
-use crate::store::batch::Batch;
 use crate::store::digest::ContentId;
 use crate::store::objects::ObjectStore;
+use crate::store::packs::PackWriter;
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -46,13 +46,13 @@ pub struct KeepOptions {
     pub max_size: u64,
     /// The zstd level of new objects.
     pub level: i32,
-    /// A crash-test hook: slept between the phases of the flush ([`Batch::finish`]).
+    /// A crash-test hook: slept before the pack is written and after ([`PackWriter::finish`]).
     pub pause: Duration,
 }
 
 /// Keeps the current state of every target the steps change (see the module docs).
 pub(super) fn keep(store: &ObjectStore, steps: &[Step], options: &KeepOptions) -> Result<Vec<KeptFile>> {
-    let batch = Batch::new(store, options.level);
+    let batch = PackWriter::new(store, options.level);
     let kept = steps
         .par_iter()
         .filter(|step| step.action != Action::Unchanged)
@@ -62,7 +62,7 @@ pub(super) fn keep(store: &ObjectStore, steps: &[Step], options: &KeepOptions) -
     Ok(kept)
 }
 
-fn keep_one(batch: &Batch<'_>, step: &Step, max_size: u64) -> Result<KeptState> {
+fn keep_one(batch: &PackWriter<'_>, step: &Step, max_size: u64) -> Result<KeptState> {
     if !step.original_existed {
         return Ok(KeptState::Missing);
     }

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Where a verified 1,000-file rewind and its redo spend their time, phase by phase, in one build.
+
+    python benches/profile_rewind_phases.py --project /tmp/rw4/project --work /tmp/rwphases [--runs 5] [--fresh]
+
+Sets up a copy of `--project` as `compare_rewind.py` does (1,000 edited files backed up), then
+runs rewind and redo `--runs` times with timers around the phases of `checkpoints/rewind_code.py`:
+planning in Python (`plan_code`), verification (`prepare_restore`: every target and source read
+and hashed), the redo point (`_keep_current`, of which `keep` is the native store's part), the
+checkpoints file's bytes (`checkpoints_bytes`), and the native commit (`commit`: journal, writes,
+`syncfs`, journal removal); `total` is the whole operation (opening the session, the lock and the
+records are the rest). Prints the median of each phase over the runs after the first. Run it
+with each build's python (`/work/wt/integ/.venv/bin/python benches/...`) to compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import random
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+PHASES = ("plan_code", "prepare_restore", "_keep_current", "keep", "checkpoints_bytes", "commit")
+
+
+def _timed(owner: Any, name: str, spent: dict[str, float]) -> None:
+    original: Callable[..., Any] = getattr(owner, name)
+
+    def wrapper(*arguments: Any, **keywords: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return original(*arguments, **keywords)
+        finally:
+            spent[name] += (time.perf_counter() - start) * 1000
+
+    setattr(owner, name, wrapper)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--project", type=Path, required=True)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/rwphases"))
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--fresh", action="store_true", help="new edit bytes every run (the redo point stores them)")
+    arguments = parser.parse_args()
+
+    import bench_checkpoints as bench
+    import compare_rewind
+    from commandcode.checkpoints import rewind_code
+    from commandcode.checkpoints import store as backups
+    from commandcode.checkpoints.manager import CheckpointManager
+
+    spent: dict[str, float] = collections.defaultdict(float)
+    for owner, name in ((rewind_code, "plan_code"), (backups, "prepare_restore"), (rewind_code, "_keep_current"),
+                        (backups.PreparedRestore, "keep"), (backups.PreparedRestore, "commit"),
+                        (rewind_code, "checkpoints_bytes")):
+        _timed(owner, name, spent)
+    base = arguments.work
+    shutil.rmtree(base, ignore_errors=True)
+    base.mkdir(parents=True)
+    project = base / "project"
+    shutil.copytree(arguments.project, project)
+    bench.use_home(base / "home")
+    files = [path for path in bench.project_files(project) if path.stat().st_size <= backups.MAX_BACKUP_SIZE]
+    chosen = sorted(random.Random(3).sample(files, 1000))
+    originals = {path: path.read_bytes() for path in chosen}
+    session = bench.new_session(project)
+    manager = CheckpointManager.for_session(session, project)
+    manager.open_checkpoint("edit 1,000 files", 0, None)
+    for path in chosen:
+        manager.backup_before_edit(str(path))
+        path.write_bytes(originals[path] + b"\n# changed\n")
+        manager.record_after_edit(str(path))
+    manager.flush()
+    edited = {path: path.read_bytes() for path in chosen}
+    records = session.checkpoints.read_bytes()
+    operations = compare_rewind._rewind_and_redo(session, project, backups.BackupStore())
+    rows: dict[str, list[dict[str, float]]] = {"rewind": [], "redo": []}
+    for run in range(arguments.runs):
+        if arguments.fresh:
+            edited = compare_rewind._fresh_edit(session, project, originals, records, run)
+        for (name, operation), wanted in zip(zip(rows, operations), (originals, edited)):
+            bench.wait_for_trash_removal()
+            os.sync()
+            spent.clear()
+            start = time.perf_counter()
+            operation()
+            row = {phase: spent.get(phase, 0.0) for phase in PHASES}
+            row["total"] = (time.perf_counter() - start) * 1000
+            assert all(path.read_bytes() == wanted[path] for path in chosen)
+            rows[name].append(row)
+        session.checkpoints.write_bytes(records)
+    for name, measured in rows.items():
+        kept = measured[1:] or measured
+        print(name, " ".join(f"{phase}={statistics.median(row[phase] for row in kept):.1f}"
+                             for phase in (*PHASES, "total")), flush=True)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
