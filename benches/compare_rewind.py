@@ -37,7 +37,11 @@ from pathlib import Path
 from typing import Any
 
 
-def worker(project_source: Path, base: Path, edit: str = "append", fresh: bool = False) -> None:
+def edited_project(project_source: Path, base: Path, edit: str = "append") -> tuple[Any, Path, dict[Path, bytes],
+                                                                                   dict[Path, bytes], bytes]:
+    """A copy of `project_source` under `base` (its own data dir) with 1,000 of its files edited in
+    one checkpoint, each backed up first: (session files, project, original bytes, edited bytes,
+    the checkpoint records as written)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench_checkpoints as bench
     from commandcode.checkpoints import store as backups
@@ -60,7 +64,14 @@ def worker(project_source: Path, base: Path, edit: str = "append", fresh: bool =
         manager.record_after_edit(str(path))
     manager.flush()
     edited = {path: path.read_bytes() for path in chosen}
-    records = session.checkpoints.read_bytes()
+    return session, project, originals, edited, session.checkpoints.read_bytes()
+
+
+def worker(project_source: Path, base: Path, edit: str = "append", fresh: bool = False) -> None:
+    from commandcode.checkpoints import store as backups
+
+    session, project, originals, edited, records = edited_project(project_source, base, edit)
+    import bench_checkpoints as bench  # importable once `edited_project` put benches/ on the path
     store = backups.BackupStore()
     operations = _rewind_and_redo(session, project, store)
     print("ready", flush=True)
@@ -75,7 +86,7 @@ def worker(project_source: Path, base: Path, edit: str = "append", fresh: bool =
             operation()
             spent.append((time.perf_counter() - start) * 1000)
             cpu.append((time.process_time() - start_cpu) * 1000)
-            assert all(path.read_bytes() == wanted[path] for path in chosen)
+            assert all(path.read_bytes() == content for path, content in wanted.items())
         session.checkpoints.write_bytes(records)
         print(f"{spent[0]:.1f} {spent[1]:.1f} {cpu[0]:.1f} {cpu[1]:.1f}", flush=True)
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import collections
 import os
-import random
 import shutil
 import statistics
 import sys
@@ -57,32 +56,13 @@ def main() -> None:
     import compare_rewind
     from commandcode.checkpoints import rewind_code
     from commandcode.checkpoints import store as backups
-    from commandcode.checkpoints.manager import CheckpointManager
 
     spent: dict[str, float] = collections.defaultdict(float)
     for owner, name in ((rewind_code, "plan_code"), (backups, "prepare_restore"), (rewind_code, "_keep_current"),
                         (backups.PreparedRestore, "keep"), (backups.PreparedRestore, "commit"),
                         (rewind_code, "checkpoints_bytes")):
         _timed(owner, name, spent)
-    base = arguments.work
-    shutil.rmtree(base, ignore_errors=True)
-    base.mkdir(parents=True)
-    project = base / "project"
-    shutil.copytree(arguments.project, project)
-    bench.use_home(base / "home")
-    files = [path for path in bench.project_files(project) if path.stat().st_size <= backups.MAX_BACKUP_SIZE]
-    chosen = sorted(random.Random(3).sample(files, 1000))
-    originals = {path: path.read_bytes() for path in chosen}
-    session = bench.new_session(project)
-    manager = CheckpointManager.for_session(session, project)
-    manager.open_checkpoint("edit 1,000 files", 0, None)
-    for path in chosen:
-        manager.backup_before_edit(str(path))
-        path.write_bytes(originals[path] + b"\n# changed\n")
-        manager.record_after_edit(str(path))
-    manager.flush()
-    edited = {path: path.read_bytes() for path in chosen}
-    records = session.checkpoints.read_bytes()
+    session, project, originals, edited, records = compare_rewind.edited_project(arguments.project, arguments.work)
     operations = compare_rewind._rewind_and_redo(session, project, backups.BackupStore())
     rows: dict[str, list[dict[str, float]]] = {"rewind": [], "redo": []}
     for run in range(arguments.runs):
@@ -96,14 +76,14 @@ def main() -> None:
             operation()
             row = {phase: spent.get(phase, 0.0) for phase in PHASES}
             row["total"] = (time.perf_counter() - start) * 1000
-            assert all(path.read_bytes() == wanted[path] for path in chosen)
+            assert all(path.read_bytes() == content for path, content in wanted.items())
             rows[name].append(row)
         session.checkpoints.write_bytes(records)
     for name, measured in rows.items():
         kept = measured[1:] or measured
         print(name, " ".join(f"{phase}={statistics.median(row[phase] for row in kept):.1f}"
                              for phase in (*PHASES, "total")), flush=True)
-    shutil.rmtree(base, ignore_errors=True)
+    shutil.rmtree(arguments.work, ignore_errors=True)
 
 
 if __name__ == "__main__":
