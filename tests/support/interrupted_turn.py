@@ -13,7 +13,6 @@ lane (`helpers/crash_interrupt.py`) can kill it anywhere.
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import sys
@@ -26,8 +25,7 @@ import killable_cli  # noqa: E402
 
 
 def main() -> None:
-    killable_cli._install()
-    atexit.register(killable_cli._report)
+    killable_cli.arm()
     from commandcode.agent.events import TurnEvent
     from commandcode.agent.runtime import AgentSession
 

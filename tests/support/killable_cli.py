@@ -146,10 +146,16 @@ def _report() -> None:
             handle.write(str(_count))
 
 
-def main() -> None:
+def arm() -> None:
+    """Reads this process's kill, fail and count settings and puts the kill points in (the count
+    is written at exit): what every script run with kill points does first."""
     _configure()
     _install()
     atexit.register(_report)
+
+
+def main() -> None:
+    arm()
     from commandcode.cli import main as cli_main
 
     sys.argv[0] = "commandcode"

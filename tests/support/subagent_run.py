@@ -6,7 +6,6 @@ Usage: `subagent_run.py PROJECT_FOLDER SESSION_ID CWD` (env as killable_cli.py r
 
 from __future__ import annotations
 
-import atexit
 import os
 import sys
 
@@ -17,8 +16,7 @@ import killable_cli  # noqa: E402
 
 def main() -> None:
     folder, session_id, cwd = sys.argv[1:4]
-    killable_cli._install()
-    atexit.register(killable_cli._report)
+    killable_cli.arm()
     from commandcode.sessions.files import SessionFiles
     from commandcode.sessions.subagent_writer import SubagentTranscript
 
