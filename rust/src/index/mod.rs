@@ -277,9 +277,11 @@ impl TailOpen {
 }
 
 /// Opens a transcript for a caller that may need only its context: like [`open`] (or
-/// [`open_plain`] without a sidecar path), except that where it would scan the whole file
-/// (no sidecar, or one that does not match) it first reads the file from its end
-/// ([`read_tail`]) and, when that answers, stops there and writes no sidecar.
+/// [`open_plain`] without a sidecar path), except that on a first contact (no sidecar path given,
+/// or nothing at it) it first reads the file from its end ([`read_tail`]) and, when that answers,
+/// stops there. A first contact through a sidecar path leaves an empty file there: the next open
+/// finds no sidecar it can use, scans the whole file and writes one (format §9), so only the
+/// first contact is a tail open and a session opened again and again loads its sidecar.
 pub fn open_for_context(transcript: &Path, sidecar: Option<&Path>) -> Result<Opening> {
     if let Some(sidecar) = sidecar {
         return open_with(transcript, sidecar, true);
@@ -309,6 +311,19 @@ fn open_with(transcript: &Path, sidecar: &Path, tail_first: bool) -> Result<Open
             OpenKind::Scanned,
         )));
     }
+    let first_contact =
+        || matches!(std::fs::symlink_metadata(sidecar), Err(error) if error.kind() == io::ErrorKind::NotFound);
+    if tail_first && first_contact() {
+        let source = FileSource { file, size: before.len() };
+        if let Some(tail) = read_tail(&source, Limits::for_size(source.size)) {
+            mark_first_contact(sidecar);
+            let (transcript, sidecar) = (transcript.to_path_buf(), Some(sidecar.to_path_buf()));
+            return Ok(Opening::Tail(Box::new(TailOpen { tail, transcript, sidecar, before })));
+        }
+        let session = Session::from_report(transcript, scan::scan_source(&source, transcript)?, OpenKind::Rebuilt);
+        write_base_sidecar(transcript, sidecar, &before, &session);
+        return Ok(Opening::Whole(session));
+    }
     let chain = open_sidecar(sidecar).ok().and_then(|handle| format::read_chain(&handle).map(|chain| (handle, chain)));
     if let Some((handle, (segments, identity, summary))) = chain {
         match judge(&file, &before, &identity) {
@@ -325,18 +340,19 @@ fn open_with(transcript: &Path, sidecar: &Path, tail_first: bool) -> Result<Open
             Verdict::Changed => {}
         }
     }
-    let source = FileSource { file, size: before.len() };
-    if tail_first {
-        if let Some(tail) = read_tail(&source, Limits::for_size(source.size)) {
-            let sidecar = Some(sidecar.to_path_buf());
-            let transcript = transcript.to_path_buf();
-            return Ok(Opening::Tail(Box::new(TailOpen { tail, transcript, sidecar, before })));
-        }
-    }
-    let report = scan::scan_source(&source, transcript)?;
+    let report = scan::scan_source(&FileSource { file, size: before.len() }, transcript)?;
     let session = Session::from_report(transcript, report, OpenKind::Rebuilt);
     write_base_sidecar(transcript, sidecar, &before, &session);
     Ok(Opening::Whole(session))
+}
+
+/// Leaves the mark of a first contact: an empty file (mode 0600) at the sidecar path, never
+/// replacing anything there. Best effort: without it, the next open is a first contact again.
+fn mark_first_contact(sidecar: &Path) {
+    if let Some(parent) = sidecar.parent() {
+        let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(parent);
+    }
+    let _ = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(sidecar);
 }
 
 /// The summary of the sidecar at `sidecar` when it describes the transcript `file` exactly as it
@@ -825,13 +841,13 @@ mod tests {
     }
 
     #[test]
-    fn a_context_open_reads_the_tail_and_writes_the_sidecar_when_completed() {
+    fn a_first_contact_reads_the_tail_and_the_sidecar_comes_after() {
         let fixture = fixture(&transcript(30));
         let plain = open_plain(&fixture.transcript).unwrap();
         let Opening::Tail(opened) = open_for_context(&fixture.transcript, Some(&fixture.sidecar)).unwrap() else {
             panic!("a v3 transcript is opened from its end")
         };
-        assert!(!fixture.sidecar.exists(), "a tail open writes no sidecar");
+        assert_eq!(std::fs::read(&fixture.sidecar).unwrap(), b"", "a tail open leaves only its mark");
         assert_eq!(opened.tail.leaf.as_deref(), plain.summary.leaf.as_ref().map(|(_, id)| id.as_str()));
         let ids: Vec<&str> = opened.tail.plan.iter().map(|item| item.id.as_str()).collect();
         let expected: Vec<&str> = plain.summary.plan.iter().map(|item| item.id.as_str()).collect();
@@ -849,6 +865,18 @@ mod tests {
         assert_eq!(next.kind, OpenKind::Appended);
         assert!(matches!(
             open_for_context(&fixture.transcript, Some(&fixture.sidecar)).unwrap(),
+            Opening::Whole(Session { kind: OpenKind::Loaded, .. })
+        ));
+        // The mark makes the second contact scan the whole file and write the sidecar.
+        let marked = self::fixture(&transcript(12));
+        assert!(matches!(open_for_context(&marked.transcript, Some(&marked.sidecar)).unwrap(), Opening::Tail(_)));
+        let Opening::Whole(second) = open_for_context(&marked.transcript, Some(&marked.sidecar)).unwrap() else {
+            panic!("the second contact is a whole scan")
+        };
+        assert_eq!(second.kind, OpenKind::Rebuilt);
+        assert_eq!(second.summary, open_plain(&marked.transcript).unwrap().summary);
+        assert!(matches!(
+            open_for_context(&marked.transcript, Some(&marked.sidecar)).unwrap(),
             Opening::Whole(Session { kind: OpenKind::Loaded, .. })
         ));
         // Without a v3 header first, the whole file is scanned (and the sidecar written).
