@@ -63,8 +63,9 @@ class SessionIndex:
     @property
     def path(self) -> Path: ...
     @property
-    def source(self) -> Literal["scanned", "rebuilt", "loaded", "appended", "appended_rewritten"]:
-        """How the index was obtained: without a sidecar, rebuilt, loaded as is, or appended to."""
+    def source(self) -> Literal["scanned", "rebuilt", "loaded", "appended", "appended_rewritten", "tail"]:
+        """How the index was obtained: without a sidecar, rebuilt, loaded as is, appended to, or
+        from the transcript's end only."""
     @property
     def header(self) -> dict[str, Any] | None: ...
     @property
@@ -140,8 +141,12 @@ class SessionIndex:
         """`(meta.messageId, entry id)` for every message entry that has one."""
     def read_first_users(self, limit: int = 8) -> list[dict[str, Any]]: ...
 
-def scan_session(path: _Path, index_path: _Path | None = None) -> SessionIndex:
+def scan_session(path: _Path, index_path: _Path | None = None, tail: bool = True) -> SessionIndex:
     """Scans a transcript, through the index sidecar at `index_path` when given.
+
+    With `tail`, where the whole transcript would be scanned it is first read from its end; when
+    that gives the context exactly (format §9), the index answers the context from it and scans
+    the whole file only when something else is asked for.
 
     Raises:
         UnsupportedFormatError: the header declares a newer format version.

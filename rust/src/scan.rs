@@ -40,7 +40,7 @@ const WINDOW_PIECES: u64 = 64;
 const KEEP_BUFFER_BYTES: usize = 4 << 20;
 
 /// The UTF-8 byte-order mark, skipped (not an error) at the start of a file.
-const BOM: &[u8] = b"\xEF\xBB\xBF";
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The session header (the first valid `{"type":"session",...}` line).
 #[derive(Clone, Debug, PartialEq)]
@@ -175,7 +175,7 @@ pub(crate) struct ReadBuffer {
 }
 
 impl ReadBuffer {
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.valid = 0;
     }
 
@@ -557,6 +557,17 @@ pub(crate) fn classify_alone(line: &[u8]) -> std::result::Result<Option<Entry>, 
         LineOutcome::Entry(entry) => Ok(Some(entry)),
         LineOutcome::Header(_) | LineOutcome::NewerHeader(_) => Err(()),
         _ => Ok(None),
+    }
+}
+
+/// What the first lines of a file say about it (format §4.6): `None` for a line that is not a
+/// JSON object (the next one decides), `Some(Some(header))` for a valid v3 header, `Some(None)`
+/// for any other object (an entry, a legacy record, an older or newer header).
+pub(crate) fn classify_first(line: &[u8]) -> Option<Option<Header>> {
+    match classify(line, 0) {
+        LineOutcome::Skip(..) => None,
+        LineOutcome::Header(header) => Some(Some(header)),
+        _ => Some(None),
     }
 }
 

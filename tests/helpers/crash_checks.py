@@ -34,7 +34,11 @@ def check_sessions(workspace: Workspace, violations: list[str], label: str) -> N
             # header for v1 and "migrates" it to an empty session (format §4.5).
             violations.append(f"{label}: {transcript.name} has no whole header line ({transcript.stat().st_size} bytes)")
         if workspace.index:
-            cold = _native.scan_session(str(transcript))
+            cold = _native.scan_session(str(transcript), tail=False)  # the whole scan, no sidecar
+            # The context first: the open may have read only the transcript's end (format §9).
+            plan_ids, strip_until = session.context_plan()
+            if (context.leaf_id, plan_ids, strip_until) != (cold.leaf_id, list(cold.context_plan()[0]), cold.context_plan()[2]):
+                violations.append(f"{label}: {transcript.name}: the open gives another context than a cold scan")
             warm = [row.id for row in session.tree_rows()]
             if [row[0] for row in cold.tree_rows()] != warm or len(cold.skipped) != len(session.skipped_lines):
                 violations.append(f"{label}: {transcript.name}: the index gives another view than a cold scan")

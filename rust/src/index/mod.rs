@@ -37,6 +37,7 @@ mod listing;
 mod quick_tree;
 mod release;
 mod summary;
+mod tail;
 
 pub use fork_source::{fork_source, ForkSource};
 pub use format::{decode_sidecar, id_hash, FORMAT_VERSION};
@@ -44,6 +45,8 @@ pub use listing::{
     fingerprint, fingerprints, listing_row, listing_rows, name_of, names_of, ListingRow, Text, FINGERPRINT_BYTES,
 };
 pub use summary::{PlanItem, Summary, FIRST_USER_IDS};
+use tail::{read_tail, Limits};
+pub use tail::{Tail, TailItem};
 
 use crate::error::{Error, Result};
 use crate::fsopen::{self, Follow};
@@ -233,27 +236,105 @@ pub fn open_plain(transcript: &Path) -> Result<Session> {
 /// the appended bytes when the transcript grew, else scans everything; updates the sidecar
 /// whenever it was not used as is. Sidecar problems are never errors (the scan decides).
 pub fn open(transcript: &Path, sidecar: &Path) -> Result<Session> {
+    match open_with(transcript, sidecar, false)? {
+        Opening::Whole(session) => Ok(session),
+        Opening::Tail(tail) => tail.complete(),
+    }
+}
+
+/// A transcript opened by [`open_for_context`].
+#[derive(Debug)]
+#[expect(clippy::large_enum_variant, reason = "one per open, moved once into its owner")]
+pub enum Opening {
+    /// Scanned whole, or loaded from (or extended through) its sidecar.
+    Whole(Session),
+    /// Only its end was read: the context is known, the rest is scanned when asked for.
+    Tail(Box<TailOpen>),
+}
+
+/// A transcript of which only the end was read ([`read_tail`]), and how to complete it.
+#[derive(Debug)]
+pub struct TailOpen {
+    pub tail: Tail,
+    transcript: PathBuf,
+    sidecar: Option<PathBuf>,
+    before: Metadata,
+}
+
+impl TailOpen {
+    /// The whole session as it was when the tail was read: the transcript scanned up to the size
+    /// it had then (an append since is left out, as after a sidecar load); with a sidecar path,
+    /// the sidecar is written when the transcript is still what was scanned.
+    pub fn complete(&self) -> Result<Session> {
+        let report = rescan_prefix(&self.transcript, self.tail.file_size)?;
+        let Some(sidecar) = &self.sidecar else {
+            return Ok(Session::from_report(&self.transcript, report, OpenKind::Scanned));
+        };
+        let session = Session::from_report(&self.transcript, report, OpenKind::Rebuilt);
+        write_base_sidecar(&self.transcript, sidecar, &self.before, &session);
+        Ok(session)
+    }
+}
+
+/// Opens a transcript for a caller that may need only its context: like [`open`] (or
+/// [`open_plain`] without a sidecar path), except that on a first contact (no sidecar path given,
+/// or nothing at it) it first reads the file from its end ([`read_tail`]) and, when that answers,
+/// stops there. A first contact through a sidecar path leaves an empty file there: the next open
+/// finds no sidecar it can use, scans the whole file and writes one (format §9), so only the
+/// first contact is a tail open and a session opened again and again loads its sidecar.
+pub fn open_for_context(transcript: &Path, sidecar: Option<&Path>) -> Result<Opening> {
+    if let Some(sidecar) = sidecar {
+        return open_with(transcript, sidecar, true);
+    }
+    let file = open_transcript(transcript).map_err(|source| Error::io(transcript, source))?;
+    let before = file.metadata().map_err(|source| Error::io(transcript, source))?;
+    let source = FileSource { file, size: before.len() };
+    if let Some(tail) = read_tail(&source, Limits::for_size(source.size)) {
+        return Ok(Opening::Tail(Box::new(TailOpen {
+            tail,
+            transcript: transcript.to_path_buf(),
+            sidecar: None,
+            before,
+        })));
+    }
+    Ok(Opening::Whole(Session::from_report(transcript, scan::scan_source(&source, transcript)?, OpenKind::Scanned)))
+}
+
+fn open_with(transcript: &Path, sidecar: &Path, tail_first: bool) -> Result<Opening> {
     let file = open_transcript(transcript).map_err(|source| Error::io(transcript, source))?;
     let before = file.metadata().map_err(|source| Error::io(transcript, source))?;
     if is_same_file(sidecar, &before) || sidecar == transcript {
         // A sidecar path naming the transcript itself would replace it: never.
-        return Ok(Session::from_report(
+        return Ok(Opening::Whole(Session::from_report(
             transcript,
             scan::scan_source(&FileSource { file, size: before.len() }, transcript)?,
             OpenKind::Scanned,
-        ));
+        )));
+    }
+    let first_contact =
+        || matches!(std::fs::symlink_metadata(sidecar), Err(error) if error.kind() == io::ErrorKind::NotFound);
+    if tail_first && first_contact() {
+        let source = FileSource { file, size: before.len() };
+        if let Some(tail) = read_tail(&source, Limits::for_size(source.size)) {
+            mark_first_contact(sidecar);
+            let (transcript, sidecar) = (transcript.to_path_buf(), Some(sidecar.to_path_buf()));
+            return Ok(Opening::Tail(Box::new(TailOpen { tail, transcript, sidecar, before })));
+        }
+        let session = Session::from_report(transcript, scan::scan_source(&source, transcript)?, OpenKind::Rebuilt);
+        write_base_sidecar(transcript, sidecar, &before, &session);
+        return Ok(Opening::Whole(session));
     }
     let chain = open_sidecar(sidecar).ok().and_then(|handle| format::read_chain(&handle).map(|chain| (handle, chain)));
     if let Some((handle, (segments, identity, summary))) = chain {
         match judge(&file, &before, &identity) {
             Verdict::Unchanged => {
                 let lazy = LazyEntries { sidecar: sidecar.to_path_buf(), segments, scanned_to: identity.scanned_to };
-                return Ok(Session::lazy(transcript, summary, OpenKind::Loaded, lazy));
+                return Ok(Opening::Whole(Session::lazy(transcript, summary, OpenKind::Loaded, lazy)));
             }
             Verdict::Appended => {
                 let old = Old { handle, segments, identity, summary };
                 if let Some(session) = append(transcript, sidecar, &file, &before, old)? {
-                    return Ok(session);
+                    return Ok(Opening::Whole(session));
                 }
             }
             Verdict::Changed => {}
@@ -262,7 +343,16 @@ pub fn open(transcript: &Path, sidecar: &Path) -> Result<Session> {
     let report = scan::scan_source(&FileSource { file, size: before.len() }, transcript)?;
     let session = Session::from_report(transcript, report, OpenKind::Rebuilt);
     write_base_sidecar(transcript, sidecar, &before, &session);
-    Ok(session)
+    Ok(Opening::Whole(session))
+}
+
+/// Leaves the mark of a first contact: an empty file (mode 0600) at the sidecar path, never
+/// replacing anything there. Best effort: without it, the next open is a first contact again.
+fn mark_first_contact(sidecar: &Path) {
+    if let Some(parent) = sidecar.parent() {
+        let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(parent);
+    }
+    let _ = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(sidecar);
 }
 
 /// The summary of the sidecar at `sidecar` when it describes the transcript `file` exactly as it
@@ -748,6 +838,54 @@ mod tests {
             std::fs::write(&fixture.transcript, before).unwrap();
             assert_eq!(open_and_compare(&fixture), OpenKind::Rebuilt);
         }
+    }
+
+    #[test]
+    fn a_first_contact_reads_the_tail_and_the_sidecar_comes_after() {
+        let fixture = fixture(&transcript(30));
+        let plain = open_plain(&fixture.transcript).unwrap();
+        let Opening::Tail(opened) = open_for_context(&fixture.transcript, Some(&fixture.sidecar)).unwrap() else {
+            panic!("a v3 transcript is opened from its end")
+        };
+        assert_eq!(std::fs::read(&fixture.sidecar).unwrap(), b"", "a tail open leaves only its mark");
+        assert_eq!(opened.tail.leaf.as_deref(), plain.summary.leaf.as_ref().map(|(_, id)| id.as_str()));
+        let ids: Vec<&str> = opened.tail.plan.iter().map(|item| item.id.as_str()).collect();
+        let expected: Vec<&str> = plain.summary.plan.iter().map(|item| item.id.as_str()).collect();
+        assert_eq!(ids, expected);
+        // An append after the tail read is left out of the completed session, as after a load.
+        append(&fixture.transcript, &format!("{}\n", message("late", Some("e29"), "user", "x")));
+        let session = opened.complete().unwrap();
+        assert_eq!(session.kind, OpenKind::Rebuilt);
+        assert_eq!(session.summary, plain.summary);
+        assert!(fixture.sidecar.exists(), "completing writes the sidecar of what it scanned");
+        // The sidecar then serves the next opens, the appended line through a delta.
+        let Opening::Whole(next) = open_for_context(&fixture.transcript, Some(&fixture.sidecar)).unwrap() else {
+            panic!("a matching sidecar is used before any tail read")
+        };
+        assert_eq!(next.kind, OpenKind::Appended);
+        assert!(matches!(
+            open_for_context(&fixture.transcript, Some(&fixture.sidecar)).unwrap(),
+            Opening::Whole(Session { kind: OpenKind::Loaded, .. })
+        ));
+        // The mark makes the second contact scan the whole file and write the sidecar.
+        let marked = self::fixture(&transcript(12));
+        assert!(matches!(open_for_context(&marked.transcript, Some(&marked.sidecar)).unwrap(), Opening::Tail(_)));
+        let Opening::Whole(second) = open_for_context(&marked.transcript, Some(&marked.sidecar)).unwrap() else {
+            panic!("the second contact is a whole scan")
+        };
+        assert_eq!(second.kind, OpenKind::Rebuilt);
+        assert_eq!(second.summary, open_plain(&marked.transcript).unwrap().summary);
+        assert!(matches!(
+            open_for_context(&marked.transcript, Some(&marked.sidecar)).unwrap(),
+            Opening::Whole(Session { kind: OpenKind::Loaded, .. })
+        ));
+        // Without a v3 header first, the whole file is scanned (and the sidecar written).
+        let legacy = self::fixture(&format!("{}\n{HEADER}\n", message("a", None, "user", "x")));
+        let Opening::Whole(session) = open_for_context(&legacy.transcript, Some(&legacy.sidecar)).unwrap() else {
+            panic!("an entry before the header makes the tail decline")
+        };
+        assert_eq!(session.kind, OpenKind::Rebuilt);
+        assert!(legacy.sidecar.exists());
     }
 
     #[test]

@@ -2,22 +2,25 @@
 //! entry list across the boundary. Payloads are read back on demand by byte offset and turned
 //! into Python objects directly with jiter, a bounded batch at a time.
 //!
-//! Owns: the `scan_session(path, index_path=None)` entry point and the `SessionIndex` class.
-//! Summary queries (header, counts, name, leaf, context plan, labels) are answered from
-//! [`crate::index::Summary`], so an index loaded from its sidecar never touches the transcript
-//! for them; queries over every entry (path, tree rows, lookups by id) decode the entry list
-//! on first use.
+//! Owns: the `scan_session(path, index_path=None, tail=True)` entry point and the
+//! `SessionIndex` class. Summary queries (header, counts, name, leaf, context plan, labels) are
+//! answered from [`crate::index::Summary`], so an index loaded from its sidecar never touches the
+//! transcript for them; queries over every entry (path, tree rows, lookups by id) decode the
+//! entry list on first use. An index opened from the transcript's end ([`crate::index::Tail`])
+//! answers the header, leaf, context plan (and the model and effort when the walk met them)
+//! from it, and scans the whole file on the first question it cannot answer.
 
 use crate::envelope::{Extra, Role};
-use crate::index::{self, Full, OpenKind, Session};
+use crate::index::{self, Full, OpenKind, Opening, Session, Summary, TailOpen};
 use crate::scan::{Entry, SourceFormat, COPY_ALIGN};
 use crate::Error;
 use jiter::{PythonParse, StringCacheMode};
-use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 /// `tree_layout`'s packed arrays: order, depth, flags, subtree sizes.
 type PackedLayout<'py> = (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>);
@@ -38,32 +41,62 @@ type TreeRow<'a> = (&'a str, Option<&'a str>, &'static str, &'a str, u64);
 #[pyclass(frozen, module = "commandcode._native")]
 pub struct SessionIndex {
     path: PathBuf,
-    session: Session,
+    /// Set when only the transcript's end was read: the whole session is made on first use.
+    tail: Option<Box<TailOpen>>,
+    session: OnceLock<Session>,
 }
 
 /// Scans the transcript at `path` with the GIL released.
 ///
 /// With `index_path`, the index sidecar there is used when it matches the transcript, extended
 /// when the transcript was only appended to, and rebuilt otherwise; without it, nothing but the
-/// transcript is read and nothing is written.
+/// transcript is read and nothing is written. With `tail` (the default), where the whole file
+/// would be scanned, its end is read first; when that gives the context exactly, the rest is
+/// scanned (and the sidecar written) only when something else is asked for.
 #[pyfunction]
-#[pyo3(signature = (path, index_path=None))]
-pub fn scan_session(py: Python<'_>, path: PathBuf, index_path: Option<PathBuf>) -> PyResult<SessionIndex> {
-    let session = py.detach(|| match &index_path {
-        Some(index_path) => index::open(&path, index_path),
-        None => index::open_plain(&path),
+#[pyo3(signature = (path, index_path=None, tail=true))]
+pub fn scan_session(py: Python<'_>, path: PathBuf, index_path: Option<PathBuf>, tail: bool) -> PyResult<SessionIndex> {
+    let opening = py.detach(|| match (&index_path, tail) {
+        (index_path, true) => index::open_for_context(&path, index_path.as_deref()),
+        (Some(index_path), false) => index::open(&path, index_path).map(Opening::Whole),
+        (None, false) => index::open_plain(&path).map(Opening::Whole),
     })?;
-    Ok(SessionIndex { path, session })
+    Ok(match opening {
+        Opening::Whole(session) => SessionIndex { path, tail: None, session: OnceLock::from(session) },
+        Opening::Tail(tail) => SessionIndex { path, tail: Some(tail), session: OnceLock::new() },
+    })
 }
 
 impl SessionIndex {
+    /// The whole session: at hand, or (after a tail open) scanned now, once.
+    fn session(&self, py: Python<'_>) -> PyResult<&Session> {
+        if let Some(session) = self.session.get() {
+            return Ok(session);
+        }
+        let Some(tail) = &self.tail else {
+            return Err(PyRuntimeError::new_err("a session index without a session"));
+        };
+        let session = py.detach(|| tail.complete())?;
+        Ok(self.session.get_or_init(|| session))
+    }
+
+    fn summary(&self, py: Python<'_>) -> PyResult<&Summary> {
+        Ok(&self.session(py)?.summary)
+    }
+
+    /// What the tail read answers, while the whole session has not been needed.
+    fn tail(&self) -> Option<&index::Tail> {
+        self.tail.as_ref().map(|open| &open.tail)
+    }
+
     fn full(&self, py: Python<'_>) -> PyResult<&Full> {
-        Ok(py.detach(|| self.session.full())?)
+        let session = self.session(py)?;
+        Ok(py.detach(|| session.full())?)
     }
 
     /// Entries `[start, stop)` clamped to the file (`stop` None: to the end).
-    fn span(&self, start: usize, stop: Option<usize>) -> PyResult<std::ops::Range<usize>> {
-        let count = self.session.summary.entry_count as usize;
+    fn span(&self, py: Python<'_>, start: usize, stop: Option<usize>) -> PyResult<std::ops::Range<usize>> {
+        let count = self.summary(py)?.entry_count as usize;
         let stop = stop.unwrap_or(count).min(count);
         if start > stop {
             return Err(PyValueError::new_err("start is past stop"));
@@ -188,8 +221,11 @@ impl SessionIndex {
         Ok(list)
     }
 
-    fn plan_spans(&self) -> Vec<(u64, u64)> {
-        self.session.summary.plan.iter().map(|item| (item.offset, item.length)).collect()
+    fn plan_spans(&self, py: Python<'_>) -> PyResult<Vec<(u64, u64)>> {
+        if let Some(tail) = self.tail() {
+            return Ok(tail.plan.iter().map(|item| (item.offset, item.length)).collect());
+        }
+        Ok(self.summary(py)?.plan.iter().map(|item| (item.offset, item.length)).collect())
     }
 }
 
@@ -204,10 +240,11 @@ impl SessionIndex {
     /// How this index was obtained: `"scanned"` (no sidecar), `"rebuilt"` (full scan, sidecar
     /// rewritten), `"loaded"` (sidecar used as is), `"appended"` (only the new bytes scanned, a
     /// delta added to the sidecar) or `"appended_rewritten"` (only the new bytes scanned, but
-    /// the sidecar rewritten whole).
+    /// the sidecar rewritten whole), or `"tail"` (only the end of the transcript read).
     #[getter]
     fn source(&self) -> &'static str {
-        match self.session.kind {
+        let (None, Some(session)) = (&self.tail, self.session.get()) else { return "tail" };
+        match session.kind {
             OpenKind::Scanned => "scanned",
             OpenKind::Rebuilt => "rebuilt",
             OpenKind::Loaded => "loaded",
@@ -219,7 +256,13 @@ impl SessionIndex {
     /// The header as a dict, or `None` when the file has no valid header.
     #[getter]
     fn header<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let Some(header) = &self.session.summary.report.header else { return Ok(None) };
+        let header = match self.tail() {
+            Some(tail) => &tail.header,
+            None => match &self.summary(py)?.report.header {
+                Some(header) => header,
+                None => return Ok(None),
+            },
+        };
         let dict = PyDict::new(py);
         dict.set_item("id", &header.id)?;
         dict.set_item("timestamp", &header.timestamp)?;
@@ -232,49 +275,66 @@ impl SessionIndex {
 
     /// `"v3"`, `"v2"`, `"v1"`, or `None` for a file with no JSON object at all.
     #[getter]
-    fn format(&self) -> Option<&'static str> {
-        self.session.summary.report.format.map(|format| match format {
+    fn format(&self, py: Python<'_>) -> PyResult<Option<&'static str>> {
+        // A tail is read only after a v3 header (format §4.6).
+        let format = match self.tail() {
+            Some(_) => Some(SourceFormat::V3),
+            None => self.summary(py)?.report.format,
+        };
+        Ok(format.map(|format| match format {
             SourceFormat::V3 => "v3",
             SourceFormat::LegacyV2 => "v2",
             SourceFormat::LegacyV1 => "v1",
-        })
+        }))
     }
 
     #[getter]
-    fn legacy_entrypoint(&self) -> Option<String> {
-        self.session.summary.report.legacy_entrypoint.clone()
+    fn legacy_entrypoint(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        if self.tail().is_some() {
+            return Ok(None);
+        }
+        Ok(self.summary(py)?.report.legacy_entrypoint.clone())
     }
 
     #[getter]
-    fn file_size(&self) -> u64 {
-        self.session.summary.report.file_size
+    fn file_size(&self, py: Python<'_>) -> PyResult<u64> {
+        match self.tail() {
+            Some(tail) => Ok(tail.file_size),
+            None => Ok(self.summary(py)?.report.file_size),
+        }
     }
 
     #[getter]
-    fn ends_with_newline(&self) -> bool {
-        self.session.summary.report.ends_with_newline
+    fn ends_with_newline(&self, py: Python<'_>) -> PyResult<bool> {
+        match self.tail() {
+            Some(tail) => Ok(tail.ends_with_newline),
+            None => Ok(self.summary(py)?.report.ends_with_newline),
+        }
     }
 
     #[getter]
-    fn has_bom(&self) -> bool {
-        self.session.summary.report.has_bom
+    fn has_bom(&self, py: Python<'_>) -> PyResult<bool> {
+        match self.tail() {
+            Some(tail) => Ok(tail.has_bom),
+            None => Ok(self.summary(py)?.report.has_bom),
+        }
     }
 
     #[getter]
-    fn line_count(&self) -> u64 {
-        self.session.summary.report.line_count
+    fn line_count(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.summary(py)?.report.line_count)
     }
 
     #[getter]
-    fn entry_count(&self) -> u64 {
-        self.session.summary.entry_count
+    fn entry_count(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.summary(py)?.entry_count)
     }
 
     /// Skipped lines as dicts `{line, offset, length, reason, detail}`.
     #[getter]
     fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
-        for skipped in &self.session.summary.report.skipped {
+        for skipped in &self.summary(py)?.report.skipped {
             let dict = PyDict::new(py);
             dict.set_item("line", skipped.line)?;
             dict.set_item("offset", skipped.offset)?;
@@ -289,7 +349,7 @@ impl SessionIndex {
     /// Tree anomalies: `{cycle_detected, unknown_parents, duplicate_ids}`.
     #[getter]
     fn anomalies<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let summary = &self.session.summary;
+        let summary = self.summary(py)?;
         let dict = PyDict::new(py);
         dict.set_item("cycle_detected", summary.cycle_detected)?;
         dict.set_item("unknown_parents", summary.unknown_parents)?;
@@ -299,14 +359,17 @@ impl SessionIndex {
 
     /// The leaf entry id (the last valid entry in file order).
     #[getter]
-    fn leaf_id(&self) -> Option<&str> {
-        self.session.summary.leaf.as_ref().map(|(_, id)| id.as_str())
+    fn leaf_id(&self, py: Python<'_>) -> PyResult<Option<&str>> {
+        match self.tail() {
+            Some(tail) => Ok(tail.leaf.as_deref()),
+            None => Ok(self.summary(py)?.leaf.as_ref().map(|(_, id)| id.as_str())),
+        }
     }
 
     /// Number of entries on the active path.
     #[getter]
-    fn path_length(&self) -> u64 {
-        self.session.summary.path_len
+    fn path_length(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.summary(py)?.path_len)
     }
 
     /// Entry ids of the active path, root first.
@@ -316,36 +379,48 @@ impl SessionIndex {
     }
 
     /// `(entry_ids, compaction_id, strip_thinking_until)` of the context rebuild (format §4.4).
-    fn context_plan(&self) -> (Vec<&str>, Option<&str>, u64) {
-        let summary = &self.session.summary;
-        (
+    fn context_plan(&self, py: Python<'_>) -> PyResult<(Vec<&str>, Option<&str>, u64)> {
+        if let Some(tail) = self.tail() {
+            let ids = tail.plan.iter().map(|item| item.id.as_str()).collect();
+            return Ok((ids, tail.compaction.as_deref(), tail.strip_thinking_until));
+        }
+        let summary = self.summary(py)?;
+        Ok((
             summary.plan.iter().map(|item| item.id.as_str()).collect(),
             summary.compaction.as_ref().map(|(_, id)| id.as_str()),
             summary.strip_thinking_until,
-        )
+        ))
     }
 
     /// The context entries, parsed, in context order.
     fn read_context<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        self.parse_spans(py, &self.plan_spans())
+        self.parse_spans(py, &self.plan_spans(py)?)
     }
 
     /// The context entries' raw lines (`bytes`, without the `\n`), in context order: for
     /// callers that parse lazily or with their own parser.
     fn read_context_raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
-        self.read_spans(py, &self.plan_spans(), |_, line| list.append(PyBytes::new(py, line)))?;
+        self.read_spans(py, &self.plan_spans(py)?, |_, line| list.append(PyBytes::new(py, line)))?;
         Ok(list)
     }
 
     /// The entries with these ids, parsed, in the order given.
     fn read_entries<'py>(&self, py: Python<'py>, ids: Vec<String>) -> PyResult<Bound<'py, PyList>> {
-        // Ids the summary knows (context, first prompts) need no entry list.
-        let known: Option<Vec<(u64, u64)>> = ids.iter().map(|id| self.session.summary.span_of(id)).collect();
+        // Ids the tail or the summary knows (context, first prompts) need no entry list. The
+        // tail's plan entries are on the active path, so each is the last entry with its id.
+        let known: Option<Vec<(u64, u64)>> = match self.tail() {
+            Some(tail) => ids
+                .iter()
+                .map(|id| tail.plan.iter().find(|item| item.id == *id).map(|item| (item.offset, item.length)))
+                .collect(),
+            None => ids.iter().map(|id| self.session.get().and_then(|session| session.summary.span_of(id))).collect(),
+        };
         let spans = match known {
             Some(spans) => spans,
             None => {
-                if let Some(missing) = ids.iter().find(|id| !self.session.may_contain(id)) {
+                let session = self.session(py)?;
+                if let Some(missing) = ids.iter().find(|id| !session.may_contain(id)) {
                     return Err(PyKeyError::new_err(format!("no entry with id {missing}")));
                 }
                 let full = self.full(py)?;
@@ -360,7 +435,7 @@ impl SessionIndex {
     /// `(type, parent_id, timestamp, line)` of one entry.
     fn envelope<'py>(&self, py: Python<'py>, id: &str) -> PyResult<(&'static str, Option<&str>, &str, u64)> {
         // An id no entry has (a writer trying a fresh one) is answered without the entry list.
-        if !self.session.may_contain(id) {
+        if !self.session(py)?.may_contain(id) {
             return Err(PyKeyError::new_err(format!("no entry with id {id}")));
         }
         let entry = self.entry(self.full(py)?, id)?;
@@ -370,7 +445,10 @@ impl SessionIndex {
     /// Whether an entry has this id (answered from the sidecar's id hashes when it can, without
     /// decoding the entry list).
     fn __contains__<'py>(&self, py: Python<'py>, id: &str) -> PyResult<bool> {
-        if !self.session.may_contain(id) {
+        if self.tail().is_some_and(|tail| tail.plan.iter().any(|item| item.id == id)) {
+            return Ok(true);
+        }
+        if !self.session(py)?.may_contain(id) {
             return Ok(false);
         }
         let full = self.full(py)?;
@@ -381,7 +459,7 @@ impl SessionIndex {
     #[pyo3(signature = (start=0, stop=None))]
     fn tree_rows<'py>(&self, py: Python<'py>, start: usize, stop: Option<usize>) -> PyResult<Vec<TreeRow<'_>>> {
         let full = self.full(py)?;
-        Ok(full.report.entries[self.span(start, stop)?]
+        Ok(full.report.entries[self.span(py, start, stop)?]
             .iter()
             .map(|entry| (&*entry.id, entry.parent_id.as_deref(), entry.kind.as_str(), &*entry.timestamp, entry.line))
             .collect())
@@ -398,7 +476,7 @@ impl SessionIndex {
         stop: Option<usize>,
     ) -> PyResult<Vec<(Option<&'static str>, bool, u64)>> {
         let full = self.full(py)?;
-        Ok(full.report.entries[self.span(start, stop)?]
+        Ok(full.report.entries[self.span(py, start, stop)?]
             .iter()
             .map(|entry| match &entry.extra {
                 Extra::Message { role, is_meta, .. } => {
@@ -443,38 +521,44 @@ impl SessionIndex {
     }
 
     /// Labels by target entry id (newest wins; cleared labels are absent).
-    fn labels(&self) -> Vec<(String, String)> {
-        self.session.summary.labels()
+    fn labels(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
+        Ok(self.summary(py)?.labels())
     }
 
     /// The latest `session_info` name, or `None`.
     #[getter]
-    fn name(&self) -> Option<&str> {
-        self.session.summary.name.as_deref()
+    fn name(&self, py: Python<'_>) -> PyResult<Option<&str>> {
+        Ok(self.summary(py)?.name.as_deref())
     }
 
     /// The current model on the active path.
     #[getter]
-    fn model(&self) -> Option<&str> {
-        self.session.summary.model.as_deref()
+    fn model(&self, py: Python<'_>) -> PyResult<Option<&str>> {
+        match self.tail().and_then(|tail| tail.model.as_ref()) {
+            Some(model) => Ok(model.as_deref()),
+            None => Ok(self.summary(py)?.model.as_deref()),
+        }
     }
 
     /// The current effort on the active path.
     #[getter]
-    fn effort(&self) -> Option<&str> {
-        self.session.summary.effort.as_deref()
+    fn effort(&self, py: Python<'_>) -> PyResult<Option<&str>> {
+        match self.tail().and_then(|tail| tail.effort.as_ref()) {
+            Some(effort) => Ok(effort.as_deref()),
+            None => Ok(self.summary(py)?.effort.as_deref()),
+        }
     }
 
     /// Non-meta message entries in the whole file.
     #[getter]
-    fn message_count(&self) -> u64 {
-        self.session.summary.message_count
+    fn message_count(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.summary(py)?.message_count)
     }
 
     /// The greatest entry timestamp string (ISO strings sort by time).
     #[getter]
-    fn last_timestamp(&self) -> Option<&str> {
-        self.session.summary.last_timestamp.as_deref()
+    fn last_timestamp(&self, py: Python<'_>) -> PyResult<Option<&str>> {
+        Ok(self.summary(py)?.last_timestamp.as_deref())
     }
 
     /// `meta.messageId` → entry id, for every message entry that has one.
@@ -495,7 +579,7 @@ impl SessionIndex {
     /// position, so an entry that shares its id with a later one is still the one returned).
     #[pyo3(signature = (limit=8))]
     fn read_first_users<'py>(&self, py: Python<'py>, limit: usize) -> PyResult<Bound<'py, PyList>> {
-        let summary = &self.session.summary;
+        let summary = self.summary(py)?;
         let spans: Vec<(u64, u64)> = if limit <= summary.first_users.len() || summary.first_users_complete {
             summary.first_users.iter().take(limit).map(|item| (item.offset, item.length)).collect()
         } else {
@@ -511,14 +595,21 @@ impl SessionIndex {
         self.parse_spans(py, &spans)
     }
 
+    /// Says what is known without scanning: a tail open shows its leaf only.
     fn __repr__(&self) -> String {
-        let summary = &self.session.summary;
-        format!(
-            "SessionIndex(path={:?}, entries={}, skipped={}, leaf={:?})",
-            self.path,
-            summary.entry_count,
-            summary.report.skipped.len(),
-            self.leaf_id()
-        )
+        match (self.tail(), self.session.get()) {
+            (None, Some(session)) => format!(
+                "SessionIndex(path={:?}, entries={}, skipped={}, leaf={:?})",
+                self.path,
+                session.summary.entry_count,
+                session.summary.report.skipped.len(),
+                session.summary.leaf.as_ref().map(|(_, id)| id.as_str())
+            ),
+            (tail, _) => format!(
+                "SessionIndex(path={:?}, tail, leaf={:?})",
+                self.path,
+                tail.and_then(|tail| tail.leaf.as_deref())
+            ),
+        }
     }
 }

@@ -3,7 +3,7 @@ torn appends, truncations, rewrites, touches, a damaged or deleted sidecar), ope
 the sidecar gives exactly what a plain scan gives.
 
 Owns: the property test of `commandcode._native.scan_session(path, index_path)` against
-`scan_session(path)`. Imports the native module directly (no front end involved).
+`scan_session(path, tail=False)` (the whole scan). Imports the native module directly (no front end involved).
 """
 
 from __future__ import annotations
@@ -175,7 +175,7 @@ class Transcript:
 
     def check(self) -> str:
         try:
-            plain = observe(native.scan_session(self.path))
+            plain = observe(native.scan_session(self.path, tail=False))
         except Exception as error:  # a newer-version header: both must refuse alike
             with pytest.raises(type(error)):
                 native.scan_session(self.path, self.sidecar)
@@ -241,7 +241,8 @@ def test_appends_are_scanned_incrementally(tmp_path: Path) -> None:
         f'"timestamp":"t","message":{{"role":"user","content":[]}}}}\n'
         for n in range(50)
     ))
-    assert transcript.check() == "rebuilt"
+    # Opened from its end first; the whole scan `check` asks for writes the sidecar.
+    assert transcript.check() == "tail"
     assert native.scan_session(transcript.path, transcript.sidecar).source == "loaded"
     with transcript.path.open("a") as file:
         file.write('{"type":"message","id":"x1","parentId":"e49","timestamp":"t","message":{"role":"user","content":[]}}\n')
@@ -254,9 +255,10 @@ def test_appends_are_scanned_incrementally(tmp_path: Path) -> None:
 def test_without_an_index_path_nothing_is_written(tmp_path: Path) -> None:
     transcript = Transcript(tmp_path, 3)
     transcript.replace(10)
-    index = native.scan_session(transcript.path)
-    assert index.source == "scanned"
+    for index in (native.scan_session(transcript.path), native.scan_session(transcript.path, tail=False)):
+        assert index.source in ("tail", "scanned")  # `tail` when the end gives the context
+        assert index.entry_count >= 0  # the whole scan, after a tail open
     assert not transcript.sidecar.parent.exists()
-    native.scan_session(transcript.path, index_path=transcript.sidecar)
+    assert native.scan_session(transcript.path, index_path=transcript.sidecar).entry_count >= 0
     assert transcript.sidecar.exists()
     assert transcript.sidecar.stat().st_mode & 0o777 == 0o600

@@ -49,14 +49,17 @@ def test_raw_context_is_the_lines_as_written(tmp_path: Path) -> None:
     write(transcript, lines)
     index = native.scan_session(transcript)
     assert index.read_context_raw() == [lines[1].encode(), lines[2].encode()]
-    assert index.source == "scanned"
+    assert index.source == "tail"
+    whole = native.scan_session(transcript, tail=False)
+    assert whole.read_context_raw() == index.read_context_raw()
+    assert whole.source == "scanned"
 
 
 def test_lookups_of_absent_ids_need_no_entry_list(tmp_path: Path) -> None:
     transcript = tmp_path / "s.jsonl"
     sidecar = tmp_path / "index" / "s.idx"
     write(transcript, [json.dumps(HEADER)] + [line(f"e{n}", f"e{n - 1}" if n else None, "user", "x") for n in range(100)])
-    native.scan_session(transcript, sidecar)
+    native.scan_session(transcript, sidecar, tail=False)  # writes the sidecar
     index = native.scan_session(transcript, sidecar)
     assert index.source == "loaded"
     assert "e5" in index and "nope" not in index
@@ -75,6 +78,8 @@ def test_index_sources(tmp_path: Path) -> None:
     transcript = tmp_path / "s.jsonl"
     sidecar = tmp_path / "index" / "s.idx"
     write(transcript, [json.dumps(HEADER), line("a1", None, "user", "x")])
+    # A first contact reads the tail and leaves an empty mark; the second contact writes the sidecar.
+    assert native.scan_session(transcript, sidecar).source == "tail"
     assert native.scan_session(transcript, sidecar).source == "rebuilt"
     assert native.scan_session(transcript, sidecar).source == "loaded"
     with transcript.open("a") as file:
