@@ -9,6 +9,7 @@
 
 mod errors;
 mod folder_stat;
+mod json_decode;
 mod json_encode;
 mod listing;
 mod prepared;

@@ -8,6 +8,7 @@
 //! for them; queries over every entry (path, tree rows, lookups by id) decode the entry list
 //! on first use.
 
+use super::json_decode::LineDecoder;
 use crate::envelope::{Extra, Role};
 use crate::index::{self, Full, OpenKind, Session};
 use crate::scan::{Entry, SourceFormat, COPY_ALIGN};
@@ -153,10 +154,13 @@ impl SessionIndex {
 
     fn parse_each<'py>(&self, py: Python<'py>, spans: &[(u64, u64)]) -> PyResult<Bound<'py, PyList>> {
         let parser = PythonParse { cache_mode: StringCacheMode::Keys, ..PythonParse::default() };
+        let mut decoder = LineDecoder::new(py);
         let list = PyList::empty(py);
         let mut json_loads: Option<Bound<'py, PyAny>> = None;
         self.read_spans(py, spans, |position, line| {
-            let value = match parser.python_parse(py, line) {
+            // The common line takes the cursor walk; the rest the exact path below.
+            let decoded = decoder.decode(line).map(Ok).unwrap_or_else(|| parser.python_parse(py, line));
+            let value = match decoded {
                 Ok(value) => value,
                 // The line was valid when scanned; jiter refuses two things `JSON.parse` takes:
                 // invalid UTF-8 (the real CLI decodes it as U+FFFD) and escapes of lone
