@@ -24,8 +24,10 @@ use std::path::PathBuf;
 type PackedLayout<'py> = (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>);
 
 /// Raw bytes read from the transcript per batch when parsing lines (bounds the memory a
-/// context read needs beside the objects it returns).
-const READ_BATCH_BYTES: u64 = 8 << 20;
+/// context read needs beside the objects it returns). Small: the buffer is fresh memory, each of
+/// its pages a fault when first written, and a warm open's whole context (some 300 KB for the 1 GB
+/// bench session) in one batch made ~70 of them; a line longer than this is a batch of its own.
+const READ_BATCH_BYTES: u64 = 64 << 10;
 
 /// From this many bytes of lines on, a parse pauses the cyclic garbage collector. Fewer make too
 /// few containers to set off a full collection (the first comes after some 70,000 allocations),
