@@ -50,10 +50,13 @@ impl From<std::str::Utf8Error> for Declined {
     }
 }
 
+/// A shared key: its bytes as in the line, and the `str` made of them.
+type SharedKey<'py> = (Box<[u8]>, Bound<'py, PyString>);
+
 /// Decodes the lines of one read, sharing their object keys.
 pub(super) struct LineDecoder<'py> {
     py: Python<'py>,
-    keys: Vec<Option<(Box<[u8]>, Bound<'py, PyString>)>>,
+    keys: Vec<Option<SharedKey<'py>>>,
     /// The decoded bytes of a string with escapes (reused).
     scratch: Vec<u8>,
 }
