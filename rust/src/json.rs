@@ -158,6 +158,18 @@ fn escaped_bytes(backslashes: u64, carry: &mut u64) -> u64 {
     (EVEN_BITS ^ invert_mask) & follows_escape
 }
 
+/// The bits of the quotes, backslashes and control characters among 16 bytes.
+#[inline(always)]
+fn special_mask(slice: &[u8]) -> u32 {
+    let mut lane = [0u8; 16];
+    lane.copy_from_slice(slice);
+    let bytes = u8x16::new(lane);
+    let special = bytes.cmp_eq(u8x16::splat(b'"'))
+        | bytes.cmp_eq(u8x16::splat(b'\\'))
+        | bytes.min(u8x16::splat(0x1f)).cmp_eq(bytes);
+    special.move_mask() as u32
+}
+
 /// Finds the closing quote of the string body starting at `start`, 64 bytes at a time, in the
 /// common case: the quote exists, no control character comes before it and every escape is
 /// valid. Returns `(closing quote index, had escapes)`, or `None` when any of that fails or
@@ -166,13 +178,7 @@ fn escaped_bytes(backslashes: u64, carry: &mut u64) -> u64 {
 fn fast_string_end(data: &[u8], start: usize) -> Option<(usize, bool)> {
     // Short strings (keys, ids, roles) usually end within sixteen bytes: one probe settles them.
     if let Some(slice) = data.get(start..start + 16) {
-        let mut lane = [0u8; 16];
-        lane.copy_from_slice(slice);
-        let bytes = u8x16::new(lane);
-        let special = bytes.cmp_eq(u8x16::splat(b'"'))
-            | bytes.cmp_eq(u8x16::splat(b'\\'))
-            | bytes.min(u8x16::splat(0x1f)).cmp_eq(bytes);
-        let mask = special.move_mask() as u32;
+        let mask = special_mask(slice);
         if mask != 0 {
             let offset = mask.trailing_zeros() as usize;
             if slice[offset] == b'"' {
@@ -736,13 +742,7 @@ pub enum Decoded<'a> {
 #[inline]
 fn next_special(data: &[u8], mut position: usize) -> Option<usize> {
     while let Some(slice) = data.get(position..position + 16) {
-        let mut lane = [0u8; 16];
-        lane.copy_from_slice(slice);
-        let bytes = u8x16::new(lane);
-        let special = bytes.cmp_eq(u8x16::splat(b'"'))
-            | bytes.cmp_eq(u8x16::splat(b'\\'))
-            | bytes.min(u8x16::splat(0x1f)).cmp_eq(bytes);
-        let mask = special.move_mask() as u32;
+        let mask = special_mask(slice);
         if mask != 0 {
             return Some(position + mask.trailing_zeros() as usize);
         }
