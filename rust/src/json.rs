@@ -158,6 +158,18 @@ fn escaped_bytes(backslashes: u64, carry: &mut u64) -> u64 {
     (EVEN_BITS ^ invert_mask) & follows_escape
 }
 
+/// The bits of the quotes, backslashes and control characters among 16 bytes.
+#[inline(always)]
+fn special_mask(slice: &[u8]) -> u32 {
+    let mut lane = [0u8; 16];
+    lane.copy_from_slice(slice);
+    let bytes = u8x16::new(lane);
+    let special = bytes.cmp_eq(u8x16::splat(b'"'))
+        | bytes.cmp_eq(u8x16::splat(b'\\'))
+        | bytes.min(u8x16::splat(0x1f)).cmp_eq(bytes);
+    special.move_mask() as u32
+}
+
 /// Finds the closing quote of the string body starting at `start`, 64 bytes at a time, in the
 /// common case: the quote exists, no control character comes before it and every escape is
 /// valid. Returns `(closing quote index, had escapes)`, or `None` when any of that fails or
@@ -166,13 +178,7 @@ fn escaped_bytes(backslashes: u64, carry: &mut u64) -> u64 {
 fn fast_string_end(data: &[u8], start: usize) -> Option<(usize, bool)> {
     // Short strings (keys, ids, roles) usually end within sixteen bytes: one probe settles them.
     if let Some(slice) = data.get(start..start + 16) {
-        let mut lane = [0u8; 16];
-        lane.copy_from_slice(slice);
-        let bytes = u8x16::new(lane);
-        let special = bytes.cmp_eq(u8x16::splat(b'"'))
-            | bytes.cmp_eq(u8x16::splat(b'\\'))
-            | bytes.min(u8x16::splat(0x1f)).cmp_eq(bytes);
-        let mask = special.move_mask() as u32;
+        let mask = special_mask(slice);
         if mask != 0 {
             let offset = mask.trailing_zeros() as usize;
             if slice[offset] == b'"' {
@@ -364,6 +370,84 @@ impl<'a> Cursor<'a> {
                 Err(_) => String::from_utf8_lossy(raw),
             }
         })
+    }
+
+    /// Reads and decodes a string (the cursor is at its opening quote, after whitespace) in one
+    /// pass, 16 bytes at a time: the raw body when it has no escapes (not checked for UTF-8),
+    /// else the decoded bytes in `out` (cleared first). A control character, an invalid escape
+    /// or no closing quote is an error, as in the scan; an escaped lone surrogate, which is valid
+    /// JSON, is [`Decoded::LoneSurrogate`] (the string is not read further).
+    pub fn decode_string(&mut self, out: &mut Vec<u8>) -> Result<Decoded<'a>, JsonError> {
+        self.expect(b'"')?;
+        let data = self.data;
+        let start = self.position;
+        let mut run = start;
+        let mut escaped = false;
+        loop {
+            let Some(at) = next_special(data, run) else {
+                self.position = data.len();
+                return Err(self.error(JsonErrorKind::UnexpectedEnd));
+            };
+            match data[at] {
+                b'"' => {
+                    self.position = at + 1;
+                    if !escaped {
+                        return Ok(Decoded::Raw(&data[start..at]));
+                    }
+                    out.extend_from_slice(&data[run..at]);
+                    return Ok(Decoded::Unescaped);
+                }
+                b'\\' => {
+                    if !escaped {
+                        out.clear();
+                        escaped = true;
+                    }
+                    out.extend_from_slice(&data[run..at]);
+                    // The common one-letter escapes inline; `\\u` and invalid ones in `push_escape`.
+                    let simple = match data.get(at + 1) {
+                        Some(b'n') => Some(b'\n'),
+                        Some(&letter @ (b'"' | b'\\')) => Some(letter),
+                        Some(b't') => Some(b'\t'),
+                        _ => None,
+                    };
+                    if let Some(byte) = simple {
+                        out.push(byte);
+                        run = at + 2;
+                        continue;
+                    }
+                    self.position = at + 1;
+                    match push_escape(data, at + 1, out) {
+                        Some(Some(next)) => run = next,
+                        Some(None) => return Ok(Decoded::LoneSurrogate),
+                        None => return Err(self.error(JsonErrorKind::InvalidEscape)),
+                    }
+                }
+                _ => {
+                    self.position = at;
+                    return Err(self.error(JsonErrorKind::ControlCharacterInString));
+                }
+            }
+        }
+    }
+
+    /// Reads a number's text (the cursor is at its first byte), validated as JSON.
+    pub fn raw_number(&mut self) -> Result<&'a [u8], JsonError> {
+        let start = self.position;
+        self.skip_number()?;
+        Ok(&self.data[start..self.position])
+    }
+
+    /// Consumes `byte` if it is the next byte that is not white space.
+    #[inline]
+    pub fn eat(&mut self, byte: u8) -> bool {
+        let found = self.peek() == Some(byte);
+        self.position += usize::from(found);
+        found
+    }
+
+    /// Consumes the literal `true`, `false` or `null` (the cursor is at its first byte).
+    pub fn literal(&mut self, literal: &[u8]) -> Result<(), JsonError> {
+        self.skip_literal(literal)
     }
 
     fn skip_number(&mut self) -> Result<(), JsonError> {
@@ -641,6 +725,75 @@ impl<'a> Cursor<'a> {
             }
         }
     }
+}
+
+/// What [`Cursor::decode_string`] read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Decoded<'a> {
+    /// The string had no escapes: its bytes as they are in the line.
+    Raw(&'a [u8]),
+    /// The string had escapes: its decoded bytes are in the caller's buffer.
+    Unescaped,
+    /// An escape is a lone surrogate, which only a host string that holds surrogates can keep.
+    LoneSurrogate,
+}
+
+/// The index of the first `"`, `\\` or control character at or after `position`.
+#[inline]
+fn next_special(data: &[u8], mut position: usize) -> Option<usize> {
+    while let Some(slice) = data.get(position..position + 16) {
+        let mask = special_mask(slice);
+        if mask != 0 {
+            return Some(position + mask.trailing_zeros() as usize);
+        }
+        position += 16;
+    }
+    let rest = data.get(position..)?;
+    rest.iter().position(|&byte| byte == b'"' || byte == b'\\' || byte < 0x20).map(|offset| position + offset)
+}
+
+/// Decodes the escape whose letter is at `position` onto `out`: `Some(Some(next position))`,
+/// `Some(None)` for a lone surrogate, `None` for an invalid escape.
+fn push_escape(data: &[u8], position: usize, out: &mut Vec<u8>) -> Option<Option<usize>> {
+    let byte = match *data.get(position)? {
+        letter @ (b'"' | b'\\' | b'/') => letter,
+        b'b' => 0x08,
+        b'f' => 0x0c,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        b'u' => {
+            let unit = hex_unit(data.get(position + 1..)?)?;
+            let (code, next) = match unit {
+                0xD800..=0xDBFF => {
+                    let low = data
+                        .get(position + 5..)
+                        .and_then(|rest| rest.strip_prefix(b"\\u"))
+                        .and_then(hex_unit)
+                        .filter(|low| (0xDC00..=0xDFFF).contains(low));
+                    match low {
+                        Some(low) => {
+                            (0x10000 + ((u32::from(unit) - 0xD800) << 10) + (u32::from(low) - 0xDC00), position + 11)
+                        }
+                        None => return Some(None),
+                    }
+                }
+                0xDC00..=0xDFFF => return Some(None),
+                _ => (u32::from(unit), position + 5),
+            };
+            let mut buffer = [0; 4];
+            out.extend_from_slice(char::from_u32(code)?.encode_utf8(&mut buffer).as_bytes());
+            return Some(Some(next));
+        }
+        _ => return None,
+    };
+    out.push(byte);
+    Some(Some(position + 1))
+}
+
+/// The four hex digits at the start of `bytes` as a UTF-16 code unit.
+fn hex_unit(bytes: &[u8]) -> Option<u16> {
+    bytes.get(..4)?.iter().try_fold(0u16, |unit, &digit| Some(unit << 4 | (digit as char).to_digit(16)? as u16))
 }
 
 /// Decodes a string body that has escapes (already validated), lossily for invalid UTF-8 and
@@ -1087,5 +1240,61 @@ mod tests {
         assert!(is_object);
         assert_eq!(seen, vec![Loose::Str(Cow::Borrowed("keep"))]);
         cursor.finish().unwrap();
+    }
+
+    #[test]
+    fn decode_string_decodes_every_escape_and_refuses_lone_surrogates() {
+        let decode = |text: &str| {
+            let mut cursor = Cursor::new(text.as_bytes());
+            let mut out = b"stale".to_vec();
+            let decoded = cursor.decode_string(&mut out).unwrap();
+            cursor.finish().unwrap();
+            match decoded {
+                Decoded::Raw(raw) => format!("raw {}", String::from_utf8(raw.to_vec()).unwrap()),
+                Decoded::Unescaped => format!("unescaped {}", String::from_utf8(out).unwrap()),
+                Decoded::LoneSurrogate => "lone".to_owned(),
+            }
+        };
+        assert_eq!(decode(r#""a\"b\\c\/d\be\ff\ng\rh\ti""#), "unescaped a\"b\\c/d\u{8}e\u{c}f\ng\rh\ti");
+        assert_eq!(decode(r#""\u00e9\u20AC\ud83d\ude00\u0000 end""#), "unescaped é€😀\0 end");
+        assert_eq!(decode(r#""\\u0041""#), "unescaped \\u0041");
+        assert_eq!(
+            decode(r#""plain, and more than sixteen bytes long é""#),
+            "raw plain, and more than sixteen bytes long é"
+        );
+        assert_eq!(decode(r#""""#), "raw ");
+        let long = format!("\"{}\\n{}\"", "x".repeat(40), "y".repeat(40));
+        assert_eq!(decode(&long), format!("unescaped {}\n{}", "x".repeat(40), "y".repeat(40)));
+        for lone in [r#""\ud800""#, r#""\udc00 x""#, r#""\ud83dx""#, r#""\ud83d\u0041""#, r#""\ud83d\n""#] {
+            let mut out = Vec::new();
+            assert_eq!(Cursor::new(lone.as_bytes()).decode_string(&mut out), Ok(Decoded::LoneSurrogate), "{lone}");
+        }
+        for bad in [r#""a\u01""#, r#""a\x01""#, "\"a\u{1}\"", "\"no end", r#""ends in \"#, r#""\u12"#] {
+            assert!(Cursor::new(bad.as_bytes()).decode_string(&mut Vec::new()).is_err(), "{bad}");
+        }
+        // Agrees with the lossy decoder wherever there is no lone surrogate.
+        let raw = r#"x\ty\u00e9\"\\\ud83d\ude00 and a longer run of plain text after it"#;
+        let mut out = Vec::new();
+        assert_eq!(Cursor::new(format!("\"{raw}\"").as_bytes()).decode_string(&mut out), Ok(Decoded::Unescaped));
+        assert_eq!(String::from_utf8(out).unwrap(), unescape(raw.as_bytes()));
+    }
+
+    #[test]
+    fn raw_tokens_read_what_they_validate() {
+        let mut cursor = Cursor::new(br#" {"k" : [ -1.5e3 , true, null ] } "#);
+        assert!(cursor.eat(b'{') && !cursor.eat(b'}'));
+        assert_eq!(cursor.decode_string(&mut Vec::new()), Ok(Decoded::Raw(b"k")));
+        assert!(cursor.eat(b':') && cursor.eat(b'['));
+        cursor.skip_whitespace();
+        assert_eq!(cursor.raw_number().unwrap(), b"-1.5e3");
+        assert!(cursor.eat(b','));
+        cursor.skip_whitespace();
+        cursor.literal(b"true").unwrap();
+        assert!(cursor.eat(b','));
+        cursor.skip_whitespace();
+        assert!(cursor.literal(b"nul").is_ok() && cursor.literal(b"l").is_ok());
+        assert!(cursor.eat(b']') && cursor.eat(b'}'));
+        cursor.finish().unwrap();
+        assert!(Cursor::new(b"01").raw_number().is_ok_and(|text| text == b"0"));
     }
 }

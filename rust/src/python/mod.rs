@@ -9,6 +9,7 @@
 
 mod errors;
 mod folder_stat;
+mod json_decode;
 mod json_encode;
 mod listing;
 mod prepared;
@@ -19,27 +20,32 @@ mod store;
 mod text_extract;
 
 use pyo3::prelude::*;
+use pyo3::types::PyList;
 
 #[pymodule(gil_used = false)]
 #[pyo3(name = "_native")]
 fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
-    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    module.add("SUPPORTED_VERSION", crate::scan::SUPPORTED_VERSION)?;
-    // set, not added: `add_function` would list them in `__all__`, which names what the module exports
+    // `__all__` is made whole first: `add` would look it up, and its first lookup fails (an
+    // AttributeError made and fetched: ~0.07M instructions of a warm open, callgrind, issue 30).
+    // It names the lazy classes and functions from the start (as the stub does), though they
+    // are made on first use.
+    let names = EAGER_NAMES.iter().chain(&LAZY_CLASSES).chain(&LAZY_FUNCTIONS);
+    module.setattr("__all__", PyList::new(module.py(), names)?)?;
+    module.setattr("__version__", env!("CARGO_PKG_VERSION"))?;
+    module.setattr("SUPPORTED_VERSION", crate::scan::SUPPORTED_VERSION)?;
     module.setattr("__getattr__", wrap_pyfunction!(made_on_first_use, module)?)?;
     module.setattr("__dir__", wrap_pyfunction!(names_with_lazy_ones, module)?)?;
-    module.add_function(wrap_pyfunction!(session_index::scan_session, module)?)?;
-    module.add("MAX_BACKUP_SIZE", crate::store::MAX_BACKUP_SIZE)?;
-    module.add("MAX_TOOL_CHARS", crate::text_extract::MAX_TOOL_CHARS)?;
-    module.add("MAX_RESULT_CHARS", crate::text_extract::MAX_RESULT_CHARS)?;
-    // `__all__` names the lazy classes and functions from the start (as the stub does), though
-    // they are made on first use
-    let all = module.index()?;
-    for name in LAZY_CLASSES.iter().chain(&LAZY_FUNCTIONS) {
-        all.append(name)?;
-    }
+    module.setattr("scan_session", wrap_pyfunction!(session_index::scan_session, module)?)?;
+    module.setattr("MAX_BACKUP_SIZE", crate::store::MAX_BACKUP_SIZE)?;
+    module.setattr("MAX_TOOL_CHARS", crate::text_extract::MAX_TOOL_CHARS)?;
+    module.setattr("MAX_RESULT_CHARS", crate::text_extract::MAX_RESULT_CHARS)?;
     Ok(())
 }
+
+/// What the module sets when it loads and exports (`__getattr__` and `__dir__` are set, not
+/// exported).
+const EAGER_NAMES: [&str; 6] =
+    ["__version__", "SUPPORTED_VERSION", "scan_session", "MAX_BACKUP_SIZE", "MAX_TOOL_CHARS", "MAX_RESULT_CHARS"];
 
 /// The classes [`made_on_first_use`] adds, by their Python names.
 const LAZY_CLASSES: [&str; 8] = [

@@ -10,6 +10,7 @@
 //! answers the header, leaf, context plan (and the model and effort when the walk met them)
 //! from it, and scans the whole file on the first question it cannot answer.
 
+use super::json_decode::LineDecoder;
 use crate::envelope::{Extra, Role};
 use crate::index::{self, Full, OpenKind, Opening, Session, Summary, TailOpen};
 use crate::scan::{Entry, SourceFormat, COPY_ALIGN};
@@ -26,8 +27,10 @@ use std::sync::OnceLock;
 type PackedLayout<'py> = (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>);
 
 /// Raw bytes read from the transcript per batch when parsing lines (bounds the memory a
-/// context read needs beside the objects it returns).
-const READ_BATCH_BYTES: u64 = 8 << 20;
+/// context read needs beside the objects it returns). Small: the buffer is fresh memory, each of
+/// its pages a fault when first written, and a warm open's whole context (some 300 KB for the 1 GB
+/// bench session) in one batch made ~70 of them; a line longer than this is a batch of its own.
+const READ_BATCH_BYTES: u64 = 64 << 10;
 
 /// From this many bytes of lines on, a parse pauses the cyclic garbage collector. Fewer make too
 /// few containers to set off a full collection (the first comes after some 70,000 allocations),
@@ -186,10 +189,13 @@ impl SessionIndex {
 
     fn parse_each<'py>(&self, py: Python<'py>, spans: &[(u64, u64)]) -> PyResult<Bound<'py, PyList>> {
         let parser = PythonParse { cache_mode: StringCacheMode::Keys, ..PythonParse::default() };
+        let mut decoder = LineDecoder::new(py);
         let list = PyList::empty(py);
         let mut json_loads: Option<Bound<'py, PyAny>> = None;
         self.read_spans(py, spans, |position, line| {
-            let value = match parser.python_parse(py, line) {
+            // The common line takes the cursor walk; the rest the exact path below.
+            let decoded = decoder.decode(line).map(Ok).unwrap_or_else(|| parser.python_parse(py, line));
+            let value = match decoded {
                 Ok(value) => value,
                 // The line was valid when scanned; jiter refuses two things `JSON.parse` takes:
                 // invalid UTF-8 (the real CLI decodes it as U+FFFD) and escapes of lone
