@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.cli import run_json, run_ok, transcripts
+from helpers.cli import assert_error_lines, run_cli, run_json, run_ok, snapshot, transcripts
 from helpers.session_files import write_claude_session
 
 CLAUDE_ID = "3f2a9c1e-5b7d-4e8a-9c6f-1a2b3c4d5e6f"
@@ -86,3 +86,42 @@ def test_an_import_of_a_whole_transcript_warns_of_nothing(home: Path, work: Path
     source = write_claude_session(tmp_path / "claude", work, CLAUDE_ID, "the prompt", "the reply")
     completed = run_ok(["import", "claude", str(source)], work, home)
     assert completed.stderr == ""
+
+
+# --------------------------------------------------------------------------------------------
+# References that can only be paths, and are no transcript
+
+
+def _paths(inputs: Path) -> dict[str, tuple[Path, str, str]]:
+    """name: (path, what the error says, what the hint says)."""
+    folder = inputs / "a-folder.jsonl"
+    folder.mkdir(parents=True)
+    notes = inputs / "notes.txt"
+    notes.write_text("not a transcript\n")
+    return {"missing": (inputs / "missing.jsonl", "missing.jsonl: no such file", "to see"),
+            "folder": (folder, "a-folder.jsonl is a folder, not a", "pass the session's .jsonl file"),
+            "not jsonl": (notes, "notes.txt is not a", "pass the session's .jsonl file")}
+
+
+@pytest.mark.parametrize("case", ["missing", "folder", "not jsonl"])
+@pytest.mark.parametrize("argv", [["sessions", "show"], ["export"], ["-p", "hello", "--session"],
+                                  ["import", "claude"], ["import", "pi"]])
+def test_a_path_that_is_no_transcript_is_told_so(home: Path, work: Path, tmp_path: Path, case: str,
+                                                  argv: list[str]) -> None:
+    inputs = tmp_path / "inputs"
+    path, said, hinted = _paths(inputs)[case]
+    before = snapshot(inputs)
+    completed = run_cli([*argv, str(path)], work, home)
+    assert_clean(completed)
+    error = assert_error_lines(completed, error_contains=said)
+    assert hinted in completed.stderr.splitlines()[1]
+    if argv[0] == "import":
+        assert f"{argv[1]} session transcript" in error or case == "missing"
+    assert snapshot(inputs) == before  # nothing made there, nothing changed
+    assert transcripts(home) == []
+
+
+def test_a_name_with_a_slash_still_resolves_before_any_path_is_judged(home: Path, work: Path) -> None:
+    run_ok(["-p", "hello", "-n", "api/v2 work"], work, home)
+    shown = run_ok(["sessions", "show", "api/v2 work"], work, home)
+    assert "name: api/v2 work" in shown.stdout
