@@ -7,12 +7,15 @@ a user who is not root (`helpers.cli.run_as_user`)."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from helpers.cli import assert_error_lines, run_cli, run_json, run_ok, snapshot, transcripts
+from helpers.cli import assert_error_lines, run_as_user, run_cli, run_json, run_ok, snapshot, transcripts
 from helpers.session_files import write_claude_session
 
 CLAUDE_ID = "3f2a9c1e-5b7d-4e8a-9c6f-1a2b3c4d5e6f"
@@ -28,6 +31,28 @@ def work(tmp_path: Path) -> Path:
     folder = tmp_path / "proj"
     folder.mkdir()
     return folder.resolve()
+
+
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[list[Path]]:
+    """Folders a test makes read-only (`chmod a-w`, files included); writable again after it, so
+    the test's folder can be removed."""
+    made: list[Path] = []
+    yield made
+    for root in made:
+        for folder, _dirs, files in os.walk(root):
+            os.chmod(folder, 0o755)
+            for name in files:
+                os.chmod(os.path.join(folder, name), 0o644)
+
+
+def make_read_only(root: Path, made: list[Path]) -> None:
+    made.append(root)
+    for folder, _dirs, files in os.walk(root, topdown=False):
+        for name in files:
+            path = os.path.join(folder, name)
+            os.chmod(path, stat.S_IMODE(os.stat(path).st_mode) & ~0o222)
+        os.chmod(folder, 0o555)
 
 
 def assert_clean(completed: subprocess.CompletedProcess[str]) -> None:
@@ -125,3 +150,52 @@ def test_a_name_with_a_slash_still_resolves_before_any_path_is_judged(home: Path
     run_ok(["-p", "hello", "-n", "api/v2 work"], work, home)
     shown = run_ok(["sessions", "show", "api/v2 work"], work, home)
     assert "name: api/v2 work" in shown.stdout
+
+
+# --------------------------------------------------------------------------------------------
+# A data dir, folder or file that cannot be written or read
+
+
+def test_a_read_only_data_dir_names_itself_and_loses_nothing(home: Path, work: Path, read_only: list[Path]) -> None:
+    run_ok(["-p", call("write_file", file_path="a.txt", content="one\n")], work, home)
+    (transcript,) = transcripts(home)
+    make_read_only(home, read_only)
+    before = snapshot(home)
+    for argv in (["-c", "-p", "again"], ["sessions", "rename", transcript.stem, "renamed"]):
+        completed = run_as_user(argv, work, home)
+        assert_clean(completed)
+        assert_error_lines(completed, error_contains="Permission denied")
+        hint = completed.stderr.splitlines()[1]
+        assert f"data dir {home} cannot be written" in hint and "COMMANDCODE_HOME" in hint, hint
+    assert snapshot(home) == before
+    listed = run_as_user(["sessions", "list", "--all"], work, home)  # reading still works
+    assert listed.returncode == 0 and transcript.stem[:8] in listed.stdout, listed
+
+
+def test_a_gc_that_cannot_write_its_lock_says_to_make_the_store_writable(home: Path, work: Path,
+                                                                         read_only: list[Path]) -> None:
+    run_ok(["-p", call("write_file", file_path="a.txt", content="one\n")], work, home)
+    objects = home / "objects"
+    assert objects.is_dir()
+    make_read_only(objects, read_only)
+    completed = run_as_user(["doctor", "--gc"], work, home)
+    assert_clean(completed)
+    assert_error_lines(completed, error_contains="cannot lock the object store")
+    assert completed.stderr.splitlines()[1] == f"hint: make {objects} writable, then retry"
+
+
+@pytest.mark.parametrize("fmt", ["html", "md", "jsonl"])
+def test_an_export_to_a_folder_that_cannot_be_written_names_the_target(home: Path, work: Path, tmp_path: Path,
+                                                                        fmt: str, read_only: list[Path]) -> None:
+    run_ok(["-p", "hello"], work, home)
+    (transcript,) = transcripts(home)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    make_read_only(folder, read_only)
+    target = folder / f"session.{fmt}"
+    completed = run_as_user(["export", transcript.stem, "-o", str(target)], work, home)
+    assert_clean(completed)
+    assert completed.returncode == 1, completed
+    assert completed.stderr.splitlines()[0] == f"error: {target}: Permission denied", completed.stderr
+    assert "check the permissions" in completed.stderr.splitlines()[1]
+    assert os.listdir(folder) == []
