@@ -199,3 +199,9 @@ def test_an_export_to_a_folder_that_cannot_be_written_names_the_target(home: Pat
     assert completed.stderr.splitlines()[0] == f"error: {target}: Permission denied", completed.stderr
     assert "check the permissions" in completed.stderr.splitlines()[1]
     assert os.listdir(folder) == []
+
+
+def test_listing_no_archives_says_so(home: Path, work: Path) -> None:
+    completed = run_ok(["sweep", "--list-archives"], work, home)
+    assert completed.stdout.strip() == "No archived sessions (`commandcode sweep --archive` makes them)."
+    assert run_json(["sweep", "--list-archives", "--json"], work, home) == []
