@@ -201,6 +201,24 @@ def test_an_export_to_a_folder_that_cannot_be_written_names_the_target(home: Pat
     assert os.listdir(folder) == []
 
 
+def test_a_transcript_that_cannot_be_read_is_one_plain_warning_and_one_plain_error(home: Path, work: Path,
+                                                                                   tmp_path: Path) -> None:
+    run_ok(["-p", "first"], work, home)
+    run_ok(["-p", "second"], work, home)
+    unreadable, readable = sorted(transcripts(home), key=lambda path: path.stat().st_mtime, reverse=True)
+    unreadable.chmod(0)
+    try:
+        listed = run_as_user(["sessions", "list", "--all"], work, home)
+        assert_clean(listed)
+        assert listed.returncode == 0 and readable.stem[:8] in listed.stdout, listed
+        assert f"warning: {unreadable}: Permission denied" in listed.stderr.splitlines(), listed.stderr
+        shown = run_as_user(["sessions", "show", unreadable.stem], work, home)
+        assert_clean(shown)
+        assert_error_lines(shown, error_contains=f"{unreadable}: Permission denied")
+    finally:
+        unreadable.chmod(0o644)
+
+
 def test_listing_no_archives_says_so(home: Path, work: Path) -> None:
     completed = run_ok(["sweep", "--list-archives"], work, home)
     assert completed.stdout.strip() == "No archived sessions (`commandcode sweep --archive` makes them)."
