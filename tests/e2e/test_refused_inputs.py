@@ -223,3 +223,16 @@ def test_listing_no_archives_says_so(home: Path, work: Path) -> None:
     completed = run_ok(["sweep", "--list-archives"], work, home)
     assert completed.stdout.strip() == "No archived sessions (`commandcode sweep --archive` makes them)."
     assert run_json(["sweep", "--list-archives", "--json"], work, home) == []
+
+
+def test_a_sweep_says_a_session_it_keeps_cannot_be_read(home: Path, work: Path) -> None:
+    run_ok(["-p", "hello"], work, home)
+    (transcript,) = transcripts(home)
+    transcript.chmod(0)
+    try:
+        completed = run_as_user(["sweep", "--dry-run", "--older-than", "0h"], work, home)
+        assert_clean(completed)
+        assert completed.returncode == 0, completed
+        assert f"kept {transcript.stem}: cannot be read (Permission denied)" in completed.stdout.splitlines()
+    finally:
+        transcript.chmod(0o644)
