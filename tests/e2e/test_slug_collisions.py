@@ -164,7 +164,9 @@ def test_a_reference_too_long_for_a_file_name_is_not_found(home: Path, tmp_path:
     before = snapshot(home)
     completed = run_cli([part.replace("{ref}", ref) for part in command], cwd, home)
     assert completed.returncode == 1, completed
-    assert completed.stderr.startswith("error: no session matches"), completed.stderr
+    # a reference shaped like a transcript path is told that no such file exists
+    said = f"error: {ref}: no such file" if ref.endswith(".jsonl") else "error: no session matches"
+    assert completed.stderr.startswith(said), completed.stderr
     assert "Traceback" not in completed.stderr and "too long" not in completed.stderr
     assert snapshot(home) == before
 

@@ -89,6 +89,25 @@ def run_cli(args: list[str], cwd: Path, data: Path, *, timeout: float = 60, no_t
                           start_new_session=no_tty)
 
 
+# The capabilities that let root read and write whatever the permission bits say (the suite
+# runs as root): without them, a mode or a read-only folder refuses root as it refuses a user.
+_PERMISSIONS_APPLY = ["setpriv", "--inh-caps=-all", "--bounding-set=-dac_override,-dac_read_search,-fowner"]
+
+
+def run_as_user(args: list[str], cwd: Path, data: Path, **extra_env: str) -> subprocess.CompletedProcess[str]:
+    """`run_cli`, with file permissions applying as they do for a user who is not root (as root,
+    through `setpriv` without the capabilities that bypass them; the test is skipped when there
+    is no `setpriv`)."""
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("needs setpriv to run without root's file capabilities")
+        prefix = _PERMISSIONS_APPLY
+    return subprocess.run([*prefix, sys.executable, "-m", "commandcode", *args], cwd=cwd,
+                          env=cli_env(data, **extra_env), capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+
+
 def run_ok(args: list[str], cwd: Path, data: Path, **extra_env: str) -> subprocess.CompletedProcess[str]:
     """Runs `commandcode ARGS` (with `extra_env` added to its environment) and asserts it succeeded."""
     completed = run_cli(args, cwd, data, **extra_env)

@@ -68,10 +68,10 @@ def one_refresh() -> Iterator[None]:
     rows are then those of the moment the first check looked at the files, as for a resolution
     that lists once; later listings of the process check again."""
     global _resolving
-    from .warmup import settle, warmed
+    from .warmup import warmed
 
-    settle()
     outer = _resolving
+    # the outermost resolution waits for the warm-up once, in `warmed`; an inner one is past it
     _resolving = warmed() if outer is None else outer
     try:
         yield

@@ -225,7 +225,7 @@ def resolve_session(ref: str, cwd: str | os.PathLike[str]) -> SessionFiles:
         SessionNotFoundError: nothing matches.
         AmbiguousSessionError: a name or prefix matches several sessions.
     """
-    from ..sessions.resolve import one_named, one_prefixed, prefixed, stripped
+    from ..sessions.resolve import as_path_refused, one_named, one_prefixed, prefixed, stripped
 
     reference = stripped(ref, hint="pass a session id, id prefix or name")
     direct = resolve_direct(reference, os.fspath(cwd))
@@ -251,11 +251,12 @@ def resolve_session(ref: str, cwd: str | os.PathLike[str]) -> SessionFiles:
         if found is not None:
             return found
     one_prefixed(reference, by_prefix, _session_id)  # several: which they are
+    everything = "run `commandcode sessions list --all --all-projects` to see every session"
+    as_path_refused(reference, hint=everything)
     if len(reference) < MIN_ID_PREFIX:
         raise SessionNotFoundError(f"no session matches {reference!r}",
                                    hint=f"an id prefix needs at least {MIN_ID_PREFIX} characters; shorter is a name")
-    raise SessionNotFoundError(f"no session matches {reference!r}",
-                               hint="run `commandcode sessions list --all --all-projects` to see every session")
+    raise SessionNotFoundError(f"no session matches {reference!r}", hint=everything)
 
 
 def _session_id(files: SessionFiles) -> str:

@@ -157,7 +157,9 @@ def python_row(path: str) -> SessionSummary:
 
     try:
         return summarize(open_session(path, use_index=os.path.getsize(path) >= SIDECAR_FROM_BYTES))
-    except (CommandcodeError, OSError) as error:
+    except OSError as error:  # its words alone: the row already names the file
+        reason = error.strerror or str(error)
+    except CommandcodeError as error:
         message = str(error)
         reason = message[len(f"{path}: "):] if message.startswith(f"{path}: ") else message
     except Exception as error:  # a transcript must never break the listing of its neighbours

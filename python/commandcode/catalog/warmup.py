@@ -48,8 +48,9 @@ def settle() -> None:
 
 
 def warmed() -> set[str]:
-    """The folders the finished warm-up refreshed without a problem, handed over once (later
-    calls get none: only the resolution that follows the warm-up may skip their check)."""
+    """The folders the warm-up refreshed without a problem, once it is done (this waits for it:
+    the caller need not `settle` first), handed over once (later calls get none: only the
+    resolution that follows the warm-up may skip their check)."""
     global _warmed
     settle()
     folders, _warmed = _warmed, set()

@@ -34,6 +34,7 @@ records, one listing of each project folder doing both (`sessions/project_upkeep
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import re
@@ -172,8 +173,10 @@ def _open_lock(path: Path) -> int:
     try:
         return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     except OSError as error:
+        refused = isinstance(error, PermissionError) or error.errno == errno.EROFS  # not a thing in its place
         raise CommandcodeError(f"cannot lock the object store for garbage collection: {path}: {error.strerror}",
-                               hint="remove whatever is in that lock file's place, then retry") from None
+                               hint=f"make {path.parent} writable, then retry" if refused
+                               else "remove whatever is in that lock file's place, then retry") from None
 
 
 def collect(*, dry_run: bool = False, grace_seconds: float = SWEEP_GRACE_SECONDS,

@@ -113,6 +113,8 @@ def _list_archives(as_json: bool) -> None:
     if as_json:
         print_json(rows)
         return
+    if not rows:
+        stdout.print("No archived sessions (`commandcode sweep --archive` makes them).")
     for row in rows:
         state = f"damaged: {row['problem']}" if "problem" in row else f"archived {row.get('created')}"
         stdout.print(f"{row['id']} ({safe(row['project'], one_line=True)}) {_human(row['bytes'])} {safe(state, one_line=True)}")

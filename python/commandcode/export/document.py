@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,7 +33,7 @@ from .redact import Redactor
 from .rows import Row, Scrubber, Walk
 from .sanitize import PathSanitizer
 from .select import Progress, Selection
-from .target import Output
+from .target import Output, spool_beside
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -218,7 +217,7 @@ def export_session(transcript: Path, target: Path, fmt: str, *, selection: str =
     renderer = renderer_for(fmt, tree=selection == "all")
     scrub = scrubber(session, engine=engine)
     chosen = Selection(session, selection)
-    with tempfile.TemporaryFile(mode="w+b", dir=os.path.dirname(os.fspath(target)) or ".") as spool:
+    with spool_beside(target) as spool:
         def spill(text: str) -> None:
             spool.write(text.encode("utf-8", "surrogateescape"))
 

@@ -4,7 +4,8 @@ Naming follows the real CLI: `command-code-session-<first 8 of id>.<ext>` in the
 directory; a folder gets that name; a file's extension picks the format (`.html`, `.md`,
 `.jsonl`) and any other is refused. `Output` streams the document into a hidden temporary file
 beside the target (`.<name>.<pid>.<nonce>.tmp`, created exclusively), fsyncs it and renames it
-over the target: a failure (or a kill) leaves the target as it was. A temporary file a killed
+over the target: a failure (or a kill) leaves the target as it was, and a folder that cannot
+be written is an error naming the target, never the temporary file. A temporary file a killed
 export left behind is removed by the next export to that folder.
 """
 
@@ -13,9 +14,11 @@ from __future__ import annotations
 import os
 import re
 import stat
+import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
 from ..errors import CommandcodeError, UsageError
 from ..storage.durable import check_replaceable, fsync_dir, write_all
@@ -62,6 +65,23 @@ def resolve_target(session_id: str, cwd: Path, *, path: str | None, fmt: str | N
     return target, extension
 
 
+def spool_beside(target: Path) -> IO[bytes]:
+    """An unnamed temporary file in the target's folder (where the export's own bytes may go).
+
+    Raises:
+        OSError: the folder cannot be written, naming `target`.
+    """
+    try:
+        return tempfile.TemporaryFile(mode="w+b", dir=os.path.dirname(os.fspath(target)) or ".")
+    except OSError as error:
+        raise told_of(target, error) from None
+
+
+def told_of(target: Path, error: OSError) -> OSError:
+    """`error`, met on a temporary file beside `target`, told of `target`: the path the user named."""
+    return type(error)(error.errno, error.strerror, os.fspath(target))
+
+
 class Output:
     """A target file written through a temporary one: `write` text or bytes, and the rename
     happens when the `with` block ends without an error (else the temporary file goes)."""
@@ -85,7 +105,10 @@ class Output:
         os.umask(umask)
         mode = stat.S_IMODE(like.st_mode) if like is not None and stat.S_ISREG(like.st_mode) else 0o666 & ~umask
         self._temporary = os.path.join(folder, f".{name[:200]}.{os.getpid()}.{time.monotonic_ns() & 0xFFFFFFFF:08x}.tmp")
-        self._descriptor = open_regular(self._temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        try:
+            self._descriptor = open_regular(self._temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        except OSError as error:
+            raise told_of(self.target, error) from None
         return self
 
     def write(self, data: str | bytes) -> None:

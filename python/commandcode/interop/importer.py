@@ -8,7 +8,8 @@ backups go into the content store first (`checkpoints.store`, content-addressed:
 no-op), then the checkpoints file and the meta (sidecars the listing ignores without a
 transcript), then a Claude session's subagents as sub-agent runs beside it (`claude_runs.py`:
 `<id>/subagents/`, read by nothing while the transcript is missing), and the transcript last,
-created whole by one atomic rename. The source tree is only read.
+created whole by one atomic rename. The source tree is only read; a line of it that cannot be
+read (torn, not JSON) is left out of the import with one warning line that counts them.
 
 Meta: `importedFrom: {tool, path, sessionId}`, `title` (the source's name), `model`.
 Checkpoints: one record per Claude prompt with a file-history snapshot; each tracked file's
@@ -91,6 +92,10 @@ def import_session(session: ForeignSession) -> ImportResult:
     converted = convert(session)
     if not converted.entries:
         raise CommandcodeError(f"{session.path}: nothing to import (no messages)")
+    if session.skipped_lines:  # the source keeps them; the user must know the import does not
+        first = session.skipped_lines[0]
+        warnings.insert(0, f"{session.path.name}: {len(session.skipped_lines)} unreadable line(s) left out of the "
+                           f"import (first: line {first.line}, {first.reason})")
     checkpoints = _import_checkpoints(session, session_id, converted, warnings) if isinstance(session, ClaudeSession) else []
     ensure_dir(files.folder)
     if checkpoints:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CommandcodeError, SessionNotFoundError, UsageError
-from ..sessions.resolve import named, one_named, one_prefixed, prefixed, stripped
+from ..sessions.resolve import as_path_refused, named, one_named, one_prefixed, prefixed, stripped
 from .foreign import SOURCES, ForeignSession
 
 ALL_SOURCES = ("commandcode", *SOURCES)
@@ -81,8 +81,9 @@ def resolve_foreign(source: str, ref: str, cwd: str) -> ForeignSession:
             found = one_prefixed(reference, prefixed(reference, sessions, _id), _id, noun)
         if found is not None:
             return found
-    raise SessionNotFoundError(f"no {source} session matches {reference!r}",
-                               hint=f"run `commandcode sessions list --source {source} --all-projects` to see them")
+    listed = f"run `commandcode sessions list --source {source} --all-projects` to see them"
+    as_path_refused(reference, noun=f"{source} session", hint=listed)
+    raise SessionNotFoundError(f"no {source} session matches {reference!r}", hint=listed)
 
 
 def _id(session: ForeignSession) -> str:

@@ -156,9 +156,27 @@ def handle_errors(function: F) -> F:
             raise fail(_escape(str(error)), _escape(error.hint) if error.hint else None, code=code) from None
         except OSError as error:
             where = f"{error.filename}: " if error.filename else ""
-            raise fail(_escape(f"{where}{error.strerror or error}")) from None
+            hint = _refused_hint(error)
+            raise fail(_escape(f"{where}{error.strerror or error}"), _escape(hint) if hint else None) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _refused_hint(error: OSError) -> str | None:
+    """What to do about a path the system refused (no permission, a read-only file system): a
+    data dir that cannot be written is named with the way to use another; None for other errors."""
+    import errno
+
+    if error.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return None
+    from ..config.paths import data_root
+
+    root = data_root()
+    if error.filename and os.fspath(error.filename).startswith(os.path.join(root, "")):
+        return f"commandcode's data dir {root} cannot be written: make it writable, or set `COMMANDCODE_HOME` to another"
+    if error.errno == errno.EROFS:
+        return "that file system is read-only: name a path on another one"
+    return "check the permissions of that path and of its folder"
 
 
 def _escape(text: str) -> str:

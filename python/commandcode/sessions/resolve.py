@@ -5,11 +5,14 @@ names) and `interop.sources.resolve_foreign` (Claude Code's and pi's: per scope,
 prefix) search different places in different orders, but a reference means the same to both: it
 is trimmed and never empty (`stripped`); a name matches any of a session's names, trimmed and
 case-insensitive (`named`); an id prefix counts from `MIN_ID_PREFIX` characters (`prefixed`); and
-several matches are an error naming them, with the same words (`one_named`, `one_prefixed`).
+several matches are an error naming them, with the same words (`one_named`, `one_prefixed`). A
+reference that matched nothing and can only have been meant as a path (`as_path_refused`) is told
+what is wrong with that path (no such file, a folder, not a `.jsonl` file).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
@@ -69,3 +72,25 @@ def one_prefixed(reference: str, matches: Sequence[T], id_of: Callable[[T], str]
                                     + ", ".join(sorted(id_of(session) for session in matches)[:8]),
                                     hint="type more characters of the id")
     return matches[0] if matches else None
+
+
+def as_path_refused(reference: str, *, noun: str = "session", hint: str) -> None:
+    """For a reference that matched nothing: when it looks like a path (a `/` in it, a leading `~`
+    or a `.jsonl` ending), says what is wrong with that path; else nothing (the caller says that
+    no session matches).
+
+    Raises:
+        SessionNotFoundError: the path does not exist (with `hint`), is a folder, or is a file
+            that is not a `.jsonl` transcript.
+    """
+    if "/" not in reference and not reference.startswith("~") and not reference.endswith(".jsonl"):
+        return
+    path = os.path.expanduser(reference)
+    if os.path.isdir(path):
+        raise SessionNotFoundError(f"{reference} is a folder, not a {noun} transcript",
+                                   hint="pass the session's .jsonl file, its id or its name")
+    if os.path.lexists(path) and not path.endswith(".jsonl"):
+        raise SessionNotFoundError(f"{reference} is not a {noun} transcript (a .jsonl file)",
+                                   hint="pass the session's .jsonl file, its id or its name")
+    if not os.path.lexists(path):
+        raise SessionNotFoundError(f"{reference}: no such file", hint=hint)

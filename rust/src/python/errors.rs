@@ -20,7 +20,7 @@ impl From<Error> for PyErr {
         match error {
             Error::Io { path, source } => {
                 let errno = source.raw_os_error().unwrap_or(0);
-                PyOSError::new_err((errno, source.to_string(), path.display().to_string()))
+                PyOSError::new_err((errno, strerror(&source), path.display().to_string()))
             }
             Error::NewerVersion { .. } => UnsupportedFormatError::new_err(message),
             Error::Stale { .. } => SessionChangedError::new_err(message),
@@ -35,6 +35,16 @@ impl From<Error> for PyErr {
             #[allow(unreachable_patterns, reason = "Error is non_exhaustive")]
             _ => CommandcodeError::new_err(message),
         }
+    }
+}
+
+/// The words of an I/O error as Python's `strerror` has them: without the ` (os error N)` that
+/// Rust's `Display` adds, which would otherwise reach every one-line error and warning.
+fn strerror(source: &std::io::Error) -> String {
+    let text = source.to_string();
+    match source.raw_os_error() {
+        Some(code) => text.strip_suffix(&format!(" (os error {code})")).map_or_else(|| text.clone(), str::to_owned),
+        None => text,
     }
 }
 

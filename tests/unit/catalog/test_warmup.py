@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -158,3 +159,28 @@ def test_a_warmup_that_met_a_problem_hands_over_nothing(home: Path, workdir: Pat
     monkeypatch.setattr(index, "refresh", troubled)
     warmup.begin(str(workdir))
     assert warmup.warmed() == set()
+
+
+def test_a_resolution_waits_for_the_warmup_once(home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`one_refresh` takes the warm-up's folders through `warmed`, which waits for it: the
+    resolution does not wait a second time first (and an inner one does not wait at all)."""
+    from commandcode.catalog import cached
+
+    write_session(workdir, sid(1), ["one"])
+    waits: list[str] = []
+    real = warmup.settle
+
+    def counting() -> None:
+        if threading.current_thread() is not warmup._thread:  # the warm-up's own catalog use waits for nobody
+            waits.append("settle")
+        real()
+
+    monkeypatch.setattr(warmup, "settle", counting)
+    warmup.begin(str(workdir))
+    with cached.one_refresh():
+        assert len(waits) == 1
+        assert warmup._thread is not None and not warmup._thread.is_alive()  # that one wait was the whole warm-up
+        assert cached._resolving == set(listing.Scope(str(workdir)).folders)  # its folders were handed over
+        with cached.one_refresh():
+            assert len(waits) == 1
+    assert cached._resolving is None

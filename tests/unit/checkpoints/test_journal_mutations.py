@@ -48,6 +48,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers.cli import CATALOG_FILES, cli_env, run_in_process, run_ok
+from helpers.json_fields import fields_of
 
 VALUES_BY_TYPE: dict[str, list[Any]] = {
     "null": [None],
@@ -196,17 +197,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
 # Fields, mutations, the check
 
 
-def fields_of(value: Any, prefix: tuple = ()) -> Iterator[tuple]:
-    if prefix:
-        yield prefix
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from fields_of(item, (*prefix, key))
-    elif isinstance(value, list):
-        for position, item in enumerate(value):
-            yield from fields_of(item, (*prefix, position))
-
-
 def the_fields(document: dict[str, Any]) -> list[tuple]:
     """Every field at every depth; for the many action records, the first three and the last in
     full (with their hex forms), the others by their path fields only (the same code reads them)."""
@@ -214,6 +204,8 @@ def the_fields(document: dict[str, Any]) -> list[tuple]:
     full = {0, 1, 2, len(ops) - 1}
     out = []
     for field in fields_of(document):
+        if not field:  # the whole document: not a field
+            continue
         if len(field) >= 2 and field[0] == "ops" and field[1] not in full and (len(field) < 3 or field[2] != "target"):
             continue
         out.append(field)

@@ -41,6 +41,7 @@ from hypothesis import strategies as st
 
 from helpers.cli import cli_env, run_in_process, run_ok
 from helpers.crash_workspace import data_dir_env
+from helpers.json_fields import fields_of
 
 # --------------------------------------------------------------------------------------------
 # The values a field is set to, by JSON type
@@ -174,16 +175,6 @@ def documents(raw: bytes, name: str) -> list[Any]:
     if name == "meta":
         return [json.loads(raw)]
     return [json.loads(line) for line in raw.splitlines() if line.strip()]
-
-
-def fields_of(value: Any, prefix: tuple = ()) -> Iterator[tuple]:
-    yield prefix
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from fields_of(item, (*prefix, key))
-    elif isinstance(value, list):
-        for position, item in enumerate(value):
-            yield from fields_of(item, (*prefix, position))
 
 
 def all_fields(workspace: Workspace) -> list[tuple[str, tuple]]:

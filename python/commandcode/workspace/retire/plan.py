@@ -118,6 +118,15 @@ def _object_sizes() -> dict[str, int]:
     return sizes
 
 
+def _unreadable(transcript: Path) -> str | None:
+    """Why a transcript that gave no time cannot be read, when that is why (else None)."""
+    try:
+        os.close(os.open(transcript, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC))  # a FIFO does not block it
+    except OSError as error:
+        return f"cannot be read ({error.strerror or error})"
+    return None
+
+
 def candidates(cwd: str, *, older_than_days: float, include_named: bool, now: float | None = None,
                keep: Collection[str] = ()) -> list[Candidate]:
     """Every session of every project, each with the reason it stays (`skip`) or none; the ids in
@@ -130,7 +139,7 @@ def candidates(cwd: str, *, older_than_days: float, include_named: bool, now: fl
             files = SessionFiles.for_transcript(transcript)
             candidate = Candidate(files, last_activity(transcript))
             if candidate.last_activity is None:
-                candidate.skip = "no entry time"
+                candidate.skip = _unreadable(transcript) or "no entry time"
             elif moment - candidate.last_activity <= older_than_days * DAY:
                 candidate.skip = "active recently"
             elif (journals / f"{files.session_id}.json").exists():
