@@ -214,6 +214,7 @@ class RestoreItem:
         digest: str | None = None,
         algorithm: Literal["blake3", "sha256"] = "blake3",
         blob_folder: _Path | None = None,
+        blake3: str | None = None,
         mode: int | None = None,
         expected: str | None = None,
         kind: Literal["file", "symlink", "fifo", "socket", "folder"] = "file",

@@ -224,13 +224,14 @@ pub struct RestoreItem {
 #[pymethods]
 impl RestoreItem {
     #[new]
-    #[pyo3(signature = (target, *, digest = None, algorithm = "blake3", blob_folder = None, mode = None, expected = None, kind = "file", link = None, expected_link = None))]
+    #[pyo3(signature = (target, *, digest = None, algorithm = "blake3", blob_folder = None, blake3 = None, mode = None, expected = None, kind = "file", link = None, expected_link = None))]
     #[allow(clippy::too_many_arguments, reason = "the Python constructor's keywords")]
     fn new(
         target: PathBuf,
         digest: Option<&str>,
         algorithm: &str,
         blob_folder: Option<PathBuf>,
+        blake3: Option<&str>,
         mode: Option<u32>,
         expected: Option<&str>,
         kind: &str,
@@ -252,6 +253,8 @@ impl RestoreItem {
                         folder: blob_folder.ok_or_else(|| PyValueError::new_err("a sha256 item needs blob_folder"))?,
                         digest: Sha256Digest::parse(digest)
                             .map_err(|error| PyValueError::new_err(error.to_string()))?,
+                        // only a shortcut: a twin that is not a digest is no twin
+                        named: blake3.and_then(|text| ContentId::parse(text).ok()),
                     },
                     None => return Err(PyValueError::new_err(format!("unknown backup algorithm {algorithm:?}"))),
                 };
