@@ -200,8 +200,10 @@ class ObjectStore:
         `{packs, objects, removed_temporaries}` as pairs."""
     def packed_ids(self) -> list[str]:
         """The ids of the objects the packs hold, ascending."""
+    def packed_sizes(self) -> list[tuple[str, int]]:
+        """`(id, bytes)` of every object the packs hold (its frame's length), ascending by id."""
     def usage(self) -> tuple[int, int]:
-        """`(objects, bytes_on_disk)`."""
+        """`(objects, bytes_on_disk)`: loose objects, and packed ones no collection absorbed yet."""
 
 @final
 class RestoreItem:

@@ -198,7 +198,12 @@ impl PyObjectStore {
         py.detach(|| store::packed_ids(&self.inner)).iter().map(ToString::to_string).collect()
     }
 
-    /// `(objects, bytes_on_disk)`.
+    /// `(id, bytes)` of every object in the packs (its frame's length), ascending by id.
+    fn packed_sizes(&self, py: Python<'_>) -> Vec<(String, u64)> {
+        py.detach(|| store::packed_sizes(&self.inner)).into_iter().map(|(id, size)| (id.to_string(), size)).collect()
+    }
+
+    /// `(objects, bytes_on_disk)`: loose objects, and packed ones no collection absorbed yet.
     fn usage(&self, py: Python<'_>) -> PyResult<(u64, u64)> {
         let usage = py.detach(|| self.inner.usage())?;
         Ok((usage.objects, usage.bytes))

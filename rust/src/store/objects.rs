@@ -309,12 +309,21 @@ impl ObjectStore {
     /// Counts objects and their bytes on disk.
     pub fn usage(&self) -> Result<StoreUsage> {
         let mut usage = StoreUsage::default();
+        let mut loose = HashSet::new();
         for (path, id) in self.entries()? {
-            if id.is_some() {
+            if let Some(id) = id {
                 if let Ok(metadata) = std::fs::symlink_metadata(&path) {
                     usage.objects += 1;
                     usage.bytes += metadata.len();
+                    loose.insert(id);
                 }
+            }
+        }
+        // A packed object counts once, by its frame, until a collection makes it loose.
+        for (id, length) in super::packs::packed_sizes(self) {
+            if !loose.contains(&id) {
+                usage.objects += 1;
+                usage.bytes += length;
             }
         }
         Ok(usage)
