@@ -3,7 +3,8 @@
 A rewind's redo point stores its new objects in one pack (format §7.2) until a collection absorbs
 it; until then an object has no file of its own, so a count of the fan-out folders misses it.
 `packed_sizes` gives each packed object's frame length by id. With no pack in the store's
-`packs/` (the usual case) it neither opens the store nor imports the native module.
+`packs/` (the usual case) it neither opens the store nor imports `checkpoints.store` (and with
+it the native module).
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ def packed_sizes(root: Path | None = None) -> dict[str, int]:
         return {}
     if not any(name.endswith(PACK_SUFFIX) and not name.startswith(".") for name in names):
         return {}
-    from .. import _native
+    from .store import BackupStore
 
     try:
-        return dict(_native.ObjectStore(os.fspath(store)).packed_sizes())
+        return BackupStore(store).packed_sizes()
     except OSError:
         return {}

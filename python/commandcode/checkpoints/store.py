@@ -255,8 +255,12 @@ class BackupStore:
         """The ids of the objects the packs hold."""
         return self._native.packed_ids()
 
+    def packed_sizes(self) -> dict[str, int]:
+        """By id, the bytes each object of the packs takes there (its frame)."""
+        return dict(self._native.packed_sizes())
+
     def usage(self) -> tuple[int, int]:
-        """`(objects, bytes on disk)`."""
+        """`(objects, bytes on disk)`: loose objects, and packed ones no collection absorbed yet."""
         return self._native.usage()
 
 
