@@ -205,8 +205,10 @@ class ObjectStore:
         `{packs, objects, removed_temporaries}` as pairs."""
     def packed_ids(self) -> list[str]:
         """The ids of the objects the packs hold, ascending."""
+    def packed_sizes(self) -> list[tuple[str, int]]:
+        """`(id, bytes)` of every object the packs hold (its frame's length), ascending by id."""
     def usage(self) -> tuple[int, int]:
-        """`(objects, bytes_on_disk)`."""
+        """`(objects, bytes_on_disk)`: loose objects, and packed ones no collection absorbed yet."""
 
 @final
 class RestoreItem:
@@ -219,6 +221,7 @@ class RestoreItem:
         digest: str | None = None,
         algorithm: Literal["blake3", "sha256"] = "blake3",
         blob_folder: _Path | None = None,
+        blake3: str | None = None,
         mode: int | None = None,
         expected: str | None = None,
         kind: Literal["file", "symlink", "fifo", "socket", "folder"] = "file",

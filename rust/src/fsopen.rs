@@ -11,7 +11,7 @@
 //! The restore's target I/O opens relative to a folder handle (`openat`, in
 //! `store/restore/target_io.rs`) with the same flags and the same `fstat` check.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{File, Metadata, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
@@ -65,6 +65,11 @@ fn not_regular(file_type: std::fs::FileType) -> io::Error {
 /// Opens `path` as a regular file with `options` (read, write, append, create, mode...; its
 /// custom flags are set here).
 pub fn open_regular(path: &Path, options: &mut OpenOptions, follow: Follow) -> io::Result<File> {
+    open_regular_stat(path, options, follow).map(|(file, _)| file)
+}
+
+/// [`open_regular`], with the `fstat` of the opened file it takes anyway.
+fn open_regular_stat(path: &Path, options: &mut OpenOptions, follow: Follow) -> io::Result<(File, Metadata)> {
     let before = match follow {
         Follow::Yes => std::fs::metadata(path),
         Follow::No => std::fs::symlink_metadata(path),
@@ -83,11 +88,11 @@ pub fn open_regular(path: &Path, options: &mut OpenOptions, follow: Follow) -> i
         flags |= rustix::fs::OFlags::NOFOLLOW;
     }
     let file = options.custom_flags(flags.bits() as i32).open(path)?;
-    let opened = file.metadata()?.file_type();
+    let opened = file.metadata()?;
     if !opened.is_file() {
-        return Err(not_regular(opened));
+        return Err(not_regular(opened.file_type()));
     }
-    Ok(file)
+    Ok((file, opened))
 }
 
 /// Opens `path` read-only as a regular file.
@@ -97,10 +102,17 @@ pub fn open_regular_read(path: &Path, follow: Follow) -> io::Result<File> {
 
 /// The whole content of the regular file at `path`.
 pub fn read_regular(path: &Path, follow: Follow) -> io::Result<Vec<u8>> {
+    let (file, metadata) = open_regular_stat(path, OpenOptions::new().read(true), follow)?;
+    read_sized(&file, metadata.len())
+}
+
+/// The rest of `file`, whose size a `stat` just gave as `size` (a file that grew since is read to
+/// its end all the same). `File::read_to_end` would ask its size and position once more (a
+/// `statx` and an `lseek`: two of the dozen calls a restore makes per file).
+pub fn read_sized(file: &File, size: u64) -> io::Result<Vec<u8>> {
     use std::io::Read;
-    let mut file = open_regular_read(path, follow)?;
-    let mut bytes = Vec::with_capacity(file.metadata().map(|metadata| metadata.len() as usize).unwrap_or(0));
-    file.read_to_end(&mut bytes)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(u64::MAX).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 

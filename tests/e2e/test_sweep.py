@@ -302,3 +302,19 @@ def test_a_frame_that_fails_its_checksum_late_leaves_nothing_staged(home: Path, 
     assert "checksum" in line or "decompress" in line, line
     assert not doomed.exists() and archive.exists()
     assert not [path for path in home.rglob("*") if path.name.endswith(".ccrestore")]
+
+
+def test_a_rewound_sessions_restore_lock_goes_with_it(home: Path, workdir: Path) -> None:
+    """Every rewind takes `journals/<sid>.json.lock` and leaves the file (a lock file is reused,
+    never removed while a rewind may hold it); a sweep of the session removes it with the rest."""
+    doomed = _edit_session(home, workdir)
+    kept = _edit_session(home, workdir, "b.txt")
+    for transcript in (doomed, kept):
+        rewound = run_cli(["rewind", transcript.stem, "--to", "1", "--mode", "code", "--yes"], workdir, home)
+        assert rewound.returncode == 0, rewound.stderr
+    locks = {transcript: home / "journals" / f"{transcript.stem}.json.lock" for transcript in (doomed, kept)}
+    assert all(lock.is_file() for lock in locks.values())
+    age_session(doomed, 40)
+    report = _sweep([], workdir, home)
+    assert [row["id"] for row in report["sessions"]] == [doomed.stem]
+    assert not locks[doomed].exists() and locks[kept].is_file()

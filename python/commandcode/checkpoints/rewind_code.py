@@ -99,15 +99,18 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
             blob_folder = files.file_history
             blobs = BlobNames(blob_folder)
         digest, algorithm = _compatible_fallback(wanted, blobs)
+        raw = algorithm == backups.SHA256
+        twin = wanted.extra.get(BLAKE3_KEY) if raw else None
         targets.append(
             backups.RestoreTarget(
                 path=path,
                 digest=digest,
                 algorithm=algorithm,
-                blob_folder=blob_folder if algorithm == backups.SHA256 else None,
+                blob_folder=blob_folder if raw else None,
                 mode=wanted.mode,
                 expected=expected,
                 expected_link=cast("str | None", left["expected_link"]) if left else None,
+                blake3=twin if isinstance(twin, str) else None,
             )
         )
     return CodePlan(targets, skipped, conflicts, problems, folders, hollow)

@@ -74,6 +74,8 @@ class RestoreTarget:
         digest: The backup's digest, or `None` when the file must not exist (it is deleted).
         algorithm: `"blake3"` (our store) or `"sha256"` (a real-CLI blob in `blob_folder`).
         blob_folder: The real CLI's `file-history/<session id>` folder, for sha256 backups.
+        blake3: For a sha256 backup, the blake3 its record also names it by (a compatible
+            backup's twin): a blob that hashes to it needs no sha256 pass (checked otherwise).
         mode: Permission bits to restore; `None` keeps the current file's (else 0644).
         expected: The last state our tools left: `None` (unknown, not checked), `"absent"`, a
             blake3 digest, or `"symlink"` (to `expected_link`), `"fifo"`, `"socket"`, `"folder"` (what a shell
@@ -89,6 +91,7 @@ class RestoreTarget:
     mode: int | None = None
     expected: str | None = None
     kind: TreeKind = "file"
+    blake3: str | None = None
     link: str | None = None
     expected_link: str | None = None
 
@@ -98,6 +101,7 @@ class RestoreTarget:
             digest=self.digest,
             algorithm=cast(Algorithm, self.algorithm),
             blob_folder=None if self.blob_folder is None else os.fspath(self.blob_folder),
+            blake3=self.blake3,
             mode=self.mode,
             expected=self.expected,
             kind=self.kind,
@@ -251,8 +255,12 @@ class BackupStore:
         """The ids of the objects the packs hold."""
         return self._native.packed_ids()
 
+    def packed_sizes(self) -> dict[str, int]:
+        """By id, the bytes each object of the packs takes there (its frame)."""
+        return dict(self._native.packed_sizes())
+
     def usage(self) -> tuple[int, int]:
-        """`(objects, bytes on disk)`."""
+        """`(objects, bytes on disk)`: loose objects, and packed ones no collection absorbed yet."""
         return self._native.usage()
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..catalog.listing import project_dirs, transcripts_in
 from ..checkpoints.digests import checkpoint_references
+from ..checkpoints.packed import packed_sizes
 from ..config.paths import ARCHIVE_SUFFIX, archives_dir, data_dir, objects_dir
 from ..errors import CheckpointError
 from ..sessions.files import SessionFiles
@@ -79,11 +80,12 @@ class ProjectUsage:
                 "total": sum(self.total(kind) for kind in kinds) + self.archives}
 
 
-def _object_size(object_id: str) -> int:
+def _object_size(object_id: str, packed: dict[str, int]) -> int:
+    """An object's bytes: its file's, or its frame's in a pack (`packed`, `packed_sizes`)."""
     try:
         return os.lstat(os.path.join(objects_dir(), object_id[:2], object_id[2:])).st_size
     except OSError:
-        return 0
+        return packed.get(object_id, 0)
 
 
 def session_usage(files: SessionFiles) -> SessionUsage:
@@ -147,7 +149,8 @@ def _split_objects(sessions: list[SessionUsage]) -> tuple[int, int]:
             counts[object_id] = counts.get(object_id, 0) + 1
         for inode in usage.blob_inodes:
             blob_counts[inode] = blob_counts.get(inode, 0) + 1
-    sizes = {object_id: _object_size(object_id) for object_id in counts}
+    packed = packed_sizes()
+    sizes = {object_id: _object_size(object_id, packed) for object_id in counts}
     shared: set[str] = set()
     shared_blobs: dict[tuple[int, int], int] = {}
     for usage in sessions:
@@ -203,7 +206,9 @@ def status_line(files: SessionFiles) -> str:
     sidecars · 3.4 MB checkpoints · 12.0 kB scratchpad` (its store objects and raw blobs, shared
     ones included)."""
     usage = session_usage(files)
-    checkpoints = sum(_object_size(object_id) for object_id in usage.references) + sum(usage.blob_inodes.values())
+    packed = packed_sizes()
+    checkpoints = sum(_object_size(object_id, packed) for object_id in usage.references) + \
+        sum(usage.blob_inodes.values())
     parts = [f"{human(usage.transcript)} transcript", f"{human(usage.sidecars + usage.index)} sidecars",
              f"{human(checkpoints)} checkpoints"]
     if usage.scratchpad:

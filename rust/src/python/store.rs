@@ -198,7 +198,12 @@ impl PyObjectStore {
         py.detach(|| store::packed_ids(&self.inner)).iter().map(ToString::to_string).collect()
     }
 
-    /// `(objects, bytes_on_disk)`.
+    /// `(id, bytes)` of every object in the packs (its frame's length), ascending by id.
+    fn packed_sizes(&self, py: Python<'_>) -> Vec<(String, u64)> {
+        py.detach(|| store::packed_sizes(&self.inner)).into_iter().map(|(id, size)| (id.to_string(), size)).collect()
+    }
+
+    /// `(objects, bytes_on_disk)`: loose objects, and packed ones no collection absorbed yet.
     fn usage(&self, py: Python<'_>) -> PyResult<(u64, u64)> {
         let usage = py.detach(|| self.inner.usage())?;
         Ok((usage.objects, usage.bytes))
@@ -224,13 +229,14 @@ pub struct RestoreItem {
 #[pymethods]
 impl RestoreItem {
     #[new]
-    #[pyo3(signature = (target, *, digest = None, algorithm = "blake3", blob_folder = None, mode = None, expected = None, kind = "file", link = None, expected_link = None))]
+    #[pyo3(signature = (target, *, digest = None, algorithm = "blake3", blob_folder = None, blake3 = None, mode = None, expected = None, kind = "file", link = None, expected_link = None))]
     #[allow(clippy::too_many_arguments, reason = "the Python constructor's keywords")]
     fn new(
         target: PathBuf,
         digest: Option<&str>,
         algorithm: &str,
         blob_folder: Option<PathBuf>,
+        blake3: Option<&str>,
         mode: Option<u32>,
         expected: Option<&str>,
         kind: &str,
@@ -252,6 +258,8 @@ impl RestoreItem {
                         folder: blob_folder.ok_or_else(|| PyValueError::new_err("a sha256 item needs blob_folder"))?,
                         digest: Sha256Digest::parse(digest)
                             .map_err(|error| PyValueError::new_err(error.to_string()))?,
+                        // only a shortcut: a twin that is not a digest is no twin
+                        named: blake3.and_then(|text| ContentId::parse(text).ok()),
                     },
                     None => return Err(PyValueError::new_err(format!("unknown backup algorithm {algorithm:?}"))),
                 };

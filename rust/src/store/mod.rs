@@ -49,7 +49,7 @@ pub mod watch;
 pub use batch::Batch;
 pub use digest::{Algorithm, ContentId, InvalidDigest, Sha256Digest};
 pub use objects::{read_raw_blob, Backup, ObjectStore, StoreUsage, SweepReport};
-pub use packs::{absorb, packed_ids, AbsorbReport, PackWriter};
+pub use packs::{absorb, packed_ids, packed_sizes, AbsorbReport, PackWriter};
 pub use restore::{
     check, prepare, recover, restore, Action, BackupSource, Companion, Desired, Expected, FaultInjection, KeepOptions,
     KeptFile, KeptState, Plan, PlanEntry, Prepared, ProblemKind, RecoveryBounds, RecoveryOutcome, RestoreItem,

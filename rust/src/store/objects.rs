@@ -309,12 +309,21 @@ impl ObjectStore {
     /// Counts objects and their bytes on disk.
     pub fn usage(&self) -> Result<StoreUsage> {
         let mut usage = StoreUsage::default();
+        let mut loose = HashSet::new();
         for (path, id) in self.entries()? {
-            if id.is_some() {
+            if let Some(id) = id {
                 if let Ok(metadata) = std::fs::symlink_metadata(&path) {
                     usage.objects += 1;
                     usage.bytes += metadata.len();
+                    loose.insert(id);
                 }
+            }
+        }
+        // A packed object counts once, by its frame, until a collection makes it loose.
+        for (id, length) in super::packs::packed_sizes(self) {
+            if !loose.contains(&id) {
+                usage.objects += 1;
+                usage.bytes += length;
             }
         }
         Ok(usage)
@@ -406,14 +415,40 @@ fn decode(id: &ContentId, compressed: &[u8], path: &Path) -> Result<Vec<u8>> {
 
 /// Reads a real-CLI raw blob `<folder>/<sha256>` and checks that its bytes hash to its name.
 pub fn read_raw_blob(folder: &Path, digest: &Sha256Digest) -> Result<Vec<u8>> {
+    let (path, bytes) = read_blob_file(folder, digest)?;
+    check_sha256(path, digest, bytes)
+}
+
+/// Reads a raw blob as [`read_raw_blob`] does, for a record that also names its bytes by blake3
+/// (`named`, a compatible backup's twin); returns their blake3 and the bytes. The blake3 is
+/// computed anyway (a restore writes it down): when it is the one named, the bytes are the ones
+/// the record means, and the sha256 (a second pass over them) is not computed; otherwise the
+/// blob must still hash to its name, as [`read_raw_blob`] checks.
+pub fn read_raw_blob_named(
+    folder: &Path,
+    digest: &Sha256Digest,
+    named: Option<&ContentId>,
+) -> Result<(ContentId, Vec<u8>)> {
+    let (path, bytes) = read_blob_file(folder, digest)?;
+    let content = ContentId::of(&bytes);
+    if named == Some(&content) {
+        return Ok((content, bytes));
+    }
+    Ok((content, check_sha256(path, digest, bytes)?))
+}
+
+fn read_blob_file(folder: &Path, digest: &Sha256Digest) -> Result<(PathBuf, Vec<u8>)> {
     let path = folder.join(digest.to_string());
-    let bytes = match read_regular(&path, Follow::Yes) {
-        Ok(bytes) => bytes,
+    match read_regular(&path, Follow::Yes) {
+        Ok(bytes) => Ok((path, bytes)),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::ObjectMissing { id: digest.to_string(), path })
+            Err(Error::ObjectMissing { id: digest.to_string(), path })
         }
-        Err(source) => return Err(Error::io(path, source)),
-    };
+        Err(source) => Err(Error::io(path, source)),
+    }
+}
+
+fn check_sha256(path: PathBuf, digest: &Sha256Digest, bytes: Vec<u8>) -> Result<Vec<u8>> {
     let actual = Sha256Digest::of(&bytes);
     if actual != *digest {
         return Err(Error::ObjectCorrupt {
@@ -554,5 +589,27 @@ pub(super) mod tests {
         assert!(matches!(read_raw_blob(folder.path(), &digest), Err(Error::ObjectCorrupt { .. })));
         let absent = Sha256Digest::of(b"absent");
         assert!(matches!(read_raw_blob(folder.path(), &absent), Err(Error::ObjectMissing { .. })));
+    }
+
+    #[test]
+    fn a_raw_blob_named_by_blake3_too_is_checked_by_either_name() {
+        let folder = tempfile::tempdir().unwrap();
+        let digest = Sha256Digest::of(b"base\n");
+        let path = folder.path().join(digest.to_string());
+        std::fs::write(&path, b"base\n").unwrap();
+        let right = ContentId::of(b"base\n");
+        let read = |named: Option<&ContentId>| read_raw_blob_named(folder.path(), &digest, named);
+        assert_eq!(read(Some(&right)).unwrap(), (right, b"base\n".to_vec()));
+        // A twin that names other bytes proves nothing: the blob's own name still decides.
+        let wrong = ContentId::of(b"other");
+        assert_eq!(read(Some(&wrong)).unwrap(), (right, b"base\n".to_vec()));
+        assert_eq!(read(None).unwrap(), (right, b"base\n".to_vec()));
+        std::fs::write(&path, b"bad\n").unwrap();
+        for named in [Some(&right), Some(&wrong), None] {
+            assert!(matches!(read(named), Err(Error::ObjectCorrupt { .. })), "{named:?}");
+        }
+        // Bytes that are the ones the record names by blake3 are those bytes, whatever the file is called.
+        let renamed = ContentId::of(b"bad\n");
+        assert_eq!(read(Some(&renamed)).unwrap(), (renamed, b"bad\n".to_vec()));
     }
 }

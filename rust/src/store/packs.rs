@@ -341,11 +341,18 @@ pub fn absorb(store: &ObjectStore, pause: Duration) -> Result<AbsorbReport> {
 
 /// The ids of every object in the store's packs (for checks and tests).
 pub fn packed_ids(store: &ObjectStore) -> Vec<ContentId> {
+    packed_sizes(store).into_iter().map(|(id, _)| id).collect()
+}
+
+/// Every object in the store's packs with the bytes its frame takes there, ascending by id: what
+/// footprints count for an object no collection has absorbed yet.
+pub fn packed_sizes(store: &ObjectStore) -> Vec<(ContentId, u64)> {
     let mut cache = PackCache::default();
     cache.refresh(store.root(), true);
-    let mut ids: Vec<ContentId> = cache.by_id.into_keys().collect();
-    ids.sort_unstable();
-    ids
+    let mut sizes: Vec<(ContentId, u64)> =
+        cache.by_id.into_iter().map(|(id, located)| (id, u64::from(located.length))).collect();
+    sizes.sort_unstable_by_key(|(id, _)| *id);
+    sizes
 }
 
 #[cfg(test)]
@@ -377,6 +384,31 @@ mod tests {
         assert!(other.contains(&first), "another handle finds the new pack");
         assert_eq!(other.read(&ContentId::of(b"second")).unwrap(), b"second");
         assert_eq!(packed_ids(&store).len(), 2);
+    }
+
+    #[test]
+    fn usage_counts_a_packed_object_by_its_frame_until_it_is_loose() {
+        let (_folder, store) = store();
+        let (loose, _) = store.put_bytes(b"already loose").unwrap();
+        let before = store.usage().unwrap();
+        assert_eq!(before.objects, 1);
+        let writer = PackWriter::new(&store, 1);
+        let bytes = vec![7u8; 100_000];
+        let packed = ContentId::of(&bytes);
+        assert!(!writer.add(&loose, b"already loose").unwrap());
+        assert!(writer.add(&packed, &bytes).unwrap());
+        writer.finish(Duration::ZERO).unwrap();
+        let frame = packed_sizes(&store);
+        assert_eq!(frame.len(), 1);
+        assert_eq!(frame[0].0, packed);
+        assert!(frame[0].1 > 0 && frame[0].1 < 100_000, "the compressed frame: {}", frame[0].1);
+        let with_pack = store.usage().unwrap();
+        assert_eq!(with_pack.objects, 2);
+        assert_eq!(with_pack.bytes, before.bytes + frame[0].1);
+        absorb(&store, Duration::ZERO).unwrap();
+        let absorbed = store.usage().unwrap();
+        assert_eq!(absorbed.objects, 2, "loose now, counted once");
+        assert_eq!(absorbed.bytes, before.bytes + std::fs::metadata(store.object_path(&packed)).unwrap().len());
     }
 
     #[test]

@@ -83,3 +83,35 @@ def test_status_line(home: Path, workdir: Path) -> None:
     os.sync()
     assert "0 B checkpoints" in status_line(SessionFiles.for_transcript(transcript))
     assert human(999) == "999 B" and human(1500) == "1.5 kB" and human(2_500_000) == "2.5 MB"
+
+
+def test_a_redo_points_packed_object_counts_until_a_collection_absorbs_it(home: Path, workdir: Path) -> None:
+    """A rewind keeps what it replaces in a pack (format §7.2): until a collection makes them
+    loose, `sessions du`, `/status`, the sweep's plan and the store's usage count those objects by
+    their frames, not as 0 bytes."""
+    from commandcode.checkpoints.packed import packed_sizes
+    from commandcode.checkpoints.store import BackupStore
+    from commandcode.workspace.retire.plan import plan_sweep
+
+    store_only_checkpoints(workdir)
+    (workdir / "a.txt").write_text("before the turn\n" * 200)
+    session = make_session(home, workdir, 'call write_file {"file_path": "a.txt", "content": "' +
+                           "left by the turn " * 300 + '\\n"}')
+    rewound = run_cli(["rewind", session.stem, "--to", "1", "--mode", "code", "--yes"], workdir, home)
+    assert rewound.returncode == 0, rewound.stderr
+    packed = packed_sizes(home / "objects")
+    loose = _objects(home)
+    kept = [object_id for object_id in packed if object_id not in loose]
+    assert kept, "the redo point's object is in a pack, not loose"
+    own = store_ids(session.with_name(session.stem + ".checkpoints.jsonl"))
+    assert set(kept) <= own
+    expected = sum(loose.get(object_id) or packed[object_id] for object_id in own)
+    report = run_json(["sessions", "du", "--json"], workdir, home)
+    [row] = report["top_sessions"]
+    assert row["objects"] + row["shared_objects"] == expected
+    assert human(expected) in status_line(SessionFiles.for_transcript(session))
+    objects, size = BackupStore(home / "objects").usage()
+    assert objects == len(loose) + len(kept) and size == sum(loose.values()) + sum(packed[i] for i in kept)
+    age_session(session, 40)
+    plan = plan_sweep(str(workdir), older_than_days=30, include_named=False)
+    assert all(plan.object_sizes[object_id] == packed[object_id] for object_id in kept)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ...checkpoints.gc import GcReport, collect
-from ...checkpoints.store import BackupStore
+from ...checkpoints.store import BackupStore, journal_path
 from ...config.paths import data_dir
 from ...errors import SessionLockedError
 from ...sessions.facts import last_activity
@@ -160,11 +160,20 @@ def _sweep_one(candidate: Candidate, *, store: BackupStore | None) -> dict[str, 
             row.update({"archive": str(info.path), "archive_bytes": info.size})
         record = {"sessionId": candidate.session_id, "transcript": str(files.transcript), "size": status.st_size,
                   "mtimeNs": status.st_mtime_ns, "cwd": candidate.cwd, "fileHistory": str(files.file_history),
-                  "parts": [str(path) for path in candidate.parts[1:]] + [str(p) for p in _index_paths(candidate)]}
+                  "parts": [str(path) for path in candidate.parts[1:]] + [str(p) for p in _index_paths(candidate)]
+                  + [str(path) for path in _journal_lock(candidate.session_id)]}
         ensure_dir(sweep_dir())
         atomic_write(_record_path(candidate.session_id), json.dumps(record).encode("utf-8", "surrogateescape"))
         _finish(record)
     return row
+
+
+def _journal_lock(session_id: str) -> list[Path]:
+    """The session's restore lock file `journals/<sid>.json.lock`, which its first rewind made and
+    every later one reuses: it goes with the session (the plan keeps a session whose journal is
+    pending, and the writer lock held here keeps a rewind out meanwhile)."""
+    lock = Path(f"{journal_path(session_id)}.lock")
+    return [lock] if lock.is_file() and not lock.is_symlink() else []
 
 
 def _index_paths(candidate: Candidate) -> list[Path]:

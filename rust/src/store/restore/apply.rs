@@ -133,7 +133,7 @@ fn journal_ops(steps: &[Step], trash: Option<&Path>, companion: &Path) -> Vec<Jo
             let source = match &step.source {
                 _ if !write || step.special.is_some() => None,
                 Some(BackupSource::Object(id)) => Some(JournalSource::Object(*id)),
-                Some(BackupSource::RawBlob { folder, digest }) => {
+                Some(BackupSource::RawBlob { folder, digest, .. }) => {
                     Some(JournalSource::RawBlob { folder: folder.clone(), digest: *digest })
                 }
                 None => Some(JournalSource::File(companion.to_owned())),

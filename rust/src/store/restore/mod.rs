@@ -60,8 +60,9 @@ pub use keep::{KeepOptions, KeptFile, KeptState};
 pub enum BackupSource {
     /// An object of our shared store, named by blake3.
     Object(ContentId),
-    /// A real-CLI raw blob `<folder>/<sha256>`.
-    RawBlob { folder: PathBuf, digest: Sha256Digest },
+    /// A real-CLI raw blob `<folder>/<sha256>`; `named` is the blake3 the record also names it
+    /// by (a compatible backup's twin): a blob that hashes to it is not hashed by sha256 too.
+    RawBlob { folder: PathBuf, digest: Sha256Digest, named: Option<ContentId> },
 }
 
 /// The state a target must get back.

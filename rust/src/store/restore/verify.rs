@@ -10,10 +10,9 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::store::digest::ContentId;
-use crate::store::objects::{read_raw_blob, ObjectStore};
+use crate::store::objects::{read_raw_blob_named, ObjectStore};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
-use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -537,8 +536,8 @@ fn current_state(
         && may_overwrite(opened.stx_uid, mode)
         && reserve(budget, size);
     let (content, kept) = if keep {
-        let mut bytes = Vec::with_capacity(size as usize);
-        let read = file.read_to_end(&mut bytes);
+        let mut bytes = Vec::new();
+        let read = crate::fsopen::read_sized(&file, size as u64).map(|read| bytes = read);
         let kept = Kept {
             device: rustix::fs::makedev(opened.stx_dev_major, opened.stx_dev_minor),
             inode: opened.stx_ino,
@@ -585,9 +584,7 @@ pub(super) fn load(
 ) -> std::result::Result<(ContentId, Vec<u8>), ProblemKind> {
     let result = match source {
         BackupSource::Object(id) => store.read(id).map(|bytes| (*id, bytes)),
-        BackupSource::RawBlob { folder, digest } => {
-            read_raw_blob(folder, digest).map(|bytes| (ContentId::of(&bytes), bytes))
-        }
+        BackupSource::RawBlob { folder, digest, named } => read_raw_blob_named(folder, digest, named.as_ref()),
     };
     result.map_err(|error| match error {
         Error::ObjectMissing { id, .. } => ProblemKind::ObjectMissing { id },
