@@ -85,21 +85,27 @@ def run_in_process(argv: list[str]) -> tuple[object, str, str]:
 def run_cli(args: list[str], cwd: Path, data: Path, *, timeout: float = 60, no_tty: bool = False,
             fresh: bool = False, **extra_env: str) -> subprocess.CompletedProcess[str]:
     """Runs `commandcode ARGS` in `cwd` and waits for it (`no_tty`: in a session of its own, so it
-    has no controlling terminal even when the suite runs in one).
+    has no controlling terminal even when the suite runs in one); `run_process` says how."""
+    completed = run_process(args, cwd, cli_env(data, **extra_env), timeout=timeout, new_session=no_tty, fresh=fresh)
+    return subprocess.CompletedProcess(completed.args, completed.returncode, forked_cli.text(completed.stdout),
+                                       forked_cli.text(completed.stderr))
+
+
+def run_process(args: list[str], cwd: Path, env: dict[str, str], *, timeout: float = 60, new_session: bool = False,
+                fresh: bool = False) -> subprocess.CompletedProcess[bytes]:
+    """Runs `commandcode ARGS` in `cwd` with exactly `env`, its streams as bytes.
 
     The run is a process of its own, forked from this test process's fork server
     (`helpers.forked_cli.shared`: Python started and the CLI imported once), not a new interpreter:
     most of a short command's time was the start-up. `fresh` (or a run while another thread of
     the test has the server) starts `python -m commandcode` instead, for a test about the start-up
     itself or what an interpreter reads only then."""
-    env = cli_env(data, **extra_env)
     if not fresh:
-        with forked_cli.shared(cli_env(data)) as server:
+        with forked_cli.shared(env) as server:
             if server is not None:
-                return server.run(args, cwd, env, timeout=timeout, new_session=no_tty)
-    return subprocess.run([sys.executable, "-m", "commandcode", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-                          start_new_session=no_tty)
+                return server.run_bytes(args, cwd, env, timeout=timeout, new_session=new_session)
+    return subprocess.run([sys.executable, "-m", "commandcode", *args], cwd=cwd, env=env, capture_output=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL, start_new_session=new_session)
 
 
 def run_ok(args: list[str], cwd: Path, data: Path, **extra_env: str) -> subprocess.CompletedProcess[str]:

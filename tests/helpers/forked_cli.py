@@ -45,7 +45,7 @@ class ForkServer:
         a session of its own (`start_new_session`), so with no controlling terminal."""
         completed = self.run_bytes(args, cwd, env, timeout=timeout, new_session=new_session)
         return subprocess.CompletedProcess(completed.args, completed.returncode,
-                                           _text(completed.stdout), _text(completed.stderr))
+                                           text(completed.stdout), text(completed.stderr))
 
     def run_bytes(self, args: list[str], cwd: Path, env: dict[str, str], *, timeout: float = 120,
                   new_session: bool = False) -> subprocess.CompletedProcess[bytes]:
@@ -91,7 +91,7 @@ class ForkServer:
                 self.process.wait()
 
 
-def _text(data: bytes) -> str:
+def text(data: bytes) -> str:
     """What `subprocess.run(..., text=True)` makes of a stream (universal newlines)."""
     return data.decode(errors="replace").replace("\r\n", "\n").replace("\r", "\n")
 
@@ -136,4 +136,4 @@ def fork_server() -> Iterator[ForkServer]:
                 server.process.stdout.close()
 
 
-__all__ = ["ForkServer", "fork_server", "shared"]
+__all__ = ["ForkServer", "fork_server", "shared", "text"]
