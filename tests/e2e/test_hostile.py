@@ -33,6 +33,7 @@ import pytest
 from commandcode.config.paths import project_dir
 from commandcode.sessions.lock import lock_path_for
 from helpers.checkpoints import lstat_walk
+from helpers.cli import run_process
 from helpers.locations import FIXTURES, REPO
 
 HOSTILE = FIXTURES / "hostile"
@@ -79,8 +80,7 @@ class World:
 
     def run(self, args: list[str]) -> tuple[int, str, str]:
         try:
-            done = subprocess.run([sys.executable, "-m", "commandcode", *args], cwd=self.project, env=self.env(),
-                                  capture_output=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+            done = run_process(args, self.project, self.env(), timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
             return (-1, "", f"timed out after {TIMEOUT} s (hung)")
         return done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")

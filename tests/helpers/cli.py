@@ -1,7 +1,8 @@
 """Helpers for the CLI, writer and sample tests: real `commandcode`
-subprocesses, transcript readers, tree snapshots and a process that holds a writer lock.
+processes, transcript readers, tree snapshots and a process that holds a writer lock.
 
-Every subprocess runs `[sys.executable, "-m", "commandcode", ...]` with `COMMANDCODE_HOME` set to
+Every run is `commandcode ...` (`run_cli` forks it from a fork server, `start_cli` starts
+`[sys.executable, "-m", "commandcode", ...]`) with `COMMANDCODE_HOME` set to
 the test's own data dir, `COMMANDCODE_INDEX=off`, `NO_COLOR=1` and `COMMANDCODE_SCRATCHPAD_BASE=SCRATCHPAD_BASE`.
 """
 
@@ -27,6 +28,7 @@ import pytest
 
 from commandcode import cli as _cli
 from commandcode.config.paths import project_dir
+from helpers import forked_cli
 from helpers.locations import SAMPLES_HOME
 
 SAMPLE_DATA = SAMPLES_HOME / ".commandcode"
@@ -81,12 +83,29 @@ def run_in_process(argv: list[str]) -> tuple[object, str, str]:
 
 
 def run_cli(args: list[str], cwd: Path, data: Path, *, timeout: float = 60, no_tty: bool = False,
-            **extra_env: str) -> subprocess.CompletedProcess[str]:
+            fresh: bool = False, **extra_env: str) -> subprocess.CompletedProcess[str]:
     """Runs `commandcode ARGS` in `cwd` and waits for it (`no_tty`: in a session of its own, so it
-    has no controlling terminal even when the suite runs in one)."""
-    return subprocess.run([sys.executable, "-m", "commandcode", *args], cwd=cwd, env=cli_env(data, **extra_env),
-                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-                          start_new_session=no_tty)
+    has no controlling terminal even when the suite runs in one); `run_process` says how."""
+    completed = run_process(args, cwd, cli_env(data, **extra_env), timeout=timeout, new_session=no_tty, fresh=fresh)
+    return subprocess.CompletedProcess(completed.args, completed.returncode, forked_cli.text(completed.stdout),
+                                       forked_cli.text(completed.stderr))
+
+
+def run_process(args: list[str], cwd: Path, env: dict[str, str], *, timeout: float = 60, new_session: bool = False,
+                fresh: bool = False) -> subprocess.CompletedProcess[bytes]:
+    """Runs `commandcode ARGS` in `cwd` with exactly `env`, its streams as bytes.
+
+    The run is a process of its own, forked from this test process's fork server
+    (`helpers.forked_cli.shared`: Python started and the CLI imported once), not a new interpreter:
+    most of a short command's time was the start-up. `fresh` (or a run while another thread of
+    the test has the server) starts `python -m commandcode` instead, for a test about the start-up
+    itself or what an interpreter reads only then."""
+    if not fresh:
+        with forked_cli.shared(env) as server:
+            if server is not None:
+                return server.run_bytes(args, cwd, env, timeout=timeout, new_session=new_session)
+    return subprocess.run([sys.executable, "-m", "commandcode", *args], cwd=cwd, env=env, capture_output=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL, start_new_session=new_session)
 
 
 # The capabilities that let root read and write whatever the permission bits say (the suite

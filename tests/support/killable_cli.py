@@ -173,10 +173,10 @@ package's `run`, which `main()` calls)."""
 
 def serve() -> None:
     """`killable_cli.py --serve`: reads one JSON request per line on stdin (`args`, `cwd`, `env`,
-    `stdout` and `stderr` file paths), runs each in a child forked from this process
-    (which has imported the CLI once), and answers two lines per request: the child's pid when it
-    starts, and its return code as `subprocess` gives it (minus the signal number when it was
-    killed) when it ends. A child is a whole new
+    `stdout` and `stderr` file paths, and `new_session`: in a session of its own), runs each in
+    a child forked from this process (which has imported the CLI once), and answers two lines per
+    request: the child's pid when it starts, and its return code as `subprocess` gives it (minus
+    the signal number when it was killed) when it ends. A child is a whole new
     process to the CLI: its own environment, working directory, standard streams and exit; the
     kill, fail and count settings are read from its environment, as `main` reads them."""
     import importlib
@@ -203,6 +203,8 @@ def serve() -> None:
 
 def _child(request: dict[str, object]) -> None:
     try:
+        if request.get("new_session"):
+            os.setsid()
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         for descriptor, path in ((1, request["stdout"]), (2, request["stderr"])):
