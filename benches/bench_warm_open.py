@@ -73,6 +73,8 @@ def main() -> int:
     args = parser.parse_args()
     transcript = args.transcript or compare_open.session_for(args.size, args.seed, args.data_dir)[0]
     pythons = {"this": sys.executable, **({"baseline": args.baseline} if args.baseline else {})}
+    if args.work:
+        args.work.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.work) as work:
         envs = {name: environment(Path(work) / f"home-{name}") for name in pythons}
         counts = set()
