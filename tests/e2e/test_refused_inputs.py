@@ -172,6 +172,24 @@ def test_a_read_only_data_dir_names_itself_and_loses_nothing(home: Path, work: P
     assert listed.returncode == 0 and transcript.stem[:8] in listed.stdout, listed
 
 
+@pytest.mark.parametrize("command", ["fork", "clone"])
+def test_a_fork_into_a_read_only_data_dir_names_the_session_it_would_write(home: Path, work: Path, command: str,
+                                                                          read_only: list[Path]) -> None:
+    run_ok(["-p", "hello"], work, home)
+    (transcript,) = transcripts(home)
+    make_read_only(home, read_only)
+    before = snapshot(home)
+    completed = run_as_user(["sessions", command, transcript.stem], work, home)
+    assert_clean(completed)
+    assert_error_lines(completed, error_contains="Permission denied")
+    first, hint = completed.stderr.splitlines()[:2]
+    # the new session's transcript, not the temporary file it is written through
+    assert first.startswith(f"error: {transcript.parent}/") and first.endswith(".jsonl: Permission denied"), first
+    assert ".tmp" not in completed.stderr, completed.stderr
+    assert f"data dir {home} cannot be written" in hint, hint
+    assert snapshot(home) == before
+
+
 def test_a_gc_that_cannot_write_its_lock_says_to_make_the_store_writable(home: Path, work: Path,
                                                                          read_only: list[Path]) -> None:
     run_ok(["-p", call("write_file", file_path="a.txt", content="one\n")], work, home)

@@ -21,7 +21,7 @@ from types import TracebackType
 from typing import IO
 
 from ..errors import CommandcodeError, UsageError
-from ..storage.durable import check_replaceable, fsync_dir, write_all
+from ..storage.durable import check_replaceable, fsync_dir, told_of, write_all
 from ..storage.regular import open_regular
 
 FORMATS = ("html", "md", "jsonl")
@@ -75,11 +75,6 @@ def spool_beside(target: Path) -> IO[bytes]:
         return tempfile.TemporaryFile(mode="w+b", dir=os.path.dirname(os.fspath(target)) or ".")
     except OSError as error:
         raise told_of(target, error) from None
-
-
-def told_of(target: Path, error: OSError) -> OSError:
-    """`error`, met on a temporary file beside `target`, told of `target`: the path the user named."""
-    return type(error)(error.errno, error.strerror, os.fspath(target))
 
 
 class Output:

@@ -21,7 +21,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..storage.durable import atomic_write, create_new_file, ensure_dir, fsync_dir, open_for_write
+from ..storage.durable import atomic_write, create_new_file, ensure_dir, fsync_dir, open_for_write, told_of
 from ..storage.ids import iso_now, new_entry_id
 from ..storage.jsonfmt import dumps_pretty
 from .files import SessionFiles
@@ -110,7 +110,10 @@ class NewSessionFiles:
         remove_stale_temps(self.files.transcript.parent)  # and those of other killed runs
         if os.path.lexists(self.files.transcript) or os.path.lexists(self.files.meta):
             raise FileExistsError(errno.EEXIST, "a session with this id exists", str(self.files.transcript))
-        return open_for_write(self.temporary, exclusive=True)
+        try:
+            return open_for_write(self.temporary, exclusive=True)
+        except OSError as error:
+            raise told_of(self.files.transcript, error) from None
 
     def track(self, path: str | os.PathLike[str], *, folder: bool = False) -> None:
         """Counts a file (or a whole folder) made for this session as this operation's own, so

@@ -71,6 +71,12 @@ def open_for_write(path: str | os.PathLike[str], *, exclusive: bool, mode: int =
     return open_regular(path, os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC), mode)
 
 
+def told_of(target: str | os.PathLike[str], error: OSError) -> OSError:
+    """`error`, met on a temporary file beside `target`, told of `target`: the path a user knows
+    (a temporary file's name in an error line tells them nothing)."""
+    return type(error)(error.errno, error.strerror, os.fspath(target))
+
+
 def finish_write(descriptor: int, data: bytes) -> None:
     """Writes all of `data`, fsyncs and closes `descriptor` (closed also when that fails)."""
     try:
