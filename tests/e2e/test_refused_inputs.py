@@ -254,3 +254,18 @@ def test_a_sweep_says_a_session_it_keeps_cannot_be_read(home: Path, work: Path) 
         assert f"kept {transcript.stem}: cannot be read (Permission denied)" in completed.stdout.splitlines()
     finally:
         transcript.chmod(0o644)
+
+
+def test_a_conversation_rewind_says_it_read_past_an_unreadable_line_and_keeps_it(home: Path, work: Path) -> None:
+    run_ok(["-p", "hello"], work, home)
+    run_ok(["-c", "-p", "again"], work, home)
+    (transcript,) = transcripts(home)
+    lines = transcript.read_bytes().split(b"\n")
+    lines.insert(2, b"{garbage")
+    transcript.write_bytes(b"\n".join(lines))
+    damaged = transcript.read_bytes()
+    completed = run_ok(["rewind", transcript.stem, "--to", "1", "--mode", "conversation", "--yes"], work, home)
+    assert_clean(completed)
+    assert f"warning: {transcript.name}: 1 unreadable line(s) skipped" in completed.stderr.splitlines(), completed.stderr
+    after = transcript.read_bytes()
+    assert after.startswith(damaged) and len(after) > len(damaged)  # the bad line stays; the leaf move is appended

@@ -110,6 +110,8 @@ class SessionRewinds:
         if not chosen.dry_run:
             self._stop_subagents()
         result = rewind(handle.files, handle.folder, number, mode, chosen)
+        if result.skipped_lines:  # as a resume tells them (handle.enter)
+            handle.notify(f"{handle.files.transcript.name}: {result.skipped_lines} unreadable line(s) skipped")
         if not chosen.dry_run and handle.is_open:  # the leaf moved: the next turn sends the rewound context
             handle.reload_context()
         return result

@@ -142,6 +142,7 @@ def rewind(files: SessionFiles, cwd: Path, number: int, mode: RewindMode, option
             conversation = plan_conversation(files, records, index, mode, number, dry_run=options.dry_run,
                                              summarizer=options.summarizer)
             result.leaf_entry_id = conversation.target
+            result.skipped_lines = conversation.skipped_lines
         facts = {"op": OP_REWIND, "checkpoint": number, "checkpointId": records[index].id, "mode": mode.value}
         return _operate(_Step(files, cwd, records, index, result, facts, conversation, stack, active, options,
                               code=mode.restores_code, moves=mode.moves_conversation))

@@ -92,6 +92,7 @@ class ConversationPlan:
 
     target: str | None
     summary_entry: tuple[str, dict[str, Any], Any] | None = None  # (type, fields, parent_id or ...)
+    skipped_lines: int = 0  # the transcript's unreadable lines, left out as every reader leaves them out
 
 
 def plan_conversation(
@@ -101,8 +102,9 @@ def plan_conversation(
     checkpoint = records[index]
     session = _open_session(files)
     target = conversation_target(session, checkpoint)
+    skipped = len(session.skipped_lines)
     if mode.moves_conversation:
-        return ConversationPlan(target)
+        return ConversationPlan(target, skipped_lines=skipped)
     _refuse_compaction_after(session, target, number, mode)
     before, after, first_kept = _context_messages_before(session, target)
     if summarizer is None and not dry_run:
@@ -118,7 +120,7 @@ def plan_conversation(
             "summary": "" if dry_run else summarize(after),
             "details": {"readFiles": [], "modifiedFiles": modified},
         }
-        return ConversationPlan(target, ("branch_summary", fields, target))
+        return ConversationPlan(target, ("branch_summary", fields, target), skipped)
     if not before:
         raise CheckpointError(f"nothing before checkpoint {number} to summarize")
     fields = {
@@ -126,7 +128,7 @@ def plan_conversation(
         "firstKeptEntryId": first_kept or "",
         "tokensBefore": estimate_tokens(before),
     }
-    return ConversationPlan(target, ("compaction", fields, ...))
+    return ConversationPlan(target, ("compaction", fields, ...), skipped)
 
 
 def _refuse_compaction_after(session: Session, target: str | None, number: int, mode: RewindMode) -> None:

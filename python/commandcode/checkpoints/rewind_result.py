@@ -32,6 +32,7 @@ class RewindResult:
     changed_outside: list[Path] = field(default_factory=list)
     problems: list[backups.Problem] = field(default_factory=list)
     leaf_entry_id: str | None = None
+    skipped_lines: int = 0  # unreadable transcript lines the conversation side read past
     summary_entry_id: str | None = None
     dropped_checkpoints: int = 0
     redo: bool = False  # this was `rewind --redo`: `number` is the checkpoint of the rewind it undid (0: none)
