@@ -50,18 +50,29 @@ def _rows(screen: str) -> list[str]:
     return [line for line in screen.splitlines() if "msgs" in line]
 
 
+def _filter_text(screen: str) -> str | None:
+    """The filter box's text: the first line boxed in `▊ … ▎` alone (the rows below it share their
+    line with the detail pane), or None while that box is not drawn."""
+    for line in screen.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("▊") and stripped.endswith("▎") and stripped.strip("▊▎ ▔▁"):
+            return stripped.strip("▊▎ ")
+    return None
+
+
 def _only_winding(screen_of: Callable[[], str]) -> None:
-    """Waits for the picker to settle on every project filtered by `winding` (a frame can arrive
-    in pieces: the count line first), then checks the filter box and the rows."""
+    """Waits for the picker to settle on every project filtered by `winding`, then checks the rows.
+    A frame can arrive in pieces, and one key short (`windin`) already leaves one row: the wait is
+    for the whole filter as well as the count and the row, so every key typed after Ctrl+A must reach
+    the filter, in order, or the wait fails with the last screen."""
     deadline = time.monotonic() + HANG_TIMEOUT
     while True:
         screen = screen_of()
-        if "1 session(s) in every project" in screen and len(_rows(screen)) == 1:
+        if ("1 session(s) in every project" in screen and len(_rows(screen)) == 1
+                and _filter_text(screen) == "winding"):
             break
-        assert time.monotonic() < deadline, f"the picker never settled on one row:\n{screen}"
+        assert time.monotonic() < deadline, f"the picker never settled on `winding` and one row:\n{screen}"
         time.sleep(0.05)
-    filter_line = next(line for line in screen.splitlines() if "winding" in line)  # the filter box comes first
-    assert filter_line.strip(" ▊▎") == "winding", screen  # every key typed after Ctrl+A, in order
     assert "winding" in _rows(screen)[0], screen
     assert "Parser work" not in screen and "task-" not in screen, screen
 
