@@ -207,12 +207,20 @@ def _processes() -> list[bytes]:
     return lines
 
 
-def test_messages_typed_during_a_turn_are_queued_and_sent_when_it_ends(home: Path, workdir: Path) -> None:
+def _held_command(release: Path) -> str:
+    """A `bash` call that runs until the test makes `release` (a turn that ends on its own after
+    a few seconds can end before a loaded machine has typed what must arrive during it)."""
+    return 'call bash ' + json.dumps({"command": f"while [ ! -e '{release}' ]; do sleep 0.05; done; echo slept"})
+
+
+def test_messages_typed_during_a_turn_are_queued_and_sent_when_it_ends(home: Path, workdir: Path,
+                                                                       tmp_path: Path) -> None:
     shell = shell_session(workdir, home, ["--yolo"])
-    shell.exchange('call bash {"command": "sleep 2; echo slept"}', "running — Esc interrupts")
+    shell.exchange(_held_command(tmp_path / "release"), "running — Esc interrupts")
     shell.line("the queued prompt")
     screen = shell.exchange("/name", "queued: /name")
     assert "queued: the queued prompt" in screen
+    (tmp_path / "release").touch()
     shell.wait_screen("You said: the queued prompt")
     shell.wait_screen("(unnamed;")
     shell.line("/exit")
@@ -220,13 +228,14 @@ def test_messages_typed_during_a_turn_are_queued_and_sent_when_it_ends(home: Pat
     assert [text for role, text in texts_of(only_transcript(home, workdir)) if role == "user"][-1] == "the queued prompt"
 
 
-def test_trace_works_mid_turn(home: Path, workdir: Path) -> None:
+def test_trace_works_mid_turn(home: Path, workdir: Path, tmp_path: Path) -> None:
     shell = shell_session(workdir, home, ["--yolo"])
-    shell.exchange('call bash {"command": "sleep 3"}', "running — Esc interrupts")
+    shell.exchange(_held_command(tmp_path / "release"), "running — Esc interrupts")
     screen = shell.exchange("/trace", "to the clipboard (OSC 52)")
     assert "running — Esc interrupts" in screen  # still running: /trace did not wait
     trace = re.search(r"trace id ([0-9a-f]{32})", screen)
     assert trace is not None
+    (tmp_path / "release").touch()
     shell.wait_screen("Ran 1 tool call(s)")
     shell.line("/exit")
     shell.wait_exit()
