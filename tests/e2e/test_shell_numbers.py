@@ -101,8 +101,7 @@ def test_sessions_status_uses_the_sessions_model_and_its_window(openai_stub: Ope
     assert status["model"] == "local/stub-model" and status["context_window"] == 32_000
     shell = shell_session(workdir, home, ["-c"], columns=160)
     shell.exchange("/status", "context")
-    screen = shell.wait_screen("of 32,000")
-    assert "local/stub-model" in screen
+    shell.wait_screen("of 32,000", "local/stub-model")
     shell.line("/exit")
     assert shell.wait_exit() == 0
     assert len(openai_stub.requests) >= 1

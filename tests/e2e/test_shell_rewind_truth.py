@@ -64,9 +64,9 @@ def test_after_turns_made_since_a_rewind_the_menu_says_why_there_is_no_redo(home
     [transcript] = transcripts(home)
     before = transcript.read_bytes()
     shell.line("/rewind")
-    screen = shell.wait_screen("Enter: choose what to restore")
+    screen = shell.wait_screen("Enter: choose what to restore",
+                               "No redo: 1 turn(s) were made since the rewind to checkpoint 2")
     assert "Redo: undo the last rewind" not in screen
-    assert "No redo: 1 turn(s) were made since the rewind to checkpoint 2" in screen, screen
     shell.send(DOWN)
     shell.send(DOWN)  # the last row: the newest checkpoint stays the preselected one
     shell.send("\r")

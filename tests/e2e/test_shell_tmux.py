@@ -42,8 +42,7 @@ def test_a_session_typed_in_tmux_then_continued(home: Path, workdir: Path, tmp_p
         again.line("and one more")
         again.wait_screen("You said: and one more")
         again.line("/status")
-        screen = again.wait_screen("share")
-        assert "2 checkpoint(s), 1 backup(s)" in screen and "tmux session" in screen
+        again.wait_screen("share", "2 checkpoint(s), 1 backup(s)", "tmux session")
         again.line("/exit")
         again.wait_screen("resume it with")
     finally:

@@ -5,9 +5,11 @@ with the test's data dir (`cli_env`). The screen is read through pyte (dependenc
 the prompt is drawn with cursor moves, so raw output is no text to match), and pyte answers
 prompt_toolkit's cursor-position requests as a real terminal does: with `PROMPT_TOOLKIT_NO_CPR=1`
 (trap 1's way around a terminal that never answers) prompt_toolkit never learns the screen's
-height and leaves the bottom toolbar, our status line, out. `wait_screen(text)` polls until the screen
-shows `text` (timeouts only detect hangs); `send(keys)` types, `line(text)` types and presses
-Enter. `raw` keeps every byte the program wrote, for escape sequences pyte drops (OSC 2/8/52).
+height and leaves the bottom toolbar, our status line, out. `wait_screen(text, *more)` polls until
+one screen shows `text` and every one of `more` (timeouts only detect hangs): a frame arrives in
+pieces, so a check of a screen waited for on one text alone can see the frame half drawn.
+`send(keys)` types, `line(text)` types and presses Enter. `raw` keeps every byte the program
+wrote, for escape sequences pyte drops (OSC 2/8/52).
 
 `TmuxSession` does the same through tmux (`capture-pane`), for tests that need a real terminal
 multiplexer in between. Every tmux client a test starts gets `tmux_env()`: the test process's
@@ -81,19 +83,21 @@ class ShellSession:
     def text(self) -> str:
         return "\n".join(line.rstrip() for line in self.screen.display)
 
-    def wait_screen(self, text: str, *, timeout: float = HANG_TIMEOUT) -> str:
-        """Waits until the screen shows `text`; returns the screen."""
+    def wait_screen(self, text: str, *more: str, timeout: float = HANG_TIMEOUT) -> str:
+        """Waits until the screen shows `text` (and each of `more`, all in one frame: a frame
+        arrives in pieces, and a later check of the screen needs all of it); returns the screen."""
+        texts = (text, *more)
         deadline = time.monotonic() + timeout
-        while text not in self.text():
+        while not _shows(screen := self.text(), texts):
             if time.monotonic() > deadline:
-                raise AssertionError(f"the screen never showed {text!r}; it shows:\n{self.text()}")
+                raise AssertionError(f"the screen never showed {texts!r} at once; it shows:\n{screen}")
             if not self.child.isalive():
                 self.pump(0.1)
-                if text in self.text():
+                if _shows(screen := self.text(), texts):
                     break
-                raise AssertionError(f"commandcode exited before showing {text!r}:\n{self.text()}")
+                raise AssertionError(f"commandcode exited before showing {texts!r}:\n{screen}")
             self.pump()
-        return self.text()
+        return screen
 
     def wait_raw(self, data: bytes, *, timeout: float = HANG_TIMEOUT) -> None:
         deadline = time.monotonic() + timeout
@@ -143,10 +147,11 @@ class ShellSession:
         self.child.send(ENTER)
         self.pump(0.1)
 
-    def exchange(self, text: str, shows: str) -> str:
-        """Sends the line `text` and waits until the screen `shows` the answer; returns the screen."""
+    def exchange(self, text: str, shows: str, *more: str) -> str:
+        """Sends the line `text` and waits until the screen `shows` the answer (and each of `more`,
+        as `wait_screen`); returns the screen."""
         self.line(text)
-        return self.wait_screen(shows)
+        return self.wait_screen(shows, *more)
 
     def wait_exit(self, *, timeout: float = HANG_TIMEOUT) -> int:
         deadline = time.monotonic() + timeout
@@ -211,11 +216,13 @@ class TmuxSession:
     def text(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", "cc")
 
-    def wait_screen(self, text: str, *, timeout: float = HANG_TIMEOUT) -> str:
+    def wait_screen(self, text: str, *more: str, timeout: float = HANG_TIMEOUT) -> str:
+        """As `ShellSession.wait_screen`: until the pane shows `text` and each of `more` at once."""
+        texts = (text, *more)
         deadline = time.monotonic() + timeout
-        while text not in (screen := self.text()):
+        while not _shows(screen := self.text(), texts):
             if time.monotonic() > deadline:
-                raise AssertionError(f"tmux never showed {text!r}; it shows:\n{screen}")
+                raise AssertionError(f"tmux never showed {texts!r} at once; it shows:\n{screen}")
             time.sleep(0.05)
         return screen
 
@@ -231,6 +238,10 @@ class TmuxSession:
 
     def close(self) -> None:
         subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True, timeout=30)
+
+
+def _shows(screen: str, texts: tuple[str, ...]) -> bool:
+    return all(text in screen for text in texts)
 
 
 def _quote(text: str) -> str:
