@@ -160,11 +160,13 @@ def test_config_refuses_a_malformed_settings_file_and_leaves_it(home: Path, work
     broken = workdir / ".commandcode" / "settings.json"
     broken.write_text('{"statusLine": ')
     shell = shell_session(workdir, home)
-    screen = shell.wait_screen("warning: ")  # said once at start (just after the prompt: a new session is made behind it)
-    # the path is as long as the test's temporary folder: the terminal may wrap it anywhere
-    assert re.search(r"warning: .*settings\.json:1:\d+", screen.replace("\n", "")), screen
-    shell.exchange("/config set --project branchSummary true", "error:")
-    assert "settings.json:1:" in shell.text().split("branchSummary true", 1)[1].replace("\n", "")
+    # said once at start (just after the prompt: a new session is made behind it); the path is as
+    # long as the test's temporary folder: the terminal may wrap it anywhere
+    shell.wait_until(lambda screen: re.search(r"warning: .*settings\.json:1:\d+", screen.replace("\n", "")),
+                     "the warning, whole")
+    shell.line("/config set --project branchSummary true")
+    shell.wait_until(lambda screen: "error:" in (after := screen.partition("branchSummary true")[2])
+                     and "settings.json:1:" in after.replace("\n", ""), "the error, with the file and its place")
     shell.line("/exit")
     shell.wait_exit()
     assert broken.read_text() == '{"statusLine": '
@@ -310,7 +312,7 @@ def test_tab_completes_commands_and_arguments_and_alt_enter_adds_a_line(home: Pa
 
 def test_shift_tab_cycles_the_permission_mode_on_the_status_line(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home, args=None)
-    assert " · default · " in shell.text()
+    shell.wait_screen(" · default · ")
     shell.send(SHIFT_TAB)
     shell.wait_screen(" · acceptEdits · ")
     shell.send(SHIFT_TAB)

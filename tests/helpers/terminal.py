@@ -7,7 +7,9 @@ prompt_toolkit's cursor-position requests as a real terminal does: with `PROMPT_
 (trap 1's way around a terminal that never answers) prompt_toolkit never learns the screen's
 height and leaves the bottom toolbar, our status line, out. `wait_screen(text, *more)` polls until
 one screen shows `text` and every one of `more` (timeouts only detect hangs): a frame arrives in
-pieces, so a check of a screen waited for on one text alone can see the frame half drawn.
+pieces, so a check of a screen waited for on one text alone can see the frame half drawn;
+`wait_words(*texts)` does the same for messages the terminal wraps, `wait_until(check)` for a
+pattern.
 `send(keys)` types, `line(text)` types and presses Enter. `raw` keeps every byte the program
 wrote, for escape sequences pyte drops (OSC 2/8/52).
 
@@ -28,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +101,26 @@ class ShellSession:
                 raise AssertionError(f"commandcode exited before showing {texts!r}:\n{screen}")
             self.pump()
         return screen
+
+    def wait_until(self, check: Callable[[str], object], what: str, *, timeout: float = HANG_TIMEOUT) -> str:
+        """Waits until `check(screen)` holds (for what `wait_screen`'s plain texts cannot say: a
+        pattern, a part after a marker); returns the screen."""
+        deadline = time.monotonic() + timeout
+        while not check(screen := self.text()):
+            if time.monotonic() > deadline or not self.child.isalive():
+                self.pump(0.1)
+                if check(screen := self.text()):
+                    break
+                raise AssertionError(f"the screen never showed {what}; it shows:\n{screen}")
+            self.pump()
+        return screen
+
+    def wait_words(self, *texts: str, timeout: float = HANG_TIMEOUT) -> str:
+        """Waits until the screen's words, joined by single spaces (the terminal wraps a long line
+        anywhere), hold every one of `texts`, whole: a message waited for by its start alone may
+        be on the screen only in part. Returns the joined words."""
+        self.wait_until(lambda screen: _shows(" ".join(screen.split()), texts), f"{texts!r}", timeout=timeout)
+        return " ".join(self.text().split())
 
     def wait_raw(self, data: bytes, *, timeout: float = HANG_TIMEOUT) -> None:
         deadline = time.monotonic() + timeout
