@@ -81,7 +81,11 @@ class Driver:
         except AssertionError as error:
             raise AssertionError(f"after {self.log}: the status line is not at {tokens:,} tokens, {count} "
                                  f"checkpoint(s)\n{error}") from None
+        # this /status's own answer: an earlier one's lines stay on the screen, so waiting for the
+        # text alone could read the old answer (its last lines come after the context's)
+        answers = self.shell.raw.count(b"checkpoint(s), ")
         self.shell.line("/status")
+        self.shell.wait_count("checkpoint(s), ", answers + 1)
         screen = self.shell.wait_screen("checkpoint(s), ")
         shown = re.findall(r"context\s+([\d,]+) tokens, ", screen)
         counted = re.findall(r"checkpoints\s+(\d+) checkpoint\(s\), ", screen)
