@@ -82,7 +82,8 @@ def test_rewind_menu_keeps_rows_on_one_line_and_the_preview_beside_the_actions(
     session_id = long_session[0]
     view = _open(workdir, home, tmp_path, ["rewind", session_id], size, "Enter: choose what")
     try:
-        wait_for(lambda: "Back" in _lines(view, size[1])[-1], what="the footer on the last row")
+        wait_for(lambda: "Back" in (shown := _lines(view, size[1]))[-1] and any("call write_file" in line for line in shown),
+                 what="the footer on the last row, and the newest checkpoint's row")
         lines = _lines(view, size[1])
         newest = next(index for index, line in enumerate(lines) if "call write_file" in line)
         assert "…" in lines[newest] and "two two" not in lines[newest + 1], lines  # one line, cut
