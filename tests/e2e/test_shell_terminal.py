@@ -247,8 +247,10 @@ def test_trace_works_mid_turn(home: Path, workdir: Path, tmp_path: Path) -> None
 def test_esc_esc_on_an_empty_prompt_opens_the_rewind_menu(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home)
     shell.exchange("a turn to rewind to", "You said: a turn to rewind to")
+    # While the turn runs, Esc interrupts it (and the second Esc alone does nothing): the keys wait
+    # until the live region of the running turn ("… — Esc interrupts") is gone from the screen.
+    shell.wait_until(lambda screen: "Esc interrupts" not in screen, "the turn's end (its live region gone)")
     shell.wait_prompt()
-    time.sleep(0.5)  # the turn's end redraws the prompt; Esc Esc goes to the new one
     shell.send(ESC)
     shell.send(ESC)
     shell.wait_screen("Rewind: choose the point to go back to")  # the Textual menu, full screen
