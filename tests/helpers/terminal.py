@@ -122,6 +122,18 @@ class ShellSession:
         self.wait_until(lambda screen: _shows(" ".join(screen.split()), texts), f"{texts!r}", timeout=timeout)
         return " ".join(self.text().split())
 
+    def wait_output(self, *texts: str, timeout: float = HANG_TIMEOUT) -> None:
+        """Waits until the program's output (`raw`), its line breaks taken out, holds every one of
+        `texts`: for what is printed once, before the first prompt, where the screen can lose it
+        (on a loaded machine prompt_toolkit's first cursor-position request can go unanswered for
+        its 2 s, and its fallback drawing scrolled the start-up lines off the screen)."""
+        wanted = [text.encode() for text in texts]
+        deadline = time.monotonic() + timeout
+        while not all(text in self.raw.replace(b"\r", b"").replace(b"\n", b"") for text in wanted):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the output never held {texts!r}; the screen:\n{self.text()}")
+            self.pump()
+
     def wait_raw(self, data: bytes, *, timeout: float = HANG_TIMEOUT) -> None:
         deadline = time.monotonic() + timeout
         while data not in self.raw:
@@ -246,6 +258,15 @@ class TmuxSession:
         while not _shows(screen := self.text(), texts):
             if time.monotonic() > deadline:
                 raise AssertionError(f"tmux never showed {texts!r} at once; it shows:\n{screen}")
+            time.sleep(0.05)
+        return screen
+
+    def wait_until(self, check: Callable[[str], object], what: str, *, timeout: float = HANG_TIMEOUT) -> str:
+        """As `ShellSession.wait_until`: until `check(pane)` holds; returns the pane."""
+        deadline = time.monotonic() + timeout
+        while not check(screen := self.text()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"tmux never showed {what}; it shows:\n{screen}")
             time.sleep(0.05)
         return screen
 
