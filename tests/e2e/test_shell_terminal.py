@@ -239,8 +239,9 @@ def test_messages_typed_during_a_turn_are_queued_and_sent_when_it_ends(home: Pat
 def test_trace_works_mid_turn(home: Path, workdir: Path, tmp_path: Path) -> None:
     shell = shell_session(workdir, home, ["--yolo"])
     shell.exchange(_held_command(tmp_path / "release"), "running — Esc interrupts")
-    screen = shell.exchange("/trace", "to the clipboard (OSC 52)")
-    assert "running — Esc interrupts" in screen  # still running: /trace did not wait
+    # still running (the command waits for the release): /trace did not wait for the turn; its
+    # answer is printed above the live region, which is drawn again after it
+    screen = shell.exchange("/trace", "to the clipboard (OSC 52)", "running — Esc interrupts")
     trace = re.search(r"trace id ([0-9a-f]{32})", screen)
     assert trace is not None
     (tmp_path / "release").touch()
