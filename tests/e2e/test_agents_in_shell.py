@@ -28,8 +28,8 @@ def test_agents_new_list_show_and_refused_overwrite(home: Path, workdir: Path) -
     assert text.startswith('---\nname: reviewer\ndescription: "Reviews diffs for bugs"\n'
                            "tools: read_file, read_directory, grep, glob\n---\n"), text
     shell.wait_prompt()
-    screen = shell.exchange("/agents", "Default agents (read-only)")
-    assert "Agents (1 custom)" in screen and "reviewer  Reviews diffs for bugs" in screen and str(path) in screen
+    shell.exchange("/agents", "Default agents (read-only)", "Agents (1 custom)", "reviewer  Reviews diffs for bugs",
+                   str(path))
     shell.wait_prompt()
     screen = shell.exchange("/agents reviewer", "You are a focused assistant.")
     assert "tools: read_file, read_directory, grep, glob" in screen

@@ -1,7 +1,9 @@
 """Nothing a `bash` call started outlives the agent (issue 26 §4, "children outlive a kill -9"):
 a real `-p --yolo` agent on the offline model runs a command that backgrounds a grandchild which
-writes a file two seconds later; the agent is SIGKILLed while the command runs, and the late file
-never appears, and no process of the command's group is left. On 55fdfa8 the grandchild (and
+writes a file once the test lets it (a `release` file, made after the kill: a grandchild that
+writes after a fixed delay could write before a loaded machine got round to the kill); the agent
+is SIGKILLed while the command runs, and the late file never appears, and no process of the
+command's group is left. On 55fdfa8 the grandchild (and
 the command's own `sleep`) went on running and wrote `late`, which no checkpoint tracked.
 
 An agent killed between the command's fork and its group's registration with the guard (a window
@@ -22,6 +24,9 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import cli_env, kill_group, run_ok, start_cli, wait_for
+
+# A grandchild's wait for the test's `release` file (made once the agent is gone).
+WAIT_RELEASE = "until [ -e release ]; do sleep 0.05; done;"
 
 
 def _bash(command: str) -> str:
@@ -85,7 +90,7 @@ def test_an_agent_killed_before_the_group_is_guarded_runs_nothing_of_the_command
 
 @pytest.mark.parametrize("how", ["sigkill", "sigterm"])
 def test_a_killed_agent_takes_every_process_its_command_started(home: Path, workdir: Path, how: str) -> None:
-    command = "echo $$ > group; (sleep 2; touch late) & (sleep 3; touch later) & sleep 60"
+    command = f"echo $$ > group; ({WAIT_RELEASE} touch late) & ({WAIT_RELEASE} sleep 1; touch later) & sleep 60"
     agent = start_cli(["-p", _bash(command), "--yolo"], workdir, home)
     try:
         wait_for(lambda: (workdir / "group").is_file() and (workdir / "group").read_text().strip().isdigit(),
@@ -94,7 +99,8 @@ def test_a_killed_agent_takes_every_process_its_command_started(home: Path, work
         os.kill(agent.pid, signal.SIGKILL if how == "sigkill" else signal.SIGTERM)
         agent.communicate(timeout=30)
         wait_for(lambda: _group_gone(group), timeout=15, what="the command's process group to die")
-        time.sleep(3.5)  # past the moment the grandchildren would have written
+        (workdir / "release").touch()
+        time.sleep(2.0)  # past the moment the grandchildren would have written, had they lived
         assert not (workdir / "late").exists() and not (workdir / "later").exists()
     finally:
         if agent.poll() is None:
@@ -108,14 +114,15 @@ def test_a_killed_agent_takes_every_process_its_command_started(home: Path, work
 def test_a_finished_command_keeps_its_background_children_while_the_agent_runs(home: Path, workdir: Path) -> None:
     """Today's behaviour for commands that finish: the turn ends, the background child goes on;
     it ends with the agent (here the `-p` process exiting normally), never writing afterwards."""
-    prompt = "\n".join([
-        _bash("(sleep 1; touch early) > /dev/null 2>&1 &"),
-        _bash("sleep 2; ls early"),
-        _bash("echo $$ > group; (sleep 3; touch late) > /dev/null 2>&1 &"),
+    prompt = "\n".join([  # each background child waits for its go, not for a time a loaded machine may overrun
+        _bash("(until [ -e go ]; do sleep 0.05; done; touch early) > /dev/null 2>&1 &"),
+        _bash("touch go; until [ -e early ]; do sleep 0.05; done; ls early"),
+        _bash(f"echo $$ > group; ({WAIT_RELEASE} touch late) > /dev/null 2>&1 &"),
     ])
     completed = run_ok(["-p", prompt, "--yolo"], workdir, home)
     assert (workdir / "early").exists(), completed.stdout
     group = int((workdir / "group").read_text())
     wait_for(lambda: _group_gone(group), timeout=15, what="the background group to end with the agent")
-    time.sleep(3.5)
+    (workdir / "release").touch()
+    time.sleep(2.0)  # a child that outlived the agent would write by now
     assert not (workdir / "late").exists()

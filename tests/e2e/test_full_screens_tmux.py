@@ -82,7 +82,8 @@ def test_rewind_menu_keeps_rows_on_one_line_and_the_preview_beside_the_actions(
     session_id = long_session[0]
     view = _open(workdir, home, tmp_path, ["rewind", session_id], size, "Enter: choose what")
     try:
-        wait_for(lambda: "Back" in _lines(view, size[1])[-1], what="the footer on the last row")
+        wait_for(lambda: "Back" in (shown := _lines(view, size[1]))[-1] and any("call write_file" in line for line in shown),
+                 what="the footer on the last row, and the newest checkpoint's row")
         lines = _lines(view, size[1])
         newest = next(index for index, line in enumerate(lines) if "call write_file" in line)
         assert "…" in lines[newest] and "two two" not in lines[newest + 1], lines  # one line, cut
@@ -123,11 +124,19 @@ def test_picker_hints_whole_and_an_exact_name_first_after_ctrl_a(home: Path, wor
         lines = _lines(view, size[1])
         assert "delete" in lines[-1], lines  # drawn to the window's last row
         view.keys("C-a", "w", "i", "n", "d", "i", "n", "g")  # typed at once after Ctrl+A: no key is lost
-        view.wait_screen("12 session(s) in every project")
-        view.wait_screen(" ▊  winding ")  # the filter box has every key typed (a lost key never reads so)
-        listed = [left for line in view.text().split("\n") if line.startswith("▊") and "▎│" in line
-                  if (left := line.split("▎")[0].lstrip("▊").strip()) and left.strip("▔▁")]
-        assert listed[0].startswith("winding "), listed  # the exact name first, before 11 newer matches
+        def listed() -> list[str]:
+            return [left for line in view.text().split("\n") if line.startswith("▊") and "▎│" in line
+                    if (left := line.split("▎")[0].lstrip("▊").strip()) and left.strip("▔▁")]
+
+        # The filter box has every key typed (a lost key never reads so). "windin" matches the same
+        # 12 sessions with no exact name to put first: the rows are waited for too, not read from
+        # a frame that shows the last key in the box but the list of the key before.
+        view.wait_screen("12 session(s) in every project", " ▊  winding ")
+        try:
+            wait_for(lambda: (rows := listed()) != [] and rows[0].startswith("winding "),
+                     what="the exact name first, before 11 newer matches")
+        except AssertionError as error:
+            raise AssertionError(f"{error}: {listed()}") from None
         view.keys("Escape")
         wait_for(view.dead, what="the picker to close")
     finally:

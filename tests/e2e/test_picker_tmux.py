@@ -31,14 +31,15 @@ class Tmux:
     def screen(self) -> str:
         return self.run("capture-pane", "-p", "-t", "pick")
 
-    def wait_for(self, text: str, timeout: float = 60) -> str:
+    def wait_for(self, *texts: str, timeout: float = 60) -> str:
+        """Waits until one screen shows every one of `texts` (a frame arrives in pieces)."""
         deadline = time.monotonic() + timeout
         while True:
             shown = self.screen()
-            if text in shown:
+            if all(text in shown for text in texts):
                 return shown
             if time.monotonic() > deadline:
-                raise AssertionError(f"{text!r} never appeared; the screen:\n{shown}")
+                raise AssertionError(f"{texts!r} never appeared at once; the screen:\n{shown}")
             time.sleep(0.1)
 
 
@@ -62,8 +63,7 @@ def test_pick_in_a_real_terminal(home: Path, workdir: Path, tmux: Tmux) -> None:
     write_session(workdir, sid(1), ["refactor the parser"], meta={"title": "Parser work"}, when="2026-01-01T00:00:00.000Z")
     write_session(workdir, sid(2), ["write the docs about zeppelins"], when="2026-01-02T00:00:00.000Z")
     _start(tmux, workdir, home)
-    shown = tmux.wait_for("2 session(s) in this directory")
-    assert "Parser work" in shown and "write the docs" in shown
+    tmux.wait_for("2 session(s) in this directory", "Parser work", "write the docs")  # the count and its rows
     tmux.run("send-keys", "-t", "pick", "-l", "zeppel")
     tmux.wait_for("1 session(s) in this directory")
     tmux.run("send-keys", "-t", "pick", "Enter")

@@ -43,8 +43,7 @@ def test_a_worktree_session_resumed_from_the_main_checkout_runs_in_its_worktree(
     shell.wait_screen("kept the worktree")  # a named worktree stays
     assert shell.wait_exit() == 0
     again = shell_session(workdir, home, ["-r", _session_id(home)], columns=200)
-    screen = again.wait_screen("resuming in the session's worktree")
-    assert f"{tree} (branch worktree-feat)" in " ".join(screen.split()), screen
+    again.wait_words(f"resuming in the session's worktree {tree} (branch worktree-feat)")
     assert _pwd_in_shell(again, tmp_path / "second.txt") == str(tree)  # not the main checkout
     again.line("/exit")
     assert again.wait_exit() == 0
@@ -56,16 +55,13 @@ def test_a_session_whose_worktree_was_removed_says_so_where_the_hint_sends_it(ho
     shell = shell_session(workdir, home, ["-w"], columns=200)
     shell.exchange("just a question", "You said")
     shell.line("/exit")
-    screen = shell.wait_screen("its worktree was removed")
     session = _session_id(home)
-    hint = f"cd {workdir} && commandcode -r {session}"
-    assert hint in " ".join(screen.split()), screen
+    shell.wait_words("its worktree was removed", f"cd {workdir} && commandcode -r {session}")
     assert shell.wait_exit() == 0
     assert not any((workdir / ".commandcode" / "worktrees").iterdir())
     again = shell_session(workdir, home, ["-r", session], columns=200)  # what the hint says
-    screen = " ".join(again.wait_screen("which has been removed").split())
-    assert "this session worked in the worktree" in screen and f"it resumes here in {workdir}" in screen, screen
-    assert "git -C" in screen and "log worktree-" in screen, screen
+    again.wait_words("which has been removed", "this session worked in the worktree", f"it resumes here in {workdir}",
+                     "git -C", "log worktree-")
     assert _pwd_in_shell(again, tmp_path / "where.txt") == str(workdir)
     again.line("/exit")
     assert again.wait_exit() == 0
@@ -87,11 +83,9 @@ def test_resume_from_the_picker_in_the_main_checkout_says_it_runs_in_the_worktre
     main.send("feature work")
     main.wait_screen("1 session(s) in every worktree")
     main.send("\r")
-    screen = " ".join(main.wait_screen("resumed feature work").split())
     tree = workdir / ".commandcode" / "worktrees" / "feat"
-    main.wait_screen("where it was working")
-    screen = " ".join(main.text().split())
-    assert f"resuming in the session's worktree {tree} (branch worktree-feat)" in screen, screen
+    main.wait_words("resumed feature work", f"resuming in the session's worktree {tree} (branch worktree-feat)",
+                    "where it was working")
     assert _pwd_in_shell(main, tmp_path / "where.txt") == str(tree)
     main.line("/exit")
     assert main.wait_exit() == 0

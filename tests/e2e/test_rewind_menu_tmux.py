@@ -15,15 +15,12 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import cli_env, only_transcript, run_ok, wait_for
+from helpers.terminal import tmux
 
 pytestmark = [pytest.mark.terminal, pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")]
 
 
-def _tmux(*args: str) -> str:
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True, timeout=30).stdout
-
-
-def test_the_menu_rewinds_code_in_a_real_terminal(home: Path, workdir: Path) -> None:
+def test_the_menu_rewinds_code_in_a_real_terminal(home: Path, workdir: Path, tmp_path: Path) -> None:
     run_ok(["-p", "call write_file " + json.dumps({"file_path": "a.txt", "content": "one"})], workdir, home)
     session = only_transcript(home, workdir).name[: -len(".jsonl")]
     run_ok(["-p", "call write_file " + json.dumps({"file_path": "a.txt", "content": "two"}), "-r", session], workdir, home)
@@ -31,7 +28,15 @@ def test_the_menu_rewinds_code_in_a_real_terminal(home: Path, workdir: Path) -> 
     env = " ".join(f"{key}={shlex.quote(value)}" for key, value in cli_env(home, TERM="xterm-256color").items()
                    if key.startswith(("COMMANDCODE_", "PYTHON", "NO_COLOR", "PATH", "HOME", "TERM", "VIRTUAL_ENV")))
     command = f"env {env} {shlex.quote(sys.executable)} -m commandcode rewind {session}; echo EXITED $?; sleep 30"
+    # A tmux server of the test's own (the machine's default one may be another run's, started
+    # with another environment, COLUMNS and LINES among it: helpers/terminal.py).
+    socket = tmp_path / "tmux.sock"
+
+    def _tmux(*args: str) -> str:
+        return tmux(socket, *args)
+
     _tmux("new-session", "-d", "-s", name, "-x", "160", "-y", "40", "-c", str(workdir), command)
+
     def screen() -> str:
         return _tmux("capture-pane", "-p", "-t", name)
 
@@ -43,8 +48,8 @@ def test_the_menu_rewinds_code_in_a_real_terminal(home: Path, workdir: Path) -> 
             _tmux("send-keys", "-t", name, "Down")
         wait_for(lambda: "restored: a.txt" in screen(), what="the preview of a code restore")
         _tmux("send-keys", "-t", name, "Enter")
-        wait_for(lambda: "No, go back" in screen(), what="the confirmation")
-        assert "Yes, restore" in screen()
+        wait_for(lambda: "No, go back" in (shown := screen()) and "Yes, restore" in shown,
+                 what="the confirmation, both answers")
         _tmux("send-keys", "-t", name, "Enter")  # the preselected answer is the action
         wait_for(lambda: "EXITED 0" in screen(), what="the command to finish")
         assert "Rewound to checkpoint 2 (restore code only)" in screen()
@@ -52,4 +57,4 @@ def test_the_menu_rewinds_code_in_a_real_terminal(home: Path, workdir: Path) -> 
     except AssertionError as error:
         raise AssertionError(f"{error}; the screen:\n{screen()}") from None
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, timeout=30)
+        subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True, timeout=30)

@@ -60,8 +60,7 @@ def test_help_exit_expand_rename_name_session_file_status_trace(home: Path, work
     shell.exchange("/rename every-command", "session named 'every-command'")
     shell.exchange("/name", "\nevery-command\n")
     shell.exchange("/session-file", ".jsonl\n")
-    screen = shell.exchange("/status", "\nscratchpad ")
-    assert "permission mode  default" in screen and "compaction       0 compaction(s)" in screen, screen
+    shell.exchange("/status", "\nscratchpad ", "permission mode  default", "compaction       0 compaction(s)")
     shell.exchange("/trace", "trace")
     shell.line("/quit")
     assert shell.wait_exit() == 0

@@ -81,7 +81,11 @@ class Driver:
         except AssertionError as error:
             raise AssertionError(f"after {self.log}: the status line is not at {tokens:,} tokens, {count} "
                                  f"checkpoint(s)\n{error}") from None
+        # this /status's own answer: an earlier one's lines stay on the screen, so waiting for the
+        # text alone could read the old answer (its last lines come after the context's)
+        answers = self.shell.raw.count(b"checkpoint(s), ")
         self.shell.line("/status")
+        self.shell.wait_count("checkpoint(s), ", answers + 1)
         screen = self.shell.wait_screen("checkpoint(s), ")
         shown = re.findall(r"context\s+([\d,]+) tokens, ", screen)
         counted = re.findall(r"checkpoints\s+(\d+) checkpoint\(s\), ", screen)
@@ -95,10 +99,16 @@ class Driver:
         self.turns += 1
         number = self.turns
         if self.stub is None and self.rng.random() < 0.5:
-            self.shell.exchange(f'call write_file {{"file_path": "f{number % 3}.txt", "content": "v{number}"}}',
-                                "Ran 1 tool call(s)")
+            line, answer = f'call write_file {{"file_path": "f{number % 3}.txt", "content": "v{number}"}}', "Ran 1 tool call(s)"
         else:
-            self.shell.exchange(f"t{number} {FILLER}", f"You said: t{number} ")
+            line, answer = f"t{number} {FILLER}", f"You said: t{number} "
+        # This turn's answer in the output (an earlier turn's is still on the screen, and the
+        # screen may have scrolled this one's first line away), then the turn's end: its live
+        # region ("… — Esc interrupts") gone.
+        answers = self.shell.raw.count(answer.encode())
+        self.shell.line(line)
+        self.shell.wait_count(answer, answers + 1)
+        self.shell.wait_until(lambda screen: "Esc interrupts" not in screen, "the turn's end (its live region gone)")
         self.shell.wait_prompt()
 
     def interrupted(self) -> None:

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -160,11 +161,13 @@ def test_config_refuses_a_malformed_settings_file_and_leaves_it(home: Path, work
     broken = workdir / ".commandcode" / "settings.json"
     broken.write_text('{"statusLine": ')
     shell = shell_session(workdir, home)
-    screen = shell.wait_screen("warning: ")  # said once at start (just after the prompt: a new session is made behind it)
-    # the path is as long as the test's temporary folder: the terminal may wrap it anywhere
-    assert re.search(r"warning: .*settings\.json:1:\d+", screen.replace("\n", "")), screen
-    shell.exchange("/config set --project branchSummary true", "error:")
-    assert "settings.json:1:" in shell.text().split("branchSummary true", 1)[1].replace("\n", "")
+    # said once at start (just after the prompt: a new session is made behind it); the path is as
+    # long as the test's temporary folder: the terminal may wrap it anywhere
+    shell.wait_until(lambda screen: re.search(r"warning: .*settings\.json:1:\d+", screen.replace("\n", "")),
+                     "the warning, whole")
+    shell.line("/config set --project branchSummary true")
+    shell.wait_until(lambda screen: "error:" in (after := screen.partition("branchSummary true")[2])
+                     and "settings.json:1:" in after.replace("\n", ""), "the error, with the file and its place")
     shell.line("/exit")
     shell.wait_exit()
     assert broken.read_text() == '{"statusLine": '
@@ -176,7 +179,10 @@ def test_esc_interrupts_a_running_bash_at_once_and_the_turn_is_kept_marked(home:
     transcript = only_transcript(home, workdir)
     before = transcript.read_bytes()
     marker = workdir / "started"
-    shell.exchange(f'call bash {{"command": "touch {marker}; sleep 300"}}', "running — Esc interrupts")
+    # A sleep of this test's own: another test (or another run on the machine) may be sleeping
+    # 300 s at the same time, and the check below looks at every process.
+    sleeper = f"sleep 300.{uuid.uuid4().int % 10**9:09d}"
+    shell.exchange(f'call bash {{"command": "touch {marker}; {sleeper}"}}', "running — Esc interrupts")
     deadline = time.monotonic() + 60
     while not marker.exists():
         assert time.monotonic() < deadline
@@ -188,7 +194,9 @@ def test_esc_interrupts_a_running_bash_at_once_and_the_turn_is_kept_marked(home:
     after = transcript.read_bytes()
     assert after.startswith(before) and after.endswith(b'"text":"Interrupted by user"}],"meta":{"messageId":'
                                                         + after.rsplit(b'"messageId":', 1)[1])
-    assert not any(b"sleep 300" in line for line in _processes())
+    # killed at once; its exit is the kernel's to finish (a survivor would sleep on for 5 minutes)
+    wait_for(lambda: not any(sleeper.encode() in line for line in _processes()), timeout=30,
+             what="the interrupted command's processes to be gone")
     shell.send(CTRL_C)  # clears the line
     shell.send(CTRL_C)
     shell.wait_screen("press Ctrl+C again to exit")
@@ -207,12 +215,20 @@ def _processes() -> list[bytes]:
     return lines
 
 
-def test_messages_typed_during_a_turn_are_queued_and_sent_when_it_ends(home: Path, workdir: Path) -> None:
+def _held_command(release: Path) -> str:
+    """A `bash` call that runs until the test makes `release` (a turn that ends on its own after
+    a few seconds can end before a loaded machine has typed what must arrive during it)."""
+    return 'call bash ' + json.dumps({"command": f"while [ ! -e '{release}' ]; do sleep 0.05; done; echo slept"})
+
+
+def test_messages_typed_during_a_turn_are_queued_and_sent_when_it_ends(home: Path, workdir: Path,
+                                                                       tmp_path: Path) -> None:
     shell = shell_session(workdir, home, ["--yolo"])
-    shell.exchange('call bash {"command": "sleep 2; echo slept"}', "running — Esc interrupts")
+    shell.exchange(_held_command(tmp_path / "release"), "running — Esc interrupts")
     shell.line("the queued prompt")
     screen = shell.exchange("/name", "queued: /name")
     assert "queued: the queued prompt" in screen
+    (tmp_path / "release").touch()
     shell.wait_screen("You said: the queued prompt")
     shell.wait_screen("(unnamed;")
     shell.line("/exit")
@@ -220,13 +236,15 @@ def test_messages_typed_during_a_turn_are_queued_and_sent_when_it_ends(home: Pat
     assert [text for role, text in texts_of(only_transcript(home, workdir)) if role == "user"][-1] == "the queued prompt"
 
 
-def test_trace_works_mid_turn(home: Path, workdir: Path) -> None:
+def test_trace_works_mid_turn(home: Path, workdir: Path, tmp_path: Path) -> None:
     shell = shell_session(workdir, home, ["--yolo"])
-    shell.exchange('call bash {"command": "sleep 3"}', "running — Esc interrupts")
-    screen = shell.exchange("/trace", "to the clipboard (OSC 52)")
-    assert "running — Esc interrupts" in screen  # still running: /trace did not wait
+    shell.exchange(_held_command(tmp_path / "release"), "running — Esc interrupts")
+    # still running (the command waits for the release): /trace did not wait for the turn; its
+    # answer is printed above the live region, which is drawn again after it
+    screen = shell.exchange("/trace", "to the clipboard (OSC 52)", "running — Esc interrupts")
     trace = re.search(r"trace id ([0-9a-f]{32})", screen)
     assert trace is not None
+    (tmp_path / "release").touch()
     shell.wait_screen("Ran 1 tool call(s)")
     shell.line("/exit")
     shell.wait_exit()
@@ -236,8 +254,10 @@ def test_trace_works_mid_turn(home: Path, workdir: Path) -> None:
 def test_esc_esc_on_an_empty_prompt_opens_the_rewind_menu(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home)
     shell.exchange("a turn to rewind to", "You said: a turn to rewind to")
+    # While the turn runs, Esc interrupts it (and the second Esc alone does nothing): the keys wait
+    # until the live region of the running turn ("… — Esc interrupts") is gone from the screen.
+    shell.wait_until(lambda screen: "Esc interrupts" not in screen, "the turn's end (its live region gone)")
     shell.wait_prompt()
-    time.sleep(0.5)  # the turn's end redraws the prompt; Esc Esc goes to the new one
     shell.send(ESC)
     shell.send(ESC)
     shell.wait_screen("Rewind: choose the point to go back to")  # the Textual menu, full screen
@@ -301,7 +321,7 @@ def test_tab_completes_commands_and_arguments_and_alt_enter_adds_a_line(home: Pa
 
 def test_shift_tab_cycles_the_permission_mode_on_the_status_line(home: Path, workdir: Path) -> None:
     shell = shell_session(workdir, home, args=None)
-    assert " · default · " in shell.text()
+    shell.wait_screen(" · default · ")
     shell.send(SHIFT_TAB)
     shell.wait_screen(" · acceptEdits · ")
     shell.send(SHIFT_TAB)

@@ -22,8 +22,10 @@ def test_a_session_typed_in_tmux_then_continued(home: Path, workdir: Path, tmp_p
         tmux.line('call edit_file {"file_path": "notes.txt", "old_string": "draft", "new_string": "final"}')
         tmux.wait_screen("Allow edit_file")  # the permission prompt, answered as a user would
         tmux.line("2")  # "Yes, for this session"
-        screen = tmux.wait_screen("Ran 1 tool call(s)")
-        assert re.search(r"● edit_file\(notes\.txt\) → The file /\S+…  #1", screen), screen  # one line, cut to fit
+        tmux.wait_screen("Ran 1 tool call(s)")
+        # the call's line is printed when the turn ends, after the answer shows in the live region
+        tmux.wait_until(lambda screen: re.search(r"● edit_file\(notes\.txt\) → The file /\S+…  #1", screen),
+                        "the edit's line, on one line cut to fit")
         tmux.line("/rename tmux session")
         tmux.wait_screen("session named 'tmux session'")
         tmux.wait_screen("tmux session · commandcode/offline")  # the status line shows the name
@@ -42,8 +44,7 @@ def test_a_session_typed_in_tmux_then_continued(home: Path, workdir: Path, tmp_p
         again.line("and one more")
         again.wait_screen("You said: and one more")
         again.line("/status")
-        screen = again.wait_screen("share")
-        assert "2 checkpoint(s), 1 backup(s)" in screen and "tmux session" in screen
+        again.wait_screen("share", "2 checkpoint(s), 1 backup(s)", "tmux session")
         again.line("/exit")
         again.wait_screen("resume it with")
     finally:

@@ -39,8 +39,7 @@ def test_tree_jump_in_the_shell_moves_the_leaf_for_the_next_turn(home: Path, wor
         shell.wait_prompt()
         shell.line("/tree")
         shell.wait_screen("Jump")
-        screen = shell.wait_screen("filter: default")
-        assert "first prompt" in screen and "second prompt" in screen
+        shell.wait_screen("filter: default", "first prompt", "second prompt")
         shell.send("/")
         shell.wait_screen("Search for")
         shell.send("You said: first")

@@ -39,9 +39,12 @@ def test_the_navigator_jumps_in_a_real_terminal(home: Path, workdir: Path, tmp_p
         def screen() -> str:
             return _tmux("-S", socket, "capture-pane", "-p")
 
-        wait_for(lambda: ids["a5"] in screen() and "Jump" in screen(), what="the tree screen")
-        text = screen()
-        assert ids["u2"] in text and "second prompt on branch A" in text and "filter: default" in text
+        def drawn() -> bool:  # the whole first frame, not a part of it: every row checked below is there
+            text = screen()
+            return all(part in text for part in (ids["a5"], "Jump", ids["u2"], "second prompt on branch A",
+                                                  "filter: default"))
+
+        wait_for(drawn, what="the tree screen")
         _tmux("-S", socket, "send-keys", "Home")
         time.sleep(0.3)
         _tmux("-S", socket, "send-keys", "Enter")
@@ -86,11 +89,14 @@ def test_the_navigator_opens_on_the_current_entry_at_every_size(home: Path, work
         wait_for(lambda: _tmux("-S", socket, "display", "-p", "#{pane_width}x#{pane_height}").strip() == f"{columns}x{rows}",
                  what="the window's size")
         _tmux("-S", socket, "send-keys", f"clear; {command}", "Enter")
-        wait_for(lambda: "Jump" in screen() and "prompt number" in screen(), what="the tree screen")
+
+        def on_the_leaf(text: str) -> bool:
+            return (f"◆ {leaf}" in text and "prompt number 39" in text and "Jump" in text
+                    and "81 entries · filter: default" in (text.splitlines() or [""])[0])
+
+        wait_for(lambda: on_the_leaf(screen()), what="the tree screen on the current entry")
         time.sleep(0.5)  # a late layout must not scroll it away again
         text = screen()
-        assert f"◆ {leaf}" in text, text
-        assert "prompt number 39" in text, text
-        assert "81 entries · filter: default" in text.splitlines()[0], text
+        assert on_the_leaf(text), text
     finally:
         subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True, timeout=30)

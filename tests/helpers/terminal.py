@@ -5,9 +5,13 @@ with the test's data dir (`cli_env`). The screen is read through pyte (dependenc
 the prompt is drawn with cursor moves, so raw output is no text to match), and pyte answers
 prompt_toolkit's cursor-position requests as a real terminal does: with `PROMPT_TOOLKIT_NO_CPR=1`
 (trap 1's way around a terminal that never answers) prompt_toolkit never learns the screen's
-height and leaves the bottom toolbar, our status line, out. `wait_screen(text)` polls until the screen
-shows `text` (timeouts only detect hangs); `send(keys)` types, `line(text)` types and presses
-Enter. `raw` keeps every byte the program wrote, for escape sequences pyte drops (OSC 2/8/52).
+height and leaves the bottom toolbar, our status line, out. `wait_screen(text, *more)` polls until
+one screen shows `text` and every one of `more` (timeouts only detect hangs): a frame arrives in
+pieces, so a check of a screen waited for on one text alone can see the frame half drawn;
+`wait_words(*texts)` does the same for messages the terminal wraps, `wait_until(check)` for a
+pattern.
+`send(keys)` types, `line(text)` types and presses Enter. `raw` keeps every byte the program
+wrote, for escape sequences pyte drops (OSC 2/8/52).
 
 `TmuxSession` does the same through tmux (`capture-pane`), for tests that need a real terminal
 multiplexer in between. Every tmux client a test starts gets `tmux_env()`: the test process's
@@ -26,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -81,19 +86,53 @@ class ShellSession:
     def text(self) -> str:
         return "\n".join(line.rstrip() for line in self.screen.display)
 
-    def wait_screen(self, text: str, *, timeout: float = HANG_TIMEOUT) -> str:
-        """Waits until the screen shows `text`; returns the screen."""
+    def wait_screen(self, text: str, *more: str, timeout: float = HANG_TIMEOUT) -> str:
+        """Waits until the screen shows `text` (and each of `more`, all in one frame: a frame
+        arrives in pieces, and a later check of the screen needs all of it); returns the screen."""
+        texts = (text, *more)
         deadline = time.monotonic() + timeout
-        while text not in self.text():
+        while not _shows(screen := self.text(), texts):
             if time.monotonic() > deadline:
-                raise AssertionError(f"the screen never showed {text!r}; it shows:\n{self.text()}")
+                raise AssertionError(f"the screen never showed {texts!r} at once; it shows:\n{screen}")
             if not self.child.isalive():
                 self.pump(0.1)
-                if text in self.text():
+                if _shows(screen := self.text(), texts):
                     break
-                raise AssertionError(f"commandcode exited before showing {text!r}:\n{self.text()}")
+                raise AssertionError(f"commandcode exited before showing {texts!r}:\n{screen}")
             self.pump()
-        return self.text()
+        return screen
+
+    def wait_until(self, check: Callable[[str], object], what: str, *, timeout: float = HANG_TIMEOUT) -> str:
+        """Waits until `check(screen)` holds (for what `wait_screen`'s plain texts cannot say: a
+        pattern, a part after a marker); returns the screen."""
+        deadline = time.monotonic() + timeout
+        while not check(screen := self.text()):
+            if time.monotonic() > deadline or not self.child.isalive():
+                self.pump(0.1)
+                if check(screen := self.text()):
+                    break
+                raise AssertionError(f"the screen never showed {what}; it shows:\n{screen}")
+            self.pump()
+        return screen
+
+    def wait_words(self, *texts: str, timeout: float = HANG_TIMEOUT) -> str:
+        """Waits until the screen's words, joined by single spaces (the terminal wraps a long line
+        anywhere), hold every one of `texts`, whole: a message waited for by its start alone may
+        be on the screen only in part. Returns the joined words."""
+        self.wait_until(lambda screen: _shows(" ".join(screen.split()), texts), f"{texts!r}", timeout=timeout)
+        return " ".join(self.text().split())
+
+    def wait_output(self, *texts: str, timeout: float = HANG_TIMEOUT) -> None:
+        """Waits until the program's output (`raw`), its line breaks taken out, holds every one of
+        `texts`: for what is printed once, before the first prompt, where the screen can lose it
+        (on a loaded machine prompt_toolkit's first cursor-position request can go unanswered for
+        its 2 s, and its fallback drawing scrolled the start-up lines off the screen)."""
+        wanted = [text.encode() for text in texts]
+        deadline = time.monotonic() + timeout
+        while not all(text in self.raw.replace(b"\r", b"").replace(b"\n", b"") for text in wanted):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the output never held {texts!r}; the screen:\n{self.text()}")
+            self.pump()
 
     def wait_raw(self, data: bytes, *, timeout: float = HANG_TIMEOUT) -> None:
         deadline = time.monotonic() + timeout
@@ -143,10 +182,11 @@ class ShellSession:
         self.child.send(ENTER)
         self.pump(0.1)
 
-    def exchange(self, text: str, shows: str) -> str:
-        """Sends the line `text` and waits until the screen `shows` the answer; returns the screen."""
+    def exchange(self, text: str, shows: str, *more: str) -> str:
+        """Sends the line `text` and waits until the screen `shows` the answer (and each of `more`,
+        as `wait_screen`); returns the screen."""
         self.line(text)
-        return self.wait_screen(shows)
+        return self.wait_screen(shows, *more)
 
     def wait_exit(self, *, timeout: float = HANG_TIMEOUT) -> int:
         deadline = time.monotonic() + timeout
@@ -211,11 +251,22 @@ class TmuxSession:
     def text(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", "cc")
 
-    def wait_screen(self, text: str, *, timeout: float = HANG_TIMEOUT) -> str:
+    def wait_screen(self, text: str, *more: str, timeout: float = HANG_TIMEOUT) -> str:
+        """As `ShellSession.wait_screen`: until the pane shows `text` and each of `more` at once."""
+        texts = (text, *more)
         deadline = time.monotonic() + timeout
-        while text not in (screen := self.text()):
+        while not _shows(screen := self.text(), texts):
             if time.monotonic() > deadline:
-                raise AssertionError(f"tmux never showed {text!r}; it shows:\n{screen}")
+                raise AssertionError(f"tmux never showed {texts!r} at once; it shows:\n{screen}")
+            time.sleep(0.05)
+        return screen
+
+    def wait_until(self, check: Callable[[str], object], what: str, *, timeout: float = HANG_TIMEOUT) -> str:
+        """As `ShellSession.wait_until`: until `check(pane)` holds; returns the pane."""
+        deadline = time.monotonic() + timeout
+        while not check(screen := self.text()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"tmux never showed {what}; it shows:\n{screen}")
             time.sleep(0.05)
         return screen
 
@@ -231,6 +282,10 @@ class TmuxSession:
 
     def close(self) -> None:
         subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True, timeout=30)
+
+
+def _shows(screen: str, texts: tuple[str, ...]) -> bool:
+    return all(text in screen for text in texts)
 
 
 def _quote(text: str) -> str:

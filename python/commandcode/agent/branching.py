@@ -44,7 +44,7 @@ def _saved_session(files: SessionFiles, what: str) -> Session:
     if not files.transcript.is_file():
         raise InvalidSessionError(f"session {files.session_id} has nothing to {what} yet",
                                   hint="its transcript is written with the first answered prompt")
-    return open_session(files.transcript)
+    return open_session(files.transcript, tail=False)  # a copy reads every entry
 
 
 def _new_files(source: SessionFiles) -> SessionFiles:

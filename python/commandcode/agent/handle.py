@@ -91,7 +91,7 @@ class SessionHandle:
         try:
             session = None
             if not self.is_new:  # a resumed session (also without persisting, which only stops writing)
-                session = open_session(self.files.transcript)
+                session = open_session(self.files.transcript, tail=False)  # its skipped lines too
                 self.reload_context(session)
                 if session.skipped_lines:
                     self.notify(f"{self.files.transcript.name}: {len(session.skipped_lines)} unreadable line(s) skipped")
@@ -165,7 +165,7 @@ class SessionHandle:
         if not self._saved_name_read and self.files.transcript.exists():  # read once (a redraw asks often)
             self._saved_name_read = True
             try:
-                self._saved_name = open_session(self.files.transcript).name
+                self._saved_name = open_session(self.files.transcript, tail=False).name
             except (CommandcodeError, OSError):
                 return None
         return self._saved_name

@@ -109,7 +109,7 @@ def session_status(agent: AgentSession, *, session: Session | None = None) -> di
     exists = files.transcript.exists()
     if session is None and exists:
         try:
-            session = open_session(files.transcript)
+            session = open_session(files.transcript, tail=False)  # counts and the path's cost
         except (CommandcodeError, OSError):
             session = None
     meta = read_meta(files.meta) if exists else {}

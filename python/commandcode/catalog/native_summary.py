@@ -156,7 +156,7 @@ def python_row(path: str) -> SessionSummary:
     from ..sessions.reader import open_session
 
     try:
-        return summarize(open_session(path, use_index=os.path.getsize(path) >= SIDECAR_FROM_BYTES))
+        return summarize(open_session(path, use_index=os.path.getsize(path) >= SIDECAR_FROM_BYTES, tail=False))
     except OSError as error:  # its words alone: the row already names the file
         reason = error.strerror or str(error)
     except CommandcodeError as error:

@@ -20,25 +20,27 @@ if TYPE_CHECKING:
 
 
 
-def load(ref: str) -> Session:
-    """The session a reference names (id, unique id prefix, name, or transcript path)."""
+def load(ref: str, *, tail: bool = True) -> Session:
+    """The session a reference names (id, unique id prefix, name, or transcript path); `tail=False`
+    for a view that needs the whole file, not only the context (`reader.scan`)."""
     files = resolve_direct(ref.strip(), os.getcwd())
     if files is None:
         from ..catalog.listing import resolve_session  # names, prefixes and other projects
 
         files = resolve_session(ref, os.getcwd())
-    return open_session(files.sidecar_path(".jsonl"))
+    return open_session(files.sidecar_path(".jsonl"), tail=tail)
 
 
-def load_from(ref: str, source: str) -> Any:
-    """The session a reference names in `source` (`commandcode`, `claude`, `pi` or `all`)."""
+def load_from(ref: str, source: str, *, tail: bool = True) -> Any:
+    """The session a reference names in `source` (`commandcode`, `claude`, `pi` or `all`);
+    `tail` as for `load` (a foreign session is read whole anyway)."""
     if source == "commandcode":  # the fast path's case: no interop import
-        return load(ref)
+        return load(ref, tail=tail)
     from ..interop.sources import check_source
 
     source = check_source(source)
     if source == "commandcode":
-        return load(ref)
+        return load(ref, tail=tail)
     from ..interop.sources import resolve_foreign
 
     if source != "all":
@@ -48,7 +50,7 @@ def load_from(ref: str, source: str) -> Any:
     found: list[tuple[str, Any]] = []
     for name in ("commandcode", "claude", "pi"):
         try:
-            found.append((name, load(ref) if name == "commandcode" else resolve_foreign(name, ref, os.getcwd())))
+            found.append((name, load(ref, tail=tail) if name == "commandcode" else resolve_foreign(name, ref, os.getcwd())))
         except SessionNotFoundError:
             continue
     if not found:
@@ -111,7 +113,7 @@ def show_view(ref: str, as_json: bool = False, source: str = "commandcode") -> N
     """One session's details, then its sub-agent runs (`subagent_view.py`)."""
     from .subagent_view import run_lines, session_runs
 
-    session = load_from(ref, source)
+    session = load_from(ref, source, tail=False)  # counts, skipped lines, anomalies
     details = describe(session)
     runs = session_runs(session)
     if as_json:
@@ -147,7 +149,9 @@ def _human(value: object) -> str:
 @handle_errors
 def context_view(ref: str, as_json: bool = False, stats: bool = False, source: str = "commandcode") -> None:
     """The messages the model sees when the session is resumed (`stats`: only its size)."""
-    session = load_from(ref, source)
+    # Only the JSON of the context itself can do with the transcript's end: the counts and the
+    # warning about skipped lines need the whole file, read at once rather than after the end.
+    session = load_from(ref, source, tail=as_json and not stats)
     context = session.context()
     if stats and as_json:  # the size alone, one JSON line (what the open benchmarks time)
         print_json_line({"leaf": context.leaf_id, "entries": session.entry_count,
@@ -184,7 +188,7 @@ def context_view(ref: str, as_json: bool = False, stats: bool = False, source: s
 @handle_errors
 def tree_view(ref: str, as_json: bool = False, offset: int = 0, limit: int = 0, source: str = "commandcode") -> None:
     """Every entry, its parent, and whether it is on the active path."""
-    session = load_from(ref, source)
+    session = load_from(ref, source, tail=False)
     stop = offset + limit if limit else None
     rows = list(session.tree_rows(offset, stop))
     if as_json:

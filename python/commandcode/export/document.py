@@ -208,7 +208,7 @@ def export_session(transcript: Path, target: Path, fmt: str, *, selection: str =
     """
     from ..errors import CommandcodeError
 
-    session = open_session(transcript)
+    session = open_session(transcript, tail=False)  # every entry it writes, and the skipped lines
     for own in (transcript, protect):
         if own is not None and os.path.exists(target) and os.path.exists(own) and os.path.samefile(target, own):
             raise CommandcodeError(f"{target} is the session's own transcript", hint="export to another file")

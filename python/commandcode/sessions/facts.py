@@ -62,7 +62,7 @@ def user_given_name(files: SessionFiles) -> str | None:
         from .reader import open_session
 
         try:
-            return open_session(files.transcript).name
+            return open_session(files.transcript, tail=False).name
         except Exception:  # an unreadable transcript has no name we can see
             return None
     return display_name(found, meta if isinstance(meta, dict) else {})

@@ -45,11 +45,17 @@ def index_path_for(files: SessionFiles) -> str:
     return os.path.join(index_root(), os.path.basename(files.folder), f"{files.session_id}.idx")
 
 
-def scan(files: SessionFiles, *, use_index: bool = True) -> _native.SessionIndex:
-    """Scans a transcript, through its index sidecar when enabled (and `use_index`)."""
+def scan(files: SessionFiles, *, use_index: bool = True, tail: bool = True) -> _native.SessionIndex:
+    """Scans a transcript, through its index sidecar when enabled (and `use_index`).
+
+    With `tail` (the default), a first contact reads the transcript's end first and the rest only
+    when something beyond the context is asked for; a caller that will need the whole file (its
+    counts, skipped lines, every entry, whether an id is taken) passes `tail=False` and has it
+    scanned at once, or loaded from a sidecar that describes it, without that first read.
+    """
     transcript = files.sidecar_path(".jsonl")
     if not use_index or not index_enabled():
-        return _native.scan_session(transcript)
+        return _native.scan_session(transcript, None, tail)
     sidecar = index_path_for(files)
     if not os.path.isdir(os.path.dirname(sidecar)):
         from ..storage.durable import ensure_dir
@@ -57,8 +63,8 @@ def scan(files: SessionFiles, *, use_index: bool = True) -> _native.SessionIndex
         try:
             ensure_dir(os.path.dirname(sidecar))
         except OSError:
-            return _native.scan_session(transcript)
-    return _native.scan_session(transcript, sidecar)
+            return _native.scan_session(transcript, None, tail)
+    return _native.scan_session(transcript, sidecar, tail)
 
 
 def scan_format(files: SessionFiles) -> str | None:
@@ -67,9 +73,10 @@ def scan_format(files: SessionFiles) -> str | None:
     return scan(files, use_index=False).format
 
 
-def open_session(transcript: "Path | str", *, use_index: bool = True) -> "Session":
+def open_session(transcript: "Path | str", *, use_index: bool = True, tail: bool = True) -> "Session":
     """Opens the session whose transcript is at `transcript` (through its index sidecar unless
-    `use_index` is False: the catalog scans small transcripts without writing one).
+    `use_index` is False: the catalog scans small transcripts without writing one). `tail=False`:
+    the caller needs the whole file, not only the context (see `scan`).
 
     Raises:
         InvalidSessionError: there is no transcript at that path.
@@ -88,12 +95,12 @@ def open_session(transcript: "Path | str", *, use_index: bool = True) -> "Sessio
         from .unsynced import settle  # a fork whose body the disk may not hold yet (format §4.8)
 
         settle(files.transcript)
-    index = scan(files, use_index=use_index)
+    index = scan(files, use_index=use_index, tail=tail)
     if index.format in ("v1", "v2"):
         from .migrate import migrate_legacy  # rare path: keep it out of the common import
 
         migrate_legacy(files)
-        index = scan(files)
+        index = scan(files, tail=tail)
     return Session(files, index)
 
 

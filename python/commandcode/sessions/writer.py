@@ -85,7 +85,7 @@ class SessionWriter:
             return
         from .reader import open_session  # the reader migrates legacy files before we append
 
-        session = open_session(transcript)
+        session = open_session(transcript, tail=False)  # every fresh id is checked against the whole file
         self._session = session
         self._exists = True
         self._needs_newline = not session.ends_with_newline()

@@ -22,7 +22,7 @@ def _document(files: SessionFiles, fmt: str) -> str:
     from ..sessions.reader import open_session
 
     if fmt != "jsonl":
-        return render_text(open_session(files.transcript), fmt)[0]
+        return render_text(open_session(files.transcript, tail=False), fmt)[0]
     with tempfile.TemporaryDirectory() as folder:
         target = Path(folder) / "session.jsonl"
         export_session(files.transcript, target, "jsonl", redact_jsonl=True)

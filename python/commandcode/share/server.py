@@ -83,7 +83,7 @@ class Share:
         from ..sessions.reader import open_session
 
         try:
-            rows, messages, _counts = render_rows(open_session(self.transcript))
+            rows, messages, _counts = render_rows(open_session(self.transcript, tail=False))
         except (CommandcodeError, OSError):
             return  # mid-write or unreadable for a moment: the next look tries again
         with self.changed:
@@ -205,7 +205,7 @@ class Handler(QuietHandler):
         from ..sessions.reader import open_session
 
         try:
-            text, _result = render_text(open_session(share.transcript), "html", live_script=LIVE_SCRIPT)
+            text, _result = render_text(open_session(share.transcript, tail=False), "html", live_script=LIVE_SCRIPT)
         except (CommandcodeError, OSError) as error:
             self._send(503, f"the session cannot be read right now: {error}\n".encode())
             return

@@ -48,7 +48,7 @@ def preview(files: SessionFiles) -> Preview:
 
     if not files.transcript.is_file():
         raise CommandcodeError("the session has nothing to share yet", hint="share it after its first turn")
-    _rows, messages, counts = render_rows(open_session(files.transcript))
+    _rows, messages, counts = render_rows(open_session(files.transcript, tail=False))
     return Preview(messages, counts)
 
 

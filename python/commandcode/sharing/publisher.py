@@ -37,7 +37,7 @@ def render(files: SessionFiles, cache: Any = None) -> tuple[list[str], int]:
     from ..export.document import render_rows
     from ..sessions.reader import open_session
 
-    rows, messages, _counts = render_rows(open_session(files.transcript), cache=cache)
+    rows, messages, _counts = render_rows(open_session(files.transcript, tail=False), cache=cache)
     return rows, messages
 
 
@@ -45,7 +45,7 @@ def title(files: SessionFiles) -> str:
     from ..export.document import scrubber, title_of
     from ..sessions.reader import open_session
 
-    session = open_session(files.transcript)
+    session = open_session(files.transcript, tail=False)  # the name
     return str(scrubber(session)(title_of(session)))
 
 

@@ -145,12 +145,12 @@ def test_a_stream_cut_mid_reply_is_reported(openai_stub: OpenAIStub) -> None:
 def test_connection_refused_and_timeout(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import socket
 
-    with socket.socket() as holder:  # a port nobody listens on
+    with socket.socket() as holder:  # a port nobody listens on, held while it is tried (nobody else takes it)
         holder.bind(("127.0.0.1", 0))
         port = holder.getsockname()[1]
-    write_providers(home, f"http://127.0.0.1:{port}/v1", api_key=False)
-    with pytest.raises(ProviderError, match=r"cannot connect to http://127\.0\.0\.1:\d+ \(connection refused\)"):
-        _model().respond(_user("hi"))
+        write_providers(home, f"http://127.0.0.1:{port}/v1", api_key=False)
+        with pytest.raises(ProviderError, match=r"cannot connect to http://127\.0\.0\.1:\d+ \(connection refused\)"):
+            _model().respond(_user("hi"))
     monkeypatch.setenv("COMMANDCODE_PROVIDER_TIMEOUT", "0.5")
     with OpenAIStub() as server:
         write_providers(home, server.url, api_key=False)

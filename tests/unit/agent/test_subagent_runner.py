@@ -218,13 +218,15 @@ def test_a_provider_error_in_a_run_is_an_error_result_and_both_transcripts_stay_
 
     from helpers.openai_stub import write_providers
 
-    with socket.socket() as probe:  # a port nothing listens on: the run's first request is refused
+    # A port nothing listens on, held (bound, not listening) for the whole run: the run's first
+    # request is refused. A port let go at once could be taken by another test's server meanwhile.
+    with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    write_providers(home, f"http://127.0.0.1:{port}/v1", api_key=False)
-    _agent_file(here, "remote", "tools: read_file\nmodel: local/stub-model\n")
-    with AgentSession.start(here, entrypoint="print") as agent:
-        result = agent.turns.run_turn(agent_call("hello", subagent_type="remote"))
+        write_providers(home, f"http://127.0.0.1:{port}/v1", api_key=False)
+        _agent_file(here, "remote", "tools: read_file\nmodel: local/stub-model\n")
+        with AgentSession.start(here, entrypoint="print") as agent:
+            result = agent.turns.run_turn(agent_call("hello", subagent_type="remote"))
     assert result.error is None
     [text] = tool_results(agent.files.transcript)
     assert text.startswith("[sub-agent stopped early: the run errored]\n\nError: ") and "<usage>" in text, text

@@ -195,3 +195,63 @@ def test_the_context_command_prints_what_the_whole_scan_gives(name: str, tmp_pat
     printed = cli_context(path, tmp_path / "data")
     assert printed == {"leaf": context.leaf_id, "entry_ids": context.entry_ids,
                        "messages": with_tool_results(context.messages)}
+
+
+def test_a_caller_that_needs_the_whole_file_has_it_scanned_at_once_then_loaded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMMANDCODE_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("COMMANDCODE_INDEX", "on")
+    path = tmp_path / "proj" / "s.jsonl"
+    path.parent.mkdir()
+    write_crafted(path, "compacted")
+    whole = native.scan_session(path, tail=False)
+    first = open_session(path, tail=False)
+    assert first.index_source == "rebuilt"  # no read of the end first, no first-contact mark: the sidecar
+    again = open_session(path, tail=False)
+    assert again.index_source == "loaded"  # the counts come from the sidecar, nothing scanned
+    for session in (first, again):
+        assert (session.entry_count, len(session.skipped_lines), session.leaf_id) == (
+            whole.entry_count, len(whole.skipped), whole.leaf_id)
+    monkeypatch.setenv("COMMANDCODE_INDEX", "off")
+    assert open_session(path, tail=False).index_source == "scanned"
+    assert open_session(path).index_source == "tail"  # the default stays the read of the end
+
+
+def test_the_views_and_the_writer_that_need_the_whole_file_ask_for_it_up_front(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from commandcode.cli.sessions_show import context_view, show_view, tree_view
+    from commandcode.sessions.writer import SessionWriter
+
+    monkeypatch.setenv("COMMANDCODE_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("COMMANDCODE_INDEX", "off")
+    path = tmp_path / "proj" / "s.jsonl"
+    path.parent.mkdir()
+    write_crafted(path, "compacted")
+    asked: list[bool] = []
+    scan = native.scan_session
+
+    def recording(transcript: Any, sidecar: Any = None, tail: bool = True) -> native.SessionIndex:
+        asked.append(tail)
+        return scan(transcript, sidecar, tail)
+
+    monkeypatch.setattr(native, "scan_session", recording)
+
+    def tails(view: Any) -> list[bool]:
+        asked.clear()
+        view()
+        return list(asked)
+
+    assert tails(lambda: context_view(str(path), as_json=True, stats=True)) == [False]  # counts: the whole file
+    assert json.loads(capsys.readouterr().out)["entries"] == scan(path, tail=False).entry_count
+    assert tails(lambda: context_view(str(path), stats=True)) == [False]
+    assert tails(lambda: context_view(str(path))) == [False]  # it warns of skipped lines
+    assert tails(lambda: context_view(str(path), as_json=True)) == [True]  # the context alone: the end
+    assert tails(lambda: show_view(str(path), as_json=True)) == [False]
+    assert tails(lambda: tree_view(str(path), as_json=True)) == [False]
+
+    def write() -> None:
+        with SessionWriter(SessionFiles.for_transcript(path), str(tmp_path)) as writer:
+            writer.append_entry("message", {"message": {"role": "user", "content": [{"type": "text", "text": "x"}]}})
+            writer.commit()
+
+    assert tails(write) == [False]  # every fresh id is checked against the whole file

@@ -225,7 +225,7 @@ class PickerData:
 
         result = import_session(open_foreign(source, Path(summary.path)))
         self.reload()
-        return summarize(open_session(result.path))
+        return summarize(open_session(result.path, tail=False))
 
     def _refuse_foreign(self, summary: SessionSummary, what: str) -> None:
         source = self.source_of(summary)

@@ -54,7 +54,7 @@ class TreeScreen(Screen[str | None]):
         super().__init__()
         self.agent = agent
         self.project = project if project is not None else agent.handle.project  # the caller's, else the session's
-        self.model = TreeModel(open_session(agent.files.transcript))
+        self.model = TreeModel(open_session(agent.files.transcript, tail=False))
         self.changes: list[str] = []
         self.query_text = ""
         self._drafting = False
@@ -98,7 +98,7 @@ class TreeScreen(Screen[str | None]):
 
     def _reload(self, select: str | None) -> None:
         old = self.model
-        self.model = TreeModel(open_session(self.agent.files.transcript))
+        self.model = TreeModel(open_session(self.agent.files.transcript, tail=False))
         self.model.folded = {index for index in old.folded if index < self.model.entry_count}
         if old.filter != self.model.filter:
             self.model.filter = old.filter
