@@ -12,13 +12,13 @@ a repr from them, and no assignment after `__init__`. Core, beside `errors.py` r
 class Frozen:
     """Fields are the subclass's `__slots__`, set once in `__init__` through `_set`."""
 
-    __slots__: tuple[str, ...] = ()
+    __slots__: "tuple[str, ...]" = ()
 
     def _set(self, **fields: object) -> None:
         for name, value in fields.items():
             object.__setattr__(self, name, value)
 
-    def _fields(self) -> tuple[object, ...]:
+    def _fields(self) -> "tuple[object, ...]":
         return tuple(getattr(self, name) for name in self.__slots__)
 
     def __setattr__(self, name: str, value: object) -> None:

@@ -58,7 +58,7 @@ def opt_in(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in _ON
 
 
-def home_override() -> str | None:
+def home_override() -> "str | None":
     """`$COMMANDCODE_HOME`, or `None` when unset or empty."""
     return os.environ.get(HOME) or None
 
@@ -93,7 +93,7 @@ def skip_prompt_history() -> bool:
     return opt_in(SKIP_PROMPT_HISTORY)
 
 
-def whole_number(name: str) -> int | None:
+def whole_number(name: str) -> "int | None":
     """The variable `name` as a whole number (trimmed), or None when it is unset or anything else."""
     value = os.environ.get(name, "").strip()
     return int(value) if value.isdigit() else None
@@ -105,13 +105,13 @@ def offline_token_seconds() -> float:
     return delay / 1000 if delay is not None else 0.0
 
 
-def scratchpad_base() -> str | None:
+def scratchpad_base() -> "str | None":
     """`$COMMANDCODE_SCRATCHPAD_BASE` when it is an absolute path (the real CLI ignores anything else)."""
     base = os.environ.get(SCRATCHPAD_BASE, "")
     return base if base and os.path.isabs(base) else None
 
 
-def scratchpad_export(path: str) -> dict[str, str]:
+def scratchpad_export(path: str) -> "dict[str, str]":
     """The environment a tool's shell command gets for the scratchpad at `path`."""
     return {SCRATCHPAD: path}
 def provider_timeout_seconds() -> float:

@@ -64,13 +64,13 @@ def projects_dir() -> "Path":
     return data_dir() / "projects"
 
 
-def project_dir(cwd: str | os.PathLike[str]) -> "Path":
+def project_dir(cwd: "str | os.PathLike[str]") -> "Path":
     """The session folder of a working directory as a `Path` (`sessions_folder`; the library's
     public name)."""
     return _path(sessions_folder(cwd))
 
 
-def sessions_folder(cwd: str | os.PathLike[str]) -> str:
+def sessions_folder(cwd: "str | os.PathLike[str]") -> str:
     """The folder under `<data dir>/projects` holding the sessions of the working directory
     `cwd` (the real CLI's slug of the absolute cwd). Not the repository root: that is
     `config.settings_files.repository_root`, the git root whose settings apply."""

@@ -31,11 +31,11 @@ class Context(Frozen):
     """The model context at the leaf: the entries that produce it and the messages themselves."""
 
     __slots__ = ("leaf_id", "entry_ids", "messages")
-    leaf_id: str | None
-    entry_ids: list[str]
+    leaf_id: "str | None"
+    entry_ids: "list[str]"
     messages: "list[dict[str, Any]]"
 
-    def __init__(self, leaf_id: str | None, entry_ids: list[str], messages: "list[dict[str, Any]]") -> None:
+    def __init__(self, leaf_id: "str | None", entry_ids: "list[str]", messages: "list[dict[str, Any]]") -> None:
         self._set(leaf_id=leaf_id, entry_ids=entry_ids, messages=messages)
 
 

@@ -28,12 +28,12 @@ class SessionFiles(Frozen):
     folder: str
     session_id: str
 
-    def __init__(self, directory: str | os.PathLike[str], session_id: str) -> None:
+    def __init__(self, directory: "str | os.PathLike[str]", session_id: str) -> None:
         folder = os.fspath(directory)
         self._set(folder=folder.rstrip(os.sep) or folder, session_id=session_id)  # "a/b/" is "a/b", as Path has it
 
     @classmethod
-    def for_transcript(cls, transcript: str | os.PathLike[str]) -> "SessionFiles":
+    def for_transcript(cls, transcript: "str | os.PathLike[str]") -> "SessionFiles":
         """The files of the session whose transcript is `transcript`."""
         folder, name = os.path.split(os.fspath(transcript))
         session_id = name[: -len(TRANSCRIPT_SUFFIX)] if name.endswith(TRANSCRIPT_SUFFIX) else name
@@ -54,7 +54,7 @@ class SessionFiles(Frozen):
         return os.path.join(self.folder, "." + self.session_id + UNSYNCED_RECORD_SUFFIX)
 
     @staticmethod
-    def session_of_unsynced_record(name: str) -> str | None:
+    def session_of_unsynced_record(name: str) -> "str | None":
         """The session id whose recovery record is named `name` (a folder's entry), or None for
         any other name."""
         if name.startswith(".") and name.endswith(UNSYNCED_RECORD_SUFFIX) and len(name) > 1 + len(UNSYNCED_RECORD_SUFFIX):

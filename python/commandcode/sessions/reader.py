@@ -18,6 +18,9 @@ from .files import SessionFiles
 # A warm open of a 1 GB session takes a few milliseconds; importing `typing`, `pathlib`,
 # `dataclasses` or `json` takes longer than that, so this module (the one an embedder imports to
 # open a session) uses none of them at import time; checkers still see the annotations' types.
+# An annotation that is more than a name is a string: evaluated, each `str | None` or
+# `dict[str, str]` builds a union or a generic alias when its `def` runs (~0.14M instructions of
+# a warm open for this module's 28; `from __future__ import annotations` would import a module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -45,7 +48,7 @@ def index_path_for(files: SessionFiles) -> str:
     return os.path.join(index_root(), os.path.basename(files.folder), f"{files.session_id}.idx")
 
 
-def scan(files: SessionFiles, *, use_index: bool = True, tail: bool = True) -> _native.SessionIndex:
+def scan(files: SessionFiles, *, use_index: bool = True, tail: bool = True) -> "_native.SessionIndex":
     """Scans a transcript, through its index sidecar when enabled (and `use_index`).
 
     With `tail` (the default), a first contact reads the transcript's end first and the rest only
@@ -67,7 +70,7 @@ def scan(files: SessionFiles, *, use_index: bool = True, tail: bool = True) -> _
     return _native.scan_session(transcript, sidecar, tail)
 
 
-def scan_format(files: SessionFiles) -> str | None:
+def scan_format(files: SessionFiles) -> "str | None":
     """The format (`"v3"`, `"v2"`, `"v1"`) of the transcript as it is on disk now: a fresh scan,
     never the index sidecar (a migration decides on it under the writer lock)."""
     return scan(files, use_index=False).format
@@ -110,7 +113,7 @@ class Session:
     Implements `sessions.view.SessionView`.
     """
 
-    def __init__(self, files: SessionFiles, index: _native.SessionIndex) -> None:
+    def __init__(self, files: SessionFiles, index: "_native.SessionIndex") -> None:
         self.files = files
         self._index = index
         self._meta: dict[str, Any] | None = None
@@ -125,7 +128,7 @@ class Session:
         return self.files.transcript
 
     @property
-    def format(self) -> str | None:
+    def format(self) -> "str | None":
         """The transcript's format as scanned: `"v3"` once open (legacy files are migrated)."""
         return self._index.format
 
@@ -154,22 +157,22 @@ class Session:
         return self.header.cwd
 
     @property
-    def leaf_id(self) -> str | None:
+    def leaf_id(self) -> "str | None":
         return self._index.leaf_id
 
     @property
-    def name(self) -> str | None:
+    def name(self) -> "str | None":
         """The latest `session_info` name, else `meta.title` (`facts.display_name`)."""
         from .facts import display_name
 
         return display_name(self._index.name, self.meta)
 
     @property
-    def model(self) -> str | None:
+    def model(self) -> "str | None":
         return self._index.model
 
     @property
-    def effort(self) -> str | None:
+    def effort(self) -> "str | None":
         return self._index.effort
 
     @property
@@ -200,17 +203,17 @@ class Session:
         return iso_from_ms(int(self.path.stat().st_mtime * 1000))
 
     @property
-    def entrypoint(self) -> str | None:
+    def entrypoint(self) -> "str | None":
         value = self.meta.get("entrypoint")
         return value if isinstance(value, str) else None
 
     @property
-    def parent_session_id(self) -> str | None:
+    def parent_session_id(self) -> "str | None":
         value = self.meta.get("parentSessionId")
         return value if isinstance(value, str) else None
 
     @property
-    def git_branch(self) -> str | None:
+    def git_branch(self) -> "str | None":
         value = self.meta.get("gitBranch")
         return value if isinstance(value, str) else None
 
@@ -228,7 +231,7 @@ class Session:
         return Anomalies.from_native(self._index.anomalies)
 
     @property
-    def index_source(self) -> str | None:
+    def index_source(self) -> "str | None":
         """How the scan was made: `"loaded"` from the index sidecar, else a fresh scan (benches)."""
         source = getattr(self._index, "source", None)
         return source if isinstance(source, str) else None
@@ -246,7 +249,7 @@ class Session:
         """Whether an entry id is taken in the file (answered from the index's id hashes)."""
         return entry_id in self._index  # answered from the index's id hashes, without raising
 
-    def parent_of(self, entry_id: str) -> str | None:
+    def parent_of(self, entry_id: str) -> "str | None":
         """The parent id of an entry (None for a root).
 
         Raises:
@@ -254,7 +257,7 @@ class Session:
         """
         return self._index.envelope(entry_id)[1]
 
-    def first_message(self) -> str | None:
+    def first_message(self) -> "str | None":
         """The first visible user text in the file."""
         for entry in self._index.read_first_users(8):
             message = entry.get("message")
@@ -263,24 +266,24 @@ class Session:
                     return str(block["text"])
         return None
 
-    def message_id_map(self) -> dict[str, str]:
+    def message_id_map(self) -> "dict[str, str]":
         """`meta.messageId` → entry id for every message entry (checkpoints point at messages)."""
         return dict(self._index.message_ids())
 
-    def labels(self) -> dict[str, str]:
+    def labels(self) -> "dict[str, str]":
         """entry id → its current label (format §4.3 `label` entries)."""
         return dict(self._index.labels())
 
-    def read_entries(self, entry_ids: list[str]) -> "list[dict[str, Any]]":
+    def read_entries(self, entry_ids: "list[str]") -> "list[dict[str, Any]]":
         """The full JSON objects of these entries, in the order given."""
         return list(self._index.read_entries(entry_ids))
 
-    def _clamp(self, start: int, stop: int | None) -> tuple[int, int]:
+    def _clamp(self, start: int, stop: "int | None") -> "tuple[int, int]":
         count = self._index.entry_count
         start = min(max(start, 0), count)
         return start, count if stop is None else min(max(stop, start), count)
 
-    def entries(self, start: int = 0, stop: int | None = None) -> "Iterator[dict[str, Any]]":
+    def entries(self, start: int = 0, stop: "int | None" = None) -> "Iterator[dict[str, Any]]":
         """The full entries at positions `[start, stop)` in file order (an id that names several
         entries names its last one, as the tree walk does); bounds are clamped like `tree_rows`'."""
         ids = [row[0] for row in self._index.tree_rows(*self._clamp(start, stop))]
@@ -292,26 +295,26 @@ class Session:
         messages = build_messages(self._index.read_context(), strip_until)
         return Context(self.leaf_id, list(entry_ids), messages)
 
-    def context_plan(self) -> tuple[list[str], int]:
+    def context_plan(self) -> "tuple[list[str], int]":
         """The entry ids of `context()` in context order, and how many of the first ones lose
         their thinking blocks (a compaction's `stripThinkingFromKept`): an export reads them in
         chunks instead of all at once."""
         entry_ids, _compaction_id, strip_until = self._index.context_plan()
         return list(entry_ids), strip_until
 
-    def path_ids(self) -> list[str]:
+    def path_ids(self) -> "list[str]":
         """Entry ids of the active path, root first."""
         return list(self._index.path_ids())
 
-    def tree_table(self, start: int = 0, stop: int | None = None) -> tuple[
-            list[tuple[str, str | None, str, str, int]], list[tuple[str | None, bool, int]]]:
+    def tree_table(self, start: int = 0, stop: "int | None" = None) -> (
+            "tuple[list[tuple[str, str | None, str, str, int]], list[tuple[str | None, bool, int]]]"):
         """Entries `[start, stop)` as the index holds them, in file order, without building a
         `TreeRow` each: `(id, parent_id, type, timestamp, line)` and, aligned with it,
         `(role, is_meta, line length)` (role `None` for entries other than messages)."""
         start, stop = self._clamp(start, stop)
         return self._index.tree_rows(start, stop), self._index.tree_details(start, stop)
 
-    def tree_layout(self, hidden: list[str], filter: str = "default") -> tuple[bytes, bytes, bytes, bytes]:
+    def tree_layout(self, hidden: "list[str]", filter: str = "default") -> "tuple[bytes, bytes, bytes, bytes]":
         """A navigator's rows, laid out natively: `(order, depth, flags, size)` as packed
         little-endian u32 (flags a byte per row: 1 on the active path, 2 has children), entries of
         the `hidden` types and those `filter` hides ("no tools": messages that are only tool calls
@@ -319,11 +322,11 @@ class Session:
         per-entry facts (see `rust/src/layout.rs`)."""
         return self._index.tree_layout(hidden, filter)
 
-    def position(self, entry_id: str) -> int | None:
+    def position(self, entry_id: str) -> "int | None":
         """The file-order position of the entry an id names (its last one), or None."""
         return self._index.position(entry_id)
 
-    def tree_rows(self, start: int = 0, stop: int | None = None) -> "Iterator[TreeRow]":
+    def tree_rows(self, start: int = 0, stop: "int | None" = None) -> "Iterator[TreeRow]":
         """Entries `[start, stop)` in file order, with labels and active-path membership.
 
         Bounds are clamped like a slice's (past the end is an empty page, not an error), before

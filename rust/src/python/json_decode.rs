@@ -144,7 +144,7 @@ impl<'py> LineDecoder<'py> {
                 return Ok(key.clone());
             }
         }
-        let key = PyString::new(self.py, std::str::from_utf8(raw)?);
+        let key = PyString::from_bytes(self.py, raw)?;
         self.keys[slot] = Some((raw.into(), key.clone()));
         Ok(key)
     }
@@ -160,7 +160,9 @@ impl<'py> LineDecoder<'py> {
             Decoded::Unescaped => &self.scratch,
             Decoded::LoneSurrogate => return Err(Declined),
         };
-        Ok(PyString::new(self.py, std::str::from_utf8(bytes)?))
+        // CPython's strict UTF-8 decoder checks the bytes as it copies them (a `from_utf8`
+        // first walked every string twice); invalid UTF-8 declines the line, as before.
+        Ok(PyString::from_bytes(self.py, bytes)?)
     }
 
     /// A number as `json.loads` makes it: `int` without a fraction or exponent, else `float`

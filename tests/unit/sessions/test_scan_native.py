@@ -106,3 +106,22 @@ def test_context_lines_json_parse_accepts_are_read(tmp_path: Path) -> None:
     first, second = index.read_context()
     assert first["message"]["content"][0]["text"] == "x \ud800 y \udc00\U0001f600"
     assert second["message"]["content"][0]["text"] == "bad \ufffd byte"
+
+
+def test_entries_read_in_any_order_and_grouping_are_their_lines(tmp_path: Path) -> None:
+    # Lines that follow one another in the file are read together (one pread per run, in
+    # batches of about 16 KiB): any order, repetition, gap, or a line far longer than a batch
+    # must still give each asked-for entry exactly as its own line.
+    transcript = tmp_path / "s.jsonl"
+    texts = ["x" * (index * 7919 % 40_000) + f"é{index}→" for index in range(40)]
+    lines = [line(f"e{index}", f"e{index - 1}" if index else None, "user" if index % 2 else "assistant", text)
+             for index, text in enumerate(texts)]
+    write(transcript, [json.dumps(HEADER), *lines])
+    index = native.scan_session(transcript)
+    by_id = {f"e{position}": json.loads(text) for position, text in enumerate(lines)}
+    orders = [list(by_id), list(reversed(by_id)), list(by_id)[::3], ["e5", "e6", "e6", "e7", "e9", "e10", "e4", "e5"],
+              [*list(by_id)[10:20], *list(by_id)[:10]]]
+    for ids in orders:
+        assert index.read_entries(ids) == [by_id[entry_id] for entry_id in ids], ids
+    context_ids = list(index.context_plan()[0])
+    assert index.read_context() == [by_id[entry_id] for entry_id in context_ids]

@@ -4,9 +4,12 @@ that other readers (Claude Code, pi) will implement."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
+import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -100,3 +103,33 @@ def test_a_warm_open_imports_exactly_its_modules(home: Path, tmp_path: Path) -> 
     # The first contact reads the tail and leaves a mark, the second writes the sidecar (format §9).
     assert [run[0] for run in runs] == ["tail 1", "rebuilt 1", "loaded 1"]
     assert set(runs[2][1].split()) == WARM_OPEN_MODULES
+
+
+def _annotation_holders(module: types.ModuleType) -> Iterator[tuple[str, object]]:
+    """Everything defined in `module` that carries annotations: its functions, its classes and
+    their methods (properties, class and static methods included)."""
+    for name, value in vars(module).items():
+        if getattr(value, "__module__", None) != module.__name__:
+            continue
+        if isinstance(value, types.FunctionType):
+            yield name, value
+        elif isinstance(value, type):
+            yield name, value
+            for member_name, member in vars(value).items():
+                functions = ([member.fget, member.fset] if isinstance(member, property)
+                             else [getattr(member, "__func__", member)])
+                yield from ((f"{name}.{member_name}", function) for function in functions
+                            if isinstance(function, types.FunctionType))
+
+
+def test_the_warm_open_modules_evaluate_no_annotation_when_imported() -> None:
+    # An annotation that is more than a name is a string in these modules: evaluated, each
+    # `str | None` or `dict[str, str]` builds a union or a generic alias when its `def` runs, a
+    # cost every warm open paid at import (issue 30).
+    evaluated = [f"{module_name}: {holder_name}: {key}: {value!r}"
+                 for module_name in sorted(WARM_OPEN_MODULES - {"commandcode._native"})
+                 for holder_name, holder in _annotation_holders(importlib.import_module(module_name))
+                 for key, value in vars(holder).get("__annotations__", {}).items()
+                 if not (value is None or isinstance(value, str)
+                         or (isinstance(value, type) and not isinstance(value, types.GenericAlias)))]
+    assert evaluated == []
