@@ -314,6 +314,12 @@ class Checkpoint:
         by length: items are only ever appended; a list replaced or shortened is indexed anew."""
         return self._indexed(cwd).by_path.get(key)
 
+    def items_by_path(self, cwd: Path) -> dict[str, FileBackup]:
+        """This checkpoint's items by resolved path (the first item of a path wins), in file
+        order: the index `backup_for` looks in, so a rewind's planning and its leftovers pass
+        resolve each path once between them. Read it; never change it."""
+        return self._indexed(cwd).by_path
+
     def _indexed(self, cwd: Path) -> _PathIndex:
         index = self._index
         if index is None or index.cwd != cwd or index.files is not self.files or index.count > len(self.files):

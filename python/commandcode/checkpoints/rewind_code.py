@@ -13,7 +13,7 @@ the files; afterwards the folders the undone turns created are removed when empt
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -47,16 +47,12 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
     earliest of those turns is the state to restore."""
     numbers = checkpoint_numbers(records)
     history: dict[str, list[tuple[int, FileBackup]]] = {}
-    base = os.fspath(cwd)
     any_malformed = False
     for position in range(len(records) - 1, index - 1, -1):
-        seen: set[str] = set()
-        for item in records[position].files:
-            key = os.path.normpath(os.path.join(base, item.path))  # resolve_path, inlined: 1,000s of items
-            any_malformed = any_malformed or item.problem is not None
-            if key not in seen:
-                seen.add(key)
-                history.setdefault(key, []).append((numbers[position], item))
+        record = records[position]
+        any_malformed = any_malformed or any(item.problem is not None for item in record.files)
+        for key, item in record.items_by_path(cwd).items():  # a path's first item in the record counts
+            history.setdefault(key, []).append((numbers[position], item))
     targets, skipped, conflicts, problems = [], [], [], []
     folders: dict[str, list[str]] = {}
     hollow: list[str] = []
@@ -171,12 +167,14 @@ def restore_code(
     faults: dict[str, int] | None,
     point: Checkpoint | None = None,
     records_after: list[Checkpoint] | None = None,
+    settle: Callable[[], None] | None = None,
 ) -> None:
     """Puts the files back to their state at `records[index]` (a dry run only checks and previews).
 
     `point` is the operation's redo point: it receives the current bytes of every file the
     restore changes, and `records_after` (which holds it) is the checkpoints file written in the
-    same journaled step as the files."""
+    same journaled step as the files. `settle` runs once the plan is made, before verification
+    (the removal of the temps killed writes left, whose listing ran meanwhile)."""
     plan = plan_code(records, index, cwd, files)
     result.skipped = plan.skipped
     confine = None if allow_outside else cwd
@@ -189,6 +187,8 @@ def restore_code(
         result.preview_targets = plan.targets
         result.deleted.extend(Path(folder) for folder in plan.hollow)
         return
+    if settle is not None:
+        settle()
     try:
         # verified once: the plan, the redo point's bytes and the restore all come from this pass
         with backups.prepare_restore(store, plan.targets, session_id=files.session_id, confine_to=confine) as prepared:
