@@ -9,7 +9,7 @@ newest checkpoint backed up (every tool write is backed up first, so a write kil
 beside one of them). What is removed, and what never is: `storage/stale_temps.py`.
 
 The project's folders (a rewind of 1,000 files reads some 700) are listed natively in one call
-(`_native.names_like`: only the names shaped like an edit tool's temp come back), on a thread of
+(`store.names_like`: only the names shaped like an edit tool's temp come back), on a thread of
 its own while the caller plans: the listing releases the GIL, so it overlaps with Python work.
 """
 
@@ -20,10 +20,10 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from .. import _native
 from ..sessions.files import SessionFiles
 from ..sessions.subagent_runs import subagents_dir
 from ..storage.stale_temps import remove_named, remove_stale
+from . import store as backups
 from .records import Checkpoint, FileBackup
 
 REPLACE_NAME_CHARS = 200  # `replace_file` names its temp after this much of the target's name
@@ -60,7 +60,7 @@ class LeftoverSweep:
 
     def _list(self) -> None:
         try:
-            self._found = _native.names_like(self._folders, ".", ".tmp")  # `replace_file`'s temps
+            self._found = backups.names_like(self._folders, ".", ".tmp")  # `replace_file`'s temps
         except (OSError, ValueError):  # a folder name the file system cannot encode: listed one by one
             self._found = []
             for index, folder in enumerate(self._folders):

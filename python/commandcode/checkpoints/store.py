@@ -282,6 +282,18 @@ def scan_tree_items(root: Path, excluded: Sequence[Path]) -> list[tuple[str, str
             for path, kind, link, mode in _native.scan_tree_items(root, list(excluded))]
 
 
+def names_like(folders: Sequence[str], prefix: str, suffix: str) -> list[tuple[int, str]]:
+    """`(index in folders, name)` of every entry of each folder whose name starts with `prefix`
+    and ends with `suffix`, read natively in one call with the GIL released (no `stat` of any
+    entry; a folder that cannot be read gives nothing): where a killed write's temps may lie
+    (`leftovers.py`).
+
+    Raises:
+        ValueError: a folder name the file system cannot encode.
+    """
+    return _native.names_like(folders, prefix, suffix)
+
+
 def journal_path(session_id: str) -> Path:
     """The restore journal of a session: `<data dir>/journals/<session id>.json`."""
     return data_dir() / "journals" / f"{session_id}.json"

@@ -50,8 +50,8 @@ def remove_stale(folder: str | os.PathLike[str], owns: Callable[[str], bool], *,
 def remove_named(folder: str | os.PathLike[str], names: Iterable[str], owns: Callable[[str], bool], *,
                  project: bool = False) -> list[str]:
     """`remove_stale` of the entries `names` of `folder` (listed by the caller, e.g. many folders
-    at once by `_native.names_like`): each is removed only when it is a temp file of ours as
-    `remove_stale` says (a regular file, never followed); returns the names removed."""
+    at once, natively): each is removed only when it is a temp file of ours as `remove_stale`
+    says (a regular file, never followed); returns the names removed."""
     removed: list[str] = []
     for name in names:
         parsed = temporary_of(name, project=project)
