@@ -8,21 +8,22 @@ starts one and finishes it before its first write): the session's own files in i
 newest checkpoint backed up (every tool write is backed up first, so a write killed mid-way is
 beside one of them). What is removed, and what never is: `storage/stale_temps.py`.
 
-The project's folders (a rewind of 1,000 files reads some 700) are listed natively in one call
-(`store.names_like`: only the names shaped like an edit tool's temp come back), on a thread of
-its own while the caller plans: the listing releases the GIL, so it overlaps with Python work.
+All the folders (a rewind of 1,000 files reads some 700 in the project, and the session's folder
+in the data dir holds every session of the project) are listed natively in one call
+(`store.names_like`: only the names ending `.tmp` come back), on a thread of its own while the
+caller plans: the listing releases the GIL, so it overlaps with Python work.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..sessions.files import SessionFiles
 from ..sessions.subagent_runs import subagents_dir
-from ..storage.stale_temps import remove_named, remove_stale
+from ..storage.stale_temps import remove_named
 from . import store as backups
 from .records import Checkpoint, FileBackup
 
@@ -36,19 +37,19 @@ def remove_leftovers(files: SessionFiles, records: list[Checkpoint], cwd: Path) 
 
 class LeftoverSweep:
     """One removal of the session's stale temp files (see the module docs), begun when made:
-    the session's folders at once, the project's folders listed on a thread when `background`.
-    `finish` waits for the listing and removes what it found; it never raises and may be called
-    again (it does nothing then)."""
+    its folders (the session's two in the data dir, then the project's) listed on a thread when
+    `background`, else at once. `finish` waits for the listing and removes what the rule
+    accepts; it never raises and may be called again (it does nothing then)."""
 
     def __init__(self, files: SessionFiles, records: list[Checkpoint], cwd: Path, *, background: bool = True) -> None:
         prefix = files.session_id + "."
-        remove_stale(files.directory, lambda target: target.startswith(prefix))
-        remove_stale(subagents_dir(files), lambda target: target.startswith("agent-"))
-        self._names = _owned_names(records, cwd)
-        self._folders = list(self._names)
+        self._rules: list[tuple[str, Callable[[str], bool], bool]] = [  # (folder, owns, project)
+            (os.fspath(files.directory), lambda target: target.startswith(prefix), False),
+            (os.fspath(subagents_dir(files)), lambda target: target.startswith("agent-"), False),
+            *((folder, names.__contains__, True) for folder, names in _owned_names(records, cwd).items())]
         self._found: list[tuple[int, str]] = []
         self._thread: threading.Thread | None = None
-        if background and self._folders:
+        if background:
             thread = threading.Thread(target=self._list, name="commandcode-leftovers", daemon=True)
             try:
                 thread.start()
@@ -59,14 +60,14 @@ class LeftoverSweep:
             self._list()
 
     def _list(self) -> None:
+        folders = [folder for folder, _, _ in self._rules]
         try:
-            self._found = backups.names_like(self._folders, ".", ".tmp")  # `replace_file`'s temps
+            self._found = backups.names_like(folders, "", ".tmp")  # every pattern of ours ends so
         except (OSError, ValueError):  # a folder name the file system cannot encode: listed one by one
             self._found = []
-            for index, folder in enumerate(self._folders):
+            for index, folder in enumerate(folders):
                 try:
-                    self._found.extend((index, name) for name in os.listdir(folder)
-                                       if name.startswith(".") and name.endswith(".tmp"))
+                    self._found.extend((index, name) for name in os.listdir(folder) if name.endswith(".tmp"))
                 except (OSError, ValueError):
                     continue
 
@@ -76,8 +77,8 @@ class LeftoverSweep:
             self._thread = None
         found, self._found = self._found, []
         for index, name in found:
-            folder = self._folders[index]
-            remove_named(folder, (name,), self._names[folder].__contains__, project=True)
+            folder, owns, project = self._rules[index]
+            remove_named(folder, (name,), owns, project=project)
 
 
 def _owned_names(records: list[Checkpoint], cwd: Path) -> dict[str, set[str]]:
