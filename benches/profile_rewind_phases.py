@@ -8,9 +8,11 @@ runs rewind and redo `--runs` times with timers around the phases of `checkpoint
 planning in Python (`plan_code`), verification (`prepare_restore`: every target and source read
 and hashed), the redo point (`_keep_current`, of which `keep` is the native store's part), the
 checkpoints file's bytes (`checkpoints_bytes`), and the native commit (`commit`: journal, writes,
-`syncfs`, journal removal); `total` is the whole operation (opening the session, the lock and the
-records are the rest). Prints the median of each phase over the runs after the first. Run it
-with each build's python (`/work/wt/integ/.venv/bin/python benches/...`) to compare.
+`syncfs`, journal removal), and the temps killed writes left (`leftovers`: the time the operation's
+own thread spends on them; a build with `LeftoverSweep` lists the folders on a thread of its own
+while it plans, so this is its start and its wait); `total` is the whole operation (opening the
+session, the lock and the records are the rest). Prints the median of each phase over the runs
+after the first. Run it with each build's python (`/work/wt/integ/.venv/bin/python benches/...`) to compare.
 """
 
 from __future__ import annotations
@@ -28,10 +30,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-PHASES = ("plan_code", "prepare_restore", "_keep_current", "keep", "checkpoints_bytes", "commit")
+PHASES = ("plan_code", "prepare_restore", "_keep_current", "keep", "checkpoints_bytes", "commit", "leftovers")
 
 
-def _timed(owner: Any, name: str, spent: dict[str, float]) -> None:
+def _timed(owner: Any, name: str, spent: dict[str, float], phase: str | None = None) -> None:
     original: Callable[..., Any] = getattr(owner, name)
 
     def wrapper(*arguments: Any, **keywords: Any) -> Any:
@@ -39,7 +41,7 @@ def _timed(owner: Any, name: str, spent: dict[str, float]) -> None:
         try:
             return original(*arguments, **keywords)
         finally:
-            spent[name] += (time.perf_counter() - start) * 1000
+            spent[phase or name] += (time.perf_counter() - start) * 1000
 
     setattr(owner, name, wrapper)
 
@@ -54,7 +56,7 @@ def main() -> None:
 
     import bench_checkpoints as bench
     import compare_rewind
-    from commandcode.checkpoints import rewind_code
+    from commandcode.checkpoints import rewind, rewind_code
     from commandcode.checkpoints import store as backups
 
     spent: dict[str, float] = collections.defaultdict(float)
@@ -62,6 +64,11 @@ def main() -> None:
                         (backups.PreparedRestore, "keep"), (backups.PreparedRestore, "commit"),
                         (rewind_code, "checkpoints_bytes")):
         _timed(owner, name, spent)
+    if hasattr(rewind, "LeftoverSweep"):  # the sweep's start and its wait, on the operation's thread
+        _timed(rewind.LeftoverSweep, "__init__", spent, "leftovers")
+        _timed(rewind.LeftoverSweep, "finish", spent, "leftovers")
+    else:  # an older build: the whole pass, on the operation's thread
+        _timed(rewind, "remove_leftovers", spent, "leftovers")
     session, project, originals, edited, records = compare_rewind.edited_project(arguments.project, arguments.work)
     operations = compare_rewind._rewind_and_redo(session, project, backups.BackupStore())
     rows: dict[str, list[dict[str, float]]] = {"rewind": [], "redo": []}

@@ -36,6 +36,7 @@ __all__ = [
     "json_encode_entry",
     "json_encode_line",
     "listing_rows_of",
+    "names_like",
     "names_of_files",
     "prepare_restore",
     "recover_restore",
@@ -288,6 +289,9 @@ def recover_restore(
     A journal naming a path outside the bounds given is kept and refused (`RestoreError`)."""
 
 def free_space(path: _Path) -> int | None: ...
+def names_like(folders: Sequence[_Path], prefix: str, suffix: str) -> list[tuple[int, str]]:
+    """`(index in folders, name)` of every entry of each folder whose name starts with `prefix`
+    and ends with `suffix` (no stat of any entry); a folder that cannot be read gives nothing."""
 def folder_changes(folder: _Path, previous: bytes) -> tuple[list[str], list[str], bytes]:
     """(names new or changed, names gone, the snapshot now) of the `*.jsonl`/`*.meta.json` files in `folder`."""
 def listing_rows_of(items: Sequence[tuple[_Path, _Path | None]]) -> list[dict[str, Any] | BaseException]:

@@ -11,6 +11,7 @@
 //! - [`store`]: the shared blake3+zstd backup store and verified, all-or-nothing restore.
 //! - [`text_extract`]: the searchable texts of transcript lines (the catalog's full-text index).
 //! - [`folder_stat`]: a project folder's file signatures against a snapshot (catalog freshness).
+//! - [`temp_names`]: the temp-file-shaped names of many folders in one pass (a killed write's leftovers).
 //! - [`error`]: the one error type of the crate.
 //!
 //! Nothing here prints; everything takes paths or bytes and returns plain Rust values. The
@@ -28,6 +29,7 @@ pub mod paths;
 pub mod redact;
 pub mod scan;
 pub mod store;
+pub mod temp_names;
 pub mod text_extract;
 pub mod tree;
 

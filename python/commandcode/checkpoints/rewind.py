@@ -45,7 +45,7 @@ from ..storage.signals import deferred_signals
 from . import shell_pending
 from . import store as backups
 from .blob_rule import enforce
-from .leftovers import remove_leftovers
+from .leftovers import LeftoverSweep
 from .manager import CheckpointManager
 from .modes import RewindMode
 from .records import Checkpoint, parse_checkpoints, read_checkpoints_data, write_checkpoints
@@ -134,7 +134,8 @@ def rewind(files: SessionFiles, cwd: Path, number: int, mode: RewindMode, option
                                   hint="`commandcode checkpoints list REF --all` shows what each checkpoint offers")
         return index
 
-    def run(records: list[Checkpoint], stack: contextlib.ExitStack, active: SessionWriter | None) -> RewindResult:
+    def run(records: list[Checkpoint], stack: contextlib.ExitStack, active: SessionWriter | None,
+            settle: Callable[[], None]) -> RewindResult:
         index = check(records)
         result = RewindResult(number=number, mode=mode, dry_run=options.dry_run)
         conversation = None
@@ -145,7 +146,7 @@ def rewind(files: SessionFiles, cwd: Path, number: int, mode: RewindMode, option
             result.skipped_lines = conversation.skipped_lines
         facts = {"op": OP_REWIND, "checkpoint": number, "checkpointId": records[index].id, "mode": mode.value}
         return _operate(_Step(files, cwd, records, index, result, facts, conversation, stack, active, options,
-                              code=mode.restores_code, moves=mode.moves_conversation))
+                              settle, code=mode.restores_code, moves=mode.moves_conversation))
 
     return _session_operation(files, cwd, run, check, options, conversation=mode is not RewindMode.CODE,
                               pause=mode.restores_code or mode.moves_conversation)
@@ -161,7 +162,8 @@ def redo(files: SessionFiles, cwd: Path, options: RewindOptions = _DEFAULTS) -> 
         CheckpointError: there is no rewind to undo.
         SessionLockedError, BackupIntegrityError, ChangedOutsideError, RestoreError: as `rewind`.
     """
-    def run(records: list[Checkpoint], stack: contextlib.ExitStack, active: SessionWriter | None) -> RewindResult:
+    def run(records: list[Checkpoint], stack: contextlib.ExitStack, active: SessionWriter | None,
+            settle: Callable[[], None]) -> RewindResult:
         index = require_undoable(records)
         undone = records[index]
         facts = undone.redo or {}
@@ -176,13 +178,13 @@ def redo(files: SessionFiles, cwd: Path, options: RewindOptions = _DEFAULTS) -> 
         rewound = facts.get("rewoundBefore")
         own = {"op": OP_REDO, "undoes": undone.id, "checkpoint": result.number, "mode": mode.value}
         return _operate(_Step(files, cwd, records, index, result, own, conversation, stack, active, options,
-                              code=True, moves=conversation is not None,
+                              settle, code=True, moves=conversation is not None,
                               marks=rewound if isinstance(rewound, list) else None, undone=undone))
 
     return _session_operation(files, cwd, run, require_undoable, options, conversation=files.transcript.exists())
 
 
-Operation = Callable[[list[Checkpoint], contextlib.ExitStack, "SessionWriter | None"], RewindResult]
+Operation = Callable[[list[Checkpoint], contextlib.ExitStack, "SessionWriter | None", Callable[[], None]], RewindResult]
 
 
 def _session_operation(files: SessionFiles, cwd: Path, run: Operation, check: Callable[[list[Checkpoint]], int],
@@ -193,6 +195,10 @@ def _session_operation(files: SessionFiles, cwd: Path, run: Operation, check: Ca
     cycle collector paused (not around a summary: a model call is no short burst)."""
     with _collections_paused() if pause else contextlib.nullcontext():
         return _checked_operation(files, cwd, run, check, options, conversation=conversation)
+
+
+def _nothing() -> None:
+    """The `settle` of a dry run: it removes nothing."""
 
 
 @contextlib.contextmanager
@@ -220,8 +226,10 @@ def _checked_operation(files: SessionFiles, cwd: Path, run: Operation, check: Ca
     data = read_checkpoints_data(files.checkpoints)
     checked = parse_checkpoints(data)
     check(checked)  # reads the records only: when the file is unchanged under the lock, `run` gets them
-    if not options.dry_run:  # a bare `commandcode rewind` opens no turn: the temps killed writes left go here
-        remove_leftovers(files, checked, Path(cwd))
+    # a bare `commandcode rewind` opens no turn: the temps killed writes left go here, the project's
+    # folders listed on a thread while the operation plans, removed before its first write (`settle`)
+    sweep = None if options.dry_run else LeftoverSweep(files, checked, Path(cwd))
+    settle = sweep.finish if sweep is not None else _nothing
     try:
         with contextlib.ExitStack() as stack:
             active = writer
@@ -231,8 +239,9 @@ def _checked_operation(files: SessionFiles, cwd: Path, run: Operation, check: Ca
                 else:
                     stack.enter_context(WriterLock(files.transcript))
             again = read_checkpoints_data(files.checkpoints)
-            return run(checked if again == data else parse_checkpoints(again), stack, active)
+            return run(checked if again == data else parse_checkpoints(again), stack, active, settle)
     finally:
+        settle()
         if checkpoints is not None:
             checkpoints.reload()
 
@@ -242,8 +251,9 @@ class _Step:
     """One rewind or redo, checked and about to run (`_operate`): the session, its records and
     the index restored to, the result and redo-point facts being filled in, the conversation
     plan (a leaf move when `moves`, else a summary), the exit stack the signals are deferred on,
-    the writer holding the lock, and whether files are restored (`code`). A redo also names the
-    marks it puts back and the redo point it undoes."""
+    the writer holding the lock, `settle` (waits for the removal of the temps killed writes left:
+    called before the first write), and whether files are restored (`code`). A redo also names
+    the marks it puts back and the redo point it undoes."""
 
     files: SessionFiles
     cwd: Path
@@ -255,6 +265,7 @@ class _Step:
     stack: contextlib.ExitStack
     writer: SessionWriter | None
     options: RewindOptions
+    settle: Callable[[], None]
     code: bool = False
     moves: bool = False
     marks: list[str] | None = None
@@ -276,6 +287,8 @@ def _operate(step: _Step) -> RewindResult:
                          faults=faults)
             fill_preview(result, store, cwd, diff=step.options.diff)
         return result
+    if not code:
+        step.settle()  # a code restore settles just before it verifies: the listing overlaps its planning
     leaf_before = writer.leaf_id if writer is not None else current_leaf(files)
     facts.update({"leafBefore": leaf_before, "rewoundBefore": rewound_ids(records)})
     changes_leaf = conversation is not None and (not moves or conversation.target != leaf_before)
@@ -302,7 +315,7 @@ def _operate(step: _Step) -> RewindResult:
     step.stack.enter_context(deferred_signals())
     if code:
         restore_code(files, cwd, records, index, result, store=store, force=force, allow_outside=allow_outside,
-                     faults=faults, point=point, records_after=after)
+                     faults=faults, point=point, records_after=after, settle=step.settle)
     else:
         write_checkpoints(files.checkpoints, after)
     result.rewound_past = sum(1 for record in records if record.rewound)

@@ -13,7 +13,7 @@ the files; afterwards the folders the undone turns created are removed when empt
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -47,16 +47,12 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
     earliest of those turns is the state to restore."""
     numbers = checkpoint_numbers(records)
     history: dict[str, list[tuple[int, FileBackup]]] = {}
-    base = os.fspath(cwd)
     any_malformed = False
     for position in range(len(records) - 1, index - 1, -1):
-        seen: set[str] = set()
-        for item in records[position].files:
-            key = os.path.normpath(os.path.join(base, item.path))  # resolve_path, inlined: 1,000s of items
-            any_malformed = any_malformed or item.problem is not None
-            if key not in seen:
-                seen.add(key)
-                history.setdefault(key, []).append((numbers[position], item))
+        record = records[position]
+        any_malformed = any_malformed or any(item.problem is not None for item in record.files)
+        for key, item in record.items_by_path(cwd).items():  # a path's first item in the record counts
+            history.setdefault(key, []).append((numbers[position], item))
     targets, skipped, conflicts, problems = [], [], [], []
     folders: dict[str, list[str]] = {}
     hollow: list[str] = []
@@ -171,12 +167,14 @@ def restore_code(
     faults: dict[str, int] | None,
     point: Checkpoint | None = None,
     records_after: list[Checkpoint] | None = None,
+    settle: Callable[[], None] | None = None,
 ) -> None:
     """Puts the files back to their state at `records[index]` (a dry run only checks and previews).
 
     `point` is the operation's redo point: it receives the current bytes of every file the
     restore changes, and `records_after` (which holds it) is the checkpoints file written in the
-    same journaled step as the files."""
+    same journaled step as the files. `settle` runs once the plan is made, before verification
+    (the removal of the temps killed writes left, whose listing ran meanwhile)."""
     plan = plan_code(records, index, cwd, files)
     result.skipped = plan.skipped
     confine = None if allow_outside else cwd
@@ -189,6 +187,8 @@ def restore_code(
         result.preview_targets = plan.targets
         result.deleted.extend(Path(folder) for folder in plan.hollow)
         return
+    if settle is not None:
+        settle()
     try:
         # verified once: the plan, the redo point's bytes and the restore all come from this pass
         with backups.prepare_restore(store, plan.targets, session_id=files.session_id, confine_to=confine) as prepared:
@@ -232,30 +232,30 @@ def _keep_current(store: backups.BackupStore, cwd: Path, outcome: backups.Restor
         RestoreError: a file could not be kept in the store (nothing was restored).
     """
     by_path = {str(target.path): target for target in targets}
-    changes = [change for change in outcome.changes if change.action != "unchanged"]
+    changes = [(str(change.path), change) for change in outcome.changes if change.action != "unchanged"]
     try:
         kept = prepared.keep(pause_ms=pause_ms)
     except OSError as error:
         raise RestoreError(f"nothing was restored: {error.filename or 'a file'} could not be kept for a redo: "
                            f"{error.strerror or error}") from None
-    others = [change.path for change in changes if kept.get(str(change.path)) is None]
+    others = [change.path for name, change in changes if kept.get(name) is None]
     looked = dict(zip(map(str, others), _backup_all(store, others), strict=True))  # symlinks, FIFOs, large files
     items = []
-    for change in changes:
-        snapshot = kept.get(str(change.path)) or looked[str(change.path)]
+    for name, change in changes:  # 1,000s: each path turned into text once, up front
+        snapshot = kept.get(name) or looked[name]
         if isinstance(snapshot, OSError):
             raise RestoreError(f"nothing was restored: {change.path} could not be kept for a redo: "
                                f"{snapshot.strerror or snapshot}") from None
-        target = by_path[str(change.path)]
+        target = by_path[name]
         known, after = _restored_digest(target, change)
-        item = FileBackup(path=str(change.path), hash=snapshot.content_id if snapshot.kind == "regular" else None,
-                          algorithm=backups.BLAKE3, mode=snapshot.mode, after_known=known, after_hash=after)
+        item = FileBackup(name, snapshot.content_id if snapshot.kind == "regular" else None, None, backups.BLAKE3,
+                          snapshot.mode, known, after)
         if snapshot.kind == "missing":
             made = missing_folders(change.path, cwd)
             if made:
                 item.extra["missingDirs"] = made
         elif snapshot.kind != "regular":
-            kept_item = shell_items.current(str(change.path))  # a symlink or FIFO: kept as such
+            kept_item = shell_items.current(name)  # a symlink or FIFO: kept as such
             if kept_item is None:
                 item.skipped = "too_large" if snapshot.kind == "too_large" else "symlink"
             shell_items.note_before(item, kept_item)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from .durable import process_exists
 
@@ -40,23 +40,29 @@ def remove_stale(folder: str | os.PathLike[str], owns: Callable[[str], bool], *,
     """Removes the temp files in `folder` (a user's `project` folder, or one of the data dir)
     whose target `owns` accepts and whose writer is gone; returns their names. Never raises:
     what cannot be listed or removed stays."""
-    removed: list[str] = []
     try:
-        entries = os.scandir(folder)
+        names = [name for name in os.listdir(folder) if name.endswith(".tmp")]  # most names: no pattern to try
     except (OSError, ValueError):  # ValueError: a folder name the file system cannot encode
-        return removed
-    with entries:
-        for entry in entries:
-            if not entry.name.endswith(".tmp"):
-                continue  # most names: no pattern to try
-            parsed = temporary_of(entry.name, project=project)
-            if parsed is None or not owns(parsed[0]) or process_exists(parsed[1]):
+        return []
+    return remove_named(folder, names, owns, project=project)
+
+
+def remove_named(folder: str | os.PathLike[str], names: Iterable[str], owns: Callable[[str], bool], *,
+                 project: bool = False) -> list[str]:
+    """`remove_stale` of the entries `names` of `folder` (listed by the caller, e.g. many folders
+    at once, natively): each is removed only when it is a temp file of ours as `remove_stale`
+    says (a regular file, never followed); returns the names removed."""
+    removed: list[str] = []
+    for name in names:
+        parsed = temporary_of(name, project=project)
+        if parsed is None or not owns(parsed[0]) or process_exists(parsed[1]):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            if not stat.S_ISREG(os.lstat(path).st_mode):
                 continue
-            try:
-                if not stat.S_ISREG(entry.stat(follow_symlinks=False).st_mode):
-                    continue
-                os.unlink(entry.path)
-            except OSError:
-                continue
-            removed.append(entry.name)
+            os.unlink(path)
+        except (OSError, ValueError):
+            continue
+        removed.append(name)
     return removed

@@ -17,6 +17,7 @@ mod redact;
 mod session_index;
 mod stat_scan;
 mod store;
+mod temp_names;
 mod text_extract;
 
 use pyo3::prelude::*;
@@ -60,7 +61,7 @@ const LAZY_CLASSES: [&str; 8] = [
 ];
 
 /// The functions [`made_on_first_use`] adds, by their Python names.
-const LAZY_FUNCTIONS: [&str; 20] = [
+const LAZY_FUNCTIONS: [&str; 21] = [
     "check_restore",
     "prepare_restore",
     "recover_restore",
@@ -81,6 +82,7 @@ const LAZY_FUNCTIONS: [&str; 20] = [
     "search_texts",
     "texts_at",
     "fold_text",
+    "names_like",
 ];
 
 /// The module's `__getattr__` (PEP 562): adds a class or a function to the module when it is
@@ -119,6 +121,7 @@ fn made_on_first_use<'py>(module: &Bound<'py, PyModule>, name: &str) -> PyResult
         "search_texts" => wrap_pyfunction!(text_extract::search_texts, module)?.into_any(),
         "texts_at" => wrap_pyfunction!(text_extract::texts_at, module)?.into_any(),
         "fold_text" => wrap_pyfunction!(text_extract::fold_text, module)?.into_any(),
+        "names_like" => wrap_pyfunction!(temp_names::names_like, module)?.into_any(),
         _ => {
             return Err(pyo3::exceptions::PyAttributeError::new_err(format!(
                 "module 'commandcode._native' has no attribute '{name}'"

@@ -321,7 +321,30 @@ MALFORMED_ITEMS = [
     ({"path": "a.txt", "hash": "ab" * 32, "algo": "md5"}, "`algo` \"md5\""),
     ({"path": "a.txt", "hash": 7}, "`hash` 7 is not a string"),
     ({"path": "\ud800.txt", "hash": None, "algo": "blake3"}, "lone surrogate"),
+    # past the usual item's fast test (`_item_problem`): each falls through to the exact checks
+    ({"path": "a\x00.txt", "hash": None, "algo": "blake3"}, "NUL character"),
+    ({"path": "a.txt", "hash": "g" * 64, "algo": "blake3"}, "`hash` \"gggggggggg"),
+    ({"path": "a.txt", "hash": "ab" * 32 + "a", "algo": "blake3"}, "is not a 64-digit hex digest"),
+    ({"path": "a.txt", "hash": None, "algo": "blake3", "afterHash": 5}, "`afterHash` 5"),
+    ({"path": "a.txt", "hash": "ab" * 32, "algo": "blake3", "mode": True}, "`mode` true"),
+    ({"path": "a.txt", "hash": "ab" * 32, "algo": "blake3", "mode": 420.0}, "`mode` 420.0"),
+    ({"path": "a.txt", "hash": "ab" * 32, "algo": ["blake3"]}, "`algo` [\"blake3\"]"),
+    ({"path": "a.txt", "hash": "ab" * 32, "algo": None}, "`algo` null"),
 ]
+
+
+@pytest.mark.parametrize("item", [
+    {"path": "a.txt", "hash": "AB" * 32, "algo": "blake3", "mode": 0, "afterHash": None},
+    {"path": "dir/é.txt", "hash": "ab" * 32, "mode": 2**32 - 1, "afterHash": "cd" * 32, "blake3": "ef" * 32},
+    {"path": "a.txt", "hash": None, "skipped": "too_large", "source": "shell"},
+])
+def test_a_usual_item_is_read_whole_with_its_extra_keys(item: dict) -> None:
+    """The fast test of the usual item accepts what the exact checks accept, and the item keeps
+    every key it does not know (written back as read)."""
+    from commandcode.checkpoints.records import FileBackup
+
+    parsed = FileBackup.from_json(item)
+    assert parsed is not None and parsed.problem is None and parsed.to_json() == item
 
 
 @pytest.mark.parametrize(("item", "reason"), MALFORMED_ITEMS)

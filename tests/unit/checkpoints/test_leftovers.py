@@ -48,3 +48,35 @@ def test_the_next_open_removes_the_temps_a_killed_write_left_and_nothing_else(ho
     assert [path.name for path in stale if os.path.lexists(path)] == []
     assert [path.name for path in kept if not path.exists()] == []
     assert link.is_symlink() and (project / "src" / "x.txt").read_text() == "before\n"
+
+
+def test_a_rewind_removes_them_in_every_folder_it_backed_up_even_one_named_in_no_encoding(home: Path,
+                                                                                          project: Path) -> None:
+    """A rewind lists the folders of the files the newest turn backed up natively, in one call on
+    a thread of its own (`LeftoverSweep`), and removes what it found before it restores anything:
+    the same temps as a turn's open, in 300 folders, one of them named with a byte that is no
+    UTF-8 (a `str` with a surrogate escape on the Python side)."""
+    from commandcode.checkpoints.modes import RewindMode
+    from commandcode.checkpoints.rewind import rewind
+
+    odd = project / os.fsdecode(b"caf\xe9")
+    folders = [project / f"d{number:03}" for number in range(299)] + [odd]
+    manager = CheckpointManager.for_session(new_session_files(project), project, compatible_backups=False)
+    files = manager.files
+    manager.open_checkpoint("the killed turn", 0, None)
+    for folder in folders:
+        write(folder / "x.txt", "before\n")
+        manager.backup_before_edit(str(folder / "x.txt"))
+        write(folder / "x.txt", "after\n")
+        manager.record_after_edit(str(folder / "x.txt"))
+    manager.close()
+    dead, alive = _dead_pid(), os.getpid()
+    stale = [folder / f".x.txt.{dead}.0badcafe.tmp" for folder in folders]
+    kept = [folder / f".x.txt.{alive}.0badcafe.tmp" for folder in folders[::50]] + \
+        [folder / f".y.txt.{dead}.0badcafe.tmp" for folder in folders[::50]] + [odd / f"x.txt.{dead}.tmp"]
+    for path in [*stale, *kept]:
+        write(path, "partial")
+    result = rewind(files, project, 1, RewindMode.CODE)
+    assert len(result.written) == len(folders) and (odd / "x.txt").read_text() == "before\n"
+    assert [path.name for path in stale if os.path.lexists(path)] == []
+    assert [path.name for path in kept if not path.exists()] == []
