@@ -158,22 +158,21 @@ fn journal_ops(steps: &[Step], trash: Option<&Path>, companion: &Path) -> Vec<Jo
 
 /// Makes the trash folder, writes the companion's copy, then the open journal, all durably:
 /// every source must be durable before the journal that names it, since recovery completes
-/// the restore from them. On failure nothing is left behind.
+/// the restore from them (the two files' bytes are flushed together, then each is renamed into
+/// place in that order, see [`durable::write_atomic_all`]). On failure nothing is left behind.
 fn open_restore(store: &ObjectStore, steps: &[Step], journal_path: &Path, root: Option<PathBuf>) -> Result<Journal> {
     let trash = new_trash_dir(journal_path)?;
     let companion = companion_copy(journal_path);
     let ops = journal_ops(steps, Some(&trash), &companion);
     let journal = Journal::open(store.root(), root, missing_dirs(steps), Some(trash), ops);
-    let companion_bytes = steps
-        .iter()
-        .find(|step| step.action == Action::Write && step.source.is_none() && step.special.is_none())
-        .and_then(|step| step.bytes.as_deref());
-    let opened = match companion_bytes {
-        Some(bytes) => durable::write_atomic(&companion, bytes, 0o600),
-        None => Ok(()),
+    let companion_bytes = companion_step(steps).and_then(|step| step.bytes.as_deref());
+    let text = journal.to_json().to_string();
+    let mut files = Vec::with_capacity(2);
+    if let Some(bytes) = companion_bytes {
+        files.push((companion.as_path(), bytes, 0o600));
     }
-    .and_then(|()| journal.write(journal_path));
-    match opened {
+    files.push((journal_path, text.as_bytes(), 0o600));
+    match durable::write_atomic_all(&files) {
         Ok(()) => Ok(journal),
         Err(error) => {
             remove_trash(&journal);
@@ -181,6 +180,11 @@ fn open_restore(store: &ObjectStore, steps: &[Step], journal_path: &Path, root: 
             Err(error)
         }
     }
+}
+
+/// The step that replaces the caller's companion file (a write with no backup source).
+fn companion_step(steps: &[Step]) -> Option<&Step> {
+    steps.iter().find(|step| step.action == Action::Write && step.source.is_none() && step.special.is_none())
 }
 
 /// Carries out a verified restore; returns its plan.
@@ -363,8 +367,9 @@ fn stage(store: &ObjectStore, steps: &[Step], journal: &Journal, journal_path: &
     for folder in &journal.created_dirs {
         folders.make_dir(folder).map_err(|error| failed(folder, Error::io(folder, error)))?;
     }
+    let copy = companion_copy(journal_path);
     steps.par_iter().zip(journal.ops.par_iter()).try_for_each(|(step, op)| match &op.temp {
-        Some(temp) => stage_one(store, step, temp, folders).map_err(|error| failed(&step.target, error)),
+        Some(temp) => stage_one(store, step, temp, folders, &copy).map_err(|error| failed(&step.target, error)),
         None => Ok(()),
     })
 }
@@ -390,10 +395,18 @@ fn step_bytes<'a>(store: &ObjectStore, step: &'a Step) -> Result<Cow<'a, [u8]>> 
     }
 }
 
-fn stage_one(store: &ObjectStore, step: &Step, temp: &Path, folders: &Folders) -> Result<()> {
+/// Writes one new content to its temp. The companion's temp is a hard link of its durable copy
+/// beside the journal (written and flushed already: its bytes are neither written nor flushed a
+/// second time), unless the two are on different file systems.
+fn stage_one(store: &ObjectStore, step: &Step, temp: &Path, folders: &Folders, copy: &Path) -> Result<()> {
     let (folder, name) = folders.split(temp).map_err(|source| Error::io(temp, source))?;
     if let Some(special) = &step.special {
         return make_at(&folder, name, special).map_err(|source| Error::io(temp, source));
+    }
+    if step.source.is_none() && rustix::fs::linkat(rustix::fs::CWD, copy, &*folder, name, AtFlags::empty()).is_ok() {
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let linked = rustix::fs::openat(&*folder, name, flags, Mode::empty()).map_err(|errno| Error::io(temp, errno.into()))?;
+        return give_owner_and_mode(&std::fs::File::from(linked), step).map_err(|source| Error::io(temp, source));
     }
     let bytes = step_bytes(store, step)?;
     // Created with the wanted permission bits (as the umask leaves them): the usual file then
@@ -403,19 +416,25 @@ fn stage_one(store: &ObjectStore, step: &Step, temp: &Path, folders: &Folders) -
         .map_err(|errno| Error::io(temp, errno.into()))?;
     let mut file = std::fs::File::from(created);
     file.write_all(&bytes).map_err(|source| Error::io(temp, source))?;
+    give_owner_and_mode(&file, step).map_err(|source| Error::io(temp, source))
+}
+
+/// Gives a staged file the owner of the file it replaces (when this process may) and the
+/// step's permission bits.
+fn give_owner_and_mode(file: &std::fs::File, step: &Step) -> std::io::Result<()> {
     let mut mode_right = false;
     if let Some((uid, gid)) = step.owner {
-        let metadata = file.metadata().map_err(|source| Error::io(temp, source))?;
+        let metadata = file.metadata()?;
         if metadata.uid() != uid || metadata.gid() != gid {
             // Only root may give a file away; for anyone else the new file stays theirs.
             let _ =
-                rustix::fs::fchown(&file, Some(rustix::fs::Uid::from_raw(uid)), Some(rustix::fs::Gid::from_raw(gid)));
+                rustix::fs::fchown(file, Some(rustix::fs::Uid::from_raw(uid)), Some(rustix::fs::Gid::from_raw(gid)));
         } else {
             mode_right = metadata.mode() & 0o7777 == step.mode;
         }
     }
     if !mode_right {
-        file.set_permissions(std::fs::Permissions::from_mode(step.mode)).map_err(|source| Error::io(temp, source))?;
+        file.set_permissions(std::fs::Permissions::from_mode(step.mode))?;
     }
     Ok(())
 }
@@ -1021,6 +1040,51 @@ mod tests {
         assert_eq!(std::fs::read(&records).unwrap(), b"new records");
         assert_eq!(tree(&fixture.project), wanted);
         assert!(!companion.exists());
+    }
+
+    #[test]
+    fn the_companion_is_written_once_its_temp_a_link_of_its_durable_copy() {
+        let fixture = fixture();
+        let records = fixture.project.join("../records.jsonl");
+        std::fs::write(&records, b"old records").unwrap();
+        let (items, wanted) = mixed_items(&fixture);
+        let with_companion = RestoreOptions {
+            companion: Some(super::super::Companion {
+                path: records.clone(),
+                bytes: b"new records".to_vec(),
+                mode: 0o640,
+            }),
+            ..options(&fixture)
+        };
+        let (verified, journal) = open_journal_with(&fixture, &items, Recovery::Redo, &with_companion);
+        let folders = Folders::default();
+        stage(&fixture.store, &verified.steps, &journal, &fixture.journal, &folders).unwrap();
+        let copy = companion_copy(&fixture.journal);
+        let temp = journal.ops[3].temp.clone().unwrap();
+        let (temp_status, copy_status) = (std::fs::metadata(&temp).unwrap(), std::fs::metadata(&copy).unwrap());
+        assert_eq!((temp_status.dev(), temp_status.ino()), (copy_status.dev(), copy_status.ino()));
+        assert_eq!(temp_status.mode() & 0o7777, 0o640);
+        assert_eq!(std::fs::read(&temp).unwrap(), b"new records");
+        // Recovery completes it from the copy, which the staged temp shares.
+        recover(&fixture.journal, &bounds(&fixture)).unwrap();
+        assert_eq!(std::fs::read(&records).unwrap(), b"new records");
+        assert_eq!(tree(&fixture.project), wanted);
+        assert!(!copy.exists() && !temp.exists());
+        // A whole restore leaves one link to the new records and no copy.
+        let again = RestoreOptions {
+            companion: Some(super::super::Companion {
+                path: records.clone(),
+                bytes: b"newer records".to_vec(),
+                mode: 0o600,
+            }),
+            ..options(&fixture)
+        };
+        std::fs::write(fixture.project.join("f0"), b"edited").unwrap();
+        restore(&fixture.store, &items, &fixture.journal, &again).unwrap();
+        assert_eq!(std::fs::read(&records).unwrap(), b"newer records");
+        assert_eq!(std::fs::metadata(&records).unwrap().nlink(), 1);
+        assert_eq!(std::fs::metadata(&records).unwrap().mode() & 0o7777, 0o600);
+        assert!(!copy.exists());
     }
 
     #[test]
