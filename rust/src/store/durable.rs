@@ -138,9 +138,9 @@ pub fn write_atomic_all(files: &[(&Path, &[u8], u32)]) -> Result<()> {
                     scope.spawn(move || file.sync_all().map_err(|source| Error::io(temporary, source)))
                 })
                 .collect();
-            let first = temps.first().map_or(Ok(()), |(temporary, file)| {
-                file.sync_all().map_err(|source| Error::io(temporary, source))
-            });
+            let first = temps
+                .first()
+                .map_or(Ok(()), |(temporary, file)| file.sync_all().map_err(|source| Error::io(temporary, source)));
             others.into_iter().map(|handle| handle.join().expect("fsync does not panic")).fold(first, Result::and)
         })?;
         for ((temporary, _), &(target, ..)) in temps.iter().zip(files) {

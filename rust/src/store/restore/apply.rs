@@ -231,8 +231,11 @@ pub(super) fn run(
         journal.write(journal_path)?;
         finish(&journal, &folders);
     }
-    Journal::remove(journal_path)?;
+    // The companion's copy goes first: its file holds the new bytes durably by now, which is all
+    // a recovery of this journal asks of it, and no copy is left behind once the journal is gone
+    // (the journal's removal flushes the folder both are in).
     let _ = std::fs::remove_file(&companion);
+    Journal::remove(journal_path)?;
     // The restore is complete and durable; freeing the old bytes is garbage collection. It runs
     // in the background, and whatever a process exit interrupts is swept by the next recovery.
     if let Some(trash) = journal.trash {
@@ -405,7 +408,8 @@ fn stage_one(store: &ObjectStore, step: &Step, temp: &Path, folders: &Folders, c
     }
     if step.source.is_none() && rustix::fs::linkat(rustix::fs::CWD, copy, &*folder, name, AtFlags::empty()).is_ok() {
         let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        let linked = rustix::fs::openat(&*folder, name, flags, Mode::empty()).map_err(|errno| Error::io(temp, errno.into()))?;
+        let linked =
+            rustix::fs::openat(&*folder, name, flags, Mode::empty()).map_err(|errno| Error::io(temp, errno.into()))?;
         return give_owner_and_mode(&std::fs::File::from(linked), step).map_err(|source| Error::io(temp, source));
     }
     let bytes = step_bytes(store, step)?;
@@ -607,16 +611,25 @@ fn remove_trash(journal: &Journal) {
 }
 
 /// Deletes trash folders of earlier restores of this journal that no pending journal uses
-/// (a process that exited before its background cleanup finished leaves them).
-fn sweep_stale_trash(journal_path: &Path, keep: Option<&Path>) {
+/// (a process that exited before its background cleanup finished leaves them), and the temps a
+/// killed write of this journal or its companion's copy left (`.<journal name>.….cctmp`: the
+/// caller holds the journal lock, so nobody is writing them now).
+fn sweep_stale(journal_path: &Path, keep: Option<&Path>) {
     let (Some(folder), Some(name)) = (journal_path.parent(), journal_path.file_name()) else { return };
     let prefix = format!(".{}.", name.to_string_lossy());
     let Ok(entries) = std::fs::read_dir(folder) else { return };
     for entry in entries.flatten() {
         let entry_name = entry.file_name().to_string_lossy().into_owned();
+        if !entry_name.starts_with(&prefix) {
+            continue;
+        }
         let path = entry.path();
+        if entry_name.ends_with(TEMP_SUFFIX) {
+            let _ = std::fs::remove_file(path);
+            continue;
+        }
         let kept = keep.is_some_and(|keep| std::fs::canonicalize(&path).is_ok_and(|real| real == keep));
-        if entry_name.starts_with(&prefix) && entry_name.ends_with(TRASH_SUFFIX) && !kept {
+        if entry_name.ends_with(TRASH_SUFFIX) && !kept {
             let _ = std::fs::remove_dir_all(path);
         }
     }
@@ -636,12 +649,12 @@ pub fn recover(journal: &Path, bounds: &RecoveryBounds) -> Result<Option<Recover
 /// [`recover`] for a caller that already holds the lock.
 pub(super) fn recover_locked(journal_path: &Path, bounds: &RecoveryBounds) -> Result<Option<RecoveryOutcome>> {
     let Some(journal) = Journal::read(journal_path)? else {
-        sweep_stale_trash(journal_path, None);
+        sweep_stale(journal_path, None);
         let _ = std::fs::remove_file(companion_copy(journal_path));
         return Ok(None);
     };
     check_bounds(&journal, journal_path, bounds)?;
-    sweep_stale_trash(journal_path, journal.trash.as_deref());
+    sweep_stale(journal_path, journal.trash.as_deref());
     let targets = journal.ops.iter().map(|op| op.target.clone()).collect();
     let folders = Folders::default();
     let outcome = match (journal.state, journal.recovery) {
@@ -1085,6 +1098,22 @@ mod tests {
         assert_eq!(std::fs::metadata(&records).unwrap().nlink(), 1);
         assert_eq!(std::fs::metadata(&records).unwrap().mode() & 0o7777, 0o600);
         assert!(!copy.exists());
+    }
+
+    #[test]
+    fn temps_a_killed_journal_write_left_are_swept_by_the_next_recovery() {
+        let fixture = fixture();
+        let folder = fixture.journal.parent().unwrap();
+        std::fs::create_dir_all(folder).unwrap();
+        let journal_temp = durable::temp_path_beside(&fixture.journal);
+        let copy_temp = durable::temp_path_beside(&companion_copy(&fixture.journal));
+        let another_sessions = folder.join(".another.json.1.2.3.cctmp");
+        for path in [&journal_temp, &copy_temp, &another_sessions] {
+            std::fs::write(path, b"torn").unwrap();
+        }
+        assert!(recover(&fixture.journal, &bounds(&fixture)).unwrap().is_none());
+        assert!(!journal_temp.exists() && !copy_temp.exists());
+        assert!(another_sessions.exists());
     }
 
     #[test]
