@@ -1031,20 +1031,22 @@ mod tests {
         }
     }
 
+    /// The options of a restore that replaces `records.jsonl` (beside the project) with `bytes`
+    /// and `mode` as its companion, and that file's path.
+    fn with_records(fixture: &Fixture, bytes: &[u8], mode: u32) -> (PathBuf, RestoreOptions) {
+        let records = fixture.project.join("../records.jsonl");
+        if !records.exists() {
+            std::fs::write(&records, b"old records").unwrap();
+        }
+        let companion = super::super::Companion { path: records.clone(), bytes: bytes.to_vec(), mode };
+        (records, RestoreOptions { companion: Some(companion), ..options(fixture) })
+    }
+
     #[test]
     fn recovery_completes_the_companion_from_its_copy() {
         let fixture = fixture();
-        let records = fixture.project.join("../records.jsonl");
-        std::fs::write(&records, b"old records").unwrap();
+        let (records, with_companion) = with_records(&fixture, b"new records", 0o600);
         let (items, wanted) = mixed_items(&fixture);
-        let with_companion = RestoreOptions {
-            companion: Some(super::super::Companion {
-                path: records.clone(),
-                bytes: b"new records".to_vec(),
-                mode: 0o600,
-            }),
-            ..options(&fixture)
-        };
         let (_, journal) = open_journal_with(&fixture, &items, Recovery::Redo, &with_companion);
         let companion = companion_copy(&fixture.journal);
         assert_eq!(journal.ops[3].source, Some(JournalSource::File(companion.clone())));
@@ -1058,17 +1060,8 @@ mod tests {
     #[test]
     fn the_companion_is_written_once_its_temp_a_link_of_its_durable_copy() {
         let fixture = fixture();
-        let records = fixture.project.join("../records.jsonl");
-        std::fs::write(&records, b"old records").unwrap();
+        let (records, with_companion) = with_records(&fixture, b"new records", 0o640);
         let (items, wanted) = mixed_items(&fixture);
-        let with_companion = RestoreOptions {
-            companion: Some(super::super::Companion {
-                path: records.clone(),
-                bytes: b"new records".to_vec(),
-                mode: 0o640,
-            }),
-            ..options(&fixture)
-        };
         let (verified, journal) = open_journal_with(&fixture, &items, Recovery::Redo, &with_companion);
         let folders = Folders::default();
         stage(&fixture.store, &verified.steps, &journal, &fixture.journal, &folders).unwrap();
@@ -1084,14 +1077,7 @@ mod tests {
         assert_eq!(tree(&fixture.project), wanted);
         assert!(!copy.exists() && !temp.exists());
         // A whole restore leaves one link to the new records and no copy.
-        let again = RestoreOptions {
-            companion: Some(super::super::Companion {
-                path: records.clone(),
-                bytes: b"newer records".to_vec(),
-                mode: 0o600,
-            }),
-            ..options(&fixture)
-        };
+        let (_, again) = with_records(&fixture, b"newer records", 0o600);
         std::fs::write(fixture.project.join("f0"), b"edited").unwrap();
         restore(&fixture.store, &items, &fixture.journal, &again).unwrap();
         assert_eq!(std::fs::read(&records).unwrap(), b"newer records");
