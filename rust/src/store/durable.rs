@@ -85,9 +85,9 @@ pub fn create_dirs(path: &Path) -> Result<Vec<PathBuf>> {
     Ok(created)
 }
 
-/// Writes `bytes` to a new temp file beside `target`, checks the length, fsyncs, sets `mode`,
-/// renames it over `target` and fsyncs the folder. The temp file is removed on any failure.
-pub fn write_atomic(target: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+/// Writes `bytes` to a new temp file beside `target` with permission bits `mode` and checks the
+/// length; returns the temp's path and its open file. The temp is removed on failure.
+fn write_temp(target: &Path, bytes: &[u8], mode: u32) -> Result<(PathBuf, File)> {
     fsopen::check_replaceable(target).map_err(|source| Error::io(target, source))?;
     let temporary = temp_path_beside(target);
     let result = (|| {
@@ -100,16 +100,61 @@ pub fn write_atomic(target: &Path, bytes: &[u8], mode: u32) -> Result<()> {
                 std::io::Error::other(format!("wrote {written} of {} bytes", bytes.len())),
             ));
         }
-        file.sync_all().map_err(|source| Error::io(&temporary, source))?;
         file.set_permissions(std::fs::Permissions::from_mode(mode)).map_err(|source| Error::io(&temporary, source))?;
-        drop(file);
-        std::fs::rename(&temporary, target).map_err(|source| Error::io(target, source))
+        Ok(file)
+    })();
+    match result {
+        Ok(file) => Ok((temporary, file)),
+        Err(error) => {
+            let _ = std::fs::remove_file(&temporary);
+            Err(error)
+        }
+    }
+}
+
+/// Writes `bytes` to a new temp file beside `target`, checks the length, sets `mode`, fsyncs,
+/// renames it over `target` and fsyncs the folder. The temp file is removed on any failure.
+pub fn write_atomic(target: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    write_atomic_all(&[(target, bytes, mode)])
+}
+
+/// [`write_atomic`] of several files, for a caller that needs every one durable and none
+/// before the ones listed ahead of it: each is written to its temp, the temps are flushed at
+/// the same time (one thread each: the disk writes them together instead of one flush after
+/// another), then each in turn is renamed into place and its folder flushed. A crash leaves
+/// each target old or new, whole either way, and a file durable only when every earlier one
+/// is. On failure every temp still there is removed (a target already renamed stays).
+pub fn write_atomic_all(files: &[(&Path, &[u8], u32)]) -> Result<()> {
+    let mut temps: Vec<(PathBuf, File)> = Vec::with_capacity(files.len());
+    let result = (|| {
+        for &(target, bytes, mode) in files {
+            temps.push(write_temp(target, bytes, mode)?);
+        }
+        std::thread::scope(|scope| {
+            let others: Vec<_> = temps
+                .iter()
+                .skip(1)
+                .map(|(temporary, file)| {
+                    scope.spawn(move || file.sync_all().map_err(|source| Error::io(temporary, source)))
+                })
+                .collect();
+            let first = temps
+                .first()
+                .map_or(Ok(()), |(temporary, file)| file.sync_all().map_err(|source| Error::io(temporary, source)));
+            others.into_iter().map(|handle| handle.join().expect("fsync does not panic")).fold(first, Result::and)
+        })?;
+        for ((temporary, _), &(target, ..)) in temps.iter().zip(files) {
+            std::fs::rename(temporary, target).map_err(|source| Error::io(target, source))?;
+            fsync_dir(target.parent().unwrap_or(Path::new(".")))?;
+        }
+        Ok(())
     })();
     if result.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-        return result;
+        for (temporary, _) in &temps {
+            let _ = std::fs::remove_file(temporary);
+        }
     }
-    fsync_dir(target.parent().unwrap_or(Path::new(".")))
+    result
 }
 
 #[cfg(test)]
@@ -125,6 +170,24 @@ mod tests {
         assert_eq!(std::fs::read(&target).unwrap(), b"two");
         assert_eq!(std::fs::metadata(&target).unwrap().permissions().mode() & 0o777, 0o640);
         assert_eq!(std::fs::read_dir(folder.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn write_atomic_all_writes_every_file_or_leaves_no_temp() {
+        let folder = tempfile::tempdir().unwrap();
+        let (first, second) = (folder.path().join("first"), folder.path().join("second"));
+        std::fs::write(&second, b"old").unwrap();
+        write_atomic_all(&[(&first, b"one", 0o600), (&second, b"two", 0o640)]).unwrap();
+        assert_eq!(std::fs::read(&first).unwrap(), b"one");
+        assert_eq!(std::fs::read(&second).unwrap(), b"two");
+        assert_eq!(std::fs::metadata(&second).unwrap().permissions().mode() & 0o777, 0o640);
+        assert_eq!(std::fs::read_dir(folder.path()).unwrap().count(), 2);
+        // A folder in the way of the second: nothing is renamed, no temp is left.
+        let blocked = folder.path().join("blocked");
+        std::fs::create_dir(&blocked).unwrap();
+        assert!(write_atomic_all(&[(&first, b"three", 0o600), (&blocked, b"x", 0o600)]).is_err());
+        assert_eq!(std::fs::read(&first).unwrap(), b"one");
+        assert_eq!(std::fs::read_dir(folder.path()).unwrap().count(), 3);
     }
 
     #[test]

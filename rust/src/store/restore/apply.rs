@@ -158,22 +158,21 @@ fn journal_ops(steps: &[Step], trash: Option<&Path>, companion: &Path) -> Vec<Jo
 
 /// Makes the trash folder, writes the companion's copy, then the open journal, all durably:
 /// every source must be durable before the journal that names it, since recovery completes
-/// the restore from them. On failure nothing is left behind.
+/// the restore from them (the two files' bytes are flushed together, then each is renamed into
+/// place in that order, see [`durable::write_atomic_all`]). On failure nothing is left behind.
 fn open_restore(store: &ObjectStore, steps: &[Step], journal_path: &Path, root: Option<PathBuf>) -> Result<Journal> {
     let trash = new_trash_dir(journal_path)?;
     let companion = companion_copy(journal_path);
     let ops = journal_ops(steps, Some(&trash), &companion);
     let journal = Journal::open(store.root(), root, missing_dirs(steps), Some(trash), ops);
-    let companion_bytes = steps
-        .iter()
-        .find(|step| step.action == Action::Write && step.source.is_none() && step.special.is_none())
-        .and_then(|step| step.bytes.as_deref());
-    let opened = match companion_bytes {
-        Some(bytes) => durable::write_atomic(&companion, bytes, 0o600),
-        None => Ok(()),
+    let companion_bytes = companion_step(steps).and_then(|step| step.bytes.as_deref());
+    let text = journal.to_json().to_string();
+    let mut files = Vec::with_capacity(2);
+    if let Some(bytes) = companion_bytes {
+        files.push((companion.as_path(), bytes, 0o600));
     }
-    .and_then(|()| journal.write(journal_path));
-    match opened {
+    files.push((journal_path, text.as_bytes(), 0o600));
+    match durable::write_atomic_all(&files) {
         Ok(()) => Ok(journal),
         Err(error) => {
             remove_trash(&journal);
@@ -181,6 +180,11 @@ fn open_restore(store: &ObjectStore, steps: &[Step], journal_path: &Path, root: 
             Err(error)
         }
     }
+}
+
+/// The step that replaces the caller's companion file (a write with no backup source).
+fn companion_step(steps: &[Step]) -> Option<&Step> {
+    steps.iter().find(|step| step.action == Action::Write && step.source.is_none() && step.special.is_none())
 }
 
 /// Carries out a verified restore; returns its plan.
@@ -227,8 +231,11 @@ pub(super) fn run(
         journal.write(journal_path)?;
         finish(&journal, &folders);
     }
-    Journal::remove(journal_path)?;
+    // The companion's copy goes first: its file holds the new bytes durably by now, which is all
+    // a recovery of this journal asks of it, and no copy is left behind once the journal is gone
+    // (the journal's removal flushes the folder both are in).
     let _ = std::fs::remove_file(&companion);
+    Journal::remove(journal_path)?;
     // The restore is complete and durable; freeing the old bytes is garbage collection. It runs
     // in the background, and whatever a process exit interrupts is swept by the next recovery.
     if let Some(trash) = journal.trash {
@@ -363,8 +370,9 @@ fn stage(store: &ObjectStore, steps: &[Step], journal: &Journal, journal_path: &
     for folder in &journal.created_dirs {
         folders.make_dir(folder).map_err(|error| failed(folder, Error::io(folder, error)))?;
     }
+    let copy = companion_copy(journal_path);
     steps.par_iter().zip(journal.ops.par_iter()).try_for_each(|(step, op)| match &op.temp {
-        Some(temp) => stage_one(store, step, temp, folders).map_err(|error| failed(&step.target, error)),
+        Some(temp) => stage_one(store, step, temp, folders, &copy).map_err(|error| failed(&step.target, error)),
         None => Ok(()),
     })
 }
@@ -390,10 +398,19 @@ fn step_bytes<'a>(store: &ObjectStore, step: &'a Step) -> Result<Cow<'a, [u8]>> 
     }
 }
 
-fn stage_one(store: &ObjectStore, step: &Step, temp: &Path, folders: &Folders) -> Result<()> {
+/// Writes one new content to its temp. The companion's temp is a hard link of its durable copy
+/// beside the journal (written and flushed already: its bytes are neither written nor flushed a
+/// second time), unless the two are on different file systems.
+fn stage_one(store: &ObjectStore, step: &Step, temp: &Path, folders: &Folders, copy: &Path) -> Result<()> {
     let (folder, name) = folders.split(temp).map_err(|source| Error::io(temp, source))?;
     if let Some(special) = &step.special {
         return make_at(&folder, name, special).map_err(|source| Error::io(temp, source));
+    }
+    if step.source.is_none() && rustix::fs::linkat(rustix::fs::CWD, copy, &*folder, name, AtFlags::empty()).is_ok() {
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let linked =
+            rustix::fs::openat(&*folder, name, flags, Mode::empty()).map_err(|errno| Error::io(temp, errno.into()))?;
+        return give_owner_and_mode(&std::fs::File::from(linked), step).map_err(|source| Error::io(temp, source));
     }
     let bytes = step_bytes(store, step)?;
     // Created with the wanted permission bits (as the umask leaves them): the usual file then
@@ -403,19 +420,25 @@ fn stage_one(store: &ObjectStore, step: &Step, temp: &Path, folders: &Folders) -
         .map_err(|errno| Error::io(temp, errno.into()))?;
     let mut file = std::fs::File::from(created);
     file.write_all(&bytes).map_err(|source| Error::io(temp, source))?;
+    give_owner_and_mode(&file, step).map_err(|source| Error::io(temp, source))
+}
+
+/// Gives a staged file the owner of the file it replaces (when this process may) and the
+/// step's permission bits.
+fn give_owner_and_mode(file: &std::fs::File, step: &Step) -> std::io::Result<()> {
     let mut mode_right = false;
     if let Some((uid, gid)) = step.owner {
-        let metadata = file.metadata().map_err(|source| Error::io(temp, source))?;
+        let metadata = file.metadata()?;
         if metadata.uid() != uid || metadata.gid() != gid {
             // Only root may give a file away; for anyone else the new file stays theirs.
             let _ =
-                rustix::fs::fchown(&file, Some(rustix::fs::Uid::from_raw(uid)), Some(rustix::fs::Gid::from_raw(gid)));
+                rustix::fs::fchown(file, Some(rustix::fs::Uid::from_raw(uid)), Some(rustix::fs::Gid::from_raw(gid)));
         } else {
             mode_right = metadata.mode() & 0o7777 == step.mode;
         }
     }
     if !mode_right {
-        file.set_permissions(std::fs::Permissions::from_mode(step.mode)).map_err(|source| Error::io(temp, source))?;
+        file.set_permissions(std::fs::Permissions::from_mode(step.mode))?;
     }
     Ok(())
 }
@@ -588,16 +611,25 @@ fn remove_trash(journal: &Journal) {
 }
 
 /// Deletes trash folders of earlier restores of this journal that no pending journal uses
-/// (a process that exited before its background cleanup finished leaves them).
-fn sweep_stale_trash(journal_path: &Path, keep: Option<&Path>) {
+/// (a process that exited before its background cleanup finished leaves them), and the temps a
+/// killed write of this journal or its companion's copy left (`.<journal name>.….cctmp`: the
+/// caller holds the journal lock, so nobody is writing them now).
+fn sweep_stale(journal_path: &Path, keep: Option<&Path>) {
     let (Some(folder), Some(name)) = (journal_path.parent(), journal_path.file_name()) else { return };
     let prefix = format!(".{}.", name.to_string_lossy());
     let Ok(entries) = std::fs::read_dir(folder) else { return };
     for entry in entries.flatten() {
         let entry_name = entry.file_name().to_string_lossy().into_owned();
+        if !entry_name.starts_with(&prefix) {
+            continue;
+        }
         let path = entry.path();
+        if entry_name.ends_with(TEMP_SUFFIX) {
+            let _ = std::fs::remove_file(path);
+            continue;
+        }
         let kept = keep.is_some_and(|keep| std::fs::canonicalize(&path).is_ok_and(|real| real == keep));
-        if entry_name.starts_with(&prefix) && entry_name.ends_with(TRASH_SUFFIX) && !kept {
+        if entry_name.ends_with(TRASH_SUFFIX) && !kept {
             let _ = std::fs::remove_dir_all(path);
         }
     }
@@ -617,12 +649,12 @@ pub fn recover(journal: &Path, bounds: &RecoveryBounds) -> Result<Option<Recover
 /// [`recover`] for a caller that already holds the lock.
 pub(super) fn recover_locked(journal_path: &Path, bounds: &RecoveryBounds) -> Result<Option<RecoveryOutcome>> {
     let Some(journal) = Journal::read(journal_path)? else {
-        sweep_stale_trash(journal_path, None);
+        sweep_stale(journal_path, None);
         let _ = std::fs::remove_file(companion_copy(journal_path));
         return Ok(None);
     };
     check_bounds(&journal, journal_path, bounds)?;
-    sweep_stale_trash(journal_path, journal.trash.as_deref());
+    sweep_stale(journal_path, journal.trash.as_deref());
     let targets = journal.ops.iter().map(|op| op.target.clone()).collect();
     let folders = Folders::default();
     let outcome = match (journal.state, journal.recovery) {
@@ -999,20 +1031,22 @@ mod tests {
         }
     }
 
+    /// The options of a restore that replaces `records.jsonl` (beside the project) with `bytes`
+    /// and `mode` as its companion, and that file's path.
+    fn with_records(fixture: &Fixture, bytes: &[u8], mode: u32) -> (PathBuf, RestoreOptions) {
+        let records = fixture.project.join("../records.jsonl");
+        if !records.exists() {
+            std::fs::write(&records, b"old records").unwrap();
+        }
+        let companion = super::super::Companion { path: records.clone(), bytes: bytes.to_vec(), mode };
+        (records, RestoreOptions { companion: Some(companion), ..options(fixture) })
+    }
+
     #[test]
     fn recovery_completes_the_companion_from_its_copy() {
         let fixture = fixture();
-        let records = fixture.project.join("../records.jsonl");
-        std::fs::write(&records, b"old records").unwrap();
+        let (records, with_companion) = with_records(&fixture, b"new records", 0o600);
         let (items, wanted) = mixed_items(&fixture);
-        let with_companion = RestoreOptions {
-            companion: Some(super::super::Companion {
-                path: records.clone(),
-                bytes: b"new records".to_vec(),
-                mode: 0o600,
-            }),
-            ..options(&fixture)
-        };
         let (_, journal) = open_journal_with(&fixture, &items, Recovery::Redo, &with_companion);
         let companion = companion_copy(&fixture.journal);
         assert_eq!(journal.ops[3].source, Some(JournalSource::File(companion.clone())));
@@ -1021,6 +1055,51 @@ mod tests {
         assert_eq!(std::fs::read(&records).unwrap(), b"new records");
         assert_eq!(tree(&fixture.project), wanted);
         assert!(!companion.exists());
+    }
+
+    #[test]
+    fn the_companion_is_written_once_its_temp_a_link_of_its_durable_copy() {
+        let fixture = fixture();
+        let (records, with_companion) = with_records(&fixture, b"new records", 0o640);
+        let (items, wanted) = mixed_items(&fixture);
+        let (verified, journal) = open_journal_with(&fixture, &items, Recovery::Redo, &with_companion);
+        let folders = Folders::default();
+        stage(&fixture.store, &verified.steps, &journal, &fixture.journal, &folders).unwrap();
+        let copy = companion_copy(&fixture.journal);
+        let temp = journal.ops[3].temp.clone().unwrap();
+        let (temp_status, copy_status) = (std::fs::metadata(&temp).unwrap(), std::fs::metadata(&copy).unwrap());
+        assert_eq!((temp_status.dev(), temp_status.ino()), (copy_status.dev(), copy_status.ino()));
+        assert_eq!(temp_status.mode() & 0o7777, 0o640);
+        assert_eq!(std::fs::read(&temp).unwrap(), b"new records");
+        // Recovery completes it from the copy, which the staged temp shares.
+        recover(&fixture.journal, &bounds(&fixture)).unwrap();
+        assert_eq!(std::fs::read(&records).unwrap(), b"new records");
+        assert_eq!(tree(&fixture.project), wanted);
+        assert!(!copy.exists() && !temp.exists());
+        // A whole restore leaves one link to the new records and no copy.
+        let (_, again) = with_records(&fixture, b"newer records", 0o600);
+        std::fs::write(fixture.project.join("f0"), b"edited").unwrap();
+        restore(&fixture.store, &items, &fixture.journal, &again).unwrap();
+        assert_eq!(std::fs::read(&records).unwrap(), b"newer records");
+        assert_eq!(std::fs::metadata(&records).unwrap().nlink(), 1);
+        assert_eq!(std::fs::metadata(&records).unwrap().mode() & 0o7777, 0o600);
+        assert!(!copy.exists());
+    }
+
+    #[test]
+    fn temps_a_killed_journal_write_left_are_swept_by_the_next_recovery() {
+        let fixture = fixture();
+        let folder = fixture.journal.parent().unwrap();
+        std::fs::create_dir_all(folder).unwrap();
+        let journal_temp = durable::temp_path_beside(&fixture.journal);
+        let copy_temp = durable::temp_path_beside(&companion_copy(&fixture.journal));
+        let another_sessions = folder.join(".another.json.1.2.3.cctmp");
+        for path in [&journal_temp, &copy_temp, &another_sessions] {
+            std::fs::write(path, b"torn").unwrap();
+        }
+        assert!(recover(&fixture.journal, &bounds(&fixture)).unwrap().is_none());
+        assert!(!journal_temp.exists() && !copy_temp.exists());
+        assert!(another_sessions.exists());
     }
 
     #[test]

@@ -249,7 +249,7 @@ impl Journal {
         }
     }
 
-    fn to_json(&self) -> Value {
+    pub(super) fn to_json(&self) -> Value {
         let ops: Vec<Value> = self
             .ops
             .iter()
