@@ -27,13 +27,21 @@ A flag is off when its value, trimmed and compared case-insensitively, is `off`,
 `no`; anything else (unset included) is on. An opt-in flag is on only when it is `1`, `true`,
 `yes` or `on` (the same trimming). Values are read when asked for, never cached at
 import, so a process that changes its environment sees the change. No other module reads a
-`COMMANDCODE_*` variable but `testing_hooks.py` its test hooks (tests/unit/test_layers.py checks it).
+`COMMANDCODE_*` variable but `testing_hooks.py` its test hooks, and the package's `__init__` the
+two a warm session open reads (`COMMANDCODE_HOME`, `COMMANDCODE_INDEX`) with the flag rule, so
+that an open need not import this module; they are re-exported here (tests/unit/test_layers.py
+checks both).
 """
 
 import os
 
-HOME = "COMMANDCODE_HOME"
-INDEX = "COMMANDCODE_INDEX"
+from . import HOME as HOME
+from . import INDEX as INDEX
+from . import flag_enabled as flag_enabled
+from . import home_override as home_override
+from . import index_enabled as index_enabled
+from . import set_home as set_home
+
 FAST_PATH = "COMMANDCODE_FAST_PATH"
 DEBUG = "COMMANDCODE_DEBUG"
 CATALOG = "COMMANDCODE_CATALOG"
@@ -44,33 +52,12 @@ PROVIDER_TIMEOUT = "COMMANDCODE_PROVIDER_TIMEOUT"
 PROVIDER_RETRIES = "COMMANDCODE_PROVIDER_RETRIES"
 SKIP_PROMPT_HISTORY = "COMMANDCODE_SKIP_PROMPT_HISTORY"
 
-_OFF = frozenset({"off", "0", "false", "no"})
 _ON = frozenset({"1", "true", "yes", "on"})
-
-
-def flag_enabled(name: str) -> bool:
-    """Whether the flag `name` is on (unset: on)."""
-    return os.environ.get(name, "").strip().lower() not in _OFF
 
 
 def opt_in(name: str) -> bool:
     """Whether the opt-in flag `name` is set (unset: off)."""
     return os.environ.get(name, "").strip().lower() in _ON
-
-
-def home_override() -> "str | None":
-    """`$COMMANDCODE_HOME`, or `None` when unset or empty."""
-    return os.environ.get(HOME) or None
-
-
-def set_home(path: str) -> None:
-    """Sets `$COMMANDCODE_HOME` for this process and its children (a relative one made absolute)."""
-    os.environ[HOME] = path
-
-
-def index_enabled() -> bool:
-    """Whether index sidecars may be read and written (`COMMANDCODE_INDEX=off` disables them)."""
-    return flag_enabled(INDEX)
 
 
 def fast_path_enabled() -> bool:

@@ -10,7 +10,11 @@ record) and `catalog.sqlite3` (the session catalog); the real CLI ignores them a
 
 import os
 
-from .env import home_override, set_home
+# What a session open needs (the data root, the index folder, the transcript suffix) lives in
+# the package's `__init__`, so that an open imports no module of config; re-exported here.
+from . import TRANSCRIPT_SUFFIX as TRANSCRIPT_SUFFIX
+from . import data_root as data_root
+from . import index_root as index_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,7 +29,6 @@ def _path(text: str) -> "Path":
     return Path(text)
 
 
-TRANSCRIPT_SUFFIX = ".jsonl"
 _NOT_TRANSCRIPT_MARKERS = (".checkpoints.", ".prompts.", ".v2.bak")
 
 
@@ -37,26 +40,6 @@ def as_path(text: str) -> "Path":
 def data_dir() -> "Path":
     """The root of all session data."""
     return _path(data_root())
-
-
-def data_root() -> str:
-    """`data_dir()` as a string."""
-    override = home_override()
-    if override:
-        if not os.path.isabs(override):
-            # Made absolute once, against the directory the process started in, and written back:
-            # every later call (after a chdir too) and every child process see the same folder.
-            # Relative, the restore journal and its sources named paths no recovery could open.
-            override = os.path.abspath(override)
-            set_home(override)
-        return override
-    home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or os.path.expanduser("~")
-    if not os.path.isabs(home):  # a relative $HOME, made absolute once as well
-        home = _absolute_homes.setdefault(home, os.path.abspath(home))
-    return os.path.join(home, ".commandcode")
-
-
-_absolute_homes: dict[str, str] = {}  # a relative $HOME as given -> as first resolved
 
 
 def projects_dir() -> "Path":
@@ -127,11 +110,6 @@ ARCHIVE_REFS_SUFFIX = ".ccarchive.refs"
 def archives_dir() -> "Path":
     """`<data dir>/archives`: swept sessions kept as one zstd archive each (`workspace/archive.py`)."""
     return data_dir() / "archives"
-
-
-def index_root() -> str:
-    """`<data dir>/index`: index sidecars (a cache; safe to delete), as a string."""
-    return os.path.join(data_root(), "index")
 
 
 CATALOG_NAME = "catalog.sqlite3"

@@ -3,12 +3,13 @@
 The session id is the transcript's file name (never the header's `id`, format §2); the meta,
 checkpoints, share and legacy-backup sidecars sit beside it, and so does a fork's recovery record
 while the disk may not hold its body (`.<sid>.jsonl.unsynced`, format §4.8: its name is owned here,
-`unsynced.py` owns what is in it). String-based, so a warm open builds no `Path`.
+`unsynced.py` owns what is in it). String-based, so a warm open builds no `Path`, and imports no
+`config.paths` (the `Path` properties do, when first asked for).
 """
 
 import os
 
-from ..config.paths import TRANSCRIPT_SUFFIX, as_path, file_history_dir
+from ..config import TRANSCRIPT_SUFFIX
 from ..values import Frozen
 
 TYPE_CHECKING = False
@@ -41,6 +42,8 @@ class SessionFiles(Frozen):
 
     @property
     def directory(self) -> "Path":
+        from ..config.paths import as_path
+
         return as_path(self.folder)
 
     def sidecar_path(self, suffix: str) -> str:
@@ -62,6 +65,8 @@ class SessionFiles(Frozen):
         return None
 
     def _sidecar(self, suffix: str) -> "Path":
+        from ..config.paths import as_path
+
         return as_path(self.sidecar_path(suffix))
 
     @property
@@ -87,4 +92,6 @@ class SessionFiles(Frozen):
     @property
     def file_history(self) -> "Path":
         """The real CLI's per-session raw sha256 backup folder."""
+        from ..config.paths import file_history_dir
+
         return file_history_dir(self.session_id)

@@ -10,8 +10,7 @@ callers need is a property or method here. Nothing here modifies a v3 transcript
 import os
 
 from .. import _native
-from ..config.env import index_enabled
-from ..config.paths import index_root
+from ..config import index_enabled, index_root  # the package's own: no `config.env`, `config.paths`
 from .context import Context, build_messages, content_blocks
 from .files import SessionFiles
 

@@ -85,7 +85,7 @@ def test_the_view_protocol_stays_out_of_a_warm_open(home: Path, tmp_path: Path) 
 # `gc` is not one: a context too small for the collector to matter does not pause it.
 WARM_OPEN_MODULES = {
     "commandcode", "commandcode._native", "commandcode.values",
-    "commandcode.config", "commandcode.config.env", "commandcode.config.paths",
+    "commandcode.config",
     "commandcode.sessions", "commandcode.sessions.reader", "commandcode.sessions.files",
     "commandcode.sessions.context",
 }
