@@ -47,10 +47,12 @@ import operator, sys
 def window():
     import commandcode
 
-    return len(commandcode.open_session(sys.argv[1]).context().messages)
+    session = commandcode.open_session(sys.argv[1])
+    return session, session.context().messages  # freed after the window, as the bench has it
 
 
-print(operator.call(window))
+session, messages = operator.call(window)
+print(len(messages))
 """
 WINDOW_TOGGLE = ["--collect-atstart=no", "--toggle-collect=*_operator_call*"]
 
