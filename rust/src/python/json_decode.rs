@@ -62,8 +62,11 @@ pub(super) struct LineDecoder<'py> {
 }
 
 impl<'py> LineDecoder<'py> {
-    pub(super) fn new(py: Python<'py>) -> Self {
-        LineDecoder { py, keys: vec![None; KEY_SLOTS], scratch: Vec::new() }
+    /// A decoder for lines of at most `longest_line` bytes: no string in them decodes to more,
+    /// so the scratch is made that large once, not grown by doubling (each growth fresh memory,
+    /// its pages faults when first written).
+    pub(super) fn new(py: Python<'py>, longest_line: usize) -> Self {
+        LineDecoder { py, keys: vec![None; KEY_SLOTS], scratch: Vec::with_capacity(longest_line) }
     }
 
     /// The line as Python objects, or `None` when the exact path must decide (see the module

@@ -39,6 +39,26 @@ const READ_BATCH_BYTES: u64 = 16 << 10;
 /// and importing `gc` alone costs a warm open ~0.24M instructions (callgrind, issue 30).
 const GC_PAUSE_MIN_BYTES: u64 = 1 << 20;
 
+/// The batches [`SessionIndex::read_spans`] reads `spans` in: `(end, buffer bytes needed)` of
+/// each, in order, the next one starting where the last ended. A batch takes lines while they
+/// fit in [`READ_BATCH_BYTES`] (a longer line is a batch of its own) and needs room for them,
+/// the `\n`s inside a run of adjacent ones and each run's shift into place ([`COPY_ALIGN`]).
+fn read_batches(spans: &[(u64, u64)]) -> Vec<(usize, usize)> {
+    let mut batches = Vec::new();
+    let mut start = 0;
+    while start < spans.len() {
+        let mut end = start;
+        let mut bytes = 0u64;
+        while end < spans.len() && (end == start || bytes + spans[end].1 <= READ_BATCH_BYTES) {
+            bytes += spans[end].1;
+            end += 1;
+        }
+        batches.push((end, bytes as usize + COPY_ALIGN * (end - start)));
+        start = end;
+    }
+    batches
+}
+
 /// `(id, parent_id, type, timestamp, line)` of one entry.
 type TreeRow<'a> = (&'a str, Option<&'a str>, &'static str, &'a str, u64);
 
@@ -127,29 +147,19 @@ impl SessionIndex {
         let path = &self.path;
         let file = crate::fsopen::open_regular_read(path, crate::fsopen::Follow::Yes)
             .map_err(|source| Error::io(path, source))?;
-        let mut buffer: Vec<u8> = Vec::new();
+        let batches = read_batches(spans);
+        // Made once, as large as the largest batch needs, and refilled: a buffer grown batch by
+        // batch was a fresh zeroed allocation each time it grew (five for the 1 GB bench
+        // session's context, 118 KB in all where one of 35 KB does), and every fresh page is a
+        // page fault, some 4 µs each on the shared 2-core machine (perf, issue 30).
+        let mut buffer = vec![0u8; batches.iter().map(|&(_, needed)| needed).max().unwrap_or(0)];
         // Where each line of the batch sits in `buffer`: at its file offset's place within a
         // cache line, which makes the kernel's copy several times faster (`scan::COPY_ALIGN`).
         let mut places: Vec<usize> = Vec::new();
         let mut start = 0;
-        while start < spans.len() {
-            let mut end = start;
-            let mut bytes = 0u64;
-            while end < spans.len() && (end == start || bytes + spans[end].1 <= READ_BATCH_BYTES) {
-                bytes += spans[end].1;
-                end += 1;
-            }
+        for (end, _) in batches {
             let batch = &spans[start..end];
             py.detach(|| -> Result<(), Error> {
-                // Grown, never cleared: refilling costs no zeroing. Grown by a fresh zeroed
-                // allocation (calloc), not `resize`: the old bytes are not kept, and the
-                // allocator hands out fresh pages already zeroed where `resize` writes every
-                // byte (0.28M instructions of a warm open of the 100 MB bench session).
-                // Room for the lines, the `\n`s inside a run and each run's shift into place.
-                let needed = bytes as usize + COPY_ALIGN * batch.len();
-                if buffer.len() < needed {
-                    buffer = vec![0; needed];
-                }
                 let base = buffer.as_ptr() as usize;
                 places.clear();
                 let mut at = 0;
@@ -204,7 +214,8 @@ impl SessionIndex {
 
     fn parse_each<'py>(&self, py: Python<'py>, spans: &[(u64, u64)]) -> PyResult<Bound<'py, PyList>> {
         let parser = PythonParse { cache_mode: StringCacheMode::Keys, ..PythonParse::default() };
-        let mut decoder = LineDecoder::new(py);
+        let longest = spans.iter().map(|&(_, length)| length as usize).max().unwrap_or(0);
+        let mut decoder = LineDecoder::new(py, longest);
         let list = PyList::empty(py);
         let mut json_loads: Option<Bound<'py, PyAny>> = None;
         self.read_spans(py, spans, |position, line| {

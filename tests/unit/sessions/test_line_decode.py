@@ -87,6 +87,26 @@ def test_the_context_of_a_session_is_built_from_the_same_objects(home: Path, tmp
         [json.loads(payload) for payload in PAYLOADS[:12]]
 
 
+def test_lines_of_every_size_read_back_across_the_read_batches(home: Path, tmp_path: Path) -> None:
+    # The native read takes the context's lines in batches of about 16 KiB into one buffer sized
+    # for the largest batch; lines longer than a batch, shorter ones around them and lines that
+    # are not adjacent in the file (a dead branch between each two) must all read back whole.
+    sizes = [10, 20_000, 100, 40_000, 5_000, 16_000, 16_400, 70_000, 1, 3_000, 12_000]
+    lines, path_lines = [], []
+    for index, size in enumerate(sizes):
+        parent = f"e{index - 1}" if index else None
+        text = ("line \"%d\" é 😀\n" % index * (size // 16 + 1))[:size]
+        entry = line(f"e{index}", parent, json.dumps(text))
+        lines.append(entry)
+        path_lines.append(entry)
+        if index + 1 < len(sizes):
+            lines.append(line(f"dead{index}", f"e{index}", json.dumps("off the path " * (size // 200 + 1))))
+    entries = read_back(tmp_path, lines)
+    assert len(entries) == len(path_lines)
+    for raw, entry in zip(path_lines, entries, strict=True):
+        assert same(entry, json.loads(raw)), raw[:80]
+
+
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
