@@ -12,8 +12,11 @@ reader's modules and the sidecar check) and `context` (reading and building the 
 interpreter (this one, then `--baseline`) gets its own `COMMANDCODE_HOME` under `--work`, primed
 once (which also writes the bytecode caches, as a pip install has them); then the runs alternate
 between the interpreters, `--runs` rounds, and the medians per phase are printed with their
-ratio to the baseline. Every run must load its index from the sidecar and agree on the number
-of context messages, else the bench stops (a fast wrong answer is worth nothing).
+ratio to the baseline, and the median of the page faults in the window (minor faults, from
+`getrusage`: a count the machine's load does not change, and each fault a few microseconds of
+the window on a shared virtual machine). Every run must load its index from the sidecar and
+agree on the number of context messages, else the bench stops (a fast wrong answer is worth
+nothing).
 """
 
 from __future__ import annotations
@@ -30,10 +33,11 @@ import compare_open
 from commandcode.bench import measure
 
 PHASES = ("import", "open", "context", "total")
-# Run by each interpreter: the phases in milliseconds, then how the index was obtained and the
-# number of context messages (checked, not timed).
+# Run by each interpreter: the phases in milliseconds and the window's page faults, then how
+# the index was obtained and the number of context messages (checked, not timed).
 WARM_OPEN = """\
-import sys, time
+import resource, sys, time
+f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 t0 = time.perf_counter()
 import commandcode
 t1 = time.perf_counter()
@@ -41,7 +45,8 @@ session = commandcode.open_session(sys.argv[1])
 t2 = time.perf_counter()
 messages = session.context().messages
 t3 = time.perf_counter()
-print((t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, (t3 - t0) * 1e3, session.index_source, len(messages))
+f1 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+print((t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, (t3 - t0) * 1e3, f1 - f0, session.index_source, len(messages))
 """
 
 
@@ -54,6 +59,8 @@ def environment(home: Path) -> dict[str, str]:
 
 
 def run_once(python: str, transcript: Path, env: dict[str, str]) -> tuple[list[float], str, int]:
+    """The phases in milliseconds and the window's page faults (last), the index source and the
+    number of context messages of one run."""
     done = subprocess.run([python, "-c", WARM_OPEN, str(transcript)], capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise SystemExit(f"{python}: {measure.output_tail(done.stderr.encode())}")
@@ -91,6 +98,7 @@ def main() -> int:
                 figures[name].append(values)
     medians = {name: [statistics.median(run[phase] for run in runs) for phase in range(len(PHASES))]
                for name, runs in figures.items()}
+    faults = {name: statistics.median(run[len(PHASES)] for run in runs) for name, runs in figures.items()}
     print(f"warm library open of {transcript}, in process, median of {args.runs} alternating runs (ms):")
     print(f"  {'':<9} " + " ".join(f"{phase:>9}" for phase in PHASES))
     for name, values in medians.items():
@@ -98,6 +106,7 @@ def main() -> int:
     if "baseline" in medians:
         ratios = [this / before for this, before in zip(medians["this"], medians["baseline"], strict=True)]
         print(f"  {'ratio':<9} " + " ".join(f"{ratio:8.3f}x" for ratio in ratios))
+    print("  page faults in the window (median): " + ", ".join(f"{name} {count:.0f}" for name, count in faults.items()))
     return 0
 
 
