@@ -393,7 +393,7 @@ class PreparedRestore:
         """Restores every target, all or nothing, as `restore_files` does (same errors); returns
         `outcome` (the plan verification made is the plan carried out) once every target holds its
         new bytes: the flush and the journal's removal finish on a native thread (`settle_restores`)."""
-        from ..config.testing_hooks import settle_pause_ms
+        from ..config.testing_hooks import settle_pause_ms  # COMMANDCODE_TEST_SETTLE_PAUSE_MS: 0 but in tests
 
         _wait_at_exit()
         self._native.commit(
