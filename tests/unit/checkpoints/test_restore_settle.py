@@ -74,3 +74,14 @@ def test_another_process_waits_a_short_settle_out_and_is_refused_a_long_one(
         assert "another restore is running for this session" in stdout and len(stdout.splitlines()) == 1
     assert backups.settle_restores() == []
     assert snapshot(project) == restored_state
+
+
+def test_a_failed_settle_is_one_warning_line_at_exit(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A settle whose flush failed (EIO) leaves its journal for the next open; the exit handler
+    says so in one line, never a traceback."""
+    monkeypatch.setattr(backups._native, "settle_restores", lambda journal=None: [("/d/journals/s.json", "Input/output error")])
+    backups.settle_and_warn()
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("warning: a restore could not be flushed to disk (Input/output error)")
+    assert "/d/journals/s.json" in lines[0]
