@@ -218,14 +218,14 @@ def run_point(workspace: Workspace, rng: random.Random, stats: OperationStats, v
     # the moment its journal appears ("journal": within the journal's calibrated lifetime).
     timed = 0.6 if workspace.operation in ("rewind", "backup") else 0.34
     mode = "timer" if rng.random() < timed else rng.choice(("call", "call-torn"))
-    if workspace.operation == "rewind" and mode == "timer" and rng.random() < 0.6:
+    if workspace.operation == "rewind" and mode == "timer" and rng.random() < 0.25:
+        mode = rng.choice(SETTLE_POINTS)  # the settle, after the commit returned
+    elif workspace.operation == "rewind" and mode == "timer" and rng.random() < 0.6:
         mode = "journal"
     elif workspace.operation == "rewind" and mode == "timer" and workspace.journal_at and rng.random() < 0.5:
         # just before the journal: the restore's verification and its redo point's objects
         # (stored from the verified bytes, each durable before the records that name them)
         mode = "keep"
-    elif workspace.operation == "rewind" and mode == "timer" and rng.random() < 0.4:
-        mode = rng.choice(SETTLE_POINTS)  # the settle, after the commit returned
     mode = forced or mode
     extra: dict[str, str] = {}
     if mode in SETTLE_POINTS:
