@@ -12,6 +12,11 @@ medians and spreads, the per-pair ratios after/before, the CPU time of each (all
 loaded machine the steadier figure), and the first rewind of each (first contact: its redo
 point stores every replaced file as a new object). A worker checks every restored byte.
 
+Each operation has two times: when it returns, and when it is settled (returned, then
+`store.settle_restores()` waited for the flush and the journal's removal a build that commits
+before its flush finishes on a native thread; a build without it is settled when it returns).
+The CPU times are taken once settled (the settle thread's included).
+
 `--edit` is how each file is changed: a line appended (the default, as an edit of a file's end
 or of one line in place leaves the rest of its blocks as they were), or a line put first (every
 byte shifts: the restore rewrites every block of every file).
@@ -74,21 +79,24 @@ def worker(project_source: Path, base: Path, edit: str = "append", fresh: bool =
     import bench_checkpoints as bench  # importable once `edited_project` put benches/ on the path
     store = backups.BackupStore()
     operations = _rewind_and_redo(session, project, store)
+    settle: Callable[[], object] = getattr(backups, "settle_restores", lambda: None)
     print("ready", flush=True)
     for run, _ in enumerate(sys.stdin):
         if fresh:
             edited = _fresh_edit(session, project, originals, records, run)
-        spent, cpu = [], []
+        spent, cpu, settled = [], [], []
         for operation, wanted in zip(operations, (originals, edited)):
             bench.wait_for_trash_removal()
             os.sync()
             start, start_cpu = time.perf_counter(), time.process_time()
             operation()
             spent.append((time.perf_counter() - start) * 1000)
+            assert not settle()
+            settled.append((time.perf_counter() - start) * 1000)
             cpu.append((time.process_time() - start_cpu) * 1000)
             assert all(path.read_bytes() == content for path, content in wanted.items())
         session.checkpoints.write_bytes(records)
-        print(f"{spent[0]:.1f} {spent[1]:.1f} {cpu[0]:.1f} {cpu[1]:.1f}", flush=True)
+        print(f"{spent[0]:.1f} {spent[1]:.1f} {cpu[0]:.1f} {cpu[1]:.1f} {settled[0]:.1f} {settled[1]:.1f}", flush=True)
 
 
 def _fresh_edit(session: Any, project: Path, originals: dict[Path, bytes], records: bytes, run: int) -> dict[Path, bytes]:
@@ -151,16 +159,20 @@ def main() -> None:
         assert process.stdout is not None and process.stdout.readline().strip() == "ready"
     figures: dict[str, list[tuple[float, float]]] = {who: [] for who in builds}
     cpu: dict[str, list[tuple[float, float]]] = {who: [] for who in builds}
+    settled: dict[str, list[tuple[float, float]]] = {who: [] for who in builds}
     for run in range(arguments.runs + 1):
         for who in (("before", "after") if run % 2 == 0 else ("after", "before")):
             process = workers[who]
             assert process.stdin is not None and process.stdout is not None
             process.stdin.write("go\n")
             process.stdin.flush()
-            rewind_ms, redo_ms, rewind_cpu, redo_cpu = map(float, process.stdout.readline().split())
+            rewind_ms, redo_ms, rewind_cpu, redo_cpu, rewind_settled, redo_settled = map(
+                float, process.stdout.readline().split())
             figures[who].append((rewind_ms, redo_ms))
             cpu[who].append((rewind_cpu, redo_cpu))
-        print(run, {who: figures[who][-1] for who in builds}, "load", os.getloadavg())
+            settled[who].append((rewind_settled, redo_settled))
+        print(run, {who: figures[who][-1] for who in builds}, "settled", {who: settled[who][-1] for who in builds},
+              "load", os.getloadavg())
     for process in workers.values():
         assert process.stdin is not None
         process.stdin.close()
@@ -173,9 +185,16 @@ def main() -> None:
               f"{min(row[1] for row in rest):.0f}-{max(row[1] for row in rest):.0f}); CPU (all threads) median rewind "
               f"{statistics.median(row[0] for row in cpu[who][1:]):.1f} ms, redo {statistics.median(row[1] for row in cpu[who][1:]):.1f} ms, "
               f"first rewind {cpu[who][0][0]:.1f} ms")
+        rest = settled[who][1:]
+        print(f"{who} settled (returned + the wait for its settle): median rewind "
+              f"{statistics.median(row[0] for row in rest):.1f} ms, redo {statistics.median(row[1] for row in rest):.1f} ms "
+              f"(spread {min(row[0] for row in rest):.0f}-{max(row[0] for row in rest):.0f}, "
+              f"{min(row[1] for row in rest):.0f}-{max(row[1] for row in rest):.0f}); first rewind {settled[who][0][0]:.1f} ms")
     for column, name in ((0, "rewind"), (1, "redo")):
         ratios = [new[column] / old[column] for new, old in zip(figures["after"][1:], figures["before"][1:])]
         print(f"{name} after/before: median of per-pair ratios {statistics.median(ratios):.3f}")
+        ratios = [new[column] / old[column] for new, old in zip(settled["after"][1:], settled["before"][1:])]
+        print(f"{name} settled after/before: median of per-pair ratios {statistics.median(ratios):.3f}")
         ratios = [new[column] / old[column] for new, old in zip(cpu["after"][1:], cpu["before"][1:])]
         print(f"{name} CPU after/before: median of per-pair ratios {statistics.median(ratios):.3f}")
     print(f"first rewind after/before: {figures['after'][0][0] / figures['before'][0][0]:.3f}")

@@ -8,7 +8,9 @@ runs rewind and redo `--runs` times with timers around the phases of `checkpoint
 planning in Python (`plan_code`), verification (`prepare_restore`: every target and source read
 and hashed), the redo point (`_keep_current`, of which `keep` is the native store's part), the
 checkpoints file's bytes (`checkpoints_bytes`), and the native commit (`commit`: journal, writes,
-`syncfs`, journal removal), and the temps killed writes left (`leftovers`: the time the operation's
+`syncfs`, journal removal; in a build whose settle runs on a native thread, the commit up to its
+return, and `commit_settled` adds the wait for the settle, `store.settle_restores()`, as does
+`total_settled` to `total`), and the temps killed writes left (`leftovers`: the time the operation's
 own thread spends on them; a build with `LeftoverSweep` lists the folders on a thread of its own
 while it plans, so this is its start and its wait); `total` is the whole operation (opening the
 session, the lock and the records are the rest). Prints the median of each phase over the runs
@@ -30,7 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-PHASES = ("plan_code", "prepare_restore", "_keep_current", "keep", "checkpoints_bytes", "commit", "leftovers")
+PHASES = ("plan_code", "prepare_restore", "_keep_current", "keep", "checkpoints_bytes", "commit", "commit_settled",
+          "leftovers")
 
 
 def _timed(owner: Any, name: str, spent: dict[str, float], phase: str | None = None) -> None:
@@ -69,6 +72,7 @@ def main() -> None:
         _timed(rewind.LeftoverSweep, "finish", spent, "leftovers")
     else:  # an older build: the whole pass, on the operation's thread
         _timed(rewind, "remove_leftovers", spent, "leftovers")
+    settle: Callable[[], object] = getattr(backups, "settle_restores", lambda: None)
     session, project, originals, edited, records = compare_rewind.edited_project(arguments.project, arguments.work)
     operations = compare_rewind._rewind_and_redo(session, project, backups.BackupStore())
     rows: dict[str, list[dict[str, float]]] = {"rewind": [], "redo": []}
@@ -81,15 +85,20 @@ def main() -> None:
             spent.clear()
             start = time.perf_counter()
             operation()
+            returned = time.perf_counter()
+            settle()
+            waited = (time.perf_counter() - returned) * 1000
             row = {phase: spent.get(phase, 0.0) for phase in PHASES}
-            row["total"] = (time.perf_counter() - start) * 1000
+            row["total"] = (returned - start) * 1000
+            row["commit_settled"] = row["commit"] + waited
+            row["total_settled"] = row["total"] + waited
             assert all(path.read_bytes() == content for path, content in wanted.items())
             rows[name].append(row)
         session.checkpoints.write_bytes(records)
     for name, measured in rows.items():
         kept = measured[1:] or measured
         print(name, " ".join(f"{phase}={statistics.median(row[phase] for row in kept):.1f}"
-                             for phase in (*PHASES, "total")), flush=True)
+                             for phase in (*PHASES, "total", "total_settled")), flush=True)
     shutil.rmtree(arguments.work, ignore_errors=True)
 
 

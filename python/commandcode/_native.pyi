@@ -45,6 +45,7 @@ __all__ = [
     "scan_session",
     "scan_tree_items",
     "search_texts",
+    "settle_restores",
     "texts_at",
 ]
 
@@ -258,9 +259,11 @@ class PreparedRestore:
         per changed target (`"other"`: not kept). `pause_ms`: a crash-test hook."""
     def commit(
         self, object_store: ObjectStore, *, companion: tuple[_Path, bytes] | None = None, force: bool = False,
-        fail_before_step: int | None = None, step_delay_ms: int = 0,
+        fail_before_step: int | None = None, step_delay_ms: int = 0, settle_pause_ms: int = 0,
     ) -> RestorePlan:
-        """Restores every item all or nothing; releases the lock.
+        """Restores every item all or nothing; returns once every target holds its new content.
+        The settle (the flush, the journal's removal) runs on a native thread holding the lock
+        until it is done (`settle_restores`). `settle_pause_ms`: a crash-test hook.
 
         Raises:
             RestoreError: verification failed (nothing written) or a write failed (everything put back).
@@ -268,6 +271,11 @@ class PreparedRestore:
         """
     def close(self) -> None:
         """Releases the journal lock without restoring anything."""
+
+def settle_restores(journal: _Path | None = None) -> list[tuple[str, str]]:
+    """Waits for every restore of this process still settling (only `journal`'s, when given);
+    `(journal, reason)` of each settle waited for that failed since the last call (its journal is
+    left for the next recovery)."""
 
 def prepare_restore(
     object_store: ObjectStore, items: Sequence[RestoreItem], journal: _Path, *, confine_to: _Path | None = None,

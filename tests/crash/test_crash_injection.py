@@ -19,6 +19,7 @@ import pytest
 
 from helpers import crash_harness as harness
 from helpers.checkpoints import fill_disk
+from helpers.crash_runs import SETTLE_POINTS
 
 POINTS_PER_OPERATION = 8  # 40 points in all; the bench runs 1,000+
 
@@ -46,6 +47,19 @@ def test_kill_9_at_random_points_breaks_no_promise(tmp_path: Path) -> None:
                     "(engineer A's index sidecars); rerun with the index on once it does")
 def test_kill_9_with_the_index_sidecars_on(tmp_path: Path) -> None:
     _assert_clean(_run(tmp_path, index=True))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", SETTLE_POINTS)
+def test_kill_9_in_a_restore_settle_breaks_no_promise(tmp_path: Path, point: str) -> None:
+    """Rewinds killed in the settle after their commit returned (before the flush, before the
+    journal's removal, after it): every check holds, and recovery leaves no journal, copy or temp."""
+    result = harness.run_lane("rewind", tmp_path / point, 6, 20261206, False, mode=point)
+    report = harness.report([result], seed=20261206, index=False, elapsed=0.0)
+    assert report["violation_list"] == []
+    stats = report["operations"]["rewind"]
+    assert stats["kill_modes"].get(point, 0) >= 3, stats
+    assert stats["survived"] == stats["killed"], stats
 
 
 # --------------------------------------------------------------------------------------------

@@ -75,10 +75,14 @@ def cli_env(data: Path, **extra: str) -> dict[str, str]:
 
 def run_in_process(argv: list[str]) -> tuple[object, str, str]:
     """Runs one command line in this process (`commandcode.cli.run`, as `main()` does without
-    exiting): `(exit code, stdout, stderr)`. For tests that run hundreds of commands."""
+    exiting): `(exit code, stdout, stderr)`. For tests that run hundreds of commands. Like the
+    exit of `main()`, it waits for the restores still settling (`store.settle_and_warn`)."""
+    from commandcode.checkpoints.store import settle_and_warn
+
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = _RUN_ARGV(argv)
+        settle_and_warn()
     return code, out.getvalue(), err.getvalue()
 
 

@@ -29,7 +29,9 @@ workspace (a data dir and a project folder):
 A point is one run killed either after a random delay (up to the operation's measured duration;
 for a rewind also 0-40 ms after its restore journal appears, so kills land inside the native
 restore, or in the last quarter of the time before it appears, while the restore verifies and
-stores the redo point's objects) or, through `tests/support/killable_cli.py`, at a random Python-level mutating
+stores the redo point's objects, or in the settle after the restore's commit returned: before its
+`syncfs`, after it and before the journal's removal, or after that removal, held there by
+`COMMANDCODE_TEST_SETTLE_PAUSE_MS`) or, through `tests/support/killable_cli.py`, at a random Python-level mutating
 file-system call (sometimes mid-write, leaving a torn write). Prompts carry a unique marker; with
 `--output-format json` the CLI prints its result only after the turn is committed, so a marker
 whose JSON result was read whole before the kill was *reported committed*.
@@ -44,7 +46,8 @@ After every point the harness checks (each failure is a violation):
 - every object in the store decompresses and hashes to its name;
 - every meta file is a JSON object, and a reported rename is in it;
 - after the next open's recovery (`backups.recover_pending`), the project is wholly as before a
-  rewind or wholly as after it, with no temp or set-aside file left in it;
+  rewind or wholly as after it, with no temp or set-aside file left in it (and, after a kill in
+  a settle, no journal, companion copy or journal temp left either);
 - a run that was not killed succeeded (so the run after a crash works; a rewind refused because
   our own interrupted restore looks like an outside edit is such a failure).
 """
@@ -73,8 +76,9 @@ __all__ = ["ALL_OPERATIONS", "OPERATIONS", "LaneResult", "assert_lane_survives",
            "python_path_env", "report", "run_lane", "split_points"]
 
 
-def run_lane(operation: str, root: Path, points: int, seed: int, index: bool) -> LaneResult:
-    """Runs `points` killed runs of one operation, in fresh workspaces of `LANE_POINTS` points."""
+def run_lane(operation: str, root: Path, points: int, seed: int, index: bool, mode: str | None = None) -> LaneResult:
+    """Runs `points` killed runs of one operation, in fresh workspaces of `LANE_POINTS` points;
+    `mode` makes every kill of that kind (e.g. one of `crash_runs.SETTLE_POINTS`)."""
     rng = random.Random(f"{seed}:{operation}:{root.name}")
     stats = OperationStats()
     violations: list[str] = []
@@ -88,7 +92,7 @@ def run_lane(operation: str, root: Path, points: int, seed: int, index: bool) ->
         calibrate(workspace, rng, stats, violations, f"{operation}#{done}/calibrate")
         lane_points = min(LANE_POINTS, points - done)
         for _ in range(lane_points):
-            run_point(workspace, rng, stats, violations, f"{operation}#{done}")
+            run_point(workspace, rng, stats, violations, f"{operation}#{done}", mode)
             done += 1
         shutil.rmtree(folder, ignore_errors=True)
         generation += 1

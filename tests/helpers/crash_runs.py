@@ -1,6 +1,7 @@
 """One point of the crash harness (`helpers.crash_harness`): the run an operation makes next, the
 process started and killed (after a random delay, at a restore journal's appearance, just before
-it (while the restore verifies and stores its redo point's objects), or at a
+it (while the restore verifies and stores its redo point's objects), in the restore's settle
+after its commit returned (before the flush, before the journal's removal, or after it), or at a
 Python-level file-system call through `tests/support/killable_cli.py`), what it reported, and the
 judging of a run that was not killed; `calibrate` measures an operation's duration first."""
 
@@ -16,6 +17,7 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 from helpers.crash_workspace import (
     BACKUP_FILES,
@@ -29,6 +31,11 @@ from helpers.locations import KILLABLE
 
 # --------------------------------------------------------------------------------------------
 # Running one point
+
+SETTLE_PAUSE_MS = 150
+"""The settle kills' `COMMANDCODE_TEST_SETTLE_PAUSE_MS`: the settle waits this long before its
+flush and again before the journal's removal, where the kills aim."""
+SETTLE_POINTS = ("settle_before_flush", "settle_before_removal", "settle_after_removal")
 
 
 @dataclass
@@ -200,25 +207,33 @@ def _judge_unkilled(workspace: Workspace, run: Run, code: int, stdout: bytes, st
     violations.append(f"{label}: a run that was not killed failed (exit {code}): {error[-400:]}")
 
 
-def run_point(workspace: Workspace, rng: random.Random, stats: OperationStats, violations: list[str], label: str) -> None:
-    """One run, killed at a random moment (or at a random kill point), then every check."""
+def run_point(workspace: Workspace, rng: random.Random, stats: OperationStats, violations: list[str], label: str,
+              mode: str | None = None) -> None:
+    """One run, killed at a random moment (or at a random kill point; `mode` picks the kind, such
+    as one of `SETTLE_POINTS`), then every check."""
+    forced = mode
     run = _next_run(workspace, rng)
     # Native writes (object store, restore) are reached by timed kills only: weight those up there.
     # A restore is short next to the process around it, so most timed rewind kills are timed from
     # the moment its journal appears ("journal": within the journal's calibrated lifetime).
     timed = 0.6 if workspace.operation in ("rewind", "backup") else 0.34
     mode = "timer" if rng.random() < timed else rng.choice(("call", "call-torn"))
-    if workspace.operation == "rewind" and mode == "timer" and rng.random() < 0.6:
+    if workspace.operation == "rewind" and mode == "timer" and rng.random() < 0.25:
+        mode = rng.choice(SETTLE_POINTS)  # the settle, after the commit returned
+    elif workspace.operation == "rewind" and mode == "timer" and rng.random() < 0.6:
         mode = "journal"
     elif workspace.operation == "rewind" and mode == "timer" and workspace.journal_at and rng.random() < 0.5:
         # just before the journal: the restore's verification and its redo point's objects
         # (stored from the verified bytes, each durable before the records that name them)
         mode = "keep"
+    mode = forced or mode
     extra: dict[str, str] = {}
+    if mode in SETTLE_POINTS:
+        extra["COMMANDCODE_TEST_SETTLE_PAUSE_MS"] = str(SETTLE_PAUSE_MS)
     if mode != "timer":
         point = rng.randint(1, max(1, workspace.calls))
         extra["COMMANDCODE_TEST_KILL_AT"] = f"{point}:torn" if mode == "call-torn" else str(point)
-    process = _start(workspace, run, extra, killable=mode not in ("timer", "journal", "keep"))
+    process = _start(workspace, run, extra, killable=mode not in ("timer", "journal", "keep", *SETTLE_POINTS))
     # Most of a run's first third is interpreter start-up, where nothing is written: aim most timed
     # kills past it.
     delay = rng.uniform(workspace.duration * (0.3 if rng.random() < 0.7 else 0.0), workspace.duration * 0.95)
@@ -237,6 +252,8 @@ def run_point(workspace: Workspace, rng: random.Random, stats: OperationStats, v
             if process.poll() is None:
                 time.sleep(rng.uniform(0.0, workspace.journal_window))
                 _kill_group(process)
+        elif mode in SETTLE_POINTS:
+            _kill_in_settle(workspace, process, mode, rng)
         stdout, stderr = process.communicate(timeout=300)
     except subprocess.TimeoutExpired:
         _kill_group(process)
@@ -254,8 +271,55 @@ def run_point(workspace: Workspace, rng: random.Random, stats: OperationStats, v
         _judge_unkilled(workspace, run, process.returncode, stdout, stderr, stats, violations, label)
     before = len(violations)
     workspace.check(violations, label)
+    if mode in SETTLE_POINTS:
+        _check_settled(workspace, violations, label)
     if killed and len(violations) == before:
         stats.survived += 1
     for key, value in workspace.notes.items():
         stats.notes[key] = stats.notes.get(key, 0) + value
     workspace.notes.clear()
+
+
+def _journal(workspace: Workspace) -> Path:
+    return workspace.data / "journals" / f"{workspace.session_id}.json"
+
+
+def _committed(workspace: Workspace) -> bool:
+    """Whether the running rewind's commit returned: the checkpoints file (its companion, the
+    last step the restore applies) is its copy beside the journal, exchanged into place."""
+    copy = _journal(workspace).with_name(f"{workspace.session_id}.json.companion")
+    try:
+        inode = copy.stat().st_ino
+        return any(path.stat().st_ino == inode
+                   for path in (workspace.data / "projects").glob(f"*/{workspace.session_id}.checkpoints.jsonl"))
+    except FileNotFoundError:
+        return False
+
+
+def _kill_in_settle(workspace: Workspace, process: subprocess.Popen[bytes], point: str, rng: random.Random) -> None:
+    """Kills a rewind at `point` of its settle (a rewind with nothing to restore has none: it ends)."""
+    pause = SETTLE_PAUSE_MS / 1000
+    while process.poll() is None and not _committed(workspace):
+        time.sleep(0.0005)
+    if process.poll() is not None:
+        return
+    if point == "settle_before_flush":
+        time.sleep(rng.uniform(0.0, pause * 0.6))
+    elif point == "settle_before_removal":
+        time.sleep(pause + rng.uniform(pause * 0.3, pause * 0.8))
+    else:
+        while process.poll() is None and _journal(workspace).exists():
+            time.sleep(0.0005)
+        time.sleep(rng.uniform(0.0, 0.003))
+    _kill_group(process)
+
+
+def _check_settled(workspace: Workspace, violations: list[str], label: str) -> None:
+    """After a kill in a settle and the recovery `workspace.check` ran: nothing of the restore is
+    left (no journal, no companion copy, no journal temp; a trash folder only until the next
+    restore sweeps it)."""
+    journal = _journal(workspace)
+    left = [path.name for path in (journal, journal.with_name(journal.name + ".companion")) if path.exists()]
+    left += [name for name in os.listdir(journal.parent) if name.endswith(".cctmp")] if journal.parent.is_dir() else []
+    if left:
+        violations.append(f"{label}: a restore killed in its settle left {left} after recovery")

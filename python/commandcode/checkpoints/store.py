@@ -5,15 +5,19 @@ Our backups are objects in one content-addressed store shared by every session
 bytes, zstd-compressed, written atomically and never modified. The real CLI's backups are raw
 sha256 blobs in `file-history/<session id>/`; both can be restored. Restores run in Rust:
 verified before anything is written, applied all or nothing, journaled so a crash is finished
-or undone by the next open (`recover_pending`).
+or undone by the next open (`recover_pending`). A restore returns once every file holds its new
+bytes; its settle (the flush and the journal's removal) runs on a native thread, and the process
+waits for it at exit (`settle_restores`, registered with `atexit` by the first commit).
 
 Paths become `str` here and nowhere deeper; callers pass and get `pathlib.Path`.
 """
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import os
+import sys
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -23,6 +27,7 @@ from typing import Literal, NamedTuple, cast
 
 from .. import _native
 from ..config.paths import data_dir, objects_dir
+from ..errors import RestoreError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -336,6 +341,9 @@ def restore_files(
 
     `fail_before_step` and `step_delay_ms` are test hooks for the rollback and crash tests.
 
+    Unlike `PreparedRestore.commit`, it returns once the restore has settled (flushed to disk, its
+    journal removed).
+
     Raises:
         BackupIntegrityError: a backup is missing or corrupt (nothing written; `.problems`).
         ChangedOutsideError: targets changed outside the tracked tools and `force` is off.
@@ -343,8 +351,12 @@ def restore_files(
             after which every file already written was put back.
     """
     with prepare_restore(store, targets, session_id=session_id, confine_to=confine_to, in_place=in_place) as prepared:
-        return prepared.commit(force=force, companion=companion, fail_before_step=fail_before_step,
-                               step_delay_ms=step_delay_ms)
+        outcome = prepared.commit(force=force, companion=companion, fail_before_step=fail_before_step,
+                                  step_delay_ms=step_delay_ms)
+    for journal, reason in _native.settle_restores(os.fspath(journal_path(session_id))):
+        raise RestoreError(f"every file was restored but could not be flushed to disk ({reason}); the journal "
+                           f"{journal} is kept for the next open to finish")
+    return outcome
 
 
 class PreparedRestore:
@@ -379,11 +391,47 @@ class PreparedRestore:
     def commit(self, *, force: bool = False, companion: tuple[Path, bytes] | None = None,
                fail_before_step: int | None = None, step_delay_ms: int = 0) -> RestoreOutcome:
         """Restores every target, all or nothing, as `restore_files` does (same errors); returns
-        `outcome` (the plan verification made is the plan carried out)."""
+        `outcome` (the plan verification made is the plan carried out) once every target holds its
+        new bytes: the flush and the journal's removal finish on a native thread (`settle_restores`)."""
+        from ..config.testing_hooks import settle_pause_ms  # COMMANDCODE_TEST_SETTLE_PAUSE_MS: 0 but in tests
+
+        _wait_at_exit()
         self._native.commit(
             self._store._native, companion=None if companion is None else (os.fspath(companion[0]), companion[1]),
-            force=force, fail_before_step=fail_before_step, step_delay_ms=step_delay_ms)
+            force=force, fail_before_step=fail_before_step, step_delay_ms=step_delay_ms,
+            settle_pause_ms=settle_pause_ms())
         return self.outcome
+
+
+def settle_restores() -> list[tuple[Path, str]]:
+    """Waits until every restore this process committed has settled: its new bytes flushed to
+    disk and its journal removed (tens of ms after the commit returned). Returns `(journal,
+    reason)` of each settle that failed since the last call: its journal stays, and the next
+    open of the session completes the restore from it."""
+    return [(Path(journal), reason) for journal, reason in _native.settle_restores()]
+
+
+_exit_wait = threading.Lock()
+_exit_registered = False
+
+
+def _wait_at_exit() -> None:
+    """Registers, once, the exit handler that waits for the restores still settling (the CLI runs
+    the handlers before its `os._exit`). A process that exits without them (a kill, `os._exit`)
+    leaves the journal, which the next open completes."""
+    global _exit_registered
+    with _exit_wait:
+        if not _exit_registered:
+            _exit_registered = True
+            atexit.register(settle_and_warn)
+
+
+def settle_and_warn() -> None:
+    """`settle_restores`, with one `warning:` line on stderr for each settle that failed (the exit
+    handler the first commit registers)."""
+    for journal, reason in settle_restores():
+        sys.stderr.write(f"warning: a restore could not be flushed to disk ({reason}); the next open of the "
+                         f"session finishes it from `{journal}`\n")
 
 
 def prepare_restore(store: BackupStore, targets: Sequence[RestoreTarget], *, session_id: str,

@@ -11,6 +11,10 @@ From the environment (a test sets it on a real process it starts; read when aske
 - `COMMANDCODE_TEST_STEP_DELAY_MS` — milliseconds a `commandcode rewind` waits before each restore
   step (`cli/rewind.py` hands it to the native restore as the `step_delay_ms` fault below); the
   signal and crash tests aim at that window.
+- `COMMANDCODE_TEST_SETTLE_PAUSE_MS` — milliseconds a restore's settle (the flush and the
+  journal's removal after the commit returned, `rust/src/store/restore/settle.rs`) sleeps before
+  its flush and again before the journal's removal (`checkpoints/store.py` hands it to the native
+  commit); the crash tests aim their kills at those points.
 - `COMMANDCODE_TEST_GUARD_DELAY_MS` — milliseconds a `bash` command's registration with the guard
   is put off after its fork (`agent/bash_guard.py`); the guard tests aim at that window.
 
@@ -32,11 +36,13 @@ from .env import whole_number
 
 STEP_DELAY_MS = "COMMANDCODE_TEST_STEP_DELAY_MS"
 GUARD_DELAY_MS = "COMMANDCODE_TEST_GUARD_DELAY_MS"
+SETTLE_PAUSE_MS = "COMMANDCODE_TEST_SETTLE_PAUSE_MS"
 
 HOOKS: dict[str, str] = {
     # hook -> the module (under python/commandcode/) that acts on it; the docstring says how
     STEP_DELAY_MS: "cli/rewind.py",
     GUARD_DELAY_MS: "agent/bash_guard.py",
+    SETTLE_PAUSE_MS: "checkpoints/store.py",
     "fail_before_step": "checkpoints/rewind_code.py",
     "step_delay_ms": "checkpoints/rewind_code.py",
     "keep_pause_ms": "checkpoints/rewind_code.py",
@@ -56,3 +62,8 @@ def rewind_faults() -> dict[str, int] | None:
 def guard_delay_ms() -> int | None:
     """`COMMANDCODE_TEST_GUARD_DELAY_MS`, when it is a whole number."""
     return whole_number(GUARD_DELAY_MS)
+
+
+def settle_pause_ms() -> int:
+    """`COMMANDCODE_TEST_SETTLE_PAUSE_MS` when it is a whole number, else 0."""
+    return whole_number(SETTLE_PAUSE_MS) or 0

@@ -61,9 +61,10 @@ const LAZY_CLASSES: [&str; 8] = [
 ];
 
 /// The functions [`made_on_first_use`] adds, by their Python names.
-const LAZY_FUNCTIONS: [&str; 21] = [
+const LAZY_FUNCTIONS: [&str; 22] = [
     "check_restore",
     "prepare_restore",
+    "settle_restores",
     "recover_restore",
     "free_space",
     "content_id",
@@ -103,6 +104,7 @@ fn made_on_first_use<'py>(module: &Bound<'py, PyModule>, name: &str) -> PyResult
         "Redactor" => py.get_type::<redact::PyRedactor>().into_any(),
         "check_restore" => wrap_pyfunction!(store::check_restore, module)?.into_any(),
         "prepare_restore" => wrap_pyfunction!(prepared::prepare_restore, module)?.into_any(),
+        "settle_restores" => wrap_pyfunction!(prepared::settle_restores, module)?.into_any(),
         "recover_restore" => wrap_pyfunction!(store::recover_restore, module)?.into_any(),
         "free_space" => wrap_pyfunction!(store::free_space, module)?.into_any(),
         "content_id" => wrap_pyfunction!(store::content_id, module)?.into_any(),

@@ -72,8 +72,12 @@ impl PreparedRestore {
     }
 
     /// Carries the restore out, all or nothing, with `companion` replaced in the same step
-    /// (the only way a restore runs from Python). The journal lock is released when it returns.
-    #[pyo3(signature = (object_store, *, companion = None, force = false, fail_before_step = None, step_delay_ms = 0))]
+    /// (the only way a restore runs from Python). Returns once every target holds its new
+    /// content; the settle (flush, journal removal) runs on a thread of its own and releases the
+    /// journal lock when done (`settle_restores` waits for it). `settle_pause_ms` is a crash-test
+    /// hook (slept in the settle before its flush and before the journal's removal).
+    #[pyo3(signature = (object_store, *, companion = None, force = false, fail_before_step = None, step_delay_ms = 0, settle_pause_ms = 0))]
+    #[allow(clippy::too_many_arguments, reason = "keyword-only Python options")]
     fn commit(
         &self,
         py: Python<'_>,
@@ -82,12 +86,17 @@ impl PreparedRestore {
         force: bool,
         fail_before_step: Option<usize>,
         step_delay_ms: u64,
+        settle_pause_ms: u64,
     ) -> PyResult<RestorePlan> {
         let prepared = self.take()?;
         let options = RestoreOptions {
             companion: companion.map(|(path, bytes)| Companion { path, bytes, mode: 0o600 }),
             force,
-            faults: FaultInjection { fail_before_step, step_delay: Duration::from_millis(step_delay_ms) },
+            faults: FaultInjection {
+                fail_before_step,
+                step_delay: Duration::from_millis(step_delay_ms),
+                settle_pause: Duration::from_millis(settle_pause_ms),
+            },
             ..self.options.clone()
         };
         let inner = &object_store.inner;
@@ -98,6 +107,20 @@ impl PreparedRestore {
     fn close(&self) {
         drop(self.inner.lock().expect("no panics while held").take());
     }
+}
+
+/// Waits for every restore of this process still settling (its flush and journal removal
+/// after the commit returned), or only for the one of `journal` when given; returns
+/// `(journal, reason)` of each settle waited for that failed (since the last call): its journal
+/// is left for the next recovery to complete.
+#[pyfunction]
+#[pyo3(signature = (journal = None))]
+pub fn settle_restores(py: Python<'_>, journal: Option<PathBuf>) -> Vec<(PathBuf, String)> {
+    let failures = py.detach(|| match journal {
+        Some(journal) => store::wait_for_journal(&journal).into_iter().collect(),
+        None => store::settle_all(),
+    });
+    failures.into_iter().map(|failure| (failure.journal, failure.reason)).collect()
 }
 
 /// Takes the journal lock, recovers a pending journal, and verifies `items` (as

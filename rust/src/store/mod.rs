@@ -53,8 +53,9 @@ pub use packs::{absorb, packed_ids, packed_sizes, AbsorbReport, PackWriter};
 pub use restore::{
     check, prepare, recover, restore, Action, BackupSource, Companion, Desired, Expected, FaultInjection, KeepOptions,
     KeptFile, KeptState, Plan, PlanEntry, Prepared, ProblemKind, RecoveryBounds, RecoveryOutcome, RestoreItem,
-    RestoreOptions, RestoreProblem, Special,
+    RestoreOptions, RestoreProblem, SettleFailure, Special,
 };
+pub use restore::{settle_all, wait_for_journal};
 pub use source::{read_file_state, FileState, MAX_BACKUP_SIZE};
 pub use space::free_space;
 pub use tree_items::{scan_tree_items, TreeItem};

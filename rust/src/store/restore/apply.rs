@@ -17,12 +17,14 @@
 //!
 //! Durability: the companion's copy and the journal are fsynced before the first target is
 //! touched, and every new content's source (an object of the store, a real-CLI blob, that copy)
-//! was durable before; the new bytes and the renames are flushed together by one `syncfs` before
-//! the commit; only then are the set-aside originals deleted. The commit is the durable deletion
-//! of the journal when every original sits in the trash folder (the usual case), else a
-//! `committed` journal. A power loss at any point therefore leaves either an `open` journal
-//! (completed from the durable sources), a `committed` one whose new files are on disk, or none
-//! (the new files are on disk; the trash is swept by the next recovery).
+//! was durable before. The commit is the moment every target holds its new content: from then
+//! on the open journal guarantees it (a recovery completes it from those sources), so [`run`]
+//! returns, and the [`Settle`] (on a thread of its own, `settle.rs`) flushes the new bytes and
+//! the renames by one `syncfs`, then deletes the journal durably (first marking it `committed`
+//! and deleting the set-aside originals beside their targets, when some are not in the trash
+//! folder). A power loss at any point therefore leaves either an `open` journal (completed from
+//! the durable sources), a `committed` one whose new files are on disk, or none (the new files
+//! are on disk; the trash is swept by the next recovery).
 
 use super::bounds::{check as check_bounds, RecoveryBounds};
 use super::folders::{exists_at, remove_at, Folders};
@@ -187,20 +189,21 @@ fn companion_step(steps: &[Step]) -> Option<&Step> {
     steps.iter().find(|step| step.action == Action::Write && step.source.is_none() && step.special.is_none())
 }
 
-/// Carries out a verified restore; returns its plan.
+/// Carries out a verified restore up to the commit: returns its plan once every target holds its
+/// new content, and the settle that is left (`None` when nothing was written), which the caller
+/// runs, usually on a thread of its own (`settle.rs`).
 pub(super) fn run(
     store: &ObjectStore,
     verified: Verified,
     journal_path: &Path,
     options: &RestoreOptions,
-) -> Result<Plan> {
+) -> Result<(Plan, Option<Settle>)> {
     let Verified { plan, steps } = verified;
     if steps.is_empty() {
-        return Ok(plan);
+        return Ok((plan, None));
     }
     let trusted = options.confine_to.as_deref().and_then(|root| std::fs::canonicalize(root).ok());
-    let mut journal = open_restore(store, &steps, journal_path, trusted.clone())?;
-    let companion = companion_copy(journal_path);
+    let journal = open_restore(store, &steps, journal_path, trusted.clone())?;
     // By op, the original of each target overwritten in place once its overwrite has begun:
     // an undo writes back exactly these (and never touches a file it did not write).
     let mut touched: Vec<Option<&Original>> = vec![None; steps.len()];
@@ -217,33 +220,62 @@ pub(super) fn run(
     if let Err(failure) = applied {
         return Err(abandon(&journal, journal_path, failure, &folders, &touched));
     }
-    if let Err(error) = sync_filesystems(&journal.ops, &folders) {
-        return Err(abandon(&journal, journal_path, error, &folders, &touched));
+    // The commit: every target holds its new content, and the open journal (durable, naming
+    // only durable sources) guarantees it from here on, since a recovery completes it.
+    let settle = Settle { journal, journal_path: journal_path.to_owned(), folders, pause: options.faults.settle_pause };
+    Ok((plan, Some(settle)))
+}
+
+/// What is left of a restore after its commit: the new bytes made durable, then the journal
+/// that guaranteed them removed. Until it ran, the journal stays open (see `settle.rs` for the
+/// window that leaves).
+pub(super) struct Settle {
+    journal: Journal,
+    journal_path: PathBuf,
+    folders: Folders,
+    /// Slept before the flush and before the journal's removal (a crash-test hook).
+    pause: std::time::Duration,
+}
+
+impl Settle {
+    /// Whether some original is set aside beside its target (not in the trash folder): the
+    /// settle then removes a file from the user's folders.
+    pub(super) fn sets_aside_beside_targets(&self) -> bool {
+        let trash = self.journal.trash.as_deref();
+        !self.journal.ops.iter().all(|op| trash.is_some_and(|folder| op.rollback.starts_with(folder)))
     }
-    // The commit. When every original was set aside in the trash folder, deleting the journal
-    // (durably) is the commit: before that, recovery undoes the restore from an intact trash;
-    // after it, the trash is garbage. Otherwise (an original beside its target, on another file
-    // system) the journal first says `committed`, so that recovery finishes the restore once
-    // those originals start to disappear.
-    let trash = journal.trash.as_deref();
-    if !journal.ops.iter().all(|op| trash.is_some_and(|folder| op.rollback.starts_with(folder))) {
-        journal.state = JournalState::Committed;
-        journal.write(journal_path)?;
-        finish(&journal, &folders);
+
+    /// Flushes the new bytes and renames (one `syncfs` per file system), then removes the
+    /// companion's copy and the journal, durably; returns the trash folder, now garbage. A
+    /// failure leaves the open journal, which the next recovery completes (never undoes: the
+    /// caller was told the restore is done).
+    pub(super) fn run(self) -> Result<Option<PathBuf>> {
+        let beside = self.sets_aside_beside_targets();
+        let Settle { mut journal, journal_path, folders, pause } = self;
+        let rest = || {
+            if !pause.is_zero() {
+                std::thread::sleep(pause);
+            }
+        };
+        rest(); // before the flush
+        sync_filesystems(&journal.ops, &folders)?;
+        rest(); // before the journal's removal
+                // When every original was set aside in the trash folder, deleting the journal (durably)
+                // is all that is left: after it, the trash is garbage. Otherwise (an original beside its
+                // target, on another file system) the journal first says `committed`, so that a
+                // recovery finishes the restore once those originals start to disappear.
+        if beside {
+            journal.state = JournalState::Committed;
+            journal.write(&journal_path)?;
+            finish(&journal, &folders);
+        }
+        // The companion's copy goes first: its file holds the new bytes durably by now, which is
+        // all a recovery of this journal asks of it, and no copy is left behind once the journal
+        // is gone (the journal's removal flushes the folder both are in).
+        let _ = std::fs::remove_file(companion_copy(&journal_path));
+        Journal::remove(&journal_path)?;
+        Ok(journal.trash)
     }
-    // The companion's copy goes first: its file holds the new bytes durably by now, which is all
-    // a recovery of this journal asks of it, and no copy is left behind once the journal is gone
-    // (the journal's removal flushes the folder both are in).
-    let _ = std::fs::remove_file(&companion);
-    Journal::remove(journal_path)?;
-    // The restore is complete and durable; freeing the old bytes is garbage collection. It runs
-    // in the background, and whatever a process exit interrupts is swept by the next recovery.
-    if let Some(trash) = journal.trash {
-        std::thread::spawn(move || {
-            let _ = std::fs::remove_dir_all(trash);
-        });
-    }
-    Ok(plan)
 }
 
 /// Runs every step, each after checking its folder still is the one verified; the first
@@ -451,7 +483,18 @@ fn sync_filesystems(ops: &[JournalOp], folders: &Folders) -> Result<()> {
     let mut devices = BTreeSet::new();
     let distinct: BTreeSet<&Path> = ops.iter().map(|op| op.folder.as_path()).collect();
     for folder in distinct {
-        let (handle, device) = folders.open_on(folder).map_err(|source| Error::io(folder, source))?;
+        let (handle, device) = match folders.open_on(folder) {
+            Ok(opened) => opened,
+            // Removed since (a folder the restore emptied, after the commit returned, before a
+            // kill): its removal is flushed with the file system of its nearest existing folder.
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                match folder.ancestors().skip(1).find_map(|above| folders.open_on(above).ok()) {
+                    Some(opened) => opened,
+                    None => continue,
+                }
+            }
+            Err(source) => return Err(Error::io(folder, source)),
+        };
         if devices.insert(device) {
             rustix::fs::syncfs(&*handle).map_err(|errno| Error::io(folder, errno.into()))?;
         }
@@ -768,6 +811,35 @@ mod tests {
 
     fn options(fixture: &Fixture) -> RestoreOptions {
         RestoreOptions { confine_to: Some(fixture.project.clone()), ..RestoreOptions::default() }
+    }
+
+    #[test]
+    fn a_kill_before_the_settle_is_completed_even_after_an_emptied_folder_was_removed() {
+        let fixture = fixture();
+        let kept = fixture.project.join("a.txt");
+        let deleted = fixture.project.join("gone/b.bin");
+        std::fs::write(&kept, b"now").unwrap();
+        std::fs::create_dir_all(deleted.parent().unwrap()).unwrap();
+        std::fs::write(&deleted, b"made by the turn").unwrap();
+        let items = vec![
+            RestoreItem {
+                target: kept.clone(),
+                desired: content(&fixture, b"then", 0o644),
+                expected: Expected::Unknown,
+            },
+            RestoreItem { target: deleted.clone(), desired: Desired::Absent, expected: Expected::Unknown },
+        ];
+        std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
+        let verified = super::super::verify::verify(&fixture.store, &items, &options(&fixture)).unwrap();
+        let (_, settle) = run(&fixture.store, verified, &fixture.journal, &options(&fixture)).unwrap();
+        drop(settle); // the process is killed before its settle runs: the journal stays open
+        assert!(fixture.journal.exists());
+        // The Python layer removes the folder the restore emptied as soon as the commit returned.
+        std::fs::remove_dir(deleted.parent().unwrap()).unwrap();
+        let outcome = recover(&fixture.journal, &bounds(&fixture)).unwrap();
+        assert!(matches!(outcome, Some(RecoveryOutcome::Completed { .. })), "{outcome:?}");
+        assert_eq!(std::fs::read(&kept).unwrap(), b"then");
+        assert!(!deleted.parent().unwrap().exists() && !fixture.journal.exists());
     }
 
     #[test]
@@ -1234,7 +1306,9 @@ mod tests {
         std::fs::rename(&fresh, target).unwrap();
         let before = tree(&fixture.project);
         std::fs::create_dir_all(fixture.journal.parent().unwrap()).unwrap();
-        let error = run(&fixture.store, verified, &fixture.journal, &options(&fixture)).unwrap_err();
+        let Err(error) = run(&fixture.store, verified, &fixture.journal, &options(&fixture)) else {
+            panic!("a replaced target was restored")
+        };
         assert!(matches!(error, Error::RestoreFailed { rolled_back: true, .. }), "{error}");
         assert!(error.to_string().contains("replaced"), "{error}");
         assert_eq!(tree(&fixture.project), before);

@@ -398,14 +398,22 @@ impl Journal {
     }
 }
 
-/// An exclusive `flock` on `<journal>.lock`, held for a whole restore or recovery. A process
-/// killed while holding it releases it, so a crashed restore never blocks the next open.
+/// An exclusive `flock` on `<journal>.lock`, held for a whole restore or recovery (and the
+/// settle after a commit, `settle.rs`). A process killed while holding it releases it, so a
+/// crashed restore never blocks the next open.
 pub struct JournalLock {
-    _file: File,
+    file: File,
 }
 
+/// How long [`JournalLock::acquire`] tries again while another process holds the lock: a
+/// restore's settle holds it for tens of milliseconds after that process's rewind returned.
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_millis(500);
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(5);
+
 impl JournalLock {
-    /// Takes the lock without waiting; [`Error::RestoreInProgress`] when another process has it.
+    /// Takes the lock. A pending settle of this journal in this process is waited for; another
+    /// process's hold is tried again for up to half a second, then fails with
+    /// [`Error::RestoreInProgress`].
     pub fn acquire(journal: &Path) -> Result<Self> {
         if let Some(folder) = journal.parent() {
             for created in durable::create_dirs(folder)? {
@@ -423,11 +431,27 @@ impl JournalLock {
             crate::fsopen::Follow::No,
         )
         .map_err(|source| Error::io(&lock_path, source))?;
-        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => Ok(JournalLock { _file: file }),
-            Err(rustix::io::Errno::WOULDBLOCK) => Err(Error::RestoreInProgress { journal: journal.to_owned() }),
-            Err(errno) => Err(Error::io(lock_path, errno.into())),
+        let lock = JournalLock { file };
+        super::settle::wait_for_lock(lock.key());
+        let deadline = std::time::Instant::now() + LOCK_PATIENCE;
+        loop {
+            match rustix::fs::flock(&lock.file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => return Ok(lock),
+                Err(rustix::io::Errno::WOULDBLOCK) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(LOCK_RETRY);
+                }
+                Err(rustix::io::Errno::WOULDBLOCK) => {
+                    return Err(Error::RestoreInProgress { journal: journal.to_owned() })
+                }
+                Err(errno) => return Err(Error::io(lock_path, errno.into())),
+            }
         }
+    }
+
+    /// The lock file's identity (device, inode).
+    pub(super) fn key(&self) -> super::settle::LockKey {
+        use std::os::unix::fs::MetadataExt;
+        self.file.metadata().map_or((0, 0), |metadata| (metadata.dev(), metadata.ino()))
     }
 }
 

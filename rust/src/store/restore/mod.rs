@@ -17,13 +17,18 @@
 //!    write is overwritten in place (its old bytes were read at verification and stay in memory); any
 //!    other original is hard-linked (or renamed) aside and its temp exchanged (or renamed) into
 //!    place. The in-place overwrites run first, in parallel (each touches only its own file); the
-//!    rest in order. One `syncfs` then makes the new bytes and the renames durable together. If a step
-//!    fails, every step already taken is undone, so nothing is left half done.
-//! 4. **Commit**: the journal is deleted (durably) and the trash of set-aside originals removed;
-//!    originals set aside beside their targets (another file system) are removed only after the
-//!    journal was marked committed. A crash leaves the journal; [`recover()`] (run before the
-//!    next restore, and by the Python layer on open) completes an open journal from the sources
-//!    it names (`redo.rs`) and finishes a committed one.
+//!    rest in order. If a step fails, every step already taken is undone, so nothing is left half
+//!    done. Once every target holds its new content the restore is committed: the journal is a
+//!    write-ahead log, and from here on a crash is completed, never undone, so the commit returns.
+//! 4. **Settle** (`settle.rs`, on a thread of its own, holding the journal lock): one `syncfs`
+//!    makes the new bytes and the renames durable together, then the journal is deleted
+//!    (durably) and the trash of set-aside originals removed; originals set aside beside their
+//!    targets (another file system) are removed only after the journal was marked committed. A
+//!    crash (or an exit that does not wait, or a failed flush) leaves the journal; [`recover()`]
+//!    (run before the next restore, and by the Python layer on open) completes an open journal
+//!    from the sources it names (`redo.rs`) and finishes a committed one. Until the settle ends,
+//!    a kill -9 would have that recovery rewrite a file overwritten in place that the user
+//!    edited after the commit returned (the window, tens of ms: `settle.rs`).
 //!
 //! Why in place: on ext4, creating a thousand files and freeing a thousand old ones (with
 //! `discard`, each free is a trim) cost several times what rewriting the same bytes into the
@@ -37,6 +42,7 @@ mod folders;
 pub mod journal;
 mod keep;
 mod redo;
+mod settle;
 mod special;
 mod target_io;
 #[cfg(test)]
@@ -54,6 +60,7 @@ pub use apply::recover;
 pub use bounds::RecoveryBounds;
 pub use journal::RecoveryOutcome;
 pub use keep::{KeepOptions, KeptFile, KeptState};
+pub use settle::{settle_all, wait_for_journal, SettleFailure};
 
 /// Where the bytes of a backup come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -141,6 +148,9 @@ pub struct FaultInjection {
     pub fail_before_step: Option<usize>,
     /// Sleep this long before each apply step.
     pub step_delay: Duration,
+    /// Sleep this long in the settle after the commit, before its flush and again before the
+    /// journal's removal (the kill points of the crash tests).
+    pub settle_pause: Duration,
 }
 
 /// How to run a restore.
@@ -344,14 +354,28 @@ pub fn check(store: &ObjectStore, items: &[RestoreItem], options: &RestoreOption
     Ok(verify::verify(store, items, options)?.plan)
 }
 
-/// Verifies, then puts every target back, all or nothing. `journal` is this restore's journal
-/// file (its folder must exist); a pending journal there is recovered first.
+/// Verifies, then puts every target back, all or nothing, and waits for the settle (returns
+/// once the restore is durable and its journal gone). `journal` is this restore's journal file
+/// (its folder must exist); a pending journal there is recovered first.
 ///
 /// Fails with [`Error::RestoreRefused`] (nothing written) when any target fails verification,
 /// and with [`Error::RestoreFailed`] when a write fails midway (everything already written is
-/// put back, unless the error says otherwise).
+/// put back, unless the error says otherwise); with [`Error::RecoveryIncomplete`] when the
+/// settle failed (every target holds its new content; the journal is left for the next recovery).
 pub fn restore(store: &ObjectStore, items: &[RestoreItem], journal: &Path, options: &RestoreOptions) -> Result<Plan> {
-    prepare(store, items, journal, options)?.commit(store, options)
+    let plan = prepare(store, items, journal, options)?.commit(store, options)?;
+    settle::wait_for_journal(journal).map_or(Ok(plan), |failure| Err(settle_failed(failure)))
+}
+
+/// A settle that failed, as the error of a caller that waited for it: every target holds its
+/// new content, and the journal is kept for the next open to finish.
+fn settle_failed(failure: SettleFailure) -> Error {
+    Error::RestoreFailed {
+        path: failure.journal.clone(),
+        source: std::io::Error::other(failure.reason),
+        rolled_back: false,
+        journal: failure.journal,
+    }
 }
 
 /// A verified restore waiting to be carried out: the caller looks at its plan, keeps what the
@@ -396,6 +420,8 @@ impl Prepared {
 
     /// Carries the restore out, all or nothing, with `options.companion` replaced in the same
     /// step; refused (nothing written) when the plan has a problem `options.force` does not waive.
+    /// Returns once every target holds its new content: the settle (flush, journal removal)
+    /// runs on a thread of its own, holding the journal lock (`settle.rs`).
     pub fn commit(self, store: &ObjectStore, options: &RestoreOptions) -> Result<Plan> {
         let Prepared { _lock: lock, mut verified, journal } = self;
         let blocking = verified.plan.blocking(options.force);
@@ -407,9 +433,16 @@ impl Prepared {
                 .map_err(|problem| Error::RestoreRefused { problems: vec![problem] })?;
             verified.steps.push(step);
         }
-        let plan = apply::run(store, verified, &journal, options);
-        drop(lock);
-        plan
+        let (plan, settle) = apply::run(store, verified, &journal, options)?;
+        let Some(settle) = settle else { return Ok(plan) };
+        // Originals set aside beside their targets (another file system than the journal's) are
+        // waited for: the user's folders never show them once the restore returned.
+        let beside = settle.sets_aside_beside_targets();
+        settle::spawn(lock, journal.clone(), move || settle.run());
+        match beside.then(|| settle::wait_for_journal(&journal)).flatten() {
+            Some(failure) => Err(settle_failed(failure)),
+            None => Ok(plan),
+        }
     }
 }
 

@@ -9,7 +9,8 @@
 //! - a swapped target is replaced only while it holds its original (or is missing); a target
 //!   that did not exist before and holds something else was put there by somebody else since,
 //!   and is left alone;
-//! - a delete removes the target only while it holds its original;
+//! - a delete removes the target only while it holds its original (a target whose folder is
+//!   gone is gone too);
 //! - a symlink, FIFO or folder to make is made (through a temp, exchanged into place) unless the
 //!   target already is one such, under the same rule as a swapped write.
 
@@ -48,7 +49,14 @@ pub(super) fn redo_all(journal: &Journal, folders: &Folders) -> Result<()> {
 fn redo_op(op: &JournalOp, store: Option<&ObjectStore>, folders: &Folders) -> Result<()> {
     let io = |source: std::io::Error| Error::io(&op.target, source);
     let name = file_name(&op.target);
-    let folder = folders.open(&op.folder).map_err(io)?;
+    let folder = match folders.open(&op.folder) {
+        Ok(folder) => folder,
+        // A delete whose folder is gone has nothing left to delete: the Python layer removes a
+        // folder the restore emptied right after the commit returned, while the settle may still
+        // be running (a kill then leaves the journal open).
+        Err(error) if op.action == Action::Delete && error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(error) => return Err(io(error)),
+    };
     let holds_original = || op.before.is_none_or(|before| holds(&folder, name, &before));
     match op.action {
         Action::Delete => {
