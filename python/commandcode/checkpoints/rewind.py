@@ -221,10 +221,11 @@ def _checked_operation(files: SessionFiles, cwd: Path, run: Operation, check: Ca
     backups.recover_pending(files, None if options.allow_outside else cwd, store=options.store)
     shell_pending.recover(files, Path(cwd), options.store or backups.BackupStore())  # commands killed -9: recorded
     writer, checkpoints = options.writer, options.checkpoints
-    finish_pending_conversation(files, Path(cwd), writer)
-    if checkpoints is not None:
-        checkpoints.flush()
-    data = read_checkpoints_data(files.checkpoints)
+    data = read_checkpoints_data(files.checkpoints)  # read once for the pending move, the check and the run
+    if finish_pending_conversation(files, Path(cwd), writer, data=data) or checkpoints is not None:
+        if checkpoints is not None:
+            checkpoints.flush()
+        data = read_checkpoints_data(files.checkpoints)  # rewritten since
     checked = parse_checkpoints(data)
     check(checked)  # reads the records only: when the file is unchanged under the lock, `run` gets them
     # a bare `commandcode rewind` opens no turn: the temps killed writes left go here, the project's
