@@ -39,10 +39,11 @@ class Enforcement:
     """The rule for one session's records: `apply` mutates items (and writes or queues the blobs
     they need), `write_blobs` writes what was queued; `changed` says whether a record changed."""
 
-    def __init__(self, session_id: str, store: backups.BackupStore, *, convert: bool, defer: bool = False) -> None:
+    def __init__(self, session_id: str, store: backups.BackupStore, *, convert: bool, defer: bool = False,
+                 blobs: compatible.BlobNames | None = None) -> None:
         self.session_id, self.store, self.convert, self.defer = session_id, store, convert, defer
         self.folder = file_history_dir(session_id)
-        self._blobs = compatible.BlobNames(self.folder)
+        self._blobs = blobs if blobs is not None else compatible.BlobNames(self.folder)
         self.changed = False
         self._queued: list[bytes] = []
         self._queued_bytes = 0
@@ -61,7 +62,7 @@ class Enforcement:
         queued, self._queued, self._queued_bytes = self._queued, [], 0
         for data in queued:
             try:
-                compatible.write_raw_blob(self.session_id, data)
+                self._blobs.add(compatible.write_raw_blob(self.session_id, data))
             except OSError:
                 continue
 
@@ -120,13 +121,15 @@ class Enforcement:
 
 
 def enforce(session_id: str, records: Sequence[Checkpoint], store: backups.BackupStore, *, cwd: Path | None,
-            project: ProjectContext | None = None) -> bool:
+            project: ProjectContext | None = None, blobs: compatible.BlobNames | None = None) -> bool:
     """Applies the rule to `records` in place, blobs written at once; returns whether a record
     changed (the caller writes them). `cwd` is the session's folder, whose settings say whether
     compatible backups are on (None: blake3 items are left as they are); they are `project`'s
-    when that is the caller's context for that folder (`for_settings_of`), else its own."""
+    when that is the caller's context for that folder (`for_settings_of`), else its own.
+    `blobs` (of the session's blob folder) is asked and told of the blobs written, so a caller
+    that asks it next (a rewind's plan) lists the folder once."""
     enforcement = Enforcement(session_id, store,
-                              convert=cwd is not None and compatible.enabled(for_settings_of(cwd, project)))
+                              convert=cwd is not None and compatible.enabled(for_settings_of(cwd, project)), blobs=blobs)
     enforcement.apply(records)
     enforcement.write_blobs()
     return enforcement.changed

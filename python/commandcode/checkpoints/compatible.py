@@ -93,6 +93,11 @@ class BlobNames:
             self._names = self._list()
         return digest in self._names
 
+    def add(self, digest: str) -> None:
+        """Notes a blob just written to the folder (a listing made before does not hold it)."""
+        if self._names is not None:
+            self._names.add(digest)
+
     def _list(self) -> set[str]:
         try:
             with os.scandir(self.folder) as entries:

@@ -98,6 +98,7 @@ def _owned_names(records: list[Checkpoint], cwd: Path) -> dict[str, set[str]]:
     for key, item in items:
         if item.extra.get("source") == "shell":
             continue  # a command's own files: its temps are not ours to judge
-        folder, name = os.path.split(key)
+        cut = key.rfind("/")  # `os.path.split` of an absolute, normalised key, at a third of its cost
+        folder, name = key[:cut] or "/", key[cut + 1:]
         folders.setdefault(folder, set()).add(name[:REPLACE_NAME_CHARS])
     return folders

@@ -177,12 +177,14 @@ def current_leaf(files: SessionFiles) -> str | None:
     return open_session(files.transcript).leaf_id
 
 
-def finish_pending_conversation(files: SessionFiles, cwd: Path, writer: SessionWriter | None = None) -> bool:
+def finish_pending_conversation(files: SessionFiles, cwd: Path, writer: SessionWriter | None = None, *,
+                                data: bytes | None = None) -> bool:
     """Completes the conversation move of a rewind or redo that was killed after its files and
     records landed but before its leaf moved (its redo point still says `conversation:
-    "pending"`). Returns whether anything was finished. A session another process holds open is
-    left to that process."""
-    if not _may_be_pending(files.checkpoints):
+    "pending"`). Returns whether anything was finished (the checkpoints file was rewritten). A
+    session another process holds open is left to that process. `data`: the checkpoints file's
+    bytes when the caller read them already (not read again unless a move may be pending)."""
+    if not (_may_be_pending(files.checkpoints) if data is None else _says_pending(data)):
         return False  # every rewind and redo opens the session here: no parse of 1,000s of items
     try:
         records = read_checkpoints(files.checkpoints)
@@ -213,7 +215,12 @@ def _may_be_pending(path: Path) -> bool:
         data = read_if_exists(path, follow=True)
     except OSError:
         return True  # `read_checkpoints` says what is wrong
-    return data is not None and (b"pending" in data or b"\\u" in data)
+    return data is not None and _says_pending(data)
+
+
+def _says_pending(data: bytes) -> bool:
+    """`_may_be_pending` of bytes already read."""
+    return b"pending" in data or b"\\u" in data
 
 
 def _finish(writer: SessionWriter, facts: dict[str, Any], point_id: str) -> None:

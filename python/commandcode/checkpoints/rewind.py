@@ -45,6 +45,7 @@ from ..storage.signals import deferred_signals
 from . import shell_pending
 from . import store as backups
 from .blob_rule import enforce
+from .compatible import BlobNames
 from .leftovers import LeftoverSweep
 from .manager import CheckpointManager
 from .modes import RewindMode
@@ -220,10 +221,11 @@ def _checked_operation(files: SessionFiles, cwd: Path, run: Operation, check: Ca
     backups.recover_pending(files, None if options.allow_outside else cwd, store=options.store)
     shell_pending.recover(files, Path(cwd), options.store or backups.BackupStore())  # commands killed -9: recorded
     writer, checkpoints = options.writer, options.checkpoints
-    finish_pending_conversation(files, Path(cwd), writer)
-    if checkpoints is not None:
-        checkpoints.flush()
-    data = read_checkpoints_data(files.checkpoints)
+    data = read_checkpoints_data(files.checkpoints)  # read once for the pending move, the check and the run
+    if finish_pending_conversation(files, Path(cwd), writer, data=data) or checkpoints is not None:
+        if checkpoints is not None:
+            checkpoints.flush()
+        data = read_checkpoints_data(files.checkpoints)  # rewritten since
     checked = parse_checkpoints(data)
     check(checked)  # reads the records only: when the file is unchanged under the lock, `run` gets them
     # a bare `commandcode rewind` opens no turn: the temps killed writes left go here, the project's
@@ -306,8 +308,9 @@ def _operate(step: _Step) -> RewindResult:
         mark_after_move(records, index, moment)
     # the records it hides keep our copy of every real-CLI backup; the ones it offers again get
     # back any blob the real CLI cleaned up meanwhile (written before the records that name them)
+    blobs = BlobNames(files.file_history)  # listed once, for this rule and the plan of the restore
     enforce(files.session_id, records, store, cwd=cwd,
-            project=step.options.checkpoints.project if step.options.checkpoints is not None else None)
+            project=step.options.checkpoints.project if step.options.checkpoints is not None else None, blobs=blobs)
     after = [*records, point]
     result.redo_point_id = point.id
     # From the first file written to the checkpoints file, a Ctrl-C or `kill` waits: code,
@@ -315,7 +318,7 @@ def _operate(step: _Step) -> RewindResult:
     step.stack.enter_context(deferred_signals())
     if code:
         restore_code(files, cwd, records, index, result, store=store, force=force, allow_outside=allow_outside,
-                     faults=faults, point=point, records_after=after, settle=step.settle)
+                     faults=faults, point=point, records_after=after, settle=step.settle, blobs=blobs)
     else:
         write_checkpoints(files.checkpoints, after)
     result.rewound_past = sum(1 for record in records if record.rewound)

@@ -42,9 +42,11 @@ class CodePlan:
     hollow: list[str] = field(default_factory=list)  # empty folders a command made: removed while empty
 
 
-def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: SessionFiles) -> CodePlan:
+def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: SessionFiles,
+              blobs: BlobNames | None = None) -> CodePlan:
     """Replays checkpoints newest-first down to `records[index]`: per path, the backup of the
-    earliest of those turns is the state to restore."""
+    earliest of those turns is the state to restore. `blobs` are the names of the session's
+    real-CLI blob folder when the caller listed it already (`blob_rule.enforce`)."""
     numbers = checkpoint_numbers(records)
     history: dict[str, list[tuple[int, FileBackup]]] = {}
     any_malformed = False
@@ -53,63 +55,68 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
         any_malformed = any_malformed or any(item.problem is not None for item in record.files)
         for key, item in record.items_by_path(cwd).items():  # a path's first item in the record counts
             history.setdefault(key, []).append((numbers[position], item))
-    targets, skipped, conflicts, problems = [], [], [], []
-    folders: dict[str, list[str]] = {}
-    hollow: list[str] = []
-    blob_folder: Path | None = None
-    blobs: BlobNames | None = None
+    plan = CodePlan([], [], [], [])
+    blob_folder = files.file_history
     for key, entries in history.items():
-        _, wanted = entries[-1]
-        _, newest = entries[0]
         path = Path(key)
         malformed = any_malformed and next((item for _, item in entries if item.problem is not None), None)
         if malformed:
             message = f"{path} cannot be restored: its checkpoint record is malformed ({malformed.problem})"
-            problems.append(backups.Problem(path, "invalid_record", message))
+            plan.problems.append(backups.Problem(path, "invalid_record", message))
             continue
-        if not wanted.restorable:
-            skipped.append(SkippedFile(path, wanted.skipped or "skipped"))
-            continue
-        if len(entries) > 1:
-            conflicts.extend(_conflicts_between_turns(path, entries))
-        made = wanted.extra.get("missingDirs") if wanted.hash is None else None
-        if isinstance(made, list) and made:
-            folders[key] = [folder for folder in made if isinstance(folder, str)]
-        wanted_item, left = shell_items.want(wanted), shell_items.expect(newest)
-        tree = any(shell_items.is_tree(item) for _, item in entries)
-        if not wanted_item and wanted.hash is None and tree and os.path.isdir(key) and not os.path.islink(key):
-            hollow.append(key)  # a folder a command made: removed after the restore, while empty
-            continue
-        expected = None
-        if newest.after_known:
-            expected = newest.after_hash if newest.after_hash is not None else "absent"
-        if left is not None:
-            expected = cast(str, left["expected"])
-        if wanted_item:
-            targets.append(backups.RestoreTarget(
-                path=path, digest=None, mode=cast("int | None", wanted_item["mode"]), expected=expected,
-                kind=cast(backups.TreeKind, wanted_item["kind"]), link=cast("str | None", wanted_item["link"]),
-                expected_link=cast("str | None", left["expected_link"]) if left else None))
-            continue
-        if wanted.algorithm == backups.SHA256 and blobs is None:
-            blob_folder = files.file_history
+        if len(entries) > 1 and entries[-1][1].restorable:
+            plan.conflicts.extend(_conflicts_between_turns(path, entries))
+        if blobs is None and entries[-1][1].algorithm == backups.SHA256:
             blobs = BlobNames(blob_folder)
-        digest, algorithm = _compatible_fallback(wanted, blobs)
-        raw = algorithm == backups.SHA256
-        twin = wanted.extra.get(BLAKE3_KEY) if raw else None
-        targets.append(
-            backups.RestoreTarget(
-                path=path,
-                digest=digest,
-                algorithm=algorithm,
-                blob_folder=blob_folder if raw else None,
-                mode=wanted.mode,
-                expected=expected,
-                expected_link=cast("str | None", left["expected_link"]) if left else None,
-                blake3=twin if isinstance(twin, str) else None,
-            )
-        )
-    return CodePlan(targets, skipped, conflicts, problems, folders, hollow)
+        _plan_one(plan, key, path, entries, blob_folder, blobs)
+    return plan
+
+
+def _plan_one(plan: CodePlan, key: str, path: Path, entries: list[tuple[int, FileBackup]], blob_folder: Path,
+              blobs: BlobNames | None) -> None:
+    """What `plan_code` does with one path: the state its oldest entry restores (`entries` are
+    newest-first), checked against what its newest one left."""
+    _, wanted = entries[-1]
+    _, newest = entries[0]
+    if not wanted.restorable:
+        plan.skipped.append(SkippedFile(path, wanted.skipped or "skipped"))
+        return
+    plain = _plain(wanted) and _plain(newest)
+    if not plain and wanted.hash is None:
+        made = wanted.extra.get("missingDirs")
+        if isinstance(made, list) and made:
+            plan.folders[key] = [folder for folder in made if isinstance(folder, str)]
+    wanted_item = None if plain else shell_items.want(wanted)
+    left = None if plain else shell_items.expect(newest)
+    if not wanted_item and wanted.hash is None and any(shell_items.is_tree(item) for _, item in entries) \
+            and os.path.isdir(key) and not os.path.islink(key):
+        plan.hollow.append(key)  # a folder a command made: removed after the restore, while empty
+        return
+    expected = None
+    if newest.after_known:
+        expected = newest.after_hash if newest.after_hash is not None else "absent"
+    expected_link = None
+    if left is not None:
+        expected, expected_link = cast(str, left["expected"]), cast("str | None", left["expected_link"])
+    if wanted_item:
+        plan.targets.append(backups.RestoreTarget(
+            path=path, digest=None, mode=cast("int | None", wanted_item["mode"]), expected=expected,
+            kind=cast(backups.TreeKind, wanted_item["kind"]), link=cast("str | None", wanted_item["link"]),
+            expected_link=expected_link))
+        return
+    digest, algorithm = _compatible_fallback(wanted, blobs)
+    raw = algorithm == backups.SHA256
+    twin = wanted.extra.get(BLAKE3_KEY) if raw else None
+    plan.targets.append(backups.RestoreTarget(
+        path, digest, algorithm, blob_folder if raw else None, wanted.mode, expected,
+        "file", twin if isinstance(twin, str) else None, None, expected_link))
+
+
+def _plain(item: FileBackup) -> bool:
+    """Whether an item's extra keys hold nothing but a blob twin (no shell item, no missing
+    folders): the usual item, which needs none of the checks of `_plan_one`'s other cases."""
+    extra = item.extra
+    return not extra or (len(extra) == 1 and BLAKE3_KEY in extra)
 
 
 def _compatible_fallback(wanted: FileBackup, blobs: BlobNames | None) -> tuple[str | None, backups.Algorithm]:
@@ -168,14 +175,16 @@ def restore_code(
     point: Checkpoint | None = None,
     records_after: list[Checkpoint] | None = None,
     settle: Callable[[], None] | None = None,
+    blobs: BlobNames | None = None,
 ) -> None:
     """Puts the files back to their state at `records[index]` (a dry run only checks and previews).
 
     `point` is the operation's redo point: it receives the current bytes of every file the
     restore changes, and `records_after` (which holds it) is the checkpoints file written in the
     same journaled step as the files. `settle` runs once the plan is made, before verification
-    (the removal of the temps killed writes left, whose listing ran meanwhile)."""
-    plan = plan_code(records, index, cwd, files)
+    (the removal of the temps killed writes left, whose listing ran meanwhile). `blobs`: the
+    session's blob folder as the caller listed it (`plan_code`)."""
+    plan = plan_code(records, index, cwd, files, blobs)
     result.skipped = plan.skipped
     confine = None if allow_outside else cwd
     result.changed_outside.extend(problem.path for problem in plan.conflicts)

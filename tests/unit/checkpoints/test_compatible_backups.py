@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from commandcode.checkpoints import compatible
 from commandcode.checkpoints import store as backups
@@ -111,3 +112,56 @@ def test_blob_names_answers_as_isfile_before_and_after_it_lists_the_folder(tmp_p
     assert [blobs.has(name) for name in asked] == [os.path.isfile(folder / name) for name in asked]
     assert blobs._names is not None
     assert not compatible.BlobNames(tmp_path / "missing").has(names[0])
+
+
+def _many_backed_up(project: Path, count: int) -> CheckpointManager:
+    """A session whose one checkpoint backed up `count` files (past `BlobNames.LISTED_AFTER`)."""
+    manager = CheckpointManager.for_session(new_session_files(project), project)
+    manager.open_checkpoint("edit", 0, None)
+    for number in range(count):
+        target = write(project / f"f{number}.txt", f"before {number}\n".encode())
+        assert manager.backup_before_edit(str(target)) == []
+        target.write_text(f"after {number}\n")
+        manager.record_after_edit(str(target))
+    manager.flush()
+    return manager
+
+
+def test_a_rewind_lists_the_blob_folder_once(home: Path, project: Path, monkeypatch: Any) -> None:
+    """The backup rule (`blob_rule.enforce`) and the restore's plan ask of every blob: they share
+    one listing of `file-history/<sid>/`, not one each."""
+    from commandcode.checkpoints.modes import RewindMode
+    from commandcode.checkpoints.rewind import rewind
+
+    manager = _many_backed_up(project, 2 * compatible.BlobNames.LISTED_AFTER)
+    listed: list[str] = []
+    original = compatible.BlobNames._list
+
+    def counted(self: compatible.BlobNames) -> set[str]:
+        listed.append(self.folder)
+        return original(self)
+
+    monkeypatch.setattr(compatible.BlobNames, "_list", counted)
+    result = rewind(manager.files, project, 1, RewindMode.CODE)
+    assert len(result.written) == 2 * compatible.BlobNames.LISTED_AFTER
+    assert (project / "f0.txt").read_text() == "before 0\n"
+    assert listed == [os.fspath(file_history_dir(manager.files.session_id))]
+
+
+def test_blob_names_hear_of_the_blobs_the_rule_writes_after_the_listing(home: Path, project: Path) -> None:
+    """A blob the rule makes again (the real CLI pruned it) is known to the shared listing, so
+    the plan restores from it as from any other blob."""
+    from commandcode.checkpoints.blob_rule import enforce
+    from commandcode.checkpoints.records import read_checkpoints
+
+    manager = _many_backed_up(project, 2 * compatible.BlobNames.LISTED_AFTER)
+    folder = file_history_dir(manager.files.session_id)
+    records = read_checkpoints(manager.files.checkpoints)
+    pruned = records[0].files[0].hash
+    assert pruned is not None
+    (folder / pruned).unlink()
+    blobs = compatible.BlobNames(folder)
+    asked = [blobs.has(item.hash or "") for item in records[0].files]  # past LISTED_AFTER: listed
+    assert blobs._names is not None and asked == [item.hash != pruned for item in records[0].files]
+    enforce(manager.files.session_id, records, manager.store, cwd=project, blobs=blobs)
+    assert (folder / pruned).exists() and blobs.has(pruned)

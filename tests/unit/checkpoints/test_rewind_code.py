@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -338,3 +339,26 @@ def test_json_of_a_result_is_serializable(home: Path, project: Path) -> None:
     agent.write("a.txt", b"x")
     result = code_rewind(agent, 1, dry_run=True)
     assert json.loads(json.dumps(result.to_json()))["deleted"] == [str(project / "a.txt")]
+
+
+def test_a_rewind_reads_the_checkpoints_file_once_before_its_lock(home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bare `commandcode rewind` reads the records once for the pending-move check and the
+    request's check, and once more under the writer lock (a write in between is seen)."""
+    from commandcode.checkpoints import records, redo_points
+
+    agent = Agent(project)
+    agent.prompt("one")
+    agent.write("a.txt", b"one\n")
+    agent.manager.flush()
+    reads: list[str] = []
+    for module in (records, redo_points):
+        original = module.read_if_exists
+
+        def counted(path: Path, _original: Any = original, **keywords: Any) -> bytes | None:
+            reads.append(os.fspath(path))
+            return _original(path, **keywords)  # type: ignore[no-any-return]
+
+        monkeypatch.setattr(module, "read_if_exists", counted)
+    result = rewind(agent.files, project, 1, RewindMode.CODE)
+    assert not (project / "a.txt").exists() and result.deleted == [project / "a.txt"]
+    assert reads.count(os.fspath(agent.files.checkpoints)) == 2
