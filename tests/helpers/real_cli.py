@@ -147,7 +147,9 @@ def real_tui(real: RealCli, cwd: Path, session: str | None, tmp_path: Path, *, r
     script.write_text("unset CI CONTINUOUS_INTEGRATION\n" + f"cd {shlex.quote(str(cwd))}\n" + "".join(f"export {key}={shlex.quote(value)}\n"
                                                              for key, value in env.items())
                       + "exec " + " ".join(shlex.quote(part) for part in command) + "\n")
-    name = f"cc-{tmp_path.name}"
+    # The default tmux server is shared with every other test run on the machine: the pid keeps
+    # two runs of the same test (two checkouts, one machine) from claiming one session name.
+    name = f"cc-{os.getpid()}-{tmp_path.name}"
     subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "45", f"bash {script}; sleep 60"],
                    check=True, env={key: value for key, value in os.environ.items() if key not in ("TMUX", "CI")})
     try:
