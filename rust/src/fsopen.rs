@@ -108,12 +108,27 @@ pub fn read_regular(path: &Path, follow: Follow) -> io::Result<Vec<u8>> {
 
 /// The rest of `file`, whose size a `stat` just gave as `size` (a file that grew since is read to
 /// its end all the same). `File::read_to_end` would ask its size and position once more (a
-/// `statx` and an `lseek`: two of the dozen calls a restore makes per file).
+/// `statx` and an `lseek`: two of the dozen calls a restore makes per file), and it always reads
+/// until a read returns nothing: a second `read` per file. Here one `read` asks for a byte more
+/// than `size`; when it stops short at exactly `size` bytes, that is the file's end as the read
+/// found it (a regular file's read stops short only there), the same moment a read returning
+/// nothing would have found it. A read that stops anywhere else, or fills the extra byte (the file
+/// grew), goes on until a read returns nothing.
 pub fn read_sized(file: &File, size: u64) -> io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.take(u64::MAX).read_to_end(&mut bytes)?;
-    Ok(bytes)
+    let expected = usize::try_from(size).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(expected.saturating_add(1));
+    loop {
+        if bytes.len() == bytes.capacity() {
+            bytes.reserve(bytes.capacity().max(8192));
+        }
+        let asked = bytes.capacity() - bytes.len();
+        match rustix::io::read(file, rustix::buffer::spare_capacity(&mut bytes)) {
+            Ok(0) => return Ok(bytes),
+            Ok(read) if read < asked && bytes.len() == expected => return Ok(bytes),
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(errno) => return Err(errno.into()),
+        }
+    }
 }
 
 /// Fails when something other than a regular file or a symlink is at `path`: a file written
@@ -173,5 +188,26 @@ mod tests {
         assert!(is_not_regular(&check_replaceable(&fifo).unwrap_err()));
         assert!(check_replaceable(&link).is_ok() && check_replaceable(&regular).is_ok());
         assert!(check_replaceable(&folder.path().join("missing")).is_ok());
+    }
+
+    #[test]
+    fn read_sized_reads_the_whole_file_whatever_size_it_was_told() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("file");
+        for length in [0usize, 1, 4095, 4096, 70_000, 300_000] {
+            let bytes: Vec<u8> = (0..length).map(|index| (index % 251) as u8).collect();
+            std::fs::write(&path, &bytes).unwrap();
+            // The true size; a stale smaller one (the file grew since its stat: read to its end);
+            // a stale larger one (it shrank: what is there); and none (a procfs-like size of 0).
+            for told in [length as u64, length as u64 / 2, length as u64 + 10, 0] {
+                let read = read_sized(&File::open(&path).unwrap(), told).unwrap();
+                assert!(read == bytes, "{length} bytes told {told}: read {}", read.len());
+            }
+        }
+        // A file read from where its position is (the rest of it).
+        std::fs::write(&path, b"0123456789").unwrap();
+        let mut file = File::open(&path).unwrap();
+        std::io::Read::read_exact(&mut file, &mut [0u8; 4]).unwrap();
+        assert_eq!(read_sized(&file, 10).unwrap(), b"456789");
     }
 }

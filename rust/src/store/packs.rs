@@ -111,10 +111,23 @@ pub(super) struct Located {
 }
 
 impl Located {
-    /// The compressed frame.
+    /// The compressed frame (read into a buffer that is not zeroed first: a redo's verification
+    /// reads a thousand frames).
     pub(super) fn frame(&self) -> Result<Vec<u8>> {
-        let mut frame = vec![0u8; self.length as usize];
-        self.pack.file.read_exact_at(&mut frame, self.offset).map_err(|source| Error::io(&self.pack.path, source))?;
+        let length = self.length as usize;
+        let mut frame = Vec::with_capacity(length);
+        while frame.len() < length {
+            let at = self.offset + frame.len() as u64;
+            let spare = rustix::buffer::spare_capacity(&mut frame);
+            match rustix::io::pread(&self.pack.file, spare, at) {
+                Ok(0) => {
+                    let short = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the pack ends inside a frame");
+                    return Err(Error::io(&self.pack.path, short));
+                }
+                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                Err(errno) => return Err(Error::io(&self.pack.path, errno.into())),
+            }
+        }
         Ok(frame)
     }
 
