@@ -34,7 +34,8 @@ from helpers.locations import KILLABLE
 
 SETTLE_PAUSE_MS = 150
 """The settle kills' `COMMANDCODE_TEST_SETTLE_PAUSE_MS`: the settle waits this long before its
-flush and again before the journal's removal, where the kills aim."""
+flush, again before the journal's removal and again after it, where the kills aim (the last pause
+keeps the process, whose exit waits for the settle, there to be killed)."""
 SETTLE_POINTS = ("settle_before_flush", "settle_before_removal", "settle_after_removal")
 
 
@@ -310,7 +311,7 @@ def _kill_in_settle(workspace: Workspace, process: subprocess.Popen[bytes], poin
     else:
         while process.poll() is None and _journal(workspace).exists():
             time.sleep(0.0005)
-        time.sleep(rng.uniform(0.0, 0.003))
+        time.sleep(rng.uniform(0.0, pause * 0.6))
     _kill_group(process)
 
 

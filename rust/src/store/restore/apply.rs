@@ -233,7 +233,7 @@ pub(super) struct Settle {
     journal: Journal,
     journal_path: PathBuf,
     folders: Folders,
-    /// Slept before the flush and before the journal's removal (a crash-test hook).
+    /// Slept before the flush, before the journal's removal and after it (a crash-test hook).
     pause: std::time::Duration,
 }
 
@@ -260,10 +260,11 @@ impl Settle {
         rest(); // before the flush
         sync_filesystems(&journal.ops, &folders)?;
         rest(); // before the journal's removal
-                // When every original was set aside in the trash folder, deleting the journal (durably)
-                // is all that is left: after it, the trash is garbage. Otherwise (an original beside its
-                // target, on another file system) the journal first says `committed`, so that a
-                // recovery finishes the restore once those originals start to disappear.
+
+        // When every original was set aside in the trash folder, deleting the journal (durably)
+        // is all that is left: after it, the trash is garbage. Otherwise (an original beside its
+        // target, on another file system) the journal first says `committed`, so that a
+        // recovery finishes the restore once those originals start to disappear.
         if beside {
             journal.state = JournalState::Committed;
             journal.write(&journal_path)?;
@@ -274,6 +275,7 @@ impl Settle {
         // is gone (the journal's removal flushes the folder both are in).
         let _ = std::fs::remove_file(companion_copy(&journal_path));
         Journal::remove(&journal_path)?;
+        rest(); // after it: the process (whose exit waits for this settle) is still there to kill
         Ok(journal.trash)
     }
 }
