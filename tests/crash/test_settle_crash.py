@@ -1,5 +1,6 @@
 """Crash test: a rewind killed with SIGKILL in its settle, the part of a restore that runs on a
-native thread after the commit returned (`rust/src/store/restore/settle.rs`): before its flush,
+native thread once every target holds its new bytes (`rust/src/store/restore/settle.rs`; the
+Python commit waits for it, `checkpoints/store.py` says why): before its flush,
 after the flush and before the journal's removal, and after that removal (while the trash is
 freed and the process exits). The test hook `COMMANDCODE_TEST_SETTLE_PAUSE_MS` holds the settle
 before its flush and again before the removal, so each kill lands where it is aimed.
@@ -36,6 +37,18 @@ def _journals(home: Path) -> list[str]:
     return sorted(os.listdir(folder)) if folder.is_dir() else []
 
 
+def _wait_for_the_commit(process: subprocess.Popen[bytes], copy: Path, checkpoints: Path) -> None:
+    """Until every target holds its new bytes: the checkpoints file (the companion, the last step
+    applied) is the companion's copy beside the journal, exchanged into place."""
+    while process.poll() is None:
+        try:
+            if copy.stat().st_ino == checkpoints.stat().st_ino:
+                return
+        except FileNotFoundError:
+            pass
+        time.sleep(0.0005)
+
+
 def _wait_for_trash_removal(home: Path) -> None:
     deadline = time.monotonic() + 60
     while any(name.endswith(".trash") for name in _journals(home)):
@@ -62,7 +75,7 @@ def test_kill_9_in_the_settle_leaves_exactly_the_restored_tree(home: Path, tmp_p
             env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
         assert process.stdout is not None and process.stdout.readline().strip() == b"ready"
-        assert process.stdout.readline().strip() == b"done"  # the commit returned: the settle pauses
+        _wait_for_the_commit(process, copy, files.checkpoints)  # type: ignore[attr-defined]
         if point == "before_flush":
             time.sleep(rng.uniform(0.0, pause * 0.6))
         elif point == "before_removal":

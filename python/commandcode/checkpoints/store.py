@@ -392,7 +392,16 @@ class PreparedRestore:
                fail_before_step: int | None = None, step_delay_ms: int = 0) -> RestoreOutcome:
         """Restores every target, all or nothing, as `restore_files` does (same errors); returns
         `outcome` (the plan verification made is the plan carried out) once every target holds its
-        new bytes: the flush and the journal's removal finish on a native thread (`settle_restores`)."""
+        new bytes and the restore has settled: its flush and its journal's removal run on a native
+        thread, and this waits for them.
+
+        Why it waits: callers write the session's files after the commit (a rewind's conversation
+        part, the checkpoints file), and a process that exits before the settle removed the
+        journal (a signal's exit, a kill) leaves a journal whose recovery would write the
+        companion's old bytes over those writes, or, once the settle removed the companion's copy,
+        cannot finish at all (CI's signal tests found it). Until those writes join the journal,
+        the settle is not left running behind the caller. A failed settle leaves the journal for
+        the next open to complete, and is reported at exit (`settle_and_warn`)."""
         from ..config.testing_hooks import settle_pause_ms  # COMMANDCODE_TEST_SETTLE_PAUSE_MS: 0 but in tests
 
         _wait_at_exit()
@@ -400,6 +409,7 @@ class PreparedRestore:
             self._store._native, companion=None if companion is None else (os.fspath(companion[0]), companion[1]),
             force=force, fail_before_step=fail_before_step, step_delay_ms=step_delay_ms,
             settle_pause_ms=settle_pause_ms())
+        _failed_settles.extend(settle_restores())
         return self.outcome
 
 
@@ -413,6 +423,8 @@ def settle_restores() -> list[tuple[Path, str]]:
 
 _exit_wait = threading.Lock()
 _exit_registered = False
+_failed_settles: list[tuple[Path, str]] = []
+"""Settles that failed while a commit waited for them: reported at exit with the others."""
 
 
 def _wait_at_exit() -> None:
@@ -429,7 +441,8 @@ def _wait_at_exit() -> None:
 def settle_and_warn() -> None:
     """`settle_restores`, with one `warning:` line on stderr for each settle that failed (the exit
     handler the first commit registers)."""
-    for journal, reason in settle_restores():
+    failed, _failed_settles[:] = [*_failed_settles, *settle_restores()], []
+    for journal, reason in failed:
         sys.stderr.write(f"warning: a restore could not be flushed to disk ({reason}); the next open of the "
                          f"session finishes it from `{journal}`\n")
 

@@ -1,12 +1,15 @@
-"""A restore's settle (the flush and the journal's removal, on a native thread after the commit
-returned, `rust/src/store/restore/settle.rs`): what waits for it in this process, and what
-another process sees meanwhile."""
+"""A restore's settle (the flush and the journal's removal, on a native thread once every target
+holds its new bytes, `rust/src/store/restore/settle.rs`): the commit waits for it
+(`checkpoints/store.py` says why), and another process that wants the journal meanwhile waits a
+short settle out and is refused a long one."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -35,18 +38,18 @@ RECOVER_SCRIPT = textwrap.dedent(
 )
 
 
-def test_the_next_restore_in_this_process_waits_for_the_settle(
+def test_a_rewind_returns_once_its_restore_settled(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A redo right after a rewind takes the journal lock the rewind's settle still holds: it
-    waits for that settle instead of failing (a second flock in one process would)."""
+    """A rewind returns with its journal gone (the callers' writes after the commit must never
+    race an open journal whose recovery would undo them); the redo right after it works."""
     monkeypatch.setenv("COMMANDCODE_TEST_SETTLE_PAUSE_MS", "400")  # held past the lock's 0.5 s patience
     project = tmp_path / "project"
     project.mkdir()
     files, restored_state, edited_state = prepare(project)
     journal = home / "journals" / f"{files.session_id}.json"  # type: ignore[attr-defined]
     rewind(files, project, 1, RewindMode.CODE)
-    assert journal.exists(), "the rewind returned before its settle"
+    assert not journal.exists(), "the rewind returned before its settle"
     assert snapshot(project) == restored_state
     redo(files, project)
     assert snapshot(project) == edited_state
@@ -67,8 +70,20 @@ def test_another_process_waits_a_short_settle_out_and_is_refused_a_long_one(
          files.session_id, str(project)],  # type: ignore[attr-defined]
         env=child_environment(home), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+    journal = home / "journals" / f"{files.session_id}.json"  # type: ignore[attr-defined]
+
+    def go_once_the_restore_began() -> None:  # the child recovers while the restore holds the lock
+        while not journal.exists():
+            time.sleep(0.0005)
+        assert child.stdin is not None
+        child.stdin.write("go\n")
+        child.stdin.flush()
+
+    starter = threading.Thread(target=go_once_the_restore_began, daemon=True)
+    starter.start()
     rewind(files, project, 1, RewindMode.CODE)
-    stdout, stderr = child.communicate("go\n", timeout=120)  # the child recovers while the settle holds the lock
+    starter.join(timeout=60)
+    stdout, stderr = child.communicate(timeout=120)
     assert stdout.startswith(expected), (stdout, stderr)
     if expected == "error:":
         assert "another restore is running for this session" in stdout and len(stdout.splitlines()) == 1
