@@ -27,11 +27,20 @@ from .. import _native
 _B = r"(?-u:\b)"
 # A quote, or a JSON-escaped one (`\\"`: a JSON text printed inside another, e.g. tool output).
 _Q = r"\\?[\"']"
+# Unicode's White_Space, spelled out: what `\s` means to the `regex` crate, without the Unicode
+# tables the core no longer carries (rust/Cargo.toml: they were ~4,600 of the native module's
+# relocations, a page fault per 4 KB of them at every import). `_WS` goes inside a class, `_S` is
+# one whitespace character and `_NS` one that is not. Names in the rules match their ASCII letters
+# either case (`(?i-u:…)`, Python's `(?ai:…)`), as JavaScript's `/i` does: a Kelvin sign no longer
+# stands for a `k`.
+_WS = r"\x09-\x0d \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_S = f"[{_WS}]"
+_NS = f"[^{_WS}]"
 _ENV_NAME = r"(?:[A-Za-z0-9]+_)*(?:SECRET|TOKEN|PASSWORD|PASSWD|PWD|APIKEY|API_KEY|SECRET_KEY|ACCESS_KEY|PRIVATE_KEY|AUTH_KEY|CREDENTIALS|ACCESS_TOKEN|AUTH_TOKEN|CLIENT_SECRET)"
 
 # (rule name, pattern). Order matters only where shapes overlap: the first rule to claim a span wins.
 RULES: tuple[tuple[str, str], ...] = (
-    ("private-key", r"(?P<s>-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)"),
+    ("private-key", r"(?P<s>-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?s:.)*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)"),
     ("anthropic-key", _B + r"(?P<s>sk-ant-[A-Za-z0-9]{2,8}-[A-Za-z0-9_\-]{32,})"),
     ("openai-key", _B + r"(?P<s>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}T3BlbkFJ[A-Za-z0-9_\-]{16,}|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,}|sk-[A-Za-z0-9]{48})"),
     ("google-api-key", _B + r"(?P<s>AIza[0-9A-Za-z_\-]{35})"),
@@ -40,14 +49,14 @@ RULES: tuple[tuple[str, str], ...] = (
     ("slack-token", _B + r"(?P<s>xox[abposr]-[0-9]{6,}-[A-Za-z0-9\-]{10,})"),
     ("stripe-key", _B + r"(?P<s>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,})"),
     ("aws-access-key-id", _B + r"(?P<s>(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})(?-u:\b)"),
-    ("aws-secret-key", r"(?i:aws_?secret_?(?:access_?)?key)[\"']?\s*[:=]\s*[\"']?(?P<s>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)"),
+    ("aws-secret-key", r"(?i-u:aws_?secret_?(?:access_?)?key)[\"']?" + _S + r"*[:=]" + _S + r"*[\"']?(?P<s>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)"),
     ("jwt", _B + r"(?P<s>eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,})"),
-    ("bearer-token", r"(?-u:\b)(?i:bearer)\s+(?P<s>[A-Za-z0-9._~+/\-]{20,}=*)"),
-    ("basic-auth", r"(?-u:\b)(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:basic)\s+(?P<s>[A-Za-z0-9+/]{12,}=*)"),
-    ("connection-password", r"(?-u:\b)[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@\"'<>]{1,64}:(?P<s>[^\s@/\"'<>]{1,128})@[A-Za-z0-9.\-\[\]]"),
-    ("env-secret", _B + _ENV_NAME + r"[ \t]*=[ \t]*" + _Q + r"?(?P<s>(?:[^\s\"'$#\\]|\\[^\s\"'])(?:[^\s\"'$#\\]|\\[^\s\"']){3,})"),
-    ("quoted-secret", _Q + r"(?i:password|passwd|secret|api_?key|access_?token|auth_?token|client_?secret|secret_?key)" + _Q
-     + r"\s*[:=]\s*" + _Q + r"(?P<s>(?:[^\"'\s$\\]|\\[^\"'\s]){4,})" + _Q),
+    ("bearer-token", r"(?-u:\b)(?i-u:bearer)" + _S + r"+(?P<s>[A-Za-z0-9._~+/\-]{20,}=*)"),
+    ("basic-auth", r"(?-u:\b)(?i-u:authorization)[\"']?" + _S + r"*[:=]" + _S + r"*[\"']?(?i-u:basic)" + _S + r"+(?P<s>[A-Za-z0-9+/]{12,}=*)"),
+    ("connection-password", r"(?-u:\b)[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^" + _WS + r":/@\"'<>]{1,64}:(?P<s>[^" + _WS + r"@/\"'<>]{1,128})@[A-Za-z0-9.\-\[\]]"),
+    ("env-secret", _B + _ENV_NAME + r"[ \t]*=[ \t]*" + _Q + r"?(?P<s>(?:[^" + _WS + r"\"'$#\\]|\\[^" + _WS + r"\"'])(?:[^" + _WS + r"\"'$#\\]|\\[^" + _WS + r"\"']){3,})"),
+    ("quoted-secret", _Q + r"(?i-u:password|passwd|secret|api_?key|access_?token|auth_?token|client_?secret|secret_?key)" + _Q
+     + _S + r"*[:=]" + _S + r"*" + _Q + r"(?P<s>(?:[^\"'" + _WS + r"$\\]|\\[^\"'" + _WS + r"]){4,})" + _Q),
 )
 
 
@@ -56,6 +65,12 @@ _MARKER_PREFIX = "[REDACTED:"
 
 def marker(rule: str) -> str:
     return f"{_MARKER_PREFIX}{rule}]"
+
+
+def _python_pattern(pattern: str) -> str:
+    """A rule in Python's `re` syntax: `\\b` for the ASCII word boundary, `(?ai:…)` for ASCII case
+    folding."""
+    return pattern.replace("(?-u:\\b)", "\\b").replace("(?i-u:", "(?ai:")
 
 
 class Redactor:
@@ -67,7 +82,7 @@ class Redactor:
         if engine == "native":
             self._native = _native.Redactor([pattern for _name, pattern in RULES], [marker(name) for name, _ in RULES])
         else:
-            self._compiled = [(name, re.compile(pattern.replace("(?-u:\\b)", "\\b"))) for name, pattern in RULES]
+            self._compiled = [(name, re.compile(_python_pattern(pattern))) for name, pattern in RULES]
 
     @property
     def total(self) -> int:

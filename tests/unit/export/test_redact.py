@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from commandcode import _native
 from commandcode.export.document import export_session, render_text
 from commandcode.export.redact import RULES, Redactor, summary
 from commandcode.sessions.reader import open_session
@@ -103,6 +104,39 @@ def test_non_ascii_text_around_secrets() -> None:
     token = "ghp_" + "16C7e42F292c6912E7710c838347Ae178B4a"
     for engine in ("native", "re"):
         assert Redactor(engine=engine).redact(f"é→ {token} ✓") == "é→ [REDACTED:github-token] ✓"
+
+
+# Unicode's White_Space (PropList.txt): what `\s` matched while the core carried Unicode tables.
+WHITE_SPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+
+
+def test_every_unicode_space_separates_as_before(engine: str) -> None:
+    # The rules spell the class out (the core has no Unicode tables): each of the 25 characters
+    # still counts as a space between a name and its secret, in both matchers, and characters
+    # outside White_Space (a file separator, a zero-width space) still do not.
+    secret = "abcDEF123456ghiJKL789mnoPQR"
+    for space in WHITE_SPACE:
+        assert Redactor(engine=engine).redact(f"Authorization: Bearer{space}{secret}") == \
+            "Authorization: Bearer[REDACTED:bearer-token]".replace("Bearer", "Bearer" + space), repr(space)
+        assert Redactor(engine=engine).redact(f'{{"password":{space}"hunter2hunter2"}}') == \
+            f'{{"password":{space}"[REDACTED:quoted-secret]"}}', repr(space)
+    for other in "\x1c\x1f\u200b\ufeff":
+        assert Redactor(engine=engine).redact(f"Bearer{other}{secret}") == f"Bearer{other}{secret}", repr(other)
+
+
+def test_names_fold_ascii_case_only(engine: str) -> None:
+    secret = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+    assert Redactor(engine=engine).redact(f"AWS_Secret_Access_KEY={secret}") == "AWS_Secret_Access_KEY=[REDACTED:aws-secret-key]"
+    # A Kelvin sign is not a `k` (as with JavaScript's `/i`): both matchers leave it.
+    assert Redactor(engine=engine).redact(f"aws_secret_access_\u212aey={secret}") == f"aws_secret_access_\u212aey={secret}"
+
+
+@pytest.mark.parametrize("pattern", [r"\s", r"\w+", r"\p{Greek}", "(?i)key"])
+def test_the_core_carries_no_unicode_tables(pattern: str) -> None:
+    # Each table the native module carries is relocated by the loader at every import (issue
+    # 30's warm open): a rule that needs one is refused, with its index, not compiled.
+    with pytest.raises(ValueError, match="redaction rule 0: "):
+        _native.Redactor([pattern], ["[R]"])
 
 
 def test_summary_line() -> None:
