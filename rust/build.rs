@@ -1,4 +1,5 @@
-//! Build script: gives the wheel's launchers (`wheel-data/scripts/`) their executable bit.
+//! Build script: gives the wheel's launchers (`wheel-data/scripts/`) their executable bit, and
+//! links the unwinder into the module where the default linker builds it (`build/unwinder.rs`).
 //!
 //! `maturin sdist` stores every file with mode 0644, and a wheel built from that sdist packs the
 //! scripts as it finds them, so pip would install `commandcode` and `cmd` without the execute
@@ -7,8 +8,13 @@
 
 use std::path::PathBuf;
 
+#[path = "build/unwinder.rs"]
+mod unwinder;
+
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=build/unwinder.rs");
+    unwinder::link_statically();
     let Some(manifest_dir) = std::env::var_os("CARGO_MANIFEST_DIR") else { return };
     let scripts = PathBuf::from(manifest_dir).join("../wheel-data/scripts");
     println!("cargo:rerun-if-changed={}", scripts.display());
