@@ -399,10 +399,11 @@ fn is_fresh(modified: SystemTime, now: SystemTime) -> bool {
 }
 
 /// The original bytes of object `id` from its zstd frame `compressed` (read from `path`),
-/// checked: it must decompress and hash to `id`.
+/// checked: it must decompress and hash to `id`. A stored frame (a redo point's, `stored.rs`)
+/// is copied out, not decoded.
 fn decode(id: &ContentId, compressed: &[u8], path: &Path) -> Result<Vec<u8>> {
     let corrupt = |reason: String| Error::ObjectCorrupt { id: id.to_string(), path: path.to_owned(), reason };
-    let bytes = match decompress_sized(compressed) {
+    let bytes = match super::stored::content(compressed, MAX_OBJECT_SIZE).or_else(|| decompress_sized(compressed)) {
         Some(bytes) => bytes,
         None => decompress_streaming(compressed).map_err(corrupt)?,
     };
