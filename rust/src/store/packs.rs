@@ -367,12 +367,12 @@ pub fn absorb(store: &ObjectStore, pause: Duration) -> Result<AbsorbReport> {
 /// compressed at the store's level (the disk a redo point's stored frames took is given back);
 /// any other frame is kept as it is (a corrupt one stays for the reader to report).
 fn compacted(id: &ContentId, frame: Vec<u8>) -> Vec<u8> {
-    if !stored::is_stored(&frame) {
-        return frame;
-    }
-    match stored::content(&frame, MAX_OBJECT_SIZE) {
-        Some(bytes) if ContentId::of(&bytes) == *id => zstd::bulk::compress(&bytes, COMPRESSION_LEVEL).unwrap_or(frame),
-        _ => frame,
+    match stored::into_content(frame, MAX_OBJECT_SIZE) {
+        Ok(bytes) if ContentId::of(&bytes) == *id => {
+            zstd::bulk::compress(&bytes, COMPRESSION_LEVEL).unwrap_or_else(|_| stored::frame(&bytes))
+        }
+        Ok(bytes) => stored::frame(&bytes), // as it was: the reader reports it corrupt
+        Err(frame) => frame,
     }
 }
 
