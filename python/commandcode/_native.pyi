@@ -252,10 +252,10 @@ class PreparedRestore:
 
     plan: RestorePlan
     def keep(
-        self, object_store: ObjectStore, max_size: int, *, level: int, pause_ms: int = 0
+        self, object_store: ObjectStore, max_size: int, *, level: int | None, pause_ms: int = 0
     ) -> list[tuple[str, Literal["regular", "missing", "other"], str | None, int | None, int | None, bool]]:
         """Stores the current bytes of every target the restore changes (new objects at zstd
-        `level`, made durable by one flush): `(target, kind, content_id, mode, size, stored_now)`
+        `level`, or uncompressed stored frames when it is `None`; made durable by one flush): `(target, kind, content_id, mode, size, stored_now)`
         per changed target (`"other"`: not kept). `pause_ms`: a crash-test hook."""
     def commit(
         self, object_store: ObjectStore, *, companion: tuple[_Path, bytes] | None = None, force: bool = False,

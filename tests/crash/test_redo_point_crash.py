@@ -143,7 +143,9 @@ def _packed_store(store_root: Path, packs: int, rng: random.Random) -> dict[str,
             targets.append(_native.RestoreItem(str(path)))  # a restore that deletes it: it keeps it first
         prepared = _native.prepare_restore(store._native, targets, str(store_root.parent / f"journal{pack}.json"),
                                            confine_to=None, protected=[], in_place=True)
-        prepared.keep(store._native, backups.MAX_BACKUP_SIZE, level=1, pause_ms=0)
+        # stored frames (a redo point's now, compressed as they are absorbed) and zstd ones (a store
+        # the code before them wrote)
+        prepared.keep(store._native, backups.MAX_BACKUP_SIZE, level=None if pack % 2 else 1, pause_ms=0)
         prepared.close()
     assert len(_packs(store_root)) == packs and not _objects(store_root)
     return wanted

@@ -100,8 +100,19 @@ def _item_problem(value: dict[str, Any]) -> str | None:
 
 
 def _is_digest(value: Any) -> bool:
-    """Whether `value` is null or a 64-digit hex digest (the fast test of `_digest_problem`)."""
-    return value is None or (value.__class__ is str and len(value) == 64 and _HEX_DIGEST.fullmatch(value) is not None)
+    """Whether `value` is null or a 64-digit hex digest (the fast test of `_digest_problem`).
+
+    `bytes.fromhex` at a third of the regular expression's cost (two digests per item, thousands
+    of items a rewind): it skips ASCII whitespace between pairs, but 64 characters give 32 bytes
+    only when every one is a hex digit."""
+    if value is None:
+        return True
+    if value.__class__ is not str or len(value) != 64:
+        return False
+    try:
+        return len(bytes.fromhex(value)) == 32
+    except ValueError:
+        return False
 
 
 @dataclass

@@ -36,9 +36,11 @@ if TYPE_CHECKING:
 MAX_BACKUP_SIZE: int = _native.MAX_BACKUP_SIZE
 """Files over 10 MB (10,485,760 bytes) are never read: recorded `skipped: "too_large"`."""
 
-KEEP_LEVEL = 1
-"""zstd level of the objects a redo point stores (`PreparedRestore.keep`): on the rewind's own
-clock, so cheaper than a backup's level 3 (a few percent larger on source text)."""
+KEEP_LEVEL: int | None = None
+"""zstd level of the objects a redo point stores (`PreparedRestore.keep`); `None`: stored frames,
+not compressed (format §7.2). Both sit on a clock the user waits on: the rewind compressed a
+thousand files at level 1, and the redo decompressed them (a quarter of its CPU); stored, neither
+does, and a collection compresses them when it absorbs the pack."""
 
 GC_LOCK_NAME = "gc.lock"
 """Taken shared by every put, exclusively by the garbage collection's sweep (`gc.py`)."""

@@ -37,7 +37,8 @@ fn closed() -> PyErr {
 #[pymethods]
 impl PreparedRestore {
     /// Stores the current bytes of every target the restore changes (from what verification
-    /// read and hashed; new objects at zstd `level`, made durable by one flush); returns a row
+    /// read and hashed; new objects at zstd `level`, or stored uncompressed when it is `None`,
+    /// made durable by one flush); returns a row
     /// per changed target (see `KeptRow`). `pause_ms` is a crash-test hook (slept between the
     /// flush's phases).
     #[pyo3(signature = (object_store, max_size, *, level, pause_ms = 0))]
@@ -46,7 +47,7 @@ impl PreparedRestore {
         py: Python<'_>,
         object_store: PyRef<'_, PyObjectStore>,
         max_size: u64,
-        level: i32,
+        level: Option<i32>,
         pause_ms: u64,
     ) -> PyResult<Vec<KeptRow>> {
         let guard = self.inner.lock().expect("no panics while held");

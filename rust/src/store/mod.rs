@@ -4,6 +4,7 @@
 //! - [`objects`]: the shared content-addressed, zstd-compressed object folder ([`ObjectStore`]).
 //! - [`batch`]: many new objects made durable by one flush (an absorbed pack's, [`Batch`]).
 //! - [`packs`]: many objects in one file (a redo point's, [`PackWriter`]), absorbed by a collection.
+//! - [`stored`]: zstd frames of raw blocks (a redo point's objects, read back without decoding).
 //! - [`source`]: reading a user's file without following symlinks, under a size cap.
 //! - [`mod@restore`]: verified, all-or-nothing restore with a crash journal.
 //! - [`space`]: free space for the disk-low pause.
@@ -43,6 +44,7 @@ pub mod restore;
 pub mod source;
 pub mod space;
 pub mod stat_scan;
+pub mod stored;
 pub mod tree_items;
 pub mod watch;
 

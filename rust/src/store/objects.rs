@@ -244,7 +244,7 @@ impl ObjectStore {
     pub fn read(&self, id: &ContentId) -> Result<Vec<u8>> {
         let path = self.object_path(id);
         let from_pack =
-            self.packed(id, false).map(|found| found.frame().and_then(|frame| decode(id, &frame, found.path())));
+            self.packed(id, false).map(|found| found.frame().and_then(|frame| decode(id, frame, found.path())));
         if let Some(Ok(bytes)) = from_pack {
             return Ok(bytes);
         }
@@ -259,13 +259,13 @@ impl ObjectStore {
                     self.packed(id, false)
                 });
                 return match found {
-                    Some(found) => decode(id, &found.frame()?, found.path()),
+                    Some(found) => decode(id, found.frame()?, found.path()),
                     None => Err(Error::ObjectMissing { id: id.to_string(), path }),
                 };
             }
             Err(source) => return Err(Error::io(path, source)),
         };
-        decode(id, &compressed, &path)
+        decode(id, compressed, &path)
     }
 
     /// Checks object `id` as [`read`](Self::read) does, discarding the bytes.
@@ -399,12 +399,16 @@ fn is_fresh(modified: SystemTime, now: SystemTime) -> bool {
 }
 
 /// The original bytes of object `id` from its zstd frame `compressed` (read from `path`),
-/// checked: it must decompress and hash to `id`.
-fn decode(id: &ContentId, compressed: &[u8], path: &Path) -> Result<Vec<u8>> {
+/// checked: it must decompress and hash to `id`. A stored frame (a redo point's, `stored.rs`)
+/// becomes its content in its own buffer, not decoded.
+fn decode(id: &ContentId, frame: Vec<u8>, path: &Path) -> Result<Vec<u8>> {
     let corrupt = |reason: String| Error::ObjectCorrupt { id: id.to_string(), path: path.to_owned(), reason };
-    let bytes = match decompress_sized(compressed) {
-        Some(bytes) => bytes,
-        None => decompress_streaming(compressed).map_err(corrupt)?,
+    let bytes = match super::stored::into_content(frame, MAX_OBJECT_SIZE) {
+        Ok(bytes) => bytes,
+        Err(compressed) => match decompress_sized(&compressed) {
+            Some(bytes) => bytes,
+            None => decompress_streaming(&compressed).map_err(corrupt)?,
+        },
     };
     let actual = ContentId::of(&bytes);
     if actual != *id {

@@ -10,12 +10,14 @@
 //!   "ccpack1\n"                        8 bytes
 //!   count                              u32 little-endian
 //!   count x (id, offset, length)       32 raw bytes, u64 LE, u32 LE; ids ascending
-//!   frames                             one zstd frame per object, at its offset from the file start
+//!   frames                             one zstd frame per object (stored or compressed), at its offset
 //! ```
 //!
-//! A packed object is read as a loose one is: decompressed and hashed against its id
-//! ([`ObjectStore::read`]). Packs are never swept: a collection first absorbs every pack
-//! ([`absorb`]: its objects become loose objects by one batched flush, then the pack is deleted),
+//! A redo point's frames are stored frames (`stored.rs`: raw blocks, not compressed), which its
+//! redo reads back without decoding. A packed object is read as a loose one is: decompressed and
+//! hashed against its id ([`ObjectStore::read`]). Packs are never swept: a collection first
+//! absorbs every pack ([`absorb`]: its objects become loose objects by one batched flush, a stored
+//! frame compressed at the store's level on the way, then the pack is deleted),
 //! so the sweep, and everything that reads objects by path, sees loose objects only. A kill during
 //! an absorb leaves the pack and some of its objects loose as well: both copies are whole, and the
 //! next absorb finishes.
@@ -23,8 +25,10 @@
 use super::batch::Batch;
 use super::digest::ContentId;
 use super::durable::{self, TEMP_SUFFIX};
-use super::objects::{set_folder_mode, ObjectStore, FRESH_FOR, MAX_OBJECT_SIZE, OBJECT_MODE};
+use super::objects::{set_folder_mode, ObjectStore, COMPRESSION_LEVEL, FRESH_FOR, MAX_OBJECT_SIZE, OBJECT_MODE};
+use super::stored;
 use crate::error::{Error, Result};
+use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fs::File;
@@ -206,7 +210,7 @@ fn is_pack_name(name: &std::ffi::OsStr) -> bool {
 /// New objects staged for one pack: a redo point's (`restore/keep.rs`).
 pub struct PackWriter<'a> {
     store: &'a ObjectStore,
-    level: i32,
+    level: Option<i32>,
     staged: Mutex<Staged>,
 }
 
@@ -218,8 +222,9 @@ struct Staged {
 }
 
 impl<'a> PackWriter<'a> {
-    /// A writer compressing new objects at zstd `level`.
-    pub fn new(store: &'a ObjectStore, level: i32) -> Self {
+    /// A writer compressing new objects at zstd `level`, or (`None`) storing them as stored
+    /// frames (`stored.rs`: read back without decoding, at their full size until absorbed).
+    pub fn new(store: &'a ObjectStore, level: Option<i32>) -> Self {
         store.refresh_packs(false);
         PackWriter { store, level, staged: Mutex::default() }
     }
@@ -240,7 +245,10 @@ impl<'a> PackWriter<'a> {
         if self.store.refresh(id) || !self.staged.lock().expect("no panics while held").ids.insert(*id) {
             return Ok(false);
         }
-        let frame = zstd::bulk::compress(bytes, self.level).map_err(|source| Error::io(self.store.root(), source))?;
+        let frame = match self.level {
+            Some(level) => zstd::bulk::compress(bytes, level).map_err(|source| Error::io(self.store.root(), source))?,
+            None => stored::frame(bytes),
+        };
         let full = {
             let mut staged = self.staged.lock().expect("no panics while held");
             staged.bytes += frame.len();
@@ -332,11 +340,14 @@ pub fn absorb(store: &ObjectStore, pause: Duration) -> Result<AbsorbReport> {
         if cache.add(path.clone()).is_err() {
             continue;
         }
-        for (id, located) in &cache.by_id {
-            if !store.contains_loose(id) && batch.add_frame(id, &located.frame()?)? {
-                report.objects += 1;
-            }
-        }
+        let added = cache
+            .by_id
+            .par_iter()
+            .map(
+                |(id, located)| Ok(!store.contains_loose(id) && batch.add_frame(id, &compacted(id, located.frame()?))?),
+            )
+            .collect::<Result<Vec<bool>>>()?;
+        report.objects += added.into_iter().filter(|&added| added).count() as u64;
         whole.push(path);
     }
     batch.finish(Duration::ZERO)?;
@@ -350,6 +361,19 @@ pub fn absorb(store: &ObjectStore, pause: Duration) -> Result<AbsorbReport> {
         durable::fsync_dir(&folder)?;
     }
     Ok(report)
+}
+
+/// The frame a packed object gets as a loose one: a stored frame whose bytes hash to `id` is
+/// compressed at the store's level (the disk a redo point's stored frames took is given back);
+/// any other frame is kept as it is (a corrupt one stays for the reader to report).
+fn compacted(id: &ContentId, frame: Vec<u8>) -> Vec<u8> {
+    match stored::into_content(frame, MAX_OBJECT_SIZE) {
+        Ok(bytes) if ContentId::of(&bytes) == *id => {
+            zstd::bulk::compress(&bytes, COMPRESSION_LEVEL).unwrap_or_else(|_| stored::frame(&bytes))
+        }
+        Ok(bytes) => stored::frame(&bytes), // as it was: the reader reports it corrupt
+        Err(frame) => frame,
+    }
 }
 
 /// The ids of every object in the store's packs (for checks and tests).
@@ -382,7 +406,7 @@ mod tests {
     fn a_pack_holds_each_new_object_once_and_its_objects_read_back_verified() {
         let (_folder, store) = store();
         let (old, _) = store.put_bytes(b"already loose").unwrap();
-        let writer = PackWriter::new(&store, 1);
+        let writer = PackWriter::new(&store, Some(1));
         let first = ContentId::of(b"first");
         assert!(!writer.add(&old, b"already loose").unwrap(), "a loose object is only refreshed");
         assert!(writer.add(&first, b"first").unwrap());
@@ -405,7 +429,7 @@ mod tests {
         let (loose, _) = store.put_bytes(b"already loose").unwrap();
         let before = store.usage().unwrap();
         assert_eq!(before.objects, 1);
-        let writer = PackWriter::new(&store, 1);
+        let writer = PackWriter::new(&store, Some(1));
         let bytes = vec![7u8; 100_000];
         let packed = ContentId::of(&bytes);
         assert!(!writer.add(&loose, b"already loose").unwrap());
@@ -454,7 +478,7 @@ mod tests {
     #[test]
     fn absorbing_makes_every_packed_object_loose_and_deletes_the_pack() {
         let (_folder, store) = store();
-        let writer = PackWriter::new(&store, 1);
+        let writer = PackWriter::new(&store, Some(1));
         let ids: Vec<ContentId> = (0..50)
             .map(|number| {
                 let bytes = format!("object {number}").into_bytes();
@@ -479,9 +503,45 @@ mod tests {
     }
 
     #[test]
+    fn stored_frames_are_read_back_whole_and_an_absorb_compresses_them() {
+        let (_folder, store) = store();
+        let writer = PackWriter::new(&store, None);
+        let bytes = b"a line of source text\n".repeat(10_000);
+        let id = ContentId::of(&bytes);
+        assert!(writer.add(&id, &bytes).unwrap());
+        writer.finish(Duration::ZERO).unwrap();
+        let packed = packed_sizes(&store);
+        assert_eq!(packed.len(), 1);
+        assert!(packed[0].1 > bytes.len() as u64, "stored, not compressed: {}", packed[0].1);
+        assert_eq!(store.read(&id).unwrap(), bytes);
+        assert_eq!(absorb(&store, Duration::ZERO).unwrap().objects, 1);
+        let loose = std::fs::metadata(store.object_path(&id)).unwrap().len();
+        assert!(loose < bytes.len() as u64 / 20, "compressed once loose: {loose}");
+        assert_eq!(store.read(&id).unwrap(), bytes);
+    }
+
+    #[test]
+    fn a_stored_frame_that_does_not_hash_to_its_id_is_absorbed_as_it_is_and_reported_corrupt() {
+        let (_folder, store) = store();
+        let id = ContentId::of(b"what the index says");
+        let mut frames = vec![(id, stored::frame(b"something else"))];
+        let folder = store.root().join(PACKS_FOLDER);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("forged.pack"), encode(&mut frames)).unwrap();
+        assert!(matches!(store.read(&id), Err(Error::ObjectCorrupt { .. })));
+        assert_eq!(absorb(&store, Duration::ZERO).unwrap().objects, 1);
+        assert_eq!(
+            std::fs::read(store.object_path(&id)).unwrap(),
+            stored::frame(b"something else"),
+            "not recompressed"
+        );
+        assert!(matches!(store.read(&id), Err(Error::ObjectCorrupt { .. })));
+    }
+
+    #[test]
     fn staged_frames_past_the_limit_go_out_as_a_pack_of_their_own() {
         let (_folder, store) = store();
-        let writer = PackWriter::new(&store, 1);
+        let writer = PackWriter::new(&store, Some(1));
         let mut random = 1u64;
         let mut noise = |length: usize| -> Vec<u8> {
             (0..length)

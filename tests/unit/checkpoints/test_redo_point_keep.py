@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from commandcode.checkpoints import store as backups
+from commandcode.checkpoints.gc import collect
 from commandcode.checkpoints.manager import CheckpointManager
 from commandcode.checkpoints.modes import RewindMode
 from commandcode.checkpoints.records import read_checkpoints
@@ -90,3 +91,61 @@ def test_a_prepared_restore_holds_the_lock_until_closed(home: Path, project: Pat
     with backups.prepare_restore(store, plan.targets, session_id=files.session_id, confine_to=project) as again:
         again.commit(force=False)
     assert (project / "plain.txt").read_bytes() == b"plain before\n"
+
+
+def _compressible_turn(project: Path) -> tuple[SessionFiles, dict[str, bytes]]:
+    """One turn editing three text files large enough that zstd shrinks them several times over."""
+    files = new_session_files(project)
+    for number in range(3):
+        write(project / f"source{number}.py", f"def before_{number}():\n    return {number}\n".encode() * 400, 0o644)
+    manager = CheckpointManager.for_session(files, project, compatible_backups=False)
+    manager.open_checkpoint("edit", 0, None)
+    edited = {}
+    for number in range(3):
+        path = project / f"source{number}.py"
+        manager.backup_before_edit(str(path))
+        edited[path.name] = f"def after_{number}():\n    return -{number}\n".encode() * 500
+        path.write_bytes(edited[path.name])
+        manager.record_after_edit(str(path))
+    manager.flush()
+    return files, edited
+
+
+def test_the_redo_point_stores_its_objects_uncompressed_and_a_collection_compresses_them(home: Path,
+                                                                                          project: Path) -> None:
+    files, edited = _compressible_turn(project)
+    after_turn = snapshot(project)
+    store = backups.BackupStore()
+    rewind(files, project, 1, RewindMode.CODE, RewindOptions(store=store))
+    ids = {backups.content_id(data): data for data in edited.values()}
+    sizes = store.packed_sizes()
+    assert set(ids) <= set(sizes)
+    for content_id, data in ids.items():  # stored frames: the redo reads them without decoding
+        assert len(data) < sizes[content_id] <= len(data) + 32, (len(data), sizes[content_id])
+    redo(files, project, RewindOptions(store=store))
+    assert snapshot(project) == after_turn
+    collect(grace_seconds=0)  # absorbs the pack, then sweeps what no record names
+    assert not store.packed_sizes()
+    for content_id, data in ids.items():  # kept (the redo point names them), loose and compressed now
+        assert store.object_path(content_id).stat().st_size < len(data) // 4
+        assert store.read(content_id) == data
+    rewind(files, project, 1, RewindMode.CODE, RewindOptions(store=store))  # from the compressed objects
+    redo(files, project, RewindOptions(store=store))
+    assert snapshot(project) == after_turn
+
+
+def test_a_redo_point_whose_objects_are_in_a_zstd_pack_still_redoes(home: Path, project: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store written before redo points stored their objects uncompressed: its pack holds zstd
+    frames, which the redo decodes (and verifies) as before."""
+    files, edited = _compressible_turn(project)
+    after_turn = snapshot(project)
+    store = backups.BackupStore()
+    monkeypatch.setattr(backups, "KEEP_LEVEL", 1)  # what the rewind of the old code wrote
+    rewind(files, project, 1, RewindMode.CODE, RewindOptions(store=store))
+    monkeypatch.undo()
+    sizes = store.packed_sizes()
+    for data in edited.values():
+        assert sizes[backups.content_id(data)] < len(data) // 4, "compressed frames"
+    redo(files, project, RewindOptions(store=store))
+    assert snapshot(project) == after_turn

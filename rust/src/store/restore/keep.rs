@@ -5,9 +5,9 @@
 //! the store holds already is only refreshed (a collection running now keeps it); another is
 //! stored from the bytes in memory, or read once more and checked against the hash verification
 //! took (a file that changed since refuses the restore, nothing written). The new objects go into
-//! one pack at the caller's zstd level (`store/packs.rs`): one file, written and made durable
-//! before this returns (not a file, a temp and a rename per object), so the journal that follows
-//! may name the records that name them.
+//! one pack, at the caller's zstd level or as stored frames (`store/packs.rs`, `store/stored.rs`):
+//! one file, written and made durable before this returns (not a file, a temp and a rename per
+//! object), so the journal that follows may name the records that name them.
 
 use super::verify::Step;
 use super::Action;
@@ -44,8 +44,9 @@ pub struct KeptFile {
 pub struct KeepOptions {
     /// Regular files over this size are not kept ([`KeptState::Other`]).
     pub max_size: u64,
-    /// The zstd level of new objects.
-    pub level: i32,
+    /// The zstd level of new objects; `None` stores them uncompressed (stored frames,
+    /// `store/stored.rs`: the redo reads them back without decoding).
+    pub level: Option<i32>,
     /// A crash-test hook: slept before the pack is written and after ([`PackWriter::finish`]).
     pub pause: Duration,
 }
