@@ -1,6 +1,6 @@
 """Crash test: a rewind killed with SIGKILL in its settle, the part of a restore that runs on a
-native thread once every target holds its new bytes (`rust/src/store/restore/settle.rs`; the
-Python commit waits for it, `checkpoints/store.py` says why): before its flush,
+native thread once every target holds its new bytes, behind the caller
+(`rust/src/store/restore/settle.rs`, `checkpoints/settling.py`): before its flush,
 after the flush and before the journal's removal, and after that removal (while the trash is
 freed and the process exits). The test hook `COMMANDCODE_TEST_SETTLE_PAUSE_MS` holds the settle
 before its flush and again before the removal, so each kill lands where it is aimed.
