@@ -36,12 +36,15 @@ from helpers.locations import KILLABLE
 
 SETTLE_PAUSE_MS = 150
 """The settle kills' `COMMANDCODE_TEST_SETTLE_PAUSE_MS`: the settle waits this long before its
-flush, again before the journal's removal and again after it, where the kills aim (the last pause
-keeps the process, whose exit waits for the settle, there to be killed)."""
+flush, before the companion copy's removal, between it and the journal's removal, and after that,
+where the kills aim (the last pause keeps the process, whose exit waits for the settle, there to
+be killed)."""
 SETTLE_POINTS = ("settle_before_flush", "settle_before_removal", "settle_after_removal", "settle_before_final_write")
-"""`settle_before_final_write`: a `--mode both` rewind (or the redo of one) killed while its settle
-is held before the flush, after its commit returned: between the leaf's move and the final write
-of the checkpoints file, which waits for the settle (`checkpoints/settling.py`)."""
+"""`settle_before_final_write`: a `--mode both` rewind (or the redo of one) killed after its commit
+returned, while its settle is held with the companion's copy removed and the journal still open:
+the final write of the checkpoints file waits for the settle (`checkpoints/settling.py`); had it
+not, the file would no longer hold the bytes the journal names, and with no copy to take them
+from, the recovery could not finish."""
 BOTH_POINT = "settle_before_final_write"
 
 
@@ -317,6 +320,11 @@ def _kill_in_settle(workspace: Workspace, process: subprocess.Popen[bytes], poin
     if process.poll() is not None:
         return
     if point == "settle_before_flush":
+        time.sleep(rng.uniform(0.0, pause * 0.6))
+    elif point == BOTH_POINT:  # the copy removed, the journal not yet
+        copy = _journal(workspace).with_name(f"{workspace.session_id}.json.companion")
+        while process.poll() is None and copy.exists():
+            time.sleep(0.0005)
         time.sleep(rng.uniform(0.0, pause * 0.6))
     elif point == "settle_before_removal":
         time.sleep(pause + rng.uniform(pause * 0.3, pause * 0.8))
