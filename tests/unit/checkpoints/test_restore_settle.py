@@ -5,6 +5,7 @@ process that wants the journal meanwhile sees (a short settle waited out, a long
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import textwrap
@@ -115,6 +116,44 @@ def test_the_next_restore_in_this_process_waits_for_the_settle(
     assert snapshot(project) == edited_state
     assert backups.settle_restores() == []
     assert not journal.exists()
+
+
+TERMINATED_SCRIPT = textwrap.dedent(
+    """
+    import os, signal, sys, threading, time
+    from pathlib import Path
+    from commandcode.sessions.files import SessionFiles
+    from commandcode.checkpoints.modes import RewindMode
+    from commandcode.checkpoints.rewind import rewind
+    directory, session_id, project, journal = sys.argv[1:5]
+
+    def terminate_once_the_restore_began():
+        while not os.path.exists(journal):
+            time.sleep(0.0005)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=terminate_once_the_restore_began, daemon=True).start()
+    rewind(SessionFiles(Path(directory), session_id), Path(project), 1, RewindMode.CODE)
+    time.sleep(30)  # not reached: the held SIGTERM ends the process once the rewind is done
+    """
+)
+
+
+def test_a_sigterm_held_through_a_rewind_is_delivered_once_its_settle_is_done(home: Path, tmp_path: Path) -> None:
+    """A SIGTERM that came while the rewind committed ends the process after the rewind (its
+    default action runs no exit handler), but only once the settle removed the journal."""
+    project = tmp_path / "project"
+    project.mkdir()
+    files, restored_state, _ = prepare(project)
+    journal = home / "journals" / f"{files.session_id}.json"  # type: ignore[attr-defined]
+    finished = subprocess.run(
+        [sys.executable, "-c", TERMINATED_SCRIPT, str(files.directory), files.session_id,  # type: ignore[attr-defined]
+         str(project), str(journal)],
+        env=child_environment(home, COMMANDCODE_TEST_SETTLE_PAUSE_MS="200"), capture_output=True, timeout=120,
+    )
+    assert finished.returncode == -signal.SIGTERM, finished.stderr
+    assert not journal.exists(), "the signal was delivered before the settle was done"
+    assert snapshot(project) == restored_state
 
 
 def test_a_failed_settle_is_an_error_for_the_next_checkpoints_write_and_restore(
