@@ -462,21 +462,30 @@ def prepare_restore(store: BackupStore, targets: Sequence[RestoreTarget], *, ses
     nothing is written.
 
     Raises:
-        RestoreError: another process is restoring this session right now, or the last restore
-            of this session in this process could not be flushed to disk (said once: the next
-            attempt finishes that restore first).
+        RestoreError: another process is restoring this session right now, or this process's
+            last restore of the session could not be flushed to disk (said once: the next attempt
+            finishes that restore first).
     """
     journal = journal_path(session_id)
-    reason = settling.settle(journal)  # this process's last restore of the session, if still settling
-    if reason is not None:
-        raise RestoreError(f"nothing was restored: the last restore of this session could not be flushed to disk "
-                           f"({reason}); its journal {journal} is kept", hint="run the command again: it finishes "
-                           "that restore first")
+    _settle_before_restoring(journal)
     items = [target._native_item() for target in targets]
     native = _native.prepare_restore(
         store._native, items, os.fspath(journal),
         confine_to=None if confine_to is None else os.fspath(confine_to), protected=_protected(), in_place=in_place)
     return PreparedRestore(store, native, targets, journal)
+
+
+def _settle_before_restoring(journal: Path) -> None:
+    """Waits for this process's settle of `journal`'s last restore, if still running.
+
+    Raises:
+        RestoreError: that settle failed (said once: the next attempt finishes the restore from
+            its journal).
+    """
+    reason = settling.settle(journal)
+    if reason is not None:
+        raise RestoreError(f"the last restore of this session could not be flushed to disk ({reason}); its journal "
+                           f"{journal} is kept", hint="run the command again: it finishes that restore first")
 
 
 def recover_pending(
@@ -495,9 +504,11 @@ def recover_pending(
 
     Raises:
         RestoreError: another process is restoring this session right now, or the journal is
-            unreadable or names a path outside those bounds (it is left in place).
+            unreadable or names a path outside those bounds (it is left in place), or this
+            process's last restore of the session could not be flushed to disk (said once).
     """
     journal = journal_path(files.session_id)
+    _settle_before_restoring(journal)
     if not journal.exists():
         return None
     outcome = _native.recover_restore(
