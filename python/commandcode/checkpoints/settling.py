@@ -17,9 +17,10 @@ removed the companion's copy the recovery could not finish at all. So, in this p
   commit), and so does the delivery of a signal held while a rewind committed (`storage/signals.py`).
 
 A settle that failed (its flush or the journal's removal) leaves its journal open for the next
-recovery. It is an error for the next restore of that session, once (`settle`: `prepare_restore`
-asks), and for every write of that session's checkpoints file while the journal is open (the
-recovery would undo the write); the exit warns of those not reported yet.
+recovery. It is an error for the next recovery or restore of that session, once (`settle`:
+`store.recover_pending` and `store.prepare_restore` ask), and for every write of that session's
+checkpoints file while the journal is open (the recovery would undo the write); the exit warns of
+those not reported yet.
 
 Cheap when nothing is pending: one look at two empty dicts.
 """

@@ -402,8 +402,9 @@ class PreparedRestore:
         the caller. Until it is done, a write of the companion (a rewind's last write of the
         checkpoints file) or of the project (the agent's tools) in this process waits for it, and
         so does the exit (`settling.py` says why). A failed settle leaves the journal for the next
-        open to complete; it is an error for the next restore of the session and for the next
-        write of the companion, and a warning at exit if neither came (`settle_and_warn`)."""
+        open to complete; it is an error for the next recovery or restore of the session and for
+        writes of the companion while that journal is open, and a warning at exit if none came
+        (`settle_and_warn`)."""
         from ..config.testing_hooks import settle_pause_ms  # COMMANDCODE_TEST_SETTLE_PAUSE_MS: 0 but in tests
 
         _wait_at_exit()
