@@ -1,9 +1,10 @@
 """Crash test: a rewind killed with SIGKILL in its settle, the part of a restore that runs on a
-native thread once every target holds its new bytes (`rust/src/store/restore/settle.rs`; the
-Python commit waits for it, `checkpoints/store.py` says why): before its flush,
-after the flush and before the journal's removal, and after that removal (while the trash is
-freed and the process exits). The test hook `COMMANDCODE_TEST_SETTLE_PAUSE_MS` holds the settle
-before its flush and again before the removal, so each kill lands where it is aimed.
+native thread once every target holds its new bytes, behind the caller
+(`rust/src/store/restore/settle.rs`, `checkpoints/settling.py`): before its flush,
+after the flush and before the removals, between the companion copy's removal and the journal's,
+and after that removal (while the trash is freed and the process exits). The test hook
+`COMMANDCODE_TEST_SETTLE_PAUSE_MS` holds the settle before its flush and before, between and
+after the removals, so each kill lands where it is aimed.
 
 Until the removal, the journal is open: the next open must complete the restore from its
 durable sources. After it, the files are durable. Either way the project must be exactly the
@@ -57,7 +58,7 @@ def _wait_for_trash_removal(home: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("point", ["before_flush", "before_removal", "after_removal"])
+@pytest.mark.parametrize("point", ["before_flush", "before_removal", "between_removals", "after_removal"])
 def test_kill_9_in_the_settle_leaves_exactly_the_restored_tree(home: Path, tmp_path: Path, point: str) -> None:
     rng = random.Random(f"settle:{point}")
     environment = child_environment(home, COMMANDCODE_TEST_SETTLE_PAUSE_MS=str(PAUSE_MS))
@@ -80,6 +81,10 @@ def test_kill_9_in_the_settle_leaves_exactly_the_restored_tree(home: Path, tmp_p
             time.sleep(rng.uniform(0.0, pause * 0.6))
         elif point == "before_removal":
             time.sleep(pause + rng.uniform(pause * 0.3, pause * 0.8))
+        elif point == "between_removals":  # the copy gone, the journal open: the file's own bytes serve
+            while copy.exists() and process.poll() is None:
+                time.sleep(0.0005)
+            time.sleep(rng.uniform(0.0, pause * 0.6))
         else:
             while journal.exists() and process.poll() is None:
                 time.sleep(0.0005)

@@ -1,7 +1,8 @@
 """One point of the crash harness (`helpers.crash_harness`): the run an operation makes next, the
 process started and killed (after a random delay, at a restore journal's appearance, just before
 it (while the restore verifies and stores its redo point's objects), in the restore's settle
-after its commit returned (before the flush, before the journal's removal, or after it), or at a
+after its commit returned (before the flush, before the journal's removal, or after it; and in a
+`--mode both` rewind between its commit and its final checkpoints write), or at a
 Python-level file-system call through `tests/support/killable_cli.py`), what it reported, and the
 judging of a run that was not killed; `calibrate` measures an operation's duration first."""
 
@@ -26,6 +27,7 @@ from helpers.crash_workspace import (
     SHELL_FILES,
     OperationStats,
     Workspace,
+    data_dir_env,
 )
 from helpers.locations import KILLABLE
 
@@ -34,9 +36,16 @@ from helpers.locations import KILLABLE
 
 SETTLE_PAUSE_MS = 150
 """The settle kills' `COMMANDCODE_TEST_SETTLE_PAUSE_MS`: the settle waits this long before its
-flush, again before the journal's removal and again after it, where the kills aim (the last pause
-keeps the process, whose exit waits for the settle, there to be killed)."""
-SETTLE_POINTS = ("settle_before_flush", "settle_before_removal", "settle_after_removal")
+flush, before the companion copy's removal, between it and the journal's removal, and after that,
+where the kills aim (the last pause keeps the process, whose exit waits for the settle, there to
+be killed)."""
+SETTLE_POINTS = ("settle_before_flush", "settle_before_removal", "settle_after_removal", "settle_before_final_write")
+"""`settle_before_final_write`: a `--mode both` rewind (or the redo of one) killed after its commit
+returned, while its settle is held with the companion's copy removed and the journal still open:
+the final write of the checkpoints file waits for the settle (`checkpoints/settling.py`); had it
+not, the file would no longer hold the bytes the journal names, and with no copy to take them
+from, the recovery could not finish."""
+BOTH_POINT = "settle_before_final_write"
 
 
 @dataclass
@@ -46,7 +55,7 @@ class Run:
     name: str | None = None
 
 
-def _next_run(workspace: Workspace, rng: random.Random) -> Run:
+def _next_run(workspace: Workspace, rng: random.Random, mode: str | None = None) -> Run:
     marker = f"marker-{uuid.uuid4().hex[:16]}"
     operation = workspace.operation
     if operation in PLUGINS:
@@ -93,9 +102,13 @@ def _next_run(workspace: Workspace, rng: random.Random) -> Run:
     if operation == "rename":
         name = f"name {marker}"
         return Run(["sessions", "rename", workspace.session_id or "", name, "--json"], marker, name)
+    state = workspace.current_rewind_state()
+    if mode == BOTH_POINT:  # files and leaf back to checkpoint 1, or the redo of that
+        if state == 1 and workspace.can_redo():
+            return Run(["rewind", workspace.session_id or "", "--redo", "--yes", "--json"], marker)
+        return Run(["rewind", workspace.session_id or "", "--to", "1", "--mode", "both", "--yes", "--json"], marker)
     if rng.random() < 0.35 and workspace.can_redo():
         return Run(["rewind", workspace.session_id or "", "--redo", "--yes", "--json"], marker)
-    state = workspace.current_rewind_state()
     target = 2 if state == 1 else 1
     return Run(["rewind", workspace.session_id or "", "--to", str(target), "--mode", "code", "--yes", "--json"],
                marker)
@@ -213,7 +226,6 @@ def run_point(workspace: Workspace, rng: random.Random, stats: OperationStats, v
     """One run, killed at a random moment (or at a random kill point; `mode` picks the kind, such
     as one of `SETTLE_POINTS`), then every check."""
     forced = mode
-    run = _next_run(workspace, rng)
     # Native writes (object store, restore) are reached by timed kills only: weight those up there.
     # A restore is short next to the process around it, so most timed rewind kills are timed from
     # the moment its journal appears ("journal": within the journal's calibrated lifetime).
@@ -228,6 +240,7 @@ def run_point(workspace: Workspace, rng: random.Random, stats: OperationStats, v
         # (stored from the verified bytes, each durable before the records that name them)
         mode = "keep"
     mode = forced or mode
+    run = _next_run(workspace, rng, mode)
     extra: dict[str, str] = {}
     if mode in SETTLE_POINTS:
         extra["COMMANDCODE_TEST_SETTLE_PAUSE_MS"] = str(SETTLE_PAUSE_MS)
@@ -274,6 +287,8 @@ def run_point(workspace: Workspace, rng: random.Random, stats: OperationStats, v
     workspace.check(violations, label)
     if mode in SETTLE_POINTS:
         _check_settled(workspace, violations, label)
+    if mode == BOTH_POINT:
+        _check_conversation(workspace, violations, label)
     if killed and len(violations) == before:
         stats.survived += 1
     for key, value in workspace.notes.items():
@@ -306,6 +321,11 @@ def _kill_in_settle(workspace: Workspace, process: subprocess.Popen[bytes], poin
         return
     if point == "settle_before_flush":
         time.sleep(rng.uniform(0.0, pause * 0.6))
+    elif point == BOTH_POINT:  # the copy removed, the journal not yet
+        copy = _journal(workspace).with_name(f"{workspace.session_id}.json.companion")
+        while process.poll() is None and copy.exists():
+            time.sleep(0.0005)
+        time.sleep(rng.uniform(0.0, pause * 0.6))
     elif point == "settle_before_removal":
         time.sleep(pause + rng.uniform(pause * 0.3, pause * 0.8))
     else:
@@ -324,3 +344,34 @@ def _check_settled(workspace: Workspace, violations: list[str], label: str) -> N
     left += [name for name in os.listdir(journal.parent) if name.endswith(".cctmp")] if journal.parent.is_dir() else []
     if left:
         violations.append(f"{label}: a restore killed in its settle left {left} after recovery")
+
+
+def _check_conversation(workspace: Workspace, violations: list[str], label: str) -> None:
+    """After a kill of a `--mode both` rewind or its redo and the next open's recovery (the journal,
+    then the leaf's move): no redo point still says its move is pending, and the transcript holds
+    the leaf marker of every one that moved the leaf (files, checkpoints file and conversation agree)."""
+    from commandcode.checkpoints.records import read_checkpoints
+    from commandcode.checkpoints.rewind import recover_pending
+    from commandcode.config.paths import project_dir
+    from commandcode.sessions.files import SessionFiles
+
+    with data_dir_env(workspace.data, workspace.index):
+        files = SessionFiles(project_dir(workspace.project), workspace.session_id or "")
+        try:
+            recover_pending(files, workspace.project)
+        except Exception as error:
+            violations.append(f"{label}: the conversation's recovery failed: {type(error).__name__}: {error}")
+            return
+        points = [record for record in read_checkpoints(files.checkpoints) if record.redo is not None]
+        markers = set()
+        for line in files.transcript.read_bytes().splitlines():
+            with contextlib.suppress(ValueError):
+                data = json.loads(line).get("data")
+                if isinstance(data, dict) and isinstance(data.get("redoPointId"), str):
+                    markers.add(data["redoPointId"])
+    for point in points:
+        facts = point.redo or {}
+        if facts.get("conversation") is not None:
+            violations.append(f"{label}: redo point {point.id} still says its conversation move is pending")
+        elif facts.get("moveLeaf") and point.id not in markers:
+            violations.append(f"{label}: redo point {point.id} moved the leaf but the transcript has no marker of it")

@@ -283,10 +283,11 @@ class Workspace:
 
     def _seed_rewind(self) -> None:
         """Turn 1 takes every file from state A to B, turn 2 from B to C; rewinds then alternate
-        between checkpoint 1 (state A) and checkpoint 2 (state B)."""
+        between checkpoint 1 (state A) and checkpoint 2 (state B). The transcript has two turns,
+        so a `--mode both` rewind to checkpoint 1 moves the leaf too."""
         from commandcode.checkpoints.manager import CheckpointManager
 
-        self.session_id = self._seed_session()
+        self.session_id = self._seed_session(turns=2)
         from commandcode.config.paths import project_dir
         from commandcode.sessions.files import SessionFiles
 

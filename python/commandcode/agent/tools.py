@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..checkpoints.settling import before_project_write
 from ..config.paths import data_root
 from ..storage.durable import replace_file
 from ..storage.path_locks import path_lock
@@ -79,6 +80,7 @@ def run_tool(name: str, tool_input: dict[str, Any], cwd: Path, *, cancel: thread
     Raises:
         TurnInterrupted: `cancel` was set while `bash` ran (its process group was killed).
     """
+    before_project_write()  # a rewind's restore still settling: its journal must not outlive this write
     try:
         if name == "bash":
             return ToolResult(*run_bash(tool_input, cwd, cancel, env))

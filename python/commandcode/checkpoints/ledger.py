@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..errors import CheckpointError
 from .records import Checkpoint, write_checkpoints
 
 
@@ -32,7 +33,7 @@ class Ledger:
             return
         try:
             self.write()
-        except OSError:
+        except (OSError, CheckpointError):  # CheckpointError: a failed restore's journal is open
             pass  # at exit there is no one to tell; only advisory after-digests are lost
 
 

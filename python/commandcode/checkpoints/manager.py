@@ -37,7 +37,6 @@ from typing import Any, TypedDict, Unpack
 from ..config.context import ProjectContext, for_settings_of
 from ..errors import CheckpointError
 from ..sessions.files import SessionFiles
-from ..storage.durable import atomic_write, ensure_dir
 from ..storage.ids import iso_now, new_uuid
 from ..storage.path_locks import path_lock
 from . import compatible, shell_baseline, shell_pending
@@ -59,6 +58,7 @@ from .records import (
     prompt_preview,
     read_checkpoints,
     resolve_path,
+    write_checkpoints_data,
 )
 from .redo_points import newest_on_path
 from .references import register_external_location, sweep_objects
@@ -472,8 +472,7 @@ class CheckpointManager:
         def write() -> None:
             try:
                 rule.write_blobs()
-                ensure_dir(ledger.path.parent)
-                atomic_write(ledger.path, data)
+                write_checkpoints_data(ledger.path, data)
                 ledger.stamp = stamp(ledger.path)
             except BaseException:
                 ledger.dirty = True  # the turn's flush writes it again, and reports a failure

@@ -42,6 +42,7 @@ from ..storage.jsonfmt import dumps_line
 from ..storage.jsonl import parse_line, split_lines
 from ..storage.regular import NotRegularFileError, read_if_exists
 from . import store as backups
+from .settling import before_checkpoints_write
 
 PROMPT_PREVIEW_CHARS = 120
 SKIPPED_TOO_LARGE = "too_large"
@@ -418,6 +419,19 @@ def checkpoints_bytes(records: list[Checkpoint]) -> bytes:
 
 
 def write_checkpoints(path: Path, records: list[Checkpoint]) -> None:
-    """Rewrites the file whole and atomically."""
+    """Rewrites the file whole and atomically (`write_checkpoints_data`)."""
+    write_checkpoints_data(path, checkpoints_bytes(records))
+
+
+def write_checkpoints_data(path: Path, data: bytes) -> None:
+    """Replaces a checkpoints file with `data`, whole and atomically: every write of one goes
+    through here. It first waits for this process's restore of the session still settling, whose
+    journal would otherwise be left open to undo this write (`settling.py`).
+
+    Raises:
+        CheckpointError: that restore's settle failed and its journal is still open.
+        OSError: the file could not be written.
+    """
+    before_checkpoints_write(path)
     ensure_dir(path.parent)
-    atomic_write(path, checkpoints_bytes(records))
+    atomic_write(path, data)

@@ -6,8 +6,9 @@ bytes, zstd-compressed, written atomically and never modified. The real CLI's ba
 sha256 blobs in `file-history/<session id>/`; both can be restored. Restores run in Rust:
 verified before anything is written, applied all or nothing, journaled so a crash is finished
 or undone by the next open (`recover_pending`). A restore returns once every file holds its new
-bytes; its settle (the flush and the journal's removal) runs on a native thread, and the process
-waits for it at exit (`settle_restores`, registered with `atexit` by the first commit).
+bytes; its settle (the flush and the journal's removal) runs on a native thread behind the caller:
+a later write of its files in this process waits for it first, and so does the exit
+(`settling.py`).
 
 Paths become `str` here and nowhere deeper; callers pass and get `pathlib.Path`.
 """
@@ -28,6 +29,8 @@ from typing import Literal, NamedTuple, cast
 from .. import _native
 from ..config.paths import data_dir, objects_dir
 from ..errors import RestoreError
+from ..storage.signals import before_delivery
+from . import settling
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -355,7 +358,9 @@ def restore_files(
     with prepare_restore(store, targets, session_id=session_id, confine_to=confine_to, in_place=in_place) as prepared:
         outcome = prepared.commit(force=force, companion=companion, fail_before_step=fail_before_step,
                                   step_delay_ms=step_delay_ms)
-    for journal, reason in _native.settle_restores(os.fspath(journal_path(session_id))):
+    journal = journal_path(session_id)
+    reason = settling.settle(journal)
+    if reason is not None:
         raise RestoreError(f"every file was restored but could not be flushed to disk ({reason}); the journal "
                            f"{journal} is kept for the next open to finish")
     return outcome
@@ -366,8 +371,9 @@ class PreparedRestore:
     stores what it replaces (for a redo point); `commit` carries it out. It holds the session's
     restore lock until committed or closed (use it as a context manager)."""
 
-    def __init__(self, store: BackupStore, native: _native.PreparedRestore, targets: Sequence[RestoreTarget]) -> None:
-        self._store, self._native, self._targets = store, native, targets
+    def __init__(self, store: BackupStore, native: _native.PreparedRestore, targets: Sequence[RestoreTarget],
+                 journal: Path) -> None:
+        self._store, self._native, self._targets, self._journal = store, native, targets, journal
         self.outcome = _outcome(native.plan, targets)
 
     def __enter__(self) -> PreparedRestore:
@@ -394,16 +400,13 @@ class PreparedRestore:
                fail_before_step: int | None = None, step_delay_ms: int = 0) -> RestoreOutcome:
         """Restores every target, all or nothing, as `restore_files` does (same errors); returns
         `outcome` (the plan verification made is the plan carried out) once every target holds its
-        new bytes and the restore has settled: its flush and its journal's removal run on a native
-        thread, and this waits for them.
-
-        Why it waits: callers write the session's files after the commit (a rewind's conversation
-        part, the checkpoints file), and a process that exits before the settle removed the
-        journal (a signal's exit, a kill) leaves a journal whose recovery would write the
-        companion's old bytes over those writes, or, once the settle removed the companion's copy,
-        cannot finish at all (CI's signal tests found it). Until those writes join the journal,
-        the settle is not left running behind the caller. A failed settle leaves the journal for
-        the next open to complete, and is reported at exit (`settle_and_warn`)."""
+        new bytes: the settle (the flush, the journal's removal) runs on a native thread behind
+        the caller. Until it is done, a write of the companion (a rewind's last write of the
+        checkpoints file) or of the project (the agent's tools) in this process waits for it, and
+        so does the exit (`settling.py` says why). A failed settle leaves the journal for the next
+        open to complete; it is an error for the next recovery or restore of the session and for
+        writes of the companion while that journal is open, and a warning at exit if none came
+        (`settle_and_warn`)."""
         from ..config.testing_hooks import settle_pause_ms  # COMMANDCODE_TEST_SETTLE_PAUSE_MS: 0 but in tests
 
         _wait_at_exit()
@@ -411,40 +414,46 @@ class PreparedRestore:
             self._store._native, companion=None if companion is None else (os.fspath(companion[0]), companion[1]),
             force=force, fail_before_step=fail_before_step, step_delay_ms=step_delay_ms,
             settle_pause_ms=settle_pause_ms())
-        _failed_settles.extend(settle_restores())
+        settling.started(self._journal, None if companion is None else companion[0])
         return self.outcome
 
 
 def settle_restores() -> list[tuple[Path, str]]:
     """Waits until every restore this process committed has settled: its new bytes flushed to
     disk and its journal removed (tens of ms after the commit returned). Returns `(journal,
-    reason)` of each settle that failed since the last call: its journal stays, and the next
+    reason)` of each settle that failed and was not reported yet: its journal stays, and the next
     open of the session completes the restore from it."""
-    return [(Path(journal), reason) for journal, reason in _native.settle_restores()]
+    return settling.settle_all()
+
+
+def native_settle(journal: str | None) -> list[tuple[str, str]]:
+    """The native wait for the settle of `journal` (`None`: of every restore of this process);
+    `(journal, reason)` of each failure not returned before (`settling.py` keeps the books)."""
+    return [(os.fspath(failed), reason) for failed, reason in _native.settle_restores(journal)]
 
 
 _exit_wait = threading.Lock()
 _exit_registered = False
-_failed_settles: list[tuple[Path, str]] = []
-"""Settles that failed while a commit waited for them: reported at exit with the others."""
 
 
 def _wait_at_exit() -> None:
     """Registers, once, the exit handler that waits for the restores still settling (the CLI runs
-    the handlers before its `os._exit`). A process that exits without them (a kill, `os._exit`)
-    leaves the journal, which the next open completes."""
+    the handlers before its `os._exit`), and the same wait before a signal held while a rewind
+    committed is delivered (a SIGTERM's default action ends the process without exit handlers).
+    A process that exits without them (a kill, `os._exit`) leaves the journal, which the next
+    open completes."""
     global _exit_registered
     with _exit_wait:
         if not _exit_registered:
             _exit_registered = True
             atexit.register(settle_and_warn)
+            before_delivery(settle_and_warn)
 
 
 def settle_and_warn() -> None:
     """`settle_restores`, with one `warning:` line on stderr for each settle that failed (the exit
     handler the first commit registers)."""
-    failed, _failed_settles[:] = [*_failed_settles, *settle_restores()], []
-    for journal, reason in failed:
+    for journal, reason in settle_restores():
         sys.stderr.write(f"warning: a restore could not be flushed to disk ({reason}); the next open of the "
                          f"session finishes it from `{journal}`\n")
 
@@ -456,13 +465,30 @@ def prepare_restore(store: BackupStore, targets: Sequence[RestoreTarget], *, ses
     nothing is written.
 
     Raises:
-        RestoreError: another process is restoring this session right now.
+        RestoreError: another process is restoring this session right now, or this process's
+            last restore of the session could not be flushed to disk (said once: the next attempt
+            finishes that restore first).
     """
+    journal = journal_path(session_id)
+    _settle_before_restoring(journal)
     items = [target._native_item() for target in targets]
     native = _native.prepare_restore(
-        store._native, items, os.fspath(journal_path(session_id)),
+        store._native, items, os.fspath(journal),
         confine_to=None if confine_to is None else os.fspath(confine_to), protected=_protected(), in_place=in_place)
-    return PreparedRestore(store, native, targets)
+    return PreparedRestore(store, native, targets, journal)
+
+
+def _settle_before_restoring(journal: Path) -> None:
+    """Waits for this process's settle of `journal`'s last restore, if still running.
+
+    Raises:
+        RestoreError: that settle failed (said once: the next attempt finishes the restore from
+            its journal).
+    """
+    reason = settling.settle(journal)
+    if reason is not None:
+        raise RestoreError(f"the last restore of this session could not be flushed to disk ({reason}); its journal "
+                           f"{journal} is kept", hint="run the command again: it finishes that restore first")
 
 
 def recover_pending(
@@ -481,9 +507,11 @@ def recover_pending(
 
     Raises:
         RestoreError: another process is restoring this session right now, or the journal is
-            unreadable or names a path outside those bounds (it is left in place).
+            unreadable or names a path outside those bounds (it is left in place), or this
+            process's last restore of the session could not be flushed to disk (said once).
     """
     journal = journal_path(files.session_id)
+    _settle_before_restoring(journal)
     if not journal.exists():
         return None
     outcome = _native.recover_restore(

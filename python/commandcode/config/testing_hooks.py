@@ -13,8 +13,9 @@ From the environment (a test sets it on a real process it starts; read when aske
   signal and crash tests aim at that window.
 - `COMMANDCODE_TEST_SETTLE_PAUSE_MS` — milliseconds a restore's settle (the flush and the
   journal's removal after the commit returned, `rust/src/store/restore/settle.rs`) sleeps before
-  its flush, before the journal's removal and after it (`checkpoints/store.py` hands it to the native
-  commit); the crash tests aim their kills at those points.
+  its flush, before the companion copy's removal, between it and the journal's removal and after
+  that (`checkpoints/store.py` hands it to the native commit); the crash tests aim their kills at
+  those points.
 - `COMMANDCODE_TEST_GUARD_DELAY_MS` — milliseconds a `bash` command's registration with the guard
   is put off after its fork (`agent/bash_guard.py`); the guard tests aim at that window.
 

@@ -10,6 +10,10 @@ commit: wholly before or wholly after, never half.
 Python-level handlers are used rather than a blocked signal mask: the native restore runs on
 threads that do not share the main thread's mask, and Python runs its handlers on the main
 thread only, between bytecodes, whichever thread the kernel picked.
+
+Work the commit left running behind it (a restore's settle) is waited for before a held signal
+is delivered: a SIGTERM's default action ends the process without running exit handlers. The
+layer that starts such work registers the wait (`before_delivery`).
 """
 
 from __future__ import annotations
@@ -17,9 +21,16 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 DEFERRED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+_before_delivery: list[Callable[[], object]] = []
+
+
+def before_delivery(wait: Callable[[], object]) -> None:
+    """Registers `wait`, run before held signals are delivered (once each time some arrived)."""
+    _before_delivery.append(wait)
 
 
 @contextlib.contextmanager
@@ -43,7 +54,11 @@ def deferred_signals() -> Iterator[None]:
             previous[number] = signal.signal(number, hold)
         yield
     finally:
-        for held, handler in previous.items():
-            signal.signal(held, handler)
-        for arrived in pending:
-            signal.raise_signal(arrived)
+        try:
+            for wait in list(_before_delivery) if pending else []:
+                wait()
+        finally:
+            for held, handler in previous.items():
+                signal.signal(held, handler)
+            for arrived in pending:
+                signal.raise_signal(arrived)

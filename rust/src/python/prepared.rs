@@ -76,7 +76,8 @@ impl PreparedRestore {
     /// (the only way a restore runs from Python). Returns once every target holds its new
     /// content; the settle (flush, journal removal) runs on a thread of its own and releases the
     /// journal lock when done (`settle_restores` waits for it). `settle_pause_ms` is a crash-test
-    /// hook (slept in the settle before its flush and before the journal's removal).
+    /// hook (slept in the settle before its flush, before and between the removals of the
+    /// companion's copy and of the journal, and after them).
     #[pyo3(signature = (object_store, *, companion = None, force = false, fail_before_step = None, step_delay_ms = 0, settle_pause_ms = 0))]
     #[allow(clippy::too_many_arguments, reason = "keyword-only Python options")]
     fn commit(

@@ -233,7 +233,8 @@ pub(super) struct Settle {
     journal: Journal,
     journal_path: PathBuf,
     folders: Folders,
-    /// Slept before the flush, before the journal's removal and after it (a crash-test hook).
+    /// Slept before the flush, before the companion copy's removal, between it and the journal's
+    /// removal, and after that (a crash-test hook).
     pause: std::time::Duration,
 }
 
@@ -274,6 +275,7 @@ impl Settle {
         // all a recovery of this journal asks of it, and no copy is left behind once the journal
         // is gone (the journal's removal flushes the folder both are in).
         let _ = std::fs::remove_file(companion_copy(&journal_path));
+        rest(); // the journal still open, its companion's copy gone: recovery has the file's own bytes
         Journal::remove(&journal_path)?;
         rest(); // after it: the process (whose exit waits for this settle) is still there to kill
         Ok(journal.trash)

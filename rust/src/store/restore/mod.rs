@@ -148,8 +148,9 @@ pub struct FaultInjection {
     pub fail_before_step: Option<usize>,
     /// Sleep this long before each apply step.
     pub step_delay: Duration,
-    /// Sleep this long in the settle after the commit, before its flush, before the journal's
-    /// removal and after it (the kill points of the crash tests).
+    /// Sleep this long in the settle after the commit: before its flush, before the companion
+    /// copy's removal, between it and the journal's removal, and after that (the kill points of
+    /// the crash tests).
     pub settle_pause: Duration,
 }
 

@@ -19,7 +19,10 @@
 //!
 //! The window: until a settle removed its journal (one `syncfs`, tens of ms), a kill -9 leaves
 //! an open journal whose recovery rewrites every target overwritten in place from its source,
-//! an edit the user made after the restore returned included.
+//! and the companion from its copy. In this process the Python layer keeps its own writes out of
+//! that window (`checkpoints/settling.py`: a checkpoints file's writes wait for that session's
+//! settle, the agent's tool calls for all); an edit another program made after the restore
+//! returned is rewritten by such a recovery.
 
 use super::journal::JournalLock;
 use crate::error::Result;
