@@ -9,7 +9,9 @@ or undone by the next open (`recover_pending`). A restore returns once every fil
 bytes; its settle (the flush and the journal's removal) runs on a native thread, and the process
 waits for it at exit (`settle_restores`, registered with `atexit` by the first commit).
 
-Paths become `str` here and nowhere deeper; callers pass and get `pathlib.Path`.
+Paths become `str` here and nowhere deeper; callers pass and get `pathlib.Path`, but for the
+targets of a restore, which may be `str` too (a rewind's thousands: a `Path` each cost it more
+than the rest of its planning) and come back in the caller's own type.
 """
 
 from __future__ import annotations
@@ -79,7 +81,8 @@ class RestoreTarget(NamedTuple):
     """One file to put back.
 
     Attributes:
-        path: Absolute target path.
+        path: Absolute target path: a `Path`, or `str` (its `PlannedChange` then names it by
+            that `str`).
         digest: The backup's digest, or `None` when the file must not exist (it is deleted).
         algorithm: `"blake3"` (our store) or `"sha256"` (a real-CLI blob in `blob_folder`).
         blob_folder: The real CLI's `file-history/<session id>` folder, for sha256 backups.
@@ -93,7 +96,7 @@ class RestoreTarget(NamedTuple):
             is then `None`; never followed, never written through).
     """
 
-    path: Path
+    path: Path | str
     digest: str | None
     algorithm: str = BLAKE3
     blob_folder: Path | None = None
@@ -120,9 +123,10 @@ class RestoreTarget(NamedTuple):
 
 
 class PlannedChange(NamedTuple):
-    """What a restore does to one target; `content_id` is the blake3 it ends up with."""
+    """What a restore does to one target; `content_id` is the blake3 it ends up with. `path` is
+    the target's own (`RestoreTarget.path`: a `Path` or a `str`)."""
 
-    path: Path
+    path: Path | str
     action: Action
     changed_outside: bool
     content_id: str | None
@@ -146,14 +150,15 @@ class RestoreOutcome:
 
 
 def _outcome(plan: _native.RestorePlan, targets: Sequence[RestoreTarget]) -> RestoreOutcome:
-    # The native module hands back `str` targets; the caller's own `Path` objects are reused.
-    known = {os.fspath(target.path): target.path for target in targets}
-
-    def path(text: str) -> Path:
-        return known.get(text) or Path(text)
-
-    changes = [PlannedChange(path(target), action, changed, content) for target, action, changed, content in plan.entries]
-    problems = [Problem(path(target), code, message) for target, code, message in plan.problems]
+    # The native module hands back `str` targets: a change keeps them when the caller's target
+    # was a `str`, and gets the caller's own `Path` object when it was one. Problems name a `Path`.
+    known: dict[str, Path | str] = {}
+    for target in targets:
+        if target.path.__class__ is not str:
+            known[os.fspath(target.path)] = target.path
+    changes = [PlannedChange(known.get(target, target), action, changed, content)
+               for target, action, changed, content in plan.entries]
+    problems = [Problem(Path(known.get(target, target)), code, message) for target, code, message in plan.problems]
     return RestoreOutcome(changes, problems)
 
 
