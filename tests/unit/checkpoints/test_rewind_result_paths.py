@@ -35,3 +35,19 @@ def test_a_restore_names_each_target_as_the_caller_did(tmp_path: Path) -> None:
     assert [change.action for change in outcome.changes] == ["delete", "delete"]
     assert outcome.changes[0].path == str(tmp_path / "text.txt") and outcome.changes[0].path.__class__ is str
     assert outcome.changes[1].path is by_path
+
+
+def test_a_recorded_path_resolves_as_normpath_of_the_join_would() -> None:
+    """`records._resolved` skips the normalisation only where it would change nothing."""
+    import itertools
+    import os
+
+    from commandcode.checkpoints.records import _resolved
+
+    parts = ["a", ".", "..", "", ".x", "x.", "...", "/"]
+    for count in range(4):
+        for chosen in itertools.product(parts, repeat=count):
+            for lead in ("", "/", "//"):
+                path = lead + "/".join(chosen)
+                for base in ("/tmp/project", "/", "/tmp/x/", "relative/b", ""):
+                    assert _resolved(path, base) == os.path.normpath(os.path.join(base, path)), (path, base)
