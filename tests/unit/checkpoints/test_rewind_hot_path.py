@@ -1,5 +1,7 @@
-"""A rewind's result names its files as `Path`s made on first access, and a restore's changes
-name each target as the caller did (`str` or its own `Path`)."""
+"""The shortcuts of a rewind's Python side (issue 30) give what the long way gave: its result
+names its files as `Path`s made on first access, a restore's changes name each target as the
+caller did (`str` or its own `Path`), a recorded path resolves as `normpath` would, and the usual
+item parses as the general parser would."""
 
 from __future__ import annotations
 
@@ -51,3 +53,29 @@ def test_a_recorded_path_resolves_as_normpath_of_the_join_would() -> None:
                 path = lead + "/".join(chosen)
                 for base in ("/tmp/project", "/", "/tmp/x/", "relative/b", ""):
                     assert _resolved(path, base) == os.path.normpath(os.path.join(base, path)), (path, base)
+
+
+class _General(dict):  # type: ignore[type-arg]
+    """A dict that `FileBackup.from_json`'s fast path (for `dict` itself) leaves to the general one."""
+
+
+def test_the_usual_items_fast_parse_agrees_with_the_general_one() -> None:
+    import random
+
+    from commandcode.checkpoints.records import FileBackup
+
+    digest = "a" * 64
+    values: dict[str, list[object]] = {
+        "path": ["/a", "/é", "/a\x00b", 3, None, "relative"],
+        "hash": [digest, "A" * 64, "zz", None, 5, "a" * 63, " " + "a" * 63, "g" * 64],
+        "algo": ["blake3", "sha256", None, "md5", ["x"], 1], "mode": [420, -1, True, 2**32, 1.5, None, "420"],
+        "afterHash": [digest, None, "x", 7], "blake3": [digest, None, 3], "skipped": ["too_large", 4], "other": [1]}
+    chosen = random.Random(5)
+    fast = 0
+    for _ in range(20_000):
+        item = {key: chosen.choice(choices) for key, choices in values.items()
+                if chosen.random() < (0.9 if key in ("path", "hash") else 0.4)}
+        parsed, general = FileBackup.from_json(item), FileBackup.from_json(_General(item))
+        assert parsed == general, item
+        fast += parsed is not None and parsed.problem is None and "skipped" not in item and "other" not in item
+    assert fast > 100  # the fast path was taken, and agreed
