@@ -10,8 +10,8 @@ bytes; its settle (the flush and the journal's removal) runs on a native thread,
 waits for it at exit (`settle_restores`, registered with `atexit` by the first commit).
 
 Paths become `str` here and nowhere deeper; callers pass and get `pathlib.Path`, but for the
-targets of a restore, which may be `str` too (a rewind's thousands: a `Path` each cost it more
-than the rest of its planning) and come back in the caller's own type.
+targets of a restore, which may all be `str` (a rewind's thousands: a `Path` each cost it more
+than the rest of its planning), and then come back as `str`.
 """
 
 from __future__ import annotations
@@ -81,8 +81,8 @@ class RestoreTarget(NamedTuple):
     """One file to put back.
 
     Attributes:
-        path: Absolute target path: a `Path`, or `str` (its `PlannedChange` then names it by
-            that `str`).
+        path: Absolute target path: a `Path`, or `str` (when every target of a restore is a
+            `str`, its `PlannedChange`s name them by `str`).
         digest: The backup's digest, or `None` when the file must not exist (it is deleted).
         algorithm: `"blake3"` (our store) or `"sha256"` (a real-CLI blob in `blob_folder`).
         blob_folder: The real CLI's `file-history/<session id>` folder, for sha256 backups.
@@ -150,15 +150,18 @@ class RestoreOutcome:
 
 
 def _outcome(plan: _native.RestorePlan, targets: Sequence[RestoreTarget]) -> RestoreOutcome:
-    # The native module hands back `str` targets: a change keeps them when the caller's target
-    # was a `str`, and gets the caller's own `Path` object when it was one. Problems name a `Path`.
-    known: dict[str, Path | str] = {}
+    # The native module hands back `str` targets (normalised): changes keep them when the caller
+    # named its targets by `str`, else each gets the caller's own `Path` object (a new one for a
+    # target the normalisation changed). Problems name a `Path`.
+    known: dict[str, Path] = {}
     for target in targets:
-        if target.path.__class__ is not str:
-            known[os.fspath(target.path)] = target.path
-    changes = [PlannedChange(known.get(target, target), action, changed, content)
-               for target, action, changed, content in plan.entries]
-    problems = [Problem(Path(known.get(target, target)), code, message) for target, code, message in plan.problems]
+        if not isinstance(path := target.path, str):
+            known[os.fspath(path)] = path
+    entries = plan.entries
+    changes = [PlannedChange(known.get(target) or Path(target), action, changed, content)
+               for target, action, changed, content in entries] if known else \
+        [PlannedChange(target, action, changed, content) for target, action, changed, content in entries]
+    problems = [Problem(known.get(target) or Path(target), code, message) for target, code, message in plan.problems]
     return RestoreOutcome(changes, problems)
 
 

@@ -32,11 +32,16 @@ def test_a_restore_names_each_target_as_the_caller_did(tmp_path: Path) -> None:
     (tmp_path / "text.txt").write_text("one")
     (tmp_path / "path.txt").write_text("two")
     by_path = tmp_path / "path.txt"
-    targets = [backups.RestoreTarget(str(tmp_path / "text.txt"), None), backups.RestoreTarget(by_path, None)]
-    outcome = backups.check_restore(store, targets, confine_to=tmp_path)
-    assert [change.action for change in outcome.changes] == ["delete", "delete"]
+    by_text = [backups.RestoreTarget(str(tmp_path / "text.txt"), None)]
+    outcome = backups.check_restore(store, by_text, confine_to=tmp_path)
+    assert [change.action for change in outcome.changes] == ["delete"]
     assert outcome.changes[0].path == str(tmp_path / "text.txt") and outcome.changes[0].path.__class__ is str
-    assert outcome.changes[1].path is by_path
+    outcome = backups.check_restore(store, [backups.RestoreTarget(by_path, None)], confine_to=tmp_path)
+    assert outcome.changes[0].action == "delete" and outcome.changes[0].path is by_path
+    # targets named by `Path` get `Path`s back, also where the restore normalised one
+    roundabout = backups.RestoreTarget(tmp_path / "sub" / ".." / "text.txt", None)
+    changes = backups.check_restore(store, [roundabout], confine_to=tmp_path).changes
+    assert changes[0].path == tmp_path / "text.txt" and isinstance(changes[0].path, Path)
 
 
 def test_a_recorded_path_resolves_as_normpath_of_the_join_would() -> None:
