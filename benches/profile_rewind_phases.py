@@ -5,7 +5,7 @@
 
 Sets up a copy of `--project` as `compare_rewind.py` does (1,000 edited files backed up), then
 runs rewind and redo `--runs` times with timers around the phases of `checkpoints/rewind_code.py`:
-planning in Python (`plan_code`), verification (`prepare_restore`: every target and source read
+the records' parse (`parse_checkpoints`, in `rewind.py`), planning in Python (`plan_code`), verification (`prepare_restore`: every target and source read
 and hashed), the redo point (`_keep_current`, of which `keep` is the native store's part), the
 checkpoints file's bytes (`checkpoints_bytes`), and the native commit (`commit`: journal, writes,
 `syncfs`, journal removal; in a build whose settle runs on a native thread, the commit up to its
@@ -13,7 +13,8 @@ return, and `commit_settled` adds the wait for the settle, `store.settle_restore
 `total_settled` to `total`), and the temps killed writes left (`leftovers`: the time the operation's
 own thread spends on them; a build with `LeftoverSweep` lists the folders on a thread of its own
 while it plans, so this is its start and its wait); `total` is the whole operation (opening the
-session, the lock and the records are the rest). Prints the median of each phase over the runs
+session, the lock and the records are the rest), `cpu_settled` its process CPU (all threads) until
+settled, the steadier figure on a loaded machine. Prints the median of each phase over the runs
 after the first. Run it with each build's python (`/work/wt/integ/.venv/bin/python benches/...`) to compare.
 """
 
@@ -32,8 +33,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-PHASES = ("plan_code", "prepare_restore", "_keep_current", "keep", "checkpoints_bytes", "commit", "commit_settled",
-          "leftovers")
+PHASES = ("parse_checkpoints", "plan_code", "prepare_restore", "_keep_current", "keep", "checkpoints_bytes", "commit",
+          "commit_settled", "leftovers")
 
 
 def _timed(owner: Any, name: str, spent: dict[str, float], phase: str | None = None) -> None:
@@ -67,6 +68,8 @@ def main() -> None:
                         (backups.PreparedRestore, "keep"), (backups.PreparedRestore, "commit"),
                         (rewind_code, "checkpoints_bytes")):
         _timed(owner, name, spent)
+    if hasattr(rewind, "parse_checkpoints"):  # the records' parse (a build before it read them once has none)
+        _timed(rewind, "parse_checkpoints", spent)
     if hasattr(rewind, "LeftoverSweep"):  # the sweep's start and its wait, on the operation's thread
         _timed(rewind.LeftoverSweep, "__init__", spent, "leftovers")
         _timed(rewind.LeftoverSweep, "finish", spent, "leftovers")
@@ -83,7 +86,7 @@ def main() -> None:
             bench.wait_for_trash_removal()
             os.sync()
             spent.clear()
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             operation()
             returned = time.perf_counter()
             settle()
@@ -92,13 +95,14 @@ def main() -> None:
             row["total"] = (returned - start) * 1000
             row["commit_settled"] = row["commit"] + waited
             row["total_settled"] = row["total"] + waited
+            row["cpu_settled"] = (time.process_time() - start_cpu) * 1000
             assert all(path.read_bytes() == content for path, content in wanted.items())
             rows[name].append(row)
         session.checkpoints.write_bytes(records)
     for name, measured in rows.items():
         kept = measured[1:] or measured
         print(name, " ".join(f"{phase}={statistics.median(row[phase] for row in kept):.1f}"
-                             for phase in (*PHASES, "total", "total_settled")), flush=True)
+                             for phase in (*PHASES, "total", "total_settled", "cpu_settled")), flush=True)
     shutil.rmtree(arguments.work, ignore_errors=True)
 
 

@@ -54,6 +54,9 @@ HIDDEN_PREFIX = "#"
 _HEX_DIGEST = re.compile(r"[0-9a-fA-F]{64}")
 _MAX_MODE = 2**32 - 1
 _ALGORITHMS = frozenset({backups.BLAKE3, backups.SHA256})
+_USUAL = frozenset({"path", "hash", "algo", "mode", "afterHash", "blake3"})
+"""The keys of the usual item (`FileBackup.from_json`'s fast path; `blake3`: a compatible
+backup's twin, `compatible.BLAKE3_KEY`)."""
 
 
 def _digest_problem(field_name: str, value: Any) -> str | None:
@@ -139,7 +142,21 @@ class FileBackup:
 
     @classmethod
     def from_json(cls, value: Any) -> FileBackup | None:
-        """Parses an item; `None` when it has no string `path`."""
+        """Parses an item; `None` when it has no string `path`.
+
+        The usual item (ours or a compatible one: no keys but `_USUAL`, an ASCII path, 64-digit
+        digests, a known `algo`, a small `mode`) is told apart first and made in one step, at
+        two thirds of the general path's cost: a rewind parses thousands."""
+        if value.__class__ is dict and value.keys() <= _USUAL:
+            get = value.get
+            path, digest, after, mode = get("path"), get("hash"), get("afterHash"), get("mode")
+            algorithm = get("algo", backups.SHA256)
+            if path.__class__ is str and path.isascii() and "\x00" not in path \
+                    and algorithm.__class__ is str and algorithm in _ALGORITHMS \
+                    and (mode is None or (mode.__class__ is int and 0 <= mode <= _MAX_MODE)) \
+                    and _is_digest(digest) and _is_digest(after):
+                return cls(path, digest, None, algorithm, mode, "afterHash" in value, after,
+                           {"blake3": value["blake3"]} if "blake3" in value else {})
         if not isinstance(value, dict) or not isinstance(value.get("path"), str):
             return None
         problem = _item_problem(value)
@@ -196,8 +213,9 @@ class _PathIndex:
         self.by_path: dict[str, FileBackup] = {}
 
     def catch_up(self) -> None:
+        base, by_path = self.base, self.by_path
         for item in self.files[self.count:]:
-            self.by_path.setdefault(os.path.normpath(os.path.join(self.base, item.path)), item)
+            by_path.setdefault(_resolved(item.path, base), item)
         self.count = len(self.files)
 
 
@@ -370,7 +388,17 @@ def prompt_preview(prompt: str) -> str | None:
 
 def resolve_path(path: str, cwd: Path) -> str:
     """A tool's `file_path` as an absolute, lexically normalised path (relative to `cwd`)."""
-    return os.path.normpath(os.path.join(os.fspath(cwd), path))
+    return _resolved(path, os.fspath(cwd))
+
+
+def _resolved(path: str, base: str) -> str:
+    """`os.path.normpath(os.path.join(base, path))`, without the normalisation where the joined
+    path is normal already (one leading slash, no empty, `.` or `..` part, no trailing slash): the
+    usual absolute path a tool recorded, 1,000s of them a rewind, at a fraction of the cost."""
+    joined = path if path[:1] == "/" else os.path.join(base, path)
+    if "//" in joined or "/." in joined or joined[-1:] == "/" or joined[:1] != "/":
+        return os.path.normpath(joined)
+    return joined
 
 
 def read_checkpoints(path: Path) -> list[Checkpoint]:

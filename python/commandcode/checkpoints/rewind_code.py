@@ -46,7 +46,9 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
               blobs: BlobNames | None = None) -> CodePlan:
     """Replays checkpoints newest-first down to `records[index]`: per path, the backup of the
     earliest of those turns is the state to restore. `blobs` are the names of the session's
-    real-CLI blob folder when the caller listed it already (`blob_rule.enforce`)."""
+    real-CLI blob folder when the caller listed it already (`blob_rule.enforce`). The targets
+    name their paths as `str` (a `Path` each was half of this planning); skipped files and
+    problems as `Path`."""
     numbers = checkpoint_numbers(records)
     history: dict[str, list[tuple[int, FileBackup]]] = {}
     any_malformed = False
@@ -58,28 +60,27 @@ def plan_code(records: Sequence[Checkpoint], index: int, cwd: Path, files: Sessi
     plan = CodePlan([], [], [], [])
     blob_folder = files.file_history
     for key, entries in history.items():
-        path = Path(key)
         malformed = any_malformed and next((item for _, item in entries if item.problem is not None), None)
         if malformed:
-            message = f"{path} cannot be restored: its checkpoint record is malformed ({malformed.problem})"
-            plan.problems.append(backups.Problem(path, "invalid_record", message))
+            message = f"{key} cannot be restored: its checkpoint record is malformed ({malformed.problem})"
+            plan.problems.append(backups.Problem(Path(key), "invalid_record", message))
             continue
         if len(entries) > 1 and entries[-1][1].restorable:
-            plan.conflicts.extend(_conflicts_between_turns(path, entries))
+            plan.conflicts.extend(_conflicts_between_turns(Path(key), entries))
         if blobs is None and entries[-1][1].algorithm == backups.SHA256:
             blobs = BlobNames(blob_folder)
-        _plan_one(plan, key, path, entries, blob_folder, blobs)
+        _plan_one(plan, key, entries, blob_folder, blobs)
     return plan
 
 
-def _plan_one(plan: CodePlan, key: str, path: Path, entries: list[tuple[int, FileBackup]], blob_folder: Path,
+def _plan_one(plan: CodePlan, key: str, entries: list[tuple[int, FileBackup]], blob_folder: Path,
               blobs: BlobNames | None) -> None:
     """What `plan_code` does with one path: the state its oldest entry restores (`entries` are
     newest-first), checked against what its newest one left."""
     _, wanted = entries[-1]
     _, newest = entries[0]
     if not wanted.restorable:
-        plan.skipped.append(SkippedFile(path, wanted.skipped or "skipped"))
+        plan.skipped.append(SkippedFile(Path(key), wanted.skipped or "skipped"))
         return
     plain = _plain(wanted) and _plain(newest)
     if not plain and wanted.hash is None:
@@ -100,7 +101,7 @@ def _plan_one(plan: CodePlan, key: str, path: Path, entries: list[tuple[int, Fil
         expected, expected_link = cast(str, left["expected"]), cast("str | None", left["expected_link"])
     if wanted_item:
         plan.targets.append(backups.RestoreTarget(
-            path=path, digest=None, mode=cast("int | None", wanted_item["mode"]), expected=expected,
+            path=key, digest=None, mode=cast("int | None", wanted_item["mode"]), expected=expected,
             kind=cast(backups.TreeKind, wanted_item["kind"]), link=cast("str | None", wanted_item["link"]),
             expected_link=expected_link))
         return
@@ -108,7 +109,7 @@ def _plan_one(plan: CodePlan, key: str, path: Path, entries: list[tuple[int, Fil
     raw = algorithm == backups.SHA256
     twin = wanted.extra.get(BLAKE3_KEY) if raw else None
     plan.targets.append(backups.RestoreTarget(
-        path, digest, algorithm, blob_folder if raw else None, wanted.mode, expected,
+        key, digest, algorithm, blob_folder if raw else None, wanted.mode, expected,
         "file", twin if isinstance(twin, str) else None, None, expected_link))
 
 
@@ -154,11 +155,14 @@ def _refusal(problems: list[backups.Problem]) -> RestoreError:
 
 
 def _fill_changes(result: RewindResult, outcome: backups.RestoreOutcome) -> None:
+    """The outcome's changes into `result`'s lists, by action (paths as the targets named them)."""
+    by_action: dict[str, list[str]] = {"write": [], "delete": [], "unchanged": []}
     for change in outcome.changes:
-        bucket = {"write": result.written, "delete": result.deleted, "unchanged": result.unchanged}[change.action]
-        bucket.append(change.path)
+        by_action[change.action].append(os.fspath(change.path))
         if change.changed_outside:
-            result.changed_outside.append(change.path)
+            result.changed_outside.append(Path(change.path))
+    for action, paths in by_action.items():
+        result.add_changed(action, paths)
 
 
 def restore_code(
@@ -188,13 +192,14 @@ def restore_code(
     result.skipped = plan.skipped
     confine = None if allow_outside else cwd
     result.changed_outside.extend(problem.path for problem in plan.conflicts)
-    if result.dry_run:
-        outcome = backups.check_restore(store, plan.targets, confine_to=confine)
+    if result.dry_run:  # the preview's targets and changes name `Path`s (`rewind_preview.py`)
+        targets = [target._replace(path=Path(target.path)) for target in plan.targets]
+        outcome = backups.check_restore(store, targets, confine_to=confine)
         _fill_changes(result, outcome)
         result.problems = plan.problems + plan.conflicts + outcome.problems
         result.preview_outcome = outcome
-        result.preview_targets = plan.targets
-        result.deleted.extend(Path(folder) for folder in plan.hollow)
+        result.preview_targets = targets
+        result.add_changed("delete", plan.hollow)
         return
     if settle is not None:
         settle()
@@ -224,9 +229,10 @@ def restore_code(
             error.hint = outside_hint(cwd)
         raise
     _fill_changes(result, outcome)
-    made = [folder for path in result.deleted for folder in plan.folders.get(str(path), [])]
+    made = [folder for change in outcome.changes if change.action == "delete"
+            for folder in plan.folders.get(os.fspath(change.path), [])] if plan.folders else []
     removed = shell_items.remove_hollow([*made, *plan.hollow], os.fspath(cwd))
-    result.deleted.extend(Path(folder) for folder in removed if folder in plan.hollow)
+    result.add_changed("delete", [folder for folder in removed if folder in plan.hollow])
 
 
 def _keep_current(store: backups.BackupStore, cwd: Path, outcome: backups.RestoreOutcome,
@@ -240,27 +246,27 @@ def _keep_current(store: backups.BackupStore, cwd: Path, outcome: backups.Restor
     Raises:
         RestoreError: a file could not be kept in the store (nothing was restored).
     """
-    by_path = {str(target.path): target for target in targets}
-    changes = [(str(change.path), change) for change in outcome.changes if change.action != "unchanged"]
+    by_path = {os.fspath(target.path): target for target in targets}
+    changes = [(os.fspath(change.path), change) for change in outcome.changes if change.action != "unchanged"]
     try:
         kept = prepared.keep(pause_ms=pause_ms)
     except OSError as error:
         raise RestoreError(f"nothing was restored: {error.filename or 'a file'} could not be kept for a redo: "
                            f"{error.strerror or error}") from None
-    others = [change.path for name, change in changes if kept.get(name) is None]
+    others = [Path(name) for name, _ in changes if kept.get(name) is None]
     looked = dict(zip(map(str, others), _backup_all(store, others), strict=True))  # symlinks, FIFOs, large files
     items = []
     for name, change in changes:  # 1,000s: each path turned into text once, up front
         snapshot = kept.get(name) or looked[name]
         if isinstance(snapshot, OSError):
-            raise RestoreError(f"nothing was restored: {change.path} could not be kept for a redo: "
+            raise RestoreError(f"nothing was restored: {name} could not be kept for a redo: "
                                f"{snapshot.strerror or snapshot}") from None
         target = by_path[name]
         known, after = _restored_digest(target, change)
         item = FileBackup(name, snapshot.content_id if snapshot.kind == "regular" else None, None, backups.BLAKE3,
                           snapshot.mode, known, after)
         if snapshot.kind == "missing":
-            made = missing_folders(change.path, cwd)
+            made = missing_folders(Path(name), cwd)
             if made:
                 item.extra["missingDirs"] = made
         elif snapshot.kind != "regular":

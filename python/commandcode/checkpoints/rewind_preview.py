@@ -32,8 +32,8 @@ def fill_preview(result: RewindResult, store: backups.BackupStore, cwd: Path, *,
     outside = {os.fspath(path) for path in result.changed_outside}
     rows: list[dict[str, Any]] = []
     for change in outcome.changes if outcome is not None else []:
-        key = os.fspath(change.path)
-        current = _current(change.path)
+        key, path = os.fspath(change.path), Path(change.path)
+        current = _current(path)
         if change.action == "delete":
             action = "deleted"
         elif change.action == "unchanged":
@@ -41,10 +41,10 @@ def fill_preview(result: RewindResult, store: backups.BackupStore, cwd: Path, *,
         else:
             action = "restored" if current is not None else "recreated"
         row: dict[str, Any] = {"path": key, "action": action,
-                               "outside_edit": _edit_time(change.path) if (change.changed_outside or key in outside) else None}
+                               "outside_edit": _edit_time(path) if (change.changed_outside or key in outside) else None}
         target = targets.get(key)
         if diff and change.action != "unchanged" and target is not None:
-            row.update(_difference(_shown(change.path, cwd), current, _wanted(store, target)))
+            row.update(_difference(_shown(path, cwd), current, _wanted(store, target)))
         rows.append(row)
     for skipped in result.skipped:
         rows.append({"path": os.fspath(skipped.path), "action": "left alone", "reason": skipped.reason,

@@ -10,7 +10,9 @@ bytes; its settle (the flush and the journal's removal) runs on a native thread 
 a later write of its files in this process waits for it first, and so does the exit
 (`settling.py`).
 
-Paths become `str` here and nowhere deeper; callers pass and get `pathlib.Path`.
+Paths become `str` here and nowhere deeper; callers pass and get `pathlib.Path`, but for the
+targets of a restore, which may all be `str` (a rewind's thousands: a `Path` each cost it more
+than the rest of its planning), and then come back as `str`.
 """
 
 from __future__ import annotations
@@ -82,7 +84,8 @@ class RestoreTarget(NamedTuple):
     """One file to put back.
 
     Attributes:
-        path: Absolute target path.
+        path: Absolute target path: a `Path`, or `str` (when every target of a restore is a
+            `str`, its `PlannedChange`s name them by `str`).
         digest: The backup's digest, or `None` when the file must not exist (it is deleted).
         algorithm: `"blake3"` (our store) or `"sha256"` (a real-CLI blob in `blob_folder`).
         blob_folder: The real CLI's `file-history/<session id>` folder, for sha256 backups.
@@ -96,7 +99,7 @@ class RestoreTarget(NamedTuple):
             is then `None`; never followed, never written through).
     """
 
-    path: Path
+    path: Path | str
     digest: str | None
     algorithm: str = BLAKE3
     blob_folder: Path | None = None
@@ -123,9 +126,10 @@ class RestoreTarget(NamedTuple):
 
 
 class PlannedChange(NamedTuple):
-    """What a restore does to one target; `content_id` is the blake3 it ends up with."""
+    """What a restore does to one target; `content_id` is the blake3 it ends up with. `path` is
+    the target's own (`RestoreTarget.path`: a `Path` or a `str`)."""
 
-    path: Path
+    path: Path | str
     action: Action
     changed_outside: bool
     content_id: str | None
@@ -149,14 +153,18 @@ class RestoreOutcome:
 
 
 def _outcome(plan: _native.RestorePlan, targets: Sequence[RestoreTarget]) -> RestoreOutcome:
-    # The native module hands back `str` targets; the caller's own `Path` objects are reused.
-    known = {os.fspath(target.path): target.path for target in targets}
-
-    def path(text: str) -> Path:
-        return known.get(text) or Path(text)
-
-    changes = [PlannedChange(path(target), action, changed, content) for target, action, changed, content in plan.entries]
-    problems = [Problem(path(target), code, message) for target, code, message in plan.problems]
+    # The native module hands back `str` targets (normalised): changes keep them when the caller
+    # named its targets by `str`, else each gets the caller's own `Path` object (a new one for a
+    # target the normalisation changed). Problems name a `Path`.
+    known: dict[str, Path] = {}
+    for target in targets:
+        if not isinstance(path := target.path, str):
+            known[os.fspath(path)] = path
+    entries = plan.entries
+    changes = [PlannedChange(known.get(target) or Path(target), action, changed, content)
+               for target, action, changed, content in entries] if known else \
+        [PlannedChange(target, action, changed, content) for target, action, changed, content in entries]
+    problems = [Problem(known.get(target) or Path(target), code, message) for target, code, message in plan.problems]
     return RestoreOutcome(changes, problems)
 
 

@@ -367,7 +367,7 @@ def test_a_malformed_item_is_unrestorable_and_written_back_unchanged(home: Path,
     assert not malformed.restorable and reason in (malformed.problem or "")
     assert fine.restorable and fine.problem is None
     plan = plan_code([checkpoint], 0, project, files)
-    assert [target.path.name for target in plan.targets] == ["b.txt"]
+    assert [Path(target.path).name for target in plan.targets] == ["b.txt"]
     [problem] = plan.problems
     assert problem.code == "invalid_record" and reason in problem.message
     # A later write of the file (a new turn) keeps the malformed item exactly as it was read.
