@@ -149,7 +149,9 @@ def main() -> None:
     if arguments.worker is not None:
         worker(arguments.project, arguments.worker, arguments.edit, arguments.fresh)
         return
-    builds = {"before": arguments.before, "after": arguments.after}
+    # the workers run in / (no build's tree on their path): every path they get is absolute
+    builds = {"before": os.path.abspath(arguments.before), "after": os.path.abspath(arguments.after)}
+    arguments.project, arguments.work = arguments.project.absolute(), arguments.work.absolute()
     workers = {who: subprocess.Popen([python, __file__, "--project", str(arguments.project), "--before", "-",
                                       "--after", "-", "--edit", arguments.edit, *(["--fresh"] if arguments.fresh else []),
                                       "--worker", str(arguments.work / who)],
